@@ -1,0 +1,672 @@
+"""The one wire protocol of Triton AIOS.
+
+Every message that crosses a process boundary — controller ⇄ app, app ⇄ executor,
+controller ⇄ executor, desktop ⇄ controller — is one of the pydantic models in this
+module (spec S-3x, S-4x, S-5x, S-8x). Services validate at their edge with these
+models and no other module re-declares a field name.
+
+`data` of a view stays opaque (S-06): the system never interprets it. The per-view
+data models below (`TextData`, `ListData`, …) describe the documented slots for app
+authors and the renderer; they are never enforced on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+__all__ = [
+    "ACTION_TYPES",
+    "ATOMIC_TOOLS",
+    "UI_OPS",
+    "VIEW_TYPES",
+    "Action",
+    "ActionPost",
+    "ActionRequest",
+    "AppInfo",
+    "AppRegistration",
+    "AppReply",
+    "AppStatus",
+    "ButtonAction",
+    "ChartData",
+    "CheckboxAction",
+    "CodeData",
+    "Context",
+    "DashboardData",
+    "DatetimeAction",
+    "ErrorBody",
+    "ErrorResponse",
+    "Event",
+    "EventsPage",
+    "FormField",
+    "FormData",
+    "HandleRequest",
+    "ImageData",
+    "InputAction",
+    "InstructionRequest",
+    "InstructionResponse",
+    "LinkAction",
+    "ListData",
+    "ListItem",
+    "Manifest",
+    "MediaData",
+    "OpenRequest",
+    "Option",
+    "RadioAction",
+    "RunRequest",
+    "RunResponse",
+    "SelectAction",
+    "SliderAction",
+    "Step",
+    "SubmitFormAction",
+    "Task",
+    "TextData",
+    "ToggleAction",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "ToolsListing",
+    "UICommand",
+    "UIElement",
+    "UISnapshot",
+    "Viewport",
+    "describe_validation_error",
+    "parse",
+]
+
+
+class _Model(BaseModel):
+    """Base of wire models: unknown fields are kept, so newer peers stay compatible."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready dict of this model, without unset optional noise."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class _Strict(BaseModel):
+    """Base of models whose unknown fields are a mistake worth reporting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable line per problem, each naming the field at fault."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err.get("loc", ())) or "(body)"
+        lines.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(lines)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], payload: Any) -> M:
+    """Validate `payload` as `model`; raise `ProtocolError` naming the field at fault."""
+    from aios_sdk.errors import ProtocolError
+
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise ProtocolError(
+            f"invalid {model.__name__}: {describe_validation_error(exc)}"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ErrorBody(_Model):
+    """The one JSON error shape: a stable machine code and a readable message."""
+
+    code: str
+    message: str
+    detail: Any = None
+
+
+class ErrorResponse(_Model):
+    status: Literal["error"] = "error"
+    error: ErrorBody
+
+
+# ------------------------------------------------------------------ steps and tools
+
+ATOMIC_TOOLS: tuple[str, ...] = (
+    "http_request",
+    "file_read",
+    "file_write",
+    "file_list",
+    "shell_exec",
+    "process_start",
+    "db_query",
+    "cache_get",
+    "cache_set",
+    "notify",
+)
+
+
+class Step(_Model):
+    """S-56: one planned tool call. `args` may hold `{{step_N.result…}}` placeholders."""
+
+    step_id: int
+    tool: Annotated[str, Field(min_length=1, max_length=128)]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(_Model):
+    """S-57: the outcome of one tool call; failures are data, never a crashed request."""
+
+    tool: str
+    status: Literal["ok", "error"]
+    result: Any = None
+    error: str | None = None
+    code: str | None = None
+    duration_ms: float = 0.0
+
+
+class ToolSpec(_Model):
+    """A tool as the executor lists it: name, description and JSON schema of its args."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    custom: bool = False
+
+
+class ToolsListing(_Model):
+    app_id: str
+    tools: list[ToolSpec]
+
+
+class ToolCall(_Model):
+    """A single synchronous tool call (the SDK's `call_tool`, S-73)."""
+
+    tool: Annotated[str, Field(min_length=1, max_length=128)]
+    args: dict[str, Any] = Field(default_factory=dict)
+    app_id: str | None = None
+    session_id: str | None = None
+
+
+class RunRequest(_Model):
+    """A step plan for the executor (S-43, S-74)."""
+
+    steps: list[Step]
+    app_id: str | None = None
+    session_id: str | None = None
+
+
+class RunResponse(_Model):
+    tool_results: dict[str, ToolResult]
+
+
+class AppRegistration(_Model):
+    """What the controller tells the executor about one app it started."""
+
+    app_id: str
+    workdir: str
+    token: str
+    url: str | None = None
+    shell_whitelist: list[str] | None = None
+    http_domain_whitelist: list[str] | None = None
+    custom_tools: list[ToolSpec] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------------- context
+
+
+class Context(_Model):
+    """S-41: what the controller injects into every call of an app's `handle`."""
+
+    role: str = ""
+    workdir: str = ""
+    cwd_state: dict[str, Any] = Field(default_factory=dict)
+    available_tools: list[str] = Field(default_factory=list)
+    session_id: str = ""
+    history_summary: str = ""
+    tool_results: dict[str, ToolResult] | None = None
+
+
+# -------------------------------------------------------------------------- views
+
+VIEW_TYPES: tuple[str, ...] = (
+    "text",
+    "list",
+    "card",
+    "table",
+    "form",
+    "media",
+    "image",
+    "chart",
+    "code",
+    "dashboard",
+    "loading",
+    "error",
+)
+
+
+class TextData(_Model):
+    content: str = ""
+
+
+class ListItem(_Model):
+    title: str = ""
+    sub: str | None = None
+
+
+class ListData(_Model):
+    title: str | None = None
+    items: list[ListItem] = Field(default_factory=list)
+
+
+class Card(_Model):
+    title: str = ""
+    image: str | None = None
+    desc: str | None = None
+
+
+class CardData(_Model):
+    cards: list[Card] = Field(default_factory=list)
+
+
+class TableData(_Model):
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+
+
+class FormField(_Model):
+    name: str
+    label: str = ""
+    type: str = "text"
+
+
+class FormData(_Model):
+    fields: list[FormField] = Field(default_factory=list)
+
+
+class MediaData(_Model):
+    url: str = ""
+    type: Literal["audio", "video"] = "audio"
+    title: str | None = None
+
+
+class ImageData(_Model):
+    url: str = ""
+    caption: str | None = None
+
+
+class ChartData(_Model):
+    type: str = "bar"
+    labels: list[str] = Field(default_factory=list)
+    values: list[float] = Field(default_factory=list)
+
+
+class CodeData(_Model):
+    language: str = "text"
+    code: str = ""
+
+
+class DashboardData(_Model):
+    widgets: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------------ actions
+
+ACTION_TYPES: tuple[str, ...] = (
+    "button",
+    "submit_form",
+    "select",
+    "checkbox",
+    "radio",
+    "input",
+    "link",
+    "toggle",
+    "slider",
+    "datetime",
+)
+
+
+class Option(_Model):
+    label: str
+    value: Any = None
+
+
+OptionList = list[Union[str, Option]]
+
+
+class _ActionBase(_Model):
+    label: str = ""
+    action_id: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class ButtonAction(_ActionBase):
+    type: Literal["button"]
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SubmitFormAction(_ActionBase):
+    type: Literal["submit_form"]
+    fields: list[FormField] = Field(default_factory=list)
+
+
+class SelectAction(_ActionBase):
+    type: Literal["select"]
+    options: OptionList = Field(default_factory=list)
+    value: Any = None
+
+
+class CheckboxAction(_ActionBase):
+    type: Literal["checkbox"]
+    options: OptionList = Field(default_factory=list)
+    checked: list[Any] = Field(default_factory=list)
+
+
+class RadioAction(_ActionBase):
+    type: Literal["radio"]
+    options: OptionList = Field(default_factory=list)
+    value: Any = None
+
+
+class InputAction(_ActionBase):
+    type: Literal["input"]
+    placeholder: str | None = None
+    value: str | None = None
+
+
+class LinkAction(_ActionBase):
+    type: Literal["link"]
+    href: str = ""
+
+
+class ToggleAction(_ActionBase):
+    type: Literal["toggle"]
+    on: bool = False
+
+
+class SliderAction(_ActionBase):
+    type: Literal["slider"]
+    min: float = 0
+    max: float = 100
+    step: float = 1
+    value: float | None = None
+
+
+class DatetimeAction(_ActionBase):
+    type: Literal["datetime"]
+    value: str | None = None
+
+
+Action = Annotated[
+    Union[
+        ButtonAction,
+        SubmitFormAction,
+        SelectAction,
+        CheckboxAction,
+        RadioAction,
+        InputAction,
+        LinkAction,
+        ToggleAction,
+        SliderAction,
+        DatetimeAction,
+    ],
+    Field(discriminator="type"),
+]
+
+
+class ActionRequest(_Model):
+    """S-53/S-55: what the system forwards to the app when an action is triggered.
+
+    Only the payload key of the action's type is set: `params` (button),
+    `form_values` (submit_form), `selected` (select, radio), `checked` (checkbox),
+    `value` (input, slider, datetime), `href` (link), `on` (toggle).
+    """
+
+    action_id: Annotated[str, Field(min_length=1, max_length=200)]
+    type: str | None = None
+    params: dict[str, Any] | None = None
+    form_values: dict[str, Any] | None = None
+    selected: Any = None
+    checked: list[Any] | None = None
+    value: Any = None
+    href: str | None = None
+    on: bool | None = None
+    session_id: str | None = None
+
+
+class ActionPost(ActionRequest):
+    """Body of `POST /api/apps/<app_id>/action` from the desktop."""
+
+
+# ---------------------------------------------------------------------- UI control
+
+UI_OPS: tuple[str, ...] = (
+    "move",
+    "resize",
+    "hide",
+    "show",
+    "change_color",
+    "change_text",
+    "rotate",
+)
+
+
+class _UIBase(_Strict):
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class MoveCommand(_UIBase):
+    op: Literal["move"]
+    x: float
+    y: float
+
+
+class ResizeCommand(_UIBase):
+    op: Literal["resize"]
+    width: float
+    height: float
+
+
+class HideCommand(_UIBase):
+    op: Literal["hide"]
+
+
+class ShowCommand(_UIBase):
+    op: Literal["show"]
+
+
+class ChangeColorCommand(_UIBase):
+    op: Literal["change_color"]
+    color: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ChangeTextCommand(_UIBase):
+    op: Literal["change_text"]
+    text: str
+
+
+class RotateCommand(_UIBase):
+    op: Literal["rotate"]
+    degrees: float
+
+
+UICommand = Annotated[
+    Union[
+        MoveCommand,
+        ResizeCommand,
+        HideCommand,
+        ShowCommand,
+        ChangeColorCommand,
+        ChangeTextCommand,
+        RotateCommand,
+    ],
+    Field(discriminator="op"),
+]
+
+
+class Viewport(_Model):
+    width: float
+    height: float
+
+
+class UIElement(_Model):
+    """S-81: one element of the desktop's UI snapshot."""
+
+    id: str
+    type: str = "element"
+    label: str = ""
+    x: float = 0
+    y: float = 0
+    width: float = 0
+    height: float = 0
+    visible: bool = True
+
+
+class UISnapshot(_Model):
+    viewport: Viewport | None = None
+    elements: list[UIElement] = Field(default_factory=list)
+
+
+# -------------------------------------------------------------------- app replies
+
+
+class AppReply(_Model):
+    """S-50/S-51: an app's answer to `handle`.
+
+    `data` is opaque (S-06). `steps` go to the executor untouched (S-43).
+    `ui_commands` are S-82 desktop commands the desktop performs.
+    """
+
+    status: Literal["ok", "error"]
+    view_type: Annotated[str, Field(min_length=1, max_length=64)]
+    data: dict[str, Any]
+    actions: list[Action] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    message: str | None = None
+    ui_commands: list[UICommand] = Field(default_factory=list)
+
+    @field_validator("actions", "steps", "ui_commands", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @classmethod
+    def error(cls, code: str, message: str, **detail: Any) -> AppReply:
+        """The standard error view: readable `message`, machine `code` in `data`."""
+        return cls(
+            status="error",
+            view_type="error",
+            data={"code": code, "message": message, **detail},
+            message=message,
+        )
+
+
+class HandleRequest(_Model):
+    """S-55: the body the system POSTs to an app's `handle_endpoint`."""
+
+    instruction: str | None = None
+    context: Context = Field(default_factory=Context)
+    action_request: ActionRequest | None = None
+
+
+class Manifest(_Model):
+    """S-31: an app's `manifest.json`, plus `keywords` / `examples` for routing."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    entry: Annotated[str, Field(min_length=1)]
+    icon: str = "📦"
+    description: str = ""
+    role_prompt: str | None = None
+    workdir: str = "workspace"
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    author: str | None = None
+    version: str | None = None
+    handle_endpoint: str = "/handle"
+    keywords: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
+    shell_whitelist: list[str] | None = None
+    http_domain_whitelist: list[str] | None = None
+
+    @field_validator("handle_endpoint")
+    @classmethod
+    def _endpoint_is_path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/'")
+        return value
+
+
+# -------------------------------------------------------------- controller API
+
+AppStatus = Literal["starting", "running", "restarting", "failed", "stopped"]
+
+
+class AppInfo(_Model):
+    """One row of `GET /api/apps`."""
+
+    id: str
+    name: str
+    icon: str = "📦"
+    description: str = ""
+    status: AppStatus
+    port: int | None = None
+    error: str | None = None
+
+
+class InstructionRequest(_Model):
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    session_id: str | None = None
+    source: Literal["text", "voice"] = "text"
+
+
+class Task(_Model):
+    """One task of an instruction: routed to one app, maybe after other tasks."""
+
+    task_id: str
+    app_id: str
+    instruction: str
+    depends_on: list[str] = Field(default_factory=list)
+    status: Literal["pending", "running", "done", "error"] = "pending"
+    result: AppReply | None = None
+
+
+class InstructionResponse(_Model):
+    session_id: str
+    message: str
+    tasks: list[Task]
+    llm_calls: int = 0
+
+
+class OpenRequest(_Model):
+    session_id: str | None = None
+
+
+# ------------------------------------------------------------------------- events
+
+EventType = Literal[
+    "task_started",
+    "step_done",
+    "task_done",
+    "notify",
+    "ui_commands",
+    "speak",
+    "app_status",
+]
+
+
+class Event(_Model):
+    """One event on the controller's SSE stream (and the executor's event queue)."""
+
+    type: EventType
+    seq: int = 0
+    app_id: str | None = None
+    session_id: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventsPage(_Model):
+    events: list[Event]
+    next: int

@@ -1,0 +1,256 @@
+"""HTTP plumbing shared by every Triton service (controller, executor, apps).
+
+One place owns what each loopback service must do at its edge (SECURITY.md W1–W4,
+J1): refuse a non-loopback `Host` (421) and a cross-site `Origin` (403); require the
+per-launch token in `X-AIOS-Token` (constant-time compare) on every route not marked
+`public`; parse JSON strictly (415 wrong type, 413 too large, 400 for cut-off,
+nested-too-deep, NaN, invalid UTF-8) and validate it with a protocol model; turn every
+exception into the one JSON error shape; serve with waitress on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, g, jsonify, request
+from pydantic import BaseModel
+from werkzeug.exceptions import HTTPException
+
+from aios_sdk.errors import (
+    AiosError,
+    Forbidden,
+    HostNotAllowed,
+    PayloadTooLarge,
+    ProtocolError,
+    UnsupportedMediaType,
+)
+from aios_sdk.protocol import parse
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "TOKEN_HEADER",
+    "Authenticator",
+    "ServerHandle",
+    "create_service",
+    "json_error",
+    "loads_strict",
+    "public",
+    "read_json",
+    "start_server",
+    "token_matches",
+]
+
+log = logging.getLogger("aios.web")
+
+TOKEN_HEADER = "X-AIOS-Token"
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+DEFAULT_MAX_BODY = 4 << 20
+
+M = TypeVar("M", bound=BaseModel)
+# Maps a presented token to the caller's identity (e.g. "controller" or an app id),
+# or None when the token is unknown.
+Authenticator = Callable[[str], str | None]
+
+
+def token_matches(expected: str) -> Authenticator:
+    """An authenticator accepting exactly one token, compared in constant time."""
+
+    def authenticate(presented: str) -> str | None:
+        if expected and hmac.compare_digest(presented.encode(), expected.encode()):
+            return "controller"
+        return None
+
+    return authenticate
+
+
+def public(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a route as reachable without the token (health checks, the desktop page)."""
+    view.aios_public = True  # type: ignore[attr-defined]
+    return view
+
+
+def _host_name(host_header: str) -> str:
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else ""
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _origin_is_loopback(origin: str) -> bool:
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_strict(raw: bytes) -> Any:
+    """Parse JSON bytes; every malformed input becomes a `ProtocolError` (400)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError("body is not valid UTF-8") from exc
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise ProtocolError("JSON nested too deeply") from exc
+    except ValueError as exc:
+        raise ProtocolError(f"body is not valid JSON: {exc}") from exc
+
+
+def read_json(model: type[M]) -> M:
+    """The request body validated as `model` (415 / 413 / 400 on bad input)."""
+    mimetype = request.mimetype or ""
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    limit = request.max_content_length
+    if limit is not None and (request.content_length or 0) > limit:
+        raise PayloadTooLarge(f"body larger than {limit} bytes")
+    raw = request.get_data(cache=True)
+    if limit is not None and len(raw) > limit:
+        raise PayloadTooLarge(f"body larger than {limit} bytes")
+    return parse(model, loads_strict(raw))
+
+
+def json_error(exc: AiosError) -> Response:
+    response = jsonify({"status": "error", "error": exc.to_body()})
+    response.status_code = exc.http_status
+    return response
+
+
+_HTTP_CODES = {
+    400: "invalid_request",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "overloaded",
+}
+
+
+def create_service(
+    name: str,
+    authenticate: Authenticator,
+    *,
+    max_body: int = DEFAULT_MAX_BODY,
+    token_in_query: bool = False,
+) -> Flask:
+    """A Flask app with the loopback guard, token check and one error handler.
+
+    `token_in_query` also accepts `?token=` on GET requests, for the desktop page's
+    EventSource and media elements, which cannot set headers.
+    """
+    app = Flask(name)
+    app.config["MAX_CONTENT_LENGTH"] = max_body
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+
+    @app.before_request
+    def _guard() -> Response | None:
+        if _host_name(request.headers.get("Host", "")) not in LOOPBACK_HOSTS:
+            raise HostNotAllowed("Host must be localhost, 127.0.0.1 or [::1]")
+        origin = request.headers.get("Origin")
+        if origin is not None and not _origin_is_loopback(origin):
+            raise Forbidden("cross-site Origin refused")
+        if request.method == "OPTIONS":
+            return Response(status=204)
+        view = app.view_functions.get(request.endpoint or "")
+        if view is not None and getattr(view, "aios_public", False):
+            g.identity = None
+            return None
+        presented = request.headers.get(TOKEN_HEADER, "")
+        if not presented and token_in_query and request.method == "GET":
+            presented = request.args.get("token", "")
+        identity = authenticate(presented) if presented else None
+        if identity is None:
+            raise Forbidden(f"missing or wrong {TOKEN_HEADER}")
+        g.identity = identity
+        return None
+
+    @app.after_request
+    def _cors(response: Response) -> Response:
+        origin = request.headers.get("Origin")
+        if origin and _origin_is_loopback(origin):
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Allow-Headers"] = (
+                f"Content-Type, {TOKEN_HEADER}"
+            )
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, DELETE"
+            response.headers["Vary"] = "Origin"
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+    @app.errorhandler(Exception)
+    def _error(exc: Exception) -> Response:
+        if isinstance(exc, AiosError):
+            return json_error(exc)
+        if isinstance(exc, HTTPException):
+            code = _HTTP_CODES.get(exc.code or 500, "http_error")
+            err = AiosError(exc.description or exc.name, code=code)
+            err.http_status = exc.code or 500
+            return json_error(err)
+        if isinstance(exc, RecursionError):
+            return json_error(ProtocolError("JSON nested too deeply"))
+        log.exception("%s: unhandled error", name)
+        return json_error(AiosError(f"{type(exc).__name__}: {exc}"))
+
+    return app
+
+
+class ServerHandle:
+    """A waitress server on 127.0.0.1 running in a background thread."""
+
+    def __init__(self, server: Any, thread: threading.Thread):
+        self._server = server
+        self._thread = thread
+        self.port: int = server.effective_port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self._server.close()
+        self._thread.join(timeout=5)
+
+
+def start_server(
+    app: Flask,
+    port: int = 0,
+    *,
+    threads: int = 8,
+    background: bool = True,
+    connection_limit: int = 200,
+) -> ServerHandle:
+    """Serve `app` with waitress on 127.0.0.1:`port` (0 picks a free port).
+
+    With `background=False` this blocks in the caller's thread until the server closes.
+    """
+    from waitress.server import create_server
+
+    server = create_server(
+        app,
+        host="127.0.0.1",
+        port=port,
+        threads=threads,
+        connection_limit=connection_limit,
+        channel_timeout=120,
+        ident="triton-aios",
+        clear_untrusted_proxy_headers=True,
+    )
+    thread = threading.Thread(target=server.run, name=f"waitress-{port}", daemon=True)
+    handle = ServerHandle(server, thread)
+    if background:
+        thread.start()
+    else:
+        handle._thread = threading.current_thread()
+        server.run()
+    return handle
