@@ -1,0 +1,36 @@
+"""Fixtures shared by every tier of the suite.
+
+No test may reach the internet: an autouse fixture refuses any connection from the
+test process to a non-loopback address.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _is_loopback(address: object) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # AF_UNIX and friends
+    host = str(address[0])
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
+    def guarded_connect(self: socket.socket, address: object) -> None:
+        if not _is_loopback(address):
+            raise AssertionError(f"test tried to reach the internet: {address!r}")
+        return _real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)

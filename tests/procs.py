@@ -1,0 +1,83 @@
+"""Real processes on ephemeral ports, for the end-to-end tier of the test suite.
+
+`spawn` starts a command in its own process group; `wait_healthy` polls a health
+URL; `stop` kills the whole group so no test leaves a process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def spawn(
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    log: str | os.PathLike[str] | None = None,
+) -> subprocess.Popen:
+    """Start `args` in a new process group; output goes to `log` (or is discarded)."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    full_env.update(env or {})
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    return subprocess.Popen(
+        args,
+        env=full_env,
+        cwd=cwd,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout: float = 20) -> dict:
+    """Poll `url` until it answers 200; fail early if `proc` exits."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} was healthy")
+        try:
+            response = requests.get(url, timeout=1)
+            if response.status_code == 200:
+                return response.json()
+        except requests.RequestException as exc:
+            last = exc
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} not healthy after {timeout}s: {last}")
+
+
+def stop(proc: subprocess.Popen, grace: float = 3) -> None:
+    """SIGTERM the process group, then SIGKILL it after `grace` seconds."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(5)
