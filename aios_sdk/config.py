@@ -69,7 +69,11 @@ class Settings(BaseModel):
     default_tool_timeout: PositiveSeconds = 30
     tool_sandbox: ToolSandbox = Field(default_factory=ToolSandbox)
     limits: Limits = Field(default_factory=Limits)
-    music_api_base: str = "https://itunes.apple.com"
+    # Per-app settings, handed to each app process as JSON in AIOS_APP_SETTINGS
+    # (the SDK exposes them as `self.settings`).
+    app_settings: dict[str, dict[str, Any]] = Field(
+        default_factory=lambda: {"music_app": {"api_base": "https://itunes.apple.com"}}
+    )
     max_step_rounds: Annotated[int, Field(ge=1, le=20)] = 3
 
     def timeout_for(self, tool: str) -> float:

@@ -20,6 +20,7 @@ __all__ = [
     "ACTION_TYPES",
     "ATOMIC_TOOLS",
     "UI_OPS",
+    "WINDOW_OPS",
     "VIEW_TYPES",
     "Action",
     "ActionPost",
@@ -71,6 +72,7 @@ __all__ = [
     "UIElement",
     "UISnapshot",
     "Viewport",
+    "WindowCommand",
     "describe_validation_error",
     "parse",
 ]
@@ -494,6 +496,15 @@ class RotateCommand(_UIBase):
     degrees: float
 
 
+WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
+
+
+class WindowCommand(_UIBase):
+    """Beyond S-82: open, close or raise the window of the app whose id is `id`."""
+
+    op: Literal["open_window", "close_window", "focus_window"]
+
+
 UICommand = Annotated[
     Union[
         MoveCommand,
@@ -503,6 +514,7 @@ UICommand = Annotated[
         ChangeColorCommand,
         ChangeTextCommand,
         RotateCommand,
+        WindowCommand,
     ],
     Field(discriminator="op"),
 ]

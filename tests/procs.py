@@ -48,13 +48,17 @@ def spawn(
     )
 
 
-def wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout: float = 20) -> dict:
+def wait_healthy(
+    url: str, proc: subprocess.Popen | None = None, timeout: float = 20
+) -> dict:
     """Poll `url` until it answers 200; fail early if `proc` exits."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} was healthy")
+            raise RuntimeError(
+                f"process exited with {proc.returncode} before {url} was healthy"
+            )
         try:
             response = requests.get(url, timeout=1)
             if response.status_code == 200:
