@@ -17,11 +17,8 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = [
-    "ACTION_TYPES",
-    "ATOMIC_TOOLS",
-    "UI_OPS",
-    "WINDOW_OPS",
-    "VIEW_TYPES",
+    "describe_validation_error",
+    "parse",
     "Action",
     "ActionPost",
     "ActionRequest",
@@ -30,6 +27,10 @@ __all__ = [
     "AppReply",
     "AppStatus",
     "ButtonAction",
+    "Card",
+    "CardData",
+    "ChangeColorCommand",
+    "ChangeTextCommand",
     "ChartData",
     "CheckboxAction",
     "CodeData",
@@ -40,9 +41,10 @@ __all__ = [
     "ErrorResponse",
     "Event",
     "EventsPage",
-    "FormField",
     "FormData",
+    "FormField",
     "HandleRequest",
+    "HideCommand",
     "ImageData",
     "InputAction",
     "InstructionRequest",
@@ -52,15 +54,20 @@ __all__ = [
     "ListItem",
     "Manifest",
     "MediaData",
+    "MoveCommand",
     "OpenRequest",
     "Option",
     "RadioAction",
+    "ResizeCommand",
+    "RotateCommand",
     "RunRequest",
     "RunResponse",
     "SelectAction",
+    "ShowCommand",
     "SliderAction",
     "Step",
     "SubmitFormAction",
+    "TableData",
     "Task",
     "TextData",
     "ToggleAction",
@@ -73,8 +80,6 @@ __all__ = [
     "UISnapshot",
     "Viewport",
     "WindowCommand",
-    "describe_validation_error",
-    "parse",
 ]
 
 
@@ -106,10 +111,10 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-M = TypeVar("M", bound=BaseModel)
+_M = TypeVar("_M", bound=BaseModel)
 
 
-def parse(model: type[M], payload: Any) -> M:
+def parse(model: type[_M], payload: Any) -> _M:
     """Validate `payload` as `model`; raise `ProtocolError` naming the field at fault."""
     from aios_sdk.errors import ProtocolError
 
