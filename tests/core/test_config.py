@@ -1,0 +1,93 @@
+"""config.json as a model: spec defaults, env overrides, errors naming the key, atomic save."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from aios_sdk.config import load_settings, save_settings
+from aios_sdk.errors import ProtocolError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_config_has_the_spec_keys_and_defaults() -> None:
+    raw = json.loads((ROOT / "config.json").read_text(encoding="utf-8"))
+    assert raw["deepseek_api_key"] == ""
+    assert raw["default_voice"] == "zh-CN"
+    assert raw["voice_rate"] == 0.9
+    assert raw["tool_timeout"] == {"http_request": 30, "shell_exec": 60, "file_read": 5}
+    assert raw["tool_sandbox"] == {
+        "enable_shell_whitelist": True,
+        "shell_whitelist": ["ls", "cat", "echo", "python3"],
+        "http_domain_whitelist": [],
+    }
+    settings = load_settings(ROOT / "config.json", env={})
+    assert settings.timeout_for("shell_exec") == 60
+    assert settings.timeout_for("cache_get") == settings.default_tool_timeout
+
+
+def test_shipped_ports_map() -> None:
+    ports = json.loads((ROOT / "ports.json").read_text(encoding="utf-8"))
+    assert ports == {
+        "controller": 5000,
+        "executor": 5050,
+        "music_app": 5001,
+        "code_app": 5002,
+        "hello_app": 5003,
+        "system_agent": 5100,
+    }
+
+
+def test_missing_file_gives_defaults_and_env_overrides_secrets(tmp_path: Path) -> None:
+    settings = load_settings(
+        tmp_path / "none.json",
+        env={
+            "DEEPSEEK_API_KEY": "sk-test",
+            "AIOS_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+            "AIOS_LLM_MODEL": "m",
+        },
+    )
+    assert settings.deepseek_api_key == "sk-test"
+    assert settings.llm_base_url == "http://127.0.0.1:9/v1"
+    assert settings.llm_model == "m"
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({"voice_rate": -1}, "voice_rate"),
+        ({"tool_timeout": {"shell_exec": 0}}, "tool_timeout.shell_exec"),
+        ({"tool_sandbox": {"shell_whitelist": "ls"}}, "tool_sandbox.shell_whitelist"),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path: Path, raw: dict, key: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ProtocolError, match=key.replace(".", r"\.")):
+        load_settings(path, env={})
+
+
+def test_not_json_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ProtocolError, match="not valid JSON"):
+        load_settings(path, env={})
+
+
+def test_save_is_atomic_and_keeps_unknown_keys(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"deepseek_api_key": "k", "custom": {"a": 1}}), encoding="utf-8"
+    )
+    settings = load_settings(path, env={})
+    settings.voice_rate = 1.2
+    save_settings(settings, path)
+    again = json.loads(path.read_text(encoding="utf-8"))
+    assert again["custom"] == {"a": 1}
+    assert again["voice_rate"] == 1.2
+    assert [p.name for p in tmp_path.iterdir()] == ["config.json"]  # no temp file left
+    assert os.stat(path).st_size > 0
