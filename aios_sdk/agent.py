@@ -1,0 +1,492 @@
+"""`AIOSAgent`, the base class of a Triton app ("small AI"), and the `@tool` decorator.
+
+An app subclasses `AIOSAgent`, sets the class attributes `name`, `description`,
+`icon` and `role_prompt` (S-70; checked when the class is defined) and implements
+`handle(instruction, context, action_request=None)` (S-71), which returns a reply
+dict (S-50). Inside `handle` it may call an atomic tool at once with `call_tool`
+(S-73) or return a step plan with `plan_steps` (S-74) whose results come back in
+`context["tool_results"]`. Methods decorated with `@tool` become custom tools the
+executor can run (S-62, S-72); their JSON schema is derived from the signature.
+
+Everything an agent needs from its process — `AIOS_APP_ID`, `AIOS_WORKDIR`,
+`AIOS_APP_SETTINGS`, the executor's URL and token — is read from the environment
+when used, not when the class is defined, so the design's own Flask template (which
+builds the agent itself and never calls `serve`) works unmodified.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import inspect
+import json
+import logging
+import os
+import re
+import threading
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar, Union
+
+from aios_sdk.errors import ProtocolError, ToolFailed
+from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
+
+__all__ = ["AIOSAgent", "ToolDef", "tool"]
+
+REQUIRED_ATTRIBUTES = ("name", "description", "icon", "role_prompt")
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+LOADING_MESSAGE = "正在处理..."
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The session of the `handle` call running in this thread; sent with `call_tool`.
+_current = threading.local()
+
+
+# ---------------------------------------------------------------------------- @tool
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One custom tool of an agent: the method behind it and its argument schema."""
+
+    name: str
+    description: str
+    method: str
+    parameters: dict[str, Any]
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            custom=True,
+        )
+
+
+_TOOL_MARK = "__aios_tool__"
+
+
+def tool(
+    func: Callable[..., Any] | None = None, *, name: str | None = None, desc: str = ""
+) -> Any:
+    """Register a method as a custom tool (S-72): `@tool(name="x", desc="…")`.
+
+    `@tool` alone uses the method's name and the first line of its docstring.
+    Parameters without a default are required; type hints become JSON types.
+    """
+
+    def check(tool_name: str) -> None:
+        if not TOOL_NAME.fullmatch(tool_name):
+            raise ValueError(
+                f"@tool name {tool_name!r} must be letters, digits and '_' "
+                "(not starting with a digit, at most 64 characters)"
+            )
+
+    if name is not None:
+        check(name)
+
+    def mark(method: F) -> F:
+        if not callable(method):
+            raise TypeError("@tool decorates a method")
+        tool_name = name or method.__name__
+        check(tool_name)
+        doc = inspect.getdoc(method) or ""
+        description = desc or (doc.splitlines()[0] if doc else "")
+        setattr(method, _TOOL_MARK, (tool_name, description))
+        return method
+
+    if func is not None:
+        return mark(func)
+    return mark
+
+
+_JSON_TYPES: dict[Any, str] = {  # bool before int: bool is a subclass of int
+    bool: "boolean",
+    str: "string",
+    int: "integer",
+    float: "number",
+    dict: "object",
+    list: "array",
+    tuple: "array",
+    set: "array",
+    frozenset: "array",
+}
+
+
+def json_schema_of_type(hint: Any) -> dict[str, Any]:
+    """The JSON schema of a type hint; `{}` (anything) for hints it cannot map."""
+    if hint is inspect.Parameter.empty or hint is Any or hint is None:
+        return {}
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(members) == 1:
+            return json_schema_of_type(members[0])
+        schemas = [json_schema_of_type(arg) for arg in members]
+        return {} if {} in schemas else {"anyOf": schemas}
+    if origin is Literal:
+        return {"enum": list(typing.get_args(hint))}
+    if origin is not None:
+        base = _JSON_TYPES.get(origin)
+        if base == "array":
+            args = typing.get_args(hint)
+            item = json_schema_of_type(args[0]) if len(args) == 1 else {}
+            return {"type": "array", "items": item} if item else {"type": "array"}
+        return {"type": base} if base else {}
+    if isinstance(hint, type):
+        for python_type, json_type in _JSON_TYPES.items():
+            if issubclass(hint, python_type):
+                return {"type": json_type}
+    return {}
+
+
+def parameters_schema(method: Callable[..., Any]) -> dict[str, Any]:
+    """The JSON schema (`type: object`) of a method's arguments, without `self`."""
+    signature = inspect.signature(method)
+    try:
+        hints = typing.get_type_hints(method)
+    except Exception:  # unresolvable string annotations: fall back to "anything"
+        hints = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    open_ended = False
+    for index, param in enumerate(signature.parameters.values()):
+        if index == 0 and param.name in ("self", "cls"):
+            continue
+        if param.kind is param.VAR_KEYWORD:
+            open_ended = True
+            continue
+        if param.kind is param.VAR_POSITIONAL:
+            continue
+        schema = json_schema_of_type(hints.get(param.name, param.annotation))
+        if param.default is param.empty:
+            required.append(param.name)
+        else:
+            try:
+                json.dumps(param.default)
+                schema = {**schema, "default": param.default}
+            except (TypeError, ValueError):
+                pass
+        properties[param.name] = schema
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = open_ended
+    return schema
+
+
+_PYTHON_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _json_type_name(value: Any) -> str:
+    for json_type in ("boolean", "integer", "number", "string", "object", "array"):
+        if _PYTHON_CHECKS[json_type](value):
+            return json_type
+    return "null" if value is None else type(value).__name__
+
+
+def _matches(schema: Mapping[str, Any], value: Any) -> bool:
+    if "enum" in schema:
+        return value in schema["enum"]
+    if "anyOf" in schema:
+        return any(_matches(option, value) for option in schema["anyOf"])
+    check = _PYTHON_CHECKS.get(schema.get("type", ""))
+    return check is None or check(value)
+
+
+def check_tool_args(tool_def: ToolDef, args: Mapping[str, Any]) -> None:
+    """Raise `ProtocolError` naming the argument that does not fit the schema."""
+    schema = tool_def.parameters
+    properties: dict[str, Any] = schema.get("properties", {})
+    for arg in schema.get("required", []):
+        if arg not in args:
+            raise ProtocolError(f"{tool_def.name}: missing required argument {arg!r}")
+    for arg, value in args.items():
+        if arg not in properties:
+            if schema.get("additionalProperties"):
+                continue
+            known = ", ".join(properties) or "none"
+            raise ProtocolError(
+                f"{tool_def.name}: unknown argument {arg!r} (arguments: {known})"
+            )
+        expected = properties[arg]
+        if value is None and "default" in expected and expected["default"] is None:
+            continue
+        if not _matches(expected, value):
+            wanted = expected.get("type") or expected.get("enum") or expected
+            raise ProtocolError(
+                f"{tool_def.name}: argument {arg!r} must be {wanted}, "
+                f"got {_json_type_name(value)}"
+            )
+
+
+# ----------------------------------------------------------------------- the agent
+
+
+class AIOSAgent(abc.ABC):
+    """Base class of a Triton app. Subclass it, set the four attributes, write `handle`.
+
+    A subclass that defines `handle` is concrete and must set `name`, `description`,
+    `icon` and `role_prompt` (non-empty strings); a shared base class that should not
+    be checked says so with `class Base(AIOSAgent, abstract=True)`.
+    """
+
+    name: str = ""
+    description: str = ""
+    icon: str = ""
+    role_prompt: str = ""
+    # Seconds `call_tool` waits for the executor (tools have their own timeouts).
+    call_timeout: float = 300.0
+
+    _aios_tools: dict[str, ToolDef] = {}
+
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "handle" in cls.__dict__:
+            cls.handle = _tracking_session(cls.__dict__["handle"])  # type: ignore[method-assign]
+        cls._aios_tools = _collect_tools(cls)
+        if abstract or getattr(cls.handle, "__isabstractmethod__", False):
+            return
+        missing = [
+            attr
+            for attr in REQUIRED_ATTRIBUTES
+            if not isinstance(getattr(cls, attr, None), str) or not getattr(cls, attr)
+        ]
+        if missing:
+            names = ", ".join(repr(attr) for attr in missing)
+            raise TypeError(
+                f"{cls.__name__} must set the class attribute{'s' * (len(missing) > 1)} "
+                f"{names} (a non-empty string each; required by every AIOSAgent)"
+            )
+
+    @abc.abstractmethod
+    def handle(
+        self,
+        instruction: str | None,
+        context: dict[str, Any],
+        action_request: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Answer one call: a reply dict with `status`, `view_type`, `data` (S-50).
+
+        `instruction` is the user's text (`""` when the desktop opens the app's window,
+        `None` with an action); `context` holds `role`, `workdir`, `cwd_state`,
+        `available_tools`, `session_id`, `history_summary` and, after a step plan
+        ran, `tool_results`; `action_request` is `None` on a first call, else
+        `{"action_id": …, "params"/"value"/…: …}` (S-53, S-55).
+        """
+
+    # ------------------------------------------------------------ process environment
+
+    @property
+    def app_id(self) -> str:
+        """`$AIOS_APP_ID`, or the class name in lower case when run by hand."""
+        return os.environ.get("AIOS_APP_ID") or type(self).__name__.lower()
+
+    @property
+    def workdir(self) -> Path | None:
+        """`$AIOS_WORKDIR`: the absolute path of the app's workspace (the sandbox root)."""
+        value = os.environ.get("AIOS_WORKDIR")
+        return Path(value) if value else None
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """This app's settings (`config.json` `app_settings.<app_id>`), or `{}`."""
+        raw = os.environ.get("AIOS_APP_SETTINGS", "")
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            self.log.warning("AIOS_APP_SETTINGS is not valid JSON; using {}")
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def log(self) -> logging.Logger:
+        """The app's logger, `aios.app.<app_id>`."""
+        return logging.getLogger(f"aios.app.{self.app_id}")
+
+    # ------------------------------------------------------------------------ tools
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        """Run one atomic (or custom) tool now and return its `result` (S-73).
+
+        Raises `aios_sdk.errors.ToolFailed` (`.code`, `.message`) when the tool fails,
+        the executor refuses the call or cannot be reached, or the app was not started
+        by the system (`code="not_connected"`).
+        """
+        from aios_sdk.client import client_from_env
+
+        client = client_from_env(timeout=self.call_timeout)
+        return client.call(
+            tool_name,
+            args,
+            app_id=os.environ.get("AIOS_APP_ID") or None,
+            session_id=getattr(_current, "session_id", None),
+        )
+
+    def plan_steps(
+        self, steps: Iterable[Mapping[str, Any] | Step], message: str = LOADING_MESSAGE
+    ) -> dict[str, Any]:
+        """A `loading` reply carrying `steps` for the executor (S-51, S-74).
+
+        The results arrive in the next call's `context["tool_results"]`, keyed
+        `"step_<id>"`. Steps without a `step_id` are numbered after the previous one.
+        """
+        return {
+            "status": "ok",
+            "view_type": "loading",
+            "data": {},
+            "actions": [],
+            "message": message,
+            "steps": numbered_steps(steps),
+        }
+
+    @staticmethod
+    def tool_results(context: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """`context["tool_results"]`, or `{}` on a first call."""
+        return dict((context or {}).get("tool_results") or {})
+
+    def step_result(self, context: Mapping[str, Any] | None, step_id: int) -> Any:
+        """The `result` of step `step_id` from `context`; `ToolFailed` if it failed."""
+        entry = self.tool_results(context).get(f"step_{step_id}")
+        if entry is None:
+            raise ToolFailed(f"step {step_id} has no result", code="missing_result")
+        if entry.get("status") != "ok":
+            raise ToolFailed(
+                f"step {step_id} ({entry.get('tool')}): {entry.get('error') or 'failed'}",
+                code=entry.get("code") or "tool_failed",
+            )
+        return entry.get("result")
+
+    @classmethod
+    def custom_tools(cls) -> dict[str, ToolDef]:
+        """This agent's `@tool` methods by tool name."""
+        return dict(cls._aios_tools)
+
+    def run_custom_tool(self, tool_name: str, args: Mapping[str, Any]) -> Any:
+        """Check `args` against the tool's schema and run it; `KeyError` if unknown."""
+        tool_def = self._aios_tools[tool_name]
+        check_tool_args(tool_def, args)
+        return getattr(self, tool_def.method)(**args)
+
+    # --------------------------------------------------------------------- manifest
+
+    def app_folder(self) -> Path | None:
+        """The folder of the module that defines this agent (where manifest.json is)."""
+        module = inspect.getmodule(type(self))
+        path = getattr(module, "__file__", None)
+        return Path(path).resolve().parent if path else None
+
+    def manifest(self) -> dict[str, Any]:
+        """`manifest.json` beside the agent's module, completed from the class."""
+        data: dict[str, Any] = {}
+        folder = self.app_folder()
+        if folder is not None and (folder / "manifest.json").is_file():
+            try:
+                loaded = json.loads((folder / "manifest.json").read_text("utf-8"))
+                data = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError) as exc:
+                self.log.warning("cannot read manifest.json: %s", exc)
+        for attr in REQUIRED_ATTRIBUTES:
+            if not data.get(attr):
+                data[attr] = getattr(self, attr)
+        data.setdefault("entry", "main.py")
+        data.setdefault("handle_endpoint", "/handle")
+        return data
+
+
+def numbered_steps(steps: Iterable[Mapping[str, Any] | Step]) -> list[dict[str, Any]]:
+    """Validate steps as `protocol.Step`, numbering those without a `step_id`."""
+    from pydantic import ValidationError
+
+    if isinstance(steps, Mapping | str | bytes):
+        raise ProtocolError("steps must be a list of {tool, args} objects")
+    planned: list[dict[str, Any]] = []
+    used: set[int] = set()
+    next_id = 1
+    for index, raw in enumerate(steps):
+        item = raw.dump() if isinstance(raw, Step) else raw
+        if not isinstance(item, Mapping):
+            raise ProtocolError(
+                f"steps[{index}]: must be an object, got {type(item).__name__}"
+            )
+        item = dict(item)
+        if item.get("step_id") is None:
+            item["step_id"] = next_id
+        try:
+            step = Step.model_validate(item)
+        except ValidationError as exc:
+            raise ProtocolError(
+                f"steps[{index}]: {describe_validation_error(exc)}"
+            ) from exc
+        if step.step_id < 1 or step.step_id in used:
+            raise ProtocolError(
+                f"steps[{index}].step_id: {step.step_id} is "
+                + ("used twice" if step.step_id in used else "not a positive number")
+            )
+        used.add(step.step_id)
+        next_id = max(next_id, step.step_id + 1)
+        planned.append(step.dump())
+    return planned
+
+
+def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap `handle` so `call_tool` knows the session of the call it serves."""
+    if getattr(handle, "__aios_tracks_session__", False):
+        return handle
+
+    @functools.wraps(handle)
+    def tracked(self: AIOSAgent, *args: Any, **kwargs: Any) -> Any:
+        context = kwargs.get("context", args[1] if len(args) > 1 else None)
+        previous = getattr(_current, "session_id", None)
+        if isinstance(context, Mapping) and context.get("session_id"):
+            _current.session_id = str(context["session_id"])
+        try:
+            return handle(self, *args, **kwargs)
+        finally:
+            _current.session_id = previous
+
+    tracked.__aios_tracks_session__ = True  # type: ignore[attr-defined]
+    return tracked
+
+
+def _collect_tools(cls: type) -> dict[str, ToolDef]:
+    found: dict[str, ToolDef] = {}
+    seen: set[str] = set()
+    for klass in cls.__mro__:
+        for attr, value in vars(klass).items():
+            if attr in seen:
+                continue
+            seen.add(attr)
+            mark = getattr(value, _TOOL_MARK, None)
+            if mark is None:
+                continue
+            tool_name, description = mark
+            if tool_name in ATOMIC_TOOLS:
+                raise TypeError(
+                    f"{cls.__name__}.{attr}: @tool name {tool_name!r} is an atomic tool"
+                )
+            if tool_name in found:
+                raise TypeError(
+                    f"{cls.__name__}: two @tool methods named {tool_name!r} "
+                    f"({found[tool_name].method} and {attr})"
+                )
+            found[tool_name] = ToolDef(
+                name=tool_name,
+                description=description,
+                method=attr,
+                parameters=parameters_schema(value),
+            )
+    return found

@@ -1,0 +1,161 @@
+"""An app's HTTP service: `serve(agent)` / `create_app(agent)` (S-75, ARCHITECTURE "App
+HTTP API").
+
+Built on `aios_sdk.web.create_service` (loopback Host/Origin guard, CORS for loopback
+origins, strict JSON, one error handler) with the app's own token from `AIOS_TOKEN`.
+Routes: `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
+`handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
+something that is not an `AppReply` — the controller gets a well-formed reply: the
+standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from typing import Any
+
+from flask import Flask, Response, jsonify
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from aios_sdk.agent import AIOSAgent
+from aios_sdk.errors import AiosError, NotFound, ToolFailed
+from aios_sdk.protocol import AppReply, HandleRequest, describe_validation_error
+from aios_sdk.web import create_service, public, read_json, start_server, token_matches
+
+__all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]
+
+log = logging.getLogger("aios.sdk.server")
+
+DEFAULT_PORT = 5001
+
+
+class ToolInvocation(BaseModel):
+    """Body of `POST /tools/<name>` (sent by the executor to run a custom tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+def reply_of(value: Any) -> AppReply:
+    """`handle`'s return value as an `AppReply`, or the `bad_app_reply` error view."""
+    if isinstance(value, AppReply):
+        return value
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", exclude_none=True)
+    if not isinstance(value, dict):
+        return AppReply.error(
+            "bad_app_reply",
+            f"handle returned {type(value).__name__}; expected a dict with "
+            "status, view_type and data",
+        )
+    try:
+        return AppReply.model_validate(value)
+    except ValidationError as exc:
+        return AppReply.error(
+            "bad_app_reply",
+            f"handle returned a bad reply: {describe_validation_error(exc)}",
+        )
+
+
+def _readable(exc: BaseException) -> str:
+    if isinstance(exc, AiosError):
+        return f"{exc.message} ({exc.code})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
+    """The Flask app serving `agent`; `token` defaults to `$AIOS_TOKEN`.
+
+    Without either, a random token is made and logged: an app never runs token-less.
+    """
+    if not isinstance(agent, AIOSAgent):
+        raise TypeError(f"serve an AIOSAgent instance, not {type(agent).__name__}")
+    token = token or os.environ.get("AIOS_TOKEN", "").strip()
+    if not token:
+        token = secrets.token_urlsafe(24)
+        log.warning(
+            "AIOS_TOKEN is not set; this app's token for this run is %s "
+            "(send it in the X-AIOS-Token header)",
+            token,
+        )
+    app = create_service(f"aios-app-{agent.app_id}", token_matches(token))
+    app.config["AIOS_TOKEN"] = token
+    manifest = agent.manifest()
+    app_log = agent.log
+
+    @app.get("/health")
+    @public
+    def health() -> Response:
+        return jsonify({"status": "ok", "app_id": agent.app_id, "name": agent.name})
+
+    @app.get("/manifest")
+    def manifest_route() -> Response:
+        tools = [tool_def.spec().dump() for tool_def in agent.custom_tools().values()]
+        return jsonify({"manifest": agent.manifest(), "tools": tools})
+
+    def handle_route() -> Response:
+        request = read_json(HandleRequest)
+        context = request.context.dump()
+        action = request.action_request.dump() if request.action_request else None
+        try:
+            value = agent.handle(request.instruction, context, action)
+        except Exception as exc:
+            app_log.exception("handle failed")
+            reply = AppReply.error("app_error", f"{agent.name}: {_readable(exc)}")
+        else:
+            reply = reply_of(value)
+        try:
+            body = reply.dump()
+        except ValueError as exc:  # pydantic's serialisation error (data not JSON)
+            body = AppReply.error(
+                "bad_app_reply", f"handle returned data that is not JSON: {exc}"
+            ).dump()
+        if body.get("view_type") == "error" and body.get("data", {}).get("code") == (
+            "bad_app_reply"
+        ):
+            app_log.error("%s", body.get("message"))
+        return jsonify(body)
+
+    endpoints = {"/handle", manifest.get("handle_endpoint") or "/handle"}
+    for endpoint in sorted(endpoints):
+        if isinstance(endpoint, str) and endpoint.startswith("/"):
+            app.add_url_rule(endpoint, f"handle:{endpoint}", handle_route, methods=["POST"])
+
+    @app.post("/tools/<name>")
+    def tool_route(name: str) -> Response:
+        if name not in agent.custom_tools():
+            raise NotFound(f"{agent.app_id} has no custom tool {name!r}")
+        invocation = read_json(ToolInvocation)
+        try:
+            result = agent.run_custom_tool(name, invocation.args)
+        except AiosError:
+            raise
+        except Exception as exc:
+            app_log.exception("custom tool %s failed", name)
+            raise ToolFailed(f"{name}: {_readable(exc)}") from exc
+        try:
+            return jsonify({"status": "ok", "result": result})
+        except (TypeError, ValueError) as exc:
+            raise ToolFailed(
+                f"{name}: result is not JSON ({type(result).__name__})"
+            ) from exc
+
+    return app
+
+
+def serve(agent: AIOSAgent, port: int | None = None) -> None:
+    """Serve `agent` on 127.0.0.1:`port` (default `$APP_PORT`, else 5001); blocks."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=os.environ.get("AIOS_LOG_LEVEL", "INFO").upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    if port is None:
+        port = int(os.environ.get("APP_PORT") or DEFAULT_PORT)
+    app = create_app(agent)
+    log.info("%s (%s) listening on 127.0.0.1:%d", agent.name, agent.app_id, port)
+    start_server(app, port, background=False)

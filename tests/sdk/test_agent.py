@@ -1,0 +1,286 @@
+"""AIOSAgent without HTTP: attribute checks, @tool schemas, plan_steps, environment."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+
+from aios_sdk import AIOSAgent, ToolFailed, tool
+from aios_sdk.agent import check_tool_args, numbered_steps, parameters_schema
+from aios_sdk.errors import ProtocolError
+from aios_sdk.protocol import AppReply, Step
+
+
+class Echo(AIOSAgent):
+    name = "Echo"
+    description = "repeats"
+    icon = "🔁"
+    role_prompt = "you repeat"
+
+    def handle(self, instruction, context, action_request=None):
+        return {"status": "ok", "view_type": "text", "data": {"content": instruction}}
+
+    @tool(name="shout", desc="upper-case a word")
+    def shout(self, word: str, times: int = 1) -> str:
+        return word.upper() * times
+
+    @tool
+    def add(self, a: float, b: float, **extra: Any) -> float:
+        """Add two numbers.
+
+        Extra arguments are ignored."""
+        return a + b
+
+
+# ------------------------------------------------------------- class attributes
+
+
+def test_concrete_subclass_without_attributes_names_each_missing_one() -> None:
+    with pytest.raises(TypeError) as err:
+
+        class Half(AIOSAgent):
+            name = "half"
+
+            def handle(self, instruction, context, action_request=None):
+                return {}
+
+    message = str(err.value)
+    assert "Half" in message
+    for attr in ("'description'", "'icon'", "'role_prompt'"):
+        assert attr in message
+    assert "'name'" not in message
+
+
+def test_empty_string_attribute_counts_as_missing() -> None:
+    with pytest.raises(TypeError, match="'icon'"):
+
+        class NoIcon(AIOSAgent):
+            name = "n"
+            description = "d"
+            icon = ""
+            role_prompt = "r"
+
+            def handle(self, instruction, context, action_request=None):
+                return {}
+
+
+def test_subclass_without_handle_is_not_checked_but_cannot_be_built() -> None:
+    class Base(AIOSAgent):
+        name = "base only"
+
+    with pytest.raises(TypeError, match="abstract"):
+        Base()  # type: ignore[abstract]
+
+
+def test_abstract_keyword_skips_the_check_for_a_shared_base() -> None:
+    class Base(AIOSAgent, abstract=True):
+        def handle(self, instruction, context, action_request=None):
+            return {"status": "ok", "view_type": "text", "data": {}}
+
+    class Concrete(Base):
+        name = "c"
+        description = "d"
+        icon = "i"
+        role_prompt = "r"
+
+    assert Concrete().handle("x", {})["status"] == "ok"
+    with pytest.raises(TypeError, match="'name'"):
+
+        class Unnamed(Base):
+            description = "d"
+            icon = "i"
+            role_prompt = "r"
+
+            def handle(self, instruction, context, action_request=None):
+                return {}
+
+
+# ------------------------------------------------------------------------ @tool
+
+
+def test_tool_schema_from_signature() -> None:
+    tools = Echo.custom_tools()
+    assert set(tools) == {"shout", "add"}
+    shout = tools["shout"]
+    assert shout.description == "upper-case a word"
+    assert shout.parameters == {
+        "type": "object",
+        "properties": {
+            "word": {"type": "string"},
+            "times": {"type": "integer", "default": 1},
+        },
+        "required": ["word"],
+        "additionalProperties": False,
+    }
+    add = tools["add"]
+    assert add.description == "Add two numbers."
+    assert add.parameters["required"] == ["a", "b"]
+    assert add.parameters["additionalProperties"] is True
+    spec = shout.spec()
+    assert spec.custom is True and spec.name == "shout"
+
+
+def test_schema_maps_containers_optionals_and_literals() -> None:
+    def method(
+        self,
+        names: list[str],
+        table: dict[str, int],
+        mode: Literal["a", "b"] = "a",
+        limit: int | None = None,
+        anything=None,
+        flag: bool = False,
+    ) -> None: ...
+
+    schema = parameters_schema(method)
+    props = schema["properties"]
+    assert props["names"] == {"type": "array", "items": {"type": "string"}}
+    assert props["table"] == {"type": "object"}
+    assert props["mode"] == {"enum": ["a", "b"], "default": "a"}
+    assert props["limit"] == {"type": "integer", "default": None}
+    assert props["anything"] == {"default": None}
+    assert props["flag"] == {"type": "boolean", "default": False}
+    assert schema["required"] == ["names", "table"]
+
+
+def test_tool_args_are_checked_by_name() -> None:
+    shout = Echo.custom_tools()["shout"]
+    check_tool_args(shout, {"word": "hi", "times": 2})
+    with pytest.raises(ProtocolError, match="missing required argument 'word'"):
+        check_tool_args(shout, {})
+    with pytest.raises(ProtocolError, match="argument 'times' must be integer, got string"):
+        check_tool_args(shout, {"word": "x", "times": "2"})
+    with pytest.raises(ProtocolError, match="unknown argument 'loud'"):
+        check_tool_args(shout, {"word": "x", "loud": True})
+    with pytest.raises(ProtocolError, match="must be integer, got boolean"):
+        check_tool_args(shout, {"word": "x", "times": True})
+    assert Echo().run_custom_tool("add", {"a": 1, "b": 2.5, "note": "ignored"}) == 3.5
+
+
+def test_tool_name_may_not_shadow_an_atomic_tool_or_repeat() -> None:
+    with pytest.raises(TypeError, match="atomic tool"):
+
+        class Shadow(Echo):
+            @tool(name="file_read")
+            def mine(self, path: str) -> str:
+                return path
+
+    with pytest.raises(TypeError, match="two @tool methods named 'shout'"):
+
+        class Twice(Echo):
+            @tool(name="shout")
+            def other(self) -> None: ...
+
+    with pytest.raises(ValueError, match="letters, digits"):
+        tool(name="bad name!")
+
+
+def test_overriding_a_tool_method_without_decorator_removes_the_tool() -> None:
+    class Quiet(Echo):
+        def shout(self, word: str, times: int = 1) -> str:
+            return word
+
+    assert set(Quiet.custom_tools()) == {"add"}
+
+
+# ------------------------------------------------------------------- plan_steps
+
+
+def test_plan_steps_is_the_s51_loading_reply_with_numbered_steps() -> None:
+    reply = Echo().plan_steps(
+        [
+            {"tool": "file_list", "args": {"path": "workspace"}},
+            {"step_id": 5, "tool": "file_read", "args": {"path": "a.txt"}},
+            Step(step_id=7, tool="notify", args={"title": "t"}),
+            {"tool": "cache_get", "args": {"key": "k"}},
+        ]
+    )
+    assert reply["status"] == "ok"
+    assert reply["view_type"] == "loading"
+    assert reply["data"] == {} and reply["actions"] == []
+    assert reply["message"] == "正在处理..."
+    assert [step["step_id"] for step in reply["steps"]] == [1, 5, 7, 8]
+    assert reply["steps"][0] == {
+        "step_id": 1,
+        "tool": "file_list",
+        "args": {"path": "workspace"},
+    }
+    assert AppReply.model_validate(reply).steps[3].tool == "cache_get"
+
+
+@pytest.mark.parametrize(
+    ("steps", "fragment"),
+    [
+        ([{"args": {}}], "steps[0]: tool"),
+        ([{"tool": "x"}, {"tool": "y", "args": "no"}], "steps[1]: args"),
+        ([{"step_id": 1, "tool": "x"}, {"step_id": 1, "tool": "y"}], "used twice"),
+        ([{"step_id": 0, "tool": "x"}], "not a positive number"),
+        (["file_read"], "steps[0]: must be an object"),
+        ({"tool": "x"}, "must be a list"),
+    ],
+)
+def test_plan_steps_refuses_bad_steps_naming_the_field(steps: Any, fragment: str) -> None:
+    with pytest.raises(ProtocolError) as err:
+        numbered_steps(steps)
+    assert fragment in str(err.value)
+
+
+# ------------------------------------------------------- results and environment
+
+
+def test_step_result_reads_tool_results_and_raises_for_failures() -> None:
+    context = {
+        "tool_results": {
+            "step_1": {"tool": "file_read", "status": "ok", "result": "你好"},
+            "step_2": {
+                "tool": "file_read",
+                "status": "error",
+                "error": "no such file",
+                "code": "not_found",
+            },
+        }
+    }
+    agent = Echo()
+    assert agent.step_result(context, 1) == "你好"
+    with pytest.raises(ToolFailed) as err:
+        agent.step_result(context, 2)
+    assert err.value.code == "not_found" and "no such file" in err.value.message
+    with pytest.raises(ToolFailed, match="step 3 has no result"):
+        agent.step_result(context, 3)
+    assert agent.tool_results({}) == {} and agent.tool_results(None) == {}
+
+
+def test_environment_is_read_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = Echo()
+    monkeypatch.delenv("AIOS_APP_ID", raising=False)
+    monkeypatch.delenv("AIOS_APP_SETTINGS", raising=False)
+    assert agent.app_id == "echo"
+    assert agent.settings == {}
+    monkeypatch.setenv("AIOS_APP_ID", "echo_app")
+    monkeypatch.setenv("AIOS_WORKDIR", "/tmp/echo_ws")
+    monkeypatch.setenv("AIOS_APP_SETTINGS", '{"api_base": "http://127.0.0.1:9"}')
+    assert agent.app_id == "echo_app"
+    assert str(agent.workdir) == "/tmp/echo_ws"
+    assert agent.settings == {"api_base": "http://127.0.0.1:9"}
+    assert agent.log.name == "aios.app.echo_app"
+    monkeypatch.setenv("AIOS_APP_SETTINGS", "not json")
+    assert agent.settings == {}
+
+
+def test_call_tool_without_an_executor_says_how_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AIOS_EXECUTOR_URL", raising=False)
+    monkeypatch.delenv("AIOS_TOKEN", raising=False)
+    with pytest.raises(ToolFailed) as err:
+        Echo().call_tool("file_read", path="a.txt")
+    assert err.value.code == "not_connected"
+    assert "aios start" in err.value.message
+
+
+def test_manifest_comes_from_the_class_when_there_is_no_file() -> None:
+    manifest = Echo().manifest()
+    # tests/sdk has no manifest.json beside this module
+    assert manifest["name"] == "Echo"
+    assert manifest["role_prompt"] == "you repeat"
+    assert manifest["handle_endpoint"] == "/handle"
