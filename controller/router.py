@@ -1,19 +1,21 @@
 """Intent routing: which app handles which part of an instruction (S-11, S-40).
 
 The interface (`AppProfile`, `PlannedTask`, `RoutePlan`, `Router`) is what the
-pipeline depends on; `DeterministicRouter` answers without an LLM. An LLM router
-plugs in behind the same interface for instructions the deterministic one is not
-confident about.
-
-(Interface fixed; the deterministic implementation below is a placeholder that the
-routing work replaces.)
+pipeline depends on; `DeterministicRouter` answers without an LLM, the way
+hassil / Padatious match intents locally: it splits a compound instruction into
+parts (`routing_split`), scores each part against every app's manifest
+(`routing_index`) and turns the scores into a confidence. An LLM router plugs in
+behind the same interface for plans below `DeterministicRouter.CONFIDENT`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from controller.routing_index import AppFit, RoutingIndex, index_for
+from controller.routing_split import clean_part, split_pieces
 
 __all__ = [
     "AppProfile",
@@ -59,25 +61,115 @@ class Router(Protocol):
 
 
 def no_match_message(apps: Sequence[AppProfile]) -> str:
-    """The reply when no app matches: what the installed apps can do."""
+    """The reply when no app matches: what the installed apps can do (zh + en)."""
     if not apps:
-        return "没有已安装的应用。 No apps are installed."
-    lines = [f"{app.name}: {app.description}" for app in apps]
-    return "我不确定该交给哪个应用。已安装的应用可以：\n" + "\n".join(lines)
+        return "没有已安装的应用。No apps are installed."
+    lines = [
+        f"· {app.name}：{app.description}" if app.description else f"· {app.name}"
+        for app in apps
+    ]
+    return (
+        "抱歉，我不确定该交给哪个应用处理。已安装的应用可以：\n"
+        + "\n".join(lines)
+        + "\nSorry, no installed app matches that. The apps above can help with those tasks."
+    )
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """The app for one part, or none; `confidence` is calibrated 0..1."""
+
+    app_id: str | None
+    confidence: float
+    fits: tuple[AppFit, ...]
 
 
 class DeterministicRouter:
-    """Placeholder: picks the app with the most keyword hits; one task."""
+    """Local intent matching over manifests; no LLM, no I/O.
+
+    `CONFIDENT`: a plan at or above it is a sure match (the LLM router need not
+    run). `MINIMUM`: a part whose best app is below it goes to no app.
+    """
+
+    CONFIDENT = 0.6
+    MINIMUM = 0.3
+
+    def __init__(
+        self, confident: float | None = None, minimum: float | None = None
+    ) -> None:
+        self.confident = self.CONFIDENT if confident is None else confident
+        self.minimum = self.MINIMUM if minimum is None else minimum
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
-        lowered = text.lower()
-        best, best_hits = None, 0
-        for app in apps:
-            hits = sum(1 for kw in app.keywords if kw.lower() in lowered)
-            if hits > best_hits:
-                best, best_hits = app, hits
-        if best is None:
-            return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(apps))
-        return RoutePlan(
-            tasks=[PlannedTask("t1", best.app_id, text)], confidence=min(1.0, best_hits / 2)
-        )
+        profiles = tuple(apps)
+        if not profiles or not clean_part(text):
+            return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(profiles))
+        index = index_for(profiles)
+        decisions: dict[str, _Decision] = {}
+
+        def decide(part: str) -> _Decision:
+            if part not in decisions:
+                decisions[part] = self._decide(index, part)
+            return decisions[part]
+
+        parts = self._parts(text, decide)
+        tasks: list[PlannedTask] = []
+        unmatched: list[str] = []
+        notes: list[str] = []
+        for part in parts:
+            decision = decide(part)
+            if decision.app_id is None:
+                unmatched.append(part)
+                continue
+            task = PlannedTask(
+                f"t{len(tasks) + 1}",
+                decision.app_id,
+                part,
+                depends_on=[earlier.task_id for earlier in tasks],
+            )
+            tasks.append(task)
+            hits = ", ".join(decision.fits[0].hits[:4])
+            notes.append(f"{task.task_id}→{task.app_id} {decision.confidence:.2f} [{hits}]")
+        confidence = min(decide(part).confidence for part in parts)
+        if not tasks:
+            best = max(decide(part).confidence for part in parts)
+            return RoutePlan(tasks=[], confidence=best, reason=no_match_message(profiles))
+        reason = "; ".join(notes)
+        if unmatched:
+            reason += "; 未匹配 unmatched: " + " | ".join(unmatched)
+        return RoutePlan(tasks=tasks, confidence=confidence, reason=reason)
+
+    def _parts(self, text: str, decide: Callable[[str], _Decision]) -> list[str]:
+        """The instruction's parts: strong boundaries always, weak ones between apps."""
+        pieces = split_pieces(text)
+        if not pieces:
+            return []
+        parts: list[str] = []
+        start, end = pieces[0].start, pieces[0].end
+        for piece in pieces[1:]:
+            current = clean_part(text[start:end])
+            if not piece.strong:
+                left, right = decide(current), decide(piece.text)
+                sure = min(left.confidence, right.confidence) >= self.confident
+                if not sure or left.app_id == right.app_id:
+                    end = piece.end
+                    continue
+            parts.append(current)
+            start, end = piece.start, piece.end
+        parts.append(clean_part(text[start:end]))
+        return parts
+
+    def _decide(self, index: RoutingIndex, part: str) -> _Decision:
+        fits = tuple(index.score(part))
+        if not fits:
+            return _Decision(None, 0.0, ())
+        best = fits[0].fit
+        runner_up = fits[1].fit if len(fits) > 1 else 0.0
+        confidence = _calibrate(best, runner_up)
+        app_id = fits[0].app_id if confidence >= self.minimum else None
+        return _Decision(app_id, confidence, fits)
+
+
+def _calibrate(best: float, runner_up: float) -> float:
+    """Confidence from the best fit, discounted when another app fits nearly as well."""
+    return max(0.0, min(1.0, best - 0.5 * runner_up))

@@ -1,0 +1,296 @@
+"""The scoring index of the deterministic router: how well each app fits one task.
+
+Built once per set of app profiles (`index_for` caches by the tuple of profiles)
+from each manifest's `name`, `description`, `keywords` and `examples`. Scoring one
+instruction combines three signals, in the manner of hassil / Padatious:
+
+* keywords — phrase hits on the unit sequence (a phrase inside a longer matched
+  phrase is dropped, so "播放按钮" beats the "播放" in it), weighted by length and
+  by how few apps share the phrase;
+* coverage — the share of the instruction's content units that the app's
+  vocabulary explains (CJK character bigrams and English words from all fields);
+* fuzzy — rapidfuzz similarity to the app's closest example, computed only for
+  the few apps that already have evidence.
+
+Each app gets a raw fit in 0..1; the router turns the best fits into a confidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from controller.routing_text import Unit, normalize, split_units
+
+if TYPE_CHECKING:
+    from controller.router import AppProfile
+
+__all__ = ["AppFit", "RoutingIndex", "index_for"]
+
+# Trust of each manifest field as evidence.
+_KEYWORD_SOURCE = 1.0
+_NAME_SOURCE = 1.0
+_EXAMPLE_SOURCE = 0.9
+_DESCRIPTION_SOURCE = 0.6
+# Mix of the three signals in the raw fit.
+_KEYWORD_MIX, _COVERAGE_MIX, _FUZZY_MIX = 0.5, 0.3, 0.2
+_FUZZY_CANDIDATES = 5
+_GENERIC_NAME_PARTS = ("应用", "小ai", "助手", " app", " agent", "app", "agent")
+
+
+@dataclass(frozen=True)
+class AppFit:
+    """How well one app fits one instruction; `hits` are the matched keywords."""
+
+    app_id: str
+    fit: float
+    keyword: float
+    coverage: float
+    fuzzy: float
+    hits: tuple[str, ...] = ()
+
+
+@dataclass
+class _Match:
+    start: int  # unit index
+    end: int
+    apps: tuple[int, ...]
+    weight: float  # length weight × idf
+    label: str
+
+
+@dataclass
+class RoutingIndex:
+    """Inverted index over the apps' vocabularies; immutable after `build`."""
+
+    app_ids: tuple[str, ...]
+    keywords: dict[tuple[str, ...], tuple[tuple[int, ...], float, str]] = field(
+        default_factory=dict
+    )
+    loose_keywords: dict[tuple[str, ...], tuple[tuple[int, ...], float, str]] = field(
+        default_factory=dict
+    )
+    longest_keyword: int = 1
+    postings: dict[str, tuple[tuple[int, float], ...]] = field(default_factory=dict)
+    examples: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def build(cls, profiles: tuple[AppProfile, ...]) -> RoutingIndex:
+        n_apps = len(profiles)
+        phrase_apps: dict[tuple[str, ...], set[int]] = {}
+        loose_apps: dict[tuple[str, ...], set[int]] = {}
+        labels: dict[tuple[str, ...], str] = {}
+        vocab: list[dict[str, float]] = []
+        examples: list[tuple[str, ...]] = []
+        for index, profile in enumerate(profiles):
+            words: dict[str, float] = {}
+            phrases = [*profile.keywords, *_name_phrases(profile.name)]
+            for phrase in phrases:
+                units = split_units(normalize(phrase))
+                key = tuple(unit.text for unit in units)
+                if not key:
+                    continue
+                phrase_apps.setdefault(key, set()).add(index)
+                labels.setdefault(key, phrase.strip())
+                content = tuple(unit.text for unit in units if not unit.filler)
+                if len(content) >= 2:
+                    loose_apps.setdefault(content, set()).add(index)
+                    labels.setdefault(content, phrase.strip())
+                _add_features(words, units, _KEYWORD_SOURCE)
+            for text, source in (
+                (profile.name, _NAME_SOURCE),
+                (profile.description, _DESCRIPTION_SOURCE),
+                *((example, _EXAMPLE_SOURCE) for example in profile.examples),
+            ):
+                _add_features(words, split_units(normalize(text)), source)
+            vocab.append(words)
+            examples.append(tuple(_fuzzy_form(example) for example in profile.examples))
+
+        document_frequency: dict[str, int] = {}
+        for words in vocab:
+            for feature in words:
+                document_frequency[feature] = document_frequency.get(feature, 0) + 1
+        postings: dict[str, list[tuple[int, float]]] = {}
+        for index, words in enumerate(vocab):
+            for feature, source in words.items():
+                weight = source * _idf(document_frequency[feature], n_apps)
+                postings.setdefault(feature, []).append((index, weight))
+
+        def with_weight(
+            table: dict[tuple[str, ...], set[int]],
+        ) -> dict[tuple[str, ...], tuple[tuple[int, ...], float, str]]:
+            return {
+                key: (
+                    tuple(sorted(apps)),
+                    _length_weight(key) * _idf(len(apps), n_apps),
+                    labels[key],
+                )
+                for key, apps in table.items()
+            }
+
+        keywords = with_weight(phrase_apps)
+        return cls(
+            app_ids=tuple(profile.app_id for profile in profiles),
+            keywords=keywords,
+            loose_keywords=with_weight(loose_apps),
+            longest_keyword=max((len(key) for key in keywords), default=1),
+            postings={feature: tuple(rows) for feature, rows in postings.items()},
+            examples=tuple(examples),
+        )
+
+    def score(self, text: str) -> list[AppFit]:
+        """Every app with any evidence, best fit first."""
+        normalized = normalize(text)
+        units = split_units(normalized)
+        content = [i for i, unit in enumerate(units) if not unit.filler]
+        if not content:
+            return []
+        matches = self._keyword_matches(units, content)
+        keyword_sum: dict[int, float] = {}
+        hits: dict[int, list[str]] = {}
+        covered: dict[int, dict[int, float]] = {}
+        for match in matches:
+            for app in match.apps:
+                keyword_sum[app] = keyword_sum.get(app, 0.0) + match.weight
+                hits.setdefault(app, []).append(match.label)
+                cover = covered.setdefault(app, {})
+                for i in range(match.start, match.end):
+                    cover[i] = max(cover.get(i, 0.0), min(1.0, match.weight))
+        for positions, feature in _features_at(units):
+            for app, weight in self.postings.get(feature, ()):
+                cover = covered.setdefault(app, {})
+                for i in positions:
+                    cover[i] = max(cover.get(i, 0.0), weight)
+
+        content_set = set(content)
+        prelim: dict[int, tuple[float, float]] = {}
+        for app in set(keyword_sum) | set(covered):
+            keyword = 1.0 - math.exp(-keyword_sum.get(app, 0.0))
+            cover = covered.get(app, {})
+            coverage = sum(w for i, w in cover.items() if i in content_set) / len(content)
+            prelim[app] = (keyword, coverage)
+        ranked = sorted(prelim, key=lambda a: -(0.6 * prelim[a][0] + 0.4 * prelim[a][1]))
+
+        query = _fuzzy_form(text)
+        fits = []
+        for rank, app in enumerate(ranked):
+            keyword, coverage = prelim[app]
+            fuzzy = self._fuzzy(query, app) if rank < _FUZZY_CANDIDATES else 0.0
+            fit = _KEYWORD_MIX * keyword + _COVERAGE_MIX * coverage + _FUZZY_MIX * fuzzy
+            fits.append(
+                AppFit(
+                    self.app_ids[app],
+                    fit,
+                    keyword,
+                    coverage,
+                    fuzzy,
+                    tuple(hits.get(app, ())),
+                )
+            )
+        fits.sort(key=lambda f: -f.fit)
+        return fits
+
+    def _keyword_matches(self, units: list[Unit], content: list[int]) -> list[_Match]:
+        found: list[_Match] = []
+        texts = [unit.text for unit in units]
+        for start in range(len(units)):
+            for end in range(start + 1, min(len(units), start + self.longest_keyword) + 1):
+                entry = self.keywords.get(tuple(texts[start:end]))
+                if entry and _contiguous(units, start, end):
+                    found.append(_Match(start, end, *entry))
+        content_texts = [texts[i] for i in content]
+        for first in range(len(content)):
+            for last in range(
+                first + 2, min(len(content), first + self.longest_keyword) + 1
+            ):
+                entry = self.loose_keywords.get(tuple(content_texts[first:last]))
+                if entry:
+                    found.append(_Match(content[first], content[last - 1] + 1, *entry))
+        unique = {(match.start, match.end, match.apps): match for match in found}
+        found = list(unique.values())
+        # A phrase inside a longer matched phrase is not separate evidence.
+        return [
+            match
+            for match in found
+            if not any(
+                other.start <= match.start
+                and match.end <= other.end
+                and other.end - other.start > match.end - match.start
+                for other in found
+            )
+        ]
+
+    def _fuzzy(self, query: str, app: int) -> float:
+        from rapidfuzz import fuzz  # imported on first use: keeps start-up cheap
+
+        best = 0.0
+        for example in self.examples[app]:
+            best = max(best, fuzz.ratio(query, example))
+        return best / 100.0
+
+
+@lru_cache(maxsize=16)
+def index_for(profiles: tuple[AppProfile, ...]) -> RoutingIndex:
+    """The index of this exact set of profiles, built once and cached."""
+    return RoutingIndex.build(profiles)
+
+
+def _idf(apps_with_it: int, n_apps: int) -> float:
+    """1.0 for evidence unique to one app, falling towards 0 as more apps share it."""
+    if n_apps <= 1:
+        return 1.0
+    return math.log(1 + n_apps / apps_with_it) / math.log(1 + n_apps)
+
+
+def _length_weight(key: tuple[str, ...]) -> float:
+    """Longer phrases are more specific; an English word counts as two characters."""
+    size = sum(1 if len(unit) == 1 else 2 for unit in key)
+    return min(1.5, 0.3 + 0.35 * size)
+
+
+def _contiguous(units: list[Unit], start: int, end: int) -> bool:
+    """CJK units must be adjacent in the text; English words may be space-separated."""
+    for i in range(start, end - 1):
+        if units[i].cjk and units[i + 1].cjk and units[i].end != units[i + 1].start:
+            return False
+    return True
+
+
+def _features_at(units: list[Unit]) -> Iterable[tuple[tuple[int, ...], str]]:
+    """(unit positions, feature): adjacent CJK content bigrams and English content words."""
+    for i, unit in enumerate(units):
+        if unit.filler:
+            continue
+        if not unit.cjk:
+            yield (i,), unit.text
+            continue
+        if i + 1 < len(units):
+            after = units[i + 1]
+            if after.cjk and not after.filler and after.start == unit.end:
+                yield (i, i + 1), unit.text + after.text
+
+
+def _add_features(words: dict[str, float], units: list[Unit], source: float) -> None:
+    for _, feature in _features_at(units):
+        words[feature] = max(words.get(feature, 0.0), source)
+
+
+def _name_phrases(name: str) -> list[str]:
+    """The app's name and its name without generic parts ("音乐应用" → "音乐")."""
+    phrases = [name]
+    lowered = name.lower()
+    for part in _GENERIC_NAME_PARTS:
+        if part in lowered:
+            stripped = lowered.replace(part, "").strip()
+            if stripped and stripped != lowered:
+                phrases.append(stripped)
+            break
+    return phrases
+
+
+def _fuzzy_form(text: str) -> str:
+    """The text as compared by rapidfuzz: normalised, spacing collapsed."""
+    return " ".join(normalize(text).split())

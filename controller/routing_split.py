@@ -1,0 +1,132 @@
+"""Splitting a compound instruction into the parts that become tasks.
+
+Two kinds of boundary:
+
+* *strong* — sequencing words and sentence ends ("，然后", "接着", "；", "。", "then",
+  "and then", "先…再…"): always a boundary when both sides have content;
+* *weak* — "并", "再", "同时", "and", "also", commas: only a boundary when the two
+  sides would go to different apps. The router decides that, so this module
+  only proposes the pieces (`Piece.strong` says which kind of boundary precedes
+  each one).
+
+Text inside brackets and quotes is never split ("print('a; then b')"), and a
+connective that is part of a phrase is not a boundary ("再说一次", "再来一首",
+"合并", "并不").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Piece", "clean_part", "split_pieces"]
+
+_STRONG = re.compile(
+    r"""
+      [;；。！？!?]+                                   # sentence ends
+    | [,，、]?\s*(?:然后再|然后|紧接着|接着|随后|之后再|完了再|再然后)
+    | [,，、]\s*(?:之后|最后|再)(?!说|来|见|次|一次|一遍|也|三)
+    | ,?\s*\b(?:and\s+then|then|after\s+that|afterwards|and\s+also|finally)\b
+    """,
+    re.VERBOSE,
+)
+_WEAK = re.compile(
+    r"""
+      (?<![合吞兼归])并且?(?![不非没发行列排购存])
+    | (?<![不一再])再(?!说|来|见|次|一次|一遍|也|三|生)
+    | 同时 | 顺便 | 还要 | 以及
+    | [,，、]
+    | \b(?:and|also|plus)\b
+    """,
+    re.VERBOSE,
+)
+# "先A再B": the 再 after a leading 先 is a sequencing word, however it is written.
+_FIRST_THEN = re.compile(
+    r"^\s*(?:首先|先)(?P<first>.+?)(?P<sep>再)(?!说|来|见|次|一次|一遍)"
+)
+_LEADING = re.compile(
+    r"^(?:\s|[,，、;；]|首先|先|然后|接着|再(?!说|来|见|次|一次|一遍|也)|并且|并|同时|顺便|还要|以及"
+    r"|and\b|then\b|also\b|plus\b|first\b|finally\b)+",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(r"(?:\s|[,，、;；。！？!?])+$")
+_OPENERS = {
+    "(": ")",
+    "[": "]",
+    "{": "}",
+    "（": "）",
+    "【": "】",
+    "“": "”",
+    "‘": "’",
+    "《": "》",
+}
+_SAME_CLOSE = {'"', "'", "`"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A part of the instruction: `text[start:end]` of the original, cleaned.
+
+    `strong` says a strong boundary precedes it (always true for the first).
+    """
+
+    text: str
+    strong: bool
+    start: int
+    end: int
+
+
+def split_pieces(text: str) -> list[Piece]:
+    """Cut at every strong and weak boundary; empty pieces are dropped."""
+    masked = _mask_quoted(text)
+    cuts: list[tuple[int, int, bool]] = []
+    first_then = _FIRST_THEN.match(masked)
+    if first_then:
+        cuts.append((first_then.start("sep"), first_then.end("sep"), True))
+    for pattern, strong in ((_STRONG, True), (_WEAK, False)):
+        for match in pattern.finditer(masked):
+            if match.end() > match.start() and not _overlaps(
+                cuts, match.start(), match.end()
+            ):
+                cuts.append((match.start(), match.end(), strong))
+    cuts.sort()
+    pieces: list[Piece] = []
+    position, strong = 0, True
+    for start, end, cut_strong in [*cuts, (len(text), len(text), True)]:
+        piece = clean_part(text[position:start])
+        if piece:
+            pieces.append(Piece(piece, strong or not pieces, position, start))
+            strong = cut_strong
+        else:
+            strong = strong or cut_strong
+        position = end
+    return pieces
+
+
+def clean_part(text: str) -> str:
+    """A part without leading connectives and trailing punctuation."""
+    return _TRAILING.sub("", _LEADING.sub("", text.strip())).strip()
+
+
+def _overlaps(cuts: list[tuple[int, int, bool]], start: int, end: int) -> bool:
+    return any(start < cut_end and cut_start < end for cut_start, cut_end, _ in cuts)
+
+
+def _mask_quoted(text: str) -> str:
+    """The text with bracketed and quoted spans blanked (same length)."""
+    out = list(text)
+    closer: list[str] = []
+    for i, char in enumerate(text):
+        if closer:
+            if char == closer[-1]:
+                closer.pop()
+            elif char in _OPENERS and closer[-1] not in _SAME_CLOSE:
+                closer.append(_OPENERS[char])
+            if closer:
+                out[i] = "\x00"
+            continue
+        if char in _OPENERS:
+            closer.append(_OPENERS[char])
+        elif char in _SAME_CLOSE and not (i and text[i - 1].isalnum()):  # not "what's"
+            closer.append(char)
+    return "".join(out)
