@@ -1,0 +1,345 @@
+"""The LLM as apps see it: `self.llm` of an agent, talking through the controller.
+
+The API key never leaves the controller (issue 6, SECURITY.md X5): an app reaches the
+model with its own token through two controller routes, `POST /api/llm/chat` and
+`POST /api/llm/plan`. This module owns both ends' shared vocabulary — the request and
+reply models of those routes and the `llm_*` error codes — and the app-side client
+`AgentLLM`:
+
+    if self.llm.available:
+        steps = self.llm.plan_steps(instruction, context)   # validated Step dicts
+        text = self.llm.chat("用一句话介绍 Python")
+
+Every failure is an `AiosError` whose `code` is one of `llm_not_configured`,
+`llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`, `llm_error`.
+`requests` is imported on the first call: an app's cold start stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aios_sdk.errors import AiosError
+from aios_sdk.protocol import Context, Step, ToolSpec
+
+__all__ = [
+    "AgentLLM",
+    "ChatMessage",
+    "LLMBadReply",
+    "LLMChatReply",
+    "LLMChatRequest",
+    "LLMError",
+    "LLMNotConfigured",
+    "LLMPlanReply",
+    "LLMPlanRequest",
+    "LLMRateLimited",
+    "LLMTimeout",
+    "LLMUnauthorized",
+    "ENV_CONTROLLER_URL",
+]
+
+ENV_CONTROLLER_URL = "AIOS_CONTROLLER_URL"
+ENV_EXECUTOR_URL = "AIOS_EXECUTOR_URL"
+ENV_TOKEN = "AIOS_TOKEN"
+ENV_APP_ID = "AIOS_APP_ID"
+TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_sdk.web.TOKEN_HEADER (avoids Flask)
+
+# ------------------------------------------------------------------------- errors
+
+
+class LLMError(AiosError):
+    """The model could not be reached or answered with an error."""
+
+    code = "llm_error"
+    http_status = 502
+
+
+class LLMTimeout(LLMError):
+    code = "llm_timeout"
+    http_status = 504
+
+
+class LLMUnauthorized(LLMError):
+    """The server refused the API key (HTTP 401/403)."""
+
+    code = "llm_unauthorized"
+    http_status = 502
+
+
+class LLMRateLimited(LLMError):
+    code = "llm_rate_limited"
+    http_status = 503
+
+
+class LLMBadReply(LLMError):
+    """The model answered, but not in the shape asked for (bad JSON, unknown tool)."""
+
+    code = "llm_bad_reply"
+    http_status = 502
+
+
+class LLMNotConfigured(LLMError):
+    """No API key (and no local server) is configured: the system runs without an LLM."""
+
+    code = "llm_not_configured"
+    http_status = 503
+
+
+# ---------------------------------------------------------------- wire models
+
+_Text = Annotated[str, Field(max_length=200_000)]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class ChatMessage(_Wire):
+    role: Literal["system", "user", "assistant"]
+    content: _Text
+
+
+class LLMChatRequest(_Wire):
+    """Body of `POST /api/llm/chat`; with `json` the reply's `content` is an object."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=100)]
+    json_mode: bool = Field(default=False, alias="json")
+    max_tokens: Annotated[int, Field(ge=1, le=8192)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+
+
+class LLMChatReply(_Wire):
+    content: str | dict[str, Any]
+
+
+class LLMPlanRequest(_Wire):
+    """Body of `POST /api/llm/plan`: plan tool calls for `instruction` with `tools`."""
+
+    instruction: Annotated[str, Field(min_length=1, max_length=8000)]
+    context: Context = Field(default_factory=Context)
+    tools: Annotated[list[ToolSpec], Field(min_length=1, max_length=128)]
+
+
+class LLMPlanReply(_Wire):
+    """Validated steps (maybe none) and the model's own words, if it said any."""
+
+    steps: list[Step]
+    message: str = ""
+
+
+# -------------------------------------------------------------------- the client
+
+
+def error_from_body(status: int, payload: Any) -> AiosError:
+    """The `AiosError` a controller error body stands for (class chosen by code)."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(error, dict) or not error.get("code"):
+        return LLMError(f"controller answered HTTP {status}")
+    code = str(error["code"])
+    message = str(error.get("message") or code)
+    for cls in (
+        LLMNotConfigured,
+        LLMTimeout,
+        LLMUnauthorized,
+        LLMRateLimited,
+        LLMBadReply,
+        LLMError,
+    ):
+        if cls.code == code:
+            return cls(message, detail=error.get("detail"))
+    return AiosError(message, code=code, detail=error.get("detail"))
+
+
+class AgentLLM:
+    """An app's door to the model: every call goes through the controller.
+
+    Reads `$AIOS_CONTROLLER_URL`, `$AIOS_TOKEN` (the app's own token),
+    `$AIOS_EXECUTOR_URL` and `$AIOS_APP_ID` when first used, unless given.
+    """
+
+    HEALTH_TTL = 5.0  # seconds `available` trusts the last health answer
+
+    def __init__(
+        self,
+        controller_url: str | None = None,
+        token: str | None = None,
+        *,
+        executor_url: str | None = None,
+        app_id: str | None = None,
+        timeout: float = 120.0,
+        env: Mapping[str, str] | None = None,
+    ):
+        env = os.environ if env is None else env
+        self.controller_url = (controller_url or env.get(ENV_CONTROLLER_URL, "")).rstrip(
+            "/"
+        )
+        self.token = token or env.get(ENV_TOKEN, "")
+        self.executor_url = (executor_url or env.get(ENV_EXECUTOR_URL, "")).rstrip("/")
+        self.app_id = app_id or env.get(ENV_APP_ID, "")
+        self.timeout = timeout
+        self._session: Any = None
+        self._lock = threading.Lock()
+        self._health: tuple[float, bool] | None = None
+        self._tools: list[ToolSpec] | None = None
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def available(self) -> bool:
+        """Whether the controller has a model configured (its `/api/health` `llm`)."""
+        if not self.controller_url:
+            return False
+        now = time.monotonic()
+        if self._health is not None and now - self._health[0] < self.HEALTH_TTL:
+            return self._health[1]
+        import requests
+
+        try:
+            response = self._http().get(f"{self.controller_url}/api/health", timeout=5)
+            llm = response.json().get("llm") if response.status_code == 200 else None
+        except (requests.RequestException, ValueError, AttributeError):
+            llm = None
+        if isinstance(llm, dict):
+            llm = llm.get("status")
+        ok = isinstance(llm, str) and llm not in ("", "not_configured")
+        self._health = (now, ok)
+        return ok
+
+    def chat(
+        self,
+        messages_or_prompt: str | Sequence[Mapping[str, str]],
+        json: bool = False,
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> str | dict[str, Any]:
+        """The model's answer: text, or (with `json=True`) a JSON object as a dict."""
+        if isinstance(messages_or_prompt, str):
+            messages: list[dict[str, str]] = [
+                {"role": "user", "content": messages_or_prompt}
+            ]
+        else:
+            messages = [dict(m) for m in messages_or_prompt]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        body = LLMChatRequest.model_validate(
+            {
+                "messages": messages,
+                "json": json,
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+            }
+        ).model_dump(mode="json", by_alias=True, exclude_none=True)
+        payload = self._post("/api/llm/chat", body)
+        return LLMChatReply.model_validate(payload).content
+
+    def plan_steps(
+        self,
+        instruction: str,
+        context: Mapping[str, Any] | Context | None = None,
+        *,
+        tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Steps (`{"step_id", "tool", "args"}` dicts) the model plans for `instruction`.
+
+        `tools` defaults to this app's tools as the executor lists them (with their
+        argument schemas), narrowed to `context["available_tools"]` when that is set.
+        The controller has already checked every step's tool and arguments.
+        """
+        ctx = (
+            context
+            if isinstance(context, Context)
+            else Context.model_validate(dict(context or {}))
+        )
+        specs = (
+            [ToolSpec.model_validate(t) for t in tools]
+            if tools is not None
+            else self._tool_specs(ctx.available_tools)
+        )
+        if not specs:
+            raise LLMBadReply("no tools to plan with (context has no available_tools)")
+        body = LLMPlanRequest(instruction=instruction, context=ctx, tools=specs).dump()
+        payload = self._post("/api/llm/plan", body)
+        reply = LLMPlanReply.model_validate(payload)
+        return [step.dump() for step in reply.steps]
+
+    # -------------------------------------------------------------- plumbing
+
+    def _http(self) -> Any:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    import requests
+
+                    session = requests.Session()
+                    session.trust_env = False  # loopback only, never via a proxy
+                    if self.token:
+                        session.headers[TOKEN_HEADER] = self.token
+                    self._session = session
+        return self._session
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        import requests
+
+        if not self.controller_url or not self.token:
+            raise LLMNotConfigured(
+                "no LLM: this app is not connected to a controller "
+                f"({ENV_CONTROLLER_URL} and {ENV_TOKEN} are not set)"
+            )
+        try:
+            response = self._http().post(
+                f"{self.controller_url}{path}", json=body, timeout=(5, self.timeout)
+            )
+        except requests.Timeout as exc:
+            raise LLMTimeout(
+                f"no answer from the controller within {self.timeout:g} s"
+            ) from exc
+        except requests.RequestException as exc:
+            raise LLMError(f"controller unreachable ({type(exc).__name__})") from exc
+        try:
+            payload = json.loads(response.content.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise LLMError(
+                f"controller answered HTTP {response.status_code} without JSON"
+            ) from exc
+        if response.status_code != 200:
+            raise error_from_body(response.status_code, payload)
+        self._health = (time.monotonic(), True)
+        return payload
+
+    def _tool_specs(self, available: Sequence[str]) -> list[ToolSpec]:
+        """This app's tools with schemas from the executor (cached); names as a fallback."""
+        if self._tools is None and self.executor_url and self.token:
+            import requests
+
+            try:
+                response = self._http().get(
+                    f"{self.executor_url}/tools",
+                    params={"app_id": self.app_id},
+                    timeout=10,
+                )
+                if response.status_code == 200:
+                    listing = response.json().get("tools", [])
+                    self._tools = [ToolSpec.model_validate(t) for t in listing]
+            except (requests.RequestException, ValueError, AttributeError):
+                self._tools = None
+        known = list(self._tools or [])
+        if available:
+            wanted = set(available)
+            known = [t for t in known if t.name in wanted]
+            missing = [n for n in available if n not in {t.name for t in known}]
+            known += [ToolSpec(name=n) for n in missing]
+        return known

@@ -1,0 +1,1 @@
+"""Fakes of what lies outside this machine (model servers, web APIs)."""

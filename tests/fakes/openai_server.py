@@ -1,0 +1,234 @@
+"""A fake OpenAI-compatible chat server: real HTTP on 127.0.0.1, scripted replies.
+
+Drives the real `openai` client in tests without reaching any model:
+
+    with FakeOpenAI() as fake:
+        fake.script(json_reply({"tasks": []}), error_reply(429))
+        client = LLMClient(Settings(deepseek_api_key="k", llm_base_url=fake.base_url))
+
+Each POST to `/v1/chat/completions` (or `/chat/completions`) is recorded in
+`fake.requests` and answered by the next scripted reply: text content, JSON content,
+tool calls, malformed text, an HTTP error (401, 429, …) or any of these after a
+delay. With nothing scripted it answers HTTP 500 `no scripted reply`, so a test that
+calls the model more often than it expects fails loudly. `reject_json_mode` makes it
+answer 400 to any request carrying `response_format` (like servers without JSON mode).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FakeOpenAI",
+    "RecordedRequest",
+    "ScriptedReply",
+    "delayed",
+    "error_reply",
+    "json_reply",
+    "text_reply",
+    "tool_calls_reply",
+]
+
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass
+class ScriptedReply:
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def prompt_text(self) -> str:
+        """All message contents joined, for asserting what the model was told."""
+        return "\n".join(str(m.get("content") or "") for m in self.messages)
+
+
+def _completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def text_reply(content: str) -> ScriptedReply:
+    """Plain assistant content (also how malformed JSON is scripted)."""
+    return ScriptedReply(
+        body=_completion({"role": "assistant", "content": content}, "stop")
+    )
+
+
+def json_reply(value: Any) -> ScriptedReply:
+    return text_reply(json.dumps(value, ensure_ascii=False))
+
+
+def tool_calls_reply(*calls: tuple[str, Any], content: str | None = None) -> ScriptedReply:
+    """Tool calls `(name, args)`; args given as a str are sent verbatim (bad JSON)."""
+    tool_calls = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        }
+        for i, (name, args) in enumerate(calls, start=1)
+    ]
+    message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
+    return ScriptedReply(body=_completion(message, "tool_calls"))
+
+
+def error_reply(
+    status: int, message: str = "", *, headers: dict[str, str] | None = None
+) -> ScriptedReply:
+    """An OpenAI-style error body; 429 defaults to `retry-after-ms: 10`."""
+    default_headers = {"retry-after-ms": "10"} if status == 429 else {}
+    kinds = {401: "invalid_request_error", 429: "rate_limit_error"}
+    body = {
+        "error": {
+            "message": message or f"fake error {status}",
+            "type": kinds.get(status, "api_error"),
+            "code": None,
+        }
+    }
+    return ScriptedReply(status=status, body=body, headers=headers or default_headers)
+
+
+def delayed(seconds: float, reply: ScriptedReply) -> ScriptedReply:
+    return ScriptedReply(reply.status, reply.body, reply.headers, delay=seconds)
+
+
+class FakeOpenAI:
+    """The server; start it with `with FakeOpenAI() as fake:` or `start()`/`stop()`."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.reject_json_mode = False
+        self._queue: deque[ScriptedReply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="fake-openai", daemon=True
+        )
+
+    # ------------------------------------------------------------------ control
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        """What to give the client as `base_url` (OpenAI's `/v1` layout)."""
+        return f"{self.url}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes delayed replies
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def script(self, *replies: ScriptedReply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget recorded requests, pending replies and `reject_json_mode`."""
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.reject_json_mode = False
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet consumed."""
+        return len(self._queue)
+
+    # ------------------------------------------------------------ server side
+
+    def _answer(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> ScriptedReply:
+        with self._lock:
+            self.requests.append(RecordedRequest(path, headers, body))
+            if self.reject_json_mode and "response_format" in body:
+                return error_reply(400, "response_format is not supported")
+            if self._queue:
+                return self._queue.popleft()
+        return error_reply(500, "no scripted reply")
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet in tests
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if self.path.split("?", 1)[0] not in CHAT_PATHS:
+                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+                return
+            try:
+                body = json.loads(raw.decode("utf-8") or "{}")
+            except ValueError:
+                self._send(400, {"error": {"message": "bad JSON", "type": "invalid"}})
+                return
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = fake._answer(self.path, headers, body)
+            if reply.delay and fake._stopping.wait(reply.delay):
+                return
+            self._send(reply.status, reply.body, reply.headers)
+
+        def _send(
+            self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+    return Handler
