@@ -71,7 +71,8 @@ def no_match_message(apps: Sequence[AppProfile]) -> str:
     return (
         "抱歉，我不确定该交给哪个应用处理。已安装的应用可以：\n"
         + "\n".join(lines)
-        + "\nSorry, no installed app matches that. The apps above can help with those tasks."
+        + "\nSorry, I could not tell which installed app should handle that."
+        + " The apps above can help with the tasks listed."
     )
 
 
@@ -87,8 +88,11 @@ class _Decision:
 class DeterministicRouter:
     """Local intent matching over manifests; no LLM, no I/O.
 
-    `CONFIDENT`: a plan at or above it is a sure match (the LLM router need not
-    run). `MINIMUM`: a part whose best app is below it goes to no app.
+    `MINIMUM`: a part whose best app fits below it goes to no app. `CONFIDENT`: a
+    plan whose confidence is at or above it is a sure match, so an LLM router need
+    not run. Confidence is the weakest part's: its best fit, discounted by how
+    closely the runner-up app fits — two apps that fit equally well still get a
+    task (the first), but a low confidence.
     """
 
     CONFIDENT = 0.6
@@ -113,6 +117,9 @@ class DeterministicRouter:
             return decisions[part]
 
         parts = self._parts(text, decide)
+        if len(parts) == 1:
+            decisions.setdefault(text.strip(), decide(parts[0]))
+            parts = [text.strip()]  # one task: the app gets the words as typed
         tasks: list[PlannedTask] = []
         unmatched: list[str] = []
         notes: list[str] = []
@@ -166,7 +173,7 @@ class DeterministicRouter:
         best = fits[0].fit
         runner_up = fits[1].fit if len(fits) > 1 else 0.0
         confidence = _calibrate(best, runner_up)
-        app_id = fits[0].app_id if confidence >= self.minimum else None
+        app_id = fits[0].app_id if best >= self.minimum else None
         return _Decision(app_id, confidence, fits)
 
 
