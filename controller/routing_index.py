@@ -18,6 +18,7 @@ Each app gets a raw fit in 0..1; the router turns the best fits into a confidenc
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -38,6 +39,7 @@ _DESCRIPTION_SOURCE = 0.6
 # Mix of the three signals in the raw fit.
 _KEYWORD_MIX, _COVERAGE_MIX, _FUZZY_MIX = 0.5, 0.3, 0.2
 _FUZZY_CANDIDATES = 5
+_PUNCTUATION = re.compile(r"[^\w\s]")
 _GENERIC_NAME_PARTS = ("应用", "小ai", "助手", " app", " agent", "app", "agent")
 
 
@@ -148,7 +150,7 @@ class RoutingIndex:
         content = [i for i, unit in enumerate(units) if not unit.filler]
         if not content:
             return []
-        matches = self._keyword_matches(units, content)
+        matches = self._keyword_matches(normalized, units, content)
         keyword_sum: dict[int, float] = {}
         hits: dict[int, list[str]] = {}
         covered: dict[int, dict[int, float]] = {}
@@ -193,7 +195,11 @@ class RoutingIndex:
         fits.sort(key=lambda f: -f.fit)
         return fits
 
-    def _keyword_matches(self, units: list[Unit], content: list[int]) -> list[_Match]:
+    def _keyword_matches(
+        self, normalized: str, units: list[Unit], content: list[int]
+    ) -> list[_Match]:
+        """Keyword hits on the units, and on the content units with filler skipped
+        ("打个招呼" hits "打招呼"), minus hits inside longer hits."""
         found: list[_Match] = []
         texts = [unit.text for unit in units]
         for start in range(len(units)):
@@ -207,7 +213,7 @@ class RoutingIndex:
                 first + 2, min(len(content), first + self.longest_keyword) + 1
             ):
                 entry = self.loose_keywords.get(tuple(content_texts[first:last]))
-                if entry:
+                if entry and _no_punctuation(normalized, units, content[first:last]):
                     found.append(_Match(content[first], content[last - 1] + 1, *entry))
         unique = {(match.start, match.end, match.apps): match for match in found}
         found = list(unique.values())
@@ -257,6 +263,14 @@ def _contiguous(units: list[Unit], start: int, end: int) -> bool:
         if units[i].cjk and units[i + 1].cjk and units[i].end != units[i + 1].start:
             return False
     return True
+
+
+def _no_punctuation(normalized: str, units: list[Unit], positions: list[int]) -> bool:
+    """No punctuation between these units: a skipped-filler hit stays in one clause."""
+    return not any(
+        _PUNCTUATION.search(normalized, units[a].end, units[b].start)
+        for a, b in zip(positions, positions[1:], strict=False)
+    )
 
 
 def _features_at(units: list[Unit]) -> Iterable[tuple[tuple[int, ...], str]]:
