@@ -1,0 +1,190 @@
+"""The controller's HTTP API for the desktop and the CLI (docs/ARCHITECTURE.md).
+
+`create_app(services)` builds the Flask app on `aios_sdk.web.create_service`
+(loopback Host, same-site Origin, `X-AIOS-Token` or `?token=` on GET, strict JSON).
+Routes are thin: the pipeline, the supervisor, the event bus and the settings store
+do the work. The desktop page and its static files are public (the page reads the
+token from its own `?token=`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from flask import Flask, Response, jsonify, request, send_file, stream_with_context
+from pydantic import BaseModel, ConfigDict
+
+from aios_sdk.errors import NotFound, PathOutsideWorkdir
+from aios_sdk.protocol import (
+    ActionPost,
+    AppInfo,
+    InstructionRequest,
+    OpenRequest,
+    UISnapshot,
+)
+from aios_sdk.web import create_service, public, read_json, token_matches
+
+from .discovery import AppSpec
+from .events import EventBus, sse_stream
+from .pipeline import Pipeline
+from .settings_store import SettingsStore
+
+__all__ = ["ApiServices", "create_app"]
+
+DESKTOP_DIR = Path(__file__).resolve().parent.parent / "desktop" / "web"
+
+
+class _JsonObject(BaseModel):
+    """Any JSON object (the settings PUT body, validated by `Settings` afterwards)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class AppsView(Protocol):
+    def app_infos(self) -> Sequence[AppInfo]: ...
+
+    def spec(self, app_id: str) -> AppSpec: ...
+
+
+@dataclass
+class ApiServices:
+    token: str
+    pipeline: Pipeline
+    apps: AppsView
+    events: EventBus
+    settings: SettingsStore
+    store_ui_snapshot: Callable[[dict[str, Any]], None]
+    desktop_dir: Path = DESKTOP_DIR
+    sse_keepalive: float = 15.0
+
+
+def _missing_desktop(desktop_dir: Path) -> Response:
+    body = (
+        "<!doctype html><meta charset='utf-8'><title>Triton AIOS</title>"
+        "<p>The desktop is not installed: folder "
+        f"<code>{desktop_dir}</code> is missing. The API under /api/ works.</p>"
+    )
+    return Response(body, status=404, mimetype="text/html")
+
+
+def _workspace_file(spec: AppSpec, rel: str) -> Path:
+    """`rel` inside the app's workspace, symlinks resolved; refused when outside."""
+    if spec.workdir is None:
+        raise NotFound(f"app {spec.app_id} has no workspace")
+    if "\x00" in rel:
+        raise PathOutsideWorkdir("path contains a NUL byte")
+    workdir = spec.workdir.resolve()
+    target = (workdir / rel).resolve()
+    if not target.is_relative_to(workdir):
+        raise PathOutsideWorkdir(f"{rel!r} is outside the workspace of {spec.app_id}")
+    if not target.is_file():
+        raise NotFound(f"no file {rel!r} in the workspace of {spec.app_id}")
+    return target
+
+
+def create_app(services: ApiServices) -> Flask:
+    app = create_service(
+        "aios-controller", token_matches(services.token), token_in_query=True
+    )
+    desktop_dir = Path(services.desktop_dir)
+
+    # ------------------------------------------------------------ desktop
+
+    @app.get("/")
+    @public
+    def index() -> Response:
+        page = desktop_dir / "index.html"
+        if not page.is_file():
+            return _missing_desktop(desktop_dir)
+        response = send_file(page, mimetype="text/html", max_age=0)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.get("/desktop/<path:path>")
+    @public
+    def desktop_file(path: str) -> Response:
+        if not desktop_dir.is_dir():
+            return _missing_desktop(desktop_dir)
+        root = desktop_dir.resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            raise NotFound(f"no desktop file {path!r}")
+        response = send_file(target, max_age=0)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    # ---------------------------------------------------------------- api
+
+    @app.get("/api/health")
+    @public
+    def health() -> Response:
+        infos = services.apps.app_infos()
+        return jsonify(
+            {
+                "status": "ok",
+                "apps": len(infos),
+                "running": sum(1 for i in infos if i.status == "running"),
+            }
+        )
+
+    @app.get("/api/apps")
+    def apps() -> Response:
+        return jsonify([info.dump() for info in services.apps.app_infos()])
+
+    @app.post("/api/instruction")
+    def instruction() -> Response:
+        body = read_json(InstructionRequest)
+        return jsonify(services.pipeline.instruction(body).dump())
+
+    @app.post("/api/apps/<app_id>/open")
+    def open_app(app_id: str) -> Response:
+        body = OpenRequest() if not request.get_data(cache=True) else read_json(OpenRequest)
+        reply, session_id = services.pipeline.open_app(app_id, body.session_id)
+        return jsonify({**reply.dump(), "session_id": session_id})
+
+    @app.post("/api/apps/<app_id>/action")
+    def action(app_id: str) -> Response:
+        body = read_json(ActionPost)
+        reply, session_id = services.pipeline.action(app_id, body)
+        return jsonify({**reply.dump(), "session_id": session_id})
+
+    @app.get("/api/apps/<app_id>/files/<path:path>")
+    def app_file(app_id: str, path: str) -> Response:
+        target = _workspace_file(services.apps.spec(app_id), path)
+        return send_file(target, conditional=True, max_age=0)
+
+    @app.post("/api/ui/snapshot")
+    def ui_snapshot() -> Response:
+        snapshot = read_json(UISnapshot)
+        services.store_ui_snapshot(snapshot.dump())
+        return jsonify({"status": "ok", "elements": len(snapshot.elements)})
+
+    @app.get("/api/events")
+    def events() -> Response:
+        since = request.headers.get("Last-Event-ID") or request.args.get("since")
+        try:
+            cursor = int(since) if since is not None else services.events.last_seq
+        except ValueError:
+            cursor = services.events.last_seq
+        limit = request.args.get("limit", type=int)
+        stream = sse_stream(
+            services.events, cursor, keepalive=services.sse_keepalive, limit=limit
+        )
+        response = Response(stream_with_context(stream), mimetype="text/event-stream")
+        response.headers["Cache-Control"] = "no-cache"
+        response.headers["X-Accel-Buffering"] = "no"
+        return response
+
+    @app.get("/api/settings")
+    def get_settings() -> Response:
+        return jsonify(services.settings.masked())
+
+    @app.put("/api/settings")
+    def put_settings() -> Response:
+        changes = read_json(_JsonObject).model_dump()
+        return jsonify(services.settings.update(changes))
+
+    return app

@@ -1,0 +1,390 @@
+"""The `aios` command (`python -m controller …` is the same thing).
+
+    aios start [--headless|--browser] [--config F] [--apps-dir D] [--state-dir S]
+               [--ports auto|F]
+    aios say "…" [--json] [--session S]
+    aios apps [--json]
+    aios stop
+    aios new-app NAME [--apps-dir D] [--name "Display name"]
+
+`aios start` prints exactly one line on stdout, `ready <desktop url with ?token=>`,
+once every service is healthy, then runs until SIGINT/SIGTERM (or until the desktop
+window closes). Everything else it says goes to stderr. The other commands find the
+running controller through the state folder (`--state-dir`, `$AIOS_STATE_DIR`,
+`~/.aios`): its `ports.json`, `token` and `controller.pid`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .state_dir import StateDir, default_state_dir
+
+__all__ = ["main", "render_result"]
+
+
+def _err(text: str) -> None:
+    print(f"aios: {text}", file=sys.stderr, flush=True)
+
+
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+# ---------------------------------------------------------------------- start
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="aios %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from aios_sdk.errors import AiosError
+
+    from .launcher import Controller, LaunchOptions
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    controller = Controller(
+        LaunchOptions(
+            config_path=Path(args.config),
+            apps_dir=Path(args.apps_dir),
+            state_dir=Path(args.state_dir) if args.state_dir else default_state_dir(),
+            ports=args.ports,
+        )
+    )
+    try:
+        url = controller.start()
+    except AiosError as exc:
+        _err(f"could not start: {exc.message}")
+        return 1
+    except Exception as exc:
+        _err(f"could not start: {type(exc).__name__}: {exc}")
+        return 1
+    print(f"ready {url}", flush=True)
+    try:
+        if not stop.is_set():
+            _run_front_end(args, url, stop)
+    finally:
+        controller.stop()
+    return 0
+
+
+def _run_front_end(args: argparse.Namespace, url: str, stop: threading.Event) -> None:
+    """Headless: wait for a signal. Browser: open a tab if possible. Default: window."""
+    if args.browser:
+        if _has_display():
+            import webbrowser
+
+            try:
+                webbrowser.open(url)
+            except Exception as exc:
+                _err(f"could not open a browser ({exc}); open {url} yourself")
+        stop.wait()
+        return
+    if args.headless:
+        stop.wait()
+        return
+    if not _has_display():
+        _err("no display: running headless (open the ready URL in a browser)")
+        stop.wait()
+        return
+    try:
+        from desktop.window import run_window
+    except ImportError as exc:
+        _err(f"desktop window not available ({exc}): running headless")
+        stop.wait()
+        return
+    # a signal while the window's main loop runs: stop from a helper thread
+    threading.Thread(target=_exit_on, args=(stop,), daemon=True).start()
+    try:
+        run_window(url)
+    except Exception as exc:
+        _err(f"desktop window failed ({type(exc).__name__}: {exc}): running headless")
+        stop.wait()
+
+
+def _exit_on(stop: threading.Event) -> None:
+    stop.wait()
+    time.sleep(0.5)  # let the main thread shut down cleanly if it can
+    os._exit(0)
+
+
+# ------------------------------------------------------------ client commands
+
+
+class _Running:
+    """The running controller as recorded in the state folder."""
+
+    def __init__(self, state_dir: str | None):
+        self.state = StateDir(Path(state_dir) if state_dir else default_state_dir())
+        self.url = self.state.controller_url()
+        self.token = self.state.read_token()
+
+    def check(self) -> bool:
+        if not self.url or not self.token or self.state.running_pid() is None:
+            _err(
+                f"no running controller recorded in {self.state.root} "
+                "(start one with `aios start`)"
+            )
+            return False
+        return True
+
+    def call(self, method: str, path: str, body: Any = None, timeout: float = 300) -> Any:
+        from aios_sdk.errors import AiosError
+
+        from .clients import http_json, peer_error
+
+        assert self.url is not None
+        answer = http_json(
+            method,
+            self.url + path,
+            body,
+            token=self.token,
+            timeout=timeout,
+            what="controller",
+        )
+        if not 200 <= answer.status < 300:
+            raise peer_error(answer, "the controller")
+        if answer.body is None:
+            raise AiosError("the controller answered something that is not JSON")
+        return answer.body
+
+
+def _clip(text: Any, limit: int = 400) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _render_data(view_type: str, data: dict[str, Any]) -> list[str]:
+    """The main content of a view as a few readable lines."""
+    if view_type == "text":
+        return [_clip(data.get("content", ""), 2000)]
+    if view_type == "code":
+        return [f"```{data.get('language', '')}", _clip(data.get("code", ""), 2000), "```"]
+    if view_type == "error":
+        return [f"错误 [{data.get('code', 'error')}]: {data.get('message', '')}"]
+    if view_type == "list":
+        lines = [str(data["title"])] if data.get("title") else []
+        for item in (data.get("items") or [])[:30]:
+            if isinstance(item, dict):
+                title = item.get("title") or item.get("name") or json.dumps(item)
+                sub = item.get("sub") or item.get("artist") or ""
+                lines.append(f"  • {title}" + (f" — {sub}" if sub else ""))
+            else:
+                lines.append(f"  • {item}")
+        return lines or ["(空列表)"]
+    if view_type == "table":
+        rows = [" | ".join(str(c) for c in data.get("columns") or [])]
+        for row in (data.get("rows") or [])[:30]:
+            rows.append(
+                " | ".join(str(c) for c in row) if isinstance(row, list) else str(row)
+            )
+        return rows
+    if view_type == "card":
+        return [
+            f"  ▪ {c.get('title', '')}" + (f": {c['desc']}" if c.get("desc") else "")
+            for c in data.get("cards") or []
+            if isinstance(c, dict)
+        ]
+    if view_type in ("media", "image"):
+        label = data.get("title") or data.get("caption") or ""
+        return [f"{data.get('url', '')}" + (f" ({label})" if label else "")]
+    if view_type == "chart":
+        pairs = zip(data.get("labels") or [], data.get("values") or [], strict=False)
+        return [f"  {label}: {value}" for label, value in pairs]
+    if view_type == "form":
+        return [
+            f"  [{f.get('label') or f.get('name')}]"
+            for f in data.get("fields") or []
+            if isinstance(f, dict)
+        ]
+    return [_clip(json.dumps(data, ensure_ascii=False))]
+
+
+def render_result(response: dict[str, Any]) -> str:
+    """An `InstructionResponse` as text for the terminal."""
+    lines = []
+    if response.get("message"):
+        lines.append(str(response["message"]))
+    for task in response.get("tasks") or []:
+        deps = task.get("depends_on") or []
+        after = f" after {', '.join(deps)}" if deps else ""
+        lines.append(
+            f"[{task.get('task_id')}] {task.get('app_id')} ({task.get('status')}){after}: "
+            f"{task.get('instruction')}"
+        )
+        result = task.get("result") or {}
+        view_type = str(result.get("view_type", ""))
+        lines.append(f"  view: {view_type}")
+        data = result.get("data") if isinstance(result.get("data"), dict) else {}
+        lines.extend("  " + line for line in _render_data(view_type, data))
+        labels = [a.get("label") or a.get("action_id") for a in result.get("actions") or []]
+        if labels:
+            lines.append("  actions: " + ", ".join(str(label) for label in labels))
+    return "\n".join(lines)
+
+
+def cmd_say(args: argparse.Namespace) -> int:
+    from aios_sdk.errors import AiosError
+
+    running = _Running(args.state_dir)
+    if not running.check():
+        return 1
+    session = args.session
+    if session is None:
+        try:
+            session = running.state.cli_session_file.read_text().strip() or None
+        except OSError:
+            session = None
+    body: dict[str, Any] = {"text": args.text, "source": "text"}
+    if session:
+        body["session_id"] = session
+    try:
+        response = running.call("POST", "/api/instruction", body)
+    except AiosError as exc:
+        _err(exc.message)
+        return 1
+    if response.get("session_id"):
+        from aios_sdk.files import atomic_write_text
+
+        atomic_write_text(running.state.cli_session_file, response["session_id"])
+    if args.json:
+        print(json.dumps(response, ensure_ascii=False, indent=2))
+    else:
+        print(render_result(response))
+    failed = [t for t in response.get("tasks") or [] if t.get("status") == "error"]
+    return 1 if failed else 0
+
+
+def cmd_apps(args: argparse.Namespace) -> int:
+    from aios_sdk.errors import AiosError
+
+    running = _Running(args.state_dir)
+    if not running.check():
+        return 1
+    try:
+        apps = running.call("GET", "/api/apps", timeout=10)
+    except AiosError as exc:
+        _err(exc.message)
+        return 1
+    if args.json:
+        print(json.dumps(apps, ensure_ascii=False, indent=2))
+        return 0
+    for app in apps:
+        port = app.get("port") or "-"
+        line = f"{app.get('icon', '')} {app['id']:<16} {app['status']:<10} {port!s:<6} {app['name']}"
+        if app.get("error"):
+            line += f"  ({app['error']})"
+        print(line)
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    state = StateDir(Path(args.state_dir) if args.state_dir else default_state_dir())
+    pid = state.running_pid()
+    if pid is None:
+        _err(f"no running controller recorded in {state.root}")
+        return 1
+    os.kill(pid, signal.SIGTERM)
+    import psutil
+
+    try:
+        psutil.Process(pid).wait(timeout=15)
+    except psutil.TimeoutExpired:
+        _err(f"controller {pid} did not stop within 15 s")
+        return 1
+    except psutil.NoSuchProcess:
+        pass
+    print(f"stopped controller {pid}")
+    return 0
+
+
+def cmd_new_app(args: argparse.Namespace) -> int:
+    try:
+        from aios_sdk.scaffold import scaffold_app
+    except ImportError as exc:
+        _err(f"the SDK's app template is not available ({exc})")
+        return 1
+    from aios_sdk.errors import AiosError
+
+    try:
+        path = scaffold_app(Path(args.apps_dir), args.app_id, name=args.name)
+    except (AiosError, ValueError, FileExistsError) as exc:
+        _err(str(getattr(exc, "message", exc)))
+        return 1
+    print(f"created {path}")
+    return 0
+
+
+# --------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aios", description="Triton AIOS")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def state_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--state-dir", help="state folder (default $AIOS_STATE_DIR or ~/.aios)"
+        )
+
+    start = sub.add_parser("start", help="start the executor, the apps and the desktop")
+    mode = start.add_mutually_exclusive_group()
+    mode.add_argument("--headless", action="store_true", help="no window")
+    mode.add_argument("--browser", action="store_true", help="serve; open a browser tab")
+    start.add_argument("--config", default="config.json", help="config.json to use")
+    start.add_argument("--apps-dir", default="apps", help="folder of apps")
+    start.add_argument("--ports", default="ports.json", help="port map file, or 'auto'")
+    start.add_argument("-v", "--verbose", action="store_true")
+    state_option(start)
+    start.set_defaults(func=cmd_start)
+
+    say = sub.add_parser("say", help="send one instruction to the running system")
+    say.add_argument("text")
+    say.add_argument("--json", action="store_true", help="print the raw answer")
+    say.add_argument("--session", help="session id (default: the CLI's last one)")
+    state_option(say)
+    say.set_defaults(func=cmd_say)
+
+    apps = sub.add_parser("apps", help="list the apps and their status")
+    apps.add_argument("--json", action="store_true")
+    state_option(apps)
+    apps.set_defaults(func=cmd_apps)
+
+    stop = sub.add_parser("stop", help="stop the running controller")
+    state_option(stop)
+    stop.set_defaults(func=cmd_stop)
+
+    new_app = sub.add_parser("new-app", help="create an app folder from the template")
+    new_app.add_argument("app_id", metavar="NAME")
+    new_app.add_argument("--apps-dir", default="apps")
+    new_app.add_argument("--name", help="display name (default: NAME)")
+    new_app.set_defaults(func=cmd_new_app)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

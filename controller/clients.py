@@ -1,0 +1,212 @@
+"""HTTP clients the controller uses to talk to the executor and to apps.
+
+Plain `http.client` (cheaper than `requests` per call and at import, which matters
+for start-up and the 20 ms health polling). Every transport failure becomes an
+`AiosError` at this boundary: `AppUnreachable` when nothing answers or the answer
+is late, `BadAppReply` when the answer is not JSON, and the peer's own error
+(`{"status": "error", "error": {code, message}}`) re-raised with its code.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
+
+__all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
+
+
+@dataclass
+class HttpAnswer:
+    status: int
+    body: Any  # parsed JSON, or None when the body was empty / not JSON
+    raw: bytes
+
+
+def http_json(
+    method: str,
+    url: str,
+    body: Any = None,
+    *,
+    token: str | None = None,
+    timeout: float = 10.0,
+    what: str = "service",
+) -> HttpAnswer:
+    """One JSON request; transport failures raise `AppUnreachable` naming `what`."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    # imported here: aios_sdk.web pulls in Flask, which start-up loads only after
+    # the children are spawned
+    from aios_sdk.web import TOKEN_HEADER
+
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    headers = {"Host": f"127.0.0.1:{parts.port}", "Accept": "application/json"}
+    if token:
+        headers[TOKEN_HEADER] = token
+    payload = None
+    if body is not None:
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    try:
+        conn.request(method, path, body=payload, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        status = response.status
+    except TimeoutError as exc:
+        raise AppUnreachable(f"{what} did not answer within {timeout:g} s") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise AppUnreachable(f"{what} is not reachable ({type(exc).__name__})") from exc
+    finally:
+        conn.close()
+    try:
+        parsed = json.loads(raw.decode("utf-8")) if raw else None
+    except (UnicodeDecodeError, ValueError):
+        parsed = None
+    return HttpAnswer(status, parsed, raw)
+
+
+def peer_error(answer: HttpAnswer, what: str) -> AiosError:
+    """The error a non-2xx answer stands for, keeping the peer's code if it sent one."""
+    body = answer.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        err = body["error"]
+        code = str(err.get("code") or "app_error")
+        message = str(err.get("message") or f"{what} answered HTTP {answer.status}")
+        return AiosError(message, code=code)
+    snippet = answer.raw[:200].decode("utf-8", "replace").strip()
+    return BadAppReply(
+        f"{what} answered HTTP {answer.status}" + (f": {snippet}" if snippet else "")
+    )
+
+
+class ExecutorClient:
+    """The executor's HTTP API as the controller uses it (master token)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 10.0):
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(
+        self, method: str, path: str, body: Any = None, timeout: float | None = None
+    ) -> Any:
+        answer = http_json(
+            method,
+            self.url + path,
+            body,
+            token=self.token,
+            timeout=timeout or self.timeout,
+            what="the executor",
+        )
+        if not 200 <= answer.status < 300:
+            raise peer_error(answer, "the executor")
+        if answer.body is None:
+            raise BadAppReply("the executor answered something that is not JSON")
+        return answer.body
+
+    def healthy(self, timeout: float = 1.0) -> bool:
+        try:
+            answer = http_json("GET", self.url + "/health", timeout=timeout)
+        except AiosError:
+            return False
+        return answer.status == 200
+
+    def register(self, registration: dict[str, Any]) -> None:
+        app_id = quote(registration["app_id"], safe="")
+        self._call("PUT", f"/apps/{app_id}", registration)
+
+    def unregister(self, app_id: str) -> None:
+        self._call("DELETE", f"/apps/{quote(app_id, safe='')}")
+
+    def tool_names(self, app_id: str) -> list[str]:
+        listing = self._call("GET", f"/tools?app_id={quote(app_id, safe='')}")
+        tools = listing.get("tools") if isinstance(listing, dict) else None
+        if not isinstance(tools, list):
+            raise BadAppReply("the executor's tool listing has no 'tools' list")
+        return [str(t.get("name")) for t in tools if isinstance(t, dict) and t.get("name")]
+
+    def run(self, run_request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """POST /run; the `RunResponse` as a dict."""
+        return self._call("POST", "/run", run_request, timeout=timeout)
+
+    def set_system_cache(self, key: str, value: Any, ttl: float | None = None) -> None:
+        body: dict[str, Any] = {"key": key, "value": value}
+        if ttl is not None:
+            body["ttl"] = ttl
+        self._call("POST", "/cache/system", body)
+
+    def events(self, since: int, wait: float) -> tuple[list[dict[str, Any]], int]:
+        page = self._call("GET", f"/events?since={since}&wait={wait:g}", timeout=wait + 5)
+        events = page.get("events") if isinstance(page, dict) else None
+        if not isinstance(events, list):
+            raise BadAppReply("the executor's events page has no 'events' list")
+        return [e for e in events if isinstance(e, dict)], int(page.get("next", since))
+
+
+class AppClient:
+    """One app's HTTP API (its own token), as the controller calls it."""
+
+    def __init__(self, app_id: str, url: str, token: str, handle_endpoint: str = "/handle"):
+        self.app_id = app_id
+        self.url = url.rstrip("/")
+        self.token = token
+        self.handle_endpoint = handle_endpoint
+
+    @property
+    def what(self) -> str:
+        return f"app {self.app_id}"
+
+    def health(self, timeout: float) -> bool:
+        """Alive means it answers HTTP at all below 500.
+
+        The spec's bare-Flask `main.py` template has no `/health` and answers 404,
+        which still shows a live, responsive server.
+        """
+        try:
+            answer = http_json(
+                "GET",
+                self.url + "/health",
+                token=self.token,
+                timeout=timeout,
+                what=self.what,
+            )
+        except AiosError:
+            return False
+        return answer.status < 500
+
+    def manifest_tools(self, timeout: float = 2.0) -> list[dict[str, Any]]:
+        """The custom tools the app lists in `GET /manifest` ([] on 404)."""
+        answer = http_json(
+            "GET", self.url + "/manifest", token=self.token, timeout=timeout, what=self.what
+        )
+        if answer.status == 404:
+            return []
+        if answer.status != 200 or not isinstance(answer.body, dict):
+            raise peer_error(answer, self.what)
+        tools = answer.body.get("tools") or []
+        return [t for t in tools if isinstance(t, dict) and t.get("name")]
+
+    def handle(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """POST the `HandleRequest`; the raw reply dict (validated by the caller)."""
+        answer = http_json(
+            "POST",
+            self.url + self.handle_endpoint,
+            request,
+            token=self.token,
+            timeout=timeout,
+            what=self.what,
+        )
+        body = answer.body
+        if isinstance(body, dict) and body.get("status") == "error" and "view_type" in body:
+            return body  # an AppReply.error(...) view, keep it as is
+        if not 200 <= answer.status < 300:
+            raise peer_error(answer, self.what)
+        if not isinstance(answer.body, dict):
+            raise BadAppReply(f"{self.what} answered something that is not a JSON object")
+        return answer.body

@@ -1,0 +1,130 @@
+"""Context injection (S-41): the `Context` handed to every call of an app's `handle`.
+
+`role` comes from the manifest's `role_prompt` or `role.md`; `workdir` is absolute;
+`cwd_state` holds the workspace's top-level `files` (bounded) merged with the state
+the app keeps in the session's `agent_states` (an app sets it with the reply field
+`state`, e.g. `{"last_played": "周杰伦 - 七里香"}`); `available_tools` are the tool
+names the executor lists for that app (cached per app, refreshed on re-registration);
+`history_summary` is a deterministic summary of the session's last turns (until an
+LLM summariser exists); `tool_results` is set on the call after steps ran; `upstream`
+(beyond S-41) carries the results of the tasks a dependent task waits for.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aios_sdk.protocol import ATOMIC_TOOLS, Context
+
+from .sessions import Session
+
+__all__ = [
+    "ContextBuilder",
+    "summarise_history",
+    "workspace_files",
+]
+
+MAX_FILES = 100
+SUMMARY_TURNS = 3
+SUMMARY_TEXT = 60
+
+
+def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
+    """Sorted top-level names in the workspace, hidden ones left out, at most `limit`."""
+    if workdir is None:
+        return []
+    names: list[str] = []
+    try:
+        with os.scandir(workdir) as entries:
+            for entry in entries:
+                if not entry.name.startswith("."):
+                    names.append(entry.name)
+    except OSError:
+        return []
+    names.sort()
+    return names[:limit]
+
+
+def _clip(text: str, limit: int = SUMMARY_TEXT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summarise_history(session: Session, turns: int = SUMMARY_TURNS) -> str:
+    """ "用户刚问过…": the last few instructions and who answered, deterministically."""
+    recent = [
+        t for t in session.history if t.get("kind") == "instruction" and t.get("text")
+    ]
+    recent = recent[-turns:]
+    if not recent:
+        return ""
+    parts = []
+    for turn in recent:
+        part = f"“{_clip(turn['text'])}”"
+        apps = turn.get("apps") or []
+        message = turn.get("message")
+        if apps:
+            part += f"（{'、'.join(apps)}"
+            part += f"答：{_clip(message, 40)}）" if message else "）"
+        parts.append(part)
+    return "用户刚问过：" + "；".join(parts)
+
+
+class ContextBuilder:
+    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names."""
+
+    def __init__(self, list_tools: Callable[[str], list[str]]):
+        self._list_tools = list_tools
+        self._tools: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def available_tools(self, app_id: str) -> list[str]:
+        with self._lock:
+            cached = self._tools.get(app_id)
+        if cached is not None:
+            return list(cached)
+        try:
+            names = self._list_tools(app_id)
+        except Exception:
+            return list(ATOMIC_TOOLS)  # executor busy or restarting: not cached
+        with self._lock:
+            self._tools[app_id] = list(names)
+        return list(names)
+
+    def invalidate(self, app_id: str | None = None) -> None:
+        """Forget cached tool names (after an app or the executor re-registered)."""
+        with self._lock:
+            if app_id is None:
+                self._tools.clear()
+            else:
+                self._tools.pop(app_id, None)
+
+    def build(
+        self,
+        *,
+        app_id: str,
+        role: str,
+        workdir: Path | None,
+        session: Session,
+        tool_results: dict[str, Any] | None = None,
+        upstream: list[dict[str, Any]] | None = None,
+    ) -> Context:
+        cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
+        cwd_state.update(session.agent_states.get(app_id, {}))
+        extra: dict[str, Any] = {}
+        if upstream:
+            extra["upstream"] = upstream
+        return Context(
+            role=role,
+            workdir=str(workdir) if workdir is not None else "",
+            cwd_state=cwd_state,
+            available_tools=self.available_tools(app_id),
+            session_id=session.session_id,
+            history_summary=summarise_history(session),
+            tool_results=tool_results,
+            **extra,
+        )

@@ -1,0 +1,157 @@
+"""The controller's event bus and the Server-Sent Events stream built on it.
+
+`EventBus` numbers every event (`seq`, starting at 1), keeps the latest ones in a
+bounded ring buffer and wakes waiting subscribers; a subscriber that fell behind the
+buffer simply gets what is left. `sse_stream` turns the bus into the `text/event-
+stream` of `GET /api/events` (each `data:` an `protocol.Event`, each `id:` its seq,
+so a reconnecting EventSource resumes via `Last-Event-ID`). `ExecutorEventRelay`
+long-polls the executor's `GET /events` and republishes its `notify` events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from aios_sdk.protocol import Event
+
+__all__ = ["EventBus", "ExecutorEventRelay", "sse_stream"]
+
+log = logging.getLogger("aios.controller.events")
+
+
+class EventBus:
+    """In-process publish/subscribe with sequence numbers and a ring buffer."""
+
+    def __init__(self, capacity: int = 1000):
+        self._events: deque[Event] = deque(maxlen=capacity)
+        self._seq = 0
+        self._cond = threading.Condition()
+        self._closed = False
+
+    @property
+    def last_seq(self) -> int:
+        with self._cond:
+            return self._seq
+
+    def publish(
+        self,
+        type: str,
+        data: dict[str, Any] | None = None,
+        *,
+        app_id: str | None = None,
+        session_id: str | None = None,
+    ) -> Event:
+        with self._cond:
+            self._seq += 1
+            event = Event(
+                type=type,  # type: ignore[arg-type]
+                seq=self._seq,
+                app_id=app_id,
+                session_id=session_id,
+                data=data or {},
+            )
+            self._events.append(event)
+            self._cond.notify_all()
+        return event
+
+    def since(self, seq: int) -> list[Event]:
+        """Buffered events with a sequence number above `seq`."""
+        with self._cond:
+            return [e for e in self._events if e.seq > seq]
+
+    def wait_since(self, seq: int, timeout: float) -> list[Event]:
+        """Events after `seq`, waiting up to `timeout` seconds for the first one."""
+        with self._cond:
+            if self._seq <= seq and not self._closed:
+                self._cond.wait_for(lambda: self._seq > seq or self._closed, timeout)
+            return [e for e in self._events if e.seq > seq]
+
+    def close(self) -> None:
+        """Wake every waiting subscriber for good (shutdown)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def sse_stream(
+    bus: EventBus, since: int, *, keepalive: float = 15.0, limit: int | None = None
+) -> Iterator[str]:
+    """SSE frames of every event after `since`, with keep-alive comments.
+
+    Stops when the bus closes, or after `limit` events (used by tests).
+    """
+    yield "retry: 1000\n\n"
+    sent = 0
+    cursor = since
+    while not bus.closed:
+        events = bus.wait_since(cursor, keepalive)
+        if not events:
+            yield ": keepalive\n\n"
+            continue
+        for event in events:
+            cursor = event.seq
+            payload = json.dumps(event.dump(), ensure_ascii=False)
+            yield f"id: {event.seq}\nevent: message\ndata: {payload}\n\n"
+            sent += 1
+            if limit is not None and sent >= limit:
+                return
+
+
+class ExecutorEventRelay:
+    """A thread that long-polls the executor's `/events` and republishes them.
+
+    `fetch(since, wait)` returns `(events, next)` as the executor's `EventsPage`;
+    errors back off (up to 5 s) and never end the thread.
+    """
+
+    def __init__(
+        self,
+        bus: EventBus,
+        fetch: Callable[[int, float], tuple[list[dict[str, Any]], int]],
+        *,
+        wait: float = 20.0,
+    ):
+        self._bus = bus
+        self._fetch = fetch
+        self._wait = wait
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="executor-event-relay", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        cursor = 0
+        delay = 0.25
+        while not self._stop.is_set():
+            try:
+                events, cursor = self._fetch(cursor, self._wait)
+                delay = 0.25
+            except Exception as exc:  # the executor may be restarting
+                log.debug("executor events: %s", exc)
+                self._stop.wait(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            for raw in events:
+                if self._stop.is_set():
+                    return
+                self._bus.publish(
+                    str(raw.get("type") or "notify"),
+                    raw.get("data") or {},
+                    app_id=raw.get("app_id"),
+                    session_id=raw.get("session_id"),
+                )

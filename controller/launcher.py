@@ -1,0 +1,208 @@
+"""One launch of Triton AIOS: everything `aios start` wires together (S-34).
+
+Order matters for a fast start: read settings and scan the apps (no Flask yet),
+assign ports, spawn the executor and every app at once, and only then import Flask
+and serve the controller's API while the children boot; wait until the executor
+runs and every app was started once; then write the launch files (live port map,
+token, pid) and hand back the desktop URL carrying the token.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aios_sdk.config import load_settings
+from aios_sdk.errors import AiosError
+
+from .context import ContextBuilder
+from .discovery import discover_apps
+from .events import EventBus, ExecutorEventRelay
+from .ports import PortAssigner, load_preferred_ports, port_is_free
+from .state_dir import StateDir
+from .supervisor import ExecutorLaunch, StartupError, Supervisor, SupervisorConfig
+
+__all__ = ["Controller", "LaunchOptions"]
+
+log = logging.getLogger("aios.controller")
+
+
+@dataclass
+class LaunchOptions:
+    config_path: Path
+    apps_dir: Path
+    state_dir: Path
+    ports: str = "ports.json"  # a port map file, or "auto"
+    ready_timeout: float = 60.0
+    executor_command: list[str] | None = None
+
+
+def _note(text: str) -> None:
+    print(f"aios: {text}", file=sys.stderr, flush=True)
+
+
+class Controller:
+    """The running system: supervisor, pipeline, API server and launch files."""
+
+    def __init__(self, options: LaunchOptions):
+        self.options = options
+        self.state = StateDir(Path(options.state_dir).expanduser().resolve())
+        self.token = secrets.token_urlsafe(24)
+        self.events = EventBus()
+        self.supervisor: Supervisor | None = None
+        self._server: Any = None
+        self._relay: ExecutorEventRelay | None = None
+        self.url = ""
+
+    @property
+    def desktop_url(self) -> str:
+        return f"{self.url}/?token={self.token}"
+
+    def start(self) -> str:
+        """Start everything; the desktop URL once all services are healthy."""
+        opts = self.options
+        self.state.create()
+        running = self.state.running_pid()
+        if running is not None and running != os.getpid():
+            raise StartupError(
+                f"a controller is already running from {self.state.root} (pid {running}); "
+                "run `aios stop` first or use another --state-dir"
+            )
+        config_path = Path(opts.config_path).expanduser().resolve()
+        settings = load_settings(config_path)
+        specs = discover_apps(Path(opts.apps_dir).expanduser().resolve())
+        if not specs:
+            _note(f"no apps found in {opts.apps_dir}")
+        for spec in specs:
+            if spec.error:
+                _note(f"app {spec.app_id} not started: {spec.error}")
+            elif spec.requirements_note:
+                _note(f"app {spec.app_id}: {spec.requirements_note}")
+
+        ports = PortAssigner(load_preferred_ports(opts.ports))
+        controller_port = ports.assign("controller")
+        self.url = f"http://127.0.0.1:{controller_port}"
+        extra = settings.model_extra or {}
+        self.contexts = ContextBuilder(
+            lambda app_id: self._supervisor().executor_client.tool_names(app_id)
+        )
+        supervisor = Supervisor(
+            specs=specs,
+            ports=ports,
+            executor=ExecutorLaunch(
+                config_path=config_path,
+                state_dir=self.state.root,
+                command=opts.executor_command,
+            ),
+            logs_dir=self.state.root / "logs",
+            controller_url=self.url,
+            app_settings=settings.app_settings,
+            config=SupervisorConfig.from_mapping(extra.get("supervisor")),
+            on_status=self._publish_status,
+            on_ports=self.state.write_ports,
+            on_registered=lambda app_id: self.contexts.invalidate(
+                None if app_id == "*" else app_id
+            ),
+        )
+        self.supervisor = supervisor
+        supervisor.start()
+        try:
+            self._serve(settings, config_path, controller_port, ports)
+            for service_id, wanted in ports.displaced.items():
+                _note(
+                    f"{service_id}: preferred port {wanted} is taken, "
+                    f"using {ports.assigned[service_id]}"
+                )
+            self.state.write_launch(dict(ports.assigned), self.token, os.getpid())
+            supervisor.wait_settled(opts.ready_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self._relay = ExecutorEventRelay(self.events, supervisor.executor_client.events)
+        self._relay.start()
+        return self.desktop_url
+
+    def _serve(
+        self, settings: Any, config_path: Path, port: int, ports: PortAssigner
+    ) -> None:
+        from aios_sdk.web import start_server
+
+        from .api import ApiServices, create_app
+        from .pipeline import Pipeline, PipelineLimits
+        from .router import DeterministicRouter
+        from .sessions import SessionStore
+        from .settings_store import SettingsStore
+
+        supervisor = self.supervisor
+        assert supervisor is not None
+        store = SettingsStore(config_path, settings)
+
+        def limits() -> PipelineLimits:
+            current = store.get()
+            return PipelineLimits(
+                max_step_rounds=current.max_step_rounds,
+                app_timeout=float((current.model_extra or {}).get("app_timeout", 60)),
+                step_timeout=current.timeout_for,
+            )
+
+        def run_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
+            return supervisor.executor_client.run(body, timeout)
+
+        pipeline = Pipeline(
+            router=DeterministicRouter(),
+            apps=supervisor,
+            run_steps=run_steps,
+            contexts=self.contexts,
+            sessions=SessionStore(self.state.sessions_dir),
+            events=self.events,
+            limits=limits,
+        )
+        app = create_app(
+            ApiServices(
+                token=self.token,
+                pipeline=pipeline,
+                apps=supervisor,
+                events=self.events,
+                settings=store,
+                store_ui_snapshot=lambda snap: supervisor.executor_client.set_system_cache(
+                    "ui_snapshot", snap
+                ),
+            )
+        )
+        if not port_is_free(port):
+            port = ports.reassign("controller")
+            self.url = f"http://127.0.0.1:{port}"
+        self._server = start_server(app, port, threads=16, connection_limit=100)
+
+    def _supervisor(self) -> Supervisor:
+        assert self.supervisor is not None
+        return self.supervisor
+
+    def _publish_status(self, info: Any) -> None:
+        self.events.publish("app_status", info.dump(), app_id=info.id)
+
+    def stop(self) -> None:
+        """Stop the relay, the API server and every child process group."""
+        if self._relay is not None:
+            self._relay.stop()
+        self.events.close()
+        if self._server is not None:
+            try:
+                self._server.stop()
+            except Exception:
+                pass
+            self._server = None
+        if self.supervisor is not None:
+            self.supervisor.stop()
+        self.state.clear_launch(os.getpid())
+
+
+def describe_startup_error(exc: BaseException) -> str:
+    if isinstance(exc, AiosError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"

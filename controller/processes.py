@@ -1,0 +1,108 @@
+"""Child processes of the controller: spawned in their own process group, tied to
+the controller's life, stopped group-wide (SECURITY.md C3, C5).
+
+Each child starts in a new session (its own process group) with
+`prctl(PR_SET_PDEATHSIG, SIGKILL)`, so a `kill -9` of the controller kills it too.
+The death signal fires when the *thread* that forked the child ends, so children
+must be spawned from long-lived threads only (the main thread and the supervisor's
+monitor thread). Output goes to a log file whose last line explains a crash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["log_tail", "spawn_child", "stop_groups"]
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+    _prctl = _libc.prctl
+except (OSError, AttributeError):  # not Linux: no death signal, groups still stopped
+    _libc = None
+    _prctl = None
+
+
+def _death_signal_preexec(parent_pid: int):  # -> Callable[[], None]
+    """Runs in the child between fork and exec: die with the parent."""
+
+    def preexec() -> None:
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def spawn_child(
+    args: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    log_path: Path,
+    append: bool,
+) -> subprocess.Popen:
+    """Start `args` in its own process group, output to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab" if append else "wb") as log:
+        return subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_death_signal_preexec(os.getpid()),
+        )
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_groups(procs: Iterable[subprocess.Popen], grace: float) -> None:
+    """SIGTERM each child's group, wait up to `grace` s for all, SIGKILL what is left."""
+    procs = [p for p in procs if p is not None]
+    for proc in procs:
+        if proc.poll() is None:
+            _signal_group(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        remaining = deadline - time.monotonic()
+        try:
+            proc.wait(max(remaining, 0.01))
+        except subprocess.TimeoutExpired:
+            pass
+    for proc in procs:
+        # the group may hold descendants even when the leader has exited
+        _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(2)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def log_tail(log_path: Path, lines: int = 1, limit: int = 300) -> str:
+    """The last non-empty lines of a child's log, for a readable crash reason."""
+    try:
+        with open(log_path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 8192))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    tail = " | ".join(kept)
+    return tail if len(tail) <= limit else "…" + tail[-limit:]

@@ -1,0 +1,171 @@
+"""Session memory (S-42): every field, saved atomically, restored after a restart.
+
+A session is one conversation with the desktop or the CLI: `session_id`
+(`sess_<hex>`), `history` (one entry per instruction, open or action), `current_tasks`
+and `completed_tasks`, `context` (controller-side facts such as the last app used),
+`agent_states` (state each app keeps between calls, e.g. `last_played`, injected
+back as `cwd_state`) and `tool_calls_log` (every step round the controller forwarded).
+Each session is one JSON file `<state_dir>/sessions/<id>.json`; lists are bounded so
+a long session cannot grow without limit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aios_sdk.errors import ProtocolError
+from aios_sdk.files import atomic_write_text
+
+__all__ = ["SESSION_ID_PATTERN", "Session", "SessionStore", "new_session_id"]
+
+SESSION_ID_PATTERN = re.compile(r"^sess_[A-Za-z0-9]{4,64}$")
+MAX_HISTORY = 100
+MAX_COMPLETED = 100
+MAX_TOOL_CALLS = 500
+
+
+def new_session_id() -> str:
+    return f"sess_{secrets.token_hex(8)}"
+
+
+@dataclass
+class Session:
+    """S-42: the memory of one conversation."""
+
+    session_id: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    current_tasks: list[dict[str, Any]] = field(default_factory=list)
+    completed_tasks: list[dict[str, Any]] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
+    agent_states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_calls_log: list[dict[str, Any]] = field(default_factory=list)
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+
+    # ------------------------------------------------------------ mutations
+
+    def add_turn(self, kind: str, text: str | None, **extra: Any) -> dict[str, Any]:
+        """Append one history entry (instruction / open / action) and return it."""
+        turn = {"time": round(time.time(), 3), "kind": kind, "text": text or "", **extra}
+        self.history.append(turn)
+        del self.history[:-MAX_HISTORY]
+        return turn
+
+    def start_task(self, task: dict[str, Any]) -> None:
+        self.current_tasks.append(task)
+
+    def finish_task(self, task: dict[str, Any]) -> None:
+        self.current_tasks = [
+            t for t in self.current_tasks if t.get("task_id") != task.get("task_id")
+        ]
+        self.completed_tasks.append(task)
+        del self.completed_tasks[:-MAX_COMPLETED]
+
+    def merge_agent_state(self, app_id: str, state: dict[str, Any]) -> None:
+        """Merge what an app asked to keep (reply field `state`) into its state."""
+        current = self.agent_states.setdefault(app_id, {})
+        for key, value in state.items():
+            if value is None:
+                current.pop(key, None)
+            else:
+                current[key] = value
+
+    def log_tool_calls(self, entries: list[dict[str, Any]]) -> None:
+        self.tool_calls_log.extend(entries)
+        del self.tool_calls_log[:-MAX_TOOL_CALLS]
+
+    # ---------------------------------------------------------- serialisation
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Session:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in raw.items() if k in known}
+        session = cls(**values)
+        # what was running when the controller stopped did not finish
+        for task in session.current_tasks:
+            session.completed_tasks.append({**task, "status": "error", "interrupted": True})
+        session.current_tasks = []
+        return session
+
+
+class SessionStore:
+    """Sessions by id, loaded lazily from disk and written back atomically.
+
+    Each session has its own lock; `lock(session_id)` serialises the requests of one
+    session while different sessions proceed in parallel.
+    """
+
+    def __init__(self, folder: Path):
+        self._folder = Path(folder)
+        self._sessions: dict[str, Session] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._guard = threading.Lock()
+
+    def _path(self, session_id: str) -> Path:
+        return self._folder / f"{session_id}.json"
+
+    def lock(self, session_id: str) -> threading.RLock:
+        with self._guard:
+            return self._locks.setdefault(session_id, threading.RLock())
+
+    def get_or_create(self, session_id: str | None) -> Session:
+        """The session `session_id` (from memory or disk), or a new one.
+
+        A well-formed id that is not known yet starts a session under that id; a
+        malformed id is a `ProtocolError`.
+        """
+        if session_id is None or session_id == "":
+            session_id = new_session_id()
+        elif not SESSION_ID_PATTERN.match(session_id):
+            raise ProtocolError("session_id must look like sess_<letters or digits>")
+        with self._guard:
+            session = self._sessions.get(session_id)
+            if session is None:
+                session = self._load(session_id) or Session(session_id=session_id)
+                self._sessions[session_id] = session
+            return session
+
+    def get(self, session_id: str) -> Session | None:
+        if not SESSION_ID_PATTERN.match(session_id or ""):
+            return None
+        with self._guard:
+            session = self._sessions.get(session_id) or self._load(session_id)
+            if session is not None:
+                self._sessions[session_id] = session
+            return session
+
+    def _load(self, session_id: str) -> Session | None:
+        path = self._path(session_id)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None  # unreadable: start afresh rather than fail the request
+        if not isinstance(raw, dict):
+            return None
+        raw["session_id"] = session_id
+        try:
+            return Session.from_json(raw)
+        except TypeError:
+            return None
+
+    def save(self, session: Session) -> None:
+        session.updated = time.time()
+        with self.lock(session.session_id):
+            text = json.dumps(session.to_json(), ensure_ascii=False, default=str)
+        atomic_write_text(self._path(session.session_id), text, mode=0o600)
+
+    def ids(self) -> list[str]:
+        on_disk = {p.stem for p in self._folder.glob("sess_*.json")}
+        return sorted(on_disk | set(self._sessions))

@@ -1,0 +1,119 @@
+"""The state folder of a running controller (`--state-dir`, default `~/.aios`).
+
+What one launch leaves there for the CLI and the desktop: `ports.json` (the live
+port map, S-33: service id → port), `token` (the per-launch API token, mode 600),
+`controller.pid`; and what outlives launches: `sessions/` (S-42). The executor keeps
+its own files beside them (`tool_calls/`, its cache). Every write is atomic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from aios_sdk.files import atomic_write_text
+
+__all__ = ["StateDir", "default_state_dir"]
+
+
+def default_state_dir() -> Path:
+    """`$AIOS_STATE_DIR`, else `~/.aios`."""
+    env = os.environ.get("AIOS_STATE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".aios"
+
+
+@dataclass(frozen=True)
+class StateDir:
+    root: Path
+
+    @property
+    def ports_file(self) -> Path:
+        return self.root / "ports.json"
+
+    @property
+    def token_file(self) -> Path:
+        return self.root / "token"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.root / "controller.pid"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def cli_session_file(self) -> Path:
+        return self.root / "cli_session"
+
+    def create(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            os.chmod(self.root, 0o700)
+        except OSError:
+            pass
+
+    # ---------------------------------------------------------------- writing
+
+    def write_launch(self, ports: dict[str, int], token: str, pid: int) -> None:
+        """Record the live port map, the token (mode 600) and the controller pid."""
+        self.create()
+        atomic_write_text(self.token_file, token, mode=0o600)
+        atomic_write_text(self.ports_file, json.dumps(ports, indent=2) + "\n")
+        atomic_write_text(self.pid_file, f"{pid}\n")
+
+    def write_ports(self, ports: dict[str, int]) -> None:
+        atomic_write_text(self.ports_file, json.dumps(ports, indent=2) + "\n")
+
+    def clear_launch(self, pid: int) -> None:
+        """Remove the token and pid of the launch `pid` (if they are still its own)."""
+        if self.read_pid() != pid:
+            return
+        for path in (self.token_file, self.pid_file):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+    # ---------------------------------------------------------------- reading
+
+    def read_pid(self) -> int | None:
+        try:
+            return int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def read_token(self) -> str | None:
+        try:
+            return self.token_file.read_text().strip() or None
+        except OSError:
+            return None
+
+    def read_ports(self) -> dict[str, int]:
+        try:
+            raw = json.loads(self.ports_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in raw.items() if isinstance(v, int)}
+
+    def running_pid(self) -> int | None:
+        """The pid of a live controller recorded here, or None."""
+        pid = self.read_pid()
+        if pid is None:
+            return None
+        import psutil
+
+        try:
+            proc = psutil.Process(pid)
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return None
+            cmdline = " ".join(proc.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return None
+        return pid if ("controller" in cmdline or "aios" in cmdline) else None
+
+    def controller_url(self) -> str | None:
+        port = self.read_ports().get("controller")
+        return f"http://127.0.0.1:{port}" if port else None

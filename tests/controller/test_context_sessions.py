@@ -1,0 +1,166 @@
+"""Context building (S-41), sessions (S-42) and the event bus, without HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from aios_sdk.errors import ProtocolError
+from aios_sdk.protocol import ATOMIC_TOOLS
+from controller.context import ContextBuilder, summarise_history, workspace_files
+from controller.events import EventBus, ExecutorEventRelay, sse_stream
+from controller.sessions import MAX_HISTORY, Session, SessionStore
+
+
+def test_workspace_files_are_top_level_sorted_bounded(tmp_path: Path) -> None:
+    for name in ["b.txt", "a.txt", ".hidden", "sub"]:
+        (tmp_path / name).mkdir() if name == "sub" else (tmp_path / name).write_text("x")
+    (tmp_path / "sub" / "deep.txt").write_text("x")
+    assert workspace_files(tmp_path) == ["a.txt", "b.txt", "sub"]
+    assert workspace_files(tmp_path, limit=2) == ["a.txt", "b.txt"]
+    assert workspace_files(tmp_path / "missing") == []
+
+
+def test_history_summary_is_deterministic() -> None:
+    session = Session(session_id="sess_abc123")
+    assert summarise_history(session) == ""
+    session.add_turn(
+        "instruction", "帮我播放周杰伦的歌", apps=["music_app"], message="找到 2 首"
+    )
+    session.add_turn("open", "", apps=["code_app"])
+    session.add_turn("instruction", "跟我打个招呼", apps=["hello_app"], message="")
+    summary = summarise_history(session)
+    assert summary == (
+        "用户刚问过：“帮我播放周杰伦的歌”（music_app答：找到 2 首）；“跟我打个招呼”（hello_app）"
+    )
+    assert summary == summarise_history(session)
+
+
+def test_available_tools_are_cached_and_fall_back_when_the_executor_fails() -> None:
+    asked: list[str] = []
+    broken = {"on": False}
+
+    def list_tools(app_id: str) -> list[str]:
+        asked.append(app_id)
+        if broken["on"]:
+            raise ConnectionError("executor restarting")
+        return ["file_read", "my_tool"]
+
+    builder = ContextBuilder(list_tools)
+    session = Session(session_id="sess_abc123", agent_states={"a": {"last_played": "x"}})
+    ctx = builder.build(app_id="a", role="r", workdir=None, session=session)
+    builder.build(app_id="a", role="r", workdir=None, session=session)
+    assert ctx.available_tools == ["file_read", "my_tool"] and asked == ["a"]
+    assert ctx.cwd_state == {"files": [], "last_played": "x"}
+    assert ctx.tool_results is None and "upstream" not in ctx.dump()
+    builder.invalidate("a")
+    broken["on"] = True
+    assert builder.available_tools("a") == list(ATOMIC_TOOLS)
+
+
+def test_session_roundtrip_bounds_and_interrupted_tasks(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.get_or_create(None)
+    assert session.session_id.startswith("sess_")
+    for i in range(MAX_HISTORY + 10):
+        session.add_turn("instruction", f"turn {i}")
+    session.start_task({"task_id": "t1", "app_id": "a", "status": "running"})
+    session.merge_agent_state("a", {"last_played": "x", "volume": 3})
+    session.merge_agent_state("a", {"volume": None})
+    session.log_tool_calls([{"tool": "file_read", "status": "ok"}])
+    store.save(session)
+    raw = json.loads((tmp_path / f"{session.session_id}.json").read_text())
+    assert set(raw) >= {
+        "session_id",
+        "history",
+        "current_tasks",
+        "completed_tasks",
+        "context",
+        "agent_states",
+        "tool_calls_log",
+    }
+    assert (tmp_path / f"{session.session_id}.json").stat().st_mode & 0o777 == 0o600
+
+    restored = SessionStore(tmp_path).get(session.session_id)
+    assert restored is not None
+    assert len(restored.history) == MAX_HISTORY
+    assert restored.history[-1]["text"] == f"turn {MAX_HISTORY + 9}"
+    assert restored.agent_states == {"a": {"last_played": "x"}}
+    assert restored.current_tasks == []
+    assert restored.completed_tasks[-1]["interrupted"] is True
+    assert restored.tool_calls_log == [{"tool": "file_read", "status": "ok"}]
+
+
+def test_session_ids_are_checked(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    assert store.get_or_create("sess_abc123").session_id == "sess_abc123"
+    with pytest.raises(ProtocolError):
+        store.get_or_create("../../etc/passwd")
+    assert store.get("../x") is None
+    (tmp_path / "sess_broken1.json").write_text("{half")
+    assert store.get_or_create("sess_broken1").history == []  # unreadable → fresh
+
+
+def test_event_bus_sequence_ring_and_wait() -> None:
+    bus = EventBus(capacity=3)
+    for i in range(5):
+        bus.publish("notify", {"i": i})
+    assert [e.seq for e in bus.since(0)] == [3, 4, 5]
+    assert bus.wait_since(5, timeout=0.01) == []
+    got: list[int] = []
+
+    def waiter() -> None:
+        got.extend(e.seq for e in bus.wait_since(5, timeout=5))
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    bus.publish("speak", {"text": "hi"})
+    thread.join(5)
+    assert got == [6]
+
+
+def test_sse_frames_carry_id_and_event_json() -> None:
+    bus = EventBus()
+    bus.publish("speak", {"text": "你好"}, app_id="hello_app")
+    frames = list(sse_stream(bus, 0, limit=1))
+    assert frames[0].startswith("retry:")
+    frame = frames[1]
+    assert frame.startswith("id: 1\n") and frame.endswith("\n\n")
+    data = json.loads(frame.split("data: ", 1)[1])
+    assert data == {
+        "type": "speak",
+        "seq": 1,
+        "app_id": "hello_app",
+        "data": {"text": "你好"},
+    }
+
+
+def test_executor_relay_republishes_notify_events() -> None:
+    bus = EventBus()
+    pages = iter(
+        [
+            ([{"type": "notify", "app_id": "a", "data": {"title": "t", "body": "b"}}], 1),
+            ConnectionError("executor restarting"),
+        ]
+    )
+    seen: list[int] = []
+
+    def fetch(since: int, wait: float) -> tuple[list[dict], int]:
+        seen.append(since)
+        item = next(pages, None)
+        if item is None:
+            threading.Event().wait(wait)
+            return [], since
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    relay = ExecutorEventRelay(bus, fetch, wait=0.05)
+    relay.start()
+    events = bus.wait_since(0, timeout=5)
+    relay.stop()
+    assert events[0].type == "notify" and events[0].data["body"] == "b"
+    assert events[0].app_id == "a"

@@ -1,0 +1,403 @@
+"""The pipeline without HTTP: the steps loop, task DAGs, actions, state and events.
+
+Apps are plain functions from a `HandleRequest` dict to a reply dict; the executor
+is a function from a `RunRequest` dict to a `RunResponse` dict.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aios_sdk.errors import AppFailed, AppUnreachable, NotFound
+from aios_sdk.protocol import ActionPost, InstructionRequest
+from controller.context import ContextBuilder
+from controller.events import EventBus
+from controller.pipeline import (
+    ACTION_PAYLOAD_KEYS,
+    AppTarget,
+    Pipeline,
+    PipelineLimits,
+    action_request_for,
+)
+from controller.router import AppProfile, PlannedTask, RoutePlan
+from controller.sessions import SessionStore
+
+AppFn = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def text_reply(content: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "ok", "view_type": "text", "data": {"content": content}, **extra}
+
+
+class FakeApps:
+    def __init__(self, apps: dict[str, AppFn], workdir: Path):
+        self.apps = apps
+        self.workdir = workdir
+        self.calls: dict[str, list[dict[str, Any]]] = {k: [] for k in apps}
+        self.unavailable: set[str] = set()
+
+    def profiles(self) -> list[AppProfile]:
+        return [
+            AppProfile(app_id=a, name=a.upper(), description=f"does {a}") for a in self.apps
+        ]
+
+    def target(self, app_id: str) -> AppTarget:
+        if app_id not in self.apps:
+            raise NotFound(f"no app {app_id}")
+        if app_id in self.unavailable:
+            raise AppFailed(f"app {app_id} is restarting")
+
+        def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
+            self.calls[app_id].append(body)
+            return self.apps[app_id](body)
+
+        return AppTarget(app_id, app_id.upper(), f"role of {app_id}", self.workdir, call)
+
+
+class FixedRouter:
+    def __init__(self, tasks: list[PlannedTask]):
+        self.tasks = tasks
+
+    def route(self, text: str, apps: Any) -> RoutePlan:
+        return RoutePlan(tasks=list(self.tasks), confidence=1.0 if self.tasks else 0.0)
+
+
+class FakeExecutor:
+    def __init__(self) -> None:
+        self.runs: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self.runs.append(body)
+        return {
+            "tool_results": {
+                f"step_{s['step_id']}": {
+                    "tool": s["tool"],
+                    "status": "ok",
+                    "result": {"echo": s["args"]},
+                }
+                for s in body["steps"]
+            }
+        }
+
+
+def make_pipeline(
+    tmp_path: Path,
+    apps: dict[str, AppFn],
+    tasks: list[PlannedTask] | None = None,
+    max_rounds: int = 3,
+) -> tuple[Pipeline, FakeApps, FakeExecutor, EventBus, SessionStore]:
+    workdir = tmp_path / "ws"
+    workdir.mkdir(exist_ok=True)
+    (workdir / "greeting.txt").write_text("你好")
+    fake_apps = FakeApps(apps, workdir)
+    executor = FakeExecutor()
+    bus = EventBus()
+    sessions = SessionStore(tmp_path / "sessions")
+    pipeline = Pipeline(
+        router=FixedRouter(tasks or []),
+        apps=fake_apps,
+        run_steps=executor,
+        contexts=ContextBuilder(lambda app_id: ["file_read", "shell_exec"]),
+        sessions=sessions,
+        events=bus,
+        limits=PipelineLimits(max_step_rounds=max_rounds),
+    )
+    return pipeline, fake_apps, executor, bus, sessions
+
+
+STEP = {"step_id": 1, "tool": "http_request", "args": {"url": "https://api.example.com"}}
+
+
+def template_app(body: dict[str, Any]) -> dict[str, Any]:
+    """The spec's verbose main.py: a list view WITH steps on every reply."""
+    return {
+        "status": "ok",
+        "view_type": "list",
+        "data": {"items": []},
+        "actions": [{"type": "button", "label": "刷新", "action_id": "refresh"}],
+        "steps": [STEP],
+        "message": "已完成",
+    }
+
+
+def test_reply_without_steps_is_final(tmp_path: Path) -> None:
+    pipeline, apps, executor, _, _ = make_pipeline(
+        tmp_path,
+        {"hello": lambda b: text_reply("你好")},
+        [PlannedTask("t1", "hello", "hi")],
+    )
+    response = pipeline.instruction(InstructionRequest(text="hi"))
+    assert [t.status for t in response.tasks] == ["done"]
+    assert response.tasks[0].result.data == {"content": "你好"}
+    assert len(apps.calls["hello"]) == 1 and executor.runs == []
+    assert response.session_id.startswith("sess_")
+
+
+def test_template_that_always_returns_steps_stops_after_one_round(tmp_path: Path) -> None:
+    pipeline, apps, executor, _, _ = make_pipeline(
+        tmp_path, {"tpl": template_app}, [PlannedTask("t1", "tpl", "刷新")]
+    )
+    response = pipeline.instruction(InstructionRequest(text="刷新"))
+    result = response.tasks[0].result
+    assert result.status == "ok" and result.view_type == "list"
+    assert result.steps == []  # not executed again, not handed to the desktop
+    assert len(executor.runs) == 1
+    assert len(apps.calls["tpl"]) == 2
+    first, second = apps.calls["tpl"]
+    assert "tool_results" not in first["context"]
+    assert second["context"]["tool_results"]["step_1"]["status"] == "ok"
+    assert first["instruction"] == second["instruction"] == "刷新"
+
+
+def test_loading_replies_run_again_until_final(tmp_path: Path) -> None:
+    replies = iter(
+        [
+            {"status": "ok", "view_type": "loading", "data": {}, "steps": [STEP]},
+            {
+                "status": "ok",
+                "view_type": "loading",
+                "data": {},
+                "steps": [{"step_id": 1, "tool": "file_list", "args": {}}],
+            },
+            text_reply("done"),
+        ]
+    )
+    pipeline, apps, executor, _, _ = make_pipeline(
+        tmp_path, {"a": lambda b: next(replies)}, [PlannedTask("t1", "a", "go")]
+    )
+    result = pipeline.instruction(InstructionRequest(text="go")).tasks[0].result
+    assert result.data == {"content": "done"}
+    assert [r["steps"][0]["tool"] for r in executor.runs] == ["http_request", "file_list"]
+    third = apps.calls["a"][2]["context"]["tool_results"]
+    assert third["step_1"]["tool"] == "file_list"  # the latest round's results
+
+
+def test_loading_reply_repeating_its_plan_is_final(tmp_path: Path) -> None:
+    loading = {"status": "ok", "view_type": "loading", "data": {}, "steps": [STEP]}
+    pipeline, apps, executor, _, _ = make_pipeline(
+        tmp_path, {"a": lambda b: loading}, [PlannedTask("t1", "a", "go")]
+    )
+    result = pipeline.instruction(InstructionRequest(text="go")).tasks[0].result
+    assert result.view_type == "loading"
+    assert len(executor.runs) == 1 and len(apps.calls["a"]) == 2
+
+
+def test_rounds_are_capped_with_an_error_view(tmp_path: Path) -> None:
+    counter = iter(range(1, 100))
+
+    def forever(body: dict[str, Any]) -> dict[str, Any]:
+        n = next(counter)
+        return {
+            "status": "ok",
+            "view_type": "loading",
+            "data": {},
+            "steps": [{"step_id": 1, "tool": "file_read", "args": {"path": f"{n}.txt"}}],
+        }
+
+    pipeline, _, executor, _, _ = make_pipeline(
+        tmp_path, {"a": forever}, [PlannedTask("t1", "a", "go")], max_rounds=2
+    )
+    task = pipeline.instruction(InstructionRequest(text="go")).tasks[0]
+    assert task.status == "error"
+    assert task.result.data["code"] == "too_many_step_rounds"
+    assert len(executor.runs) == 2
+
+
+def test_failures_become_error_views_for_that_task_only(tmp_path: Path) -> None:
+    def unreachable(body: dict[str, Any]) -> dict[str, Any]:
+        raise AppUnreachable("app b is not reachable")
+
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {
+            "a": lambda b: text_reply("fine"),
+            "b": unreachable,
+            "c": lambda b: {"status": "ok", "data": "not an object"},
+        },
+        [
+            PlannedTask("t1", "a", "one"),
+            PlannedTask("t2", "b", "two"),
+            PlannedTask("t3", "c", "three"),
+        ],
+    )
+    tasks = pipeline.instruction(InstructionRequest(text="x")).tasks
+    assert [t.status for t in tasks] == ["done", "error", "error"]
+    assert tasks[1].result.data["code"] == "app_unreachable"
+    assert tasks[2].result.data["code"] == "bad_app_reply"
+    assert "view_type" in tasks[2].result.data["message"]
+
+
+def test_unavailable_app_answers_at_once_with_a_clear_error(tmp_path: Path) -> None:
+    pipeline, apps, _, _, _ = make_pipeline(
+        tmp_path, {"a": lambda b: text_reply("x")}, [PlannedTask("t1", "a", "go")]
+    )
+    apps.unavailable.add("a")
+    task = pipeline.instruction(InstructionRequest(text="go")).tasks[0]
+    assert task.result.data["code"] == "app_unavailable"
+    assert "restarting" in task.result.message
+    reply, _ = pipeline.open_app("a", None)
+    assert reply.data["code"] == "app_unavailable"
+    with pytest.raises(NotFound):
+        pipeline.open_app("nope", None)
+
+
+def test_dependent_task_runs_after_and_sees_upstream(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    def first(body: dict[str, Any]) -> dict[str, Any]:
+        order.append("a")
+        return text_reply("a-result", message="A done")
+
+    def second(body: dict[str, Any]) -> dict[str, Any]:
+        order.append("b")
+        upstream = body["context"]["upstream"]
+        return text_reply(f"saw {upstream[0]['data']['content']}", message="B done")
+
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": first, "b": second},
+        [PlannedTask("t1", "a", "do a"), PlannedTask("t2", "b", "then b", ["t1"])],
+    )
+    response = pipeline.instruction(InstructionRequest(text="do a, then b"))
+    assert order == ["a", "b"]
+    assert response.tasks[1].depends_on == ["t1"]
+    assert response.tasks[1].result.data == {"content": "saw a-result"}
+    assert response.message == "A done；B done"
+
+
+def test_independent_tasks_run_in_parallel(tmp_path: Path) -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    def waits(body: dict[str, Any]) -> dict[str, Any]:
+        barrier.wait()  # only returns if both apps are called at the same time
+        return text_reply("ok")
+
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": waits, "b": waits},
+        [PlannedTask("t1", "a", "x"), PlannedTask("t2", "b", "y")],
+    )
+    tasks = pipeline.instruction(InstructionRequest(text="x and y")).tasks
+    assert [t.status for t in tasks] == ["done", "done"]
+
+
+def test_failed_dependency_skips_the_dependent_task(tmp_path: Path) -> None:
+    pipeline, apps, _, _, _ = make_pipeline(
+        tmp_path,
+        {
+            "a": lambda b: {"status": "error", "view_type": "error", "data": {"code": "x"}},
+            "b": lambda b: text_reply("never"),
+        },
+        [PlannedTask("t1", "a", "x"), PlannedTask("t2", "b", "y", ["t1"])],
+    )
+    tasks = pipeline.instruction(InstructionRequest(text="x then y")).tasks
+    assert tasks[1].status == "error"
+    assert tasks[1].result.data["code"] == "dependency_failed"
+    assert apps.calls["b"] == []
+
+
+def test_no_match_names_what_the_apps_can_do(tmp_path: Path) -> None:
+    pipeline, _, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("x")}, [])
+    response = pipeline.instruction(InstructionRequest(text="???"))
+    assert response.tasks == []
+    assert "does a" in response.message
+
+
+def test_context_carries_s41_fields_and_app_state(tmp_path: Path) -> None:
+    replies = iter([text_reply("1", state={"last_played": "七里香"}), text_reply("2")])
+    pipeline, apps, _, _, sessions = make_pipeline(
+        tmp_path, {"m": lambda b: next(replies)}, [PlannedTask("t1", "m", "播放")]
+    )
+    sid = pipeline.instruction(InstructionRequest(text="播放七里香")).session_id
+    pipeline.instruction(InstructionRequest(text="再放一次", session_id=sid))
+    context = apps.calls["m"][1]["context"]
+    assert context["role"] == "role of m"
+    assert Path(context["workdir"]).is_absolute()
+    assert context["cwd_state"] == {"files": ["greeting.txt"], "last_played": "七里香"}
+    assert context["available_tools"] == ["file_read", "shell_exec"]
+    assert context["session_id"] == sid
+    assert "播放七里香" in context["history_summary"]
+    restored = SessionStore(tmp_path / "sessions").get(sid)
+    assert restored is not None
+    assert restored.agent_states == {"m": {"last_played": "七里香"}}
+    assert [t["text"] for t in restored.history] == ["播放七里香", "再放一次"]
+
+
+def test_events_are_published(tmp_path: Path) -> None:
+    replies = iter(
+        [
+            {"status": "ok", "view_type": "loading", "data": {}, "steps": [STEP]},
+            text_reply(
+                "moved",
+                message="已移动",
+                ui_commands=[{"op": "move", "id": "btn_play", "x": 20, "y": 20}],
+            ),
+        ]
+    )
+    pipeline, _, _, bus, _ = make_pipeline(
+        tmp_path, {"s": lambda b: next(replies)}, [PlannedTask("t1", "s", "移动")]
+    )
+    pipeline.instruction(InstructionRequest(text="移动"))
+    events = bus.since(0)
+    assert [e.type for e in events] == [
+        "task_started",
+        "step_done",
+        "ui_commands",
+        "speak",
+        "task_done",
+    ]
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert events[2].data["commands"][0]["id"] == "btn_play"
+    assert events[3].data["text"] == "已移动"
+    assert events[1].data["tool"] == "http_request"
+
+
+def test_action_is_forwarded_with_only_its_payload_key(tmp_path: Path) -> None:
+    pipeline, apps, _, _, _ = make_pipeline(tmp_path, {"m": lambda b: text_reply("played")})
+    post = ActionPost(
+        action_id="play", type="button", params={"song_id": "s_001"}, value="stray"
+    )
+    reply, sid = pipeline.action("m", post)
+    assert reply.data == {"content": "played"}
+    body = apps.calls["m"][0]
+    assert body["instruction"] is None
+    assert body["action_request"] == {
+        "action_id": "play",
+        "params": {"song_id": "s_001"},
+        "session_id": sid,
+    }
+
+
+@pytest.mark.parametrize(
+    "kind,payload",
+    [
+        ("button", {"params": {"a": 1}}),
+        ("submit_form", {"form_values": {"keyword": "周杰伦"}}),
+        ("select", {"selected": "无损"}),
+        ("checkbox", {"checked": ["a", "b"]}),
+        ("radio", {"selected": "x"}),
+        ("input", {"value": "abc"}),
+        ("link", {"href": "https://example.com"}),
+        ("toggle", {"on": True}),
+        ("slider", {"value": 42}),
+        ("datetime", {"value": "2026-08-14T22:00"}),
+    ],
+)
+def test_action_payload_key_per_type(kind: str, payload: dict[str, Any]) -> None:
+    assert set(payload) == {ACTION_PAYLOAD_KEYS[kind]}
+    post = ActionPost(action_id="x", type=kind, **payload)
+    request = action_request_for(post, "sess_abc123").dump()
+    assert request == {"action_id": "x", "session_id": "sess_abc123", **payload}
+
+
+def test_open_sends_the_empty_instruction(tmp_path: Path) -> None:
+    pipeline, apps, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("home")})
+    reply, sid = pipeline.open_app("a", None)
+    assert reply.data == {"content": "home"}
+    assert apps.calls["a"][0]["instruction"] == ""
+    assert "action_request" not in apps.calls["a"][0]
