@@ -85,3 +85,37 @@ def stop(proc: subprocess.Popen, grace: float = 3) -> None:
     except ProcessLookupError:
         pass
     proc.wait(5)
+
+
+def start_executor(
+    tmp_path: Path, *, config: dict | None = None, token: str = "test-master-token"
+) -> tuple[subprocess.Popen, str, str]:
+    """Spawn `python -m executor` on a free port with a temp config/state dir; return (proc, url, token) once /health answers.
+
+    Files live under `tmp_path / "executor"`: `config.json`, `state/` (tool-call logs in
+    `state/tool_calls/`) and `executor.log` (its output). Stop it with `stop(proc)`;
+    register an app with `PUT {url}/apps/<id>` and an `AppRegistration` body.
+    """
+    import json
+
+    home = Path(tmp_path) / "executor"
+    home.mkdir(parents=True, exist_ok=True)
+    config_path = home / "config.json"
+    config_path.write_text(json.dumps(config or {}), encoding="utf-8")
+    port = free_port()
+    proc = spawn(
+        [
+            PYTHON, "-m", "executor", "--port", str(port),
+            "--config", str(config_path), "--state-dir", str(home / "state"),
+        ],
+        env={"AIOS_TOKEN": token},
+        cwd=ROOT,
+        log=home / "executor.log",
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(f"{url}/health", proc)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, url, token

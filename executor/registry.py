@@ -1,0 +1,103 @@
+"""The apps the executor serves: workdir, token, URL, whitelists and custom tools.
+
+The controller registers each app it starts (`PUT /apps/<id>`); the registry maps a
+presented token to the caller's identity — the master token to `"controller"`, an
+app token to that app's id — with constant-time comparisons (SECURITY.md W4, W5).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aios_sdk.errors import ProtocolError
+from aios_sdk.protocol import AppRegistration, ToolSpec
+
+__all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]
+
+CONTROLLER = "controller"
+_APP_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class AppRecord:
+    """One registered app, with its workdir resolved once at registration."""
+
+    app_id: str
+    workdir: Path
+    token: str
+    url: str | None = None
+    shell_whitelist: tuple[str, ...] = ()
+    http_domain_whitelist: tuple[str, ...] = ()
+    custom_tools: dict[str, ToolSpec] = field(default_factory=dict)
+
+    @classmethod
+    def from_registration(cls, reg: AppRegistration) -> AppRecord:
+        if not _APP_ID.match(reg.app_id) or reg.app_id == CONTROLLER:
+            raise ProtocolError(f"invalid app_id {reg.app_id!r}")
+        if not os.path.isabs(reg.workdir) or "\x00" in reg.workdir:
+            raise ProtocolError("workdir must be an absolute path")
+        if len(reg.token) < 16:
+            raise ProtocolError("app token must be at least 16 characters")
+        workdir = Path(os.path.realpath(reg.workdir))
+        if workdir == Path("/"):
+            raise ProtocolError("workdir must not be /")
+        workdir.mkdir(parents=True, exist_ok=True)
+        return cls(
+            app_id=reg.app_id,
+            workdir=workdir,
+            token=reg.token,
+            url=reg.url.rstrip("/") if reg.url else None,
+            shell_whitelist=tuple(reg.shell_whitelist or ()),
+            http_domain_whitelist=tuple(reg.http_domain_whitelist or ()),
+            custom_tools={spec.name: spec for spec in reg.custom_tools},
+        )
+
+
+class AppRegistry:
+    """Thread-safe table of registered apps plus the master token."""
+
+    def __init__(self, master_token: str):
+        if not master_token:
+            raise ValueError("the executor needs a master token")
+        self._master = master_token.encode()
+        self._apps: dict[str, AppRecord] = {}
+        self._lock = threading.Lock()
+
+    def register(self, record: AppRecord) -> AppRecord | None:
+        """Add or replace an app; answer the record it replaced, if any."""
+        with self._lock:
+            previous = self._apps.get(record.app_id)
+            self._apps[record.app_id] = record
+            return previous
+
+    def unregister(self, app_id: str) -> AppRecord | None:
+        with self._lock:
+            return self._apps.pop(app_id, None)
+
+    def get(self, app_id: str) -> AppRecord | None:
+        with self._lock:
+            return self._apps.get(app_id)
+
+    def all(self) -> list[AppRecord]:
+        with self._lock:
+            return list(self._apps.values())
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._apps)
+
+    def authenticate(self, presented: str) -> str | None:
+        """The caller's identity for a token, or None. Every comparison is constant-time."""
+        token = presented.encode()
+        identity: str | None = None
+        if hmac.compare_digest(token, self._master):
+            identity = CONTROLLER
+        for record in self.all():
+            if hmac.compare_digest(token, record.token.encode()) and identity is None:
+                identity = record.app_id
+        return identity

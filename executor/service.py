@@ -1,0 +1,200 @@
+"""The executor's HTTP API (docs/ARCHITECTURE.md, "Executor HTTP API"): thin routes.
+
+`create_app(settings, token, state_dir)` builds the Flask service on
+`aios_sdk.web.create_service`. The master token is the controller, which names
+`app_id` in bodies and alone may register apps, write the `system` cache and read
+events; an app token is that app, whatever `app_id` its body names (SECURITY.md
+W5). Tool work is bounded: at most `max_concurrent` calls run at once, and a call
+that cannot get a slot quickly is answered 503 `overloaded` (D2).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g, jsonify, request
+from pydantic import BaseModel
+
+from aios_sdk.config import Settings
+from aios_sdk.errors import Forbidden, NotFound, Overloaded, ProtocolError
+from aios_sdk.protocol import (
+    AppRegistration,
+    RunRequest,
+    ToolCall,
+    ToolResult,
+    ToolsListing,
+)
+from aios_sdk.web import create_service, public, read_json
+from executor.cache import SYSTEM_NAMESPACE
+from executor.catalog import atomic_specs
+from executor.registry import CONTROLLER, AppRecord, AppRegistry
+from executor.toolbox import Toolbox
+
+__all__ = ["MAX_STEPS", "create_app"]
+
+MAX_STEPS = 100
+_SLOT_WAIT = 0.5  # seconds a call waits for a free slot before 503
+
+
+class _SystemCacheWrite(BaseModel):
+    key: str
+    value: Any = None
+    ttl: float | None = None
+
+
+def _is_controller() -> bool:
+    return g.get("identity") == CONTROLLER
+
+
+def _require_controller() -> None:
+    if not _is_controller():
+        raise Forbidden("only the controller (master token) may do this")
+
+
+def _caller_app(registry: AppRegistry, named: str | None) -> AppRecord:
+    """The app a request acts for: the caller itself, or the one the controller names."""
+    app_id = named if _is_controller() else g.identity
+    if not app_id:
+        raise ProtocolError("app_id is required when the controller calls")
+    record = registry.get(app_id)
+    if record is None:
+        raise NotFound(f"app {app_id!r} is not registered")
+    return record
+
+
+def _result_json(result: ToolResult) -> dict[str, Any]:
+    """A `ToolResult` on the wire: `result` always present (null included)."""
+    return {**result.dump(), "result": result.result}
+
+
+def create_app(
+    settings: Settings,
+    token: str,
+    state_dir: str | os.PathLike[str],
+    *,
+    config_path: str | os.PathLike[str] | None = None,
+    max_concurrent: int = 12,
+) -> Flask:
+    """The executor service. `config_path`'s folder is hidden from tool processes."""
+    state = Path(state_dir).resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    registry = AppRegistry(token)
+    hidden = [str(Path(config_path).resolve().parent)] if config_path else []
+    toolbox = Toolbox(settings, registry, state, hidden_dirs=hidden)
+    slots = threading.BoundedSemaphore(max_concurrent)
+    app = create_service(
+        "executor", registry.authenticate, max_body=settings.limits.request_body_bytes
+    )
+    app.extensions["aios_toolbox"] = toolbox
+    app.extensions["aios_registry"] = registry
+
+    @contextmanager
+    def slot() -> Iterator[None]:
+        if not slots.acquire(timeout=_SLOT_WAIT):
+            raise Overloaded("the executor is busy; retry shortly")
+        try:
+            yield
+        finally:
+            slots.release()
+
+    @app.get("/health")
+    @public
+    def health() -> Any:
+        return jsonify(status="ok", sandbox=toolbox.sandbox.kind, apps=len(registry))
+
+    @app.put("/apps/<app_id>")
+    def register_app(app_id: str) -> Any:
+        _require_controller()
+        registration = read_json(AppRegistration)
+        if registration.app_id != app_id:
+            raise ProtocolError(f"body app_id {registration.app_id!r} differs from the URL")
+        registry.register(AppRecord.from_registration(registration))
+        return jsonify(status="ok")
+
+    @app.delete("/apps/<app_id>")
+    def unregister_app(app_id: str) -> Any:
+        _require_controller()
+        if registry.unregister(app_id) is None:
+            raise NotFound(f"app {app_id!r} is not registered")
+        stopped = toolbox.processes.stop_app(app_id)
+        return jsonify(status="ok", stopped_processes=stopped)
+
+    @app.get("/tools")
+    def list_tools() -> Any:
+        named = request.args.get("app_id")
+        specs = atomic_specs()
+        app_id = ""
+        if named or not _is_controller():
+            record = _caller_app(registry, named)
+            app_id = record.app_id
+            specs += [
+                spec.model_copy(update={"custom": True})
+                for name, spec in record.custom_tools.items()
+                if name not in {s.name for s in specs}
+            ]
+        return jsonify(ToolsListing(app_id=app_id, tools=specs).dump())
+
+    @app.post("/call")
+    def call_tool() -> Any:
+        call = read_json(ToolCall)
+        record = _caller_app(registry, call.app_id)
+        with slot():
+            result = toolbox.call(record, call.tool, call.args, call.session_id)
+        return jsonify(_result_json(result))
+
+    @app.post("/run")
+    def run_steps() -> Any:
+        plan = read_json(RunRequest)
+        record = _caller_app(registry, plan.app_id)
+        if len(plan.steps) > MAX_STEPS:
+            raise ProtocolError(f"at most {MAX_STEPS} steps per plan")
+        seen: set[int] = set()
+        for step in plan.steps:
+            if step.step_id in seen:
+                raise ProtocolError(f"duplicate step_id {step.step_id}")
+            seen.add(step.step_id)
+        with slot():
+            results = toolbox.run(record, plan.steps, plan.session_id)
+        return jsonify(tool_results={key: _result_json(r) for key, r in results.items()})
+
+    @app.post("/cache/system")
+    def write_system_cache() -> Any:
+        _require_controller()
+        entry = read_json(_SystemCacheWrite)
+        toolbox.cache.set(SYSTEM_NAMESPACE, entry.key, entry.value, entry.ttl)
+        return jsonify(status="ok")
+
+    @app.get("/events")
+    def events() -> Any:
+        _require_controller()
+        try:
+            since = int(request.args.get("since", "0"))
+            wait = float(request.args.get("wait", "0"))
+        except ValueError as exc:
+            raise ProtocolError("since must be an integer and wait a number") from exc
+        return jsonify(toolbox.events.read(since, wait).dump())
+
+    @app.get("/processes")
+    def list_processes() -> Any:
+        named = request.args.get("app_id")
+        if _is_controller() and not named:
+            return jsonify(app_id=None, processes=toolbox.processes.list(None))
+        record = _caller_app(registry, named)
+        return jsonify(
+            app_id=record.app_id, processes=toolbox.processes.list(record.app_id)
+        )
+
+    @app.delete("/processes/<int:pid>")
+    def stop_process(pid: int) -> Any:
+        owner = toolbox.processes.owner(pid)
+        if owner is None or not (_is_controller() or owner == g.identity):
+            raise NotFound(f"no background process {pid}")
+        stopped = toolbox.processes.stop(pid)
+        return jsonify(status="ok", process=stopped)
+
+    return app
