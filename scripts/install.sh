@@ -13,6 +13,7 @@ apt_packages=(
   bubblewrap            # sandbox around shell_exec / process_start
   espeak-ng sox         # speech output (pyttsx3 drives espeak-ng), audio conversion
   fonts-wqy-microhei    # CJK font so Chinese renders
+  fonts-noto-color-emoji  # colour emoji: app icons, tray and taskbar glyphs
   xvfb xauth            # a virtual display where no real one exists
   gir1.2-webkit2-4.1 libgirepository1.0-dev libcairo2-dev pkg-config  # pywebview GTK backend
 )

@@ -1,0 +1,211 @@
+// Actions become controls (S-53, S-54): ONE table from action `type` to a control
+// builder. Triggering a control sends exactly the spec's payload for its type —
+// {action_id, type} plus one key: params | form_values | selected | checked |
+// value | href | on — through `ctx.send`. Labels are set as text (SECURITY.md Q2).
+
+import { asArray, asObject, asText, el } from "./dom.js";
+import { collectForm, formField, normalizeOption } from "./views.js";
+
+/**
+ * type → (action, ctx) => Node. ctx: {id, send(payload), formRoot()}.
+ * `id` goes on the outermost element; `send` posts the payload and re-renders.
+ */
+export const ACTIONS = {
+  button: buildButton,
+  submit_form: buildSubmitForm,
+  select: buildSelect,
+  checkbox: buildCheckbox,
+  radio: buildRadio,
+  input: buildInput,
+  link: buildLink,
+  toggle: buildToggle,
+  slider: buildSlider,
+  datetime: buildDatetime,
+};
+
+/** Build the control of one action, or a disabled stand-in for an unknown type. */
+export function buildAction(rawAction, ctx) {
+  const action = asObject(rawAction);
+  const type = asText(action.type);
+  const builder = Object.hasOwn(ACTIONS, type) ? ACTIONS[type] : null;
+  const node = builder
+    ? builder(action, ctx)
+    : el("span", {
+        className: "act act-unknown",
+        text: `${asText(action.label || action.action_id)}（不支持的操作 ${type || "?"}）`,
+      });
+  node.id = ctx.id;
+  node.classList.add("act");
+  node.dataset.uiType = builder ? type : "unknown";
+  node.dataset.uiLabel = asText(action.label ?? action.action_id ?? "");
+  node.dataset.actionId = asText(action.action_id ?? "");
+  return node;
+}
+
+function payload(action, key, value) {
+  return { action_id: asText(action.action_id), type: asText(action.type), [key]: value };
+}
+
+function labelOf(action) {
+  return asText(action.label ?? action.action_id ?? "");
+}
+
+function buildButton(action, ctx) {
+  const params = asObject(action.params);
+  return el("button", {
+    type: "button",
+    className: "act-button",
+    text: labelOf(action),
+    on: { click: () => ctx.send(payload(action, "params", params)) },
+  });
+}
+
+/** Its own fields when it has some; otherwise it submits the window's form view. */
+function buildSubmitForm(action, ctx) {
+  const fields = asArray(action.fields);
+  const submit = el("button", { type: "submit", className: "act-submit", text: labelOf(action) || "提交" });
+  const form = el(
+    "form",
+    { className: "act-form" },
+    fields.map(formField),
+    submit,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = fields.length ? collectForm(form) : collectForm(ctx.formRoot());
+    ctx.send(payload(action, "form_values", values));
+  });
+  return form;
+}
+
+function labelled(action, ...controls) {
+  return el("div", { className: "act-group" }, el("span", { className: "act-label", text: labelOf(action) }), controls);
+}
+
+function buildSelect(action, ctx) {
+  const options = asArray(action.options).map(normalizeOption);
+  const select = el(
+    "select",
+    { attrs: { "aria-label": labelOf(action) } },
+    el("option", { value: "", text: "— 请选择 —", disabled: true }),
+    options.map((o) => el("option", { value: o.key, text: o.label })),
+  );
+  const current = options.find((o) => action.value !== undefined && o.key === asText(action.value));
+  select.value = current ? current.key : "";
+  select.addEventListener("change", () => {
+    const chosen = options.find((o) => o.key === select.value);
+    if (chosen) ctx.send(payload(action, "selected", chosen.value));
+  });
+  return labelled(action, select);
+}
+
+function buildCheckbox(action, ctx) {
+  const options = asArray(action.options).map(normalizeOption);
+  const initially = new Set(asArray(action.checked).map(asText));
+  const boxes = options.map((o) => {
+    const box = el("input", { type: "checkbox", value: o.key, checked: initially.has(o.key) });
+    return { option: o, box, node: el("label", { className: "act-choice" }, box, el("span", { text: o.label })) };
+  });
+  for (const { box } of boxes) {
+    box.addEventListener("change", () => {
+      const checked = boxes.filter((b) => b.box.checked).map((b) => b.option.value);
+      ctx.send(payload(action, "checked", checked));
+    });
+  }
+  return labelled(action, boxes.map((b) => b.node));
+}
+
+let radioGroups = 0;
+
+function buildRadio(action, ctx) {
+  const options = asArray(action.options).map(normalizeOption);
+  radioGroups += 1;
+  const group = `radio_${radioGroups}`;
+  const nodes = options.map((o) => {
+    const radio = el("input", {
+      type: "radio",
+      name: group,
+      value: o.key,
+      checked: action.value !== undefined && asText(action.value) === o.key,
+    });
+    radio.addEventListener("change", () => {
+      if (radio.checked) ctx.send(payload(action, "selected", o.value));
+    });
+    return el("label", { className: "act-choice" }, radio, el("span", { text: o.label }));
+  });
+  return labelled(action, nodes);
+}
+
+function buildInput(action, ctx) {
+  const input = el("input", {
+    type: "text",
+    placeholder: asText(action.placeholder ?? action.label ?? ""),
+    value: asText(action.value ?? ""),
+    attrs: { "aria-label": labelOf(action) },
+  });
+  const go = el("button", { type: "submit", className: "act-go", text: "确定" });
+  const form = el("form", { className: "act-group act-input-form" }, el("span", { className: "act-label", text: labelOf(action) }), input, go);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    ctx.send(payload(action, "value", input.value));
+  });
+  return form;
+}
+
+/** The app decides what a link does; the desktop never navigates away. */
+function buildLink(action, ctx) {
+  const href = asText(action.href ?? "");
+  return el("a", {
+    className: "act-link",
+    href: "#",
+    title: href,
+    text: `🔗 ${labelOf(action) || href}`,
+    on: {
+      click: (event) => {
+        event.preventDefault();
+        ctx.send(payload(action, "href", href));
+      },
+    },
+  });
+}
+
+function buildToggle(action, ctx) {
+  const box = el("input", { type: "checkbox", className: "toggle-input", checked: Boolean(action.on) });
+  box.setAttribute("role", "switch");
+  box.addEventListener("change", () => ctx.send(payload(action, "on", box.checked)));
+  return el(
+    "label",
+    { className: "act-toggle" },
+    box,
+    el("span", { className: "toggle-track" }, el("span", { className: "toggle-thumb" })),
+    el("span", { className: "act-label", text: labelOf(action) }),
+  );
+}
+
+function buildSlider(action, ctx) {
+  const min = finite(action.min, 0);
+  const max = finite(action.max, 100);
+  const step = finite(action.step, 1);
+  const range = el("input", { type: "range", min, max, step });
+  range.value = String(finite(action.value, min));
+  const shown = el("output", { className: "act-slider-value", text: range.value });
+  range.addEventListener("input", () => {
+    shown.textContent = range.value;
+  });
+  range.addEventListener("change", () => ctx.send(payload(action, "value", Number(range.value))));
+  return labelled(action, range, shown);
+}
+
+function buildDatetime(action, ctx) {
+  const input = el("input", { type: "datetime-local", attrs: { "aria-label": labelOf(action) } });
+  if (typeof action.value === "string") input.value = action.value.slice(0, 16);
+  input.addEventListener("change", () => {
+    if (input.value) ctx.send(payload(action, "value", input.value));
+  });
+  return labelled(action, input);
+}
+
+function finite(value, fallback) {
+  const number = Number(value);
+  return value !== null && value !== undefined && value !== "" && Number.isFinite(number) ? number : fallback;
+}

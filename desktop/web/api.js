@@ -1,0 +1,92 @@
+// The desktop's only door to the controller (docs/ARCHITECTURE.md, "Controller
+// HTTP API"). The per-launch token comes from this page's own `?token=`; fetches
+// send it as X-AIOS-Token, EventSource and media URLs carry it as `?token=`.
+
+const TOKEN = new URLSearchParams(window.location.search).get("token") || "";
+
+/** An HTTP or protocol failure with the controller's error code and message. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function request(method, path, body) {
+  const headers = { "X-AIOS-Token": TOKEN };
+  const init = { method, headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (exc) {
+    throw new ApiError(0, "network", `无法连接主控 (controller unreachable): ${exc.message}`);
+  }
+  let payload = null;
+  try {
+    payload = await response.json();
+  } catch {
+    payload = null;
+  }
+  if (!response.ok) {
+    const err = payload && typeof payload === "object" ? payload.error || {} : {};
+    throw new ApiError(
+      response.status,
+      err.code || `http_${response.status}`,
+      err.message || `HTTP ${response.status}`,
+    );
+  }
+  return payload;
+}
+
+export const api = {
+  token: TOKEN,
+  health: () => request("GET", "/api/health"),
+  apps: () => request("GET", "/api/apps"),
+  instruction: (text, sessionId, source = "text") =>
+    request("POST", "/api/instruction", withSession({ text, source }, sessionId)),
+  open: (appId, sessionId) =>
+    request("POST", `/api/apps/${encodeURIComponent(appId)}/open`, withSession({}, sessionId)),
+  action: (appId, body) => request("POST", `/api/apps/${encodeURIComponent(appId)}/action`, body),
+  snapshot: (snapshot) => request("POST", "/api/ui/snapshot", snapshot),
+  getSettings: () => request("GET", "/api/settings"),
+  putSettings: (settings) => request("PUT", "/api/settings", settings),
+  /** A new EventSource on the controller's event stream. */
+  events: () => new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`),
+};
+
+function withSession(body, sessionId) {
+  if (sessionId) body.session_id = sessionId;
+  return body;
+}
+
+/**
+ * A URL an app placed in `data` (media, image, card image) made safe to load:
+ * http(s), data:image/audio/video and blob stay; a path under /api/ gets the token;
+ * any other relative path is a file of that app's workspace. Anything else
+ * (javascript:, file:, …) gives "" so nothing is loaded.
+ */
+export function resolveMediaUrl(raw, appId) {
+  if (typeof raw !== "string" || !raw.trim()) return "";
+  const url = raw.trim();
+  if (/^https?:\/\//i.test(url) || /^blob:/i.test(url)) return url;
+  if (/^data:(image|audio|video)\//i.test(url)) return url;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith("//")) return "";
+  if (url.startsWith("/api/")) return addToken(url);
+  if (!appId) return "";
+  const path = url
+    .replace(/^\.?\/+/, "")
+    .replace(/^workspace\//, "")
+    .split("/")
+    .map(encodeURIComponent)
+    .join("/");
+  return addToken(`/api/apps/${encodeURIComponent(appId)}/files/${path}`);
+}
+
+function addToken(url) {
+  return `${url}${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(TOKEN)}`;
+}

@@ -1,0 +1,62 @@
+// Modal dialogs of the desktop: one helper that shows a titled box over the
+// desktop (closed by ✕, Escape or a click outside), and the About box.
+
+import { asText, el } from "./dom.js";
+
+/** Show a modal with `body` nodes and `buttons` [{text, primary, onClick}]; returns {node, close}. */
+export function openModal({ id, title, body = [], buttons = [] }) {
+  document.getElementById(id)?.remove();
+  const root = document.getElementById("modal_root");
+  const close = () => {
+    overlay.remove();
+    document.removeEventListener("keydown", onKey);
+  };
+  const onKey = (event) => {
+    if (event.key === "Escape") close();
+  };
+  const box = el(
+    "div",
+    { className: "modal", id, attrs: { role: "dialog", "aria-modal": "true", "aria-label": asText(title) }, dataset: { uiType: "dialog", uiLabel: asText(title) } },
+    el(
+      "header",
+      { className: "modal-head" },
+      el("span", { className: "modal-title", text: asText(title) }),
+      el("button", { type: "button", className: "modal-x", text: "✕", attrs: { "aria-label": "关闭 close" }, on: { click: close } }),
+    ),
+    el("div", { className: "modal-body" }, body),
+    buttons.length
+      ? el(
+          "footer",
+          { className: "modal-foot" },
+          buttons.map((b) =>
+            el("button", {
+              type: "button",
+              className: b.primary ? "btn-primary" : "btn-plain",
+              id: b.id,
+              text: b.text,
+              on: { click: () => b.onClick(close) },
+            }),
+          ),
+        )
+      : null,
+  );
+  const overlay = el("div", { className: "modal-overlay", on: { pointerdown: (e) => e.target === overlay && close() } }, box);
+  root.append(overlay);
+  document.addEventListener("keydown", onKey);
+  return { node: box, close };
+}
+
+export function openAbout() {
+  openModal({
+    id: "about_dialog",
+    title: "关于 Triton AIOS (About)",
+    body: [
+      el("div", { className: "about-logo", text: "🔱" }),
+      el("p", { className: "about-name", text: "Triton AIOS" }),
+      el("p", { text: "AI 原生桌面：主控把你的指令交给各个小AI，小AI 规划原子工具调用，由沙箱执行器执行，桌面统一渲染视图。" }),
+      el("p", { className: "about-en", text: "An AI-native desktop: the controller routes your instruction to small AI apps that plan atomic tool calls run by a sandboxed executor; the desktop renders every view." }),
+      el("p", { className: "about-keys", text: "快捷键：Ctrl+K 聚焦指令栏 · 右键任务栏打开系统菜单" }),
+    ],
+    buttons: [{ text: "好的 OK", primary: true, onClick: (close) => close() }],
+  });
+}

@@ -1,0 +1,61 @@
+// The UI snapshot (S-81): every element marked with data-ui-type (windows,
+// taskbar, command bar, start menu, action controls …) with its geometry, posted
+// with the viewport to POST /api/ui/snapshot whenever the layout changes
+// (debounced, and only when it differs from the last one sent).
+
+import { api } from "./api.js";
+import { debounce } from "./dom.js";
+
+let lastSent = "";
+
+/** The snapshot of the page as it is now. */
+export function takeSnapshot() {
+  const elements = [];
+  for (const node of document.querySelectorAll("[data-ui-type]")) {
+    if (!node.id) continue;
+    const rect = node.getBoundingClientRect();
+    elements.push({
+      id: node.id,
+      type: node.dataset.uiType,
+      label: node.dataset.uiLabel || "",
+      x: Math.round(rect.left),
+      y: Math.round(rect.top),
+      width: Math.round(rect.width),
+      height: Math.round(rect.height),
+      visible: isVisible(node, rect),
+    });
+  }
+  return { viewport: { width: window.innerWidth, height: window.innerHeight }, elements };
+}
+
+function isVisible(node, rect) {
+  if (rect.width === 0 || rect.height === 0) return false;
+  if (node.closest("[hidden], .ui-hidden, .minimized, .owner-hidden")) return false;
+  return getComputedStyle(node).visibility !== "hidden";
+}
+
+async function send() {
+  const snapshot = takeSnapshot();
+  const text = JSON.stringify(snapshot);
+  if (text === lastSent) return;
+  lastSent = text;
+  try {
+    await api.snapshot(snapshot);
+  } catch {
+    lastSent = ""; // try again at the next change
+  }
+}
+
+/** Watch the page and post a snapshot after each burst of layout changes. */
+export function watchLayout(delayMs = 300) {
+  const schedule = debounce(send, delayMs);
+  new MutationObserver(schedule).observe(document.body, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ["style", "class", "hidden", "id"],
+  });
+  window.addEventListener("resize", schedule);
+  schedule();
+  return schedule;
+}

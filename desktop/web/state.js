@@ -1,0 +1,45 @@
+// Desktop-wide state shared by the modules: the controller session, the known
+// apps (from GET /api/apps and app_status events) and listeners on app changes.
+
+export const state = {
+  /** The controller session this desktop talks in (set by the first reply). */
+  sessionId: null,
+  /** app id → {id, name, icon, description, status, port, error} */
+  apps: new Map(),
+  listeners: new Set(),
+};
+
+/** Remember the session id a reply carries, if any. */
+export function adoptSession(reply) {
+  if (reply && typeof reply.session_id === "string" && reply.session_id) {
+    state.sessionId = reply.session_id;
+  }
+}
+
+/** The app with `appId`, or a stand-in so a window can still be shown. */
+export function appInfo(appId) {
+  return state.apps.get(appId) || { id: appId, name: appId, icon: "📦", status: "running" };
+}
+
+export function setApps(list) {
+  state.apps.clear();
+  for (const app of Array.isArray(list) ? list : []) {
+    if (app && typeof app.id === "string") state.apps.set(app.id, app);
+  }
+  notify();
+}
+
+export function setAppStatus(appId, status) {
+  const app = state.apps.get(appId);
+  if (!app || typeof status !== "string") return;
+  app.status = status;
+  notify();
+}
+
+export function onAppsChanged(listener) {
+  state.listeners.add(listener);
+}
+
+function notify() {
+  for (const listener of state.listeners) listener(state.apps);
+}

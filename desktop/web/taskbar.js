@@ -1,0 +1,178 @@
+// The taskbar (S-20, S-22, S-23): start button and start menu listing every app,
+// one icon per app showing its status (starting / running / restarting / failed)
+// and whether its window is open, and the right-click system menu (settings,
+// refresh, about). The command bar and the tray live in their own modules.
+
+import { asText, clear, el } from "./dom.js";
+import { onAppsChanged, state } from "./state.js";
+
+const STATUS_TEXT = {
+  starting: "启动中 starting",
+  running: "运行中 running",
+  restarting: "重启中 restarting",
+  failed: "启动失败 failed",
+  stopped: "已停止 stopped",
+};
+
+export function statusText(status) {
+  return STATUS_TEXT[status] || `未知 ${asText(status) || "unknown"}`;
+}
+
+/**
+ * Build the taskbar's left part and menus. `actions`: {openApp(id), settings(),
+ * refresh(), about()}; `windows`: the WindowManager (for open/focused marks).
+ */
+export function createTaskbar({ actions, windows }) {
+  const taskbar = document.getElementById("taskbar");
+  const icons = document.getElementById("taskbar_apps");
+  const startButton = document.getElementById("start_button");
+  const startMenu = document.getElementById("start_menu");
+  const startList = document.getElementById("start_menu_apps");
+  const systemMenu = document.getElementById("system_menu");
+
+  const closeMenus = () => {
+    startMenu.hidden = true;
+    systemMenu.hidden = true;
+    startButton.classList.remove("active");
+  };
+
+  startButton.addEventListener("click", (event) => {
+    event.stopPropagation();
+    const show = startMenu.hidden;
+    closeMenus();
+    startMenu.hidden = !show;
+    startButton.classList.toggle("active", show);
+  });
+
+  let shownIds = "";
+
+  /** Rebuild the icons when the set of apps changes; otherwise update them in place. */
+  const renderIcons = () => {
+    const apps = [...state.apps.values()];
+    const ids = apps.map((a) => a.id).join("\n");
+    if (ids !== shownIds) {
+      shownIds = ids;
+      clear(icons);
+      clear(startList);
+      if (apps.length === 0) {
+        startList.append(el("li", { className: "start-empty", text: "（没有已安装的应用 no apps）" }));
+      }
+      for (const app of apps) {
+        icons.append(buildIcon(app, actions));
+        startList.append(buildStartItem(app, actions, closeMenus));
+      }
+    }
+    for (const app of apps) updateStatus(app);
+    markWindows();
+  };
+
+  const markWindows = () => {
+    const focused = windows.focused();
+    for (const icon of icons.children) {
+      const win = windows.get(icon.dataset.appId);
+      icon.classList.toggle("open", Boolean(win));
+      icon.classList.toggle("minimized", Boolean(win?.minimised));
+      icon.classList.toggle("active", Boolean(win && win === focused));
+    }
+  };
+
+  const openSystemMenu = (x, y) => {
+    closeMenus();
+    systemMenu.hidden = false;
+    const rect = systemMenu.getBoundingClientRect();
+    systemMenu.style.left = `${Math.min(x, window.innerWidth - rect.width - 4)}px`;
+    systemMenu.style.top = `${Math.max(4, Math.min(y, window.innerHeight - rect.height - 4))}px`;
+  };
+
+  const onContextMenu = (event) => {
+    if (event.target.closest(".window, input, textarea, #start_menu")) return;
+    event.preventDefault();
+    openSystemMenu(event.clientX, event.clientY);
+  };
+  taskbar.addEventListener("contextmenu", onContextMenu);
+  document.getElementById("desktop").addEventListener("contextmenu", onContextMenu);
+
+  for (const item of document.querySelectorAll("[data-system-action]")) {
+    item.addEventListener("click", () => {
+      closeMenus();
+      actions[item.dataset.systemAction]?.();
+    });
+  }
+
+  document.addEventListener("pointerdown", (event) => {
+    if (!event.target.closest("#start_menu, #start_button, #system_menu")) closeMenus();
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") closeMenus();
+  });
+
+  onAppsChanged(renderIcons);
+  renderIcons();
+  return { markWindows, renderIcons, closeMenus, openSystemMenu };
+}
+
+function buildIcon(app, actions) {
+  const label = asText(app.name || app.id);
+  return el(
+    "button",
+    {
+      type: "button",
+      id: `task_${app.id}`,
+      className: "task-icon",
+      dataset: { appId: app.id, uiType: "taskbar_icon", uiLabel: label },
+      on: { click: () => actions.openApp(app.id) },
+    },
+    el("span", { className: "task-emoji", text: asText(app.icon || "📦") }),
+    el("span", { className: "task-status-dot" }),
+  );
+}
+
+function buildStartItem(app, actions, closeMenus) {
+  return el(
+    "li",
+    {},
+    el(
+      "button",
+      {
+        type: "button",
+        className: "start-item",
+        dataset: { appId: app.id },
+        on: {
+          click: () => {
+            closeMenus();
+            actions.openApp(app.id);
+          },
+        },
+      },
+      el("span", { className: "start-item-icon", text: asText(app.icon || "📦") }),
+      el(
+        "span",
+        { className: "start-item-text" },
+        el("span", { className: "start-item-name", text: asText(app.name || app.id) }),
+        el("span", { className: "start-item-desc", text: asText(app.description || "") }),
+      ),
+      el("span", { className: "start-item-status" }),
+    ),
+  );
+}
+
+/** Show `app.status` on its taskbar icon and start-menu entry. */
+function updateStatus(app) {
+  const status = asText(app.status || "unknown");
+  const label = asText(app.name || app.id);
+  const icon = document.getElementById(`task_${app.id}`);
+  if (icon) {
+    icon.className = icon.className.replace(/\bstatus-\S+/g, "").trim();
+    icon.classList.add(`status-${status}`);
+    icon.dataset.status = status;
+    icon.title = [label, statusText(status), app.description, app.error].filter(Boolean).join("\n");
+    icon.setAttribute("aria-label", `${label}（${statusText(status)}）`);
+  }
+  for (const item of document.querySelectorAll("#start_menu_apps .start-item")) {
+    if (item.dataset.appId !== app.id) continue;
+    item.dataset.status = status;
+    const badge = item.querySelector(".start-item-status");
+    badge.className = `start-item-status status-${status}`;
+    badge.textContent = statusText(status);
+  }
+}

@@ -1,0 +1,36 @@
+// Toasts: short notices in the corner, styled by level (info, success, warning,
+// error). `notify` events and reply messages end up here; title and body are text.
+
+import { asText, el } from "./dom.js";
+
+const LEVELS = new Set(["info", "success", "warning", "error"]);
+const ICONS = { info: "ℹ️", success: "✅", warning: "⚠️", error: "⛔" };
+const MAX_SHOWN = 5;
+
+/** Show a toast; returns its element. `timeout` 0 keeps it until closed. */
+export function toast({ title = "", body = "", level = "info", timeout = 5000 } = {}) {
+  const box = document.getElementById("toasts");
+  const kind = LEVELS.has(level) ? level : "info";
+  const node = el(
+    "div",
+    { className: `toast toast-${kind}`, attrs: { role: kind === "error" ? "alert" : "status" } },
+    el("span", { className: "toast-icon", text: ICONS[kind] }),
+    el(
+      "div",
+      { className: "toast-text" },
+      title ? el("div", { className: "toast-title", text: asText(title) }) : null,
+      body ? el("div", { className: "toast-body", text: asText(body) }) : null,
+    ),
+    el("button", {
+      type: "button",
+      className: "toast-close",
+      text: "✕",
+      attrs: { "aria-label": "关闭 close" },
+      on: { click: () => node.remove() },
+    }),
+  );
+  box.append(node);
+  while (box.children.length > MAX_SHOWN) box.firstElementChild.remove();
+  if (timeout > 0) setTimeout(() => node.remove(), timeout);
+  return node;
+}

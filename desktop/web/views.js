@@ -1,0 +1,338 @@
+// The unified view renderer (S-04, S-52): ONE table from `view_type` to a render
+// function. Each function takes the app's opaque `data` (S-06) and only places its
+// values into slots — as text, never as markup (SECURITY.md Q2). Missing keys are
+// tolerated; an unknown view type is shown as readable JSON.
+
+import { resolveMediaUrl } from "./api.js";
+import { barChart, chartPoints, lineChart, pieChart } from "./chart.js";
+import { asArray, asObject, asText, el } from "./dom.js";
+
+/** view_type → (data, ctx) => Node. ctx: {appId, reply}. Adding a type is one entry. */
+export const VIEWS = {
+  text: renderText,
+  list: renderList,
+  card: renderCards,
+  table: renderTable,
+  form: renderForm,
+  media: renderMedia,
+  image: renderImage,
+  chart: renderChart,
+  code: renderCode,
+  dashboard: renderDashboard,
+  metric: renderMetric,
+  loading: renderLoading,
+  error: renderError,
+};
+
+/** Render one view: the type's function, or the readable fallback; never throws. */
+export function renderView(viewType, data, ctx = {}) {
+  const type = typeof viewType === "string" ? viewType : "";
+  const render = Object.hasOwn(VIEWS, type) ? VIEWS[type] : null;
+  let node;
+  try {
+    node = render ? render(asObject(data), ctx) : renderUnknown(type, data);
+  } catch (exc) {
+    node = renderUnknown(type, data, exc);
+  }
+  node.classList.add("view", `view-${render ? type : "unknown"}`);
+  node.dataset.viewType = type || "(none)";
+  return node;
+}
+
+function heading(data) {
+  return data.title !== undefined && data.title !== null && data.title !== ""
+    ? el("h3", { className: "v-title", text: asText(data.title) })
+    : null;
+}
+
+function renderText(data) {
+  return el("div", {}, heading(data), el("div", { className: "v-text", text: asText(data.content) }));
+}
+
+const ITEM_SKIP = new Set(["id", "title", "sub", "name", "icon", "image", "url"]);
+
+function renderList(data) {
+  const items = asArray(data.items);
+  return el(
+    "div",
+    {},
+    heading(data),
+    items.length === 0
+      ? el("p", { className: "v-empty", text: "（空列表 empty）" })
+      : el(
+          "ol",
+          { className: "v-list" },
+          items.map((raw, index) => {
+            const item = typeof raw === "object" && raw !== null ? raw : { title: raw };
+            const title = asText(item.title ?? item.name ?? "");
+            let sub = item.sub;
+            if (sub === undefined || sub === null) {
+              // Other scalar fields (artist, duration …) as one quiet line.
+              sub = Object.entries(item)
+                .filter(([k, v]) => !ITEM_SKIP.has(k) && v !== null && typeof v !== "object")
+                .map(([, v]) => asText(v))
+                .join(" · ");
+            }
+            return el(
+              "li",
+              { className: "v-list-item", dataset: { index: String(index) } },
+              item.icon ? el("span", { className: "v-list-icon", text: asText(item.icon) }) : null,
+              el(
+                "div",
+                { className: "v-list-body" },
+                el("div", { className: "v-list-title", text: title }),
+                sub ? el("div", { className: "v-list-sub", text: asText(sub) }) : null,
+              ),
+            );
+          }),
+        ),
+  );
+}
+
+function renderCards(data, ctx) {
+  const cards = asArray(data.cards);
+  return el(
+    "div",
+    {},
+    heading(data),
+    el(
+      "div",
+      { className: "v-cards" },
+      cards.map((raw) => {
+        const card = asObject(raw);
+        const src = resolveMediaUrl(card.image, ctx.appId);
+        return el(
+          "article",
+          { className: "v-card" },
+          src ? el("img", { className: "v-card-img", src, alt: asText(card.title), loading: "lazy" }) : null,
+          el("h4", { className: "v-card-title", text: asText(card.title) }),
+          card.desc !== undefined ? el("p", { className: "v-card-desc", text: asText(card.desc) }) : null,
+        );
+      }),
+    ),
+  );
+}
+
+function renderTable(data) {
+  const rows = asArray(data.rows);
+  let columns = asArray(data.columns).map(asText);
+  if (columns.length === 0 && rows.length && rows[0] && !Array.isArray(rows[0])) {
+    columns = Object.keys(asObject(rows[0]));
+  }
+  const cellsOf = (row) =>
+    Array.isArray(row) ? row : columns.map((c) => asObject(row)[c]);
+  return el(
+    "div",
+    { className: "v-table-wrap" },
+    heading(data),
+    el(
+      "table",
+      { className: "v-table" },
+      el("thead", {}, el("tr", {}, columns.map((c) => el("th", { text: c })))),
+      el(
+        "tbody",
+        {},
+        rows.map((row) => el("tr", {}, cellsOf(row).map((cell) => el("td", { text: asText(cell) })))),
+      ),
+    ),
+  );
+}
+
+const INPUT_TYPES = new Set([
+  "text", "number", "password", "email", "url", "tel", "date", "time",
+  "datetime-local", "color", "range", "search", "month", "week",
+]);
+
+/** One labelled form field; the control carries `name` for `collectForm`. */
+export function formField(raw) {
+  const field = asObject(raw);
+  const name = asText(field.name ?? "");
+  const type = asText(field.type || "text").toLowerCase();
+  const label = asText(field.label ?? name);
+  let control;
+  if (type === "textarea") {
+    control = el("textarea", { rows: 4, value: asText(field.value ?? "") });
+  } else if (type === "select") {
+    control = el(
+      "select",
+      {},
+      asArray(field.options).map((o) => {
+        const opt = normalizeOption(o);
+        return el("option", { value: opt.key, text: opt.label });
+      }),
+    );
+    if (field.value !== undefined) control.value = asText(field.value);
+  } else if (type === "checkbox" || type === "bool" || type === "boolean") {
+    control = el("input", { type: "checkbox", checked: Boolean(field.value) });
+  } else {
+    const inputType = type === "datetime" ? "datetime-local" : INPUT_TYPES.has(type) ? type : "text";
+    control = el("input", { type: inputType });
+    if (field.value !== undefined && field.value !== null) control.value = asText(field.value);
+  }
+  control.name = name;
+  control.dataset.fieldType = type;
+  if (field.placeholder) control.placeholder = asText(field.placeholder);
+  if (field.required) control.required = true;
+  return el("label", { className: `v-field v-field-${type}` }, el("span", { text: label }), control);
+}
+
+/** The values of every named control under `root`: {name: value}. */
+export function collectForm(root) {
+  const values = {};
+  for (const control of root.querySelectorAll("input[name], textarea[name], select[name]")) {
+    if (!control.name) continue;
+    if (control.type === "checkbox") values[control.name] = control.checked;
+    else if (control.type === "number" || control.type === "range") {
+      values[control.name] = control.value === "" ? null : Number(control.value);
+    } else values[control.name] = control.value;
+  }
+  return values;
+}
+
+function renderForm(data) {
+  return el(
+    "form",
+    { className: "v-form", on: { submit: (e) => e.preventDefault() } },
+    heading(data),
+    asArray(data.fields).map(formField),
+  );
+}
+
+function renderMedia(data, ctx) {
+  const kind = asText(data.type).toLowerCase() === "video" ? "video" : "audio";
+  const src = resolveMediaUrl(data.url, ctx.appId);
+  const player = el(kind, { className: `v-${kind}`, controls: true, preload: "metadata" });
+  if (src) player.src = src;
+  if (data.autoplay) player.autoplay = true;
+  return el(
+    "div",
+    { className: "v-media" },
+    el("div", { className: "v-media-title", text: `${kind === "video" ? "🎬" : "🎵"} ${asText(data.title ?? "")}` }),
+    data.artist ? el("div", { className: "v-media-sub", text: asText(data.artist) }) : null,
+    src ? player : el("p", { className: "v-empty", text: "（没有可播放的地址 no playable URL）" }),
+  );
+}
+
+function renderImage(data, ctx) {
+  const src = resolveMediaUrl(data.url, ctx.appId);
+  return el(
+    "figure",
+    { className: "v-image" },
+    src ? el("img", { src, alt: asText(data.caption ?? "") }) : el("p", { className: "v-empty", text: "（无图片 no image）" }),
+    data.caption !== undefined ? el("figcaption", { text: asText(data.caption) }) : null,
+  );
+}
+
+function renderChart(data) {
+  const points = chartPoints(data);
+  const kind = asText(data.chart_type ?? data.type ?? "bar").toLowerCase();
+  const draw = kind === "line" ? lineChart : kind === "pie" ? pieChart : barChart;
+  return el(
+    "div",
+    { className: "v-chart", dataset: { chartType: kind } },
+    heading(data),
+    points.length ? draw(points) : el("p", { className: "v-empty", text: "（无数据 no data）" }),
+  );
+}
+
+function renderCode(data) {
+  const language = asText(data.language || "text");
+  const code = asText(data.code ?? "");
+  const copy = el("button", {
+    className: "v-code-copy",
+    type: "button",
+    text: "复制",
+    on: { click: () => navigator.clipboard?.writeText(code).catch(() => {}) },
+  });
+  return el(
+    "div",
+    { className: "v-code" },
+    heading(data),
+    el("div", { className: "v-code-bar" }, el("span", { className: "v-code-lang", text: language }), copy),
+    el("pre", {}, el("code", { text: code })),
+  );
+}
+
+/** Each widget is rendered by the same table; `data` of a widget is its `data` key or itself. */
+function renderDashboard(data, ctx) {
+  return el(
+    "div",
+    {},
+    heading(data),
+    el(
+      "div",
+      { className: "v-dashboard" },
+      asArray(data.widgets).map((raw) => {
+        const widget = asObject(raw);
+        const type = asText(widget.type);
+        let inner = widget.data;
+        if (!inner || typeof inner !== "object") {
+          inner = { ...widget };
+          delete inner.type;
+          delete inner.title;
+          if (type === "chart" && widget.chart_type) inner.type = widget.chart_type;
+        }
+        return el(
+          "section",
+          { className: "v-widget", dataset: { widgetType: type } },
+          widget.title !== undefined ? el("h4", { className: "v-widget-title", text: asText(widget.title) }) : null,
+          type === "dashboard" ? renderUnknown(type, inner) : renderView(type, inner, ctx),
+        );
+      }),
+    ),
+  );
+}
+
+function renderMetric(data) {
+  return el(
+    "div",
+    { className: "v-metric" },
+    el("div", { className: "v-metric-value", text: `${asText(data.value ?? "–")}${data.unit ? ` ${asText(data.unit)}` : ""}` }),
+    data.label !== undefined ? el("div", { className: "v-metric-label", text: asText(data.label) }) : null,
+  );
+}
+
+function renderLoading(data, ctx) {
+  const text = data.text ?? ctx.reply?.message ?? "正在处理...";
+  return el("div", { className: "v-loading" }, el("div", { className: "spinner" }), el("span", { text: asText(text) }));
+}
+
+function renderError(data, ctx) {
+  const message = data.message ?? ctx.reply?.message ?? "出错了 (error)";
+  return el(
+    "div",
+    { className: "v-error", attrs: { role: "alert" } },
+    el("div", { className: "v-error-title", text: "⚠️ 出错了 Error" }),
+    el("div", { className: "v-error-message", text: asText(message) }),
+    data.code ? el("div", { className: "v-error-code", text: `code: ${asText(data.code)}` }) : null,
+  );
+}
+
+function renderUnknown(type, data, exc) {
+  let json;
+  try {
+    json = JSON.stringify(data, null, 2);
+  } catch {
+    json = String(data);
+  }
+  return el(
+    "div",
+    { className: "v-unknown" },
+    el("div", {
+      className: "v-unknown-title",
+      text: exc
+        ? `无法显示 “${type}” 视图 (cannot render): ${exc.message}`
+        : `未知视图类型 unknown view type: “${type || "(none)"}”`,
+    }),
+    el("pre", { text: json ?? "" }),
+  );
+}
+
+/** An option of select / radio / checkbox / form select: a string or {label, value}. */
+export function normalizeOption(raw) {
+  if (raw !== null && typeof raw === "object") {
+    const value = raw.value !== undefined ? raw.value : raw.label;
+    return { label: asText(raw.label ?? raw.value ?? ""), value, key: asText(value) };
+  }
+  return { label: asText(raw), value: raw, key: asText(raw) };
+}
