@@ -276,6 +276,12 @@ class AgentLLM:
         reply = LLMPlanReply.model_validate(payload)
         return [step.dump() for step in reply.steps]
 
+    def close(self) -> None:
+        """Close the keep-alive connection (the next call opens a new one)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
     # -------------------------------------------------------------- plumbing
 
     def _http(self) -> Any:
