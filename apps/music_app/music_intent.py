@@ -1,0 +1,235 @@
+"""What a music request asks for, read from Chinese or English text without an LLM.
+
+`read_intent("帮我播放周杰伦的歌")` → search for "周杰伦";
+`read_intent("帮我下载周杰伦的七里香到本地")` → download "七里香" by "周杰伦";
+"下一首" / "pause" / "我的音乐" → playback control or the local library. Anything
+else that names something is searched for. Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["MusicIntent", "has_cjk", "read_intent"]
+
+IntentKind = Literal[
+    "home", "search", "download", "pause", "resume", "next", "prev", "library", "recent"
+]
+
+
+@dataclass(frozen=True)
+class MusicIntent:
+    kind: IntentKind
+    query: str = ""  # search: the term; download: the catalogue search term
+    title: str = ""  # download: the song's title
+    artist: str = ""  # download: the artist, when named
+    english: bool = False
+    label: str = ""  # search: how to name the results ("周杰伦"); defaults to `query`
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.query
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text or ""))
+
+
+_TRAILING_PUNCT = " \t\r\n。.!！?？~～,，;；"
+_QUOTES = '《》“”"「」『』【】'
+
+_CONTROL_ZH: list[tuple[IntentKind, re.Pattern[str]]] = [
+    (
+        "next",
+        re.compile(
+            r"^(请|帮我)?(播放|放|切到|换到|切换到)?(下一首|下一曲|下首)(歌)?$|^切歌$"
+        ),
+    ),
+    (
+        "prev",
+        re.compile(r"^(请|帮我)?(播放|放|切到|换到|切换到)?(上一首|上一曲|上首)(歌)?$"),
+    ),
+    (
+        "pause",
+        re.compile(
+            r"^(请|帮我)?(暂停|暂停播放|停一下|停止播放|别放了|先停一下)(音乐|歌曲|一下)?$"
+        ),
+    ),
+    (
+        "resume",
+        re.compile(r"^(请|帮我)?(继续|继续播放|恢复播放|接着放|接着播放)(音乐|歌曲)?$"),
+    ),
+    ("recent", re.compile(r"(最近播放|播放记录|播放历史|最近听过|听过的歌)")),
+    (
+        "library",
+        re.compile(
+            r"(本地音乐|本地曲库|本地歌曲|我的音乐|我的曲库|我的歌曲|曲库|已下载的歌|下载的歌曲)"
+        ),
+    ),
+]
+
+_CONTROL_EN: list[tuple[IntentKind, re.Pattern[str]]] = [
+    ("next", re.compile(r"^(play )?(the )?(next|skip)( track| song| one)?( please)?$")),
+    (
+        "prev",
+        re.compile(r"^(play )?(the )?(previous|prev|last)( track| song| one)?( please)?$"),
+    ),
+    (
+        "pause",
+        re.compile(r"^(pause|stop)( the)?( music| song| playback| playing)?( please)?$"),
+    ),
+    ("resume", re.compile(r"^(resume|continue|unpause)( the)?( music| song| playback)?$")),
+    ("recent", re.compile(r"\b(recently played|recent songs|play history|history)\b")),
+    (
+        "library",
+        re.compile(
+            r"\b(my music|local music|my library|music library|my songs|downloaded songs)\b"
+        ),
+    ),
+]
+
+_ZH_PREFIX = re.compile(
+    r"^(请你|请|麻烦你?|帮我|给我|替我|帮忙|我想要|我想|我要|想要|想|要|再|来|也)*"
+    r"(播放一下|播放|放一首|放一下|放点|放|来一首|来点|来首|听一下|听听|听|搜索一下|搜索|搜一下|搜|"
+    r"查找|查一下|查|找一下|找找|找|推荐)?"
+    r"(一些|一首|几首|一点|点|首)?"
+)
+_ZH_SUFFIX = re.compile(
+    r"(的)?(所有|全部|热门|经典|最火|好听)?(的)?(歌曲|歌|音乐|专辑|作品|曲子|单曲)?"
+    r"(吧|好吗|可以吗|一下|呗|呀|啊)?$"
+)
+_EN_PREFIX = re.compile(
+    r"^(?:(?:please|can you|could you|i want to|i'd like to|let's|lets)\s+)*"
+    r"(?:(?:play|listen to|search for|search|find|look for|put on|queue)(?:\s+|$))?"
+    r"(?:me\s+)?(?:(?:some|a few|the|a)(?:\s+|$))?"
+    r"(?:(?:songs|song|music|tracks|track)(?:\s+|$))?(?:(?:by|of|from)\s+)?"
+)
+_EN_SUFFIX = re.compile(r"\s*('s)?\s*(songs|song|music|tracks)?\s*(please)?$")
+_GENERIC = {
+    "",
+    "音乐",
+    "歌",
+    "歌曲",
+    "首歌",
+    "一首歌",
+    "music",
+    "songs",
+    "some music",
+    "something",
+}
+
+_DOWNLOAD_ZH = re.compile(
+    r"下载(一下|一首)?(歌曲|歌)?(?P<what>.+?)(到本地|到电脑|到本机|到硬盘|到工作区|到workspace|到我的电脑|下来|吧)*$"
+)
+_DOWNLOAD_EN = re.compile(
+    r"download\s+(the\s+)?(song\s+|track\s+)?(?P<what>.+?)"
+    r"(\s+to\s+(my\s+)?(local|computer|disk|library|workspace))?$"
+)
+
+
+def _clean(text: str) -> str:
+    text = (text or "").strip().strip(_TRAILING_PUNCT).strip()
+    for quote in _QUOTES:
+        text = text.replace(quote, " ")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _search_term_zh(text: str) -> str:
+    body = text.replace(" ", "") if not re.search(r"[A-Za-z]\s+[A-Za-z]", text) else text
+    body = _ZH_PREFIX.sub("", body, count=1)
+    stripped = _ZH_SUFFIX.sub("", body, count=1).strip()
+    # "轻音乐", "纯音乐": a one-letter remainder was part of a genre's name
+    if (
+        len(stripped) <= 1
+        and len(body) > len(stripped)
+        and not re.fullmatch(r"(的)?(歌曲|歌|音乐)?(吧|一下)?", body)
+    ):
+        return re.sub(r"(吧|好吗|一下|呗)$", "", body).strip()
+    return stripped
+
+
+def _search_term_en(text: str) -> str:
+    body = _EN_PREFIX.sub("", text.lower(), count=1)
+    body = _EN_SUFFIX.sub("", body, count=1).strip()
+    if not body:
+        return ""
+    # keep the user's own capitalisation of the remaining words
+    start = text.lower().rfind(body)
+    return text[start : start + len(body)] if start >= 0 else body
+
+
+def _split_artist_title_zh(what: str) -> tuple[str, str]:
+    """ "周杰伦的七里香" → ("周杰伦", "七里香"); "七里香" → ("", "七里香")."""
+    what = what.strip()
+    if "的" in what:
+        artist, _, title = what.rpartition("的")
+        if title.strip() in ("", "歌", "歌曲", "音乐", "专辑"):
+            return artist.strip(), ""
+        if 2 <= len(artist.strip()) <= 8 and artist[0] not in "我你他她它这那":
+            return artist.strip(), title.strip()
+    return "", what
+
+
+def _split_artist_title_en(what: str) -> tuple[str, str]:
+    match = re.match(r"(?P<title>.+?)\s+by\s+(?P<artist>.+)$", what, re.I)
+    if match:
+        return match["artist"].strip(), match["title"].strip()
+    return "", what.strip()
+
+
+def read_intent(instruction: str | None) -> MusicIntent:
+    """The intent of one instruction; "" (the desktop opening the window) is `home`."""
+    text = _clean(instruction or "")
+    if not text:
+        return MusicIntent("home")
+    english = not has_cjk(text)
+    lower = text.lower()
+    controls = _CONTROL_EN if english else _CONTROL_ZH
+    for kind, pattern in controls:
+        if pattern.search(lower if english else text.replace(" ", "")):
+            return MusicIntent(kind, english=english)
+
+    if english and "download" in lower:
+        match = _DOWNLOAD_EN.search(lower)
+        if match:
+            start = lower.find(match["what"])
+            what = text[start : start + len(match["what"])]
+            artist, title = _split_artist_title_en(what)
+            return _download(title, artist, english=True)
+    if not english and "下载" in text:
+        match = _DOWNLOAD_ZH.search(text)
+        if match:
+            artist, title = _split_artist_title_zh(match["what"])
+            return _download(title, artist, english=False)
+
+    term = _search_term_en(text) if english else _search_term_zh(text)
+    if term.lower() in _GENERIC:
+        return MusicIntent("library", english=english)
+    if not english:
+        artist, title = _split_artist_title_zh(term)
+        if artist and title:  # "陈奕迅的十年": search title and artist, show as said
+            return MusicIntent("search", query=f"{title} {artist}", label=term)
+    return MusicIntent("search", query=term, english=english)
+
+
+def _download(title: str, artist: str, *, english: bool) -> MusicIntent:
+    title = title.strip()
+    artist = artist.strip()
+    if english:
+        title = _EN_SUFFIX.sub("", title).strip()
+    else:
+        title = _ZH_SUFFIX.sub("", title).strip() or title
+    if not title or title.lower() in _GENERIC:
+        # "下载周杰伦的歌": no one song named; search so the user can pick one
+        return (
+            MusicIntent("search", query=artist, english=english)
+            if artist
+            else (MusicIntent("library", english=english))
+        )
+    query = f"{title} {artist}".strip()
+    return MusicIntent("download", query=query, title=title, artist=artist, english=english)
