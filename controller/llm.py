@@ -30,6 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from aios_sdk.config import Settings
 from aios_sdk.llm import (
@@ -53,6 +54,7 @@ __all__ = [
 log = logging.getLogger("aios.controller.llm")
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
+KEYED_HOSTS = frozenset({"api.deepseek.com", "api.openai.com"})  # no key, no model
 LLMStatus = Literal["not_configured", "ok", "failing"]
 Message = Mapping[str, Any]
 
@@ -134,10 +136,13 @@ class LLMClient:
     def configured(self) -> bool:
         """A key is set, or the base URL points at a server of the user's own.
 
-        Local servers (Ollama, llama.cpp, vLLM) usually need no key; the default
-        DeepSeek URL always does.
+        Local servers (Ollama, llama.cpp, vLLM) usually need no key; DeepSeek's and
+        OpenAI's APIs always do.
         """
-        return bool(self.api_key) or self.base_url != DEFAULT_BASE_URL
+        if self.api_key:
+            return True
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        return bool(host) and host not in KEYED_HOSTS
 
     def status(self) -> LLMStatus:
         """For the tray: not configured, ok (or not tried yet), or failing."""

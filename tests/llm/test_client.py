@@ -40,6 +40,20 @@ def test_no_key_is_not_configured_and_sends_nothing(fake: FakeOpenAI) -> None:
     assert fake.requests == []
 
 
+@pytest.mark.parametrize(
+    ("url", "configured"),
+    [
+        ("https://api.deepseek.com/", False),
+        ("https://api.deepseek.com/v1", False),
+        ("https://api.openai.com/v1", False),
+        ("http://127.0.0.1:11434/v1", True),
+    ],
+)
+def test_keyless_configuration_depends_on_the_server(url: str, configured: bool) -> None:
+    assert LLMClient(Settings(llm_base_url=url)).configured is configured
+    assert LLMClient(Settings(llm_base_url=url, deepseek_api_key="k")).configured
+
+
 def test_chat_sends_model_and_messages_with_the_key(
     fake: FakeOpenAI, client: LLMClient
 ) -> None:
@@ -208,3 +222,21 @@ def test_importing_the_llm_modules_does_not_import_openai() -> None:
         "assert 'requests' not in sys.modules, 'requests imported eagerly'\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "aios_sdk.llm",
+        "controller.llm",
+        "controller.llm_router",
+        "controller.llm_summary",
+        "controller.llm_planner",
+        "controller.llm_api",
+    ],
+)
+def test_public_names_exist(module: str) -> None:
+    import importlib
+
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
