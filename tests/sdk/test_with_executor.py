@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from aios_sdk import AIOSAgent, ToolFailed
+from aios_sdk.client import client_from_env
 from aios_sdk.protocol import AppRegistration, AppReply, RunResponse
 from aios_sdk.scaffold import scaffold_app
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
@@ -229,6 +230,16 @@ def test_call_tool_from_the_test_process(
     written = probe.call_tool("file_write", path="from_probe.txt", content="写入")
     assert (tool_app.workdir / "from_probe.txt").read_text(encoding="utf-8") == "写入"
     assert written["size"] == len("写入".encode())
+
+    # one keep-alive connection per thread, reused between calls
+    client = client_from_env()
+    sock = client._local.conn.sock
+    assert probe.call_tool("file_read", path="present.txt") == "在这里"
+    assert client._local.conn.sock is sock
+
+    with pytest.raises(ToolFailed) as err:
+        probe.call_tool("file_write", path="x.txt", content=object())
+    assert err.value.code == "invalid_args"
 
     with pytest.raises(ToolFailed) as err:
         probe.call_tool("file_read", path="/etc/passwd")
