@@ -304,17 +304,26 @@ def cmd_stop(args: argparse.Namespace) -> int:
         _err(f"no running controller recorded in {state.root}")
         return 1
     os.kill(pid, signal.SIGTERM)
-    import psutil
-
-    try:
-        psutil.Process(pid).wait(timeout=15)
-    except psutil.TimeoutExpired:
+    if not _wait_gone(pid, timeout=15):
         _err(f"controller {pid} did not stop within 15 s")
         return 1
-    except psutil.NoSuchProcess:
-        pass
     print(f"stopped controller {pid}")
     return 0
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    """Until `pid` has exited (a zombie waiting for its parent counts as exited)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def cmd_new_app(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["log_tail", "spawn_child", "stop_groups"]
+__all__ = ["log_size", "log_tail", "spawn_child", "stop_groups"]
 
 _PR_SET_PDEATHSIG = 1
 try:
@@ -93,13 +93,20 @@ def stop_groups(procs: Iterable[subprocess.Popen], grace: float) -> None:
             pass
 
 
-def log_tail(log_path: Path, lines: int = 1, limit: int = 300) -> str:
-    """The last non-empty lines of a child's log, for a readable crash reason."""
+def log_size(log_path: Path) -> int:
+    try:
+        return log_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def log_tail(log_path: Path, since: int = 0, lines: int = 1, limit: int = 300) -> str:
+    """The last non-empty lines written to a child's log after byte `since`."""
     try:
         with open(log_path, "rb") as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
-            handle.seek(max(0, size - 8192))
+            handle.seek(max(since, size - 8192, 0))
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""

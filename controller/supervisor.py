@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -38,7 +39,7 @@ from .clients import AppClient, ExecutorClient
 from .discovery import AppSpec
 from .pipeline import AppTarget
 from .ports import PortAssigner, port_is_free
-from .processes import log_tail, spawn_child, stop_groups
+from .processes import log_size, log_tail, spawn_child, stop_groups
 from .router import AppProfile
 
 __all__ = ["ExecutorLaunch", "StartupError", "Supervisor", "SupervisorConfig"]
@@ -121,6 +122,7 @@ class _Child:
     last_probe: float = 0.0
     missed: int = 0
     settled: bool = False
+    log_offset: int = 0  # where this run's output starts in its log
     needs_register: bool = False
     probe: Future | None = None
     job: Future | None = None  # registration or group kill in flight
@@ -447,8 +449,14 @@ class Supervisor:
         )
 
     def _exit_reason(self, child: _Child, code: int) -> str:
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"killed by {name}"
         reason = f"exited with code {code}"
-        tail = log_tail(child.log_path)
+        tail = log_tail(child.log_path, since=child.log_offset)
         return f"{reason}: {tail}" if tail else reason
 
     # ------------------------------------------------------------- spawning
@@ -464,6 +472,7 @@ class Supervisor:
                 self.executor_client.url = child.url
             self._on_ports(dict(self._ports.assigned))
         child.status = "starting"
+        child.log_offset = 0 if first else log_size(child.log_path)
         child.spawned_at = time.monotonic()
         child.last_probe = 0.0
         child.probe = None
@@ -493,7 +502,6 @@ class Supervisor:
         path = env.get("PYTHONPATH")
         env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
         env["PYTHONUNBUFFERED"] = "1"
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
 
     def _executor_env(self) -> dict[str, str]:
