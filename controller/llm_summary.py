@@ -7,19 +7,31 @@ function ("用户刚问过“帮我播放周杰伦的歌”，之前问过“…
 
 A turn is a plain string (the user's instruction) or a mapping / object with the
 user's words under `text` (or `instruction`) and, optionally, the system's answer
-under `message` (or `reply`) and the app under `app_id`.
+under `message` (or `reply`) and the apps under `apps` (or `app_id`) — the shape of
+`controller.sessions.Session.history`; turns whose `kind` is set and is not
+"instruction" (window opens, button clicks) are left out.
+
+The model is slow next to a request: `BackgroundSummarizer` writes summaries off the
+request path (one worker thread, the latest turns per session win), so the context
+builder can use the last LLM summary and fall back to the deterministic one.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aios_sdk.llm import LLMError
 from controller.llm import LLMClient
 
-__all__ = ["DEFAULT_LIMIT", "deterministic_summary", "summarize_history"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "BackgroundSummarizer",
+    "deterministic_summary",
+    "summarize_history",
+]
 
 log = logging.getLogger("aios.controller.llm_summary")
 
@@ -36,10 +48,24 @@ def _field(turn: Any, *names: str) -> str:
     return ""
 
 
+def _is_instruction(turn: Any) -> bool:
+    if isinstance(turn, str):
+        return True
+    kind = turn.get("kind") if isinstance(turn, Mapping) else getattr(turn, "kind", None)
+    return kind in (None, "", "instruction")
+
+
 def _user_text(turn: Any) -> str:
     if isinstance(turn, str):
         return " ".join(turn.split())
-    return _field(turn, "text", "instruction", "user")
+    return _field(turn, "text", "instruction", "user") if _is_instruction(turn) else ""
+
+
+def _apps(turn: Any) -> str:
+    apps = turn.get("apps") if isinstance(turn, Mapping) else getattr(turn, "apps", None)
+    if isinstance(apps, (list, tuple)) and apps:
+        return "、".join(str(a) for a in apps)
+    return _field(turn, "app_id")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -66,14 +92,13 @@ def deterministic_summary(turns: Sequence[Any], limit: int = DEFAULT_LIMIT) -> s
 
 def _transcript(turns: Sequence[Any]) -> str:
     lines = []
-    for turn in list(turns)[-MAX_TURNS_FOR_MODEL:]:
-        user = _user_text(turn)
-        if user:
-            lines.append(f"用户: {_clip(user, 200)}")
+    asked = [turn for turn in turns if _user_text(turn)]
+    for turn in asked[-MAX_TURNS_FOR_MODEL:]:
+        lines.append(f"用户: {_clip(_user_text(turn), 200)}")
         if not isinstance(turn, str):
             answer = _field(turn, "message", "reply")
             if answer:
-                app = _field(turn, "app_id")
+                app = _apps(turn)
                 lines.append(f"系统{f'({app})' if app else ''}: {_clip(answer, 200)}")
     return "\n".join(lines)
 
@@ -110,3 +135,56 @@ def summarize_history(
         log.info("history summary by the model failed (%s); using the fallback", exc.code)
         return fallback
     return summary or fallback
+
+
+class BackgroundSummarizer:
+    """LLM summaries written by one worker thread, never on a request's path.
+
+    `submit(key, turns, on_done)` queues a summary of `turns` for `key` (a session
+    id); a newer submit for the same key replaces one not started yet. `on_done(text)`
+    is called from the worker with the summary (the deterministic one if the model
+    fails). Without a configured model, `submit` does nothing and returns False.
+    """
+
+    def __init__(self, client: LLMClient, *, limit: int = DEFAULT_LIMIT):
+        self.client = client
+        self.limit = limit
+        self._pending: dict[str, tuple[list[Any], Callable[[str], None]]] = {}
+        self._wake = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._closed = False
+
+    def submit(
+        self, key: str, turns: Sequence[Any], on_done: Callable[[str], None]
+    ) -> bool:
+        if self._closed or not self.client.configured:
+            return False
+        with self._wake:
+            self._pending[key] = (list(turns), on_done)
+            if self._worker is None:
+                self._worker = threading.Thread(
+                    target=self._run, name="llm-summarizer", daemon=True
+                )
+                self._worker.start()
+            self._wake.notify()
+        return True
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._pending.clear()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                key = next(iter(self._pending))
+                turns, on_done = self._pending.pop(key)
+            try:
+                on_done(summarize_history(turns, self.client, limit=self.limit))
+            except Exception:  # a failing callback must not stop the worker
+                log.exception("history summary callback for %s failed", key)

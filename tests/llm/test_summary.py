@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from aios_sdk.config import Settings
 from controller.llm import LLMClient
-from controller.llm_summary import deterministic_summary, summarize_history
+from controller.llm_summary import (
+    BackgroundSummarizer,
+    deterministic_summary,
+    summarize_history,
+)
 from tests.fakes.openai_server import FakeOpenAI, error_reply, text_reply
 
 TURNS = [
@@ -75,3 +80,60 @@ def test_no_model_call_without_configuration_or_turns(
     assert summarize_history(TURNS, None) == deterministic_summary(TURNS)
     assert summarize_history([], client) == ""
     assert fake.requests == []
+
+
+SESSION_HISTORY = [
+    {"kind": "open", "text": "", "apps": ["music_app"]},
+    {
+        "kind": "instruction",
+        "text": "帮我播放周杰伦的歌",
+        "apps": ["music_app"],
+        "message": "找到 10 首歌",
+    },
+    {"kind": "action", "text": "play", "apps": ["music_app"]},
+    {
+        "kind": "instruction",
+        "text": "把播放按钮移到左上角",
+        "apps": ["system_agent"],
+        "message": "已移动",
+    },
+]
+
+
+def test_session_history_turns_other_than_instructions_are_left_out(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    assert deterministic_summary(SESSION_HISTORY) == (
+        "用户刚问过“把播放按钮移到左上角”，之前问过“帮我播放周杰伦的歌”"
+    )
+    fake.script(text_reply("用户在听周杰伦并调整了播放按钮"))
+    summarize_history(SESSION_HISTORY, client)
+    prompt = fake.requests[0].messages[-1]["content"]
+    assert "系统(system_agent): 已移动" in prompt
+    assert "play" not in prompt.replace("播放", "")
+
+
+def test_background_summarizer_delivers_off_the_request_path(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    fake.script(text_reply("用户在听周杰伦的歌"))
+    done = threading.Event()
+    results: list[str] = []
+
+    def on_done(text: str) -> None:
+        results.append(text)
+        done.set()
+
+    summarizer = BackgroundSummarizer(client)
+    try:
+        assert summarizer.submit("sess_1", TURNS, on_done)
+        assert done.wait(10)
+        assert results == ["用户在听周杰伦的歌"]
+        done.clear()
+        fake.script(error_reply(429), error_reply(429))
+        assert summarizer.submit("sess_1", TURNS, on_done)
+        assert done.wait(10)
+        assert results[-1] == deterministic_summary(TURNS)
+    finally:
+        summarizer.close()
+    assert not BackgroundSummarizer(LLMClient(Settings())).submit("s", TURNS, on_done)
