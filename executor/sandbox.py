@@ -71,11 +71,19 @@ _owned: set[int] = set()
 _owned_lock = threading.Lock()
 
 
+_subreaper = False
+
+
 def enable_subreaper() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux only)."""
-    if _libc is None:
-        return False
-    return _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    """Make this process the reaper of its orphaned descendants (Linux only).
+
+    Without it (e.g. the service built in-process by tests) a kill scans every
+    process of the machine for the run's marker instead of only our descendants.
+    """
+    global _subreaper
+    if _libc is not None and _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        _subreaper = True
+    return _subreaper
 
 
 def reap_orphans() -> None:
@@ -134,10 +142,14 @@ def kill_marked(root_pid: int, marker: str, *, root_reaped: bool = False) -> int
             except psutil.Error:
                 pass
         try:
-            descendants = psutil.Process().children(recursive=True)
+            candidates = (
+                psutil.Process().children(recursive=True)
+                if _subreaper
+                else list(psutil.process_iter())
+            )
         except psutil.Error:
-            descendants = []
-        for proc in descendants:
+            candidates = []
+        for proc in candidates:
             try:
                 if proc.status() != psutil.STATUS_ZOMBIE and (
                     proc.environ().get(MARKER_VAR) == marker
