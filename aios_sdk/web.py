@@ -218,8 +218,21 @@ class ServerHandle:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        self._server.close()
+        """Close the listening socket and every open keep-alive channel, then join.
+
+        Closing only the listener leaves waitress's loop running while any client
+        still holds a connection, so the channels are closed too.
+        """
+        server = self._server
+        for channel in list(server._map.values()):
+            if channel is not server:
+                try:
+                    channel.close()
+                except OSError:
+                    pass
+        server.close()
         self._thread.join(timeout=5)
+        server.task_dispatcher.shutdown(timeout=1)
 
 
 def start_server(
