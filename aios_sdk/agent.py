@@ -312,6 +312,14 @@ class AIOSAgent(abc.ABC):
             return {}
         return value if isinstance(value, dict) else {}
 
+    @functools.cached_property
+    def llm(self) -> Any:
+        """The app's way to the LLM (`aios_sdk.llm.AgentLLM`): `chat` and `plan_steps`
+        through the controller, which alone holds the API key."""
+        from aios_sdk.llm import AgentLLM
+
+        return AgentLLM()
+
     @property
     def log(self) -> logging.Logger:
         """The app's logger, `aios.app.<app_id>`."""
