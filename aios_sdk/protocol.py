@@ -67,6 +67,7 @@ __all__ = [
     "SliderAction",
     "Step",
     "SubmitFormAction",
+    "SystemCacheWrite",
     "TableData",
     "Task",
     "TextData",
@@ -210,6 +211,14 @@ class RunRequest(_Model):
 
 class RunResponse(_Model):
     tool_results: dict[str, ToolResult]
+
+
+class SystemCacheWrite(_Model):
+    """Body of the executor's `POST /cache/system` (controller only): one shared entry."""
+
+    key: Annotated[str, Field(min_length=1, max_length=256)]
+    value: Any = None
+    ttl: float | None = None
 
 
 class AppRegistration(_Model):

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, g, jsonify, request
-from pydantic import BaseModel
 
 from aios_sdk.config import Settings
 from aios_sdk.errors import Forbidden, NotFound, Overloaded, ProtocolError
 from aios_sdk.protocol import (
     AppRegistration,
     RunRequest,
+    SystemCacheWrite,
     ToolCall,
     ToolResult,
     ToolsListing,
@@ -39,12 +39,6 @@ __all__ = ["MAX_STEPS", "create_app"]
 
 MAX_STEPS = 100
 _SLOT_WAIT = 0.5  # seconds a call waits for a free slot before 503
-
-
-class _SystemCacheWrite(BaseModel):
-    key: str
-    value: Any = None
-    ttl: float | None = None
 
 
 def _is_controller() -> bool:
@@ -165,7 +159,7 @@ def create_app(
     @app.post("/cache/system")
     def write_system_cache() -> Any:
         _require_controller()
-        entry = read_json(_SystemCacheWrite)
+        entry = read_json(SystemCacheWrite)
         toolbox.cache.set(SYSTEM_NAMESPACE, entry.key, entry.value, entry.ttl)
         return jsonify(status="ok")
 
