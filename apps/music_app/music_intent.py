@@ -184,6 +184,7 @@ def _split_artist_title_en(what: str) -> tuple[str, str]:
 
 def read_intent(instruction: str | None) -> MusicIntent:
     """The intent of one instruction; "" (the desktop opening the window) is `home`."""
+    quoted = re.search(r"[《「“\"](?P<title>[^》」”\"]+)[》」”\"]", instruction or "")
     text = _clean(instruction or "")
     if not text:
         return MusicIntent("home")
@@ -203,6 +204,10 @@ def read_intent(instruction: str | None) -> MusicIntent:
             return _download(title, artist, english=True)
     if not english and "下载" in text:
         match = _DOWNLOAD_ZH.search(text)
+        if match and quoted:  # 《…》 names the song exactly
+            before = match["what"].split(quoted["title"].strip(), 1)[0]
+            artist = before.strip().removesuffix("的").strip()
+            return _download(quoted["title"], artist, english=False, exact=True)
         if match:
             artist, title = _split_artist_title_zh(match["what"])
             return _download(title, artist, english=False)
@@ -217,10 +222,14 @@ def read_intent(instruction: str | None) -> MusicIntent:
     return MusicIntent("search", query=term, english=english)
 
 
-def _download(title: str, artist: str, *, english: bool) -> MusicIntent:
+def _download(
+    title: str, artist: str, *, english: bool, exact: bool = False
+) -> MusicIntent:
     title = title.strip()
     artist = artist.strip()
-    if english:
+    if exact:
+        pass
+    elif english:
         title = _EN_SUFFIX.sub("", title).strip()
     else:
         title = _ZH_SUFFIX.sub("", title).strip() or title

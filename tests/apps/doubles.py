@@ -1,0 +1,52 @@
+"""Test doubles for the apps' pure tier: an agent without an executor, step results.
+
+`PlanningAgent` offers what the apps' flows use of an `AIOSAgent` — the SDK's own
+`plan_steps`, a recording `call_tool`, `settings`, `app_id` — so the planning and
+view logic can be tested without processes; `ok` / `failed` build entries of
+`context["tool_results"]` as the controller passes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PlanningAgent", "failed", "ok"]
+
+
+class PlanningAgent:
+    """The part of an `AIOSAgent` the apps' flows use, without an executor behind it.
+
+    `plan_steps` is the SDK's own; `call_tool` records the call and answers from
+    `answers` (or raises what `answers` holds), so a test sees every side effect.
+    """
+
+    app_id = "music_app"
+
+    def __init__(self, settings: dict[str, Any] | None = None):
+        from aios_sdk.agent import AIOSAgent
+
+        self.settings = settings or {}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.answers: dict[str, Any] = {}
+        self._plan = AIOSAgent.plan_steps
+
+    def plan_steps(
+        self, steps: list[dict[str, Any]], message: str = "正在处理..."
+    ) -> dict[str, Any]:
+        return self._plan(self, steps, message)
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        self.calls.append((tool_name, args))
+        answer = self.answers.get(tool_name, {"path": args.get("path"), "size": 0})
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def ok(tool: str, result: Any) -> dict[str, Any]:
+    """One entry of `context["tool_results"]` for a step that succeeded."""
+    return {"tool": tool, "status": "ok", "result": result}
+
+
+def failed(tool: str, error: str, code: str = "tool_failed") -> dict[str, Any]:
+    return {"tool": tool, "status": "error", "result": None, "error": error, "code": code}

@@ -1,0 +1,263 @@
+"""The code app's planning and views, without processes (pure tier).
+
+"执行代码 print(2**10)" plans `file_write` + `shell_exec python3 snippet.py` and
+shows 1024; unsafe file names are refused before any step; without an LLM a
+"写一个…" request gets a template and the hint to set `deepseek_api_key`; with one
+(a stand-in answering like the SDK's `AgentLLM`) the model's code is written. Every
+template really runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from code_flows import SNIPPET_FILE, CodeFlows
+from code_intent import read_intent, safe_filename
+from code_templates import TEMPLATES, match_template
+from code_writer import extract_code, generate_code, program_filename
+
+from aios_sdk.protocol import AppReply, parse
+from tests.apps.doubles import PlanningAgent, failed, ok
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "detail"),
+    [
+        ("执行代码 print(2**10)", "run_snippet", "print(2**10)"),
+        (
+            "执行代码：import math; print(math.pi)",
+            "run_snippet",
+            "import math; print(math.pi)",
+        ),
+        ("run print(1+1)", "run_snippet", "print(1+1)"),
+        ("```python\nprint(42)\n```", "run_snippet", "print(42)"),
+        ("运行 hello.py", "run_file", "hello.py"),
+        ("run fib.py", "run_file", "fib.py"),
+        ("查看 hello.py", "show", "hello.py"),
+        ("open hello.py", "show", "hello.py"),
+        ("编辑 fib.py", "edit", "fib.py"),
+        ("新建 foo.py", "new", "foo.py"),
+        ("列出我的代码文件", "list", ""),
+        ("show my python files", "list", ""),
+        ("写一个计算斐波那契数列的程序", "write", "计算斐波那契数列的程序"),
+        (
+            "write a python script that sorts a list",
+            "write",
+            "a python script that sorts a list",
+        ),
+        ("", "home", ""),
+    ],
+)
+def test_requests_are_read_into_intents(text: str, kind: str, detail: str) -> None:
+    intent = read_intent(text)
+    assert intent.kind == kind
+    assert detail in (intent.code, intent.path, intent.description)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a.py", "a.py"),
+        ("workspace/b.py", "b.py"),
+        ("./c.py", "c.py"),
+        ("dir/d", "dir/d.py"),
+        ("七里香.py", "七里香.py"),
+        ("../x.py", None),
+        ("a/../../x.py", None),
+        ("/etc/passwd", None),
+        (".bashrc", None),
+        ("x y.py", None),
+        ("a\x00.py", None),
+        ("", None),
+    ],
+)
+def test_file_names_must_stay_in_the_workspace(name: str, expected: str | None) -> None:
+    assert safe_filename(name) == expected
+
+
+def test_run_snippet_plans_write_then_python3() -> None:
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle("执行代码 print(2**10)", {})
+    assert plan["view_type"] == "loading"
+    assert plan["steps"] == [
+        {
+            "step_id": 1,
+            "tool": "file_write",
+            "args": {"path": SNIPPET_FILE, "content": "print(2**10)\n"},
+        },
+        {
+            "step_id": 2,
+            "tool": "shell_exec",
+            "args": {"cmd": ["python3", SNIPPET_FILE], "timeout": 30},
+        },
+    ]
+    results = {
+        "step_1": ok("file_write", {"path": "workspace/snippet.py", "size": 13}),
+        "step_2": ok(
+            "shell_exec",
+            {"returncode": 0, "stdout": "1024\n", "stderr": "", "truncated": False},
+        ),
+    }
+    reply = flows.handle("执行代码 print(2**10)", {"tool_results": results})
+    assert reply["view_type"] == "code"
+    assert reply["data"]["language"] == "python" and reply["data"]["code"] == "print(2**10)"
+    assert reply["data"]["output"] == "1024\n" and reply["data"]["returncode"] == 0
+    assert reply["message"] == "运行结果：1024"
+    assert reply["state"] == {"last_file": SNIPPET_FILE}
+    parse(AppReply, reply)
+
+
+def test_a_failing_run_shows_the_error() -> None:
+    flows = CodeFlows(PlanningAgent())
+    results = {
+        "step_1": ok("file_read", "1/0\n"),
+        "step_2": ok("shell_exec", {"returncode": 1, "stdout": "", "stderr": "Traceback…\nZeroDivisionError: division by zero\n"}),
+    }  # fmt: skip
+    reply = flows.handle("运行 bad.py", {"tool_results": results})
+    assert reply["message"] == "运行出错（退出码 1）：ZeroDivisionError: division by zero"
+    refused = {
+        "step_1": ok("file_read", "print(1)\n"),
+        "step_2": failed(
+            "shell_exec", "python3 -c: inline code is not allowed", "command_not_allowed"
+        ),
+    }
+    reply = flows.handle("运行 x.py", {"tool_results": refused})
+    assert reply["message"].startswith("运行失败：") and "not allowed" in reply["message"]
+
+
+def test_unsafe_names_are_refused_before_any_step() -> None:
+    flows = CodeFlows(PlanningAgent())
+    for text in ("运行 ../music_app/x.py", "查看 /etc/passwd.py", "编辑 ../../secret.py"):
+        reply = flows.handle(text, {})
+        assert reply["status"] == "error" and "steps" not in reply, text
+    saved = flows.handle(
+        None, {}, {"action_id": "save", "form_values": {"path": "../x.py", "code": "1"}}
+    )
+    assert saved["status"] == "error" and "steps" not in saved
+
+
+def test_edit_is_a_form_with_a_code_field_and_save_writes_it() -> None:
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle(None, {}, {"action_id": "edit", "params": {"path": "hello.py"}})
+    assert plan["steps"][0] == {
+        "step_id": 1,
+        "tool": "file_read",
+        "args": {"path": "hello.py"},
+    }
+    form = flows.handle(
+        None, {"tool_results": {"step_1": ok("file_read", "print('hi')\n")}},
+        {"action_id": "edit", "params": {"path": "hello.py"}},
+    )  # fmt: skip
+    assert form["view_type"] == "form"
+    code_field = next(f for f in form["data"]["fields"] if f["name"] == "code")
+    assert code_field["value"] == "print('hi')\n"
+    submit = next(a for a in form["actions"] if a["action_id"] == "save")
+    assert submit["type"] == "submit_form" and {f["name"] for f in submit["fields"]} == {
+        "path",
+        "code",
+    }
+    parse(AppReply, form)
+    save = {
+        "action_id": "save",
+        "form_values": {"path": "hello.py", "code": "print('bye')\n"},
+    }
+    plan = flows.handle(None, {}, save)
+    assert plan["steps"] == [
+        {
+            "step_id": 1,
+            "tool": "file_write",
+            "args": {"path": "hello.py", "content": "print('bye')\n"},
+        }
+    ]
+    saved = flows.handle(
+        None,
+        {"tool_results": {"step_1": ok("file_write", {"path": "workspace/hello.py"})}},
+        save,
+    )
+    assert saved["view_type"] == "code" and saved["data"]["code"] == "print('bye')\n"
+
+
+def test_listing_shows_the_python_files() -> None:
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle("列出我的代码文件", {})
+    assert plan["steps"][0]["tool"] == "file_list"
+    assert plan["steps"][0]["args"]["pattern"] == "*.py"
+    listing = {"path": "workspace", "files": [{"name": "a.py", "size": 10, "is_dir": False},
+                                              {"name": "lib", "size": 0, "is_dir": True}]}  # fmt: skip
+    reply = flows.handle(
+        "列出我的代码文件", {"tool_results": {"step_1": ok("file_list", listing)}}
+    )
+    assert [i["title"] for i in reply["data"]["items"]] == ["a.py"]
+    assert reply["message"] == "工作区有 1 个 Python 文件"
+    parse(AppReply, reply)
+
+
+def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle("写一个计算斐波那契数列的程序", {})
+    assert [s["tool"] for s in plan["steps"]] == ["file_write", "file_read"]
+    assert plan["steps"][0]["args"]["path"] == "fibonacci.py"
+    template = match_template("斐波那契")
+    assert template is not None
+    results = {
+        "step_1": ok("file_write", {"path": "workspace/fibonacci.py", "size": 100}),
+        "step_2": ok("file_read", template.code),
+    }
+    reply = flows.handle("写一个计算斐波那契数列的程序", {"tool_results": results})
+    assert reply["view_type"] == "code" and reply["data"]["code"] == template.code
+    assert "deepseek_api_key" in reply["message"]
+    nothing = flows.handle("写一个能飞的程序", {})
+    assert nothing["view_type"] == "list" and "deepseek_api_key" in nothing["message"]
+    assert {a["action_id"] for a in nothing["actions"]} >= {
+        "use_template",
+        "run_snippet",
+        "new",
+    }
+
+
+class AnsweringModel:
+    """Answers like the SDK's `AgentLLM` of a configured model: `available`, `chat`."""
+
+    available = True
+
+    def __init__(self, answer: str):
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    def chat(self, prompt: str, json: bool = False, *, system: str | None = None) -> str:
+        self.prompts.append(prompt)
+        return self.answer
+
+
+def test_write_with_an_llm_writes_the_models_code() -> None:
+    model = AnsweringModel("好的：\n```python\nprint(sum(range(101)))\n```\n")
+    flows = CodeFlows(PlanningAgent(), lambda: model)
+    plan = flows.handle("write a program that adds 1 to 100", {})
+    assert plan["steps"][0]["args"] == {
+        "path": "adds_1_100.py",
+        "content": "print(sum(range(101)))\n",
+    }
+    assert model.prompts == ["a program that adds 1 to 100"]
+    unavailable = AnsweringModel("x")
+    unavailable.available = False
+    assert generate_code(unavailable, "x") is None
+    assert generate_code(None, "x") is None
+    assert extract_code("no fence") == "no fence\n"
+    assert program_filename("计算", {"program.py"}) == "program_2.py"
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[t.key for t in TEMPLATES])
+def test_every_template_runs_and_prints(template, tmp_path) -> None:
+    path = tmp_path / template.filename
+    path.write_text(template.code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()

@@ -1,0 +1,438 @@
+"""The music app's planning and views, without processes (pure tier).
+
+Requests are read into intents; the F-1 and F-2 plans have the design's shape; the
+second half of each flow turns step results (built from the fake catalogue's real
+answers) into the list, player and download views; the local library reads real
+files' tags and never leaves the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from music_catalogue import (
+    download_filename,
+    format_duration,
+    local_file_url,
+    parse_search_answer,
+    search_request,
+)
+from music_flows import LIBRARY_TOOL, MusicFlows
+from music_intent import read_intent
+from music_library import scan_library
+
+from tests.apps.doubles import PlanningAgent, failed, ok
+from tests.fakes.music_api import make_wav
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "query"),
+    [
+        ("帮我播放周杰伦的歌", "search", "周杰伦"),
+        ("来点轻音乐", "search", "轻音乐"),
+        ("放一首陈奕迅的十年", "search", "十年 陈奕迅"),
+        ("播放七里香", "search", "七里香"),
+        ("play songs by Taylor Swift", "search", "Taylor Swift"),
+        ("listen to Adele", "search", "Adele"),
+        ("帮我下载周杰伦的七里香到本地", "download", "七里香 周杰伦"),
+        ("download the song Yesterday", "download", "Yesterday"),
+        ("download Yesterday by The Beatles", "download", "Yesterday The Beatles"),
+        ("下载周杰伦的歌", "search", "周杰伦"),  # no one song named: let the user pick
+        ("我想听音乐", "library", ""),
+        ("play some music", "library", ""),
+        ("", "home", ""),
+        ("下一首", "next", ""),
+        ("next track", "next", ""),
+        ("上一首", "prev", ""),
+        ("暂停", "pause", ""),
+        ("pause", "pause", ""),
+        ("继续播放", "resume", ""),
+        ("最近播放", "recent", ""),
+        ("我的音乐", "library", ""),
+    ],
+)
+def test_requests_are_read_into_intents(text: str, kind: str, query: str) -> None:
+    intent = read_intent(text)
+    assert (intent.kind, intent.query) == (kind, query)
+
+
+def test_download_intent_names_title_and_artist() -> None:
+    intent = read_intent("帮我下载周杰伦的七里香到本地")
+    assert (intent.title, intent.artist) == ("七里香", "周杰伦")
+
+
+def test_search_request_is_itunes_shaped() -> None:
+    args = search_request("http://cat.test/", "周杰伦", 7)
+    assert args == {
+        "method": "GET",
+        "url": "http://cat.test/search",
+        "params": {"term": "周杰伦", "media": "music", "entity": "song", "limit": 7},
+    }
+    assert search_request("", "x")["url"] == "https://itunes.apple.com/search"
+
+
+def test_catalogue_answers_parse_from_json_text_or_raw(catalogue) -> None:
+    answer = catalogue.search("周杰伦")
+    from_json = parse_search_answer(answer)
+    assert [s.title for s in from_json] == ["七里香", "稻香", "晴天", "青花瓷"]
+    assert from_json[0].url == catalogue.preview_url(1001)
+    assert from_json[0].display == "周杰伦 - 七里香"
+    assert from_json[0].duration == "4:59"
+    # iTunes labels its JSON text/javascript: the executor hands it over as text
+    assert parse_search_answer(json.dumps(answer, ensure_ascii=False)) == from_json
+    assert parse_search_answer({"status_code": 200, "body": answer}) == from_json
+    doubled = {"results": answer["results"] * 2}
+    assert len(parse_search_answer(doubled)) == 4
+    with pytest.raises(ValueError):
+        parse_search_answer("<html>busy</html>")
+    with pytest.raises(ValueError):
+        parse_search_answer({"error": "nope"})
+
+
+@pytest.mark.parametrize(
+    ("title", "ext", "expected"),
+    [
+        ("七里香", "m4a", "七里香.m4a"),
+        ("Yesterday", "m4a", "yesterday.m4a"),
+        ("Shake It Off", "wav", "shake_it_off.wav"),
+        ("../../etc/passwd", "m4a", "etc_passwd.m4a"),
+        ("周杰伦/七里香:live", "m4a", "周杰伦_七里香_live.m4a"),
+        ("...", "m4a", "song.m4a"),
+        ("", "", "song.m4a"),
+        ("稻香", "../sh", "稻香.sh"),
+    ],
+)
+def test_download_file_names_stay_inside_the_workspace(
+    title: str, ext: str, expected: str
+) -> None:
+    assert download_filename(title, ext) == expected
+
+
+def test_small_helpers() -> None:
+    assert format_duration(299_000) == "4:59"
+    assert format_duration(0) == ""
+    assert local_file_url("music_app", "music/七里香.wav") == (
+        "/api/apps/music_app/files/music/%E4%B8%83%E9%87%8C%E9%A6%99.wav"
+    )
+
+
+def test_library_reads_tags_and_never_leaves_the_workspace(tmp_path) -> None:
+    (tmp_path / "music").mkdir()
+    (tmp_path / "music" / "a.wav").write_bytes(make_wav(0.5, title="晴天", artist="周杰伦"))
+    (tmp_path / "untagged.wav").write_bytes(make_wav(0.2))
+    (tmp_path / "notes.txt").write_text("not audio")
+    (tmp_path / "broken.mp3").write_bytes(b"not really an mp3")
+    outside = tmp_path.parent / f"{tmp_path.name}_outside.wav"
+    outside.write_bytes(make_wav(0.1))
+    os.symlink(outside, tmp_path / "music" / "escape.wav")
+    songs = {s["path"]: s for s in scan_library(tmp_path, "music_app")}
+    assert set(songs) == {"music/a.wav", "untagged.wav", "broken.mp3"}
+    tagged = songs["music/a.wav"]
+    assert (tagged["title"], tagged["artist"], tagged["source"]) == (
+        "晴天",
+        "周杰伦",
+        "local",
+    )
+    assert tagged["id"] == "local:music/a.wav"
+    assert tagged["url"] == "/api/apps/music_app/files/music/a.wav"
+    assert 400 <= tagged["duration_ms"] <= 600
+    assert songs["untagged.wav"]["title"] == "untagged"
+    assert scan_library(tmp_path / "missing", "music_app") == []
+
+
+# ------------------------------------------------------------------ F-1
+
+
+def _flows(catalogue, **settings) -> tuple[MusicFlows, PlanningAgent]:
+    agent = PlanningAgent({"api_base": catalogue.base_url, **settings})
+    return MusicFlows(agent), agent
+
+
+def test_f1_search_plans_http_request_and_cache_set(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    reply = flows.handle("帮我播放周杰伦的歌", {})
+    assert reply["view_type"] == "loading"
+    steps = reply["steps"]
+    assert [s["tool"] for s in steps] == [
+        "http_request",
+        "cache_set",
+        "cache_set",
+        LIBRARY_TOOL,
+    ]
+    assert steps[0]["args"]["url"] == f"{catalogue.base_url}/search"
+    assert steps[0]["args"]["params"]["term"] == "周杰伦"
+    assert steps[1]["args"]["value"] == "{{step_1.result}}"
+
+
+def _search_results(catalogue, term: str, library: list | None = None) -> dict:
+    return {
+        "step_1": ok("http_request", catalogue.search(term)),
+        "step_2": ok("cache_set", {"stored": True}),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, library or []),
+    }
+
+
+def test_f1_search_answers_a_list_with_play_buttons(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    results = _search_results(catalogue, "周杰伦")
+    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    assert reply["view_type"] == "list"
+    assert reply["data"]["title"] == "周杰伦的歌曲"
+    assert [i["title"] for i in reply["data"]["items"]] == [
+        "七里香",
+        "稻香",
+        "晴天",
+        "青花瓷",
+    ]
+    assert reply["message"] == "为你找到周杰伦的 4 首歌"
+    plays = [a for a in reply["actions"] if a["action_id"] == "play"]
+    assert plays[0] == {
+        "type": "button",
+        "label": "播放",
+        "action_id": "play",
+        "params": {"song_id": "1001"},
+    }
+    kinds = {a["action_id"]: a for a in reply["actions"]}
+    assert kinds["filter"]["type"] == "input" and kinds["filter"]["label"] == "筛选"
+    assert kinds["set_quality"]["type"] == "select"
+    assert kinds["set_quality"]["options"] == ["标准", "高品", "无损"]
+
+
+def test_f1_local_songs_that_match_come_first(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    local = {
+        "id": "local:music/a.wav",
+        "title": "晴天 (live)",
+        "artist": "周杰伦",
+        "source": "local",
+        "path": "music/a.wav",
+        "url": "/api/apps/music_app/files/music/a.wav",
+    }
+    other = {**local, "id": "local:b.wav", "title": "b", "artist": "", "path": "b.wav"}
+    results = _search_results(catalogue, "周杰伦", [local, other])
+    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    assert reply["data"]["items"][0]["id"] == "local:music/a.wav"
+    assert reply["message"] == "为你找到周杰伦的 5 首歌"
+
+
+def test_f1_play_reads_the_cache_and_answers_media(catalogue) -> None:
+    flows, agent = _flows(catalogue)
+    action = {"action_id": "play", "params": {"song_id": "1002"}}
+    plan = flows.handle(None, {}, action)
+    assert [s["tool"] for s in plan["steps"]] == ["cache_get", "file_read"]
+    assert plan["steps"][0]["args"] == {"key": "last_results"}
+    cached = json.dumps(catalogue.search("周杰伦"), ensure_ascii=False)  # as text
+    results = {"step_1": ok("cache_get", cached), "step_2": failed("file_read", "no file")}
+    reply = flows.handle(None, {"tool_results": results}, action)
+    assert reply["view_type"] == "media"
+    assert reply["data"]["url"] == catalogue.preview_url(1002)
+    assert reply["data"]["type"] == "audio"
+    assert reply["data"]["title"] == "周杰伦 - 稻香"
+    labels = [a["label"] for a in reply["actions"]]
+    assert labels[:3] == ["暂停", "上一首", "下一首"]
+    assert reply["message"] == "正在播放：周杰伦 - 稻香"
+    assert reply["state"]["last_played"] == "周杰伦 - 稻香"
+    written = dict(
+        (c[1]["path"], c[1]["content"]) for c in agent.calls if c[0] == "file_write"
+    )
+    recent = json.loads(written["recent.json"])
+    assert recent[0]["title"] == "稻香"
+    assert written["playlist.m3u"].startswith("#EXTM3U\n#EXTINF:223,周杰伦 - 稻香\n")
+    assert catalogue.preview_url(1002) in written["playlist.m3u"]
+
+
+def test_next_and_prev_step_through_the_same_list(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    results = {
+        "step_1": ok("cache_get", catalogue.search("周杰伦")),
+        "step_2": ok("file_read", "[]"),
+    }
+    ctx = {"tool_results": results}
+    after = flows.handle(None, ctx, {"action_id": "next", "params": {"song_id": "1004"}})
+    assert after["data"]["title"] == "周杰伦 - 七里香"  # wraps around
+    before = flows.handle(None, ctx, {"action_id": "prev", "params": {"song_id": "1002"}})
+    assert before["data"]["title"] == "周杰伦 - 七里香"
+    spoken = flows.handle(
+        "下一首", {**ctx, "cwd_state": {"now_playing": before["state"]["now_playing"]}}
+    )
+    assert spoken["data"]["title"] == "周杰伦 - 稻香"
+
+
+def test_play_of_an_expired_result_says_so(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    results = {"step_1": ok("cache_get", None), "step_2": ok("file_read", "[]")}
+    reply = flows.handle(
+        None,
+        {"tool_results": results},
+        {"action_id": "play", "params": {"song_id": "1001"}},
+    )
+    assert reply["status"] == "error"
+    assert "重新搜索" in reply["data"]["content"]
+
+
+def test_pause_and_resume_keep_the_song(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    song = parse_search_answer(catalogue.search("七里香"))[0].to_dict()
+    paused = flows.handle(None, {}, {"action_id": "pause", "params": song})
+    assert paused["view_type"] == "media" and paused["data"]["paused"] is True
+    assert paused["actions"][0]["label"] == "继续"
+    assert paused["message"] == "已暂停：周杰伦 - 七里香"
+    assert "steps" not in paused
+    resumed = flows.handle("继续播放", {"cwd_state": {"now_playing": song}})
+    assert resumed["data"]["autoplay"] is True and resumed["actions"][0]["label"] == "暂停"
+
+
+def test_filter_and_quality_relist_the_cached_search(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    plan = flows.handle(None, {}, {"action_id": "filter", "value": "稻"})
+    assert [s["tool"] for s in plan["steps"]] == ["cache_get", "cache_get", LIBRARY_TOOL]
+    results = {
+        "step_1": ok("cache_get", catalogue.search("周杰伦")),
+        "step_2": ok("cache_get", {"query": "周杰伦", "shown": "周杰伦"}),
+        "step_3": ok(LIBRARY_TOOL, []),
+    }
+    filtered = flows.handle(
+        None, {"tool_results": results}, {"action_id": "filter", "value": "稻"}
+    )
+    assert [i["title"] for i in filtered["data"]["items"]] == ["稻香"]
+    quality = flows.handle(
+        None, {"tool_results": results}, {"action_id": "set_quality", "selected": "无损"}
+    )
+    assert quality["state"] == {"quality": "无损"}
+    assert quality["message"].startswith("音质已设为无损")
+    assert len(quality["data"]["items"]) == 4
+
+
+def test_catalogue_down_shows_the_local_library(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    local = {
+        "id": "local:music/a.wav",
+        "title": "晴天",
+        "artist": "周杰伦",
+        "source": "local",
+        "path": "music/a.wav",
+    }
+    results = {
+        "step_1": failed("http_request", "HTTP 503 Service Unavailable", "http_error"),
+        "step_2": failed("cache_set", "depends on a failed step"),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, [local]),
+    }
+    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    assert reply["status"] == "ok"
+    assert "音乐目录暂时无法访问" in reply["message"] and "503" in reply["message"]
+    assert reply["data"]["offline"] is True
+    assert [i["id"] for i in reply["data"]["items"]] == ["local:music/a.wav"]
+
+
+# ------------------------------------------------------------------ F-2
+
+
+def test_f2_download_plans_search_save_to_and_file_list(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    plan = flows.handle("帮我下载周杰伦的七里香到本地", {})
+    steps = plan["steps"]
+    assert [s["tool"] for s in steps] == ["http_request", "http_request", "file_list"]
+    assert steps[0]["args"]["params"]["term"] == "七里香 周杰伦"
+    assert steps[1]["args"] == {
+        "method": "GET",
+        "url": "{{step_1.result.results.0.previewUrl}}",
+        "save_to": "workspace/七里香.m4a",
+    }
+    assert steps[2]["args"] == {"path": "workspace"}
+
+
+def test_f2_download_answers_text_with_play_local(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    results = {
+        "step_1": ok("http_request", catalogue.search("七里香 周杰伦")),
+        "step_2": ok("http_request", {"path": "workspace/七里香.m4a", "size": 2044}),
+        "step_3": ok("file_list", {"path": "workspace", "files": []}),
+    }
+    reply = flows.handle("帮我下载周杰伦的七里香到本地", {"tool_results": results})
+    assert reply["view_type"] == "text"
+    assert reply["data"]["content"] == "已下载《七里香》到 workspace/七里香.m4a"
+    assert reply["actions"][0] == {
+        "type": "button",
+        "label": "播放",
+        "action_id": "play_local",
+        "params": {"path": "workspace/七里香.m4a"},
+    }
+    assert reply["message"] == "下载完成"
+
+
+def test_f2_text_answer_falls_back_to_a_second_round(catalogue) -> None:
+    flows, _ = _flows(catalogue, download_ext="wav")
+    as_text = json.dumps(catalogue.search("七里香 周杰伦"), ensure_ascii=False)
+    results = {
+        "step_1": ok("http_request", as_text),
+        "step_2": failed(
+            "http_request", "step_1.result.results: not found", "template_error"
+        ),
+        "step_3": ok("file_list", {"files": []}),
+    }
+    plan = flows.handle("帮我下载周杰伦的七里香到本地", {"tool_results": results})
+    assert plan["view_type"] == "loading"
+    assert plan["steps"][0]["args"] == {
+        "method": "GET",
+        "url": catalogue.preview_url(1001),
+        "save_to": "workspace/七里香.wav",
+    }
+    second = {
+        "step_1": ok("http_request", {"path": "workspace/七里香.wav", "size": 2044}),
+        "step_2": ok("file_list", {"files": []}),
+    }
+    reply = flows.handle("帮我下载周杰伦的七里香到本地", {"tool_results": second})
+    assert reply["data"]["content"] == "已下载《七里香》到 workspace/七里香.wav"
+
+
+def test_f2_not_found_and_catalogue_down(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    missing = {
+        "step_1": ok("http_request", {"resultCount": 0, "results": []}),
+        "step_2": failed("http_request", "no result"),
+        "step_3": ok("file_list", {"files": []}),
+    }
+    reply = flows.handle("下载《不存在的歌》", {"tool_results": missing})
+    assert "没有在音乐目录里找到《不存在的歌》" in reply["data"]["content"]
+    down = {
+        **missing,
+        "step_1": failed("http_request", "connection refused", "connection_failed"),
+    }
+    reply = flows.handle("下载《不存在的歌》", {"tool_results": down})
+    assert reply["status"] == "error" and "音乐目录暂时无法访问" in reply["data"]["content"]
+    assert reply["actions"][0]["action_id"] == "library"
+
+
+def test_play_local_finds_the_file_in_the_library(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    song = {"id": "local:七里香.wav", "title": "七里香", "source": "local", "path": "七里香.wav",
+            "url": "/api/apps/music_app/files/%E4%B8%83%E9%87%8C%E9%A6%99.wav"}  # fmt: skip
+    action = {"action_id": "play_local", "params": {"path": "workspace/七里香.wav"}}
+    plan = flows.handle(None, {}, action)
+    assert [s["tool"] for s in plan["steps"]] == [LIBRARY_TOOL, "file_read"]
+    results = {"step_1": ok(LIBRARY_TOOL, [song]), "step_2": ok("file_read", "[]")}
+    reply = flows.handle(None, {"tool_results": results}, action)
+    assert reply["view_type"] == "media" and reply["data"]["url"] == song["url"]
+    gone = {"step_1": ok(LIBRARY_TOOL, []), "step_2": ok("file_read", "[]")}
+    assert flows.handle(None, {"tool_results": gone}, action)["status"] == "error"
+
+
+def test_history_failure_does_not_stop_playing(catalogue) -> None:
+    from aios_sdk.errors import ToolFailed
+
+    flows, agent = _flows(catalogue)
+    agent.answers["file_write"] = ToolFailed("disk full", code="io_error")
+    results = {
+        "step_1": ok("cache_get", catalogue.search("周杰伦")),
+        "step_2": ok("file_read", "[]"),
+    }
+    reply = flows.handle(
+        None,
+        {"tool_results": results},
+        {"action_id": "play", "params": {"song_id": "1001"}},
+    )
+    assert reply["view_type"] == "media"

@@ -1,0 +1,316 @@
+"""The system-control app's phrase resolution and replies, without processes.
+
+Chinese and English phrasings, against a snapshot shaped like the desktop's, become
+the right S-82 UI commands (F-3: "把播放按钮移到左上角" → move btn_play to (20, 20));
+window operations, status questions, failures and undo are covered too. The
+`system_status` tool's body reads the real machine with psutil.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from system_flows import SystemFlows
+from system_status import collect, status_view
+from ui_phrases import parse_request
+from ui_targets import plan_ui, plan_window, position_point, resolve_app, resolve_element
+
+from aios_sdk.protocol import AppReply, parse
+from tests.apps.doubles import PlanningAgent, failed, ok
+
+SNAPSHOT: dict[str, Any] = {
+    "viewport": {"width": 1280, "height": 800},
+    "elements": [
+        {"id": "btn_play", "type": "button", "label": "播放", "x": 100, "y": 200, "width": 80, "height": 36, "visible": True},
+        {"id": "btn_pause", "type": "button", "label": "暂停", "x": 190, "y": 200, "width": 80, "height": 36, "visible": True},
+        {"id": "btn_next", "type": "button", "label": "下一首", "x": 280, "y": 200, "width": 80, "height": 36, "visible": True},
+        {"id": "btn_search", "type": "input", "label": "搜索", "x": 100, "y": 100, "width": 200, "height": 30, "visible": True},
+        {"id": "btn_filter", "type": "input", "label": "筛选", "x": 100, "y": 140, "width": 200, "height": 30, "visible": True},
+        {"id": "taskbar", "type": "taskbar", "label": "任务栏", "x": 0, "y": 752, "width": 1280, "height": 48, "visible": True},
+        {"id": "command_bar", "type": "input", "label": "输入指令", "x": 400, "y": 760, "width": 480, "height": 32, "visible": True},
+        {"id": "clock", "type": "text", "label": "12:00", "x": 1200, "y": 760, "width": 60, "height": 30, "visible": True},
+        {"id": "win_music_app", "type": "window", "label": "音乐应用", "x": 50, "y": 50, "width": 600, "height": 500, "visible": True},
+        {"id": "win_code_app", "type": "window", "label": "代码应用", "x": 700, "y": 50, "width": 500, "height": 500, "visible": True},
+    ],
+}  # fmt: skip
+
+
+def commands_for(text: str, snapshot: dict[str, Any] = SNAPSHOT) -> list[dict[str, Any]]:
+    request = parse_request(text)
+    outcome = (
+        plan_window(request, snapshot)
+        if request.op == "window"
+        else plan_ui(request, snapshot)
+    )
+    assert outcome.ok, f"{text!r}: {outcome.message}"
+    return outcome.commands
+
+
+PHRASINGS: list[tuple[str, dict[str, Any]]] = [
+    # F-3 and other moves
+    ("把播放按钮移到左上角", {"op": "move", "id": "btn_play", "x": 20, "y": 20}),
+    (
+        "move the play button to the top-left",
+        {"op": "move", "id": "btn_play", "x": 20, "y": 20},
+    ),
+    ("把播放按钮移到右上角", {"op": "move", "id": "btn_play", "x": 1180, "y": 20}),
+    ("把播放按钮移到左下角", {"op": "move", "id": "btn_play", "x": 20, "y": 744}),
+    ("把播放按钮移到右下角", {"op": "move", "id": "btn_play", "x": 1180, "y": 744}),
+    ("把播放按钮放到中间", {"op": "move", "id": "btn_play", "x": 600, "y": 382}),
+    (
+        "put the play button in the center",
+        {"op": "move", "id": "btn_play", "x": 600, "y": 382},
+    ),
+    ("把命令栏移到顶部", {"op": "move", "id": "command_bar", "x": 400, "y": 20}),
+    (
+        "move the command bar to the bottom right",
+        {"op": "move", "id": "command_bar", "x": 780, "y": 748},
+    ),
+    ("把下一首按钮移到(300, 120)", {"op": "move", "id": "btn_next", "x": 300, "y": 120}),
+    ("把播放按钮向右移动30像素", {"op": "move", "id": "btn_play", "x": 130, "y": 200}),
+    (
+        "move the play button left by 40 px",
+        {"op": "move", "id": "btn_play", "x": 60, "y": 200},
+    ),
+    ("把音乐窗口移到左上角", {"op": "move", "id": "win_music_app", "x": 20, "y": 20}),
+    # sizes
+    ("把搜索框变大一点", {"op": "resize", "id": "btn_search", "width": 250, "height": 38}),
+    (
+        "make the search box bigger",
+        {"op": "resize", "id": "btn_search", "width": 250, "height": 38},
+    ),
+    ("把播放按钮缩小", {"op": "resize", "id": "btn_play", "width": 64, "height": 29}),
+    (
+        "make the play button smaller",
+        {"op": "resize", "id": "btn_play", "width": 64, "height": 29},
+    ),
+    ("把筛选框放大两倍", {"op": "resize", "id": "btn_filter", "width": 400, "height": 60}),
+    (
+        "把播放按钮调成200x100",
+        {"op": "resize", "id": "btn_play", "width": 200, "height": 100},
+    ),
+    # colours
+    ("把播放按钮改成红色", {"op": "change_color", "id": "btn_play", "color": "red"}),
+    ("make the play button red", {"op": "change_color", "id": "btn_play", "color": "red"}),
+    ("把任务栏变成蓝色", {"op": "change_color", "id": "taskbar", "color": "blue"}),
+    (
+        "turn the pause button green",
+        {"op": "change_color", "id": "btn_pause", "color": "green"},
+    ),
+    (
+        "把播放键的颜色改成#ff8800",
+        {"op": "change_color", "id": "btn_play", "color": "#ff8800"},
+    ),
+    # angles
+    ("把播放按钮旋转45度", {"op": "rotate", "id": "btn_play", "degrees": 45}),
+    (
+        "rotate the play button 90 degrees",
+        {"op": "rotate", "id": "btn_play", "degrees": 90},
+    ),
+    ("把暂停按钮逆时针旋转30度", {"op": "rotate", "id": "btn_pause", "degrees": -30}),
+    ("把播放按钮转回来", {"op": "rotate", "id": "btn_play", "degrees": 0}),
+    # show / hide
+    ("隐藏任务栏", {"op": "hide", "id": "taskbar"}),
+    ("hide the taskbar", {"op": "hide", "id": "taskbar"}),
+    ("显示任务栏", {"op": "show", "id": "taskbar"}),
+    ("show the task bar", {"op": "show", "id": "taskbar"}),
+    ("把时钟隐藏", {"op": "hide", "id": "clock"}),
+    ("hide the next button", {"op": "hide", "id": "btn_next"}),
+    # text
+    ("把播放按钮的文字改成开始", {"op": "change_text", "id": "btn_play", "text": "开始"}),
+    (
+        "change the text of the play button to Start",
+        {"op": "change_text", "id": "btn_play", "text": "Start"},
+    ),
+    (
+        "rename the pause button to Hold",
+        {"op": "change_text", "id": "btn_pause", "text": "Hold"},
+    ),
+    # windows
+    ("关闭音乐窗口", {"op": "close_window", "id": "music_app"}),
+    ("close the music window", {"op": "close_window", "id": "music_app"}),
+    ("打开代码应用", {"op": "open_window", "id": "code_app"}),
+    ("open the code app", {"op": "open_window", "id": "code_app"}),
+    ("切换到音乐应用", {"op": "focus_window", "id": "music_app"}),
+    ("focus the code window", {"op": "focus_window", "id": "code_app"}),
+    ("打开系统控制", {"op": "open_window", "id": "system_agent"}),
+]
+
+
+@pytest.mark.parametrize(("text", "command"), PHRASINGS, ids=[p[0] for p in PHRASINGS])
+def test_phrasing_becomes_the_right_command(text: str, command: dict[str, Any]) -> None:
+    assert commands_for(text) == [command]
+
+
+def test_there_are_enough_phrasings_in_both_languages() -> None:
+    from ui_phrases import has_cjk
+
+    chinese = [t for t, _ in PHRASINGS if has_cjk(t)]
+    english = [t for t, _ in PHRASINGS if not has_cjk(t)]
+    assert len(PHRASINGS) >= 20 and len(chinese) >= 10 and len(english) >= 10
+
+
+def test_every_command_is_a_valid_protocol_ui_command() -> None:
+    commands = [c for text, _ in PHRASINGS for c in commands_for(text)]
+    reply = parse(
+        AppReply, {"status": "ok", "view_type": "text", "data": {}, "ui_commands": commands}
+    )
+    assert len(reply.ui_commands) == len(PHRASINGS)
+
+
+def test_f3_message_is_the_one_to_speak() -> None:
+    outcome = plan_ui(parse_request("把播放按钮移到左上角"), SNAPSHOT)
+    assert outcome.message == "已将播放按钮移到左上角"
+    english = plan_ui(parse_request("move the play button to the top-left"), SNAPSHOT)
+    assert english.message == "Moved the play button to the top-left"
+
+
+def test_positions_keep_a_margin_inside_the_viewport() -> None:
+    element = {"x": 5, "y": 5, "width": 100, "height": 50}
+    viewport = (1000.0, 600.0)
+    assert position_point("top-left", element, viewport) == (20, 20)
+    assert position_point("top-right", element, viewport) == (880, 20)
+    assert position_point("bottom-left", element, viewport) == (20, 530)
+    assert position_point("bottom-right", element, viewport) == (880, 530)
+    assert position_point("center", element, viewport) == (450, 275)
+    assert position_point("top", element, viewport) == (5, 20)
+    assert position_point("left", element, viewport) == (20, 5)
+    # no viewport in the snapshot: a default desktop size is assumed
+    bare = {"elements": SNAPSHOT["elements"]}
+    assert commands_for("把播放按钮移到左上角", bare)[0]["x"] == 20
+
+
+def test_resolution_by_id_label_and_translation() -> None:
+    elements = SNAPSHOT["elements"]
+    for phrase, ident in [
+        ("btn_play", "btn_play"),
+        ("播放", "btn_play"),
+        ("the play button", "btn_play"),
+        ("搜索框", "btn_search"),
+        ("search box", "btn_search"),
+        ("任务栏", "taskbar"),
+        ("音乐窗口", "win_music_app"),
+        ("下一首按钮", "btn_next"),
+        ("播放按扭", "btn_play"),  # a typo still resolves, fuzzily
+    ]:
+        best, _ = resolve_element(phrase, elements)
+        assert best is not None and best.element["id"] == ident, phrase
+    assert resolve_element("天气预报按钮", elements)[0] is None
+    assert resolve_app("音乐窗口") == ("music_app", "音乐应用")
+    assert resolve_app("the code app") == ("code_app", "代码应用")
+    assert resolve_app("天气") is None
+
+
+def test_unknown_element_and_missing_snapshot_give_clear_answers() -> None:
+    outcome = plan_ui(parse_request("把天气按钮移到左上角"), SNAPSHOT)
+    assert not outcome.ok and "没有找到“天气按钮”" in outcome.message
+    no_snapshot = plan_ui(parse_request("把播放按钮移到左上角"), None)
+    assert not no_snapshot.ok and "界面快照" in no_snapshot.message
+    nowhere = plan_ui(parse_request("移动播放按钮"), SNAPSHOT)
+    assert not nowhere.ok and "移到哪里" in nowhere.message
+    closing_the_taskbar = plan_window(parse_request("关闭任务栏"), SNAPSHOT)
+    assert closing_the_taskbar.commands == [{"op": "hide", "id": "taskbar"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "view", "topic"),
+    [
+        ("查看系统状态", "dashboard", ""),
+        ("显示系统状态", "dashboard", ""),
+        ("CPU占用多少", "dashboard", "cpu"),
+        ("内存还剩多少", "dashboard", "memory"),
+        ("列出进程", "table", "process"),
+        ("show system status", "dashboard", ""),
+        ("show the cpu usage as a chart", "chart", "cpu"),
+        ("disk usage", "dashboard", "disk"),
+    ],
+)
+def test_status_questions(text: str, view: str, topic: str) -> None:
+    request = parse_request(text)
+    assert (request.op, request.status_view, request.status_topic) == (
+        "status",
+        view,
+        topic,
+    )
+
+
+# ------------------------------------------------------------------ the flows
+
+
+def test_f3_plans_cache_get_of_the_system_snapshot() -> None:
+    flows = SystemFlows(PlanningAgent())
+    plan = flows.handle("把播放按钮移到左上角", {})
+    assert plan["view_type"] == "loading"
+    assert plan["steps"] == [
+        {
+            "step_id": 1,
+            "tool": "cache_get",
+            "args": {"key": "ui_snapshot", "namespace": "system"},
+        }
+    ]
+    reply = flows.handle(
+        "把播放按钮移到左上角", {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}}
+    )
+    assert reply["view_type"] == "text"
+    assert reply["data"]["content"] == "已将播放按钮移到左上角"
+    assert reply["message"] == "已将播放按钮移到左上角"
+    assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
+    undo = reply["actions"][0]
+    assert undo["action_id"] == "undo"
+    assert undo["params"]["commands"] == [
+        {"op": "move", "id": "btn_play", "x": 100, "y": 200}
+    ]
+    undone = flows.handle(None, {}, {"action_id": "undo", "params": undo["params"]})
+    assert undone["ui_commands"] == undo["params"]["commands"]
+
+
+def test_flows_answer_errors_as_text() -> None:
+    flows = SystemFlows(PlanningAgent())
+    missing = flows.handle(
+        "把播放按钮移到左上角", {"tool_results": {"step_1": ok("cache_get", None)}}
+    )
+    assert missing["status"] == "error" and "界面快照" in missing["message"]
+    assert "ui_commands" not in missing
+    help_reply = flows.handle("今天天气怎么样", {})
+    assert (
+        help_reply["view_type"] == "text"
+        and "把播放按钮移到左上角" in help_reply["data"]["content"]
+    )
+    broken = flows.handle(
+        "查看系统状态", {"tool_results": {"step_1": failed("system_status", "boom")}}
+    )
+    assert broken["status"] == "error" and "boom" in broken["message"]
+
+
+def test_status_flow_and_views_from_the_real_machine() -> None:
+    status = collect(top=3)
+    assert 0 <= status["cpu"]["percent"] <= 100
+    assert status["memory"]["total_gb"] > 0
+    assert status["disk"]["total_gb"] > 0
+    assert 1 <= len(status["processes"]) <= 3
+    assert {"pid", "name", "cpu", "memory"} <= set(status["processes"][0])
+    flows = SystemFlows(PlanningAgent())
+    plan = flows.handle("查看系统状态", {})
+    assert plan["steps"] == [{"step_id": 1, "tool": "system_status", "args": {"top": 8}}]
+    reply = flows.handle(
+        "查看系统状态", {"tool_results": {"step_1": ok("system_status", status)}}
+    )
+    assert reply["view_type"] == "dashboard"
+    assert {w["type"] for w in reply["data"]["widgets"]} == {"text", "chart", "table"}
+    assert reply["actions"][0]["action_id"] == "refresh"
+    assert reply["message"].startswith("CPU ")
+    table = status_view(status, "table", "process")
+    assert table["data"]["columns"] == ["PID", "进程", "CPU %", "内存 %"]
+    assert len(table["data"]["rows"]) == len(status["processes"])
+    chart = status_view(status, "chart", "cpu")
+    assert (
+        len(chart["data"]["labels"])
+        == len(chart["data"]["values"])
+        == len(status["cpu"]["per_cpu"])
+    )
+    refresh = flows.handle(None, {"tool_results": {"step_1": ok("system_status", status)}},
+                           {"action_id": "refresh", "params": {"view": "table", "topic": "process"}})  # fmt: skip
+    assert refresh["view_type"] == "table"
+    for view in (reply, table, chart):
+        parse(AppReply, view)
