@@ -46,7 +46,14 @@ class AppRecord:
         workdir = Path(os.path.realpath(reg.workdir))
         if workdir == Path("/"):
             raise ProtocolError("workdir must not be /")
-        workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ProtocolError(
+                f"workdir {reg.workdir!r} cannot be created: {exc}"
+            ) from exc
+        if not workdir.is_dir():
+            raise ProtocolError(f"workdir {reg.workdir!r} is not a directory")
         return cls(
             app_id=reg.app_id,
             workdir=workdir,

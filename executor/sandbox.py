@@ -87,7 +87,13 @@ def enable_subreaper() -> bool:
 
 
 def reap_orphans() -> None:
-    """Wait for re-parented descendants that have exited, so no zombie piles up."""
+    """Wait for re-parented descendants that have exited, so no zombie piles up.
+
+    Only a subreaper has such descendants; a host process that merely embeds the
+    service keeps its other children's exit statuses to itself.
+    """
+    if not _subreaper:
+        return
     import psutil
 
     with _owned_lock:
