@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from flask import Flask, Response, jsonify, request, send_file, stream_with_context
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    jsonify,
+    request,
+    send_file,
+    stream_with_context,
+)
 from pydantic import BaseModel, ConfigDict
 
 from aios_sdk.errors import NotFound, PathOutsideWorkdir
@@ -25,7 +33,13 @@ from aios_sdk.protocol import (
     OpenRequest,
     UISnapshot,
 )
-from aios_sdk.web import create_service, public, read_json, token_matches
+from aios_sdk.web import (
+    Authenticator,
+    create_service,
+    public,
+    read_json,
+    token_matches,
+)
 
 from .discovery import AppSpec
 from .events import EventBus, sse_stream
@@ -59,6 +73,10 @@ class ApiServices:
     store_ui_snapshot: Callable[[dict[str, Any]], None]
     desktop_dir: Path = DESKTOP_DIR
     sse_keepalive: float = 15.0
+    # None: exactly `token`; a wrapper may also accept app tokens on some routes
+    authenticate: Authenticator | None = None
+    blueprints: Sequence[Blueprint] = ()
+    executor_status: Callable[[], str] = lambda: "running"
 
 
 def _missing_desktop(desktop_dir: Path) -> Response:
@@ -87,8 +105,12 @@ def _workspace_file(spec: AppSpec, rel: str) -> Path:
 
 def create_app(services: ApiServices) -> Flask:
     app = create_service(
-        "aios-controller", token_matches(services.token), token_in_query=True
+        "aios-controller",
+        services.authenticate or token_matches(services.token),
+        token_in_query=True,
     )
+    for blueprint in services.blueprints:
+        app.register_blueprint(blueprint)
     desktop_dir = Path(services.desktop_dir)
 
     # ------------------------------------------------------------ desktop
@@ -127,6 +149,7 @@ def create_app(services: ApiServices) -> Flask:
                 "status": "ok",
                 "apps": len(infos),
                 "running": sum(1 for i in infos if i.status == "running"),
+                "executor": services.executor_status(),
             }
         )
 

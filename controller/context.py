@@ -75,10 +75,19 @@ def summarise_history(session: Session, turns: int = SUMMARY_TURNS) -> str:
 
 
 class ContextBuilder:
-    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names."""
+    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names.
 
-    def __init__(self, list_tools: Callable[[str], list[str]]):
+    `summarise(session)` gives `history_summary` (an LLM summariser can replace the
+    deterministic default).
+    """
+
+    def __init__(
+        self,
+        list_tools: Callable[[str], list[str]],
+        summarise: Callable[[Session], str] = summarise_history,
+    ):
         self._list_tools = list_tools
+        self.summarise = summarise
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
@@ -124,7 +133,7 @@ class ContextBuilder:
             cwd_state=cwd_state,
             available_tools=self.available_tools(app_id),
             session_id=session.session_id,
-            history_summary=summarise_history(session),
+            history_summary=self.summarise(session),
             tool_results=tool_results,
             **extra,
         )

@@ -172,6 +172,7 @@ class Controller:
                 store_ui_snapshot=lambda snap: supervisor.executor_client.set_system_cache(
                     "ui_snapshot", snap
                 ),
+                executor_status=supervisor.executor_status,
             )
         )
         if not port_is_free(port):

@@ -11,7 +11,9 @@ once; the executor and the apps read them at start, so those changes need a rest
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from aios_sdk.errors import ProtocolError
 from aios_sdk.protocol import describe_validation_error
 
 __all__ = ["SettingsStore", "mask_key"]
+
+log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
 _LIVE_KEYS = frozenset({"max_step_rounds", "deepseek_api_key", "llm_base_url", "llm_model"})
@@ -38,6 +42,11 @@ class SettingsStore:
         self.path = Path(path)
         self._settings = settings
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[Settings], None]] = []
+
+    def subscribe(self, listener: Callable[[Settings], None]) -> None:
+        """Call `listener(new_settings)` after every successful update."""
+        self._listeners.append(listener)
 
     def get(self) -> Settings:
         return self._settings
@@ -68,6 +77,11 @@ class SettingsStore:
             save_settings(updated, self.path)
             changed = {k for k in merged if merged.get(k) != current.get(k)}
             self._settings = updated
+        for listener in self._listeners:
+            try:
+                listener(updated)
+            except Exception:
+                log.exception("settings listener failed")
         result = self.masked()
         result["restart_needed"] = bool(changed - _LIVE_KEYS)
         return result

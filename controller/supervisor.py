@@ -230,6 +230,19 @@ class Supervisor:
         stop_groups(procs, self.config.stop_grace)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
+    def app_for_token(self, token: str) -> str | None:
+        """The app whose own token is `token` (constant-time compare), or None."""
+        import hmac
+
+        found = None
+        for child in list(self._apps.values()):
+            if hmac.compare_digest(child.token.encode(), token.encode()):
+                found = child.child_id
+        return found
+
+    def executor_status(self) -> str:
+        return self.executor.public_status()
+
     def pids(self) -> dict[str, int]:
         with self._lock:
             children = [self.executor, *self._apps.values()]

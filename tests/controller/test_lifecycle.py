@@ -68,6 +68,17 @@ def test_kill9_of_controller_then_relaunch(tmp_path: Path) -> None:
         assert "记住我" in context["history_summary"]  # the session survived
         assert context["cwd_state"]["last_echo"] == "回声一下 记住我"
 
+        # the executor dies: restarted, apps registered again, tools work again
+        executor = next(p for p in second.children() if "executor" in " ".join(p.cmdline()))
+        executor.kill()
+        executor.wait(5)
+
+        def greets() -> bool:
+            result = second.say("跟我打个招呼")["tasks"][0]["result"]
+            return result["status"] == "ok" and result["data"]["content"].startswith("你好")
+
+        second.wait_for(greets, what="hello_app reading its greeting again")
+
         said = aios("say", "跟我打个招呼", "--state-dir", str(state))
         assert said.returncode == 0, said.stderr
         assert "hello_app" in said.stdout and "你好" in said.stdout

@@ -7,110 +7,20 @@ is a function from a `RunRequest` dict to a `RunResponse` dict.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aios_sdk.errors import AppFailed, AppUnreachable, NotFound
+from aios_sdk.errors import AppUnreachable, NotFound
 from aios_sdk.protocol import ActionPost, InstructionRequest
-from controller.context import ContextBuilder
-from controller.events import EventBus
 from controller.pipeline import (
     ACTION_PAYLOAD_KEYS,
-    AppTarget,
-    Pipeline,
-    PipelineLimits,
     action_request_for,
 )
-from controller.router import AppProfile, PlannedTask, RoutePlan
+from controller.router import PlannedTask
 from controller.sessions import SessionStore
-
-AppFn = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def text_reply(content: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "ok", "view_type": "text", "data": {"content": content}, **extra}
-
-
-class FakeApps:
-    def __init__(self, apps: dict[str, AppFn], workdir: Path):
-        self.apps = apps
-        self.workdir = workdir
-        self.calls: dict[str, list[dict[str, Any]]] = {k: [] for k in apps}
-        self.unavailable: set[str] = set()
-
-    def profiles(self) -> list[AppProfile]:
-        return [
-            AppProfile(app_id=a, name=a.upper(), description=f"does {a}") for a in self.apps
-        ]
-
-    def target(self, app_id: str) -> AppTarget:
-        if app_id not in self.apps:
-            raise NotFound(f"no app {app_id}")
-        if app_id in self.unavailable:
-            raise AppFailed(f"app {app_id} is restarting")
-
-        def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
-            self.calls[app_id].append(body)
-            return self.apps[app_id](body)
-
-        return AppTarget(app_id, app_id.upper(), f"role of {app_id}", self.workdir, call)
-
-
-class FixedRouter:
-    def __init__(self, tasks: list[PlannedTask]):
-        self.tasks = tasks
-
-    def route(self, text: str, apps: Any) -> RoutePlan:
-        return RoutePlan(tasks=list(self.tasks), confidence=1.0 if self.tasks else 0.0)
-
-
-class FakeExecutor:
-    def __init__(self) -> None:
-        self.runs: list[dict[str, Any]] = []
-
-    def __call__(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self.runs.append(body)
-        return {
-            "tool_results": {
-                f"step_{s['step_id']}": {
-                    "tool": s["tool"],
-                    "status": "ok",
-                    "result": {"echo": s["args"]},
-                }
-                for s in body["steps"]
-            }
-        }
-
-
-def make_pipeline(
-    tmp_path: Path,
-    apps: dict[str, AppFn],
-    tasks: list[PlannedTask] | None = None,
-    max_rounds: int = 3,
-) -> tuple[Pipeline, FakeApps, FakeExecutor, EventBus, SessionStore]:
-    workdir = tmp_path / "ws"
-    workdir.mkdir(exist_ok=True)
-    (workdir / "greeting.txt").write_text("你好")
-    fake_apps = FakeApps(apps, workdir)
-    executor = FakeExecutor()
-    bus = EventBus()
-    sessions = SessionStore(tmp_path / "sessions")
-    pipeline = Pipeline(
-        router=FixedRouter(tasks or []),
-        apps=fake_apps,
-        run_steps=executor,
-        contexts=ContextBuilder(lambda app_id: ["file_read", "shell_exec"]),
-        sessions=sessions,
-        events=bus,
-        limits=PipelineLimits(max_step_rounds=max_rounds),
-    )
-    return pipeline, fake_apps, executor, bus, sessions
-
-
-STEP = {"step_id": 1, "tool": "http_request", "args": {"url": "https://api.example.com"}}
+from tests.controller.fakes import STEP, make_pipeline, text_reply
 
 
 def template_app(body: dict[str, Any]) -> dict[str, Any]:
