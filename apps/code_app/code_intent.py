@@ -22,6 +22,10 @@ class CodeIntent:
     description: str = ""
 
 
+_OPEN_APP = re.compile(
+    r"^(请|帮我)?(打开|启动|开启|进入|open|launch|start)\s*(the\s+)?"
+    r"(代码|编程|code|coding)\s*(应用|编辑器|app|editor)?\s*(窗口|window)?$"
+)
 _FILE = r"(?P<file>[\w\-./\u4e00-\u9fff]+\.py)"
 _FENCE = re.compile(r"```(?:python|py)?\s*\n?(?P<code>.*?)```", re.S)
 _RUN_SNIPPET = re.compile(
@@ -63,6 +67,8 @@ _LOOKS_LIKE_CODE = re.compile(
 def read_intent(instruction: str | None) -> CodeIntent:
     text = (instruction or "").strip()
     if not text:
+        return CodeIntent("home")
+    if _OPEN_APP.match(text.lower()):  # "打开代码应用" routed here: the home view
         return CodeIntent("home")
     fence = _FENCE.search(text)
     if fence:

@@ -93,6 +93,10 @@ _CONTROL_EN: list[tuple[IntentKind, re.Pattern[str]]] = [
     ),
 ]
 
+_OPEN_APP = re.compile(
+    r"^(请|帮我)?(打开|启动|开启|进入|open|launch|start)\s*(the\s+)?"
+    r"(音乐|music)\s*(应用|播放器|app|player)?\s*(窗口|window)?$"
+)
 _ZH_PREFIX = re.compile(
     r"^(请你|请|麻烦你?|帮我|给我|替我|帮忙|我想要|我想|我要|想要|想|要|再|来|也)*"
     r"(播放一下|播放|放一首|放一下|放点|放|来一首|来点|来首|听一下|听听|听|搜索一下|搜索|搜一下|搜|"
@@ -190,6 +194,8 @@ def read_intent(instruction: str | None) -> MusicIntent:
         return MusicIntent("home")
     english = not has_cjk(text)
     lower = text.lower()
+    if _OPEN_APP.match(lower):  # "打开音乐应用" routed here: the home view
+        return MusicIntent("home", english=english)
     controls = _CONTROL_EN if english else _CONTROL_ZH
     for kind, pattern in controls:
         if pattern.search(lower if english else text.replace(" ", "")):

@@ -48,6 +48,8 @@ from tests.apps.doubles import PlanningAgent, failed, ok
             "a python script that sorts a list",
         ),
         ("", "home", ""),
+        ("打开代码应用", "home", ""),
+        ("open the code app", "home", ""),
     ],
 )
 def test_requests_are_read_into_intents(text: str, kind: str, detail: str) -> None:

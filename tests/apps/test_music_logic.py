@@ -51,6 +51,8 @@ from tests.fakes.music_api import make_wav
         ("继续播放", "resume", ""),
         ("最近播放", "recent", ""),
         ("我的音乐", "library", ""),
+        ("打开音乐应用", "home", ""),  # routed here instead of to the window manager
+        ("open the music app", "home", ""),
     ],
 )
 def test_requests_are_read_into_intents(text: str, kind: str, query: str) -> None:
