@@ -6,6 +6,7 @@
     aios apps [--json]
     aios stop
     aios new-app NAME [--apps-dir D] [--name "Display name"]
+    aios bench [--runs N]          (cold start and answer latency)
 
 `aios start` prints exactly one line on stdout, `ready <desktop url with ?token=>`,
 once every service is healthy, then runs until SIGINT/SIGTERM (or until the desktop
@@ -387,6 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     new_app.add_argument("--apps-dir", default="apps")
     new_app.add_argument("--name", help="display name (default: NAME)")
     new_app.set_defaults(func=cmd_new_app)
+
+    from .bench import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 

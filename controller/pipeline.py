@@ -35,7 +35,7 @@ from aios_sdk.protocol import (
 
 from .context import ContextBuilder
 from .events import EventBus
-from .router import AppProfile, Router, no_match_message
+from .router import AppProfile, RoutePlan, Router, no_match_message
 from .sessions import Session, SessionStore
 
 __all__ = [
@@ -144,7 +144,16 @@ class Pipeline:
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
         session = self._sessions.get_or_create(request.session_id)
         profiles = list(self._apps.profiles())
-        plan = self._router.route(request.text, profiles)
+        try:
+            plan = self._router.route(request.text, profiles)
+        except Exception as exc:  # a router bug must not lose the user's request
+            log.exception("router failed on %r", request.text)
+            plan = RoutePlan(
+                tasks=[],
+                confidence=0.0,
+                reason=f"无法理解这条指令（路由出错：{type(exc).__name__}）。"
+                + no_match_message(profiles),
+            )
         if not plan.tasks:
             message = plan.reason or no_match_message(profiles)
             self._record_turn(session, "instruction", request.text, [], message, [])

@@ -311,3 +311,16 @@ def test_open_sends_the_empty_instruction(tmp_path: Path) -> None:
     assert reply.data == {"content": "home"}
     assert apps.calls["a"][0]["instruction"] == ""
     assert "action_request" not in apps.calls["a"][0]
+
+
+def test_a_failing_router_still_answers(tmp_path: Path) -> None:
+    pipeline, _, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("x")})
+
+    class Broken:
+        def route(self, text: str, apps: Any) -> Any:
+            raise RuntimeError("boom")
+
+    pipeline._router = Broken()
+    response = pipeline.instruction(InstructionRequest(text="hi"))
+    assert response.tasks == [] and "RuntimeError" in response.message
+    assert "does a" in response.message
