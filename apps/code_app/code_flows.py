@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from code_intent import CodeIntent, read_intent, safe_filename
 from code_templates import TEMPLATES, match_template
-from code_writer import ENABLE_HINT, generate_code, program_filename
+from code_writer import ENABLE_HINT, generate_code, program_filename, revision_prompt
 
 __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
@@ -119,7 +119,7 @@ class CodeFlows:
         if kind == "show":
             return self.show(intent.path, results)
         if kind == "edit":
-            return self.edit(intent.path, results)
+            return self.edit(intent.path, results, intent.description)
         if kind == "new":
             name = safe_filename(intent.path)
             return self.edit_form(name, "") if name else _bad_name(intent.path)
@@ -309,7 +309,10 @@ class CodeFlows:
             return _text(f"找不到 workspace/{name}：{error}", status="error")
         return _code_view(name, str(code), f"这是 {name}")
 
-    def edit(self, path: str, results: Mapping[str, Any]) -> dict[str, Any]:
+    def edit(
+        self, path: str, results: Mapping[str, Any], change: str = ""
+    ) -> dict[str, Any]:
+        """The edit form; with a requested `change`, the model's revision (if any) prefilled."""
         name = safe_filename(path)
         if name is None:
             return _bad_name(path)
@@ -318,9 +321,17 @@ class CodeFlows:
                 [{"step_id": 1, "tool": "file_read", "args": {"path": name}}]
             )
         ok, code, _ = _step(results, 1)
-        return self.edit_form(name, str(code) if ok else "")
+        current = str(code) if ok else ""
+        if not change:
+            return self.edit_form(name, current)
+        revised = generate_code(self.llm_provider(), revision_prompt(name, current, change))
+        if revised is None:
+            return self.edit_form(
+                name, current, f"请在下面按“{change}”修改 {name}。{ENABLE_HINT}"
+            )
+        return self.edit_form(name, revised, f"已按“{change}”改好 {name}，检查后点“保存”")
 
-    def edit_form(self, name: str, code: str) -> dict[str, Any]:
+    def edit_form(self, name: str, code: str, message: str = "") -> dict[str, Any]:
         fields = [
             {"name": "path", "label": "文件名", "type": "text", "value": name},
             {"name": "code", "label": "代码", "type": "textarea", "value": code},
@@ -349,7 +360,7 @@ class CodeFlows:
                     "params": {"path": name},
                 },
             ],
-            "message": f"正在编辑 {name}" if code else f"新建 {name}",
+            "message": message or (f"正在编辑 {name}" if code else f"新建 {name}"),
         }
 
     def save(

@@ -8,6 +8,7 @@ Also the workspace file-name rule (`safe_filename`): a relative `.py` path with 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -41,8 +42,9 @@ _SHOW_FILE = re.compile(
     re.I,
 )
 _EDIT_FILE = re.compile(
-    rf"^(请|帮我)?\s*(编辑|修改|改一下|edit|modify|change)\s*(文件|file|the file)?\s*{_FILE}\s*$",
-    re.I,
+    rf"^(请|帮我)?\s*(编辑|修改|改一下|改|edit|modify|change|update)\s*(文件|file|the file)?\s*{_FILE}"
+    r"(\s+|\s*[,，:：]\s*|(?=[\u4e00-\u9fff])|$)(?P<rest>.*)$",
+    re.I | re.S,
 )
 _NEW_FILE = re.compile(
     rf"^(请|帮我)?\s*(新建|创建|建立|new|create)\s*(一个)?\s*(文件|file|script)?\s*{_FILE}\s*$",
@@ -55,7 +57,7 @@ _LIST = re.compile(
     re.I,
 )
 _WRITE = re.compile(
-    r"^(请|帮我|给我)?\s*(写一个|写个|写一段|编写|写|生成|做一个|实现|创建一个)(?P<desc>.+)$"
+    r"^(请|帮我|给我)?\s*(用\s*python\s*)?(写一个|写个|写一段|编写|写|生成|做一个|实现|创建一个|算|计算|求)(?P<desc>.+)$"
     r"|^(please\s+)?(write|create|generate|make|implement)\s+(me\s+)?(?P<desc2>.+)$",
     re.I | re.S,
 )
@@ -81,7 +83,9 @@ def read_intent(instruction: str | None) -> CodeIntent:
     ):
         match = pattern.match(text)
         if match:
-            return CodeIntent(kind, path=match["file"])
+            rest = (match.groupdict().get("rest") or "").strip()
+            rest = re.sub(r"^(to|so that|让它|使它|让|使)\s*", "", rest, flags=re.I)
+            return CodeIntent(kind, path=match["file"], description=rest)
     if _LIST.search(text):
         return CodeIntent("list")
     match = _RUN_SNIPPET.match(text)
@@ -89,6 +93,8 @@ def read_intent(instruction: str | None) -> CodeIntent:
         code = (match["code"] or match["code2"] or "").strip()
         if code and _LOOKS_LIKE_CODE.search(code):
             return CodeIntent("run_snippet", code=code)
+        if code and _is_expression(code):  # "计算 2**10": show the value
+            return CodeIntent("run_snippet", code=f"print({code})")
     match = _WRITE.match(text)
     if match:
         desc = (match["desc"] or match["desc2"] or "").strip()
@@ -96,6 +102,17 @@ def read_intent(instruction: str | None) -> CodeIntent:
     if _LOOKS_LIKE_CODE.search(text) and not re.search(r"[\u4e00-\u9fff]", text):
         return CodeIntent("run_snippet", code=text)
     return CodeIntent("help", description=text)
+
+
+def _is_expression(text: str) -> bool:
+    """Whether `text` parses as one Python expression (parsed only, never run)."""
+    if re.search(r"[\u4e00-\u9fff]", text) or not re.search(r"\d", text):
+        return False
+    try:
+        ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 _SAFE_PART = re.compile(r"^[\w\-.\u4e00-\u9fff]+$")

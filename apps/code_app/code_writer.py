@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["ENABLE_HINT", "agent_llm", "extract_code", "generate_code", "program_filename"]
+__all__ = [
+    "ENABLE_HINT",
+    "agent_llm",
+    "extract_code",
+    "generate_code",
+    "program_filename",
+    "revision_prompt",
+]
 
 ENABLE_HINT = (
     "还没有配置大模型，所以先用模板。要根据描述生成代码，请在 config.json 里填写 "
@@ -78,3 +85,8 @@ def program_filename(description: str, taken: set[str] | None = None) -> str:
         name = f"{stem}_{n}.py"
         n += 1
     return name
+
+
+def revision_prompt(name: str, code: str, change: str) -> str:
+    """The request for a revised version of `name` (the whole program comes back)."""
+    return f"修改下面的 {name}：{change}。输出修改后的完整程序。\n```python\n{code}\n```"

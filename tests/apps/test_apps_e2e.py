@@ -149,6 +149,16 @@ def test_f1_search_list_then_play(world: World) -> None:
     playlist = (world.workspace("music_app") / "playlist.m3u").read_text("utf-8")
     assert playlist.startswith("#EXTM3U") and world.catalogue.preview_url(1001) in playlist
 
+    # …and every side effect went through the executor's tools (S-05): its log says so
+    logged = [
+        json.loads(line)
+        for path in world.system.state_dir.rglob(f"{session}.jsonl")
+        for line in path.read_text("utf-8").splitlines()
+    ]
+    music_tools = [(e["tool"], e["status"]) for e in logged if e["app_id"] == "music_app"]
+    assert ("http_request", "ok") in music_tools and ("cache_get", "ok") in music_tools
+    assert music_tools.count(("file_write", "ok")) == 2  # recent.json, playlist.m3u
+
     following = world.act("music_app", session, action(media, "next"))
     assert following["data"]["title"] == "周杰伦 - 稻香"
 

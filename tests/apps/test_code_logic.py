@@ -48,6 +48,10 @@ from tests.apps.doubles import PlanningAgent, failed, ok
             "a python script that sorts a list",
         ),
         ("", "home", ""),
+        ("计算 2**10", "run_snippet", "print(2**10)"),
+        ("修改 sort.py 让它按降序排序", "edit", "按降序排序"),
+        ("edit hello.py to print a greeting", "edit", "print a greeting"),
+        ("用 Python 算一个数的阶乘", "write", "一个数的阶乘"),
         ("打开代码应用", "home", ""),
         ("open the code app", "home", ""),
     ],
@@ -248,6 +252,27 @@ def test_write_with_an_llm_writes_the_models_code() -> None:
     assert generate_code(None, "x") is None
     assert extract_code("no fence") == "no fence\n"
     assert program_filename("计算", {"program.py"}) == "program_2.py"
+
+
+def test_edit_with_a_requested_change() -> None:
+    read = {"step_1": ok("file_read", "print(sorted([3, 1, 2]))\n")}
+    without = CodeFlows(PlanningAgent()).handle(
+        "修改 sort.py 让它按降序排序", {"tool_results": read}
+    )
+    assert without["view_type"] == "form"
+    assert next(f for f in without["data"]["fields"] if f["name"] == "code")["value"] == (
+        "print(sorted([3, 1, 2]))\n"
+    )
+    assert "deepseek_api_key" in without["message"]
+    model = AnsweringModel("```python\nprint(sorted([3, 1, 2], reverse=True))\n```")
+    flows = CodeFlows(PlanningAgent(), lambda: model)
+    revised = flows.handle("修改 sort.py 让它按降序排序", {"tool_results": read})
+    code = next(f for f in revised["data"]["fields"] if f["name"] == "code")["value"]
+    assert code == "print(sorted([3, 1, 2], reverse=True))\n"
+    assert (
+        "按降序排序" in model.prompts[0] and "print(sorted([3, 1, 2]))" in model.prompts[0]
+    )
+    assert "steps" not in revised  # nothing is saved until the user presses 保存
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=[t.key for t in TEMPLATES])
