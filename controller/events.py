@@ -32,6 +32,7 @@ class EventBus:
         self._seq = 0
         self._cond = threading.Condition()
         self._closed = False
+        self._streams = 0  # open SSE streams, so shutdown can let them end first
 
     @property
     def last_seq(self) -> int:
@@ -81,6 +82,20 @@ class EventBus:
     def closed(self) -> bool:
         return self._closed
 
+    def _stream_opened(self) -> None:
+        with self._cond:
+            self._streams += 1
+
+    def _stream_closed(self) -> None:
+        with self._cond:
+            self._streams -= 1
+            self._cond.notify_all()
+
+    def wait_streams_closed(self, timeout: float) -> bool:
+        """After `close()`: until every SSE stream has ended (or `timeout`)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._streams <= 0, timeout)
+
 
 def sse_stream(
     bus: EventBus, since: int, *, keepalive: float = 15.0, limit: int | None = None
@@ -89,21 +104,27 @@ def sse_stream(
 
     Stops when the bus closes, or after `limit` events (used by tests).
     """
-    yield "retry: 1000\n\n"
-    sent = 0
-    cursor = since
-    while not bus.closed:
-        events = bus.wait_since(cursor, keepalive)
-        if not events:
-            yield ": keepalive\n\n"
-            continue
-        for event in events:
-            cursor = event.seq
-            payload = json.dumps(event.dump(), ensure_ascii=False)
-            yield f"id: {event.seq}\nevent: message\ndata: {payload}\n\n"
-            sent += 1
-            if limit is not None and sent >= limit:
+    bus._stream_opened()
+    try:
+        yield "retry: 1000\n\n"
+        sent = 0
+        cursor = since
+        while not bus.closed:
+            events = bus.wait_since(cursor, keepalive)
+            if bus.closed:
                 return
+            if not events:
+                yield ": keepalive\n\n"
+                continue
+            for event in events:
+                cursor = event.seq
+                payload = json.dumps(event.dump(), ensure_ascii=False)
+                yield f"id: {event.seq}\nevent: message\ndata: {payload}\n\n"
+                sent += 1
+                if limit is not None and sent >= limit:
+                    return
+    finally:
+        bus._stream_closed()
 
 
 class ExecutorEventRelay:

@@ -192,6 +192,7 @@ class Controller:
         if self._relay is not None:
             self._relay.stop()
         self.events.close()
+        self.events.wait_streams_closed(timeout=1.0)
         if self._server is not None:
             try:
                 self._server.stop()
