@@ -108,6 +108,14 @@ def test_compound_instruction_becomes_two_dependent_tasks(system: RunningSystem)
     assert "file_read" in context["available_tools"]
     assert context["session_id"] == response["session_id"]
     assert "tool_results" not in context
+    # what the supervisor put in its environment
+    data = second["result"]["data"]
+    assert data["settings"] == {"flavour": "test"}  # config.json app_settings.echo_app
+    assert data["env"]["AIOS_APP_ID"] == "echo_app"
+    assert data["env"]["AIOS_WORKDIR"] == context["workdir"]
+    live = json.loads((system.state_dir / "ports.json").read_text())
+    assert data["env"]["AIOS_EXECUTOR_URL"] == f"http://127.0.0.1:{live['executor']}"
+    assert data["env"]["AIOS_CONTROLLER_URL"] == system.url
 
 
 def test_session_memory_reaches_the_next_call(system: RunningSystem) -> None:

@@ -8,6 +8,8 @@ import os
 
 from aios_sdk import AIOSAgent, serve
 
+ENV_KEYS = ("AIOS_APP_ID", "AIOS_WORKDIR", "AIOS_EXECUTOR_URL", "AIOS_CONTROLLER_URL")
+
 
 class EchoAgent(AIOSAgent):
     name = "回声应用"
@@ -27,6 +29,8 @@ class EchoAgent(AIOSAgent):
                 "context": context,
                 "action_request": action_request,
                 "pid": os.getpid(),
+                "settings": self.settings,
+                "env": {k: os.environ.get(k) for k in ENV_KEYS},
             },
             "message": "回声完毕",
             "state": {"last_echo": instruction} if instruction else {},
