@@ -39,7 +39,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
     "继续": ("resume",),
     "下一首": ("next",),
     "上一首": ("prev", "previous"),
-    "搜索": ("search",),
+    "搜索": ("search", "command bar"),  # no search box on screen: the command bar
     "筛选": ("filter",),
     "音质": ("quality", "set_quality"),
     "下载": ("download",),
@@ -87,7 +87,7 @@ _TYPE_HINTS_EN = [
     ("icon", ("icon",)),
 ]
 _TYPE_FAMILY = {
-    "input": {"input", "text", "search", "textbox", "textarea", "select"},
+    "input": {"input", "text", "search", "textbox", "textarea", "select", "command_bar"},
     "button": {"button", "btn"},
     "window": {"window"},
     "icon": {"icon", "app_icon"},
@@ -170,28 +170,44 @@ def _type_hint(phrase: str) -> tuple[str | None, str]:
     return None, lower
 
 
-def _variants(phrase: str) -> set[str]:
-    hint, core = _type_hint(phrase)
-    base = {phrase.lower().strip(), core}
-    out = set(base)
+# A name reached through a translation counts a little less than the element's own
+# id or label, so "命令栏" picks the command bar over a 搜索 box whose translations
+# happen to include "command bar".
+TRANSLATED = 0.97
+
+
+def _add(into: dict[str, float], texts: Sequence[str], weight: float) -> None:
+    for text in texts:
+        if text and into.get(text, 0.0) < weight:
+            into[text] = weight
+
+
+def _variants(phrase: str) -> dict[str, float]:
+    """The phrase's names to look for, each with its weight."""
+    _, core = _type_hint(phrase)
+    base = [phrase.lower().strip(), core]
+    out: dict[str, float] = {}
+    _add(out, base, 1.0)
     for text in base:
-        out.update(_WORDS.get(text, ()))
-        out.update(_EN_TO_ZH.get(text, ()))
+        _add(out, _WORDS.get(text, ()), TRANSLATED)
+        _add(out, _EN_TO_ZH.get(text, ()), TRANSLATED)
         for word in text.split():
-            out.update(_WORDS.get(word, ()))
-    return {v for v in out if v}
+            _add(out, _WORDS.get(word, ()), TRANSLATED)
+    return out
 
 
-def _keys(element: Mapping[str, Any]) -> set[str]:
+def _keys(element: Mapping[str, Any]) -> dict[str, float]:
+    """The element's names (id, id without prefix, label, translations) with weights."""
     ident = str(element.get("id") or "").lower()
     label = str(element.get("label") or "").lower().strip()
     stem = re.sub(r"^(btn|win|input|icon|task|taskbar_icon|el)[_-]", "", ident)
-    keys = {ident, stem, stem.replace("_", " "), label}
+    keys: dict[str, float] = {}
+    _add(keys, [ident, stem, stem.replace("_", " "), label], 1.0)
     for text in (label, stem):
-        keys.update(_WORDS.get(text, ()))
-        keys.update(_EN_TO_ZH.get(text, ()))
-        keys.update(_EN_TO_ZH.get(text.replace("_", " "), ()))
-    return {k for k in keys if k}
+        _add(keys, _WORDS.get(text, ()), TRANSLATED)
+        _add(keys, _EN_TO_ZH.get(text, ()), TRANSLATED)
+        _add(keys, _EN_TO_ZH.get(text.replace("_", " "), ()), TRANSLATED)
+    return keys
 
 
 def _pair_score(a: str, b: str) -> float:
@@ -219,14 +235,22 @@ def resolve_element(
             ranked.append(Resolved(dict(element), 200.0))
             continue
         keys = _keys(element)
-        score = max((_pair_score(v, k) for v in variants for k in keys), default=0.0)
+        score = max(
+            (
+                _pair_score(v, k) * wv * wk
+                for v, wv in variants.items()
+                for k, wk in keys.items()
+            ),
+            default=0.0,
+        )
         kind = str(element.get("type") or "").lower()
         if hint:
             score += 6 if kind in _TYPE_FAMILY.get(hint, {hint}) else -8
         if element.get("visible", True) is False:
             score -= 1
         ranked.append(Resolved(dict(element), score))
-    ranked.sort(key=lambda r: r.score, reverse=True)
+    # ties: the first control of an action (btn_play before btn_play_2)
+    ranked.sort(key=lambda r: (-r.score, len(str(r.element.get("id")))))
     best = ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
     return best, ranked[:5]
 

@@ -314,3 +314,49 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
     assert refresh["view_type"] == "table"
     for view in (reply, table, chart):
         parse(AppReply, view)
+
+
+# The shape desktop/web/snapshot.js sends: action controls btn_<action_id> (then
+# btn_<id>_2 …) typed by action type, windows win_<app>, taskbar icons task_<app>,
+# the command bar and its input, the start menu, the clock.
+DESKTOP_SNAPSHOT: dict[str, Any] = {
+    "viewport": {"width": 1440, "height": 900},
+    "elements": [
+        {"id": "start_menu", "type": "start_menu", "label": "开始菜单", "x": 0, "y": 0, "width": 0, "height": 0, "visible": False},
+        {"id": "taskbar", "type": "taskbar", "label": "任务栏", "x": 0, "y": 852, "width": 1440, "height": 48, "visible": True},
+        {"id": "start_button", "type": "button", "label": "开始", "x": 4, "y": 858, "width": 40, "height": 36, "visible": True},
+        {"id": "command_bar", "type": "command_bar", "label": "指令栏", "x": 300, "y": 858, "width": 600, "height": 36, "visible": True},
+        {"id": "command_input", "type": "input", "label": "指令输入框", "x": 304, "y": 860, "width": 520, "height": 32, "visible": True},
+        {"id": "mic_button", "type": "button", "label": "麦克风", "x": 830, "y": 860, "width": 32, "height": 32, "visible": True},
+        {"id": "clock", "type": "clock", "label": "时钟", "x": 1370, "y": 858, "width": 60, "height": 36, "visible": True},
+        {"id": "task_music_app", "type": "taskbar_icon", "label": "音乐应用", "x": 60, "y": 858, "width": 36, "height": 36, "visible": True},
+        {"id": "win_music_app", "type": "window", "label": "音乐应用", "x": 80, "y": 60, "width": 640, "height": 480, "visible": True},
+        {"id": "btn_play", "type": "button", "label": "播放", "x": 100, "y": 200, "width": 64, "height": 30, "visible": True},
+        {"id": "btn_play_2", "type": "button", "label": "播放", "x": 100, "y": 240, "width": 64, "height": 30, "visible": True},
+        {"id": "btn_filter", "type": "input", "label": "筛选", "x": 100, "y": 480, "width": 200, "height": 30, "visible": True},
+        {"id": "btn_set_quality", "type": "select", "label": "音质", "x": 320, "y": 480, "width": 120, "height": 30, "visible": True},
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("把播放按钮移到左上角", {"op": "move", "id": "btn_play", "x": 20, "y": 20}),
+        ("把搜索框移到顶部", {"op": "move", "id": "command_bar", "x": 300, "y": 20}),
+        (
+            "把指令栏变大一点",
+            {"op": "resize", "id": "command_bar", "width": 750, "height": 45},
+        ),
+        ("把筛选框改成黄色", {"op": "change_color", "id": "btn_filter", "color": "yellow"}),
+        ("hide the quality select", {"op": "hide", "id": "btn_set_quality"}),
+        ("显示开始菜单", {"op": "show", "id": "start_menu"}),
+        ("把时钟移到右上角", {"op": "move", "id": "clock", "x": 1360, "y": 20}),
+        ("把麦克风按钮隐藏", {"op": "hide", "id": "mic_button"}),
+        ("关闭音乐窗口", {"op": "close_window", "id": "music_app"}),
+    ],
+)
+def test_phrasings_against_the_desktops_snapshot_shape(
+    text: str, command: dict[str, Any]
+) -> None:
+    assert commands_for(text, DESKTOP_SNAPSHOT) == [command]
