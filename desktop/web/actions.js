@@ -60,20 +60,27 @@ function buildButton(action, ctx) {
   });
 }
 
-/** Its own fields when it has some; otherwise it submits the window's form view. */
+/** With fields of its own: a small form. Without: a button submitting the window's form view. */
 function buildSubmitForm(action, ctx) {
   const fields = asArray(action.fields);
-  const submit = el("button", { type: "submit", className: "act-submit", text: labelOf(action) || "提交" });
+  const text = labelOf(action) || "提交";
+  if (fields.length === 0) {
+    return el("button", {
+      type: "button",
+      className: "act-submit",
+      text,
+      on: { click: () => ctx.send(payload(action, "form_values", collectForm(ctx.formRoot()))) },
+    });
+  }
   const form = el(
     "form",
     { className: "act-form" },
     fields.map(formField),
-    submit,
+    el("button", { type: "submit", className: "act-submit", text }),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const values = fields.length ? collectForm(form) : collectForm(ctx.formRoot());
-    ctx.send(payload(action, "form_values", values));
+    ctx.send(payload(action, "form_values", collectForm(form)));
   });
   return form;
 }

@@ -116,15 +116,18 @@ export class AppWindow {
     if (event.button !== 0 || event.target.closest(".win-btn")) return;
     event.preventDefault();
     const desk = this.manager.bounds();
-    if (this.maximised) {
-      // Un-maximise under the pointer, keeping the grab point proportional.
-      const ratio = (event.clientX - desk.left) / desk.width;
-      this.node.classList.remove("maximized");
-      const width = this.node.offsetWidth;
-      this.setRect({ left: event.clientX - desk.left - width * ratio, top: 0 });
-    }
-    const start = { x: event.clientX, y: event.clientY, ...this.rect() };
+    let start = { x: event.clientX, y: event.clientY, ...this.rect() };
     this.track(event, (e) => {
+      if (this.maximised) {
+        // A maximised window leaves its maximised state once it is really dragged,
+        // under the pointer, keeping the grab point proportional.
+        if (Math.hypot(e.clientX - start.x, e.clientY - start.y) < 4) return;
+        const ratio = (start.x - desk.left) / desk.width;
+        this.node.classList.remove("maximized");
+        const width = this.node.offsetWidth;
+        this.setRect({ left: start.x - desk.left - width * ratio, top: 0 });
+        start = { ...start, ...this.rect() };
+      }
       const left = start.left + e.clientX - start.x;
       const top = start.top + e.clientY - start.y;
       this.setRect({

@@ -1,0 +1,117 @@
+"""Fixtures of the desktop tests: the real system with the gallery app, and Chromium.
+
+`system` starts `python -m controller start --headless --ports auto` (through the
+controller tests' launcher) on an apps folder holding copies of the shipped
+`hello_app` and of `tests/desktop/apps/gallery_app`, and waits until both run.
+`browser` is Debian's Chromium driven by Playwright (never `playwright install`);
+`page` is a fresh desktop page per test that fails the test on any uncaught
+script error, and `shot(page, name)` saves a screenshot under `test-artifacts/`.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import struct
+import wave
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.controller.system import TEST_CONFIG, RunningSystem, launch
+from tests.procs import ROOT
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+HERE = Path(__file__).resolve().parent
+ARTIFACTS = ROOT / "test-artifacts" / "desktop"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+APP_IDS = ("gallery_app", "hello_app")
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+def write_tone(path: Path, seconds: float = 0.5, rate: int = 8000) -> None:
+    """A short quiet square wave, so the media view has a real local file to load."""
+    frames = b"".join(
+        struct.pack("<h", 2000 if (i // 20) % 2 else -2000)
+        for i in range(int(seconds * rate))
+    )
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(frames)
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    root = tmp_path_factory.mktemp("desktop_system")
+    apps = root / "apps"
+    apps.mkdir()
+    shutil.copytree(ROOT / "apps" / "hello_app", apps / "hello_app", ignore=_IGNORE)
+    shutil.copytree(HERE / "apps" / "gallery_app", apps / "gallery_app", ignore=_IGNORE)
+    write_tone(apps / "gallery_app" / "workspace" / "tone.wav")
+    running = launch(root, apps, config=copy.deepcopy(TEST_CONFIG))
+    try:
+        for app_id in APP_IDS:
+            running.wait_app(app_id, "running")
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium is not installed (scripts/install.sh --test)")
+    with playwright_api.sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def desktop_url(system: RunningSystem) -> str:
+    return f"{system.url}/?token={system.token}"
+
+
+@pytest.fixture
+def page(browser, system: RunningSystem) -> Iterator[object]:
+    """A fresh desktop page, loaded and showing every app's taskbar icon."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    desktop = context.new_page()
+    desktop.set_default_timeout(15000)
+    errors: list[str] = []
+    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
+    desktop.goto(desktop_url(system))
+    for app_id in APP_IDS:
+        desktop.wait_for_selector(f"#task_{app_id}")
+    try:
+        yield desktop
+    finally:
+        context.close()
+    assert errors == [], f"uncaught script errors on the desktop: {errors}"
+
+
+@pytest.fixture
+def shot(request: pytest.FixtureRequest) -> Callable[[object, str], Path]:
+    """`shot(page, name)` saves test-artifacts/desktop/<test>-<name>.png."""
+
+    def take(target: object, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        safe = request.node.name.replace("[", "-").replace("]", "").replace("/", "_")
+        path = ARTIFACTS / f"{safe}-{name}.png"
+        target.screenshot(path=str(path))
+        return path
+
+    return take
