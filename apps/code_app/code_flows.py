@@ -247,21 +247,28 @@ class CodeFlows:
         return self._ran(path, code, results, 2)
 
     def run_file(self, path: str, results: Mapping[str, Any]) -> dict[str, Any]:
-        name = safe_filename(path)
-        if name is None:
-            return _bad_name(path)
-        if not results:
-            return self.agent.plan_steps(
-                [
-                    {"step_id": 1, "tool": "file_read", "args": {"path": name}},
-                    _run_step(2, name),
-                ],
-                "正在运行…",
-            )
+        name, early = self._read_first(path, results, run=True)
+        if early is not None:
+            return early
         ok, code, error = _step(results, 1)
         if not ok:
             return _text(f"找不到 workspace/{name}：{error}", status="error")
         return self._ran(name, str(code), results, 2)
+
+    def _read_first(
+        self, path: str, results: Mapping[str, Any], *, run: bool = False
+    ) -> tuple[str, dict[str, Any] | None]:
+        """(safe name, reply to return now): the refusal, or the plan reading the file
+        (and running it, with `run`); no reply once the plan's results are here."""
+        name = safe_filename(path)
+        if name is None:
+            return path, _bad_name(path)
+        if results:
+            return name, None
+        steps = [{"step_id": 1, "tool": "file_read", "args": {"path": name}}]
+        if run:
+            steps.append(_run_step(2, name))
+        return name, self.agent.plan_steps(steps, "正在运行…" if run else "正在读取…")
 
     def _ran(
         self, path: str, code: str, results: Mapping[str, Any], step: int
@@ -297,13 +304,9 @@ class CodeFlows:
         )
 
     def show(self, path: str, results: Mapping[str, Any]) -> dict[str, Any]:
-        name = safe_filename(path)
-        if name is None:
-            return _bad_name(path)
-        if not results:
-            return self.agent.plan_steps(
-                [{"step_id": 1, "tool": "file_read", "args": {"path": name}}]
-            )
+        name, early = self._read_first(path, results)
+        if early is not None:
+            return early
         ok, code, error = _step(results, 1)
         if not ok:
             return _text(f"找不到 workspace/{name}：{error}", status="error")
@@ -313,13 +316,9 @@ class CodeFlows:
         self, path: str, results: Mapping[str, Any], change: str = ""
     ) -> dict[str, Any]:
         """The edit form; with a requested `change`, the model's revision (if any) prefilled."""
-        name = safe_filename(path)
-        if name is None:
-            return _bad_name(path)
-        if not results:
-            return self.agent.plan_steps(
-                [{"step_id": 1, "tool": "file_read", "args": {"path": name}}]
-            )
+        name, early = self._read_first(path, results)
+        if early is not None:
+            return early
         ok, code, _ = _step(results, 1)
         current = str(code) if ok else ""
         if not change:
