@@ -37,7 +37,7 @@ TEST_CONFIG: dict[str, Any] = {
         "health_interval": 0.3,
         "health_timeout": 0.5,
         "max_missed": 2,
-        "backoff": [0.3, 0.9, 1.8],
+        "backoff": [0.5, 1.0, 1.8],
         "max_restarts": 3,
         "stop_grace": 0.5,
         "stable_after": 30,
