@@ -19,7 +19,7 @@ from tests.procs import ROOT
 for _app in ("music_app", "code_app", "system_agent"):
     _folder = str(ROOT / "apps" / _app)
     if _folder not in sys.path:
-        sys.path.insert(0, _folder)
+        sys.path.append(_folder)
 
 
 @pytest.fixture
