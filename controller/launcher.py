@@ -24,8 +24,9 @@ from .context import ContextBuilder
 from .discovery import discover_apps
 from .events import EventBus, ExecutorEventRelay
 from .ports import PortAssigner, load_preferred_ports, port_is_free
+from .processes import ExecutorLaunch
 from .state_dir import StateDir
-from .supervisor import ExecutorLaunch, StartupError, Supervisor, SupervisorConfig
+from .supervisor import StartupError, Supervisor, SupervisorConfig
 
 __all__ = ["Controller", "LaunchOptions"]
 

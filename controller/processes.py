@@ -1,5 +1,6 @@
-"""Child processes of the controller: spawned in their own process group, tied to
-the controller's life, stopped group-wide (SECURITY.md C3, C5).
+"""Child processes of the controller: how the executor and the apps are started
+(command, environment per docs/ARCHITECTURE.md), each in its own process group,
+tied to the controller's life and stopped group-wide (SECURITY.md C3, C5).
 
 Each child starts in a new session (its own process group) with
 `prctl(PR_SET_PDEATHSIG, SIGKILL)`, so a `kill -9` of the controller kills it too.
@@ -11,14 +12,89 @@ monitor thread). Output goes to a log file whose last line explains a crash.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["log_size", "log_tail", "spawn_child", "stop_groups"]
+from .discovery import AppSpec
+
+__all__ = [
+    "REPO_ROOT",
+    "ExecutorLaunch",
+    "app_environment",
+    "executor_environment",
+    "log_size",
+    "log_tail",
+    "spawn_child",
+    "stop_groups",
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# never inherited by a child: the LLM key stays in the controller, tokens are per child
+_SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
+
+
+@dataclass
+class ExecutorLaunch:
+    """How to start the executor (docs/ARCHITECTURE.md)."""
+
+    config_path: Path
+    state_dir: Path
+    command: list[str] | None = None  # default: python -m executor …
+
+    def args(self, port: int) -> list[str]:
+        base = self.command or [sys.executable, "-m", "executor"]
+        return [
+            *base,
+            "--port",
+            str(port),
+            "--config",
+            str(self.config_path),
+            "--state-dir",
+            str(self.state_dir),
+        ]
+
+
+def _base_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def executor_environment(master_token: str) -> dict[str, str]:
+    return {**_base_environment(), "AIOS_TOKEN": master_token}
+
+
+def app_environment(
+    spec: AppSpec,
+    *,
+    port: int,
+    token: str,
+    executor_url: str,
+    controller_url: str,
+    settings: dict[str, Any],
+) -> dict[str, str]:
+    """The environment an app process reads (docs/ARCHITECTURE.md, S-30)."""
+    return {
+        **_base_environment(),
+        "APP_PORT": str(port),
+        "AIOS_APP_ID": spec.app_id,
+        "AIOS_WORKDIR": str(spec.workdir),
+        "AIOS_EXECUTOR_URL": executor_url,
+        "AIOS_TOKEN": token,
+        "AIOS_CONTROLLER_URL": controller_url,
+        "AIOS_APP_SETTINGS": json.dumps(settings, ensure_ascii=False),
+    }
+
 
 _PR_SET_PDEATHSIG = 1
 try:

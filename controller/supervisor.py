@@ -17,9 +17,7 @@ Calls to an app that is not `running` are answered at once with `AppFailed`
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import secrets
 import signal
 import subprocess
@@ -39,15 +37,21 @@ from .clients import AppClient, ExecutorClient
 from .discovery import AppSpec
 from .pipeline import AppTarget
 from .ports import PortAssigner, port_is_free
-from .processes import log_size, log_tail, spawn_child, stop_groups
+from .processes import (
+    REPO_ROOT,
+    ExecutorLaunch,
+    app_environment,
+    executor_environment,
+    log_size,
+    log_tail,
+    spawn_child,
+    stop_groups,
+)
 from .router import AppProfile
 
-__all__ = ["ExecutorLaunch", "StartupError", "Supervisor", "SupervisorConfig"]
+__all__ = ["StartupError", "Supervisor", "SupervisorConfig"]
 
 log = logging.getLogger("aios.controller.supervisor")
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-_SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
 
 
 class StartupError(AiosError):
@@ -80,27 +84,6 @@ class SupervisorConfig:
 
     def delay(self, failures: int) -> float:
         return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
-
-
-@dataclass
-class ExecutorLaunch:
-    """How to start the executor (docs/ARCHITECTURE.md)."""
-
-    config_path: Path
-    state_dir: Path
-    command: list[str] | None = None  # default: python -m executor …
-
-    def args(self, port: int) -> list[str]:
-        base = self.command or [sys.executable, "-m", "executor"]
-        return [
-            *base,
-            "--port",
-            str(port),
-            "--config",
-            str(self.config_path),
-            "--state-dir",
-            str(self.state_dir),
-        ]
 
 
 @dataclass
@@ -494,7 +477,7 @@ class Supervisor:
                 child.proc = spawn_child(
                     self._launch.args(child.port),
                     cwd=REPO_ROOT,
-                    env=self._executor_env(),
+                    env=executor_environment(self.master_token),
                     log_path=child.log_path,
                     append=not first,
                 )
@@ -502,42 +485,20 @@ class Supervisor:
                 child.proc = spawn_child(
                     [sys.executable, str(child.spec.entry)],
                     cwd=child.spec.folder,
-                    env=self._app_env(child),
+                    env=app_environment(
+                        child.spec,
+                        port=child.port,
+                        token=child.token,
+                        executor_url=self.executor.url,
+                        controller_url=self._controller_url,
+                        settings=self._app_settings.get(child.spec.app_id, {}),
+                    ),
                     log_path=child.log_path,
                     append=not first,
                 )
         except OSError as exc:
             child.proc = None
             self._on_death(child, f"could not be started: {exc}", kill=False)
-
-    def _base_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
-        path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
-        env["PYTHONUNBUFFERED"] = "1"
-        return env
-
-    def _executor_env(self) -> dict[str, str]:
-        env = self._base_env()
-        env["AIOS_TOKEN"] = self.master_token
-        return env
-
-    def _app_env(self, child: _Child) -> dict[str, str]:
-        spec = child.spec
-        assert spec is not None
-        env = self._base_env()
-        env.update(
-            APP_PORT=str(child.port),
-            AIOS_APP_ID=spec.app_id,
-            AIOS_WORKDIR=str(spec.workdir),
-            AIOS_EXECUTOR_URL=self.executor.url,
-            AIOS_TOKEN=child.token,
-            AIOS_CONTROLLER_URL=self._controller_url,
-            AIOS_APP_SETTINGS=json.dumps(
-                self._app_settings.get(spec.app_id, {}), ensure_ascii=False
-            ),
-        )
-        return env
 
     # --------------------------------------------------------- pool workers
 
