@@ -41,18 +41,24 @@ from aios_sdk.errors import AiosError, ProtocolError
 from aios_sdk.web import read_json
 
 __all__ = [
-    "NORMAL_RATE_WPM",
-    "WELCOME",
+    "CommandPlayer",
     "EspeakSynthesizer",
+    "MAX_TEXT",
+    "MuteRequest",
+    "NORMAL_RATE_WPM",
     "Playback",
     "Player",
     "Pyttsx3Synthesizer",
+    "SayRequest",
+    "SpeakEventSource",
     "Speaker",
     "SpeechUnavailable",
     "Synthesizer",
-    "CommandPlayer",
+    "WELCOME",
+    "default_synthesizer",
     "espeak_voice",
     "follow_speak_events",
+    "rate_wpm",
     "speech_blueprint",
 ]
 

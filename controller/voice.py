@@ -51,6 +51,8 @@ __all__ = [
     "VoiceConfig",
     "VoiceNotUnderstood",
     "VoiceUnavailable",
+    "ZH_UNAVAILABLE",
+    "microphone_reason",
     "post_voice_file",
     "unavailable_message",
     "voice_blueprint",
