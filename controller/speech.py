@@ -351,6 +351,21 @@ class Speaker:
     def welcome(self) -> bool:
         return self.say(WELCOME)
 
+    def status(self) -> dict[str, Any]:
+        """Mute state and what will speak: the page speaks itself when `player` is None."""
+        if isinstance(self._player, CommandPlayer):
+            command = self._player.command
+            player = Path(command[0]).name if command else None
+        else:
+            player = type(self._player).__name__
+        return {
+            "muted": self._muted,
+            "synthesizer": self._synthesizer.name,
+            "player": player,
+            "language": self.language,
+            "rate": self.rate,
+        }
+
     def stop(self) -> None:
         """Cut off what is playing and drop what is waiting."""
         with self._cond:
@@ -477,6 +492,8 @@ def speech_blueprint(speaker: Speaker) -> Blueprint:
 
     - `GET /api/speech/mute` → `{"muted": bool}`; `POST` with `{"muted": bool}` sets it.
     - `POST /api/speech/say` `{"text": ...}` → `{"spoken": bool, "muted": bool}`.
+    - `GET /api/speech/status` → `Speaker.status()` (`player` None: nothing can play
+      sound here, so the page should speak itself).
     - `GET /api/speech/wav?text=…[&lang=en]` → the text spoken, as `audio/wav`.
     """
     bp = Blueprint("speech", __name__)
@@ -489,6 +506,10 @@ def speech_blueprint(speaker: Speaker) -> Blueprint:
     def set_mute() -> Any:
         speaker.set_muted(read_json(MuteRequest).muted)
         return jsonify({"muted": speaker.muted})
+
+    @bp.get("/api/speech/status")
+    def status() -> Any:
+        return jsonify(speaker.status())
 
     @bp.post("/api/speech/say")
     def say() -> Any:

@@ -279,6 +279,19 @@ def test_mute_toggle_route(client, speaker: Speaker, player: RecordingPlayer) ->
     assert len(player.played) == 1
 
 
+def test_status_route_says_what_speaks(client) -> None:
+    status = client.get("/api/speech/status").get_json()
+    assert status == {
+        "muted": False,
+        "synthesizer": "counting",
+        "player": "RecordingPlayer",
+        "language": "zh-CN",
+        "rate": 158,
+    }
+    silent = Speaker(Settings(), player=CommandPlayer(command=()))
+    assert silent.status()["player"] is None
+
+
 def test_bad_bodies_are_refused(client) -> None:
     answer = client.post("/api/speech/mute", json={"muted": "yes"})
     assert answer.status_code == 400
