@@ -77,6 +77,7 @@ class ApiServices:
     authenticate: Authenticator | None = None
     blueprints: Sequence[Blueprint] = ()
     executor_status: Callable[[], str] = lambda: "running"
+    llm_status: Callable[[], str] = lambda: "not_configured"
 
 
 def _missing_desktop(desktop_dir: Path) -> Response:
@@ -150,6 +151,7 @@ def create_app(services: ApiServices) -> Flask:
                 "apps": len(infos),
                 "running": sum(1 for i in infos if i.status == "running"),
                 "executor": services.executor_status(),
+                "llm": services.llm_status(),
             }
         )
 

@@ -29,8 +29,6 @@ __all__ = [
 ]
 
 MAX_FILES = 100
-SUMMARY_TURNS = 3
-SUMMARY_TEXT = 60
 
 
 def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
@@ -49,29 +47,12 @@ def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
     return names[:limit]
 
 
-def _clip(text: str, limit: int = SUMMARY_TEXT) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def summarise_history(session: Session) -> str:
+    """`history_summary`: the LLM's summary of the session when one was written
+    (in the background, `llm_summary`), else the deterministic "用户刚问过…"."""
+    from .llm_summary import deterministic_summary
 
-
-def summarise_history(session: Session, turns: int = SUMMARY_TURNS) -> str:
-    """ "用户刚问过…": the last few instructions and who answered, deterministically."""
-    recent = [
-        t for t in session.history if t.get("kind") == "instruction" and t.get("text")
-    ]
-    recent = recent[-turns:]
-    if not recent:
-        return ""
-    parts = []
-    for turn in recent:
-        part = f"“{_clip(turn['text'])}”"
-        apps = turn.get("apps") or []
-        message = turn.get("message")
-        if apps:
-            part += f"（{'、'.join(apps)}"
-            part += f"答：{_clip(message, 40)}）" if message else "）"
-        parts.append(part)
-    return "用户刚问过：" + "；".join(parts)
+    return session.context.get("llm_summary") or deterministic_summary(session.history)
 
 
 class ContextBuilder:

@@ -32,6 +32,8 @@ __all__ = ["Controller", "LaunchOptions"]
 
 log = logging.getLogger("aios.controller")
 
+LLM_SUMMARY_MIN_TURNS = 3
+
 
 @dataclass
 class LaunchOptions:
@@ -57,6 +59,7 @@ class Controller:
         self.events = EventBus()
         self.supervisor: Supervisor | None = None
         self._server: Any = None
+        self._summarizer: Any = None
         self._relay: ExecutorEventRelay | None = None
         self.url = ""
 
@@ -131,17 +134,42 @@ class Controller:
     def _serve(
         self, settings: Any, config_path: Path, port: int, ports: PortAssigner
     ) -> None:
-        from aios_sdk.web import start_server
+        from aios_sdk.web import start_server, token_matches
 
         from .api import ApiServices, create_app
+        from .llm import LLMClient
+        from .llm_api import allow_app_tokens_for_llm, llm_blueprint
+        from .llm_router import FallbackRouter, LLMRouter
+        from .llm_summary import BackgroundSummarizer
         from .pipeline import Pipeline, PipelineLimits
         from .router import DeterministicRouter
-        from .sessions import SessionStore
+        from .sessions import Session, SessionStore
         from .settings_store import SettingsStore
 
         supervisor = self.supervisor
         assert supervisor is not None
         store = SettingsStore(config_path, settings)
+        llm = LLMClient(settings)
+        store.subscribe(llm.reconfigure)
+        self._summarizer = summarizer = BackgroundSummarizer(llm)
+        sessions = SessionStore(self.state.sessions_dir)
+
+        def keep_summary(session_id: str, text: str) -> None:
+            with sessions.lock(session_id):
+                current = sessions.get(session_id)
+                if current is not None and text:
+                    current.context["llm_summary"] = text
+                    sessions.save(current)
+
+        def summarise_later(session: Session) -> None:
+            # Short histories read fine deterministically; the model is asked only
+            # once a session has a few instructions worth condensing.
+            asked = sum(1 for turn in session.history if turn.get("kind") == "instruction")
+            if asked >= LLM_SUMMARY_MIN_TURNS:
+                sid = session.session_id
+                summarizer.submit(
+                    sid, session.history, lambda text: keep_summary(sid, text)
+                )
 
         def limits() -> PipelineLimits:
             current = store.get()
@@ -155,13 +183,14 @@ class Controller:
             return supervisor.executor_client.run(body, timeout)
 
         pipeline = Pipeline(
-            router=DeterministicRouter(),
+            router=FallbackRouter(DeterministicRouter(), LLMRouter(llm)),
             apps=supervisor,
             run_steps=run_steps,
             contexts=self.contexts,
-            sessions=SessionStore(self.state.sessions_dir),
+            sessions=sessions,
             events=self.events,
             limits=limits,
+            on_turn=summarise_later,
         )
         app = create_app(
             ApiServices(
@@ -174,6 +203,11 @@ class Controller:
                     "ui_snapshot", snap
                 ),
                 executor_status=supervisor.executor_status,
+                llm_status=llm.status,
+                authenticate=allow_app_tokens_for_llm(
+                    token_matches(self.token), supervisor.app_for_token
+                ),
+                blueprints=[llm_blueprint(llm)],
             )
         )
         if not port_is_free(port):
@@ -192,6 +226,8 @@ class Controller:
         """Stop the relay, the API server and every child process group."""
         if self._relay is not None:
             self._relay.stop()
+        if self._summarizer is not None:
+            self._summarizer.close()
         self.events.close()
         self.events.wait_streams_closed(timeout=1.0)
         if self._server is not None:

@@ -126,7 +126,9 @@ class Pipeline:
         sessions: SessionStore,
         events: EventBus,
         limits: Callable[[], PipelineLimits] | PipelineLimits,
+        on_turn: Callable[[Session], None] | None = None,
     ):
+        self._on_turn = on_turn
         self._router = router
         self._apps = apps
         self._run_steps = run_steps
@@ -489,6 +491,8 @@ class Pipeline:
             if kind == "instruction":
                 session.context["last_instruction"] = text
             self._sessions.save(session)
+        if kind == "instruction" and self._on_turn is not None:
+            self._on_turn(session)
 
 
 def _upstream_entry(task: Task) -> dict[str, Any]:
