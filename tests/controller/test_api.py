@@ -57,7 +57,13 @@ def test_missing_desktop_is_said_plainly(tmp_path: Path) -> None:
     assert page.status_code == 404 and b"desktop is not installed" in page.data
     assert client.get("/desktop/app.js").status_code == 404
     health = client.get("/api/health").get_json()
-    assert health == {"status": "ok", "apps": 1, "running": 1, "executor": "running"}
+    assert health == {
+        "status": "ok",
+        "apps": 1,
+        "running": 1,
+        "executor": "running",
+        "llm": "not_configured",
+    }
 
 
 def test_desktop_files_are_public_and_confined(tmp_path: Path) -> None:
