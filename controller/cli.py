@@ -69,6 +69,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             apps_dir=Path(args.apps_dir),
             state_dir=Path(args.state_dir) if args.state_dir else default_state_dir(),
             ports=args.ports,
+            speak=not args.headless,
         )
     )
     try:
@@ -255,11 +256,22 @@ def cmd_say(args: argparse.Namespace) -> int:
             session = running.state.cli_session_file.read_text().strip() or None
         except OSError:
             session = None
+    if not args.text and not args.audio:
+        _err("say what? give the instruction text, or --audio FILE.wav")
+        return 2
     body: dict[str, Any] = {"text": args.text, "source": "text"}
     if session:
         body["session_id"] = session
     try:
-        response = running.call("POST", "/api/instruction", body)
+        if args.audio:
+            from .voice import post_voice_file
+
+            response = post_voice_file(
+                running.url, running.token, args.audio, lang=args.lang, session_id=session
+            )
+            _err("🎤 " + str(response.get("transcript", "")))
+        else:
+            response = running.call("POST", "/api/instruction", body)
     except AiosError as exc:
         _err(exc.message)
         return 1
@@ -368,7 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     start.set_defaults(func=cmd_start)
 
     say = sub.add_parser("say", help="send one instruction to the running system")
-    say.add_argument("text")
+    say.add_argument("text", nargs="?", help="the instruction (or --audio)")
+    say.add_argument("--audio", help="a WAV file to recognise and send (S-92)")
+    say.add_argument("--lang", help="language of --audio (default: config default_voice)")
     say.add_argument("--json", action="store_true", help="print the raw answer")
     say.add_argument("--session", help="session id (default: the CLI's last one)")
     state_option(say)

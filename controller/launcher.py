@@ -43,6 +43,7 @@ class LaunchOptions:
     ports: str = "ports.json"  # a port map file, or "auto"
     ready_timeout: float = 60.0
     executor_command: list[str] | None = None
+    speak: bool = True  # say replies aloud (S-91); off for --headless
 
 
 def _note(text: str) -> None:
@@ -60,6 +61,7 @@ class Controller:
         self.supervisor: Supervisor | None = None
         self._server: Any = None
         self._summarizer: Any = None
+        self.speaker: Any = None
         self._relay: ExecutorEventRelay | None = None
         self.url = ""
 
@@ -129,6 +131,8 @@ class Controller:
             raise
         self._relay = ExecutorEventRelay(self.events, supervisor.executor_client.events)
         self._relay.start()
+        if opts.speak:
+            self.speaker.welcome()  # S-34: "欢迎使用 Triton AIOS" once ready
         return self.desktop_url
 
     def _serve(
@@ -145,6 +149,8 @@ class Controller:
         from .router import DeterministicRouter
         from .sessions import Session, SessionStore
         from .settings_store import SettingsStore
+        from .speech import Speaker, follow_speak_events, speech_blueprint
+        from .voice import Recognizer, voice_blueprint
 
         supervisor = self.supervisor
         assert supervisor is not None
@@ -192,6 +198,19 @@ class Controller:
             limits=limits,
             on_turn=summarise_later,
         )
+        self.speaker = speaker = Speaker(store.get())
+        recognizer = Recognizer(store.get(), supervisor.profiles)
+        store.subscribe(speaker.configure)
+        store.subscribe(recognizer.configure)
+
+        def instruct(text: str, session_id: str | None, source: str) -> dict[str, Any]:
+            from aios_sdk.protocol import InstructionRequest
+
+            request = InstructionRequest(text=text, session_id=session_id, source=source)
+            return pipeline.instruction(request).dump()
+
+        if self.options.speak:
+            follow_speak_events(self.events, speaker)
         app = create_app(
             ApiServices(
                 token=self.token,
@@ -207,7 +226,11 @@ class Controller:
                 authenticate=allow_app_tokens_for_llm(
                     token_matches(self.token), supervisor.app_for_token
                 ),
-                blueprints=[llm_blueprint(llm)],
+                blueprints=[
+                    llm_blueprint(llm),
+                    speech_blueprint(speaker),
+                    voice_blueprint(recognizer, instruct),
+                ],
             )
         )
         if not port_is_free(port):
@@ -228,6 +251,8 @@ class Controller:
             self._relay.stop()
         if self._summarizer is not None:
             self._summarizer.close()
+        if self.speaker is not None:
+            self.speaker.close()
         self.events.close()
         self.events.wait_streams_closed(timeout=1.0)
         if self._server is not None:
