@@ -50,6 +50,8 @@ class Limits(BaseModel):
     file_size_bytes: int = Field(default=256 << 20, gt=0)
     file_list_max: int = Field(default=2000, gt=0)
     max_processes: int = Field(default=16, gt=0)
+    # tasks (processes and threads) one tool run may have at once: a fork bomb's ceiling
+    tasks_per_run: int = Field(default=128, gt=1)
     request_body_bytes: int = Field(default=4 << 20, gt=0)
 
 

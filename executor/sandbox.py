@@ -41,6 +41,7 @@ from typing import IO, Any
 
 from aios_sdk.config import Limits
 from executor.argv_policy import FIXED_PATH
+from executor.pids_cgroup import PidsCgroups, join_current, kill_group
 
 __all__ = [
     "MARKER_VAR",
@@ -69,6 +70,8 @@ except OSError:  # pragma: no cover - not Linux
 # Pids of children that a `Popen` object owns; `reap_orphans` never waits on them.
 _owned: set[int] = set()
 _owned_lock = threading.Lock()
+# marker → the run's pids cgroup (pids_cgroup.py), emptied and removed by kill_marked
+_groups: dict[str, Path] = {}
 
 
 _subreaper = False
@@ -135,6 +138,11 @@ def kill_marked(root_pid: int, marker: str, *, root_reaped: bool = False) -> int
     import psutil
 
     killed = 0
+    group = _groups.get(marker)
+    if group is not None:  # everyone the run ever forked, whatever its environment
+        killed += kill_group(group)
+        if not group.exists():
+            _groups.pop(marker, None)
     for _ in range(5):
         victims: set[int] = set()
         if not root_reaped:
@@ -205,15 +213,34 @@ class _CappedBuffer:
         return bytes(self.data).decode("utf-8", errors="replace")
 
 
-def _child_setup(limits: Limits) -> Callable[[], None]:
-    """The pre-exec hook: rlimits, and die with the executor (runs in the child)."""
+def _user_tasks() -> int:
+    """How many processes our user runs now (for an `RLIMIT_NPROC` ceiling)."""
+    uid, count = os.getuid(), 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                count += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None]:
+    """The pre-exec hook: rlimits, the run's pids cgroup, and die with the executor
+    (runs in the child). Without a cgroup a non-root user gets an `RLIMIT_NPROC`
+    ceiling instead (root is exempt from it)."""
     plan = [
         (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
         (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
     ]
+    if group is None and os.getuid() != 0:
+        tasks = _user_tasks() + limits.tasks_per_run
+        plan.append((resource.RLIMIT_NPROC, tasks, tasks))
 
     def setup() -> None:
+        if group is not None:
+            join_current(group)  # fails closed: no cgroup, no run
         for which, soft, hard in plan:
             _, current_hard = resource.getrlimit(which)
             if current_hard != resource.RLIM_INFINITY:
@@ -256,6 +283,7 @@ class ProcessSandbox:
         self._probe_done = threading.Event()
         self._active: dict[int, str] = {}
         self._active_lock = threading.Lock()
+        self.cgroups = PidsCgroups.detect(limits.tasks_per_run)
         if self._bwrap:
             threading.Thread(target=self._probe, name="bwrap-probe", daemon=True).start()
         else:
@@ -274,6 +302,14 @@ class ProcessSandbox:
         """`"bubblewrap"` or `"rlimit"`: the isolation actually in force."""
         self._probe_done.wait(15)
         return "bubblewrap" if self._bwrap_ok else "rlimit"
+
+    @property
+    def fork_limit(self) -> str:
+        """How the number of tasks of a run is capped: `"cgroup"` (pids controller),
+        `"rlimit"` (`RLIMIT_NPROC`, non-root only) or `"none"` (root without cgroups)."""
+        if self.cgroups is not None:
+            return "cgroup"
+        return "rlimit" if os.getuid() != 0 else "none"
 
     def environment(self, workdir: Path, marker: str) -> dict[str, str]:
         """The whole environment of a tool process: nothing inherited from ours."""
@@ -321,19 +357,27 @@ class ProcessSandbox:
     ) -> tuple[subprocess.Popen, str]:
         """Start `argv` sandboxed in its own session; answer the process and its marker."""
         marker = secrets.token_hex(12)
-        with _owned_lock:
-            proc = subprocess.Popen(
-                self.wrap(argv, workdir, cwd, hide),
-                cwd=cwd,
-                env=self.environment(workdir, marker),
-                stdin=subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                start_new_session=True,
-                preexec_fn=_child_setup(self.limits),  # noqa: PLW1509 - rlimits only
-                close_fds=True,
-            )
-            _owned.add(proc.pid)
+        group = self.cgroups.create(marker) if self.cgroups is not None else None
+        if group is not None:
+            _groups[marker] = group
+        try:
+            with _owned_lock:
+                proc = subprocess.Popen(
+                    self.wrap(argv, workdir, cwd, hide),
+                    cwd=cwd,
+                    env=self.environment(workdir, marker),
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    start_new_session=True,
+                    preexec_fn=_child_setup(self.limits, group),  # noqa: PLW1509
+                    close_fds=True,
+                )
+                _owned.add(proc.pid)
+        except BaseException:
+            if group is not None:
+                kill_group(_groups.pop(marker, group))
+            raise
         return proc, marker
 
     def run(
@@ -421,3 +465,5 @@ class ProcessSandbox:
             active = list(self._active.items())
         for pid, marker in active:
             kill_marked(pid, marker)
+        if self.cgroups is not None:
+            self.cgroups.close()

@@ -99,7 +99,12 @@ def create_app(
     @app.get("/health")
     @public
     def health() -> Any:
-        return jsonify(status="ok", sandbox=toolbox.sandbox.kind, apps=len(registry))
+        return jsonify(
+            status="ok",
+            sandbox=toolbox.sandbox.kind,
+            fork_limit=toolbox.sandbox.fork_limit,
+            apps=len(registry),
+        )
 
     @app.put("/apps/<app_id>")
     def register_app(app_id: str) -> Any:

@@ -83,7 +83,13 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
 
 def test_health_tokens_and_tool_listing(executor: Running) -> None:
     health = requests.get(f"{executor.url}/health", timeout=5).json()
-    assert health == {"status": "ok", "sandbox": health["sandbox"], "apps": 1}
+    assert health == {
+        "status": "ok",
+        "sandbox": health["sandbox"],
+        "fork_limit": health["fork_limit"],
+        "apps": 1,
+    }
+    assert health["fork_limit"] in ("cgroup", "rlimit", "none")
     assert health["sandbox"] == ("bubblewrap" if HAS_BWRAP else "rlimit")
     assert requests.get(f"{executor.url}/tools", timeout=5).status_code == 403
     wrong = requests.get(
