@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# first on an app's PYTHONPATH: its sitecustomize makes every bind loopback (W5)
+APP_SITE = Path(__file__).resolve().parent / "app_site"
 # never inherited by a child: the LLM key stays in the controller, tokens are per child
 _SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
 
@@ -84,8 +86,10 @@ def app_environment(
     settings: dict[str, Any],
 ) -> dict[str, str]:
     """The environment an app process reads (docs/ARCHITECTURE.md, S-30)."""
+    base = _base_environment()
     return {
-        **_base_environment(),
+        **base,
+        "PYTHONPATH": f"{APP_SITE}{os.pathsep}{base['PYTHONPATH']}",
         "APP_PORT": str(port),
         "AIOS_APP_ID": spec.app_id,
         "AIOS_WORKDIR": str(spec.workdir),
