@@ -1,7 +1,7 @@
 """The live `config.json` behind `GET/PUT /api/settings`.
 
-GET shows the settings with the API key masked (`••••` plus its last four
-characters). PUT merges the given top-level keys over the current settings,
+GET shows the settings with every API key (`deepseek_api_key`, `voice_api_key`, any
+`*_api_key`) masked (`••••` plus its last four characters). PUT merges the given top-level keys over the current settings,
 validates the result with `Settings` (an error names the key at fault), keeps the
 old key when the masked value is echoed back unchanged, and saves atomically.
 Components that read settings per request (the pipeline's limits) see the change at
@@ -23,7 +23,7 @@ from aios_sdk.config import Settings, save_settings
 from aios_sdk.errors import ProtocolError
 from aios_sdk.protocol import describe_validation_error
 
-__all__ = ["SettingsStore", "mask_key"]
+__all__ = ["SettingsStore", "is_secret", "mask_key"]
 
 log = logging.getLogger("aios.controller.settings")
 
@@ -35,6 +35,11 @@ def mask_key(key: str) -> str:
     if not key:
         return ""
     return MASK + key[-4:] if len(key) > 8 else MASK
+
+
+def is_secret(name: str) -> bool:
+    """Top-level settings never shown in full: `deepseek_api_key`, `voice_api_key`, …"""
+    return name.endswith("_api_key")
 
 
 class SettingsStore:
@@ -53,7 +58,9 @@ class SettingsStore:
 
     def masked(self) -> dict[str, Any]:
         raw = self._settings.model_dump(mode="json")
-        raw["deepseek_api_key"] = mask_key(self._settings.deepseek_api_key)
+        for name, value in raw.items():
+            if is_secret(name) and isinstance(value, str):
+                raw[name] = mask_key(value)
         return raw
 
     def update(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -62,12 +69,13 @@ class SettingsStore:
             raise ProtocolError("settings must be a JSON object")
         with self._lock:
             current = self._settings.model_dump(mode="json")
-            key = changes.get("deepseek_api_key", current["deepseek_api_key"])
-            if key == mask_key(current["deepseek_api_key"]) or (
-                isinstance(key, str) and key.startswith(MASK)
-            ):
-                key = current["deepseek_api_key"]  # the mask echoed back: keep the key
-            merged = {**current, **changes, "deepseek_api_key": key}
+            merged = {**current, **changes}
+            for name in [n for n in changes if is_secret(n)]:
+                old, new = current.get(name, ""), changes[name]
+                if isinstance(old, str) and (
+                    new == mask_key(old) or (isinstance(new, str) and new.startswith(MASK))
+                ):
+                    merged[name] = old  # the mask echoed back: keep the key
             try:
                 updated = Settings.model_validate(merged)
             except ValidationError as exc:
