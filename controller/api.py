@@ -10,7 +10,7 @@ token from its own `?token=`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +41,7 @@ from aios_sdk.web import (
     token_matches,
 )
 
+from .admission import Admission
 from .discovery import AppSpec
 from .events import EventBus, sse_stream
 from .pipeline import Pipeline
@@ -78,6 +79,8 @@ class ApiServices:
     blueprints: Sequence[Blueprint] = ()
     executor_status: Callable[[], str] = lambda: "running"
     llm_status: Callable[[], str] = lambda: "not_configured"
+    # bounded concurrency: overflow is a 503 `overloaded` (SECURITY.md D2)
+    admission: Admission = field(default_factory=Admission)
 
 
 def _missing_desktop(desktop_dir: Path) -> Response:
@@ -162,18 +165,21 @@ def create_app(services: ApiServices) -> Flask:
     @app.post("/api/instruction")
     def instruction() -> Response:
         body = read_json(InstructionRequest)
-        return jsonify(services.pipeline.instruction(body).dump())
+        with services.admission.instruction():
+            return jsonify(services.pipeline.instruction(body).dump())
 
     @app.post("/api/apps/<app_id>/open")
     def open_app(app_id: str) -> Response:
         body = OpenRequest() if not request.get_data(cache=True) else read_json(OpenRequest)
-        reply, session_id = services.pipeline.open_app(app_id, body.session_id)
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.open_app(app_id, body.session_id)
         return jsonify({**reply.dump(), "session_id": session_id})
 
     @app.post("/api/apps/<app_id>/action")
     def action(app_id: str) -> Response:
         body = read_json(ActionPost)
-        reply, session_id = services.pipeline.action(app_id, body)
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.action(app_id, body)
         return jsonify({**reply.dump(), "session_id": session_id})
 
     @app.get("/api/apps/<app_id>/files/<path:path>")

@@ -140,6 +140,7 @@ class Controller:
     ) -> None:
         from aios_sdk.web import start_server, token_matches
 
+        from .admission import Admission, AdmissionLimits
         from .api import ApiServices, create_app
         from .llm import LLMClient
         from .llm_api import allow_app_tokens_for_llm, llm_blueprint
@@ -203,11 +204,16 @@ class Controller:
         store.subscribe(speaker.configure)
         store.subscribe(recognizer.configure)
 
+        admission = Admission(
+            AdmissionLimits.from_mapping((settings.model_extra or {}).get("admission"))
+        )
+
         def instruct(text: str, session_id: str | None, source: str) -> dict[str, Any]:
             from aios_sdk.protocol import InstructionRequest
 
             request = InstructionRequest(text=text, session_id=session_id, source=source)
-            return pipeline.instruction(request).dump()
+            with admission.instruction():
+                return pipeline.instruction(request).dump()
 
         if self.options.speak:
             follow_speak_events(self.events, speaker)
@@ -231,6 +237,7 @@ class Controller:
                     speech_blueprint(speaker),
                     voice_blueprint(recognizer, instruct),
                 ],
+                admission=admission,
             )
         )
         if not port_is_free(port):
