@@ -16,7 +16,10 @@ export class ApiError extends Error {
 async function request(method, path, body) {
   const headers = { "X-AIOS-Token": TOKEN };
   const init = { method, headers, cache: "no-store" };
-  if (body !== undefined) {
+  if (body instanceof Blob) {
+    headers["Content-Type"] = body.type || "application/octet-stream";
+    init.body = body;
+  } else if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -55,6 +58,17 @@ export const api = {
   snapshot: (snapshot) => request("POST", "/api/ui/snapshot", snapshot),
   getSettings: () => request("GET", "/api/settings"),
   putSettings: (settings) => request("PUT", "/api/settings", settings),
+  speechStatus: () => request("GET", "/api/speech/status"),
+  setSpeechMute: (muted) => request("POST", "/api/speech/mute", { muted }),
+  voiceStatus: () => request("GET", "/api/voice/status"),
+  voiceListen: (lang) => request("POST", `/api/voice/listen?lang=${encodeURIComponent(lang)}`, {}),
+  /** A recorded WAV as a voice instruction: the instruction answer plus `transcript`. */
+  voiceInstruction: (wav, lang, sessionId) =>
+    request(
+      "POST",
+      `/api/voice?lang=${encodeURIComponent(lang)}${sessionId ? `&session_id=${encodeURIComponent(sessionId)}` : ""}`,
+      wav,
+    ),
   /** A new EventSource on the controller's event stream. */
   events: () => new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`),
 };

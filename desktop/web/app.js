@@ -94,14 +94,14 @@ const events = connectEvents(
 );
 
 watchLayout();
-loadVoiceSettings();
+const speechReady = loadVoiceSettings().then(() => speech.init());
 loadApps().then((ok) => {
   document.body.dataset.ready = ok ? "true" : "error";
   const status = document.getElementById("desktop_status");
   status.textContent = ok ? "就绪 (ready)" : "未连接主控 (controller not reachable)";
   if (ok) {
     toast({ title: "欢迎使用 Triton AIOS", body: "在下方输入指令，或从开始菜单打开应用", level: "success" });
-    speech.say("欢迎使用 Triton AIOS");
+    speechReady.then(() => speech.say("欢迎使用 Triton AIOS")); // S-34 (the server says it when it can)
   }
 });
 setInterval(loadApps, 10000);

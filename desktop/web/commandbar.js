@@ -1,13 +1,13 @@
 // The command bar: typed instructions go to POST /api/instruction; each task's
 // result opens or updates its app's window, the reply's message shows in the
-// window's status line and as a toast. The 🎤 button asks speech.listen() (voice
-// input, S-90) and says plainly when that is not available. ↑/↓ recall history.
+// window's status line and as a toast. The 🎤 button runs voice input (voice.js,
+// S-90) and says plainly when that is not available. ↑/↓ recall history.
 
 import { api } from "./api.js";
 import { errorReply } from "./appview.js";
 import { asArray, asObject, asText } from "./dom.js";
 import { adoptSession, state } from "./state.js";
-import { speech } from "./speech.js";
+import { captureVoice } from "./voice.js";
 
 /** Wire the command bar. `views`: AppViews; `toast`: the toast function. */
 export function createCommandBar({ views, toast }) {
@@ -79,18 +79,33 @@ export function createCommandBar({ views, toast }) {
   });
 
   mic.addEventListener("click", async () => {
-    mic.classList.add("listening");
+    let result;
     try {
-      const text = await speech.listen();
-      if (text) {
-        input.value = text;
-        await run(text, "voice");
-        input.value = "";
-      }
+      result = await captureVoice((phase) => {
+        mic.dataset.phase = phase;
+        mic.classList.add("listening");
+        if (phase === "recording") {
+          toast({ title: "🎤 正在录音 (recording)", body: "说完后再点一次 🎤 (click again when done)", timeout: 3000 });
+        }
+      });
     } catch (exc) {
       toast({ title: "🎤 语音输入 (voice input)", body: exc.message, level: "warning" });
+      result = null;
     } finally {
-      mic.classList.remove("listening");
+      if (!result?.pending) {
+        mic.classList.remove("listening");
+        delete mic.dataset.phase;
+      }
+    }
+    if (!result || result.pending) return;
+    if (result.response) {
+      const heard = asText(asObject(result.response).transcript);
+      toast({ title: "🎤 听到 (heard)", body: heard, timeout: 3000 });
+      showResponse(result.response);
+    } else if (result.text) {
+      await run(result.text, "voice");
+    } else {
+      toast({ title: "🎤 没有听清 (nothing heard)", level: "warning" });
     }
   });
 

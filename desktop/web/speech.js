@@ -1,20 +1,45 @@
-// Speech for the desktop (S-07, S-91): `say(text)` speaks through the browser's
-// speechSynthesis when there is one (zh-CN, rate from settings), silent while
-// muted from the tray. `listen()` is where voice input plugs in; until it is
-// wired it rejects with a readable reason.
+// Voice output for the desktop (S-07, S-91). The controller speaks every `speak`
+// event itself when it has a sound player (GET /api/speech/status: `player`); the
+// page then stays quiet. Without one, `say(text)` speaks through the browser's
+// speechSynthesis (zh-CN, rate from settings). The tray's mute toggle silences
+// both: it is also sent to POST /api/speech/mute.
 
-const prefs = { muted: false, rate: 0.9, lang: "zh-CN" };
+import { api } from "./api.js";
+
+const prefs = { muted: false, rate: 0.9, lang: "zh-CN", serverSpeaks: false };
 const listeners = new Set();
+
+function showMuted(muted) {
+  prefs.muted = Boolean(muted);
+  if (prefs.muted) window.speechSynthesis?.cancel();
+  for (const listener of listeners) listener(prefs.muted);
+}
 
 export const speech = {
   get muted() {
     return prefs.muted;
   },
 
+  /** Whether the controller speaks the replies (so the page does not). */
+  get serverSpeaks() {
+    return prefs.serverSpeaks;
+  },
+
+  /** Ask the controller who speaks and whether sound is muted; never throws. */
+  async init() {
+    try {
+      const status = await api.speechStatus();
+      prefs.serverSpeaks = Boolean(status && status.player);
+      if (status && typeof status.muted === "boolean") showMuted(status.muted);
+      this.configure({ lang: status?.language }); // its `rate` is in words per minute
+    } catch {
+      prefs.serverSpeaks = false; // no speech service: the page speaks itself
+    }
+  },
+
   setMuted(muted) {
-    prefs.muted = Boolean(muted);
-    if (prefs.muted) window.speechSynthesis?.cancel();
-    for (const listener of listeners) listener(prefs.muted);
+    showMuted(muted);
+    api.setSpeechMute(prefs.muted).catch(() => {});
   },
 
   onMuteChange(listener) {
@@ -26,14 +51,18 @@ export const speech = {
     if (typeof lang === "string" && lang) prefs.lang = lang;
   },
 
+  get lang() {
+    return prefs.lang;
+  },
+
   /** Whether this browser can speak at all. */
   available() {
     return typeof window.speechSynthesis !== "undefined" && typeof window.SpeechSynthesisUtterance === "function";
   },
 
-  /** Speak `text` unless muted or unavailable; never throws. Returns whether it was queued. */
+  /** Speak `text` in the page unless muted, spoken by the server, or impossible. */
   say(text) {
-    if (prefs.muted || !text || !this.available()) return false;
+    if (prefs.muted || prefs.serverSpeaks || !text || !this.available()) return false;
     try {
       const utterance = new SpeechSynthesisUtterance(String(text));
       utterance.lang = prefs.lang;
@@ -43,10 +72,5 @@ export const speech = {
     } catch {
       return false;
     }
-  },
-
-  /** Single-shot voice input (S-90). Not wired yet: rejects with the reason. */
-  async listen() {
-    throw new Error("语音输入尚未接入 (voice input is not available yet)");
   },
 };

@@ -1,0 +1,131 @@
+// Voice input (S-90, S-92): the 🎤 button's single-shot recognition. The path is
+// chosen from GET /api/voice/status: the server's microphone when it has one; else
+// a recording made in the page (a WAV sent to POST /api/voice, which runs the
+// instruction) when the server can recognise the language; else the browser's own
+// speech recognition; else a readable reason why voice input is not available.
+
+import { api } from "./api.js";
+import { asArray, asObject, asText } from "./dom.js";
+import { speech } from "./speech.js";
+import { state } from "./state.js";
+
+const MAX_RECORD_MS = 8000;
+let recording = null; // {stop()} while the page records
+
+/**
+ * One utterance. Resolves to {text} (to send as a voice instruction) or {response}
+ * (the instruction answer, already run by the server); rejects with the reason.
+ * While a page recording runs, a second call stops it.
+ */
+export async function captureVoice(onState = () => {}) {
+  if (recording) {
+    recording.stop();
+    return { pending: true };
+  }
+  const lang = speech.lang || "zh-CN";
+  let status;
+  try {
+    status = asObject(await api.voiceStatus());
+  } catch {
+    throw new Error("语音输入尚未接入 (voice input is not available yet)");
+  }
+  const server = asArray(status.languages).find((l) => asObject(l).lang === lang);
+  if (asObject(status.microphone).available) {
+    onState("listening");
+    const heard = asObject(await api.voiceListen(lang));
+    return { text: asText(heard.transcript) };
+  }
+  if (server?.available && navigator.mediaDevices?.getUserMedia) {
+    onState("recording");
+    const wav = await recordWav();
+    onState("recognising");
+    return { response: await api.voiceInstruction(wav, lang, state.sessionId) };
+  }
+  const Recognition = window.SpeechRecognition || window.webkitSpeechRecognition;
+  if (Recognition && status.browser_speech !== false) {
+    onState("listening");
+    return { text: await browserRecognition(Recognition, lang) };
+  }
+  const reasons = [asText(server?.message), asText(asObject(status.microphone).reason)].filter(Boolean);
+  throw new Error(`语音输入不可用 (voice input not available): ${reasons.join(" ") || lang}`);
+}
+
+function browserRecognition(Recognition, lang) {
+  return new Promise((resolve, reject) => {
+    const recognizer = new Recognition();
+    recognizer.lang = lang;
+    recognizer.interimResults = false;
+    recognizer.maxAlternatives = 1;
+    let done = false;
+    recognizer.onresult = (event) => {
+      done = true;
+      resolve(asText(event.results?.[0]?.[0]?.transcript).trim());
+    };
+    recognizer.onerror = (event) => {
+      done = true;
+      reject(new Error(`语音识别失败 (recognition failed): ${asText(event.error || "error")}`));
+    };
+    recognizer.onend = () => {
+      if (!done) reject(new Error("没有听清 (nothing heard)"));
+    };
+    recognizer.start();
+  });
+}
+
+/** Record the microphone until `recording.stop()` or MAX_RECORD_MS; a mono 16-bit WAV. */
+async function recordWav() {
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  const context = new AudioContext();
+  const source = context.createMediaStreamSource(stream);
+  const processor = context.createScriptProcessor(4096, 1, 1);
+  const chunks = [];
+  processor.onaudioprocess = (event) => chunks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
+  source.connect(processor);
+  processor.connect(context.destination);
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, MAX_RECORD_MS);
+    recording = {
+      stop: () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    };
+  });
+  recording = null;
+  processor.disconnect();
+  source.disconnect();
+  for (const track of stream.getTracks()) track.stop();
+  const rate = context.sampleRate;
+  await context.close();
+  return encodeWav(chunks, rate);
+}
+
+/** Float samples (-1..1) in chunks → a 16-bit mono PCM WAV blob. */
+export function encodeWav(chunks, sampleRate) {
+  const length = chunks.reduce((n, c) => n + c.length, 0);
+  const buffer = new ArrayBuffer(44 + length * 2);
+  const view = new DataView(buffer);
+  const text = (offset, s) => [...s].forEach((ch, i) => view.setUint8(offset + i, ch.charCodeAt(0)));
+  text(0, "RIFF");
+  view.setUint32(4, 36 + length * 2, true);
+  text(8, "WAVE");
+  text(12, "fmt ");
+  view.setUint32(16, 16, true); // fmt chunk size
+  view.setUint16(20, 1, true); // PCM
+  view.setUint16(22, 1, true); // mono
+  view.setUint32(24, sampleRate, true);
+  view.setUint32(28, sampleRate * 2, true); // byte rate
+  view.setUint16(32, 2, true); // block align
+  view.setUint16(34, 16, true); // bits per sample
+  text(36, "data");
+  view.setUint32(40, length * 2, true);
+  let offset = 44;
+  for (const chunk of chunks) {
+    for (const sample of chunk) {
+      const clipped = Math.max(-1, Math.min(1, sample));
+      view.setInt16(offset, clipped < 0 ? clipped * 0x8000 : clipped * 0x7fff, true);
+      offset += 2;
+    }
+  }
+  return new Blob([buffer], { type: "audio/wav" });
+}

@@ -1,0 +1,130 @@
+"""Events the controller pushes to the desktop over SSE, against the real system:
+`speak` spoken by the page when the controller has no sound player of its own (and
+silenced by the tray's mute, which also reaches the controller), `ui_commands`
+reaching a desktop that did not make the request, and `app_status` showing an app
+restarting on its taskbar icon after it was killed.
+"""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+from playwright.sync_api import expect
+
+from tests.desktop.conftest import desktop_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Replaces the browser's speech engine with a recorder (runs before the page's scripts).
+RECORD_SPEECH = """
+window.__spoken = [];
+Object.defineProperty(window, "speechSynthesis", {
+  configurable: true,
+  value: { speak: (u) => window.__spoken.push(u.text), cancel: () => {} },
+});
+"""
+
+
+def spoken(page) -> list[str]:
+    return page.evaluate("() => window.__spoken")
+
+
+def open_gallery(page) -> None:
+    page.click("#task_gallery_app")
+    expect(page.locator("#win_gallery_app .v-text")).to_contain_text("画廊文本")
+
+
+def speech_page(browser, system, server_player: str | None):
+    """A desktop whose speech engine records, told the server's player is `server_player`."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.add_init_script(RECORD_SPEECH)
+    status = {**system.get("/api/speech/status").json(), "player": server_player}
+    page.route(
+        "**/api/speech/status",
+        lambda route: route.fulfill(json=status),
+    )
+    page.goto(desktop_url(system))
+    page.wait_for_selector("#task_gallery_app")
+    return context, page
+
+
+def test_without_a_server_player_the_page_speaks_unless_muted(browser, system):
+    context, page = speech_page(browser, system, None)
+    try:
+        page.wait_for_function("() => window.__spoken.includes('欢迎使用 Triton AIOS')")
+        open_gallery(page)
+        page.wait_for_function("() => window.__spoken.includes('画廊：text')")
+        page.click("#tray_volume")  # mute
+        page.click("#btn_show_list")
+        expect(page.locator("#win_gallery_app .win-status")).to_have_text("画廊：list")
+        page.click("#tray_volume")  # sound on again
+        page.click("#btn_show_chart")
+        # events arrive in order: once chart's was spoken, list's came (muted) before it
+        page.wait_for_function("() => window.__spoken.includes('画廊：chart')")
+        assert "画廊：list" not in spoken(page)
+    finally:
+        context.close()
+
+
+def test_with_a_server_player_the_page_stays_quiet_and_mute_reaches_the_server(
+    browser, system
+):
+    context, page = speech_page(browser, system, "aplay")
+    try:
+        open_gallery(page)
+        page.click("#btn_show_chart")
+        expect(page.locator("#win_gallery_app .win-status")).to_have_text("画廊：chart")
+        with page.expect_response("**/api/speech/mute") as muted:
+            page.click("#tray_volume")
+        assert muted.value.json() == {"muted": True}
+        assert system.get("/api/speech/mute").json() == {"muted": True}
+        with page.expect_response("**/api/speech/mute"):
+            page.click("#tray_volume")
+        assert system.get("/api/speech/mute").json() == {"muted": False}
+        assert spoken(page) == []
+    finally:
+        context.close()
+
+
+def test_ui_commands_event_reaches_another_desktop(browser, system, page, shot):
+    open_gallery(page)
+    other = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        watcher = other.new_page()
+        watcher.goto(desktop_url(system))
+        open_gallery(watcher)
+        page.click("#btn_ui_move")  # the reply goes to `page`; the event to both
+        watcher.wait_for_function(
+            "() => { const r = document.getElementById('btn_play')?.getBoundingClientRect();"
+            " return r && Math.round(r.left) === 20 && Math.round(r.top) === 20; }"
+        )
+        shot(watcher, "moved-by-event")
+    finally:
+        other.close()
+
+
+def test_killed_app_shows_restarting_then_running(page, system):
+    icon = page.locator("#task_hello_app")
+    expect(icon).to_have_attribute("data-status", "running")
+    page.evaluate(
+        """() => {
+          window.__statuses = [];
+          const icon = document.getElementById('task_hello_app');
+          new MutationObserver(() => window.__statuses.push(icon.dataset.status))
+            .observe(icon, { attributes: true, attributeFilter: ['data-status'] });
+        }"""
+    )
+    old_pid = system.apps()["hello_app"]["pid"]
+    assert old_pid in {
+        p.pid for p in psutil.Process(system.proc.pid).children(recursive=True)
+    }
+    psutil.Process(old_pid).kill()
+    page.wait_for_function(
+        "() => window.__statuses.some(s => s !== 'running') && "
+        "document.getElementById('task_hello_app').dataset.status === 'running'",
+        timeout=30000,
+    )
+    seen = page.evaluate("() => window.__statuses")
+    assert {"restarting", "starting"} & set(seen), seen
+    assert system.wait_app("hello_app", "running")["pid"] != old_pid
