@@ -14,7 +14,13 @@ from typing import Any, Protocol
 
 from code_intent import CodeIntent, read_intent, safe_filename
 from code_templates import TEMPLATES, match_template
-from code_writer import ENABLE_HINT, generate_code, program_filename, revision_prompt
+from code_writer import (
+    ENABLE_HINT,
+    draft_code,
+    failure_note,
+    program_filename,
+    revision_prompt,
+)
 
 __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
@@ -323,12 +329,13 @@ class CodeFlows:
         current = str(code) if ok else ""
         if not change:
             return self.edit_form(name, current)
-        revised = generate_code(self.llm_provider(), revision_prompt(name, current, change))
-        if revised is None:
-            return self.edit_form(
-                name, current, f"请在下面按“{change}”修改 {name}。{ENABLE_HINT}"
-            )
-        return self.edit_form(name, revised, f"已按“{change}”改好 {name}，检查后点“保存”")
+        draft = draft_code(self.llm_provider(), revision_prompt(name, current, change))
+        if draft.code is None:
+            why = f"{draft.note}请自己修改。" if draft.note else ENABLE_HINT
+            return self.edit_form(name, current, f"请在下面按“{change}”修改 {name}。{why}")
+        return self.edit_form(
+            name, draft.code, f"已按“{change}”改好 {name}，检查后点“保存”"
+        )
 
     def edit_form(self, name: str, code: str, message: str = "") -> dict[str, Any]:
         fields = [
@@ -384,7 +391,8 @@ class CodeFlows:
         """ "写一个…": the LLM writes it when configured; otherwise a template.
 
         Planned as [file_write, file_read]: the second call shows what was written
-        (read back), so a model's answer is never asked for twice.
+        (read back), so a model's answer is never asked for twice. A model that
+        fails is never an error: the template (or the template list) with a note.
         """
         template = match_template(description)
         if results:
@@ -393,17 +401,28 @@ class CodeFlows:
                 return _text(f"写入失败：{error}", status="error")
             path = str((written or {}).get("path") or "").removeprefix("workspace/")
             _, code, _ = _step(results, 2)
-            if template is not None and path == template.filename:
-                message = f"已用模板“{template.title}”写好 {path}。{ENABLE_HINT}"
+            if template is not None and str(code or "") == template.code:
+                why = failure_note() if self._llm_configured() else ""
+                message = f"{why}已用模板“{template.title}”写好 {path}。"
+                if not why:
+                    message += ENABLE_HINT
             else:
                 message = f"已根据描述写好 {path}，可以运行或编辑"
             return _code_view(path, str(code or ""), message)
-        code = generate_code(self.llm_provider(), description)
-        if code is not None:
-            return self._write_plan(program_filename(description), code)
+        draft = draft_code(self.llm_provider(), description)
+        if draft.code is not None:
+            return self._write_plan(program_filename(description), draft.code)
         if template is not None:
             return self._write_plan(template.filename, template.code)
-        return self.templates_view(f"没有找到合适的模板。{ENABLE_HINT}")
+        why = f"{draft.note}先从模板开始吧。" if draft.note else ENABLE_HINT
+        return self.templates_view(f"没有找到合适的模板。{why}")
+
+    def _llm_configured(self) -> bool:
+        llm = self.llm_provider()
+        try:
+            return bool(llm is not None and getattr(llm, "available", False))
+        except Exception:
+            return False
 
     def _write_plan(self, name: str, code: str) -> dict[str, Any]:
         return self.agent.plan_steps(

@@ -1,21 +1,30 @@
 """Writing code from a description: the LLM hook point of the code app.
 
 With a model configured (`deepseek_api_key` in config.json, or the settings dialog),
-`generate_code(llm, "计算斐波那契数列")` asks it for one runnable Python program and
-returns the code; without one it returns None and the app falls back to its
-templates (`code_templates`). The model is reached through the SDK's `AgentLLM`
-(the controller holds the key; the app never sees it).
+`draft_code(llm, "计算斐波那契数列")` asks it for one runnable Python program and
+returns a `Draft` holding the code, stripped of Markdown fences and checked to parse
+as Python (parsed only, never run here). Without a model the draft has no code and
+no note, and the app falls back to its templates (`code_templates`) with
+`ENABLE_HINT`; when the model fails (timeout, refused key, an answer that is not a
+program) the draft has no code and a short `note` saying so, and the app falls back
+the same way. The model is reached through the SDK's `AgentLLM` (the controller
+holds the key; the app never sees it).
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "ENABLE_HINT",
+    "Draft",
     "agent_llm",
+    "draft_code",
     "extract_code",
+    "failure_note",
     "generate_code",
     "program_filename",
     "revision_prompt",
@@ -30,10 +39,19 @@ ENABLE_HINT = (
 SYSTEM_PROMPT = (
     "你是一名 Python 程序员。根据用户的描述写一个完整、可以直接运行的 Python 3 程序："
     "不读取输入、不访问网络、不写工作目录以外的文件，运行时把结果打印出来。"
-    "只输出一个 ```python 代码块，不要解释。"
+    "只输出代码本身（放在一个 ```python 代码块里），不要任何解释。"
 )
 
-_FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(?P<code>.*?)```", re.S)
+_FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[^\n]*\n(?P<code>.*?)```", re.S | re.I)
+_OPEN_FENCE = re.compile(r"^\s*```[ \t]*(?:python3?|py)?[^\n]*\n", re.I)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The model's program (`code`), or why there is none (`note`; "" = no model)."""
+
+    code: str | None = None
+    note: str = ""
 
 
 def agent_llm(agent: Any) -> Any | None:
@@ -52,32 +70,66 @@ def agent_llm(agent: Any) -> Any | None:
 
 
 def extract_code(reply: str) -> str:
-    """The code of the first fenced block in `reply`, else the reply itself."""
-    match = _FENCE.search(reply or "")
-    code = match["code"] if match else (reply or "")
+    """The code of the first fenced block in `reply` (an unclosed fence too), else
+    the reply itself."""
+    text = reply or ""
+    match = _FENCE.search(text)
+    if match:
+        code = match["code"]
+    else:
+        code = _OPEN_FENCE.sub("", text, count=1)
+        code = re.sub(r"\n?```\s*$", "", code)
     return code.strip("\n") + "\n"
+
+
+def failure_note(error: BaseException | str | None = None) -> str:
+    """The short clause telling the user the model failed (a fallback follows)."""
+    if error is None:
+        return "大模型这次没有答上来，"
+    code = error if isinstance(error, str) else getattr(error, "code", "") or "error"
+    return f"大模型这次没有答上来（{code}），"
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return bool(code.strip())
+
+
+def draft_code(llm: Any | None, description: str) -> Draft:
+    """The model's program for `description`; never raises."""
+    if llm is None:
+        return Draft()
+    try:
+        if not getattr(llm, "available", False):
+            return Draft()
+        reply = llm.chat(description, system=SYSTEM_PROMPT)
+    except Exception as exc:  # the model failing is not the user's error
+        return Draft(note=failure_note(exc))
+    if not isinstance(reply, str) or not reply.strip():
+        return Draft(note=failure_note("llm_bad_reply"))
+    code = extract_code(reply)
+    if not _parses(code):
+        return Draft(note=failure_note("llm_bad_reply"))
+    return Draft(code=code)
 
 
 def generate_code(llm: Any | None, description: str) -> str | None:
     """Code for `description` from the model, or None when no model can answer."""
-    if llm is None:
-        return None
-    try:
-        if not getattr(llm, "available", False):
-            return None
-        reply = llm.chat(description, system=SYSTEM_PROMPT)
-    except Exception:  # the model failing is not the user's error: use a template
-        return None
-    if not isinstance(reply, str) or not reply.strip():
-        return None
-    return extract_code(reply)
+    return draft_code(llm, description).code
 
 
 def program_filename(description: str, taken: set[str] | None = None) -> str:
-    """A file name for generated code: an ASCII slug of the description, or program.py."""
+    """A file name for generated code: an ASCII slug of the description's English
+    words, or program.py."""
     words = re.findall(r"[a-z0-9]+", (description or "").lower())
     stop = {"a", "an", "the", "that", "which", "python", "script", "program", "write", "to"}
-    stem = "_".join(w for w in words if w not in stop)[:40].strip("_") or "program"
+    kept = [w for w in words if w not in stop]
+    if not any(re.search(r"[a-z]", w) for w in kept):  # "计算1到100之和": no name in it
+        kept = []
+    stem = "_".join(kept)[:40].strip("_") or "program"
     name = f"{stem}.py"
     taken = taken or set()
     n = 2
