@@ -10,7 +10,10 @@ written with `file_write` through `call_tool` once the song is known.
 F-1: search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
 `cache_get` → `media` with 暂停 / 下一首 / 上一首. F-2: search → `http_request`
 with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
-"已下载《七里香》到 workspace/…" with a `play_local` button.
+"已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
+("来点适合跑步的歌") is first turned into a search term by the LLM when one is
+configured (`music_wish`), then searched the same way; the term is read back from
+the cache in the second half, so the model is asked only once.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from music_views import (
     step_outcome,
     text_view,
 )
+from music_wish import Wish, interpret_wish
 
 __all__ = ["LIBRARY_TOOL", "MusicFlows", "ToolPort"]
 
@@ -126,6 +130,8 @@ class MusicFlows:
         self, intent: MusicIntent, results: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
         kind = intent.kind
+        if kind == "search" and intent.free_form:
+            return self.wish(intent, results, state)
         if kind == "search":
             return self.search(intent.query, intent.shown, results, state)
         if kind == "download":
@@ -192,10 +198,42 @@ class MusicFlows:
 
     # ------------------------------------------------------------------ search (F-1)
 
-    def search(
-        self, query: str, shown: str, results: Mapping[str, Any], state: Mapping[str, Any]
+    def wish(
+        self, intent: MusicIntent, results: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
+        """A free-form request: the model's search term (once), then F-1's search."""
+        said = Wish(intent.query, intent.shown)
         if not results:
+            wish = interpret_wish(getattr(self.agent, "llm", None), intent.request, said)
+            return self.search(wish.query, wish.shown, results, state, note=wish.note)
+        _, remembered, _ = step_outcome(results, 5)
+        if isinstance(remembered, Mapping) and remembered.get("query"):
+            said = Wish(
+                str(remembered["query"]),
+                str(remembered.get("shown") or remembered["query"]),
+                str(remembered.get("note") or ""),
+            )
+        return self.search(said.query, said.shown, results, state, note=said.note)
+
+    def search(
+        self,
+        query: str,
+        shown: str,
+        results: Mapping[str, Any],
+        state: Mapping[str, Any],
+        *,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """F-1's search; with `note` (a free-form wish) the query is also read back
+        (step 5) and the note is said before the result."""
+        if not results:
+            remembered: dict[str, Any] = {"query": query, "shown": shown}
+            read_back: list[dict[str, Any]] = []
+            if note is not None:
+                remembered["note"] = note
+                read_back = [
+                    {"step_id": 5, "tool": "cache_get", "args": {"key": QUERY_KEY}}
+                ]
             return self.agent.plan_steps(
                 [
                     {
@@ -217,13 +255,10 @@ class MusicFlows:
                     {
                         "step_id": 3,
                         "tool": "cache_set",
-                        "args": {
-                            "key": QUERY_KEY,
-                            "value": {"query": query, "shown": shown},
-                            "ttl": CACHE_TTL,
-                        },
+                        "args": {"key": QUERY_KEY, "value": remembered, "ttl": CACHE_TTL},
                     },
                     {"step_id": 4, "tool": LIBRARY_TOOL, "args": {}},
+                    *read_back,
                 ],
                 f"正在搜索{shown}…",
             )
@@ -239,13 +274,17 @@ class MusicFlows:
                 ok, error = False, str(exc)
         quality = self.quality(state)
         if not ok:
-            return self._catalogue_down(error, local or library, quality)
-        songs = local + catalogue
-        if not songs:
-            message = f"没有找到{shown}的歌，换个关键词试试？"
+            reply = self._catalogue_down(error, local or library, quality)
         else:
-            message = f"为你找到{shown}的 {len(songs)} 首歌"
-        return song_list_view(f"{shown}的歌曲", songs, message, quality=quality)
+            songs = local + catalogue
+            if not songs:
+                message = f"没有找到{shown}的歌，换个关键词试试？"
+            else:
+                message = f"为你找到{shown}的 {len(songs)} 首歌"
+            reply = song_list_view(f"{shown}的歌曲", songs, message, quality=quality)
+        if note:
+            reply["message"] = f"{note}{reply['message']}"
+        return reply
 
     def _catalogue_down(
         self, error: str, songs: list[Song], quality: str

@@ -3,7 +3,11 @@
 `read_intent("帮我播放周杰伦的歌")` → search for "周杰伦";
 `read_intent("帮我下载周杰伦的七里香到本地")` → download "七里香" by "周杰伦";
 "下一首" / "pause" / "我的音乐" → playback control or the local library. Anything
-else that names something is searched for. Pure functions: no I/O.
+else that names something is searched for; a search that describes a wish rather
+than naming an artist or a song ("来点适合跑步的歌", "something relaxing for
+studying") is marked `free_form`, so the app may let the LLM turn it into a
+catalogue search term (its words themselves are the query otherwise). Pure
+functions: no I/O.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["MusicIntent", "has_cjk", "read_intent"]
+__all__ = ["MusicIntent", "has_cjk", "is_free_form", "read_intent"]
 
 IntentKind = Literal[
     "home", "search", "download", "pause", "resume", "next", "prev", "library", "recent"
@@ -27,6 +31,8 @@ class MusicIntent:
     artist: str = ""  # download: the artist, when named
     english: bool = False
     label: str = ""  # search: how to name the results ("周杰伦"); defaults to `query`
+    free_form: bool = False  # search: a wish ("适合跑步的歌"), not a name
+    request: str = ""  # free_form: the request as the user said it
 
     @property
     def shown(self) -> str:
@@ -136,6 +142,27 @@ _DOWNLOAD_EN = re.compile(
 )
 
 
+# Words that describe a wish (an activity, a mood, a likeness) rather than a name.
+_FREE_FORM_ZH = re.compile(
+    r"适合|适于|用来|时候|时听|听的|心情|氛围|风格|感觉|节奏|让人|让我|助眠|学习|跑步|"
+    r"运动|健身|睡觉|睡前|放松|安静|轻松|欢快|开心|快乐|伤感|悲伤|难过|浪漫|治愈|励志|"
+    r"提神|派对|开车|工作时|读书|专注|类似|那种|一样的"
+)
+_FREE_FORM_EN = re.compile(
+    r"\b(for|while|when|something|anything|relaxing|relax|calm|chill|chilled|upbeat|"
+    r"happy|sad|mood|vibes?|like|similar|study|studying|running|workout|gym|sleep|"
+    r"sleeping|focus|party|driving|romantic|energetic|background)\b",
+    re.I,
+)
+
+
+def is_free_form(term: str) -> bool:
+    """Whether a search term describes a wish rather than naming an artist or song."""
+    if has_cjk(term):
+        return bool(_FREE_FORM_ZH.search(term))
+    return bool(_FREE_FORM_EN.search(term))
+
+
 def _clean(text: str) -> str:
     text = (text or "").strip().strip(_TRAILING_PUNCT).strip()
     for quote in _QUOTES:
@@ -221,11 +248,12 @@ def read_intent(instruction: str | None) -> MusicIntent:
     term = _search_term_en(text) if english else _search_term_zh(text)
     if term.lower() in _GENERIC:
         return MusicIntent("library", english=english)
+    wish = {"free_form": True, "request": text} if is_free_form(term) else {}
     if not english:
         artist, title = _split_artist_title_zh(term)
         if artist and title:  # "陈奕迅的十年": search title and artist, show as said
-            return MusicIntent("search", query=f"{title} {artist}", label=term)
-    return MusicIntent("search", query=term, english=english)
+            return MusicIntent("search", query=f"{title} {artist}", label=term, **wish)
+    return MusicIntent("search", query=term, english=english, **wish)
 
 
 def _download(
