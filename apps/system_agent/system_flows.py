@@ -7,7 +7,10 @@ F-3: "把播放按钮移到左上角" → a `cache_get` step for the desktop's U
 performs. Window operations answer with `open_window` / `close_window` /
 `focus_window`; status questions run the app's `system_status` tool and answer with
 a dashboard, chart or table. Every UI change offers 撤销 (undo) when the snapshot
-says what the element looked like before.
+says what the element looked like before. A phrasing the rules cannot resolve
+goes, when an LLM is configured, to the model with the snapshot (`ui_llm`); its
+commands are validated there, and when it fails the rules' own answer stands,
+with a short note.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from system_status import status_view
+from ui_llm import commands_from_llm
 from ui_phrases import UiRequest, parse_request
 from ui_targets import Outcome, plan_ui, plan_window, resolve_element
 
@@ -24,6 +28,7 @@ __all__ = ["SNAPSHOT_KEY", "STATUS_TOOL", "SystemFlows", "undo_commands"]
 SNAPSHOT_KEY = "ui_snapshot"
 STATUS_TOOL = "system_status"
 
+NOT_UNDERSTOOD = "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态"
 HELP = (
     "我可以调整桌面：\n"
     "· 把播放按钮移到左上角 / move the play button to the top-right\n"
@@ -86,6 +91,17 @@ def undo_commands(
 class SystemFlows:
     def __init__(self, agent: AgentPort):
         self.agent = agent
+        self.instruction = ""
+
+    @property
+    def llm(self) -> Any | None:
+        return getattr(self.agent, "llm", None)
+
+    def llm_available(self) -> bool:
+        try:
+            return bool(self.llm is not None and self.llm.available)
+        except Exception:
+            return False
 
     def handle(
         self,
@@ -97,11 +113,12 @@ class SystemFlows:
         results: Mapping[str, Any] = context.get("tool_results") or {}
         if action_request:
             return self.on_action(dict(action_request), results)
+        self.instruction = (instruction or "").strip()
         request = parse_request(instruction)
         if request.op == "status":
             return self.status(request.status_view, request.status_topic, results)
-        if request.op == "unknown":
-            return _text(HELP, "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态")
+        if request.op == "unknown" and not results and not self.llm_available():
+            return _text(HELP, NOT_UNDERSTOOD)
         return self.ui(request, results)
 
     def on_action(
@@ -151,13 +168,25 @@ class SystemFlows:
             )
         _, value, _ = _step(results, 1)
         snapshot = _snapshot_of(value)
-        outcome: Outcome = (
-            plan_window(request, snapshot)
-            if request.op == "window"
-            else plan_ui(request, snapshot)
-        )
+        outcome: Outcome | None = None
+        if request.op != "unknown":
+            outcome = (
+                plan_window(request, snapshot)
+                if request.op == "window"
+                else plan_ui(request, snapshot)
+            )
+        note = ""
+        if outcome is None or not outcome.ok:
+            asked = commands_from_llm(
+                self.llm, self.instruction, snapshot, english=request.english
+            )
+            if asked.commands:
+                outcome = Outcome(True, asked.message, asked.commands)
+            note = asked.note
+        if outcome is None:
+            return _text(HELP, f"{note}{NOT_UNDERSTOOD}")
         if not outcome.ok:
-            reply = _text(outcome.message, status="error")
+            reply = _text(f"{note}{outcome.message}", status="error")
             reply["data"]["candidates"] = outcome.candidates
             return reply
         reply = _text(outcome.message)

@@ -22,10 +22,12 @@ __all__ = [
     "MARGIN",
     "Outcome",
     "Resolved",
+    "plain_number",
     "plan_ui",
     "position_point",
     "resolve_app",
     "resolve_element",
+    "viewport_size",
 ]
 
 MARGIN = 20
@@ -295,7 +297,7 @@ def resolve_app(
     return best[1], display.get(best[1], best[1])
 
 
-def _viewport(snapshot: Mapping[str, Any]) -> tuple[float, float]:
+def viewport_size(snapshot: Mapping[str, Any]) -> tuple[float, float]:
     viewport = snapshot.get("viewport") or {}
     try:
         width, height = float(viewport["width"]), float(viewport["height"])
@@ -329,10 +331,10 @@ def position_point(
         "right": (right, y),
     }
     px, py = table[position]
-    return _num(px), _num(py)
+    return plain_number(px), plain_number(py)
 
 
-def _num(value: float) -> float:
+def plain_number(value: float) -> float:
     """Whole numbers stay whole (20, not 20.0) in the JSON the desktop gets."""
     rounded = round(value)
     return int(rounded) if abs(value - rounded) < 1e-9 else round(value, 1)
@@ -382,7 +384,7 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
     name = _name(request, element)
     op = request.op
     if op == "move":
-        return _move(request, element, _viewport(snapshot or {}), name)
+        return _move(request, element, viewport_size(snapshot or {}), name)
     if op == "resize":
         width = float(element.get("width") or 0)
         height = float(element.get("height") or 0)
@@ -402,8 +404,8 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
         command = {
             "op": "resize",
             "id": ident,
-            "width": _num(round(new_w)),
-            "height": _num(round(new_h)),
+            "width": plain_number(round(new_w)),
+            "height": plain_number(round(new_h)),
         }
         bigger = (new_w * new_h) >= (width * height)
         if en:
@@ -422,7 +424,7 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
         )
         return Outcome(True, message, [command])
     if op == "rotate":
-        degrees = _num(request.degrees or 0)
+        degrees = plain_number(request.degrees or 0)
         command = {"op": "rotate", "id": ident, "degrees": degrees}
         if en:
             message = f"Rotated {name} to {degrees} degrees"
@@ -460,11 +462,11 @@ def _move(
         if not en:
             where = _POSITION_ZH.get(request.position, request.position_words)
     elif request.point:
-        x, y = _num(request.point[0]), _num(request.point[1])
+        x, y = plain_number(request.point[0]), plain_number(request.point[1])
         where = f"({x}, {y})"
     elif request.delta:
-        x = _num(float(element.get("x") or 0) + request.delta[0])
-        y = _num(float(element.get("y") or 0) + request.delta[1])
+        x = plain_number(float(element.get("x") or 0) + request.delta[0])
+        y = plain_number(float(element.get("y") or 0) + request.delta[1])
         where = f"({x}, {y})"
     else:
         return Outcome(
