@@ -1,0 +1,310 @@
+"""The reference apps with an LLM configured, end to end, against the fake OpenAI server.
+
+One real system (controller, executor, the music, code and system apps copied to a
+temporary folder) runs for the whole module with `deepseek_api_key` and
+`llm_base_url` pointing at `tests.fakes.openai_server.FakeOpenAI`, and the music
+app at the fake catalogue. Each test scripts the model's replies, sends an
+instruction through `/api/instruction` as the desktop does, and checks both what
+the user gets and what the model was asked. The instructions used are routed by
+the deterministic router (`llm_calls == 0`), so every model request recorded is
+the app's own. Without a model the apps' behaviour is `test_apps_e2e.py`'s.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests.controller.system import RunningSystem, launch
+from tests.fakes.music_api import FakeMusicCatalogue
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    RecordedRequest,
+    ScriptedReply,
+    error_reply,
+    json_reply,
+    text_reply,
+)
+from tests.procs import ROOT
+
+pytestmark = pytest.mark.slow
+
+APPS = ("music_app", "code_app", "system_agent")
+
+SNAPSHOT = {
+    "viewport": {"width": 1280, "height": 800},
+    "elements": [
+        {"id": "btn_play", "type": "button", "label": "播放", "x": 300, "y": 260, "width": 80, "height": 36, "visible": True},
+        {"id": "taskbar", "type": "taskbar", "label": "任务栏", "x": 0, "y": 752, "width": 1280, "height": 48, "visible": True},
+        {"id": "win_music_app", "type": "window", "label": "音乐应用", "x": 40, "y": 40, "width": 600, "height": 480, "visible": True},
+    ],
+}  # fmt: skip
+
+
+@dataclass
+class World:
+    system: RunningSystem
+    model: FakeOpenAI
+    catalogue: FakeMusicCatalogue
+    apps_dir: Path
+
+    def say(self, text: str, *, routed: bool = False) -> tuple[dict[str, Any], str]:
+        """The one task's final reply and the session; with `routed`, the router asked
+        the model once (its scripted `routed` answer), else never."""
+        answer = self.system.say(text)
+        assert answer["llm_calls"] == (1 if routed else 0), answer
+        assert len(answer["tasks"]) == 1, answer
+        self._routing_calls = answer["llm_calls"]
+        return answer["tasks"][0], answer["session_id"]
+
+    def app_requests(self) -> list[RecordedRequest]:
+        """What the apps asked the model (the router's request left out)."""
+        return self.model.requests[getattr(self, "_routing_calls", 0) :]
+
+    def act(self, app_id: str, session_id: str, action: dict[str, Any]) -> dict[str, Any]:
+        body = {
+            "session_id": session_id,
+            "action_id": action["action_id"],
+            "type": action["type"],
+            "params": action.get("params") or {},
+        }
+        response = self.system.post(f"/api/apps/{app_id}/action", body)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def searched_terms(self) -> list[str]:
+        """The `term` of every search the fake catalogue answered, in order."""
+        return [
+            parse_qs(urlsplit(r).query).get("term", [""])[0]
+            for r in self.catalogue.requests
+            if r.startswith("/search?")
+        ]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("apps_llm")
+    apps_dir = root / "apps"
+    apps_dir.mkdir()
+    for app_id in APPS:
+        shutil.copytree(
+            ROOT / "apps" / app_id,
+            apps_dir / app_id,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
+    with FakeOpenAI() as model, FakeMusicCatalogue() as catalogue:
+        config = {
+            "deepseek_api_key": "sk-apps-llm-test",
+            "llm_base_url": model.base_url,
+            "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},
+            "app_settings": {"music_app": {"api_base": catalogue.base_url}},
+        }
+        system = launch(root, apps_dir, config=config)
+        try:
+            system.wait_for(
+                lambda: all(r["status"] == "running" for r in system.apps().values()),
+                what="every app running",
+            )
+            stored = system.post("/api/ui/snapshot", SNAPSHOT)
+            assert stored.status_code == 200, stored.text
+            yield World(system, model, catalogue, apps_dir)
+        finally:
+            system.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_model(world: World) -> None:
+    world.model.reset()
+
+
+def routed(app_id: str, text: str) -> ScriptedReply:
+    """The router's model answer sending `text` to `app_id` unchanged."""
+    task = {"id": "t1", "app_id": app_id, "instruction": text, "depends_on": []}
+    return json_reply({"tasks": [task]})
+
+
+def action(reply: dict[str, Any], action_id: str) -> dict[str, Any]:
+    return next(a for a in reply["actions"] if a["action_id"] == action_id)
+
+
+# ------------------------------------------------------------------ code_app
+
+
+def test_code_app_writes_the_models_program_and_runs_it(world: World) -> None:
+    world.model.script(
+        text_reply("好的，程序如下：\n```python\nprint(sum(range(1, 101)))\n```\n")
+    )
+    task, session = world.say("写一个计算1到100之和的程序")
+    reply = task["result"]
+    assert task["app_id"] == "code_app" and reply["status"] == "ok", reply
+    assert reply["view_type"] == "code"
+    assert reply["data"]["code"] == "print(sum(range(1, 101)))\n"
+    assert reply["message"] == "已根据描述写好 program.py，可以运行或编辑"
+    written = world.apps_dir / "code_app" / "workspace" / "program.py"
+    assert written.read_text(encoding="utf-8") == "print(sum(range(1, 101)))\n"
+    assert {a["label"] for a in reply["actions"]} >= {"运行", "编辑"}
+
+    [asked] = world.model.requests
+    assert asked.messages[0]["role"] == "system" and "只输出代码" in asked.prompt_text
+    assert asked.messages[-1]["content"] == "计算1到100之和的程序"
+
+    ran = world.act("code_app", session, action(reply, "run"))
+    assert ran["data"]["output"].strip() == "5050"
+    assert ran["message"] == "运行结果：5050"
+    assert len(world.model.requests) == 1  # running never asks the model again
+
+
+def test_code_app_uses_its_template_when_the_model_refuses_the_key(world: World) -> None:
+    world.model.script(error_reply(401, "invalid api key"))
+    task, session = world.say("写一个计算斐波那契数列的程序")
+    reply = task["result"]
+    assert reply["status"] == "ok" and reply["view_type"] == "code", reply
+    assert reply["message"].startswith("大模型这次没有答上来，已用模板")
+    assert "deepseek_api_key" not in reply["message"]  # a model is configured
+    assert reply["data"]["filename"] == "workspace/fibonacci.py"
+    ran = world.act("code_app", session, action(reply, "run"))
+    assert ran["data"]["output"].startswith("[0, 1, 1, 2, 3, 5, 8")
+    assert len(world.model.requests) == 1
+
+
+def test_code_app_answer_without_code_is_not_written(world: World) -> None:
+    world.model.script(text_reply("抱歉，我现在写不了这个程序。"))
+    task, _ = world.say("写一个能飞的程序")
+    reply = task["result"]
+    assert reply["status"] == "ok" and reply["view_type"] == "list", reply
+    assert "大模型这次没有答上来（llm_bad_reply）" in reply["message"]
+    assert {a["action_id"] for a in reply["actions"]} >= {"use_template", "new"}
+    assert len(world.model.requests) == 1
+
+
+# ------------------------------------------------------------------ music_app
+
+
+def test_music_app_turns_a_wish_into_the_models_search(world: World) -> None:
+    wish = "来点适合跑步的歌"
+    world.model.script(routed("music_app", wish), json_reply({"query": "Taylor Swift"}))
+    task, _ = world.say(wish, routed=True)
+    reply = task["result"]
+    assert task["app_id"] == "music_app" and reply["view_type"] == "list", reply
+    assert world.searched_terms()[-1] == "Taylor Swift"
+    assert reply["data"]["title"] == "Taylor Swift的歌曲"
+    assert [i["title"] for i in reply["data"]["items"]] == ["Love Story", "Shake It Off"]
+    assert reply["message"] == (
+        "按“来点适合跑步的歌”搜索了“Taylor Swift”。为你找到Taylor Swift的 2 首歌"
+    )
+    [asked] = world.app_requests()  # asked once, not again for the results
+    assert asked.body.get("response_format") == {"type": "json_object"}
+    assert asked.messages[-1]["content"] == wish
+
+    world.model.reset()
+    wish = "play something relaxing for studying"
+    world.model.script(
+        routed("music_app", wish), json_reply({"query": "周杰伦", "title": "晴天"})
+    )
+    task, _ = world.say(wish, routed=True)
+    reply = task["result"]
+    assert world.searched_terms()[-1] == "晴天 周杰伦"
+    assert [i["title"] for i in reply["data"]["items"]] == ["晴天"]
+    assert reply["data"]["title"] == "周杰伦的晴天的歌曲"
+
+
+def test_music_app_searches_the_words_when_the_model_answers_garbage(
+    world: World,
+) -> None:
+    wish = "来点适合跑步的歌"
+    world.model.script(routed("music_app", wish), text_reply("跑步就听节奏快的歌吧！"))
+    task, _ = world.say(wish, routed=True)
+    reply = task["result"]
+    assert reply["status"] == "ok" and reply["view_type"] == "list", reply
+    assert world.searched_terms()[-1] == "适合跑步"
+    assert reply["message"] == (
+        "大模型这次没有答上来（llm_bad_reply），按原话搜索。没有找到适合跑步的歌，换个关键词试试？"
+    )
+    assert len(world.app_requests()) == 1
+
+
+def test_plain_requests_never_reach_the_model(world: World) -> None:
+    task, _ = world.say("帮我播放周杰伦的歌")
+    assert task["result"]["data"]["title"] == "周杰伦的歌曲"
+    assert world.model.requests == []
+
+
+# ------------------------------------------------------------------ system_agent
+
+
+def test_system_agent_resolves_an_unusual_phrasing_through_the_model(
+    world: World,
+) -> None:
+    odd = "把播放键请到屏幕的西北方向"
+    world.model.script(
+        routed("system_agent", odd),
+        json_reply(
+            {
+                "commands": [
+                    {
+                        "op": "move",
+                        "id": "btn_play",
+                        "x": 20,
+                        "y": 20,
+                        "reason": "西北=左上",
+                    },
+                    {"op": "move", "id": "btn_not_on_screen", "x": 5, "y": 5},
+                    {"op": "explode", "id": "btn_play"},
+                    {"op": "resize", "id": "taskbar", "width": "wide"},
+                ]
+            }
+        ),
+    )
+    task, session = world.say(odd, routed=True)
+    reply = task["result"]
+    assert task["app_id"] == "system_agent" and reply["status"] == "ok", reply
+    assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
+    assert reply["message"] == "已将播放移到 (20, 20)"
+    undo = action(reply, "undo")
+    assert undo["params"]["commands"] == [
+        {"op": "move", "id": "btn_play", "x": 300, "y": 260}
+    ]
+    [asked] = world.app_requests()
+    prompt = asked.prompt_text
+    for ident in ("btn_play", "taskbar", "win_music_app", "music_app"):
+        assert ident in prompt
+    assert odd in prompt and '"op": "move"' in prompt
+    assert asked.body.get("response_format") == {"type": "json_object"}
+
+
+def test_system_agent_falls_back_when_the_model_fails(world: World) -> None:
+    odd = "把播放键请到屏幕的西北方向"
+    world.model.script(
+        routed("system_agent", odd),
+        text_reply('{"commands": [{"op": "move", "id": "btn_pl'),
+    )
+    task, _ = world.say(odd, routed=True)
+    reply = task["result"]
+    assert reply["status"] == "ok" and reply["view_type"] == "text", reply
+    assert not reply.get("ui_commands")
+    assert reply["message"].startswith("（大模型这次没有帮上忙：llm_bad_reply）")
+    assert "把播放按钮移到左上角" in reply["data"]["content"]  # the usual help
+
+    world.model.reset()
+    world.model.script(
+        routed("system_agent", odd),
+        json_reply({"commands": [{"op": "hide", "id": "btn_ghost"}]}),
+    )
+    task, _ = world.say(odd, routed=True)
+    reply = task["result"]
+    assert not reply.get("ui_commands")
+    assert "no_valid_command" in reply["message"]
+
+
+def test_rule_phrasings_never_reach_the_model(world: World) -> None:
+    task, _ = world.say("把播放按钮移到左上角")
+    assert task["result"]["ui_commands"] == [
+        {"op": "move", "id": "btn_play", "x": 20, "y": 20}
+    ]
+    assert world.model.requests == []
