@@ -6,7 +6,7 @@
     aios apps [--json]
     aios stop
     aios new-app NAME [--apps-dir D] [--name "Display name"]
-    aios bench [--runs N]          (cold start and answer latency)
+    aios bench [--quick] [--json]  (speed and memory against their goals)
 
 `aios start` prints exactly one line on stdout, `ready <desktop url with ?token=>`,
 once every service is healthy, then runs until SIGINT/SIGTERM (or until the desktop
