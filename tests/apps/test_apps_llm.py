@@ -308,3 +308,39 @@ def test_rule_phrasings_never_reach_the_model(world: World) -> None:
         {"op": "move", "id": "btn_play", "x": 20, "y": 20}
     ]
     assert world.model.requests == []
+
+
+# ------------------------------------------------------------------ a timeout
+# (the controller waits 20 s for the model: the apps' side of it, without processes)
+
+
+class TimingOutModel:
+    """Answers like the SDK's `AgentLLM` when the controller reports `llm_timeout`."""
+
+    available = True
+
+    def chat(self, *args: Any, **kwargs: Any) -> Any:
+        from aios_sdk.llm import LLMTimeout
+
+        raise LLMTimeout("no answer within 20 s")
+
+
+def test_a_model_timeout_falls_back_in_every_app() -> None:
+    from code_flows import CodeFlows
+    from music_wish import Wish, interpret_wish
+    from ui_llm import commands_from_llm
+
+    from tests.apps.doubles import PlanningAgent
+
+    plan = CodeFlows(PlanningAgent(), TimingOutModel).handle(
+        "写一个计算斐波那契数列的程序", {}
+    )
+    assert plan["steps"][0]["args"]["path"] == "fibonacci.py"  # the template
+
+    said = Wish("适合跑步", "适合跑步")
+    wish = interpret_wish(TimingOutModel(), "来点适合跑步的歌", said)
+    assert (wish.query, wish.by_model) == ("适合跑步", False)
+    assert "llm_timeout" in wish.note
+
+    asked = commands_from_llm(TimingOutModel(), "把播放键请到西北", SNAPSHOT, False)
+    assert asked.commands == [] and "llm_timeout" in asked.note
