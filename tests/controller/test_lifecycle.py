@@ -114,13 +114,3 @@ def test_new_app_scaffolds_a_discoverable_app(tmp_path: Path) -> None:
     assert spec.app_id == "weather_app" and spec.ok, spec.error
     again = aios("new-app", "weather_app", "--apps-dir", str(tmp_path))
     assert again.returncode == 1 and again.stderr
-
-
-def test_bench_reports_start_and_latency(tmp_path: Path) -> None:
-    apps = build_apps_dir(tmp_path / "apps")
-    config = tmp_path / "config.json"
-    config.write_text("{}")
-    bench = aios("bench", "--runs", "2", "--apps-dir", str(apps), "--config", str(config))
-    assert bench.returncode == 0, bench.stderr
-    assert "cold start to ready" in bench.stdout and "(2 apps running)" in bench.stdout
-    assert "instruction → hello_app" in bench.stdout
