@@ -1,16 +1,22 @@
 """HTTP clients the controller uses to talk to the executor and to apps.
 
 Plain `http.client` (cheaper than `requests` per call and at import, which matters
-for start-up and the 20 ms health polling). Every transport failure becomes an
-`AiosError` at this boundary: `AppUnreachable` when nothing answers or the answer
-is late, `BadAppReply` when the answer is not JSON, and the peer's own error
-(`{"status": "error", "error": {code, message}}`) re-raised with its code.
+for start-up and the 20 ms health polling) over keep-alive connections: each thread
+keeps one open connection per peer (`_connections`), so a pipeline hop costs one
+loopback round trip instead of a TCP handshake plus a round trip. An idle
+connection the peer has closed (restart, idle timeout) is noticed before reuse and
+replaced. Every transport failure becomes an `AiosError` at this boundary:
+`AppUnreachable` when nothing answers or the answer is late, `BadAppReply` when
+the answer is not JSON, and the peer's own error (`{"status": "error", "error":
+{code, message}}`) re-raised with its code.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import select
+import threading
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -19,12 +25,53 @@ from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 
 __all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
 
+TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Flask
+_connections = threading.local()  # .open: {(host, port): HTTPConnection} per thread
+
 
 @dataclass
 class HttpAnswer:
     status: int
     body: Any  # parsed JSON, or None when the body was empty / not JSON
     raw: bytes
+
+
+def _dropped(conn: http.client.HTTPConnection) -> bool:
+    """True when an idle keep-alive connection was closed (or written to) by the peer."""
+    sock = conn.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _connection(host: str, port: int, timeout: float) -> http.client.HTTPConnection:
+    """This thread's open connection to host:port (a new one if there is none)."""
+    pool: dict[tuple[str, int], http.client.HTTPConnection] | None = getattr(
+        _connections, "open", None
+    )
+    if pool is None:
+        pool = _connections.open = {}
+    conn = pool.get((host, port))
+    if conn is not None and _dropped(conn):
+        conn.close()
+        conn = None
+    if conn is None:
+        conn = pool[(host, port)] = http.client.HTTPConnection(host, port, timeout=timeout)
+    elif conn.sock is not None and conn.timeout != timeout:
+        conn.sock.settimeout(timeout)
+    conn.timeout = timeout
+    return conn
+
+
+def _forget(host: str, port: int) -> None:
+    pool = getattr(_connections, "open", None) or {}
+    conn = pool.pop((host, port), None)
+    if conn is not None:
+        conn.close()
 
 
 def http_json(
@@ -41,29 +88,32 @@ def http_json(
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    # imported here: aios_sdk.web pulls in Flask, which start-up loads only after
-    # the children are spawned
-    from aios_sdk.web import TOKEN_HEADER
-
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-    headers = {"Host": f"127.0.0.1:{parts.port}", "Accept": "application/json"}
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or 80
+    headers = {"Host": f"127.0.0.1:{port}", "Accept": "application/json"}
     if token:
         headers[TOKEN_HEADER] = token
     payload = None
     if body is not None:
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers["Content-Type"] = "application/json"
+    conn = _connection(host, port, timeout)
     try:
         conn.request(method, path, body=payload, headers=headers)
         response = conn.getresponse()
         raw = response.read()
         status = response.status
     except TimeoutError as exc:
+        _forget(host, port)
         raise AppUnreachable(f"{what} did not answer within {timeout:g} s") from exc
     except (OSError, http.client.HTTPException) as exc:
+        _forget(host, port)
         raise AppUnreachable(f"{what} is not reachable ({type(exc).__name__})") from exc
-    finally:
-        conn.close()
+    except BaseException:
+        _forget(host, port)
+        raise
+    if response.will_close:
+        _forget(host, port)
     try:
         parsed = json.loads(raw.decode("utf-8")) if raw else None
     except (UnicodeDecodeError, ValueError):
