@@ -16,7 +16,7 @@ import re
 import secrets
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,9 @@ class Session:
     # ---------------------------------------------------------- serialisation
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # shallow on purpose: `asdict` deep-copies every nested entry (milliseconds
+        # for a full session); json.dumps walks the lists and dicts as they are
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Session:
@@ -164,7 +166,9 @@ class SessionStore:
         session.updated = time.time()
         with self.lock(session.session_id):
             text = json.dumps(session.to_json(), ensure_ascii=False, default=str)
-        atomic_write_text(self._path(session.session_id), text, mode=0o600)
+        # rewritten after every turn: atomic, but not fsynced (an fsync costs more
+        # than the whole rest of an instruction on a busy disk)
+        atomic_write_text(self._path(session.session_id), text, mode=0o600, durable=False)
 
     def ids(self) -> list[str]:
         on_disk = {p.stem for p in self._folder.glob("sess_*.json")}
