@@ -34,6 +34,7 @@ __all__ = [
     "ChartData",
     "CheckboxAction",
     "CodeData",
+    "ConfirmationDecision",
     "Context",
     "DashboardData",
     "DatetimeAction",
@@ -207,6 +208,9 @@ class RunRequest(_Model):
     steps: list[Step]
     app_id: str | None = None
     session_id: str | None = None
+    # programs outside the command whitelist the user allowed for this plan; the
+    # executor honours them from the controller (master token) only
+    approved_commands: list[str] | None = None
 
 
 class RunResponse(_Model):
@@ -263,6 +267,9 @@ VIEW_TYPES: tuple[str, ...] = (
     "dashboard",
     "loading",
     "error",
+    # a task paused before a risky step: data = the pending confirmation (id, app_id,
+    # summary, steps with one sentence each, plan, decisions); the desktop asks the user
+    "confirm",
 )
 
 
@@ -670,6 +677,12 @@ class OpenRequest(_Model):
     session_id: str | None = None
 
 
+class ConfirmationDecision(_Model):
+    """Body of `POST /api/confirmations/<id>`: the user's answer to a paused step."""
+
+    decision: Literal["allow_once", "allow_always", "deny"]
+
+
 # ------------------------------------------------------------------------- events
 
 EventType = Literal[
@@ -680,6 +693,8 @@ EventType = Literal[
     "ui_commands",
     "speak",
     "app_status",
+    "confirm_request",
+    "confirm_resolved",
 ]
 
 

@@ -29,6 +29,7 @@ from aios_sdk.errors import NotFound, PathOutsideWorkdir
 from aios_sdk.protocol import (
     ActionPost,
     AppInfo,
+    ConfirmationDecision,
     InstructionRequest,
     OpenRequest,
     UISnapshot,
@@ -42,6 +43,7 @@ from aios_sdk.web import (
 )
 
 from .admission import Admission
+from .confirmations import ConfirmationGate
 from .discovery import AppSpec
 from .events import EventBus, sse_stream
 from .pipeline import Pipeline
@@ -81,6 +83,8 @@ class ApiServices:
     llm_status: Callable[[], str] = lambda: "not_configured"
     # bounded concurrency: overflow is a 503 `overloaded` (SECURITY.md D2)
     admission: Admission = field(default_factory=Admission)
+    # pending confirmations of risky steps (None: nothing ever pauses)
+    confirmations: ConfirmationGate | None = None
 
 
 def _missing_desktop(desktop_dir: Path) -> Response:
@@ -181,6 +185,24 @@ def create_app(services: ApiServices) -> Flask:
         with services.admission.app(app_id):
             reply, session_id = services.pipeline.action(app_id, body)
         return jsonify({**reply.dump(), "session_id": session_id})
+
+    @app.get("/api/confirmations")
+    def confirmations() -> Response:
+        gate = services.confirmations
+        pending = gate.pending() if gate is not None else []
+        return jsonify({"confirmations": [p.public() for p in pending]})
+
+    @app.post("/api/confirmations/<confirmation_id>")
+    def decide(confirmation_id: str) -> Response:
+        body = read_json(ConfirmationDecision)
+        if services.confirmations is None:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        app_id = services.confirmations.get(confirmation_id).app_id
+        with services.admission.app(app_id):
+            reply, app_id, session_id = services.pipeline.resume(
+                confirmation_id, body.decision
+            )
+        return jsonify({**reply.dump(), "app_id": app_id, "session_id": session_id})
 
     @app.get("/api/apps/<app_id>/files/<path:path>")
     def app_file(app_id: str, path: str) -> Response:

@@ -142,10 +142,12 @@ class Controller:
 
         from .admission import Admission, AdmissionLimits
         from .api import ApiServices, create_app
+        from .confirmations import ConfirmationGate
         from .llm import LLMClient
         from .llm_api import allow_app_tokens_for_llm, llm_blueprint
         from .llm_router import FallbackRouter, LLMRouter
         from .llm_summary import BackgroundSummarizer
+        from .permissions import PermissionPolicy
         from .pipeline import Pipeline, PipelineLimits
         from .router import DeterministicRouter
         from .sessions import Session, SessionStore
@@ -189,6 +191,19 @@ class Controller:
         def run_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             return supervisor.executor_client.run(body, timeout)
 
+        def manifest_whitelist(app_id: str) -> list[str] | None:
+            manifest = supervisor.spec(app_id).manifest
+            return manifest.shell_whitelist if manifest else None
+
+        # risky steps pause for the user (config `permissions.confirm`, default on)
+        asking = ((settings.model_extra or {}).get("permissions") or {}).get(
+            "confirm", True
+        )
+        confirmations = (
+            ConfirmationGate(self.state.root / "confirmations", self.events)
+            if asking
+            else None
+        )
         pipeline = Pipeline(
             router=FallbackRouter(DeterministicRouter(), LLMRouter(llm)),
             apps=supervisor,
@@ -198,6 +213,10 @@ class Controller:
             events=self.events,
             limits=limits,
             on_turn=summarise_later,
+            permissions=PermissionPolicy(
+                self.state.root / "permissions.json", store.get, manifest_whitelist
+            ),
+            confirmations=confirmations,
         )
         self.speaker = speaker = Speaker(store.get())
         recognizer = Recognizer(store.get(), supervisor.profiles)
@@ -238,6 +257,7 @@ class Controller:
                     voice_blueprint(recognizer, instruct),
                 ],
                 admission=admission,
+                confirmations=confirmations,
             )
         )
         if not port_is_free(port):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from aios_sdk.errors import AiosError, AppFailed, BadAppReply, ProtocolError
+from aios_sdk.errors import AiosError, AppFailed, BadAppReply, NotFound, ProtocolError
 from aios_sdk.protocol import (
     ActionPost,
     ActionRequest,
@@ -33,8 +33,10 @@ from aios_sdk.protocol import (
     parse,
 )
 
+from .confirmations import ConfirmationGate, PendingConfirmation, denied_results
 from .context import ContextBuilder
 from .events import EventBus
+from .permissions import PermissionPolicy, Review
 from .router import AppProfile, RoutePlan, Router, no_match_message
 from .sessions import Session, SessionStore
 
@@ -127,8 +129,13 @@ class Pipeline:
         events: EventBus,
         limits: Callable[[], PipelineLimits] | PipelineLimits,
         on_turn: Callable[[Session], None] | None = None,
+        permissions: PermissionPolicy | None = None,
+        confirmations: ConfirmationGate | None = None,
     ):
         self._on_turn = on_turn
+        # both set: risky steps pause for the user's decision (controller/permissions.py)
+        self._permissions = permissions if confirmations is not None else None
+        self._confirmations = confirmations
         self._router = router
         self._apps = apps
         self._run_steps = run_steps
@@ -323,15 +330,17 @@ class Pipeline:
         action_request: ActionRequest | None = None,
         task_id: str | None = None,
         upstream: list[dict[str, Any]] | None = None,
+        resume: tuple[PendingConfirmation, str] | None = None,
     ) -> AppReply:
         """Call the app, run its steps, call again… (docs/ARCHITECTURE.md).
 
         Never raises: any failure is the task's error view. Publishes `step_done`,
-        `ui_commands` and `speak` events.
+        `ui_commands` and `speak` events. `resume` continues a paused loop with the
+        user's decision on its pending plan.
         """
         try:
             reply = self._steps_loop(
-                app_id, session, instruction, action_request, task_id, upstream
+                app_id, session, instruction, action_request, task_id, upstream, resume
             )
         except AiosError as exc:
             reply = AppReply.error(exc.code, exc.message)
@@ -365,12 +374,23 @@ class Pipeline:
         action_request: ActionRequest | None,
         task_id: str | None,
         upstream: list[dict[str, Any]] | None,
+        resume: tuple[PendingConfirmation, str] | None = None,
     ) -> AppReply:
         limits = self.limits
         target = self._apps.target(app_id)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
         rounds = 0
+        if resume is not None:  # the paused round: run it as allowed, or deny it
+            pending, decision = resume
+            rounds, last_plan = pending.round, pending.plan
+            if decision == "deny":
+                tool_results = denied_results(pending.plan, pending.risky())
+            else:
+                review = self._review(target, pending.plan)
+                tool_results = self._run_round(
+                    app_id, session, pending.plan, rounds, task_id, review
+                )
         while True:
             reply = self._call_app(
                 target, session, instruction, action_request, tool_results, upstream
@@ -387,7 +407,22 @@ class Pipeline:
                     f"应用 {target.name} 在 {limits.max_step_rounds} 轮工具调用后仍未给出结果",
                 )
             rounds += 1
-            tool_results = self._run_round(app_id, session, plan, rounds, task_id)
+            review = self._review(target, plan)
+            if review is not None and review.needs_confirmation:
+                assert self._confirmations is not None
+                return self._confirmations.pause(
+                    app_id=app_id,
+                    app_name=target.name,
+                    session_id=session.session_id,
+                    plan=plan,
+                    risky=review.risky,
+                    round_no=rounds,
+                    task_id=task_id,
+                    instruction=instruction,
+                    action_request=action_request.dump() if action_request else None,
+                    upstream=upstream,
+                )
+            tool_results = self._run_round(app_id, session, plan, rounds, task_id, review)
             last_plan = plan
             target = self._apps.target(app_id)  # it may have died meanwhile
 
@@ -433,17 +468,26 @@ class Pipeline:
         plan: list[dict[str, Any]],
         round_no: int,
         task_id: str | None,
+        review: Review | None = None,
     ) -> dict[str, Any]:
-        """Forward the steps untouched (S-43); the `tool_results` for the next call."""
+        """Forward the steps untouched (S-43, plus the user's `approved_commands`);
+        the `tool_results` for the next call."""
         limits = self.limits
         budget = sum(limits.step_timeout(str(s.get("tool"))) for s in plan) + 10
         started = time.time()
-        response = self._run_steps(
-            {"steps": plan, "app_id": app_id, "session_id": session.session_id}, budget
-        )
+        body: dict[str, Any] = {
+            "steps": plan,
+            "app_id": app_id,
+            "session_id": session.session_id,
+        }
+        if review is not None and review.outside_whitelist:
+            body["approved_commands"] = sorted(set(review.outside_whitelist))
+        response = self._run_steps(body, budget)
         results = response.get("tool_results") if isinstance(response, dict) else None
         if not isinstance(results, dict):
             raise BadAppReply("the executor's answer has no 'tool_results'")
+        if review is not None and self._permissions is not None and review.new_files:
+            self._permissions.record_created(app_id, review.new_files, results)
         entries = []
         for step_key, result in results.items():
             result = result if isinstance(result, dict) else {}
@@ -469,6 +513,54 @@ class Pipeline:
         with self._sessions.lock(session.session_id):
             session.log_tool_calls(entries)
         return results
+
+    # ---------------------------------------------------------- confirmations
+
+    def _review(self, target: AppTarget, plan: list[dict[str, Any]]) -> Review | None:
+        if self._permissions is None:
+            return None
+        return self._permissions.review(target.app_id, target.workdir, plan)
+
+    def resume(self, confirmation_id: str, decision: str) -> tuple[AppReply, str, str]:
+        """The user's answer to a paused step: run it (allow) or refuse it (deny), then
+        continue that task's steps loop. Answers (final reply, app id, session id).
+
+        An app that is not running now leaves the question pending (AppFailed).
+        """
+        if self._confirmations is None:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        self._apps.target(self._confirmations.get(confirmation_id).app_id)
+        pending = self._confirmations.claim(confirmation_id, decision)
+        if decision == "allow_always" and self._permissions is not None:
+            self._permissions.remember(pending.app_id, pending.risky())
+        session = self._sessions.get_or_create(pending.session_id)
+        request = (
+            parse(ActionRequest, pending.action_request) if pending.action_request else None
+        )
+        reply = self.drive(
+            pending.app_id,
+            session,
+            instruction=pending.instruction,
+            action_request=request,
+            task_id=pending.task_id,
+            upstream=pending.upstream,
+            resume=(pending, decision),
+        )
+        if pending.task_id:  # the paused task ends now
+            status = "done" if reply.status == "ok" else "error"
+            task = Task(task_id=pending.task_id, app_id=pending.app_id, status=status,
+                        instruction=pending.instruction or "", result=reply)  # fmt: skip
+            self._finish_task(session, task)
+        self._record_turn(
+            session,
+            "confirm",
+            decision,
+            [pending.app_id],
+            reply.message,
+            [pending.task_id] if pending.task_id else [],
+            confirmation_id=confirmation_id,
+        )
+        return reply, pending.app_id, session.session_id
 
     # -------------------------------------------------------------- sessions
 

@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,10 @@ def create_app(
             if step.step_id in seen:
                 raise ProtocolError(f"duplicate step_id {step.step_id}")
             seen.add(step.step_id)
+        if plan.approved_commands and _is_controller():
+            # the user allowed these programs for this one plan (controller/permissions.py)
+            extra = tuple(c for c in plan.approved_commands if c and "/" not in c)
+            record = replace(record, shell_whitelist=(*record.shell_whitelist, *extra))
         with slot():
             results = toolbox.run(record, plan.steps, plan.session_id)
         return jsonify(tool_results={key: _result_json(r) for key, r in results.items()})
