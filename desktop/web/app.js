@@ -5,6 +5,7 @@
 import { api } from "./api.js";
 import { AppViews } from "./appview.js";
 import { createCommandBar } from "./commandbar.js";
+import { installConfirmations } from "./confirm.js";
 import { openAbout } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
@@ -73,8 +74,12 @@ installUiCommands({
   warn: (text) => toast({ title: "界面命令 (UI command)", body: text, level: "warning" }),
 });
 
+const confirms = installConfirmations({ views, toast });
+
 const events = connectEvents(
   {
+    confirm_request: (e) => confirms.request(e),
+    confirm_resolved: (e) => confirms.resolved(e),
     task_started: (e) => views.status(e.app_id, `处理中：${asText(e.data?.instruction ?? "")}`, "busy"),
     step_done: (e) =>
       views.status(e.app_id, `步骤 ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}：${asText(e.data?.status ?? "")}`, "busy"),

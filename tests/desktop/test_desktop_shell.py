@@ -25,6 +25,19 @@ def box(page, selector: str) -> dict:
     return found
 
 
+def drag(page, selector: str, dx: float, dy: float) -> None:
+    """Press on `selector` (a little inside its top-left), move by (dx, dy), release."""
+    start = box(page, selector)
+    x, y = (
+        start["x"] + min(20, start["width"] / 2),
+        start["y"] + min(10, start["height"] / 2),
+    )
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx, y + dy, steps=5)
+    page.mouse.up()
+
+
 def test_taskbar_and_start_menu_list_every_app(page, system, shot):
     apps = system.apps()
     assert set(apps) == {"gallery_app", "hello_app"}
@@ -69,19 +82,11 @@ def test_window_drags_resizes_minimises_maximises_and_closes(page, system, shot)
     expect(page.locator(f"{win} .v-text")).to_be_visible()
     expect(page.locator(win)).not_to_have_class(re.compile(r"\bopening\b"))  # animated in
     start = box(page, win)
-    title = box(page, f"{win} .win-title")
-    page.mouse.move(title["x"] + 20, title["y"] + 10)
-    page.mouse.down()
-    page.mouse.move(title["x"] + 120, title["y"] + 90, steps=5)
-    page.mouse.up()
+    drag(page, f"{win} .win-title", 100, 80)
     moved = box(page, win)
     assert (round(moved["x"] - start["x"]), round(moved["y"] - start["y"])) == (100, 80)
 
-    corner = box(page, f"{win} .win-edge-se")
-    page.mouse.move(corner["x"] + 5, corner["y"] + 5)
-    page.mouse.down()
-    page.mouse.move(corner["x"] + 65, corner["y"] + 45, steps=5)
-    page.mouse.up()
+    drag(page, f"{win} .win-edge-se", 60, 40)
     resized = box(page, win)
     assert (
         round(resized["width"] - moved["width"]),

@@ -13,19 +13,17 @@ import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from desktop.window import WindowUnavailable, choose_backend
 from tests.controller.system import TEST_CONFIG
 from tests.desktop.conftest import ARTIFACTS
-from tests.procs import PYTHON, ROOT
+from tests.procs import PYTHON, ROOT, stop
 
 pytestmark = [pytest.mark.slow]
 
@@ -111,33 +109,6 @@ def start_xvfb() -> tuple[subprocess.Popen, str]:
     return xvfb, f":{number}"
 
 
-def stop_tree(proc: subprocess.Popen) -> None:
-    """SIGTERM the process and every descendant, then SIGKILL what is left."""
-    try:
-        family = [
-            psutil.Process(proc.pid),
-            *psutil.Process(proc.pid).children(recursive=True),
-        ]
-    except psutil.NoSuchProcess:
-        family = []
-    for member in family:
-        try:
-            member.send_signal(signal.SIGTERM)
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(family, timeout=5)
-    for member in alive:
-        try:
-            member.kill()
-        except psutil.NoSuchProcess:
-            pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(5)
-
-
 def test_real_window_shows_the_desktop(tmp_path: Path) -> None:
     for tool in ("Xvfb", "import", "xdotool"):
         if not shutil.which(tool):
@@ -214,6 +185,6 @@ def test_real_window_shows_the_desktop(tmp_path: Path) -> None:
         assert found["white_on_desktop"] > before + 50_000, f"no window opened: {found}"
     finally:
         if proc is not None:
-            stop_tree(proc)
+            stop(proc)  # its apps die with it; WebKit helpers share its group
         xvfb.kill()
         xvfb.wait(5)
