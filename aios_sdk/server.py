@@ -1,8 +1,10 @@
 """An app's HTTP service: `serve(agent)` / `create_app(agent)` (S-75, ARCHITECTURE "App
 HTTP API").
 
-Built on `aios_sdk.web.create_service` (loopback Host/Origin guard, CORS for loopback
-origins, strict JSON, one error handler) with the app's own token from `AIOS_TOKEN`.
+Built on `aios_sdk.wsgi.Service` (the edge rules of `aios_sdk.web` — loopback
+Host/Origin guard, CORS for loopback origins, strict JSON, one error shape — without
+Flask, which would be most of an idle app's memory and start-up time) with the app's
+own token from `AIOS_TOKEN`, served by `aios_sdk.web.start_server` (waitress).
 Routes: `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
@@ -16,13 +18,13 @@ import os
 import secrets
 from typing import Any
 
-from flask import Flask, Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aios_sdk.agent import AIOSAgent
 from aios_sdk.errors import AiosError, NotFound, ToolFailed
 from aios_sdk.protocol import AppReply, HandleRequest, describe_validation_error
-from aios_sdk.web import create_service, public, read_json, start_server, token_matches
+from aios_sdk.web import start_server, token_matches
+from aios_sdk.wsgi import Request, Service, json_bytes
 
 __all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]
 
@@ -67,8 +69,8 @@ def _readable(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
-    """The Flask app serving `agent`; `token` defaults to `$AIOS_TOKEN`.
+def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
+    """The WSGI service serving `agent`; `token` defaults to `$AIOS_TOKEN`.
 
     Without either, a random token is made and logged: an app never runs token-less.
     """
@@ -82,23 +84,20 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
             "(send it in the X-AIOS-Token header)",
             token,
         )
-    app = create_service(f"aios-app-{agent.app_id}", token_matches(token))
+    app = Service(f"aios-app-{agent.app_id}", token_matches(token))
     app.config["AIOS_TOKEN"] = token
     manifest = agent.manifest()
     app_log = agent.log
 
-    @app.get("/health")
-    @public
-    def health() -> Response:
-        return jsonify({"status": "ok", "app_id": agent.app_id, "name": agent.name})
+    def health(http: Request) -> dict[str, Any]:
+        return {"status": "ok", "app_id": agent.app_id, "name": agent.name}
 
-    @app.get("/manifest")
-    def manifest_route() -> Response:
+    def manifest_route(http: Request) -> dict[str, Any]:
         tools = [tool_def.spec().dump() for tool_def in agent.custom_tools().values()]
-        return jsonify({"manifest": agent.manifest(), "tools": tools})
+        return {"manifest": agent.manifest(), "tools": tools}
 
-    def handle_route() -> Response:
-        request = read_json(HandleRequest)
+    def handle_route(http: Request) -> bytes:
+        request = http.json(HandleRequest)
         context = request.context.dump()
         action = request.action_request.dump() if request.action_request else None
         try:
@@ -110,26 +109,29 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
             reply = reply_of(value)
         try:
             body = reply.dump()
-        except ValueError as exc:  # pydantic's serialisation error (data not JSON)
+            encoded = json_bytes(body)
+        except (TypeError, ValueError) as exc:  # pydantic's serialisation error too
             body = AppReply.error(
                 "bad_app_reply", f"handle returned data that is not JSON: {exc}"
             ).dump()
+            encoded = json_bytes(body)
         if body.get("view_type") == "error" and body.get("data", {}).get("code") == (
             "bad_app_reply"
         ):
             app_log.error("%s", body.get("message"))
-        return jsonify(body)
+        return encoded
 
+    app.route("GET", "/health", health, public=True)
+    app.route("GET", "/manifest", manifest_route)
     endpoints = {"/handle", manifest.get("handle_endpoint") or "/handle"}
     for endpoint in sorted(endpoints):
         if isinstance(endpoint, str) and endpoint.startswith("/"):
-            app.add_url_rule(endpoint, f"handle:{endpoint}", handle_route, methods=["POST"])
+            app.route("POST", endpoint, handle_route)
 
-    @app.post("/tools/<name>")
-    def tool_route(name: str) -> Response:
+    def tool_route(http: Request, name: str) -> bytes:
         if name not in agent.custom_tools():
             raise NotFound(f"{agent.app_id} has no custom tool {name!r}")
-        invocation = read_json(ToolInvocation)
+        invocation = http.json(ToolInvocation)
         try:
             result = agent.run_custom_tool(name, invocation.args)
         except AiosError:
@@ -138,12 +140,13 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
             app_log.exception("custom tool %s failed", name)
             raise ToolFailed(f"{name}: {_readable(exc)}") from exc
         try:
-            return jsonify({"status": "ok", "result": result})
+            return json_bytes({"status": "ok", "result": result})
         except (TypeError, ValueError) as exc:
             raise ToolFailed(
                 f"{name}: result is not JSON ({type(result).__name__})"
             ) from exc
 
+    app.route("POST", "/tools/<>", tool_route)
     return app
 
 

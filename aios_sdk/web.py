@@ -15,12 +15,10 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, g, jsonify, request
 from pydantic import BaseModel
-from werkzeug.exceptions import HTTPException
 
 from aios_sdk.errors import (
     AiosError,
@@ -32,12 +30,21 @@ from aios_sdk.errors import (
 )
 from aios_sdk.protocol import parse
 
+if TYPE_CHECKING:
+    from flask import Flask, Response
+
+# Flask is imported where it is used, so that importing this module (for
+# `start_server`, `loads_strict`, the edge checks) costs an app process no Flask.
+
 __all__ = [
     "LOOPBACK_HOSTS",
     "TOKEN_HEADER",
     "Authenticator",
     "ServerHandle",
+    "check_edge",
+    "check_token",
     "create_service",
+    "edge_headers",
     "json_error",
     "loads_strict",
     "public",
@@ -87,6 +94,33 @@ def _origin_is_loopback(origin: str) -> bool:
     return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
 
 
+def check_edge(host: str, origin: str | None) -> None:
+    """W1/W2: the `Host` must name loopback (421) and an `Origin`, when sent, too (403)."""
+    if _host_name(host) not in LOOPBACK_HOSTS:
+        raise HostNotAllowed("Host must be localhost, 127.0.0.1 or [::1]")
+    if origin is not None and not _origin_is_loopback(origin):
+        raise Forbidden("cross-site Origin refused")
+
+
+def check_token(presented: str, authenticate: Authenticator) -> str:
+    """W3: the identity behind the presented token; `Forbidden` when missing or wrong."""
+    identity = authenticate(presented) if presented else None
+    if identity is None:
+        raise Forbidden(f"missing or wrong {TOKEN_HEADER}")
+    return identity
+
+
+def edge_headers(origin: str | None) -> dict[str, str]:
+    """Headers every answer carries: CORS for a loopback `Origin`, and nosniff."""
+    headers = {"X-Content-Type-Options": "nosniff"}
+    if origin and _origin_is_loopback(origin):
+        headers["Access-Control-Allow-Origin"] = origin
+        headers["Access-Control-Allow-Headers"] = f"Content-Type, {TOKEN_HEADER}"
+        headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, DELETE"
+        headers["Vary"] = "Origin"
+    return headers
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -107,6 +141,8 @@ def loads_strict(raw: bytes) -> Any:
 
 def read_json(model: type[M]) -> M:
     """The request body validated as `model` (415 / 413 / 400 on bad input)."""
+    from flask import request
+
     mimetype = request.mimetype or ""
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json")
@@ -120,6 +156,8 @@ def read_json(model: type[M]) -> M:
 
 
 def json_error(exc: AiosError) -> Response:
+    from flask import jsonify
+
     response = jsonify({"status": "error", "error": exc.to_body()})
     response.status_code = exc.http_status
     return response
@@ -148,6 +186,9 @@ def create_service(
     `token_in_query` also accepts `?token=` on GET requests, for the desktop page's
     EventSource and media elements, which cannot set headers.
     """
+    from flask import Flask, Response, g, request
+    from werkzeug.exceptions import HTTPException
+
     app = Flask(name)
     app.config["MAX_CONTENT_LENGTH"] = max_body
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
@@ -155,11 +196,7 @@ def create_service(
 
     @app.before_request
     def _guard() -> Response | None:
-        if _host_name(request.headers.get("Host", "")) not in LOOPBACK_HOSTS:
-            raise HostNotAllowed("Host must be localhost, 127.0.0.1 or [::1]")
-        origin = request.headers.get("Origin")
-        if origin is not None and not _origin_is_loopback(origin):
-            raise Forbidden("cross-site Origin refused")
+        check_edge(request.headers.get("Host", ""), request.headers.get("Origin"))
         if request.method == "OPTIONS":
             return Response(status=204)
         view = app.view_functions.get(request.endpoint or "")
@@ -169,23 +206,16 @@ def create_service(
         presented = request.headers.get(TOKEN_HEADER, "")
         if not presented and token_in_query and request.method == "GET":
             presented = request.args.get("token", "")
-        identity = authenticate(presented) if presented else None
-        if identity is None:
-            raise Forbidden(f"missing or wrong {TOKEN_HEADER}")
-        g.identity = identity
+        g.identity = check_token(presented, authenticate)
         return None
 
     @app.after_request
     def _cors(response: Response) -> Response:
-        origin = request.headers.get("Origin")
-        if origin and _origin_is_loopback(origin):
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Access-Control-Allow-Headers"] = (
-                f"Content-Type, {TOKEN_HEADER}"
-            )
-            response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, DELETE"
-            response.headers["Vary"] = "Origin"
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        for key, value in edge_headers(request.headers.get("Origin")).items():
+            if key == "X-Content-Type-Options":
+                response.headers.setdefault(key, value)
+            else:
+                response.headers[key] = value
         return response
 
     @app.errorhandler(Exception)

@@ -1,0 +1,207 @@
+"""A lean WSGI service with the edge rules of `aios_sdk.web`, for app processes.
+
+`create_service` builds on Flask, which the controller and the executor need
+(blueprints, streaming, static files). An app serves four JSON routes, and Flask
+with its dependencies is most of an idle app's memory and start-up time, so apps
+are served by `Service`: a route table over plain WSGI, served by the same waitress
+(`web.start_server`) and held to the same rules — loopback `Host` and `Origin`
+(`web.check_edge`), the token on every route not marked public (`web.check_token`),
+strict JSON validated with a protocol model (`Request.json`), every exception as
+the one JSON error shape, the same CORS and nosniff headers (`web.edge_headers`).
+`test_client()` gives werkzeug's test client (imported only then).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from aios_sdk.errors import (
+    AiosError,
+    NotFound,
+    PayloadTooLarge,
+    ProtocolError,
+    UnsupportedMediaType,
+)
+from aios_sdk.protocol import parse
+from aios_sdk.web import (
+    DEFAULT_MAX_BODY,
+    TOKEN_HEADER,
+    Authenticator,
+    check_edge,
+    check_token,
+    edge_headers,
+    loads_strict,
+)
+
+__all__ = ["Reply", "Request", "Service", "json_bytes"]
+
+log = logging.getLogger("aios.wsgi")
+
+M = TypeVar("M", bound=BaseModel)
+View = Callable[..., Any]
+# what a view returns: a JSON-ready body or its encoded bytes (HTTP 200), or
+# (status, body)
+Reply = Any
+
+_STATUS_TEXT = {
+    200: "OK",
+    204: "No Content",
+    400: "Bad Request",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    413: "Payload Too Large",
+    415: "Unsupported Media Type",
+    421: "Misdirected Request",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def json_bytes(body: Any) -> bytes:
+    """Compact UTF-8 JSON, keys in their given order (as the Flask services send)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class Request:
+    """The parts of a WSGI request a JSON route needs."""
+
+    def __init__(self, environ: dict[str, Any], max_body: int):
+        self.environ = environ
+        self.method: str = environ.get("REQUEST_METHOD", "GET").upper()
+        raw_path = environ.get("PATH_INFO") or "/"
+        self.path: str = raw_path.encode("latin-1").decode("utf-8", "replace")
+        self.identity: str | None = None
+        self._max_body = max_body
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        key = "HTTP_" + name.upper().replace("-", "_")
+        if name.lower() == "content-type":
+            key = "CONTENT_TYPE"
+        return self.environ.get(key, default)
+
+    def body(self) -> bytes:
+        """The raw body; `PayloadTooLarge` past the service's limit."""
+        try:
+            length = int(self.environ.get("CONTENT_LENGTH") or 0)
+        except ValueError as exc:
+            raise ProtocolError("Content-Length is not a number") from exc
+        if length > self._max_body:
+            raise PayloadTooLarge(f"body larger than {self._max_body} bytes")
+        return self.environ["wsgi.input"].read(length) if length > 0 else b""
+
+    def json(self, model: type[M]) -> M:
+        """The body validated as `model` (415 / 413 / 400 on bad input)."""
+        mimetype = (self.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+        if mimetype != "application/json" and not mimetype.endswith("+json"):
+            raise UnsupportedMediaType("Content-Type must be application/json")
+        return parse(model, loads_strict(self.body()))
+
+
+class Service:
+    """A WSGI app of exact-path routes plus `prefix` routes taking one path segment."""
+
+    def __init__(
+        self, name: str, authenticate: Authenticator, *, max_body: int = DEFAULT_MAX_BODY
+    ):
+        self.name = name
+        self.config: dict[str, Any] = {}
+        self._authenticate = authenticate
+        self._max_body = max_body
+        self._exact: dict[str, dict[str, tuple[View, bool]]] = {}
+        self._prefixed: list[tuple[str, str, View, bool]] = []
+
+    # ------------------------------------------------------------ routes
+
+    def route(self, method: str, path: str, view: View, *, public: bool = False) -> None:
+        """`view(request)` answers `method path`; a path ending in `/<>` passes the
+        last segment as a second argument (`/tools/<>` → `view(request, name)`)."""
+        if path.endswith("/<>"):
+            self._prefixed.append((method.upper(), path[:-2], view, public))
+        else:
+            self._exact.setdefault(path, {})[method.upper()] = (view, public)
+
+    def _find(self, method: str, path: str) -> tuple[View, bool, tuple[str, ...]]:
+        methods = self._exact.get(path)
+        args: tuple[str, ...] = ()
+        if methods is None:
+            methods = {}
+            for verb, prefix, view, public in self._prefixed:
+                rest = path[len(prefix) :]
+                if path.startswith(prefix) and rest and "/" not in rest:
+                    methods[verb] = (view, public)
+                    args = (rest,)
+        if not methods:
+            raise NotFound(f"no route {path}")
+        if method not in methods:
+            error = AiosError(
+                f"{method} is not allowed on {path}", code="method_not_allowed"
+            )
+            error.http_status = 405
+            raise error
+        view, public = methods[method]
+        return view, public, args
+
+    # ----------------------------------------------------------- serving
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> list[bytes]:
+        request = Request(environ, self._max_body)
+        origin = request.header("Origin")
+        try:
+            status, body = self._answer(request, origin)
+        except AiosError as exc:
+            status, body = exc.http_status, {"status": "error", "error": exc.to_body()}
+        except RecursionError:
+            error = ProtocolError("JSON nested too deeply")
+            status, body = error.http_status, {"status": "error", "error": error.to_body()}
+        except Exception as exc:
+            log.exception("%s: unhandled error", self.name)
+            error = AiosError(f"{type(exc).__name__}: {exc}")
+            status, body = error.http_status, {"status": "error", "error": error.to_body()}
+        headers = edge_headers(origin)
+        if body is None:
+            payload = b""
+        elif isinstance(body, bytes):  # already encoded by the view
+            payload = body
+            headers["Content-Type"] = "application/json"
+        else:
+            try:
+                payload = json_bytes(body)
+            except (TypeError, ValueError) as exc:
+                log.exception("%s: answer is not JSON", self.name)
+                error = AiosError(f"answer is not JSON: {exc}")
+                status = error.http_status
+                payload = json_bytes({"status": "error", "error": error.to_body()})
+            headers["Content-Type"] = "application/json"
+        headers["Content-Length"] = str(len(payload))
+        start_response(
+            f"{status} {_STATUS_TEXT.get(status, 'Unknown')}", list(headers.items())
+        )
+        return [payload]
+
+    def _answer(self, request: Request, origin: str | None) -> tuple[int, Any]:
+        check_edge(request.header("Host", "") or "", origin)
+        if request.method == "OPTIONS":
+            return 204, None
+        view, public, args = self._find(request.method, request.path)
+        if not public:
+            presented = request.header(TOKEN_HEADER, "") or ""
+            request.identity = check_token(presented, self._authenticate)
+        reply = view(request, *args)
+        if isinstance(reply, tuple):
+            return reply
+        return 200, reply
+
+    def test_client(self) -> Any:
+        """werkzeug's test client over this service (for tests; no sockets)."""
+        from werkzeug.test import Client
+        from werkzeug.wrappers import Response
+
+        return Client(self, Response)
