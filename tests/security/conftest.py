@@ -1,0 +1,147 @@
+"""Fixtures of the security tests (SECURITY.md, one module per threat group).
+
+`shared_system` is one real Triton system for the whole security session: the
+shipped hello_app, the controller tests' echo_app, the design's verbose template
+(verbatim) and the misbehaving apps of `tests/security/apps/` (rogue_app for J2,
+xss_app for Q2, slow_app for D2), with fast supervision, a 3 s app timeout and a
+small admission limit. `start_test_executor` spawns a real executor with two
+registered apps for the sandbox, path, SSRF, SQL and resource rows. `HAS_BWRAP`
+tells rows that need bubblewrap to skip with that reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.controller.system import (
+    TEST_CONFIG,
+    RunningSystem,
+    add_template_app,
+    build_apps_dir,
+    launch,
+)
+from tests.procs import start_executor, stop
+
+HERE = Path(__file__).resolve().parent
+SECURITY_APPS = HERE / "apps"
+HAS_BWRAP = shutil.which("bwrap") is not None
+NEEDS_BWRAP = "needs bubblewrap (bwrap is not installed): without it there is no file-system or network isolation"
+
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+SHARED_APPS = ("rogue_app", "xss_app", "slow_app")
+SHARED_CONFIG: dict[str, Any] = {
+    **copy.deepcopy(TEST_CONFIG),
+    "app_timeout": 3,
+    "admission": {"max_instructions": 3, "max_app_calls": 2, "queue_wait": 0.2},
+}
+
+
+def add_security_apps(apps: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        shutil.copytree(SECURITY_APPS / name, apps / name, ignore=_IGNORE)
+
+
+@pytest.fixture(scope="session")
+def shared_system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    root = tmp_path_factory.mktemp("security_system")
+    apps = build_apps_dir(root / "apps", test_apps=("echo_app",))
+    add_template_app(apps)
+    add_security_apps(apps, SHARED_APPS)
+    running = launch(root, apps, config=copy.deepcopy(SHARED_CONFIG))
+    try:
+        for app_id in ("hello_app", "echo_app", "template_app", *SHARED_APPS):
+            running.wait_app(app_id, "running")
+        yield running
+    finally:
+        running.stop()
+
+
+# ------------------------------------------------------------------ executor
+
+APP1_TOKEN = "security-app1-token-0123456789"
+APP2_TOKEN = "security-app2-token-0123456789"
+
+
+@dataclass
+class TestExecutor:
+    """A real executor process with `app1` and `app2` registered."""
+
+    proc: subprocess.Popen
+    url: str
+    token: str
+    root: Path
+    workdir: Path  # app1's
+    other_workdir: Path  # app2's
+    state_dir: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def call(self, tool: str, token: str = APP1_TOKEN, **args: Any) -> dict[str, Any]:
+        response = requests.post(
+            f"{self.url}/call",
+            json={"tool": tool, "args": args, "session_id": "sess_security"},
+            headers={"X-AIOS-Token": token},
+            timeout=120,
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def run(self, steps: list[dict[str, Any]], token: str = APP1_TOKEN) -> dict[str, Any]:
+        response = requests.post(
+            f"{self.url}/run",
+            json={"steps": steps, "session_id": "sess_security"},
+            headers={"X-AIOS-Token": token},
+            timeout=120,
+        )
+        assert response.status_code == 200, response.text
+        return response.json()["tool_results"]
+
+    def health(self) -> dict[str, Any]:
+        return requests.get(f"{self.url}/health", timeout=5).json()
+
+    def register(self, app_id: str, workdir: Path, token: str, **extra: Any) -> None:
+        body = {"app_id": app_id, "workdir": str(workdir), "token": token, **extra}
+        response = requests.put(
+            f"{self.url}/apps/{app_id}",
+            json=body,
+            headers={"X-AIOS-Token": self.token},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+
+
+def start_test_executor(root: Path, config: dict[str, Any] | None = None) -> TestExecutor:
+    """Spawn `python -m executor` with app1 (`root/x/app1`) and app2 registered."""
+    root.mkdir(parents=True, exist_ok=True)
+    workdir = root / "x" / "app1"
+    other = root / "x" / "app2"
+    workdir.mkdir(parents=True)
+    other.mkdir(parents=True)
+    (other / "secret.txt").write_text("app2 secret")
+    proc, url, token = start_executor(root, config=config or {})
+    home = root / "executor"
+    running = TestExecutor(proc, url, token, root, workdir, other, home / "state")
+    try:
+        running.register("app1", workdir, APP1_TOKEN)
+        running.register("app2", other, APP2_TOKEN)
+    except BaseException:
+        stop(proc)
+        raise
+    return running
+
+
+def write_config(path: Path, config: dict[str, Any]) -> None:
+    path.write_text(json.dumps(config), encoding="utf-8")

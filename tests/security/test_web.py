@@ -1,0 +1,308 @@
+"""SECURITY.md W1–W5, against every service of one real running system.
+
+Each attack is sent as raw bytes to the controller, the executor and the SDK apps
+(ports and tokens taken from the live process tree), and each test checks that the
+handler did not run: no session written, no file created, no tool call logged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from pathlib import Path
+
+import psutil
+import pytest
+
+from aios_sdk.web import token_matches
+from tests.controller.system import RunningSystem
+from tests.security.wire import Service, raw_request, services
+
+BAD_HOSTS = ["evil.example", "", "foo.local", "127.0.0.1.nip.io", "evil.example:80"]
+GOOD_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+# apps built on the SDK (the guard lives there); the raw test apps are not
+GUARDED_APPS = ("hello_app", "echo_app", "xss_app", "slow_app")
+
+
+@pytest.fixture(scope="module")
+def edge(shared_system: RunningSystem) -> dict[str, Service]:
+    found = {s.name: s for s in services(shared_system)}
+    missing = {"controller", "executor", *GUARDED_APPS} - set(found)
+    assert not missing, f"services not found in the process tree: {missing}"
+    return found
+
+
+def _guarded(edge: dict[str, Service]) -> list[Service]:
+    return [edge["controller"], edge["executor"], *(edge[a] for a in GUARDED_APPS)]
+
+
+def _protected_post(service: Service) -> tuple[str, bytes]:
+    """A token-protected POST with a visible side effect, for each kind of service."""
+    if service.name == "controller":
+        return "/api/instruction", json.dumps({"text": "回声一下 攻击"}).encode()
+    if service.name == "executor":
+        body = {"tool": "file_write", "args": {"path": "pwned.txt", "content": "x"}}
+        return "/call", json.dumps(body).encode()
+    return "/handle", json.dumps({"instruction": "攻击", "context": {}}).encode()
+
+
+class SideEffects:
+    """What an attack would leave behind: sessions, a file, tool calls, events."""
+
+    def __init__(self, system: RunningSystem):
+        self.system = system
+
+    def snapshot(self) -> tuple[int, bool, int, int]:
+        sessions = len(list((self.system.state_dir / "sessions").glob("sess_*.json")))
+        pwned = any(self.system.apps_dir.glob("*/workspace/pwned.txt"))
+        calls = sum(
+            len(p.read_text().splitlines())
+            for p in (self.system.state_dir / "tool_calls").glob("*.jsonl")
+        )
+        events = self.system.get("/api/health").status_code  # the system still answers
+        return sessions, pwned, calls, events
+
+
+@pytest.fixture()
+def effects(shared_system: RunningSystem) -> SideEffects:
+    return SideEffects(shared_system)
+
+
+# ---------------------------------------------------------------------- W1
+
+
+@pytest.mark.parametrize("host", BAD_HOSTS)
+def test_w1_non_loopback_host_refused_on_every_service_handler_not_run(
+    edge: dict[str, Service], effects: SideEffects, host: str
+) -> None:
+    before = effects.snapshot()
+    for service in _guarded(edge):
+        path, body = _protected_post(service)
+        answer = raw_request(
+            service.port,
+            "POST",
+            path,
+            [
+                ("Host", host),
+                ("X-AIOS-Token", service.token),
+                ("Content-Type", "application/json"),
+            ],
+            body,
+        )
+        assert answer.status in (403, 421), (service.name, host, answer.status, answer.body)
+    assert effects.snapshot() == before
+
+
+@pytest.mark.parametrize("host", GOOD_HOSTS)
+def test_w1_loopback_hosts_accepted_on_every_service(
+    edge: dict[str, Service], host: str
+) -> None:
+    for service in _guarded(edge):
+        health = "/api/health" if service.name == "controller" else "/health"
+        answer = raw_request(
+            service.port, "GET", health, [("Host", f"{host}:{service.port}")]
+        )
+        assert answer.status == 200, (service.name, host, answer.status)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the design's verbose template is a bare Flask app run verbatim (S-76): "
+    "no Host guard and no token; it is loopback-only (W5) and written down in SECURITY.md",
+)
+def test_w1_design_template_app_has_no_host_guard(shared_system: RunningSystem) -> None:
+    template = next(s for s in services(shared_system) if s.name == "template_app")
+    answer = raw_request(
+        template.port,
+        "POST",
+        "/handle",
+        [("Host", "evil.example"), ("Content-Type", "application/json")],
+        b'{"instruction": "x", "context": {}}',
+    )
+    assert answer.status in (403, 421)
+
+
+# ---------------------------------------------------------------------- W2
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", "http://127.0.0.1.nip.io"]
+)
+def test_w2_cross_site_origin_refused_on_every_service(
+    edge: dict[str, Service], effects: SideEffects, origin: str
+) -> None:
+    before = effects.snapshot()
+    for service in _guarded(edge):
+        path, body = _protected_post(service)
+        headers = [
+            ("Host", f"127.0.0.1:{service.port}"),
+            ("Origin", origin),
+            ("X-AIOS-Token", service.token),
+            ("Content-Type", "application/json"),
+        ]
+        answer = raw_request(service.port, "POST", path, headers, body)
+        assert answer.status == 403, (service.name, origin, answer.status)
+    assert effects.snapshot() == before
+
+
+# ---------------------------------------------------------------------- W3
+
+
+def test_w3_text_plain_json_post_without_token_rejected_without_effect(
+    edge: dict[str, Service], effects: SideEffects
+) -> None:
+    before = effects.snapshot()
+    for service in _guarded(edge):
+        path, body = _protected_post(service)
+        host = ("Host", f"127.0.0.1:{service.port}")
+        simple = raw_request(
+            service.port, "POST", path, [host, ("Content-Type", "text/plain")], body
+        )
+        assert simple.status == 403, (service.name, simple.status)
+        # even with the token, a "simple" content type is not parsed as JSON
+        typed = raw_request(
+            service.port,
+            "POST",
+            path,
+            [host, ("Content-Type", "text/plain"), ("X-AIOS-Token", service.token)],
+            body,
+        )
+        assert typed.status == 415, (service.name, typed.status)
+    assert effects.snapshot() == before
+
+
+# ---------------------------------------------------------------------- W4
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong-token", "x" * 4096])
+def test_w4_missing_or_wrong_token_is_403_on_every_service(
+    edge: dict[str, Service], effects: SideEffects, token: str | None
+) -> None:
+    before = effects.snapshot()
+    for service in _guarded(edge):
+        path, body = _protected_post(service)
+        headers = [
+            ("Host", f"127.0.0.1:{service.port}"),
+            ("Content-Type", "application/json"),
+        ]
+        if token is not None:
+            headers.append(("X-AIOS-Token", token))
+        answer = raw_request(service.port, "POST", path, headers, body)
+        assert answer.status == 403, (service.name, answer.status)
+    assert effects.snapshot() == before
+
+
+def test_w4_another_services_token_is_refused(edge: dict[str, Service]) -> None:
+    """Tokens are per process: the controller's does not open an app, an app's not the API."""
+    controller, hello, echo = edge["controller"], edge["hello_app"], edge["echo_app"]
+    pairs = [(hello, controller.token), (echo, hello.token), (controller, echo.token)]
+    for service, token in pairs:
+        path, body = _protected_post(service)
+        headers = [
+            ("Host", f"127.0.0.1:{service.port}"),
+            ("Content-Type", "application/json"),
+            ("X-AIOS-Token", token),
+        ]
+        assert raw_request(service.port, "POST", path, headers, body).status == 403
+
+
+def test_w4_tokens_are_distinct_random_and_compared_in_constant_time(
+    edge: dict[str, Service], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = [s.token for s in edge.values()]
+    assert len(set(tokens)) == len(tokens)
+    assert all(len(t) >= 24 for t in tokens)  # ≥ 144 bits of randomness each
+    compared: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    check = token_matches("the-right-token")
+    assert check("the-wrong-token") is None and check("the-right-token") == "controller"
+    assert len(compared) == 2  # every comparison went through compare_digest
+
+
+# ---------------------------------------------------------------------- W5
+
+
+def test_w5_every_listening_socket_is_on_127_0_0_1(shared_system: RunningSystem) -> None:
+    root = psutil.Process(shared_system.proc.pid)
+    listening = []
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            conns = proc.net_connections(kind="inet")
+            name = " ".join(proc.cmdline())
+        except psutil.Error:
+            continue
+        listening += [(name, c.laddr) for c in conns if c.status == psutil.CONN_LISTEN]
+    names = " ".join(n for n, _ in listening)
+    assert "main.py" in names and "executor" in names  # apps and executor were seen
+    # the design's template asks for 0.0.0.0; the app site hook makes it loopback
+    template = next(s for s in services(shared_system) if s.name == "template_app")
+    assert any(addr.port == template.port for _, addr in listening)
+    wrong = [(n, a) for n, a in listening if a.ip != "127.0.0.1"]
+    assert wrong == [], f"sockets listening beyond 127.0.0.1: {wrong}"
+
+
+def test_w5_app_cannot_act_as_another_app_at_the_executor(
+    shared_system: RunningSystem, edge: dict[str, Service]
+) -> None:
+    echo, executor = edge["echo_app"], edge["executor"]
+    body = {
+        "tool": "file_write",
+        "app_id": "hello_app",
+        "args": {"path": "w5.txt", "content": "x"},
+    }
+    answer = raw_request(
+        executor.port,
+        "POST",
+        "/call",
+        [
+            ("Host", "127.0.0.1"),
+            ("X-AIOS-Token", echo.token),
+            ("Content-Type", "application/json"),
+        ],
+        json.dumps(body).encode(),
+    )
+    assert answer.status == 200 and json.loads(answer.body)["status"] == "ok"
+    apps = shared_system.apps_dir
+    assert (apps / "echo_app" / "workspace" / "w5.txt").exists()  # acted as itself
+    assert not (apps / "hello_app" / "workspace" / "w5.txt").exists()
+
+
+def test_w5_app_cannot_reach_another_apps_workspace(
+    shared_system: RunningSystem, edge: dict[str, Service]
+) -> None:
+    echo, executor = edge["echo_app"], edge["executor"]
+    greeting = Path(shared_system.apps_dir / "hello_app" / "workspace" / "greeting.txt")
+    for path in [str(greeting), "../../hello_app/workspace/greeting.txt"]:
+        body = {"tool": "file_read", "args": {"path": path}}
+        answer = raw_request(
+            executor.port,
+            "POST",
+            "/call",
+            [
+                ("Host", "127.0.0.1"),
+                ("X-AIOS-Token", echo.token),
+                ("Content-Type", "application/json"),
+            ],
+            json.dumps(body).encode(),
+        )
+        result = json.loads(answer.body)
+        assert result["status"] == "error" and result["code"] == "path_outside_workdir"
+
+
+def test_w5_app_token_opens_no_controller_route_but_the_llm_ones(
+    shared_system: RunningSystem, edge: dict[str, Service]
+) -> None:
+    echo = edge["echo_app"]
+    for path in ["/api/apps", "/api/settings", "/api/confirmations", "/api/events"]:
+        response = shared_system.get(path, headers={"X-AIOS-Token": echo.token}, timeout=5)
+        assert response.status_code == 403, path
+    response = shared_system.post(
+        "/api/instruction", {"text": "回声一下 x"}, headers={"X-AIOS-Token": echo.token}
+    )
+    assert response.status_code == 403

@@ -1,0 +1,101 @@
+"""Raw HTTP for the security tests: exact bytes on the wire (an empty `Host`, a cut-off
+body, invalid UTF-8) that `requests` would tidy up, and the services of a running
+system found from its process tree (ports and tokens of apps and the executor)."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+import psutil
+
+from tests.controller.system import RunningSystem
+
+
+@dataclass
+class RawAnswer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def raw_request(
+    port: int,
+    method: str,
+    path: str,
+    headers: list[tuple[str, str]],
+    body: bytes = b"",
+    *,
+    timeout: float = 10,
+    content_length: int | None = None,
+) -> RawAnswer:
+    """Send one HTTP/1.1 request with exactly these headers (no Host added)."""
+    lines = [f"{method} {path} HTTP/1.1"]
+    lines += [f"{name}: {value}" for name, value in headers]
+    if body or content_length is not None or method in ("POST", "PUT"):
+        lines.append(
+            f"Content-Length: {len(body) if content_length is None else content_length}"
+        )
+    lines.append("Connection: close")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head + body)
+        if content_length is not None and content_length > len(body):
+            sock.shutdown(socket.SHUT_WR)  # the rest never comes
+        data = bytearray()
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head_bytes, _, rest = bytes(data).partition(b"\r\n\r\n")
+    status_line, *header_lines = head_bytes.decode("latin-1").split("\r\n")
+    parsed = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        parsed[name.strip().lower()] = value.strip()
+    return RawAnswer(int(status_line.split()[1]), parsed, rest)
+
+
+@dataclass
+class Service:
+    """One listening process of the system: who it is, its port and its token."""
+
+    name: str  # "controller", "executor" or an app id
+    pid: int
+    port: int
+    token: str
+
+
+def _listening_port(proc: psutil.Process) -> int | None:
+    try:
+        conns = proc.net_connections(kind="inet")
+    except psutil.Error:
+        return None
+    ports = [c.laddr.port for c in conns if c.status == psutil.CONN_LISTEN]
+    return ports[0] if ports else None
+
+
+def services(system: RunningSystem) -> list[Service]:
+    """The controller, the executor and every running app, with their tokens.
+
+    Tokens come from each child's environment (`AIOS_TOKEN`, read as root through
+    /proc), the controller's from its ready URL.
+    """
+    found = [
+        Service(
+            "controller", system.proc.pid, int(system.url.rsplit(":", 1)[1]), system.token
+        )
+    ]
+    for child in psutil.Process(system.proc.pid).children():
+        try:
+            env = child.environ()
+            cmdline = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        port = _listening_port(child)
+        if port is None or "AIOS_TOKEN" not in env:
+            continue
+        name = env.get("AIOS_APP_ID") or ("executor" if "executor" in cmdline else cmdline)
+        found.append(Service(name, child.pid, port, env["AIOS_TOKEN"]))
+    return found
