@@ -85,10 +85,12 @@ __all__ = [
 ]
 
 
+# defer_build: a model's validator is built on its first use, not at import, so each
+# process pays only for the models it really exchanges (an app uses a handful).
 class _Model(BaseModel):
     """Base of wire models: unknown fields are kept, so newer peers stay compatible."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict of this model, without unset optional noise."""
@@ -98,7 +100,7 @@ class _Model(BaseModel):
 class _Strict(BaseModel):
     """Base of models whose unknown fields are a mistake worth reporting."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
