@@ -73,6 +73,8 @@ _INTERPRETERS: dict[str, _Interpreter] = {
     "ksh": _SHELL,
     "fish": _Interpreter(frozenset("c"), frozenset({"--command"})),
 }
+# long options whose value may come as the next argument (`--opt value`)
+_VALUE_LONG = frozenset({"--check-hash-based-pycs", "--require", "--import", "--loader"})
 _VERSIONED = re.compile(r"^(python|perl|ruby|node|php|lua)[0-9.]*$")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint"})
 _SHELL_OPERATOR = re.compile(r"^[();<>|&`]+$")
@@ -137,19 +139,26 @@ def _check_inline_code(name: str, args: list[str]) -> None:
     spec = _interpreter(name)
     if spec is None:
         return
+    value_next = False  # the previous flag takes this argument as its value
     for arg in args:
+        if value_next:
+            value_next = False
+            continue
         if arg == "--" or not arg.startswith("-") or arg == "-":
             return  # the script (or stdin) starts here; later args are the script's
         if arg.startswith("--"):
-            if arg.split("=", 1)[0] in spec.inline_long:
+            option = arg.split("=", 1)[0]
+            if option in spec.inline_long:
                 raise CommandNotAllowed(f"{name} {arg}: inline code is not allowed")
+            value_next = "=" not in arg and option in _VALUE_LONG
             continue
-        for letter in arg[1:]:
+        for index, letter in enumerate(arg[1:], start=1):
             if letter in spec.inline_short:
                 raise CommandNotAllowed(f"{name} {arg}: inline code is not allowed")
             if letter in spec.value_short:
                 if letter == "m" and name.startswith("python"):
                     return  # `python -m mod ...`: the rest belongs to the module
+                value_next = index == len(arg) - 1  # `-W ignore`: the value comes next
                 break
 
 
