@@ -74,7 +74,7 @@ APP2_TOKEN = "security-app2-token-0123456789"
 
 
 @dataclass
-class TestExecutor:
+class RunningExecutor:
     """A real executor process with `app1` and `app2` registered."""
 
     proc: subprocess.Popen
@@ -123,7 +123,9 @@ class TestExecutor:
         assert response.status_code == 200, response.text
 
 
-def start_test_executor(root: Path, config: dict[str, Any] | None = None) -> TestExecutor:
+def start_test_executor(
+    root: Path, config: dict[str, Any] | None = None
+) -> RunningExecutor:
     """Spawn `python -m executor` with app1 (`root/x/app1`) and app2 registered."""
     root.mkdir(parents=True, exist_ok=True)
     workdir = root / "x" / "app1"
@@ -133,7 +135,7 @@ def start_test_executor(root: Path, config: dict[str, Any] | None = None) -> Tes
     (other / "secret.txt").write_text("app2 secret")
     proc, url, token = start_executor(root, config=config or {})
     home = root / "executor"
-    running = TestExecutor(proc, url, token, root, workdir, other, home / "state")
+    running = RunningExecutor(proc, url, token, root, workdir, other, home / "state")
     try:
         running.register("app1", workdir, APP1_TOKEN)
         running.register("app2", other, APP2_TOKEN)
