@@ -11,6 +11,7 @@ script error, and `shot(page, name)` saves a screenshot under `test-artifacts/`.
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import struct
 import wave
@@ -109,7 +110,7 @@ def shot(request: pytest.FixtureRequest) -> Callable[[object, str], Path]:
 
     def take(target: object, name: str) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        safe = request.node.name.replace("[", "-").replace("]", "").replace("/", "_")
+        safe = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_")
         path = ARTIFACTS / f"{safe}-{name}.png"
         target.screenshot(path=str(path))
         return path

@@ -374,3 +374,32 @@ def test_page_carries_a_strict_content_security_policy(page):
     assert "script-src 'self'" in policy
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert page.locator("script:not([src])").count() == 0
+
+
+# ---------------------------------------------------------------- confirmations
+
+
+@pytest.mark.parametrize(
+    ("decision", "outcome"),
+    [("deny", "step_1: error denied_by_user"), ("allow_once", "step_1: ok")],
+)
+def test_a_risky_step_waits_for_the_users_decision(page, system, decision, outcome, shot):
+    open_gallery(page)
+    page.click("#btn_risky")
+    question = page.locator(f"{WIN} .v-confirm")
+    expect(question).to_contain_text("gallery.db")
+    pending = system.get("/api/confirmations").json()["confirmations"]
+    assert [c["app_id"] for c in pending] == ["gallery_app"]
+    shot(page, "question")
+    # a reload asks the same question again (the controller keeps it)
+    page.reload()
+    page.wait_for_selector("#task_gallery_app")
+    expect(page.locator("#confirm_dialog")).to_have_attribute(
+        "data-confirmation-id", pending[0]["confirmation_id"]
+    )
+    expect(page.locator("#confirm_dialog")).to_contain_text("gallery.db")
+    with page.expect_response(f"**/api/confirmations/{pending[0]['confirmation_id']}"):
+        page.click(f"#confirm_{decision}")
+    expect(page.locator(f"{WIN} .v-text")).to_have_text(outcome)
+    expect(page.locator(f"{WIN} .v-confirm")).to_have_count(0)
+    assert system.get("/api/confirmations").json()["confirmations"] == []

@@ -165,6 +165,7 @@ STANDARD_ACTIONS = [
     {"type": "datetime", "label": "提醒", "action_id": "remind"},
     {"type": "button", "label": "移动播放按钮", "action_id": "ui_move"},
     {"type": "button", "label": "出错", "action_id": "fail"},
+    {"type": "button", "label": "写数据库", "action_id": "risky"},
 ]
 
 
@@ -195,11 +196,41 @@ class GalleryAgent(AIOSAgent):
             return self.view(str((action_request.get("params") or {}).get("view", "")))
         if action_id == "fail":
             raise RuntimeError("画廊故意出错 (deliberate failure)")
+        if action_id == "risky":
+            return self.risky(context)
         if action_id == "ui_move":
             reply = self.echo(action_request)
             reply["ui_commands"] = [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
             return reply
         return self.echo(action_request)
+
+    def risky(self, context: dict) -> dict:
+        """A plan with a database write: the controller asks the user first."""
+        results = context.get("tool_results")
+        if not results:
+            step = {
+                "step_id": 1,
+                "tool": "db_query",
+                "args": {
+                    "dsn": "gallery.db",
+                    "sql": "CREATE TABLE IF NOT EXISTS visits (n INTEGER)",
+                },
+            }
+            return {
+                "status": "ok",
+                "view_type": "loading",
+                "data": {},
+                "steps": [step],
+                "message": "正在处理...",
+            }
+        outcome = results.get("step_1") or {}
+        text = f"step_1: {outcome.get('status')} {outcome.get('code') or ''}".strip()
+        return {
+            "status": "ok",
+            "view_type": "text",
+            "data": {"content": text},
+            "message": text,
+        }
 
     def view(self, name: str) -> dict:
         view_type = name if name in VIEWS else "text"
