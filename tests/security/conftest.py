@@ -14,7 +14,9 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from tests.controller.system import (
     launch,
 )
 from tests.procs import start_executor, stop
+from tests.security.fake_web import serve_fake
 
 HERE = Path(__file__).resolve().parent
 SECURITY_APPS = HERE / "apps"
@@ -147,3 +150,37 @@ def start_test_executor(
 
 def write_config(path: Path, config: dict[str, Any]) -> None:
     path.write_text(json.dumps(config), encoding="utf-8")
+
+
+@pytest.fixture()
+def listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP listener on 127.0.0.1 counting every connection it accepts."""
+    accepted: list[object] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append(conn)
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    done.set()
+    thread.join(2)
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[str]:
+    """The fake web server on 127.0.0.2 (tests/security/fake_web.py)."""
+    with serve_fake() as url:
+        yield url

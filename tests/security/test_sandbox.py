@@ -11,8 +11,6 @@ import json
 import os
 import secrets
 import signal
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,33 +93,6 @@ def script(executor: RunningExecutor, name: str, code: str) -> str:
 def test_x1_inline_code_flags_are_refused(executor: RunningExecutor, cmd: object) -> None:
     result = executor.call("shell_exec", cmd=cmd)
     assert result["status"] == "error" and result["code"] == "command_not_allowed", result
-
-
-@pytest.fixture()
-def listener() -> Iterator[tuple[int, list[object]]]:
-    """A TCP listener on 127.0.0.1 counting every connection it accepts."""
-    accepted: list[object] = []
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    done = threading.Event()
-
-    def accept() -> None:
-        while not done.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(conn)
-            conn.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    done.set()
-    thread.join(2)
-    server.close()
 
 
 def test_x1_a_script_has_no_network(
