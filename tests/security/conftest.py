@@ -184,3 +184,66 @@ def fake() -> Iterator[str]:
     """The fake web server on 127.0.0.2 (tests/security/fake_web.py)."""
     with serve_fake() as url:
         yield url
+
+
+# ------------------------------------------------------------------- browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (never `playwright install`)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium is not installed (scripts/install.sh --test)")
+    with sync_api.sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@dataclass
+class DesktopPage:
+    """One desktop tab; `errors` collects uncaught script errors, `dialogs` any alert."""
+
+    page: Any
+    errors: list[str]
+    dialogs: list[str]
+
+
+def open_desktop(
+    browser: Any, system: RunningSystem, wait_for: str = "#task_hello_app"
+) -> DesktopPage:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.goto(f"{system.url}/?token={system.token}")
+    page.wait_for_selector(wait_for)
+    return DesktopPage(page, errors, dialogs)
+
+
+def say_in_desktop(desktop: DesktopPage, text: str) -> None:
+    """Type an instruction in the command bar and send it."""
+    desktop.page.fill("#command_input", text)
+    with desktop.page.expect_response(lambda r: r.url.endswith("/api/instruction")):
+        desktop.page.press("#command_input", "Enter")
