@@ -74,12 +74,14 @@ def _clip(text: str, limit: int) -> str:
 
 def deterministic_summary(turns: Sequence[Any], limit: int = DEFAULT_LIMIT) -> str:
     """ "用户刚问过“<latest>”，之前问过“<older>”、…" — at most `limit` characters."""
-    asked = [t for t in (_user_text(turn) for turn in reversed(turns)) if t]
-    if not asked:
+    # lazily, newest first: only the few turns that fit are looked at, not the history
+    asked = (t for t in (_user_text(turn) for turn in reversed(turns)) if t)
+    latest = next(asked, None)
+    if latest is None:
         return ""
-    summary = f"用户刚问过“{_clip(asked[0], _QUOTE_LIMIT)}”"
+    summary = f"用户刚问过“{_clip(latest, _QUOTE_LIMIT)}”"
     older: list[str] = []
-    for text in asked[1:]:
+    for text in asked:
         quoted = f"“{_clip(text, _QUOTE_LIMIT)}”"
         candidate = summary + "，之前问过" + "、".join([*older, quoted])
         if len(candidate) > limit:
