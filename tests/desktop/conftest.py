@@ -2,7 +2,8 @@
 
 `system` starts `python -m controller start --headless --ports auto` (through the
 controller tests' launcher) on an apps folder holding copies of the shipped
-`hello_app` and of `tests/desktop/apps/gallery_app`, and waits until both run.
+`hello_app` and `system_agent` and of `tests/desktop/apps/gallery_app`, and waits
+until they all run.
 `browser` is Debian's Chromium driven by Playwright (never `playwright install`);
 `page` is a fresh desktop page per test that fails the test on any uncaught
 script error, and `shot(page, name)` saves a screenshot under `test-artifacts/`.
@@ -36,7 +37,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-APP_IDS = ("gallery_app", "hello_app")
+APP_IDS = ("gallery_app", "hello_app", "system_agent")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -58,7 +59,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     root = tmp_path_factory.mktemp("desktop_system")
     apps = root / "apps"
     apps.mkdir()
-    shutil.copytree(ROOT / "apps" / "hello_app", apps / "hello_app", ignore=_IGNORE)
+    for shipped in ("hello_app", "system_agent"):
+        shutil.copytree(ROOT / "apps" / shipped, apps / shipped, ignore=_IGNORE)
     shutil.copytree(HERE / "apps" / "gallery_app", apps / "gallery_app", ignore=_IGNORE)
     write_tone(apps / "gallery_app" / "workspace" / "tone.wav")
     running = launch(root, apps, config=copy.deepcopy(TEST_CONFIG))

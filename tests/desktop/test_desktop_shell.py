@@ -12,6 +12,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from tests.desktop.conftest import APP_IDS
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -40,7 +42,7 @@ def drag(page, selector: str, dx: float, dy: float) -> None:
 
 def test_taskbar_and_start_menu_list_every_app(page, system, shot):
     apps = system.apps()
-    assert set(apps) == {"gallery_app", "hello_app"}
+    assert set(apps) == set(APP_IDS)
     for app_id, info in apps.items():
         icon = page.locator(f"#task_{app_id}")
         expect(icon).to_have_attribute("data-status", "running")

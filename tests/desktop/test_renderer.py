@@ -298,6 +298,27 @@ def test_move_command_in_an_app_reply_moves_btn_play(page, shot):
     assert received["params"] == {"song_id": "s_001"}
 
 
+def test_f3_system_agent_moves_the_play_button_through_the_snapshot(page, shot):
+    """F-3: the desktop's snapshot lets the system app find btn_play; its move lands."""
+    with page.expect_response(
+        lambda r: (
+            r.url.endswith("/api/ui/snapshot") and "btn_play" in (r.request.post_data or "")
+        )
+    ):
+        open_gallery(page)  # the debounced snapshot with btn_play is stored
+    page.fill("#command_input", "把播放按钮移到左上角")
+    with page.expect_response("**/api/instruction") as answer:
+        page.press("#command_input", "Enter")
+    tasks = answer.value.json()["tasks"]
+    assert [t["app_id"] for t in tasks] == ["system_agent"], tasks
+    page.wait_for_function(
+        "() => { const r = document.getElementById('btn_play')?.getBoundingClientRect();"
+        " return r && Math.round(r.left) === 20 && Math.round(r.top) === 20; }"
+    )
+    expect(page.locator("#win_system_agent .win-status")).to_contain_text("左上角")
+    shot(page, "f3")
+
+
 def post_command(page, command: dict) -> None:
     page.evaluate(
         "c => window.postMessage({aios: 'ui_command', command: c}, location.origin)",
