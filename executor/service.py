@@ -4,8 +4,9 @@
 `aios_sdk.web.create_service`. The master token is the controller, which names
 `app_id` in bodies and alone may register apps, write the `system` cache and read
 events; an app token is that app, whatever `app_id` its body names (SECURITY.md
-W5). Tool work is bounded: at most `max_concurrent` calls run at once, and a call
-that cannot get a slot quickly is answered 503 `overloaded` (D2).
+W5). Tool work is bounded: at most `max_concurrent` calls run at once, one app at
+most a third of them, and a call that cannot get a slot quickly is answered 503
+`overloaded` (D2).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = ["MAX_STEPS", "create_app"]
 
 MAX_STEPS = 100
 _SLOT_WAIT = 0.5  # seconds a call waits for a free slot before 503
+_APP_SLOT_WAIT = 0.1  # … and for one of its app's own share of the slots
 
 
 def _is_controller() -> bool:
@@ -82,6 +84,11 @@ def create_app(
     hidden = [str(Path(config_path).resolve().parent)] if config_path else []
     toolbox = Toolbox(settings, registry, state, hidden_dirs=hidden)
     slots = threading.BoundedSemaphore(max_concurrent)
+    # one app may hold at most a third of the slots: a flood from one app leaves
+    # room for the others (SECURITY.md D2)
+    per_app = max(1, max_concurrent // 3)
+    app_slots: dict[str, threading.BoundedSemaphore] = {}
+    app_slots_lock = threading.Lock()
     app = create_service(
         "executor", registry.authenticate, max_body=settings.limits.request_body_bytes
     )
@@ -89,13 +96,20 @@ def create_app(
     app.extensions["aios_registry"] = registry
 
     @contextmanager
-    def slot() -> Iterator[None]:
-        if not slots.acquire(timeout=_SLOT_WAIT):
-            raise Overloaded("the executor is busy; retry shortly")
+    def slot(app_id: str) -> Iterator[None]:
+        with app_slots_lock:
+            mine = app_slots.setdefault(app_id, threading.BoundedSemaphore(per_app))
+        if not mine.acquire(timeout=_APP_SLOT_WAIT):
+            raise Overloaded(f"{app_id} already runs {per_app} tool calls; retry shortly")
         try:
-            yield
+            if not slots.acquire(timeout=_SLOT_WAIT):
+                raise Overloaded("the executor is busy; retry shortly")
+            try:
+                yield
+            finally:
+                slots.release()
         finally:
-            slots.release()
+            mine.release()
 
     @app.get("/health")
     @public
@@ -143,7 +157,7 @@ def create_app(
     def call_tool() -> Any:
         call = read_json(ToolCall)
         record = _caller_app(registry, call.app_id)
-        with slot():
+        with slot(record.app_id):
             result = toolbox.call(record, call.tool, call.args, call.session_id)
         return jsonify(_result_json(result))
 
@@ -162,7 +176,7 @@ def create_app(
             # the user allowed these programs for this one plan (controller/permissions.py)
             extra = tuple(c for c in plan.approved_commands if c and "/" not in c)
             record = replace(record, shell_whitelist=(*record.shell_whitelist, *extra))
-        with slot():
+        with slot(record.app_id):
             results = toolbox.run(record, plan.steps, plan.session_id)
         return jsonify(tool_results={key: _result_json(r) for key, r in results.items()})
 
