@@ -29,6 +29,8 @@ SESSION_ID_PATTERN = re.compile(r"^sess_[A-Za-z0-9]{4,64}$")
 MAX_HISTORY = 100
 MAX_COMPLETED = 100
 MAX_TOOL_CALLS = 500
+# Lists whose entries are never changed once appended: their JSON is cached per entry.
+_APPEND_ONLY = ("history", "completed_tasks", "tool_calls_log")
 
 
 def new_session_id() -> str:
@@ -100,6 +102,35 @@ class Session:
         return session
 
 
+class _EncodedList:
+    """One append-only list as last encoded: its entries and their JSON, in order."""
+
+    SEARCH = 64  # how many dropped entries at the front are looked through
+
+    def __init__(self) -> None:
+        self.entries: list[Any] = []
+        self.items: list[str] = []
+
+    def encode(self, value: list[Any]) -> str:
+        old = self.entries
+        start = None
+        if value and old:
+            first = value[0]
+            for i in range(min(len(old), self.SEARCH)):
+                if old[i] is first:
+                    start = i
+                    break
+        kept = len(old) - start if start is not None else 0
+        if start is None or kept > len(value) or value[kept - 1] is not old[-1]:
+            start, kept = 0, 0  # not a trimmed and extended version: encode it all
+        self.items = self.items[start:] if kept else []
+        self.items.extend(
+            json.dumps(entry, ensure_ascii=False, default=str) for entry in value[kept:]
+        )
+        self.entries = list(value)
+        return "[" + ", ".join(self.items) + "]"
+
+
 class SessionStore:
     """Sessions by id, loaded lazily from disk and written back atomically.
 
@@ -112,6 +143,8 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
+        # per session: the append-only lists' entries as last encoded
+        self._encoded: dict[str, dict[str, _EncodedList]] = {}
 
     def _path(self, session_id: str) -> Path:
         return self._folder / f"{session_id}.json"
@@ -162,10 +195,28 @@ class SessionStore:
         except TypeError:
             return None
 
+    def _encode(self, session: Session) -> str:
+        """`json.dumps(session.to_json())`, reusing the JSON of old entries.
+
+        A full session holds hundreds of entries; re-encoding all of them after
+        every turn cost more than the rest of the instruction. The append-only
+        lists only ever gain entries at the end and lose them at the front, so
+        their encoded entries are kept and only new ones are encoded.
+        """
+        caches = self._encoded.setdefault(session.session_id, {})
+        parts = []
+        for name, value in session.to_json().items():
+            if name in _APPEND_ONLY and isinstance(value, list):
+                encoded = caches.setdefault(name, _EncodedList()).encode(value)
+            else:
+                encoded = json.dumps(value, ensure_ascii=False, default=str)
+            parts.append(f"{json.dumps(name)}: {encoded}")
+        return "{" + ", ".join(parts) + "}"
+
     def save(self, session: Session) -> None:
         session.updated = time.time()
         with self.lock(session.session_id):
-            text = json.dumps(session.to_json(), ensure_ascii=False, default=str)
+            text = self._encode(session)
         # rewritten after every turn: atomic, but not fsynced (an fsync costs more
         # than the whole rest of an instruction on a busy disk)
         atomic_write_text(self._path(session.session_id), text, mode=0o600, durable=False)
