@@ -9,15 +9,8 @@ from pathlib import Path
 __all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 
-def atomic_write_bytes(
-    path: Path, data: bytes, mode: int | None = None, *, durable: bool = True
-) -> None:
-    """Write to a temp file beside `path`, fsync it, rename it over `path`.
-
-    The rename alone makes the write atomic for readers and across a crash of this
-    process; `durable=False` skips the two fsyncs (a power loss may then keep the
-    previous version), for files rewritten on every request such as sessions.
-    """
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write to a temp file beside `path`, fsync it, rename it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -25,8 +18,7 @@ def atomic_write_bytes(
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
+            os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -36,8 +28,6 @@ def atomic_write_bytes(
         except FileNotFoundError:
             pass
         raise
-    if not durable:
-        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -45,7 +35,5 @@ def atomic_write_bytes(
         os.close(dir_fd)
 
 
-def atomic_write_text(
-    path: Path, text: str, mode: int | None = None, *, durable: bool = True
-) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode, durable=durable)
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)

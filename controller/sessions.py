@@ -12,6 +12,7 @@ a long session cannot grow without limit.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from aios_sdk.errors import ProtocolError
-from aios_sdk.files import atomic_write_text
 
 __all__ = ["SESSION_ID_PATTERN", "Session", "SessionStore", "new_session_id"]
 
@@ -100,6 +100,36 @@ class Session:
             session.completed_tasks.append({**task, "status": "error", "interrupted": True})
         session.current_tasks = []
         return session
+
+
+def _spare(path: Path) -> Path:
+    return path.with_name(f".{path.name}.new")
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Replace `path` by `data` through a spare copy: a reader (or a restart after a
+    crash) finds a complete old or new version, never half a file.
+
+    Sessions are rewritten after every turn, so this is on the request path:
+    no fsync (a power loss may keep an older version), and the old file is
+    removed before the spare is renamed, because renaming over an existing file
+    makes ext4 write the new data out at once (auto_da_alloc), which alone cost
+    more than the rest of an instruction. A crash between the two steps leaves
+    the complete spare, which `_load` falls back to.
+    """
+    spare = _spare(path)
+    try:
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "wb") as handle:
+        handle.write(data)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    os.rename(spare, path)
 
 
 class _EncodedList:
@@ -182,7 +212,11 @@ class SessionStore:
     def _load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:  # a save cut short between its two steps
+                text = _spare(path).read_text(encoding="utf-8")
+            raw = json.loads(text)
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
@@ -216,10 +250,8 @@ class SessionStore:
     def save(self, session: Session) -> None:
         session.updated = time.time()
         with self.lock(session.session_id):
-            text = self._encode(session)
-        # rewritten after every turn: atomic, but not fsynced (an fsync costs more
-        # than the whole rest of an instruction on a busy disk)
-        atomic_write_text(self._path(session.session_id), text, mode=0o600, durable=False)
+            data = self._encode(session).encode("utf-8")
+            _replace_file(self._path(session.session_id), data)
 
     def ids(self) -> list[str]:
         on_disk = {p.stem for p in self._folder.glob("sess_*.json")}

@@ -94,6 +94,36 @@ def test_session_roundtrip_bounds_and_interrupted_tasks(tmp_path: Path) -> None:
     assert restored.tool_calls_log == [{"tool": "file_read", "status": "ok"}]
 
 
+def test_saved_file_is_the_whole_session_after_every_turn(tmp_path: Path) -> None:
+    """Saves reuse the JSON of old entries; the file must still equal a full dump,
+    also once the bounded lists start dropping entries at the front."""
+    store = SessionStore(tmp_path)
+    session = store.get_or_create(None)
+    path = tmp_path / f"{session.session_id}.json"
+    for i in range(MAX_HISTORY + 30):
+        session.add_turn("instruction", f"第 {i} 句", apps=["a"])
+        session.finish_task({"task_id": "t1", "status": "done", "n": i})
+        session.log_tool_calls([{"tool": "file_read", "n": i}] * (i % 3))
+        session.merge_agent_state("a", {"n": i})
+        if i == 50:
+            session.tool_calls_log = [{"tool": "replaced"}]
+        store.save(session)
+        expected = json.dumps(session.to_json(), ensure_ascii=False, default=str)
+        assert path.read_text(encoding="utf-8") == expected
+
+
+def test_a_save_cut_short_keeps_the_complete_new_copy(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.get_or_create(None)
+    session.add_turn("instruction", "播放七里香")
+    store.save(session)
+    path = tmp_path / f"{session.session_id}.json"
+    path.rename(tmp_path / f".{session.session_id}.json.new")  # removed, not renamed yet
+    restored = SessionStore(tmp_path).get(session.session_id)
+    assert restored is not None and restored.history[0]["text"] == "播放七里香"
+    assert store.ids() == [session.session_id]
+
+
 def test_session_ids_are_checked(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     assert store.get_or_create("sess_abc123").session_id == "sess_abc123"
