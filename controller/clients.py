@@ -1,32 +1,31 @@
 """HTTP clients the controller uses to talk to the executor and to apps.
 
-Plain `http.client` (cheaper than `requests` per call and at import, which matters
-for start-up and the 20 ms health polling) over keep-alive connections: each thread
-keeps one open connection per peer (`_connections`), so a pipeline hop costs one
-loopback round trip instead of a TCP handshake plus a round trip. An idle
-connection the peer has closed (restart, idle timeout) is noticed before reuse and
-replaced. Every transport failure becomes an `AiosError` at this boundary:
-`AppUnreachable` when nothing answers or the answer is late, `BadAppReply` when
-the answer is not JSON, and the peer's own error (`{"status": "error", "error":
-{code, message}}`) re-raised with its code.
+`aios_sdk.loopback_http` (far cheaper per call than `requests`, and than
+`http.client`, whose header parsing cost more than the hop itself) over keep-alive
+connections: each thread keeps one open connection per peer (`_connections`), so a
+pipeline hop costs one loopback round trip instead of a TCP handshake plus a round
+trip. An idle connection the peer has closed (restart, idle timeout) is noticed
+before reuse and replaced. Every transport failure becomes an `AiosError` at this
+boundary: `AppUnreachable` when nothing answers or the answer is late,
+`BadAppReply` when the answer is not JSON, and the peer's own error (`{"status":
+"error", "error": {code, message}}`) re-raised with its code.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
-import select
 import threading
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
+from aios_sdk.loopback_http import Connection
 
 __all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
 
 TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Flask
-_connections = threading.local()  # .open: {(host, port): HTTPConnection} per thread
+_connections = threading.local()  # .open: {(host, port): Connection} per thread
 
 
 @dataclass
@@ -36,42 +35,16 @@ class HttpAnswer:
     raw: bytes
 
 
-def _dropped(conn: http.client.HTTPConnection) -> bool:
-    """True when an idle keep-alive connection was closed (or written to) by the peer."""
-    sock = conn.sock
-    if sock is None:
-        return False
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
-
-
-def _connection(host: str, port: int, timeout: float) -> http.client.HTTPConnection:
+def _connection(host: str, port: int, timeout: float) -> Connection:
     """This thread's open connection to host:port (a new one if there is none)."""
-    pool: dict[tuple[str, int], http.client.HTTPConnection] | None = getattr(
-        _connections, "open", None
-    )
+    pool: dict[tuple[str, int], Connection] | None = getattr(_connections, "open", None)
     if pool is None:
         pool = _connections.open = {}
     conn = pool.get((host, port))
-    if conn is not None and _dropped(conn):
-        conn.close()
-        conn = None
     if conn is None:
-        conn = pool[(host, port)] = http.client.HTTPConnection(host, port, timeout=timeout)
-    elif conn.sock is not None and conn.timeout != timeout:
-        conn.sock.settimeout(timeout)
+        conn = pool[(host, port)] = Connection(host, port, timeout)
     conn.timeout = timeout
     return conn
-
-
-def _forget(host: str, port: int) -> None:
-    pool = getattr(_connections, "open", None) or {}
-    conn = pool.pop((host, port), None)
-    if conn is not None:
-        conn.close()
 
 
 def http_json(
@@ -99,26 +72,17 @@ def http_json(
         headers["Content-Type"] = "application/json"
     conn = _connection(host, port, timeout)
     try:
-        conn.request(method, path, body=payload, headers=headers)
-        response = conn.getresponse()
-        raw = response.read()
-        status = response.status
+        answer = conn.request(method, path, payload, headers)
     except TimeoutError as exc:
-        _forget(host, port)
         raise AppUnreachable(f"{what} did not answer within {timeout:g} s") from exc
-    except (OSError, http.client.HTTPException) as exc:
-        _forget(host, port)
+    except OSError as exc:
         raise AppUnreachable(f"{what} is not reachable ({type(exc).__name__})") from exc
-    except BaseException:
-        _forget(host, port)
-        raise
-    if response.will_close:
-        _forget(host, port)
+    raw = answer.body
     try:
         parsed = json.loads(raw.decode("utf-8")) if raw else None
     except (UnicodeDecodeError, ValueError):
         parsed = None
-    return HttpAnswer(status, parsed, raw)
+    return HttpAnswer(answer.status, parsed, raw)
 
 
 def peer_error(answer: HttpAnswer, what: str) -> AiosError:
