@@ -97,6 +97,9 @@ class DeterministicRouter:
 
     CONFIDENT = 0.6
     MINIMUM = 0.3
+    # keyword evidence that on its own names an app (e.g. one two-character keyword
+    # such as "内存" or "download" that no other app shares)
+    EXCLUSIVE = 0.6
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
@@ -173,6 +176,11 @@ class DeterministicRouter:
         best = fits[0].fit
         runner_up = fits[1].fit if len(fits) > 1 else 0.0
         confidence = _calibrate(best, runner_up)
+        if fits[0].keyword >= self.EXCLUSIVE and all(f.keyword == 0 for f in fits[1:]):
+            # a real keyword of this app and none of any other: the words the fit
+            # does not explain are the task's arguments ("来一首陈奕迅的十年"), not
+            # doubt about the app, so a model would only be asked to agree
+            confidence = max(confidence, self.confident)
         app_id = fits[0].app_id if best >= self.minimum else None
         return _Decision(app_id, confidence, fits)
 
