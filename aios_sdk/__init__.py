@@ -12,11 +12,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["AIOSAgent", "AiosError", "ToolFailed", "create_app", "serve", "tool"]
+__all__ = [
+    "AIOSAgent",
+    "AiosError",
+    "ToolFailed",
+    "create_app",
+    "serve",
+    "step_outcome",
+    "tool",
+]
 
 _HOMES = {
     "AIOSAgent": "aios_sdk.agent",
     "tool": "aios_sdk.agent",
+    "step_outcome": "aios_sdk.agent",
     "serve": "aios_sdk.server",
     "create_app": "aios_sdk.server",
     "AiosError": "aios_sdk.errors",

@@ -498,3 +498,16 @@ def _collect_tools(cls: type) -> dict[str, ToolDef]:
                 parameters=parameters_schema(value),
             )
     return found
+
+
+def step_outcome(results: Mapping[str, Any], step_id: int) -> tuple[bool, Any, str]:
+    """`(ok, result, reason)` of step `step_id` in a `tool_results` mapping.
+
+    For flows that answer a failed step gracefully instead of raising (compare
+    `AIOSAgent.step_result`): `reason` is the tool's error, its code, or "没有执行"
+    when the step did not run.
+    """
+    entry = results.get(f"step_{step_id}") or {}
+    if entry.get("status") == "ok":
+        return True, entry.get("result"), ""
+    return False, None, str(entry.get("error") or entry.get("code") or "没有执行")

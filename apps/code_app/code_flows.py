@@ -22,6 +22,8 @@ from code_writer import (
     revision_prompt,
 )
 
+from aios_sdk import step_outcome
+
 __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
 SNIPPET_FILE = "snippet.py"
@@ -33,13 +35,6 @@ class AgentPort(Protocol):
     def plan_steps(
         self, steps: list[dict[str, Any]], message: str = ...
     ) -> dict[str, Any]: ...
-
-
-def _step(results: Mapping[str, Any], n: int) -> tuple[bool, Any, str]:
-    entry = results.get(f"step_{n}") or {}
-    if entry.get("status") == "ok":
-        return True, entry.get("result"), ""
-    return False, None, str(entry.get("error") or entry.get("code") or "没有执行")
 
 
 def _run_step(step_id: int, path: str) -> dict[str, Any]:
@@ -188,7 +183,7 @@ class CodeFlows:
                     }
                 ]
             )
-        ok, listing, error = _step(results, 1)
+        ok, listing, error = step_outcome(results, 1)
         files = (
             [f for f in (listing or {}).get("files", []) if not f.get("is_dir")]
             if ok
@@ -247,7 +242,7 @@ class CodeFlows:
                 ],
                 "正在运行…",
             )
-        ok, _, error = _step(results, 1)
+        ok, _, error = step_outcome(results, 1)
         if not ok:
             return _text(f"写入 {path} 失败：{error}", status="error")
         return self._ran(path, code, results, 2)
@@ -256,7 +251,7 @@ class CodeFlows:
         name, early = self._read_first(path, results, run=True)
         if early is not None:
             return early
-        ok, code, error = _step(results, 1)
+        ok, code, error = step_outcome(results, 1)
         if not ok:
             return _text(f"找不到 workspace/{name}：{error}", status="error")
         return self._ran(name, str(code), results, 2)
@@ -279,7 +274,7 @@ class CodeFlows:
     def _ran(
         self, path: str, code: str, results: Mapping[str, Any], step: int
     ) -> dict[str, Any]:
-        ok, run, error = _step(results, step)
+        ok, run, error = step_outcome(results, step)
         if not ok or not isinstance(run, Mapping):
             return _code_view(
                 path, code, f"运行失败：{error}", output=error, returncode=None
@@ -313,7 +308,7 @@ class CodeFlows:
         name, early = self._read_first(path, results)
         if early is not None:
             return early
-        ok, code, error = _step(results, 1)
+        ok, code, error = step_outcome(results, 1)
         if not ok:
             return _text(f"找不到 workspace/{name}：{error}", status="error")
         return _code_view(name, str(code), f"这是 {name}")
@@ -325,7 +320,7 @@ class CodeFlows:
         name, early = self._read_first(path, results)
         if early is not None:
             return early
-        ok, code, _ = _step(results, 1)
+        ok, code, _ = step_outcome(results, 1)
         current = str(code) if ok else ""
         if not change:
             return self.edit_form(name, current)
@@ -382,7 +377,7 @@ class CodeFlows:
                     }
                 ]
             )
-        ok, _, error = _step(results, 1)
+        ok, _, error = step_outcome(results, 1)
         if not ok:
             return _text(f"保存 {name} 失败：{error}", status="error")
         return _code_view(name, code, f"{note} workspace/{name}")
@@ -396,11 +391,11 @@ class CodeFlows:
         """
         template = match_template(description)
         if results:
-            ok, written, error = _step(results, 1)
+            ok, written, error = step_outcome(results, 1)
             if not ok:
                 return _text(f"写入失败：{error}", status="error")
             path = str((written or {}).get("path") or "").removeprefix("workspace/")
-            _, code, _ = _step(results, 2)
+            _, code, _ = step_outcome(results, 2)
             if template is not None and str(code or "") == template.code:
                 why = failure_note() if self._llm_configured() else ""
                 message = f"{why}已用模板“{template.title}”写好 {path}。"

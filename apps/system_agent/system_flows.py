@@ -23,6 +23,8 @@ from ui_llm import commands_from_llm
 from ui_phrases import UiRequest, parse_request
 from ui_targets import Outcome, plan_ui, plan_window, resolve_element
 
+from aios_sdk import step_outcome
+
 __all__ = ["SNAPSHOT_KEY", "STATUS_TOOL", "SystemFlows", "undo_commands"]
 
 SNAPSHOT_KEY = "ui_snapshot"
@@ -43,13 +45,6 @@ class AgentPort(Protocol):
     def plan_steps(
         self, steps: list[dict[str, Any]], message: str = ...
     ) -> dict[str, Any]: ...
-
-
-def _step(results: Mapping[str, Any], n: int) -> tuple[bool, Any, str]:
-    entry = results.get(f"step_{n}") or {}
-    if entry.get("status") == "ok":
-        return True, entry.get("result"), ""
-    return False, None, str(entry.get("error") or entry.get("code") or "没有执行")
 
 
 def _snapshot_of(value: Any) -> dict[str, Any] | None:
@@ -147,7 +142,7 @@ class SystemFlows:
                 [{"step_id": 1, "tool": STATUS_TOOL, "args": {"top": 8}}],
                 "正在读取系统状态…",
             )
-        ok, status, error = _step(results, 1)
+        ok, status, error = step_outcome(results, 1)
         if not ok or not isinstance(status, Mapping):
             return _text(f"读取系统状态失败：{error}", status="error")
         reply = status_view(status, view, topic)
@@ -166,7 +161,7 @@ class SystemFlows:
                 ],
                 "正在读取桌面布局…",
             )
-        _, value, _ = _step(results, 1)
+        _, value, _ = step_outcome(results, 1)
         snapshot = _snapshot_of(value)
         outcome: Outcome | None = None
         if request.op != "unknown":

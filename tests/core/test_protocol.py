@@ -314,3 +314,22 @@ def test_all_is_complete() -> None:
     }
     missing = public - set(protocol.__all__)
     assert not missing, f"add to __all__: {sorted(missing)}"
+
+
+def test_step_outcome_reads_ok_failed_and_missing_steps() -> None:
+    from aios_sdk import step_outcome
+
+    results = {
+        "step_1": {"tool": "file_read", "status": "ok", "result": "你好"},
+        "step_2": {
+            "tool": "shell_exec",
+            "status": "error",
+            "error": "timed out",
+            "code": "tool_timeout",
+        },
+        "step_3": {"tool": "cache_get", "status": "error", "code": "denied_by_user"},
+    }
+    assert step_outcome(results, 1) == (True, "你好", "")
+    assert step_outcome(results, 2) == (False, None, "timed out")
+    assert step_outcome(results, 3) == (False, None, "denied_by_user")
+    assert step_outcome(results, 4) == (False, None, "没有执行")
