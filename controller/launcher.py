@@ -263,7 +263,9 @@ class Controller:
         if not port_is_free(port):
             port = ports.reassign("controller")
             self.url = f"http://127.0.0.1:{port}"
-        self._server = start_server(app, port, threads=16, connection_limit=100)
+        # idle keep-alive clients must not lock the desktop out (D2): room for many
+        _raise_open_files(4096)
+        self._server = start_server(app, port, threads=16, connection_limit=1000)
 
     def _supervisor(self) -> Supervisor:
         assert self.supervisor is not None
@@ -291,6 +293,16 @@ class Controller:
         if self.supervisor is not None:
             self.supervisor.stop()
         self.state.clear_launch(os.getpid())
+
+
+def _raise_open_files(wanted: int) -> None:
+    """Lift the soft limit on open files towards `wanted` (never above the hard one)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def describe_startup_error(exc: BaseException) -> str:
