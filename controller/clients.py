@@ -28,6 +28,9 @@ TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Fl
 _connections = threading.local()  # .open: {(host, port): Connection} per thread
 
 
+MAX_APP_REPLY = 8 << 20  # bytes of one app reply (views carry data, not files)
+
+
 @dataclass
 class HttpAnswer:
     status: int
@@ -216,6 +219,11 @@ class AppClient:
             timeout=timeout,
             what=self.what,
         )
+        if len(answer.raw) > MAX_APP_REPLY:  # the desktop would choke on it (J2)
+            raise BadAppReply(
+                f"{self.what} answered {len(answer.raw)} bytes; "
+                f"a reply may have at most {MAX_APP_REPLY}"
+            )
         body = answer.body
         if isinstance(body, dict) and body.get("status") == "error" and "view_type" in body:
             return body  # an AppReply.error(...) view, keep it as is
