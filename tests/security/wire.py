@@ -29,7 +29,11 @@ def raw_request(
     timeout: float = 10,
     content_length: int | None = None,
 ) -> RawAnswer:
-    """Send one HTTP/1.1 request with exactly these headers (no Host added)."""
+    """Send one HTTP/1.1 request with exactly these headers (no Host added).
+
+    `content_length` larger than `body` announces bytes that never come (the write
+    side is then shut down); status 0 means the server hung up without answering.
+    """
     lines = [f"{method} {path} HTTP/1.1"]
     lines += [f"{name}: {value}" for name, value in headers]
     if body or content_length is not None or method in ("POST", "PUT"):
@@ -44,10 +48,15 @@ def raw_request(
             sock.shutdown(socket.SHUT_WR)  # the rest never comes
         data = bytearray()
         while True:
-            chunk = sock.recv(65536)
+            try:
+                chunk = sock.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
             if not chunk:
                 break
             data += chunk
+    if not data:
+        return RawAnswer(0, {}, b"")  # the server hung up without an answer
     head_bytes, _, rest = bytes(data).partition(b"\r\n\r\n")
     status_line, *header_lines = head_bytes.decode("latin-1").split("\r\n")
     parsed = {}
