@@ -17,6 +17,7 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import parse_qs
 
 from pydantic import BaseModel
 
@@ -80,6 +81,16 @@ class Request:
         self.path: str = raw_path.encode("latin-1").decode("utf-8", "replace")
         self.identity: str | None = None
         self._max_body = max_body
+        self._args: dict[str, str] | None = None
+
+    @property
+    def args(self) -> dict[str, str]:
+        """The query string's parameters (the first value of each)."""
+        if self._args is None:
+            query = self.environ.get("QUERY_STRING", "")
+            parsed = parse_qs(query.encode("latin-1").decode("utf-8", "replace"))
+            self._args = {key: values[0] for key, values in parsed.items()}
+        return self._args
 
     def header(self, name: str, default: str | None = None) -> str | None:
         key = "HTTP_" + name.upper().replace("-", "_")
@@ -113,6 +124,7 @@ class Service:
     ):
         self.name = name
         self.config: dict[str, Any] = {}
+        self.extensions: dict[str, Any] = {}  # what the service's owner keeps with it
         self._authenticate = authenticate
         self._max_body = max_body
         self._exact: dict[str, dict[str, tuple[View, bool]]] = {}
