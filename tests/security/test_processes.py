@@ -1,0 +1,342 @@
+"""SECURITY.md C1–C6: supervision and crash safety of a real system.
+
+C1–C4 share one system (victim, frozen and port copies of the echo app, the crash
+app, the design's template is not needed); C5 and C6 launch, `kill -9` and launch
+again systems of their own on one state folder, with the writer app saving SQLite
+rows, a workspace JSON file, cache entries and session state all the time.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import re
+import signal
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from tests.controller.system import (
+    TEST_CONFIG,
+    RunningSystem,
+    build_apps_dir,
+    copy_echo,
+    launch,
+)
+from tests.security.conftest import add_security_apps, open_desktop
+
+
+@pytest.fixture(scope="module")
+def busy_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def system(
+    tmp_path_factory: pytest.TempPathFactory, busy_port: int
+) -> Iterator[RunningSystem]:
+    root = tmp_path_factory.mktemp("processes")
+    apps = build_apps_dir(root / "apps", test_apps=("echo_app", "crash_app"))
+    for app_id, name in (
+        ("victim_app", "受害应用"),
+        ("frozen_app", "冻住应用"),
+        ("port_app", "占端口应用"),
+    ):
+        copy_echo(apps, app_id, name)
+    (root / "ports.json").write_text(json.dumps({"port_app": busy_port}))
+    running = launch(root, apps, ports=str(root / "ports.json"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def replaced(system: RunningSystem, app_id: str, old_pid: int) -> dict:
+    return system.wait_for(
+        lambda: (
+            (row := system.apps()[app_id])["status"] == "running"
+            and row["pid"] != old_pid
+            and row
+        ),
+        timeout=30,
+        what=f"{app_id} restarted",
+    )
+
+
+# ---------------------------------------------------------------------- C1
+
+
+def test_c1_a_killed_app_is_noticed_restarted_and_calls_meanwhile_fail_fast(
+    system: RunningSystem,
+) -> None:
+    before = system.wait_app("victim_app", "running")
+    os.kill(before["pid"], signal.SIGKILL)
+    started = time.monotonic()
+    noticed = system.wait_for(
+        lambda: system.apps()["victim_app"]["status"] != "running" or None,
+        timeout=5,
+        what="the death noticed",
+    )
+    assert time.monotonic() - started < 2  # one health interval (0.3 s) plus slack
+    assert noticed
+    asked = time.monotonic()
+    meanwhile = system.post("/api/apps/victim_app/open", {}).json()
+    assert time.monotonic() - asked < 2  # answered at once, not after a timeout
+    assert meanwhile["status"] == "error"
+    assert meanwhile["data"]["code"] in ("app_unavailable", "app_unreachable")
+    assert "受害应用" in meanwhile["message"] or "victim_app" in meanwhile["message"]
+    after = replaced(system, "victim_app", before["pid"])
+    assert after["restarts"] >= 1
+    assert (
+        system.post("/api/apps/victim_app/open", {}).json()["data"]["pid"] == after["pid"]
+    )
+
+
+# ---------------------------------------------------------------------- C2
+
+
+def test_c2_an_app_crashing_at_start_backs_off_then_is_failed(
+    system: RunningSystem, browser: object
+) -> None:
+    row = system.wait_app("crash_app", "failed", timeout=60)
+    assert row["restarts"] == TEST_CONFIG["supervisor"]["max_restarts"]
+    log = (system.state_dir / "logs" / "crash_app.log").read_text()
+    starts = [float(t) for t in re.findall(r"boom at start ([0-9.]+)", log)]
+    assert len(starts) == TEST_CONFIG["supervisor"]["max_restarts"] + 1  # no tight loop
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    for gap, delay in zip(gaps, TEST_CONFIG["supervisor"]["backoff"], strict=True):
+        assert gap >= delay
+    assert gaps == sorted(gaps) or max(gaps) > min(gaps)  # the delays grow
+    time.sleep(1.0)
+    assert len(
+        re.findall(
+            r"boom at start", (system.state_dir / "logs" / "crash_app.log").read_text()
+        )
+    ) == len(starts)
+    desktop = open_desktop(browser, system)
+    try:
+        icon = desktop.page.locator("#task_crash_app")
+        icon.wait_for()
+        desktop.page.wait_for_function(
+            "() => document.querySelector('#task_crash_app').dataset.status === 'failed'"
+        )
+        assert "boom at start" in (icon.get_attribute("title") or "")
+    finally:
+        desktop.page.context.close()
+
+
+# ---------------------------------------------------------------------- C3
+
+
+def test_c3_an_app_that_accepts_but_never_answers_is_killed_and_replaced(
+    system: RunningSystem,
+) -> None:
+    before = system.wait_app("frozen_app", "running")
+    frozen = psutil.Process(before["pid"])
+    group = os.getpgid(before["pid"])
+    os.kill(before["pid"], signal.SIGSTOP)  # the socket still accepts; nothing answers
+    replaced(system, "frozen_app", before["pid"])
+    frozen.wait(
+        5
+    ) if frozen.is_running() and frozen.status() != psutil.STATUS_ZOMBIE else None
+    assert not frozen.is_running() or frozen.status() == psutil.STATUS_ZOMBIE
+    left = [p for p in psutil.process_iter() if _group_of(p) == group]
+    assert left == []  # the whole group went
+
+
+def _group_of(proc: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(proc.pid) if proc.status() != psutil.STATUS_ZOMBIE else None
+    except (ProcessLookupError, psutil.Error):
+        return None
+
+
+# ---------------------------------------------------------------------- C4
+
+
+def test_c4_a_taken_port_falls_back_and_is_recorded(
+    system: RunningSystem, busy_port: int
+) -> None:
+    row = system.wait_app("port_app", "running")
+    assert row["port"] != busy_port
+    assert (
+        json.loads((system.state_dir / "ports.json").read_text())["port_app"] == row["port"]
+    )
+    assert system.post("/api/apps/port_app/open", {}).json()["status"] == "ok"
+
+
+# ---------------------------------------------------------------------- C5 / C6
+
+CRASH_CONFIG = {**copy.deepcopy(TEST_CONFIG), "permissions": {"confirm": False}}
+
+
+def crash_apps(root: Path) -> Path:
+    apps = build_apps_dir(root / "apps", test_apps=("echo_app",))
+    add_security_apps(apps, ("writer_app",))
+    return apps
+
+
+def tree(system: RunningSystem) -> list[psutil.Process]:
+    return [psutil.Process(system.proc.pid), *system.children()]
+
+
+def _cmdline(proc: psutil.Process) -> str:
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def kill_controller(system: RunningSystem, watched: list[psutil.Process]) -> None:
+    """`kill -9` the controller; every process it started must be gone soon after."""
+    os.kill(system.proc.pid, signal.SIGKILL)
+    system.proc.wait(5)
+    deadline = time.monotonic() + 10
+    alive = watched
+    while time.monotonic() < deadline:
+        alive = [p for p in watched if _alive(p)]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(
+        f"orphans after kill -9 of the controller: {[p.pid for p in alive]}"
+    )
+
+
+def test_c5_kill_9_of_the_controller_leaves_no_orphan_and_the_next_launch_has_a_new_token(
+    tmp_path: Path,
+) -> None:
+    apps = crash_apps(tmp_path)
+    state = tmp_path / "state"
+    first = launch(tmp_path, apps, state_dir=state, config=copy.deepcopy(CRASH_CONFIG))
+    tag = f"c5-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        first.wait_app("writer_app", "running")
+        started = first.say(f"写入应用 后台 {tag}")
+        assert started["tasks"][0]["result"]["status"] == "ok", started
+        first.wait_for(lambda: any(tag in _cmdline(p) for p in first.children()),
+                       timeout=10, what="the background tool process")  # fmt: skip
+        watched = tree(first)
+        assert len(watched) >= 4  # controller, executor, apps, the tool process
+        kill_controller(first, watched)
+    finally:
+        first.stop()
+    second = launch(tmp_path, apps, state_dir=state, config=copy.deepcopy(CRASH_CONFIG))
+    try:
+        assert second.token != first.token
+        assert (state / "token").read_text().strip() == second.token
+        old = requests.get(
+            f"{second.url}/api/apps", headers={"X-AIOS-Token": first.token}, timeout=5
+        )
+        assert old.status_code == 403
+        assert second.get("/api/apps").status_code == 200
+    finally:
+        second.stop()
+
+
+def _all_files_parse(state: Path, workspace: Path) -> int:
+    checked = 0
+    for path in [*state.rglob("*.json"), *workspace.glob("*.json")]:
+        if path.name.startswith("."):
+            continue  # a temp file of an interrupted atomic write, never read
+        json.loads(path.read_text(encoding="utf-8"))
+        checked += 1
+    for path in state.rglob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            json.loads(line)
+        checked += 1
+    saved = (
+        json.loads((workspace / "state.json").read_text())
+        if (workspace / "state.json").exists()
+        else None
+    )
+    if saved is not None:
+        assert len(saved["payload"]) == 20000  # a complete version, never half of one
+    return checked
+
+
+def test_c6_kill_9_at_random_points_while_saving_leaves_every_file_whole(
+    tmp_path: Path,
+) -> None:
+    seed = int(time.time())
+    chance = random.Random(seed)
+    apps = crash_apps(tmp_path)
+    state = tmp_path / "state"
+    workspace = apps / "writer_app" / "workspace"
+    sent = [0]  # instructions answered before the kills, over all rounds
+    for round_no in range(4):
+        system = launch(tmp_path, apps, state_dir=state, config=copy.deepcopy(CRASH_CONFIG))
+        stop = threading.Event()
+
+        def writer(
+            worker: int,
+            system: RunningSystem = system,
+            stop: threading.Event = stop,
+            sent: list[int] = sent,
+        ) -> None:
+            session = f"sess_c6w{worker}"
+            n = 0
+            while not stop.is_set():
+                n += 1
+                try:
+                    system.post(
+                        "/api/instruction",
+                        {"text": f"写入应用 写入 {n}", "session_id": session},
+                        timeout=10,
+                    )
+                    sent[0] += 1
+                except requests.RequestException:
+                    return
+
+        try:
+            system.wait_app("writer_app", "running")
+            workers = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+            for worker in workers:
+                worker.start()
+            time.sleep(chance.uniform(0.4, 1.6))
+            kill_controller(system, tree(system))
+            stop.set()
+            for worker in workers:
+                worker.join(15)
+        finally:
+            stop.set()
+            system.stop()
+        checked = _all_files_parse(state, workspace)
+        assert checked >= 3, (
+            f"round {round_no} (seed {seed}) saved too little: {checked} files"
+        )
+        db = sqlite3.connect(workspace / "data.db")
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)], f"seed {seed}"
+        db.close()
+    assert sent[0] > 0, "no write ever completed: the kills hit nothing"
+    final = launch(tmp_path, apps, state_dir=state, config=copy.deepcopy(CRASH_CONFIG))
+    try:
+        final.wait_app("writer_app", "running")
+        checked = final.say("写入应用 检查")["tasks"][0]["result"]
+        (result,) = checked["data"]["results"].values()
+        assert result["result"]["rows"] == [["ok"]], checked  # integrity_check via db_query
+        sessions = [p.stem for p in (state / "sessions").glob("sess_*.json")]
+        assert sessions and all(
+            final.say("回声一下 恢复", s)["session_id"] == s for s in sessions[:2]
+        )
+    finally:
+        final.stop()
