@@ -40,9 +40,16 @@ MAX_TURNS_FOR_MODEL = 10
 _QUOTE_LIMIT = 40
 
 
+def _get(turn: Any, name: str) -> Any:
+    # dict first: the Mapping ABC check costs more than the rest of the lookup
+    if isinstance(turn, (dict, Mapping)):
+        return turn.get(name)
+    return getattr(turn, name, None)
+
+
 def _field(turn: Any, *names: str) -> str:
     for name in names:
-        value = turn.get(name) if isinstance(turn, Mapping) else getattr(turn, name, None)
+        value = _get(turn, name)
         if isinstance(value, str) and value.strip():
             return " ".join(value.split())
     return ""
@@ -51,8 +58,7 @@ def _field(turn: Any, *names: str) -> str:
 def _is_instruction(turn: Any) -> bool:
     if isinstance(turn, str):
         return True
-    kind = turn.get("kind") if isinstance(turn, Mapping) else getattr(turn, "kind", None)
-    return kind in (None, "", "instruction")
+    return _get(turn, "kind") in (None, "", "instruction")
 
 
 def _user_text(turn: Any) -> str:
@@ -62,7 +68,7 @@ def _user_text(turn: Any) -> str:
 
 
 def _apps(turn: Any) -> str:
-    apps = turn.get("apps") if isinstance(turn, Mapping) else getattr(turn, "apps", None)
+    apps = _get(turn, "apps")
     if isinstance(apps, (list, tuple)) and apps:
         return "、".join(str(a) for a in apps)
     return _field(turn, "app_id")
