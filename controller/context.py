@@ -71,6 +71,8 @@ class ContextBuilder:
         self.summarise = summarise
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
+        # per session: (history length, its last turn, LLM summary) → the summary
+        self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
 
     def available_tools(self, app_id: str) -> list[str]:
         with self._lock:
@@ -84,6 +86,29 @@ class ContextBuilder:
         with self._lock:
             self._tools[app_id] = list(names)
         return list(names)
+
+    def _summary(self, session: Session) -> str:
+        """`summarise(session)`, computed once per state of the history: every call
+        of a steps loop (and every task of one instruction) sees the same history."""
+        history = session.history
+        key = (
+            len(history),
+            history[-1] if history else None,
+            session.context.get("llm_summary"),
+        )
+        with self._lock:
+            hit = self._summaries.get(session.session_id)
+        if (
+            hit is not None
+            and hit[0][0] == key[0]
+            and hit[0][1] is key[1]
+            and hit[0][2] == key[2]
+        ):
+            return hit[1]
+        text = self.summarise(session)
+        with self._lock:
+            self._summaries[session.session_id] = (key, text)
+        return text
 
     def invalidate(self, app_id: str | None = None) -> None:
         """Forget cached tool names (after an app or the executor re-registered)."""
@@ -114,7 +139,7 @@ class ContextBuilder:
             cwd_state=cwd_state,
             available_tools=self.available_tools(app_id),
             session_id=session.session_id,
-            history_summary=self.summarise(session),
+            history_summary=self._summary(session),
             tool_results=tool_results,
             **extra,
         )
