@@ -14,6 +14,7 @@ import os
 import secrets
 import sys
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -173,8 +174,8 @@ class Controller:
         def summarise_later(session: Session) -> None:
             # Short histories read fine deterministically; the model is asked only
             # once a session has a few instructions worth condensing.
-            asked = sum(1 for turn in session.history if turn.get("kind") == "instruction")
-            if asked >= LLM_SUMMARY_MIN_TURNS:
+            asked = (t for t in session.history if t.get("kind") == "instruction")
+            if next(islice(asked, LLM_SUMMARY_MIN_TURNS - 1, None), None) is not None:
                 sid = session.session_id
                 summarizer.submit(
                     sid, session.history, lambda text: keep_summary(sid, text)
