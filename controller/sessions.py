@@ -31,6 +31,8 @@ MAX_COMPLETED = 100
 MAX_TOOL_CALLS = 500
 # Lists whose entries are never changed once appended: their JSON is cached per entry.
 _APPEND_ONLY = ("history", "completed_tasks", "tool_calls_log")
+# json.dumps(x, ensure_ascii=False, default=str), without building an encoder per call
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def new_session_id() -> str:
@@ -154,9 +156,7 @@ class _EncodedList:
         if start is None or kept > len(value) or value[kept - 1] is not old[-1]:
             start, kept = 0, 0  # not a trimmed and extended version: encode it all
         self.items = self.items[start:] if kept else []
-        self.items.extend(
-            json.dumps(entry, ensure_ascii=False, default=str) for entry in value[kept:]
-        )
+        self.items.extend(_ENCODE(entry) for entry in value[kept:])
         self.entries = list(value)
         return "[" + ", ".join(self.items) + "]"
 
@@ -243,7 +243,7 @@ class SessionStore:
             if name in _APPEND_ONLY and isinstance(value, list):
                 encoded = caches.setdefault(name, _EncodedList()).encode(value)
             else:
-                encoded = json.dumps(value, ensure_ascii=False, default=str)
+                encoded = _ENCODE(value)
             parts.append(f"{json.dumps(name)}: {encoded}")
         return "{" + ", ".join(parts) + "}"
 
