@@ -1,0 +1,176 @@
+"""Which planned steps need confirmation (controller/permissions.py), as plain logic,
+and the pending-confirmation store (controller/confirmations.py) on a real folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aios_sdk.config import Settings
+from aios_sdk.errors import NotFound, ProtocolError
+from controller.confirmations import ConfirmationGate, denied_results
+from controller.events import EventBus
+from controller.permissions import PermissionPolicy, sql_writes
+
+
+def policy(tmp_path: Path, ask: bool = False, app_whitelist: list[str] | None = None) -> PermissionPolicy:  # fmt: skip
+    settings = Settings.model_validate({"tool_sandbox": {"ask_outside_whitelist": ask}})
+    return PermissionPolicy(
+        tmp_path / "permissions.json", lambda: settings, lambda _: app_whitelist
+    )
+
+
+def kinds(review) -> list[str]:
+    return [step.kind for step in review.risky]
+
+
+@pytest.mark.parametrize(
+    ("sql", "writes"),
+    [
+        ("SELECT * FROM t", False),
+        ("select 'insert into x' as s", False),  # inside a literal
+        ("SELECT 1 -- DROP TABLE t", False),  # inside a comment
+        ("PRAGMA integrity_check", False),
+        ("INSERT INTO t VALUES (1)", True),
+        ("  update t set x = 1", True),
+        ("WITH c AS (SELECT 1) DELETE FROM t", True),
+        ("CREATE TABLE t(x)", True),
+        ("DROP TABLE t", True),
+        ("ALTER TABLE t ADD y", True),
+        ("REPLACE INTO t VALUES (1)", True),
+    ],
+)
+def test_sql_writes(sql: str, writes: bool) -> None:
+    assert sql_writes(sql) is writes
+
+
+def test_process_start_and_db_writes_are_risky_reads_are_not(tmp_path: Path) -> None:
+    rules = policy(tmp_path)
+    plan = [
+        {
+            "step_id": 1,
+            "tool": "process_start",
+            "args": {"cmd": "python3 serve.py", "background": True},
+        },
+        {"step_id": 2, "tool": "db_query", "args": {"dsn": "d.db", "sql": "DELETE FROM t"}},
+        {"step_id": 3, "tool": "db_query", "args": {"dsn": "d.db", "sql": "SELECT 1"}},
+        {
+            "step_id": 4,
+            "tool": "db_query",
+            "args": {"dsn": "d.db", "sql": "{{step_1.result}}"},
+        },
+        {"step_id": 5, "tool": "file_read", "args": {"path": "x"}},
+        {"step_id": 6, "tool": "shell_exec", "args": {"cmd": ["ls"]}},
+    ]
+    review = rules.review("app", tmp_path, plan)
+    assert kinds(review) == ["process_start", "db_write", "db_write"]
+    assert (
+        "python3 serve.py" in review.risky[0].sentence
+        and "后台" in review.risky[0].sentence
+    )
+    assert review.risky[0].command == "python3"
+
+
+def test_overwrites_of_files_that_are_not_the_apps_own(tmp_path: Path) -> None:
+    rules = policy(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "shipped.txt").write_text("shipped")
+
+    def review(path: str, mode: str = "overwrite"):
+        step = {
+            "step_id": 1,
+            "tool": "file_write",
+            "args": {"path": path, "content": "x", "mode": mode},
+        }
+        return rules.review("app", work, [step])
+
+    assert kinds(review("shipped.txt")) == ["file_overwrite"]
+    assert kinds(review("workspace/shipped.txt")) == ["file_overwrite"]
+    assert kinds(review(str(work / "shipped.txt"))) == ["file_overwrite"]
+    assert kinds(review("shipped.txt", mode="append")) == []
+    assert kinds(review("{{step_1.result.path}}")) == ["file_overwrite"]
+    assert kinds(review("../outside.txt")) == []  # the executor refuses it anyway
+    fresh = review("new.txt")
+    assert kinds(fresh) == [] and fresh.new_files == {1: "new.txt"}
+    rules.record_created("app", fresh.new_files, {"step_1": {"status": "ok"}})
+    (work / "new.txt").write_text("x")
+    assert kinds(review("new.txt")) == []  # now the app's own
+    assert kinds(rules.review("other_app", work, [
+        {"step_id": 1, "tool": "file_write", "args": {"path": "new.txt", "content": "y"}}
+    ])) == ["file_overwrite"]  # fmt: skip
+    failed = review("failed.txt")
+    rules.record_created("app", failed.new_files, {"step_1": {"status": "error"}})
+    (work / "failed.txt").write_text("someone else's")
+    assert kinds(review("failed.txt")) == ["file_overwrite"]
+    saved = json.loads((tmp_path / "permissions.json").read_text())
+    assert saved["own_files"] == {"app": ["new.txt"]}
+
+
+def test_commands_outside_the_whitelist_only_when_asking_is_allowed(tmp_path: Path) -> None:
+    step = [{"step_id": 1, "tool": "shell_exec", "args": {"cmd": "wc -l notes.txt"}}]
+    assert kinds(policy(tmp_path).review("app", tmp_path, step)) == []
+    asking = policy(tmp_path, ask=True)
+    review = asking.review("app", tmp_path, step)
+    assert kinds(review) == ["command_outside_whitelist"] and review.outside_whitelist == [
+        "wc"
+    ]
+    assert "wc -l notes.txt" in review.risky[0].sentence
+    inside = policy(tmp_path, ask=True, app_whitelist=["wc"]).review("app", tmp_path, step)
+    assert kinds(inside) == [] and inside.outside_whitelist == []
+
+
+def test_allow_always_is_per_app_tool_and_program_and_survives_a_restart(
+    tmp_path: Path,
+) -> None:
+    rules = policy(tmp_path)
+    plan = [{"step_id": 1, "tool": "process_start", "args": {"cmd": ["python3", "a.py"]}}]
+    rules.remember("app", rules.review("app", tmp_path, plan).risky)
+    again = policy(tmp_path)  # read back from permissions.json
+    assert kinds(again.review("app", tmp_path, plan)) == []
+    assert [s.tool for s in again.review("app", tmp_path, plan).allowed_by_rule] == [
+        "process_start"
+    ]
+    assert kinds(again.review("other", tmp_path, plan)) == ["process_start"]
+    other_program = [
+        {"step_id": 1, "tool": "process_start", "args": {"cmd": ["node", "a.js"]}}
+    ]
+    assert kinds(again.review("app", tmp_path, other_program)) == ["process_start"]
+
+
+def test_pending_confirmations_are_stored_listed_and_claimed_once(tmp_path: Path) -> None:
+    events = EventBus()
+    gate = ConfirmationGate(tmp_path / "confirmations", events)
+    rules = policy(tmp_path)
+    plan = [
+        {"step_id": 1, "tool": "db_query", "args": {"dsn": "d.db", "sql": "DROP TABLE t"}},
+        {"step_id": 2, "tool": "file_read", "args": {"path": "x"}},
+    ]
+    risky = rules.review("app", tmp_path, plan).risky
+    reply = gate.pause(app_id="app", app_name="应用", session_id="sess_abcd", plan=plan,
+                       risky=risky, round_no=1, task_id="t1", instruction="删表",
+                       action_request=None, upstream=None)  # fmt: skip
+    cid = reply.data["confirmation_id"]
+    assert reply.view_type == "confirm" and "DROP TABLE t" in reply.data["summary"]
+    assert [
+        p.confirmation_id
+        for p in ConfirmationGate(tmp_path / "confirmations", events).pending()
+    ] == [cid]
+    assert events.since(0)[-1].type == "confirm_request"
+    with pytest.raises(ProtocolError):
+        gate.claim(cid, "perhaps")
+    with pytest.raises(NotFound):
+        gate.claim("conf_../../x", "deny")
+    claimed = gate.claim(cid, "deny")
+    assert claimed.plan == plan and claimed.kind == "instruction"
+    with pytest.raises(NotFound):
+        gate.claim(cid, "deny")
+    assert events.since(0)[-1].type == "confirm_resolved"
+    results = denied_results(claimed.plan, claimed.risky())
+    assert {r["code"] for r in results.values()} == {"denied_by_user"}
+    assert (
+        "DROP TABLE t" in results["step_1"]["error"]
+        and "另一步" in results["step_2"]["error"]
+    )
