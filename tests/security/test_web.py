@@ -306,3 +306,28 @@ def test_w5_app_token_opens_no_controller_route_but_the_llm_ones(
         "/api/instruction", {"text": "回声一下 x"}, headers={"X-AIOS-Token": echo.token}
     )
     assert response.status_code == 403
+
+
+def test_w4_every_api_key_is_masked_by_get_settings_and_kept_when_echoed(
+    tmp_path: Path,
+) -> None:
+    from aios_sdk.config import Settings
+    from controller.settings_store import SettingsStore
+
+    keys = {
+        "deepseek_api_key": "sk-deep-0123456789",
+        "voice_api_key": "vk-voice-abcdef9876",
+    }
+    store = SettingsStore(tmp_path / "config.json", Settings.model_validate(keys))
+    shown = store.masked()
+    assert shown["deepseek_api_key"] == "••••6789" and shown["voice_api_key"] == "••••9876"
+    assert "sk-deep" not in json.dumps(shown) and "vk-voice" not in json.dumps(shown)
+    store.update(shown)  # the page sends the masked values back unchanged
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["deepseek_api_key"] == keys["deepseek_api_key"]
+    assert saved["voice_api_key"] == keys["voice_api_key"]
+    store.update({"voice_api_key": "vk-new-key-5555"})
+    assert (
+        json.loads((tmp_path / "config.json").read_text())["voice_api_key"]
+        == "vk-new-key-5555"
+    )
