@@ -97,9 +97,11 @@ class DeterministicRouter:
 
     CONFIDENT = 0.6
     MINIMUM = 0.3
-    # keyword evidence that on its own names an app (e.g. one two-character keyword
-    # such as "内存" or "download" that no other app shares)
+    # keyword evidence that names an app when no other app shows any (one
+    # two-character keyword such as "内存" or "download"), and evidence strong
+    # enough even beside other apps' loose vocabulary (several keywords)
     EXCLUSIVE = 0.6
+    STRONG = 0.8
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
@@ -176,13 +178,24 @@ class DeterministicRouter:
         best = fits[0].fit
         runner_up = fits[1].fit if len(fits) > 1 else 0.0
         confidence = _calibrate(best, runner_up)
-        if fits[0].keyword >= self.EXCLUSIVE and all(f.keyword == 0 for f in fits[1:]):
-            # a real keyword of this app and none of any other: the words the fit
+        if self._keywords_only_for_best(fits):
+            # the app's own keywords and none of any other app's: the words the fit
             # does not explain are the task's arguments ("来一首陈奕迅的十年"), not
             # doubt about the app, so a model would only be asked to agree
             confidence = max(confidence, self.confident)
         app_id = fits[0].app_id if best >= self.minimum else None
         return _Decision(app_id, confidence, fits)
+
+    def _keywords_only_for_best(self, fits: tuple[AppFit, ...]) -> bool:
+        """The best app's keywords hit and no other app's did: one real keyword
+        when no other app shows any evidence at all, or strong keyword evidence
+        (several keywords, or a long one) when others share only loose vocabulary.
+        A single keyword beside another app's evidence stays in doubt: "把播放键请到
+        屏幕的西北方向" hits the music app's "播放" but is about the desktop."""
+        best = fits[0].keyword
+        if any(f.keyword > 0 for f in fits[1:]):
+            return False
+        return best >= self.STRONG or (len(fits) == 1 and best >= self.EXCLUSIVE)
 
 
 def _calibrate(best: float, runner_up: float) -> float:
