@@ -5,9 +5,10 @@ temporary folder) runs for the whole module with `deepseek_api_key` and
 `llm_base_url` pointing at `tests.fakes.openai_server.FakeOpenAI`, and the music
 app at the fake catalogue. Each test scripts the model's replies, sends an
 instruction through `/api/instruction` as the desktop does, and checks both what
-the user gets and what the model was asked. The instructions used are routed by
-the deterministic router (`llm_calls == 0`), so every model request recorded is
-the app's own. Without a model the apps' behaviour is `test_apps_e2e.py`'s.
+the user gets and what the model was asked. Should the router ask the model, the
+fake answers routing requests by rule (`FakeOpenAI.routes`), so the scripted
+replies are the apps' own. Without a model the apps' behaviour is
+`test_apps_e2e.py`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from tests.fakes.music_api import FakeMusicCatalogue
 from tests.fakes.openai_server import (
     FakeOpenAI,
     RecordedRequest,
-    ScriptedReply,
     error_reply,
     json_reply,
     text_reply,
@@ -54,18 +54,21 @@ class World:
     catalogue: FakeMusicCatalogue
     apps_dir: Path
 
-    def say(self, text: str, *, routed: bool = False) -> tuple[dict[str, Any], str]:
-        """The one task's final reply and the session; with `routed`, the router asked
-        the model once (its scripted `routed` answer), else never."""
+    def say(self, text: str, *, app: str | None = None) -> tuple[dict[str, Any], str]:
+        """The one task's final reply and the session. With `app`, the fake model
+        sends `text` to that app should the router ask it (whether the router is
+        confident enough not to ask is the router's business, tested elsewhere)."""
+        if app is not None:
+            self.model.routes[text] = app
         answer = self.system.say(text)
-        assert answer["llm_calls"] == (1 if routed else 0), answer
         assert len(answer["tasks"]) == 1, answer
-        self._routing_calls = answer["llm_calls"]
+        if app is not None:
+            assert answer["tasks"][0]["app_id"] == app, answer
         return answer["tasks"][0], answer["session_id"]
 
     def app_requests(self) -> list[RecordedRequest]:
-        """What the apps asked the model (the router's request left out)."""
-        return self.model.requests[getattr(self, "_routing_calls", 0) :]
+        """What the apps asked the model (the router's requests left out)."""
+        return [r for r in self.model.requests if not r.is_routing]
 
     def act(self, app_id: str, session_id: str, action: dict[str, Any]) -> dict[str, Any]:
         body = {
@@ -121,12 +124,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture(autouse=True)
 def _fresh_model(world: World) -> None:
     world.model.reset()
-
-
-def routed(app_id: str, text: str) -> ScriptedReply:
-    """The router's model answer sending `text` to `app_id` unchanged."""
-    task = {"id": "t1", "app_id": app_id, "instruction": text, "depends_on": []}
-    return json_reply({"tasks": [task]})
 
 
 def action(reply: dict[str, Any], action_id: str) -> dict[str, Any]:
@@ -188,8 +185,8 @@ def test_code_app_answer_without_code_is_not_written(world: World) -> None:
 
 def test_music_app_turns_a_wish_into_the_models_search(world: World) -> None:
     wish = "来点适合跑步的歌"
-    world.model.script(routed("music_app", wish), json_reply({"query": "Taylor Swift"}))
-    task, _ = world.say(wish, routed=True)
+    world.model.script(json_reply({"query": "Taylor Swift"}))
+    task, _ = world.say(wish, app="music_app")
     reply = task["result"]
     assert task["app_id"] == "music_app" and reply["view_type"] == "list", reply
     assert world.searched_terms()[-1] == "Taylor Swift"
@@ -204,10 +201,8 @@ def test_music_app_turns_a_wish_into_the_models_search(world: World) -> None:
 
     world.model.reset()
     wish = "play something relaxing for studying"
-    world.model.script(
-        routed("music_app", wish), json_reply({"query": "周杰伦", "title": "晴天"})
-    )
-    task, _ = world.say(wish, routed=True)
+    world.model.script(json_reply({"query": "周杰伦", "title": "晴天"}))
+    task, _ = world.say(wish, app="music_app")
     reply = task["result"]
     assert world.searched_terms()[-1] == "晴天 周杰伦"
     assert [i["title"] for i in reply["data"]["items"]] == ["晴天"]
@@ -218,8 +213,8 @@ def test_music_app_searches_the_words_when_the_model_answers_garbage(
     world: World,
 ) -> None:
     wish = "来点适合跑步的歌"
-    world.model.script(routed("music_app", wish), text_reply("跑步就听节奏快的歌吧！"))
-    task, _ = world.say(wish, routed=True)
+    world.model.script(text_reply("跑步就听节奏快的歌吧！"))
+    task, _ = world.say(wish, app="music_app")
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "list", reply
     assert world.searched_terms()[-1] == "适合跑步"
@@ -243,7 +238,6 @@ def test_system_agent_resolves_an_unusual_phrasing_through_the_model(
 ) -> None:
     odd = "把播放键请到屏幕的西北方向"
     world.model.script(
-        routed("system_agent", odd),
         json_reply(
             {
                 "commands": [
@@ -261,7 +255,7 @@ def test_system_agent_resolves_an_unusual_phrasing_through_the_model(
             }
         ),
     )
-    task, session = world.say(odd, routed=True)
+    task, session = world.say(odd, app="system_agent")
     reply = task["result"]
     assert task["app_id"] == "system_agent" and reply["status"] == "ok", reply
     assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
@@ -281,10 +275,9 @@ def test_system_agent_resolves_an_unusual_phrasing_through_the_model(
 def test_system_agent_falls_back_when_the_model_fails(world: World) -> None:
     odd = "把播放键请到屏幕的西北方向"
     world.model.script(
-        routed("system_agent", odd),
         text_reply('{"commands": [{"op": "move", "id": "btn_pl'),
     )
-    task, _ = world.say(odd, routed=True)
+    task, _ = world.say(odd, app="system_agent")
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "text", reply
     assert not reply.get("ui_commands")
@@ -293,10 +286,9 @@ def test_system_agent_falls_back_when_the_model_fails(world: World) -> None:
 
     world.model.reset()
     world.model.script(
-        routed("system_agent", odd),
         json_reply({"commands": [{"op": "hide", "id": "btn_ghost"}]}),
     )
-    task, _ = world.say(odd, routed=True)
+    task, _ = world.say(odd, app="system_agent")
     reply = task["result"]
     assert not reply.get("ui_commands")
     assert "no_valid_command" in reply["message"]

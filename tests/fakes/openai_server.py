@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+# how `controller.llm_router.routing_prompt` begins
+ROUTING_PROMPT_START = "You route a user's instruction"
 
 
 @dataclass
@@ -54,6 +56,13 @@ class RecordedRequest:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return list(self.body.get("messages", []))
+
+    @property
+    def is_routing(self) -> bool:
+        """Whether this is the controller's routing request (`LLMRouter`)."""
+        messages = self.messages
+        first = str(messages[0].get("content", "")) if messages else ""
+        return first.startswith(ROUTING_PROMPT_START)
 
     @property
     def prompt_text(self) -> str:
@@ -127,6 +136,9 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.reject_json_mode = False
         self._queue: deque[ScriptedReply] = deque()
+        # user text → app id: routing requests for these texts are answered by rule
+        # (one task to that app), whether or not the router asks, outside the queue
+        self.routes: dict[str, str] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -171,6 +183,7 @@ class FakeOpenAI:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.routes.clear()
             self.reject_json_mode = False
 
     @property
@@ -184,7 +197,13 @@ class FakeOpenAI:
         self, path: str, headers: dict[str, str], body: dict[str, Any]
     ) -> ScriptedReply:
         with self._lock:
-            self.requests.append(RecordedRequest(path, headers, body))
+            recorded = RecordedRequest(path, headers, body)
+            self.requests.append(recorded)
+            if recorded.is_routing and self.routes:
+                text = str(recorded.messages[-1].get("content", ""))
+                if text in self.routes:
+                    task = {"id": "t1", "app_id": self.routes[text], "instruction": text}
+                    return json_reply({"tasks": [{**task, "depends_on": []}]})
             if self.reject_json_mode and "response_format" in body:
                 return error_reply(400, "response_format is not supported")
             if self._queue:
