@@ -82,6 +82,7 @@ class Request:
         self.identity: str | None = None
         self._max_body = max_body
         self._args: dict[str, str] | None = None
+        self._body: bytes | None = None
 
     @property
     def args(self) -> dict[str, str]:
@@ -99,14 +100,16 @@ class Request:
         return self.environ.get(key, default)
 
     def body(self) -> bytes:
-        """The raw body; `PayloadTooLarge` past the service's limit."""
-        try:
-            length = int(self.environ.get("CONTENT_LENGTH") or 0)
-        except ValueError as exc:
-            raise ProtocolError("Content-Length is not a number") from exc
-        if length > self._max_body:
-            raise PayloadTooLarge(f"body larger than {self._max_body} bytes")
-        return self.environ["wsgi.input"].read(length) if length > 0 else b""
+        """The raw body (read once); `PayloadTooLarge` past the service's limit."""
+        if self._body is None:
+            try:
+                length = int(self.environ.get("CONTENT_LENGTH") or 0)
+            except ValueError as exc:
+                raise ProtocolError("Content-Length is not a number") from exc
+            if length > self._max_body:
+                raise PayloadTooLarge(f"body larger than {self._max_body} bytes")
+            self._body = self.environ["wsgi.input"].read(length) if length > 0 else b""
+        return self._body
 
     def json(self, model: type[M]) -> M:
         """The body validated as `model` (415 / 413 / 400 on bad input)."""
@@ -116,42 +119,69 @@ class Request:
         return parse(model, loads_strict(self.body()))
 
 
+Methods = dict[str, tuple[View, bool]]  # HTTP method → (view, public)
+
+
 class Service:
-    """A WSGI app of exact-path routes plus `prefix` routes taking one path segment."""
+    """A WSGI app of routes: exact paths, or paths with `<>` segments.
+
+    `fallback`, when given, is another WSGI app (built on `aios_sdk.web`, so held
+    to the same edge rules) that answers every path this service has no route for:
+    a service can serve its hot routes lean and leave the rest to Flask.
+    """
 
     def __init__(
-        self, name: str, authenticate: Authenticator, *, max_body: int = DEFAULT_MAX_BODY
+        self,
+        name: str,
+        authenticate: Authenticator,
+        *,
+        max_body: int = DEFAULT_MAX_BODY,
+        fallback: Callable[..., Any] | None = None,
     ):
         self.name = name
         self.config: dict[str, Any] = {}
         self.extensions: dict[str, Any] = {}  # what the service's owner keeps with it
+        self.fallback = fallback
         self._authenticate = authenticate
         self._max_body = max_body
-        self._exact: dict[str, dict[str, tuple[View, bool]]] = {}
-        self._prefixed: list[tuple[str, str, View, bool]] = []
+        self._exact: dict[str, Methods] = {}
+        self._patterns: dict[tuple[str, ...], Methods] = {}
 
     # ------------------------------------------------------------ routes
 
     def route(self, method: str, path: str, view: View, *, public: bool = False) -> None:
-        """`view(request)` answers `method path`; a path ending in `/<>` passes the
-        last segment as a second argument (`/tools/<>` → `view(request, name)`)."""
-        if path.endswith("/<>"):
-            self._prefixed.append((method.upper(), path[:-2], view, public))
+        """`view(request)` answers `method path`; each `<>` segment of the path
+        matches one non-empty segment, passed on as an argument in order
+        (`/apps/<>/open` → `view(request, app_id)`)."""
+        if "<>" in path.split("/"):
+            methods = self._patterns.setdefault(tuple(path.split("/")), {})
         else:
-            self._exact.setdefault(path, {})[method.upper()] = (view, public)
+            methods = self._exact.setdefault(path, {})
+        methods[method.upper()] = (view, public)
+
+    def _match(self, path: str) -> tuple[Methods, tuple[str, ...]] | None:
+        methods = self._exact.get(path)
+        if methods is not None:
+            return methods, ()
+        parts = path.split("/")
+        for pattern, methods in self._patterns.items():
+            if len(pattern) != len(parts):
+                continue
+            args = []
+            for want, part in zip(pattern, parts, strict=True):
+                if want == "<>" and part:
+                    args.append(part)
+                elif want != part:
+                    break
+            else:
+                return methods, tuple(args)
+        return None
 
     def _find(self, method: str, path: str) -> tuple[View, bool, tuple[str, ...]]:
-        methods = self._exact.get(path)
-        args: tuple[str, ...] = ()
-        if methods is None:
-            methods = {}
-            for verb, prefix, view, public in self._prefixed:
-                rest = path[len(prefix) :]
-                if path.startswith(prefix) and rest and "/" not in rest:
-                    methods[verb] = (view, public)
-                    args = (rest,)
-        if not methods:
+        found = self._match(path)
+        if found is None:
             raise NotFound(f"no route {path}")
+        methods, args = found
         if method not in methods:
             error = AiosError(
                 f"{method} is not allowed on {path}", code="method_not_allowed"
@@ -163,7 +193,11 @@ class Service:
 
     # ----------------------------------------------------------- serving
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable) -> list[bytes]:
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Any:
+        if self.fallback is not None:
+            path = (environ.get("PATH_INFO") or "/").encode("latin-1")
+            if self._match(path.decode("utf-8", "replace")) is None:
+                return self.fallback(environ, start_response)
         request = Request(environ, self._max_body)
         origin = request.header("Origin")
         try:
