@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import threading
 from collections.abc import Callable
@@ -35,21 +34,11 @@ from typing import Any
 
 from aios_sdk.config import Settings
 from aios_sdk.files import atomic_write_text
+from executor.consent import sql_writes
 
 __all__ = ["PermissionPolicy", "Review", "RiskyStep", "sql_writes"]
 
-_WRITE_WORDS = frozenset(
-    {"insert", "update", "delete", "replace", "drop", "alter", "create", "upsert"}
-)
-_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
-_SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _MAX_OWN_FILES = 5000
-
-
-def sql_writes(sql: str) -> bool:
-    """True when `sql` may change the database (any write keyword outside literals)."""
-    text = _SQL_STRING.sub(" ", _SQL_COMMENT.sub(" ", sql))
-    return any(word in _WRITE_WORDS for word in re.findall(r"[a-z_]+", text.lower()))
 
 
 def _templated(value: Any) -> bool:

@@ -34,6 +34,8 @@ class AppRecord:
     shell_whitelist: tuple[str, ...] = ()
     http_domain_whitelist: tuple[str, ...] = ()
     custom_tools: dict[str, ToolSpec] = field(default_factory=dict)
+    # set per request when the controller calls: its plans were reviewed (consent.py)
+    reviewed: bool = False
 
     @classmethod
     def from_registration(cls, reg: AppRegistration) -> AppRecord:

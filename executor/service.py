@@ -60,7 +60,8 @@ def _caller_app(http: Request, registry: AppRegistry, named: str | None) -> AppR
     record = registry.get(app_id)
     if record is None:
         raise NotFound(f"app {app_id!r} is not registered")
-    return record
+    # the controller's plans were reviewed for risky steps (executor/consent.py)
+    return replace(record, reviewed=True) if _is_controller(http) else record
 
 
 def _result_json(result: ToolResult) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolResult
 from executor.audit import ToolCallLog
 from executor.cache import ToolCache
 from executor.catalog import ATOMIC_SPECS, check_args
+from executor.consent import check_consent
 from executor.events import EventQueue
 from executor.processes import BackgroundProcesses
 from executor.registry import AppRecord, AppRegistry
@@ -133,6 +134,8 @@ class Toolbox:
         )
         if tool in ATOMIC_SPECS:
             check_args(ATOMIC_SPECS[tool].parameters, args, tool)
+            if not app.reviewed:
+                check_consent(tool, args)
             return _implementation(tool)(context, args)
         if tool in app.custom_tools:
             from executor.remote_tools import call_custom_tool

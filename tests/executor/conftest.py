@@ -35,6 +35,11 @@ def settings_from(overrides: dict[str, Any] | None = None) -> Settings:
     return Settings.model_validate(raw)
 
 
+def _for_app1(token: str) -> dict[str, str]:
+    """The controller names the app it acts for; an app is always itself."""
+    return {"app_id": "app1"} if token == MASTER else {}
+
+
 @dataclass
 class Harness:
     """An executor service with `app1` (and `app2`) registered."""
@@ -45,19 +50,26 @@ class Harness:
     other_workdir: Path
     state_dir: Path
 
-    def call(self, tool: str, token: str = APP_TOKEN, **args: Any) -> dict[str, Any]:
+    def call(self, tool: str, token: str = MASTER, **args: Any) -> dict[str, Any]:
+        """Call `tool` for app1 — as the controller by default (it reviewed the call),
+        or as the app holding `token`."""
         response = self.client.post(
             "/call",
-            json={"tool": tool, "args": args, "session_id": "sess_test"},
+            json={
+                "tool": tool,
+                "args": args,
+                "session_id": "sess_test",
+                **_for_app1(token),
+            },
             headers={"X-AIOS-Token": token},
         )
         assert response.status_code == 200, response.get_json()
         return response.get_json()
 
-    def run(self, steps: list[dict[str, Any]], token: str = APP_TOKEN) -> dict[str, Any]:
+    def run(self, steps: list[dict[str, Any]], token: str = MASTER) -> dict[str, Any]:
         response = self.client.post(
             "/run",
-            json={"steps": steps, "session_id": "sess_test"},
+            json={"steps": steps, "session_id": "sess_test", **_for_app1(token)},
             headers={"X-AIOS-Token": token},
         )
         assert response.status_code == 200, response.get_json()

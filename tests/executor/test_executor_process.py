@@ -50,9 +50,9 @@ class Running:
         )
 
     def call(self, tool: str, **args: object) -> ToolResult:
-        response = self.post(
-            "/call", {"tool": tool, "args": args, "session_id": "sess_proc"}
-        )
+        """Call `tool` for app1 as the controller (which reviewed the call)."""
+        body = {"tool": tool, "args": args, "session_id": "sess_proc", "app_id": "app1"}
+        response = self.post("/call", body, token=self.master)
         assert response.status_code == 200, response.text
         return ToolResult.model_validate(response.json())
 

@@ -92,20 +92,33 @@ class RunningExecutor:
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1])
 
-    def call(self, tool: str, token: str = APP1_TOKEN, **args: Any) -> dict[str, Any]:
+    def _acting(self, token: str) -> dict[str, str]:
+        """The controller names the app it acts for; an app is always itself."""
+        return {"app_id": "app1"} if token == self.token else {}
+
+    def call(self, tool: str, token: str | None = None, **args: Any) -> dict[str, Any]:
+        """Call `tool` for app1 — as the controller by default (it reviewed the call),
+        or as the app holding `token`."""
+        token = token or self.token
         response = requests.post(
             f"{self.url}/call",
-            json={"tool": tool, "args": args, "session_id": "sess_security"},
+            json={
+                "tool": tool,
+                "args": args,
+                "session_id": "sess_security",
+                **self._acting(token),
+            },
             headers={"X-AIOS-Token": token},
             timeout=120,
         )
         assert response.status_code == 200, response.text
         return response.json()
 
-    def run(self, steps: list[dict[str, Any]], token: str = APP1_TOKEN) -> dict[str, Any]:
+    def run(self, steps: list[dict[str, Any]], token: str | None = None) -> dict[str, Any]:
+        token = token or self.token
         response = requests.post(
             f"{self.url}/run",
-            json={"steps": steps, "session_id": "sess_security"},
+            json={"steps": steps, "session_id": "sess_security", **self._acting(token)},
             headers={"X-AIOS-Token": token},
             timeout=120,
         )

@@ -1,0 +1,53 @@
+"""Tool calls that only run once the user could say yes (issue: ask before risky steps).
+
+The controller reviews every plan before it reaches the executor and pauses the
+risky ones for the user's decision (`controller/permissions.py`). An app, though,
+holds its own token and could call `/call` or `/run` directly, around that review.
+So the executor runs these calls only for the controller: an app asking for one
+gets the error `needs_confirmation`, telling it to plan the step with `plan_steps`
+so the user is asked.
+
+What the executor can judge on its own is refused here: starting a program
+(`process_start`) and SQL that writes (`db_query`). Overwriting a file is judged by
+the controller alone (it knows which files an app created itself).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from aios_sdk.errors import AiosError
+
+__all__ = ["NeedsConfirmation", "check_consent", "sql_writes"]
+
+_WRITE_WORDS = frozenset(
+    {"insert", "update", "delete", "replace", "drop", "alter", "create", "upsert"}
+)
+_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+_SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+
+
+class NeedsConfirmation(AiosError):
+    code = "needs_confirmation"
+    http_status = 403
+
+
+def sql_writes(sql: str) -> bool:
+    """True when `sql` may change the database (any write keyword outside literals)."""
+    text = _SQL_STRING.sub(" ", _SQL_COMMENT.sub(" ", sql))
+    return any(word in _WRITE_WORDS for word in re.findall(r"[a-z_]+", text.lower()))
+
+
+def check_consent(tool: str, args: dict[str, Any]) -> None:
+    """Raise `NeedsConfirmation` for a call that an app may not make unreviewed."""
+    if tool == "process_start":
+        what = "starting a program"
+    elif tool == "db_query" and sql_writes(str(args.get("sql", ""))):
+        what = "SQL that writes"
+    else:
+        return
+    raise NeedsConfirmation(
+        f"{tool}: {what} needs the user's confirmation; plan it with plan_steps "
+        "(the controller asks the user) instead of calling it directly"
+    )
