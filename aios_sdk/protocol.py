@@ -655,6 +655,9 @@ class InstructionRequest(_Model):
     text: Annotated[str, Field(min_length=1, max_length=4000)]
     session_id: str | None = None
     source: Literal["text", "voice"] = "text"
+    # which desktop page sent it: its `task_done` events say so, and a page renders
+    # from events only the results of instructions it did not send itself
+    client_id: Annotated[str, Field(max_length=64)] | None = None
 
 
 class Task(_Model):

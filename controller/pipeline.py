@@ -181,7 +181,7 @@ class Pipeline:
             )
             for p in plan.tasks
         ]
-        self._run_tasks(tasks, session)
+        self._run_tasks(tasks, session, request.client_id)
         messages = [t.result.message for t in tasks if t.result and t.result.message]
         message = "；".join(messages)
         self._record_turn(
@@ -200,7 +200,9 @@ class Pipeline:
             llm_calls=plan.llm_calls,
         )
 
-    def _run_tasks(self, tasks: list[Task], session: Session) -> None:
+    def _run_tasks(
+        self, tasks: list[Task], session: Session, client_id: str | None = None
+    ) -> None:
         """Run the plan's DAG: each wave of ready tasks in parallel threads."""
         by_id = {t.task_id: t for t in tasks}
         for task in tasks:
@@ -222,13 +224,21 @@ class Pipeline:
             for task in ready:
                 pending.remove(task)
             if len(ready) == 1:
-                self._run_task(ready[0], by_id, session)
+                self._run_task(ready[0], by_id, session, client_id)
                 continue
             workers = min(len(ready), max(1, self.limits.max_parallel))
             with ThreadPoolExecutor(workers, thread_name_prefix="task") as pool:
-                list(pool.map(lambda t: self._run_task(t, by_id, session), ready))
+                list(
+                    pool.map(lambda t: self._run_task(t, by_id, session, client_id), ready)
+                )
 
-    def _run_task(self, task: Task, by_id: dict[str, Task], session: Session) -> None:
+    def _run_task(
+        self,
+        task: Task,
+        by_id: dict[str, Task],
+        session: Session,
+        client_id: str | None = None,
+    ) -> None:
         failed = [d for d in task.depends_on if by_id[d].status == "error"]
         task_info = task.model_dump(mode="json", exclude={"result"})
         if failed:
@@ -237,7 +247,7 @@ class Pipeline:
                 "dependency_failed",
                 f"没有执行：它依赖的任务 {', '.join(failed)} 失败了",
             )
-            self._finish_task(session, task)
+            self._finish_task(session, task, client_id)
             return
         task.status = "running"
         with self._sessions.lock(session.session_id):
@@ -262,9 +272,13 @@ class Pipeline:
         )
         task.result = reply
         task.status = "done" if reply.status == "ok" else "error"
-        self._finish_task(session, task)
+        self._finish_task(session, task, client_id)
 
-    def _finish_task(self, session: Session, task: Task) -> None:
+    def _finish_task(
+        self, session: Session, task: Task, client_id: str | None = None
+    ) -> None:
+        """Record the task in the session and publish `task_done` with its result
+        (so a desktop shows results of instructions sent elsewhere: the CLI, voice)."""
         reply = task.result
         with self._sessions.lock(session.session_id):
             session.finish_task(
@@ -286,6 +300,8 @@ class Pipeline:
                 "status": task.status,
                 "view_type": reply.view_type if reply else None,
                 "message": reply.message if reply else None,
+                "result": reply.dump() if reply else None,
+                "client_id": client_id,
             },
             app_id=task.app_id,
             session_id=session.session_id,

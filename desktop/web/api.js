@@ -3,6 +3,9 @@
 // send it as X-AIOS-Token, EventSource and media URLs carry it as `?token=`.
 
 const TOKEN = new URLSearchParams(window.location.search).get("token") || "";
+// This page's id, sent with its instructions: `task_done` events carry it back, so
+// the page renders from events only results of instructions sent elsewhere.
+const CLIENT_ID = `page_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 
 /** An HTTP or protocol failure with the controller's error code and message. */
 export class ApiError extends Error {
@@ -48,10 +51,11 @@ async function request(method, path, body) {
 
 export const api = {
   token: TOKEN,
+  clientId: CLIENT_ID,
   health: () => request("GET", "/api/health"),
   apps: () => request("GET", "/api/apps"),
   instruction: (text, sessionId, source = "text") =>
-    request("POST", "/api/instruction", withSession({ text, source }, sessionId)),
+    request("POST", "/api/instruction", withSession({ text, source, client_id: CLIENT_ID }, sessionId)),
   open: (appId, sessionId) =>
     request("POST", `/api/apps/${encodeURIComponent(appId)}/open`, withSession({}, sessionId)),
   action: (appId, body) => request("POST", `/api/apps/${encodeURIComponent(appId)}/action`, body),

@@ -80,6 +80,11 @@ const events = connectEvents(
   {
     confirm_request: (e) => confirms.request(e),
     confirm_resolved: (e) => confirms.resolved(e),
+    task_done: (e) => {
+      // results of instructions sent elsewhere (the CLI, the server's microphone)
+      const data = asObject(e.data);
+      if (e.app_id && data.result && data.client_id !== api.clientId) views.show(e.app_id, data.result);
+    },
     task_started: (e) => views.status(e.app_id, `处理中：${asText(e.data?.instruction ?? "")}`, "busy"),
     step_done: (e) =>
       views.status(e.app_id, `步骤 ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}：${asText(e.data?.status ?? "")}`, "busy"),

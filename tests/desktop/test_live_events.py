@@ -128,3 +128,32 @@ def test_killed_app_shows_restarting_then_running(page, system):
     seen = page.evaluate("() => window.__statuses")
     assert {"restarting", "starting"} & set(seen), seen
     assert system.wait_app("hello_app", "running")["pid"] != old_pid
+
+
+def test_instruction_sent_from_elsewhere_shows_on_the_desktop(page, system):
+    """An instruction from the CLI (no client id) opens its app's window with the
+    result, from the `task_done` event."""
+    answer = system.say("跟我打个招呼")
+    assert [t["app_id"] for t in answer["tasks"]] == ["hello_app"]
+    expect(page.locator("#win_hello_app .v-text")).to_contain_text("你好，跟我打个招呼")
+
+
+def test_the_pages_own_instruction_is_rendered_once(page, system):
+    """The page's `task_done` events carry its client id and are not rendered again."""
+    page.click("#task_hello_app")  # the window's initial view first
+    expect(page.locator("#win_hello_app .v-text")).to_have_text("你好，")
+    page.evaluate(
+        """() => {
+            window.__textViews = 0;
+            new MutationObserver((records) => {
+                for (const r of records) for (const n of r.addedNodes)
+                    if (n.nodeType === 1 && (n.matches(".v-text") || n.querySelector(".v-text")))
+                        window.__textViews += 1;
+            }).observe(document.body, { childList: true, subtree: true });
+        }"""
+    )
+    page.fill("#command_input", "向我问好")
+    page.press("#command_input", "Enter")
+    expect(page.locator("#win_hello_app .v-text")).to_contain_text("你好，向我问好")
+    page.wait_for_timeout(800)  # room for a late task_done event to render again
+    assert page.evaluate("() => window.__textViews") == 1
