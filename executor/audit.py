@@ -13,8 +13,9 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 __all__ = ["ToolCallLog", "safe_session_name", "summarize_args"]
 
@@ -23,6 +24,7 @@ log = logging.getLogger("aios.executor.audit")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _BULKY = frozenset({"content", "body", "value"})
 _TEXT_MAX = 120
+_OPEN_LOGS = 16  # sessions whose log file stays open between calls
 
 
 def safe_session_name(session_id: str | None) -> str:
@@ -63,11 +65,41 @@ def summarize_args(args: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolCallLog:
-    """Appends call records to per-session JSONL files."""
+    """Appends call records to per-session JSONL files.
+
+    The files of the most recent sessions stay open (every line is flushed at once,
+    so a reader sees it): opening, appending to and closing the file for each call
+    cost more than a cheap tool call itself.
+    """
 
     def __init__(self, state_dir: Path):
         self._dir = Path(state_dir) / "tool_calls"
         self._lock = threading.Lock()
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+
+    def _handle(self, session_id: str | None) -> IO[str]:
+        """The open log file of `session_id` (call with the lock held)."""
+        path = self.path_for(session_id)
+        key = str(path)
+        handle = self._open.get(key)
+        if handle is not None and not path.exists():  # removed meanwhile: start anew
+            handle.close()
+            handle = None
+            del self._open[key]
+        if handle is None:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            handle = self._open[key] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+            while len(self._open) > _OPEN_LOGS:
+                self._open.popitem(last=False)[1].close()
+        else:
+            self._open.move_to_end(key)
+        return handle
+
+    def close(self) -> None:
+        with self._lock:
+            for handle in self._open.values():
+                handle.close()
+            self._open.clear()
 
     def path_for(self, session_id: str | None) -> Path:
         return self._dir / f"{safe_session_name(session_id)}.jsonl"
@@ -100,8 +132,8 @@ class ToolCallLog:
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         try:
             with self._lock:
-                self._dir.mkdir(parents=True, exist_ok=True)
-                with open(self.path_for(session_id), "a", encoding="utf-8") as handle:
-                    handle.write(line)
+                handle = self._handle(session_id)
+                handle.write(line)
+                handle.flush()
         except OSError:
             log.exception("cannot write the tool-call log")
