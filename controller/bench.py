@@ -233,6 +233,7 @@ def run_bench(args: argparse.Namespace) -> int:
         plan = _replace(plan, seconds=args.seconds)
 
     def on_term(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
         raise SystemExit(128 + signum)  # unwinds: every started process is stopped
 
     signal.signal(signal.SIGTERM, on_term)
