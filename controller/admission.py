@@ -3,9 +3,12 @@
 Each instruction, app open, action or confirmation holds a slot while it runs:
 at most `max_instructions` instructions at once, and at most `max_app_calls` calls
 to any one app (open, action, confirmation). A request that finds no free slot
-within `queue_wait` seconds is answered 503 `overloaded` instead of piling up
-behind a slow app — so a flood aimed at one app never starves the others, and the
-server's threads stay free for health checks, the event stream and other apps.
+waits in a bounded queue — at most `max_waiting` requests wait for each kind of
+slot, each at most `queue_wait` seconds — so an ordinary burst is served in turn;
+past that it is answered 503 `overloaded` at once instead of piling up behind a
+slow app. A flood aimed at one app never starves the others, and the server's
+threads (more than running + waiting) stay free for health checks, the event
+stream and other apps.
 
 Limits come from config.json's optional `admission` object (defaults below).
 """
@@ -27,7 +30,8 @@ __all__ = ["Admission", "AdmissionLimits"]
 class AdmissionLimits:
     max_instructions: int = 8
     max_app_calls: int = 4
-    queue_wait: float = 0.5
+    max_waiting: int = 16
+    queue_wait: float = 2.0
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any] | None) -> AdmissionLimits:
@@ -41,31 +45,62 @@ class AdmissionLimits:
         return cls(**values)
 
 
+class _Gate:
+    """`size` slots and a queue of at most `max_waiting` waiters."""
+
+    def __init__(self, size: int, max_waiting: int):
+        self._slots = threading.BoundedSemaphore(size)
+        self._max_waiting = max_waiting
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    def acquire(self, timeout: float) -> bool:
+        if self._slots.acquire(blocking=False):
+            return True
+        with self._lock:
+            if self._waiting >= self._max_waiting:
+                return False  # the queue is full: refuse at once
+            self._waiting += 1
+        try:
+            return self._slots.acquire(timeout=timeout)
+        finally:
+            with self._lock:
+                self._waiting -= 1
+
+    def release(self) -> None:
+        self._slots.release()
+
+
 class Admission:
-    """Semaphores for instructions and per app; `slot` raises `Overloaded` on overflow."""
+    """Gates for instructions and per app; `_hold` raises `Overloaded` on overflow."""
 
     def __init__(self, limits: AdmissionLimits | None = None):
         self.limits = limits or AdmissionLimits()
-        self._instructions = threading.BoundedSemaphore(self.limits.max_instructions)
-        self._apps: dict[str, threading.BoundedSemaphore] = {}
+        self._instructions = _Gate(self.limits.max_instructions, self.limits.max_waiting)
+        self._apps: dict[str, _Gate] = {}
         self._guard = threading.Lock()
 
-    def _app_semaphore(self, app_id: str) -> threading.BoundedSemaphore:
+    @property
+    def threads_needed(self) -> int:
+        """Server threads that running and waiting instructions may hold at once."""
+        return self.limits.max_instructions + self.limits.max_waiting
+
+    def _app_gate(self, app_id: str) -> _Gate:
         with self._guard:
-            semaphore = self._apps.get(app_id)
-            if semaphore is None:
-                semaphore = threading.BoundedSemaphore(self.limits.max_app_calls)
-                self._apps[app_id] = semaphore
-            return semaphore
+            gate = self._apps.get(app_id)
+            if gate is None:
+                gate = _Gate(self.limits.max_app_calls, self.limits.max_app_calls)
+                self._apps[app_id] = gate
+            return gate
 
     @contextmanager
-    def _hold(self, semaphore: threading.BoundedSemaphore, what: str) -> Iterator[None]:
-        if not semaphore.acquire(timeout=self.limits.queue_wait):
+    def _hold(self, gate: _Gate, what: str) -> Iterator[None]:
+        if not gate.acquire(timeout=self.limits.queue_wait):
             raise Overloaded(f"{what}正忙，请稍后再试 (busy, retry shortly)")
         try:
             yield
         finally:
-            semaphore.release()
+            gate.release()
 
     def instruction(self) -> Any:
         """A slot for one `POST /api/instruction`."""
@@ -73,4 +108,4 @@ class Admission:
 
     def app(self, app_id: str) -> Any:
         """A slot for one call aimed at `app_id` (open, action, confirmation)."""
-        return self._hold(self._app_semaphore(app_id), f"应用 {app_id} ")
+        return self._hold(self._app_gate(app_id), f"应用 {app_id} ")

@@ -266,7 +266,10 @@ class Controller:
             self.url = f"http://127.0.0.1:{port}"
         # idle keep-alive clients must not lock the desktop out (D2): room for many
         _raise_open_files(4096)
-        self._server = start_server(app, port, threads=16, connection_limit=1000)
+        # running + queued instructions, plus room for event streams, health checks,
+        # opens and actions of other apps
+        threads = admission.threads_needed + 16
+        self._server = start_server(app, port, threads=threads, connection_limit=1000)
 
     def _supervisor(self) -> Supervisor:
         assert self.supervisor is not None
