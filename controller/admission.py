@@ -30,7 +30,7 @@ __all__ = ["Admission", "AdmissionLimits"]
 class AdmissionLimits:
     max_instructions: int = 8
     max_app_calls: int = 4
-    max_waiting: int = 16
+    max_waiting: int = 64
     queue_wait: float = 2.0
 
     @classmethod
