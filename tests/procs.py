@@ -18,6 +18,16 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+# Debian's Chromium for Playwright (MACHINE.md): never `playwright install`
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:

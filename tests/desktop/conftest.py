@@ -22,21 +22,12 @@ from pathlib import Path
 import pytest
 
 from tests.controller.system import TEST_CONFIG, RunningSystem, launch
-from tests.procs import ROOT
+from tests.procs import CHROMIUM, CHROMIUM_ARGS, ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 HERE = Path(__file__).resolve().parent
 ARTIFACTS = ROOT / "test-artifacts" / "desktop"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 APP_IDS = ("gallery_app", "hello_app", "system_agent")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 

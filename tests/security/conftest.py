@@ -32,7 +32,7 @@ from tests.controller.system import (
     build_apps_dir,
     launch,
 )
-from tests.procs import start_executor, stop
+from tests.procs import CHROMIUM, CHROMIUM_ARGS, start_executor, stop
 from tests.security.fake_web import serve_fake
 
 HERE = Path(__file__).resolve().parent
@@ -200,16 +200,6 @@ def fake() -> Iterator[str]:
 
 
 # ------------------------------------------------------------------- browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture(scope="module")
