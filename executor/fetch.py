@@ -157,6 +157,9 @@ def _read_body(conn: http.client.HTTPConnection, response: http.client.HTTPRespo
     return bytes(data)
 
 
+_SCRIPT_TYPES = frozenset({"text/javascript", "application/javascript"})
+
+
 def _decode(body: bytes, content_type: str) -> Any:
     mime = content_type.split(";", 1)[0].strip().lower()
     charset = "utf-8"
@@ -168,7 +171,9 @@ def _decode(body: bytes, content_type: str) -> Any:
         text = body.decode(charset, errors="replace")
     except LookupError:
         text = body.decode("utf-8", errors="replace")
-    if mime.endswith("/json") or mime.endswith("+json"):
+    # JSON, also when labelled as script (Apple's search API answers text/javascript)
+    looks_json = mime in _SCRIPT_TYPES and text.lstrip()[:1] in ("{", "[")
+    if mime.endswith("/json") or mime.endswith("+json") or looks_json:
         try:
             return json.loads(text)
         except ValueError:

@@ -125,8 +125,8 @@ def search_request(
 def parse_search_answer(answer: Any) -> list[Song]:
     """The songs of a catalogue answer; `ValueError` if it is not one.
 
-    The executor parses JSON answers, but iTunes labels its JSON `text/javascript`,
-    so the answer may also arrive as text (or as a `raw` {status_code, body}).
+    The executor parses JSON answers (also iTunes' JSON labelled `text/javascript`);
+    a catalogue labelling its JSON otherwise gives text (or a `raw` {status_code, body}).
     """
     if isinstance(answer, dict) and "body" in answer and "results" not in answer:
         answer = answer["body"]

@@ -4,9 +4,9 @@
 `http_request` whose `url` is `{{step_1.result.results.0.previewUrl}}` and whose
 `save_to` is `workspace/<title>.<ext>`, and a `file_list` of the workspace; the
 answer is the text "已下载《七里香》到 workspace/…" with a `play_local` button.
-Apple's catalogue labels its JSON `text/javascript`, which the executor returns as
-text, so the placeholder cannot reach into it: then one more round downloads the
-preview URL of the best match read here. No I/O of its own (S-05).
+A catalogue whose JSON arrives as text (labelled `text/plain`, say) leaves the
+placeholder nothing to reach into: then one more round downloads the preview URL of
+the best match read here. No I/O of its own (S-05).
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ class DownloadFlow:
         best = _best_match(found, intent.title, intent.artist)
         saved, _, _ = step_outcome(results, 2)
         if not saved and best.url:
-            # The answer came back as text (iTunes labels its JSON text/javascript), so
-            # the placeholder could not reach into it: download the URL read here.
+            # The answer came back as text, so the placeholder could not reach into
+            # it: download the URL read here.
             return self.agent.plan_steps(
                 [
                     {

@@ -82,7 +82,7 @@ def test_catalogue_answers_parse_from_json_text_or_raw(catalogue) -> None:
     assert from_json[0].url == catalogue.preview_url(1001)
     assert from_json[0].display == "周杰伦 - 七里香"
     assert from_json[0].duration == "4:59"
-    # iTunes labels its JSON text/javascript: the executor hands it over as text
+    # a catalogue that labels its JSON as plain text: the executor hands over text
     assert parse_search_answer(json.dumps(answer, ensure_ascii=False)) == from_json
     assert parse_search_answer({"status_code": 200, "body": answer}) == from_json
     doubled = {"results": answer["results"] * 2}

@@ -259,3 +259,22 @@ def test_r5_size_cap_and_slow_drip(make_harness, server: str) -> None:
 def test_connection_refused_is_a_clear_error(harness: Harness) -> None:
     result = harness.call("http_request", url="http://127.0.0.1:9/")
     assert result["status"] == "error" and result["code"] == "connection_failed"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        (b'{"resultCount": 1}', "text/javascript; charset=utf-8", {"resultCount": 1}),
+        (b"  [1, 2]", "application/javascript", [1, 2]),
+        (b"var x = 1;", "text/javascript", "var x = 1;"),
+        (b'{"cut": ', "text/javascript", '{"cut": '),
+        (b'{"a": 1}', "text/plain", '{"a": 1}'),
+    ],
+)
+def test_json_labelled_as_script_is_parsed(
+    body: bytes, content_type: str, expected: object
+) -> None:
+    """Apple's search API answers JSON as text/javascript: the result is the object."""
+    from executor.fetch import _decode
+
+    assert _decode(body, content_type) == expected
