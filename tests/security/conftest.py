@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,39 @@ def start_test_executor(
     except BaseException:
         stop(proc)
         raise
+    return running
+
+
+@contextmanager
+def executors_in_both_modes(
+    tmp_path_factory: pytest.TempPathFactory, config: dict[str, Any], name: str
+) -> Iterator[dict[str, RunningExecutor]]:
+    """One executor per sandbox mode — "bubblewrap" (when `bwrap` exists) and
+    "rlimit" — with `config`; every one stopped afterwards."""
+    started: dict[str, RunningExecutor] = {}
+    try:
+        if HAS_BWRAP:
+            root = tmp_path_factory.mktemp(f"{name}_bwrap")
+            started["bubblewrap"] = start_test_executor(root, config)
+        rlimit = {
+            **config,
+            "tool_sandbox": {**config.get("tool_sandbox", {}), "use_bubblewrap": False},
+        }
+        started["rlimit"] = start_test_executor(
+            tmp_path_factory.mktemp(f"{name}_rlimit"), rlimit
+        )
+        yield started
+    finally:
+        for running in started.values():
+            stop(running.proc)
+
+
+def pick_mode(executors: dict[str, RunningExecutor], mode: str) -> RunningExecutor:
+    """The executor of `mode`; the test is skipped when bubblewrap is missing."""
+    if mode not in executors:
+        pytest.skip(NEEDS_BWRAP)
+    running = executors[mode]
+    assert running.health()["sandbox"] == mode
     return running
 
 

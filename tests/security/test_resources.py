@@ -12,14 +12,12 @@ import pytest
 import requests
 
 from tests.controller.system import RunningSystem
-from tests.procs import stop
 from tests.security.conftest import (
     APP1_TOKEN,
     APP2_TOKEN,
-    HAS_BWRAP,
-    NEEDS_BWRAP,
     RunningExecutor,
-    start_test_executor,
+    executors_in_both_modes,
+    pick_mode,
 )
 
 FILE_CAP = 8 << 20
@@ -34,32 +32,15 @@ CONFIG = {
 def executors(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[dict[str, RunningExecutor]]:
-    started: dict[str, RunningExecutor] = {}
-    try:
-        if HAS_BWRAP:
-            started["bubblewrap"] = start_test_executor(
-                tmp_path_factory.mktemp("res_bwrap"), CONFIG
-            )
-        rlimit = {
-            **CONFIG,
-            "tool_sandbox": {**CONFIG["tool_sandbox"], "use_bubblewrap": False},
-        }
-        started["rlimit"] = start_test_executor(
-            tmp_path_factory.mktemp("res_rlimit"), rlimit
-        )
+    with executors_in_both_modes(tmp_path_factory, CONFIG, "res") as started:
         yield started
-    finally:
-        for running in started.values():
-            stop(running.proc)
 
 
 @pytest.fixture(params=["bubblewrap", "rlimit"])
 def executor(
     request: pytest.FixtureRequest, executors: dict[str, RunningExecutor]
 ) -> RunningExecutor:
-    if request.param not in executors:
-        pytest.skip(NEEDS_BWRAP)
-    return executors[request.param]
+    return pick_mode(executors, request.param)
 
 
 def run_script(

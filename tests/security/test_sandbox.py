@@ -25,6 +25,8 @@ from tests.security.conftest import (
     HAS_BWRAP,
     NEEDS_BWRAP,
     RunningExecutor,
+    executors_in_both_modes,
+    pick_mode,
     start_test_executor,
 )
 
@@ -36,32 +38,18 @@ BASE_CONFIG = {"tool_timeout": {"shell_exec": 3, "http_request": 3, "file_read":
 def executors(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[dict[str, RunningExecutor]]:
-    started: dict[str, RunningExecutor] = {}
     with pytest.MonkeyPatch.context() as patch:  # secrets the executor itself holds
         patch.setenv("DEEPSEEK_API_KEY", FAKE_KEY)
         patch.setenv("OPENAI_API_KEY", FAKE_KEY)
-        try:
-            if HAS_BWRAP:
-                root = tmp_path_factory.mktemp("sandbox_bwrap")
-                started["bubblewrap"] = start_test_executor(root, BASE_CONFIG)
-            root = tmp_path_factory.mktemp("sandbox_rlimit")
-            config = {**BASE_CONFIG, "tool_sandbox": {"use_bubblewrap": False}}
-            started["rlimit"] = start_test_executor(root, config)
+        with executors_in_both_modes(tmp_path_factory, BASE_CONFIG, "sandbox") as started:
             yield started
-        finally:
-            for running in started.values():
-                stop(running.proc)
 
 
 @pytest.fixture(params=["bubblewrap", "rlimit"])
 def executor(
     request: pytest.FixtureRequest, executors: dict[str, RunningExecutor]
 ) -> RunningExecutor:
-    if request.param not in executors:
-        pytest.skip(NEEDS_BWRAP)
-    running = executors[request.param]
-    assert running.health()["sandbox"] == request.param
-    return running
+    return pick_mode(executors, request.param)
 
 
 @pytest.fixture()
