@@ -11,7 +11,6 @@ instruction goes through `/api/instruction` and every click through
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,9 +20,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.controller.system import RunningSystem, launch
+from tests.controller.system import RunningSystem, copy_shipped_apps, launch
 from tests.fakes.music_api import FakeMusicCatalogue, make_wav
-from tests.procs import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -72,14 +70,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("apps_e2e")
-    apps_dir = root / "apps"
-    apps_dir.mkdir()
-    for app_id in APPS:
-        shutil.copytree(
-            ROOT / "apps" / app_id,
-            apps_dir / app_id,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
+    apps_dir = copy_shipped_apps(root / "apps", APPS)
     catalogue = FakeMusicCatalogue().start()
     config = {
         "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},

@@ -13,7 +13,6 @@ replies are the apps' own. Without a model the apps' behaviour is
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.controller.system import RunningSystem, launch
+from tests.controller.system import RunningSystem, copy_shipped_apps, launch
 from tests.fakes.music_api import FakeMusicCatalogue
 from tests.fakes.openai_server import (
     FakeOpenAI,
@@ -31,7 +30,6 @@ from tests.fakes.openai_server import (
     json_reply,
     text_reply,
 )
-from tests.procs import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -93,14 +91,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("apps_llm")
-    apps_dir = root / "apps"
-    apps_dir.mkdir()
-    for app_id in APPS:
-        shutil.copytree(
-            ROOT / "apps" / app_id,
-            apps_dir / app_id,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
+    apps_dir = copy_shipped_apps(root / "apps", APPS)
     with FakeOpenAI() as model, FakeMusicCatalogue() as catalogue:
         config = {
             "deepseek_api_key": "sk-apps-llm-test",

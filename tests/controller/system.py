@@ -60,6 +60,14 @@ def copy_echo(apps: Path, app_id: str, name: str) -> None:
     )
 
 
+def copy_shipped_apps(apps: Path, app_ids: tuple[str, ...]) -> Path:
+    """Copies of shipped apps in `apps` (so tests never write into the repo's workspaces)."""
+    apps.mkdir(parents=True, exist_ok=True)
+    for app_id in app_ids:
+        shutil.copytree(ROOT / "apps" / app_id, apps / app_id, ignore=_IGNORE)
+    return apps
+
+
 def build_apps_dir(apps: Path, *, test_apps: tuple[str, ...] = ("echo_app",)) -> Path:
     apps.mkdir(parents=True, exist_ok=True)
     shutil.copytree(ROOT / "apps" / "hello_app", apps / "hello_app", ignore=_IGNORE)
