@@ -6,14 +6,17 @@ URL; `stop` kills the whole group so no test leaves a process behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,3 +132,27 @@ def start_executor(
         stop(proc)
         raise
     return proc, url, token
+
+
+def processes_tagged(tag: str) -> list[psutil.Process]:
+    """Live (non-zombie) processes whose argv holds `tag` as one argument."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if (
+                tag in (proc.info["cmdline"] or [])
+                and proc.info["status"] != psutil.STATUS_ZOMBIE
+            ):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+@contextlib.contextmanager
+def held_port() -> Iterator[int]:
+    """A loopback port some other program is listening on while the block runs."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]

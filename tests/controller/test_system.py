@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tests.controller.system import (
     copy_echo,
     launch,
 )
+from tests.procs import held_port
 
 pytestmark = pytest.mark.slow
 
@@ -34,10 +34,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def busy_port() -> Iterator[int]:
     """A port some other program holds: port_app's preferred one (C4)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
+    with held_port() as port:
+        yield port
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import socket
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests.executor.conftest import HAS_BWRAP, MASTER, OTHER_TOKEN, Harness
+from tests.procs import processes_tagged
 
 NO_BWRAP = (
     "bubblewrap (bwrap) not installed: the process sandbox falls back to rlimits only"
@@ -43,13 +43,7 @@ SLEEPER = "import sys, time\ntime.sleep(3600)\n"
 
 
 def alive_with(tag: str) -> list[int]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        if proc.info["status"] == psutil.STATUS_ZOMBIE:
-            continue
-        if tag in (proc.info["cmdline"] or []):
-            found.append(proc.pid)
-    return found
+    return [proc.pid for proc in processes_tagged(tag)]
 
 
 def wait_none_alive(tag: str, within: float = 5.0) -> list[int]:

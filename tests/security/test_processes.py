@@ -14,7 +14,6 @@ import os
 import random
 import re
 import signal
-import socket
 import sqlite3
 import threading
 import time
@@ -32,15 +31,14 @@ from tests.controller.system import (
     copy_echo,
     launch,
 )
+from tests.procs import held_port
 from tests.security.conftest import add_security_apps, open_desktop
 
 
 @pytest.fixture(scope="module")
 def busy_port() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
+    with held_port() as port:
+        yield port
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from tests.controller.system import RunningSystem
+from tests.procs import processes_tagged
 from tests.security.conftest import (
     APP1_TOKEN,
     APP2_TOKEN,
@@ -49,20 +50,6 @@ def run_script(
     name = f"s_{secrets.token_hex(4)}.py"
     (executor.workdir / name).write_text(code)
     return executor.call("shell_exec", cmd=["python3", name, *args], timeout=timeout)
-
-
-def tagged(tag: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if (
-                tag in (proc.info["cmdline"] or [])
-                and proc.info["status"] != psutil.STATUS_ZOMBIE
-            ):
-                found.append(proc)
-        except psutil.Error:
-            continue
-    return found
 
 
 # ---------------------------------------------------------------------- D1
@@ -105,7 +92,7 @@ def test_d1_a_fork_bomb_is_stopped_by_the_task_ceiling(executor: RunningExecutor
         timeout=3,
     )
     assert bomb["status"] == "error" and bomb["code"] == "tool_timeout", bomb
-    assert tagged(tag) == []  # nothing of the bomb survives its timeout
+    assert processes_tagged(tag) == []  # nothing of the bomb survives its timeout
     assert executor.health()["status"] == "ok"
 
 
@@ -138,7 +125,9 @@ def test_d1_a_disk_filler_is_stopped_at_the_file_size_cap(
 def test_d1_sleep_3600_is_killed_at_its_timeout(executor: RunningExecutor) -> None:
     result = executor.call("shell_exec", cmd=["sleep", "3600"], timeout=2)
     assert result["status"] == "error" and result["code"] == "tool_timeout", result
-    survivors = [p for p in tagged("3600") if "sleep" in " ".join(p.info["cmdline"])]
+    survivors = [
+        p for p in processes_tagged("3600") if "sleep" in " ".join(p.info["cmdline"])
+    ]
     assert survivors == []
 
 

@@ -19,7 +19,7 @@ import psutil
 import pytest
 import requests
 
-from tests.procs import start_executor, stop
+from tests.procs import processes_tagged, start_executor, stop
 from tests.security.conftest import (
     APP1_TOKEN,
     HAS_BWRAP,
@@ -255,28 +255,14 @@ time.sleep(60)
 SLEEPER = "import sys, time\ntime.sleep(120)\n"
 
 
-def _tagged(tag: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if (
-                tag in (proc.info["cmdline"] or [])
-                and proc.info["status"] != psutil.STATUS_ZOMBIE
-            ):
-                found.append(proc)
-        except psutil.Error:
-            continue
-    return found
-
-
 def _wait_tagged(tag: str, present: bool, timeout: float = 10) -> list[psutil.Process]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = _tagged(tag)
+        found = processes_tagged(tag)
         if bool(found) == present:
             return found
         time.sleep(0.05)
-    return _tagged(tag)
+    return processes_tagged(tag)
 
 
 def _daemon_scripts(executor: RunningExecutor) -> None:
@@ -345,6 +331,6 @@ def test_x6_double_fork_then_the_executor_is_killed_leaves_no_descendant(
         finally:
             stop(proc)
     finally:
-        for leftover in _tagged(tag):
+        for leftover in processes_tagged(tag):
             leftover.kill()
         stop(first.proc)
