@@ -34,7 +34,7 @@ from typing import Any, Literal, TypeVar, Union
 from aios_sdk.errors import ProtocolError, ToolFailed
 from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
 
-__all__ = ["AIOSAgent", "ToolDef", "tool"]
+__all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
 
 REQUIRED_ATTRIBUTES = ("name", "description", "icon", "role_prompt")
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -511,3 +511,11 @@ def step_outcome(results: Mapping[str, Any], step_id: int) -> tuple[bool, Any, s
     if entry.get("status") == "ok":
         return True, entry.get("result"), ""
     return False, None, str(entry.get("error") or entry.get("code") or "没有执行")
+
+
+def read_role(module_file: str) -> str:
+    """The role prompt kept in `role.md` beside `module_file` (S-31: it may live there
+    instead of the manifest): `role_prompt = read_role(__file__)`."""
+    return (
+        (Path(module_file).resolve().parent / "role.md").read_text(encoding="utf-8").strip()
+    )

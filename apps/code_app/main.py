@@ -8,25 +8,19 @@ one is configured (`code_writer`, the hook point), else through templates.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from code_flows import CodeFlows
+from code_writer import agent_llm
 
-from code_flows import CodeFlows  # noqa: E402
-from code_writer import agent_llm  # noqa: E402
-
-from aios_sdk import AIOSAgent  # noqa: E402
-
-ROLE = (Path(__file__).resolve().parent / "role.md").read_text(encoding="utf-8").strip()
+from aios_sdk import AIOSAgent, read_role
 
 
 class CodeAgent(AIOSAgent):
     name = "代码应用"
     description = "编写、查看、编辑和运行 Python 代码"
     icon = "💻"
-    role_prompt = ROLE
+    role_prompt = read_role(__file__)
 
     def handle(
         self,

@@ -10,25 +10,19 @@ Apple's), `download_ext`, `country`, `search_limit`.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from music_flows import LIBRARY_TOOL, MusicFlows
+from music_library import scan_library
 
-from music_flows import LIBRARY_TOOL, MusicFlows  # noqa: E402
-from music_library import scan_library  # noqa: E402
-
-from aios_sdk import AIOSAgent, tool  # noqa: E402
-
-ROLE = (Path(__file__).resolve().parent / "role.md").read_text(encoding="utf-8").strip()
+from aios_sdk import AIOSAgent, read_role, tool
 
 
 class MusicAgent(AIOSAgent):
     name = "音乐应用"
     description = "搜索、播放和下载音乐，管理本地曲库和播放列表"
     icon = "🎵"
-    role_prompt = ROLE
+    role_prompt = read_role(__file__)
 
     def handle(
         self,

@@ -8,25 +8,19 @@ S-82 `ui_commands`. Reading the machine's status is the app's custom tool
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from system_flows import STATUS_TOOL, SystemFlows
+from system_status import collect
 
-from system_flows import STATUS_TOOL, SystemFlows  # noqa: E402
-from system_status import collect  # noqa: E402
-
-from aios_sdk import AIOSAgent, tool  # noqa: E402
-
-ROLE = (Path(__file__).resolve().parent / "role.md").read_text(encoding="utf-8").strip()
+from aios_sdk import AIOSAgent, read_role, tool
 
 
 class SystemAgent(AIOSAgent):
     name = "系统控制"
     description = "调整桌面界面元素、管理窗口、查看系统状态"
     icon = "⚙️"
-    role_prompt = ROLE
+    role_prompt = read_role(__file__)
 
     def handle(
         self,

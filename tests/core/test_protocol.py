@@ -333,3 +333,10 @@ def test_step_outcome_reads_ok_failed_and_missing_steps() -> None:
     assert step_outcome(results, 2) == (False, None, "timed out")
     assert step_outcome(results, 3) == (False, None, "denied_by_user")
     assert step_outcome(results, 4) == (False, None, "没有执行")
+
+
+def test_read_role_reads_role_md_beside_the_module(tmp_path) -> None:
+    from aios_sdk import read_role
+
+    (tmp_path / "role.md").write_text("  你是一个音乐小AI\n", encoding="utf-8")
+    assert read_role(str(tmp_path / "main.py")) == "你是一个音乐小AI"
