@@ -187,15 +187,19 @@ class DeterministicRouter:
         return _Decision(app_id, confidence, fits)
 
     def _keywords_only_for_best(self, fits: tuple[AppFit, ...]) -> bool:
-        """The best app's keywords hit and no other app's did: one real keyword
-        when no other app shows any evidence at all, or strong keyword evidence
-        (several keywords, or a long one) when others share only loose vocabulary.
-        A single keyword beside another app's evidence stays in doubt: "把播放键请到
-        屏幕的西北方向" hits the music app's "播放" but is about the desktop."""
+        """The best app's keywords hit and no rival's did: one real keyword when no
+        rival shows any evidence at all, or strong keyword evidence (several
+        keywords, or a long one) when rivals share only loose vocabulary. A runner-up
+        whose hits are all the best app's object is no rival ("close the [code]
+        window": the code app's word sits inside the window phrase). A keyword
+        beside a rival's keyword stays in doubt: "write code to download a web page"
+        could be the code app's or the music app's ("add hello world to my
+        playlist" has the same shape and is the music app's)."""
         best = fits[0].keyword
-        if any(f.keyword > 0 for f in fits[1:]):
+        rivals = [f for f in fits[1:] if not f.argument]
+        if any(f.keyword > 0 for f in rivals):
             return False
-        return best >= self.STRONG or (len(fits) == 1 and best >= self.EXCLUSIVE)
+        return best >= self.STRONG or (not rivals and best >= self.EXCLUSIVE)
 
 
 def _calibrate(best: float, runner_up: float) -> float:

@@ -6,13 +6,18 @@ instruction combines three signals, in the manner of hassil / Padatious:
 
 * keywords — phrase hits on the unit sequence (a phrase inside a longer matched
   phrase is dropped, so "播放按钮" beats the "播放" in it), weighted by length and
-  by how few apps share the phrase;
+  by how few apps share the phrase; the same keyword twice ("听听") counts once;
 * coverage — the share of the instruction's content units that the app's
   vocabulary explains (CJK character bigrams and English words from all fields);
+  a unit inside a keyword hit is explained only for the hit's apps, so the
+  system app's "播放键" lends it nothing in "停止播放";
 * fuzzy — rapidfuzz similarity to the app's closest example, computed only for
   the few apps that already have evidence.
 
 Each app gets a raw fit in 0..1; the router turns the best fits into a confidence.
+A runner-up whose keyword hits all sit inside the best app's phrase (between two
+of its hits, or after a 把 that puts the object first) is flagged `argument`: it
+names the object of the request ("close the code window"), it does not compete.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -41,11 +46,20 @@ _KEYWORD_MIX, _COVERAGE_MIX, _FUZZY_MIX = 0.5, 0.3, 0.2
 _FUZZY_CANDIDATES = 5
 _PUNCTUATION = re.compile(r"[^\w\s]")
 _GENERIC_NAME_PARTS = ("应用", "小ai", "助手", " app", " agent", "app", "agent")
+# Chinese particles that put the object before its verb ("把代码窗口最大化").
+_OBJECT_MARKERS = frozenset({"把", "将"})
 
 
 @dataclass(frozen=True)
 class AppFit:
-    """How well one app fits one instruction; `hits` are the matched keywords."""
+    """How well one app fits one instruction; `hits` are the matched keywords.
+
+    `argument` (never set on the best fit): every keyword hit of this app sits
+    inside a phrase of the best app — between two of its hits ("close the [code]
+    window", "写一个[下载]网页的程序") or between a leading 把 / 将 and a later hit
+    ("把[代码]窗口最大化") — so the words are the best app's object, not a rival
+    request.
+    """
 
     app_id: str
     fit: float
@@ -53,6 +67,7 @@ class AppFit:
     coverage: float
     fuzzy: float
     hits: tuple[str, ...] = ()
+    argument: bool = False
 
 
 @dataclass
@@ -156,15 +171,25 @@ class RoutingIndex:
         covered: dict[int, dict[int, float]] = {}
         for match in matches:
             for app in match.apps:
-                keyword_sum[app] = keyword_sum.get(app, 0.0) + match.weight
+                if match.label not in hits.get(app, ()):  # "听听" is one piece of evidence
+                    keyword_sum[app] = keyword_sum.get(app, 0.0) + match.weight
                 hits.setdefault(app, []).append(match.label)
                 cover = covered.setdefault(app, {})
                 for i in range(match.start, match.end):
                     cover[i] = max(cover.get(i, 0.0), min(1.0, match.weight))
+        # A unit inside a keyword hit belongs to the hit's apps: another app whose
+        # vocabulary merely shares the unit ("播放" of "播放键", "play" of "play
+        # button") shows no evidence there, as a shorter keyword inside a longer hit.
+        owners: dict[int, tuple[int, ...]] = {}
+        for match in matches:
+            for i in range(match.start, match.end):
+                owners[i] = (*owners.get(i, ()), *match.apps)
         for positions, feature in _features_at(units):
             for app, weight in self.postings.get(feature, ()):
-                cover = covered.setdefault(app, {})
                 for i in positions:
+                    if i in owners and app not in owners[i]:
+                        continue
+                    cover = covered.setdefault(app, {})
                     cover[i] = max(cover.get(i, 0.0), weight)
 
         content_set = set(content)
@@ -193,7 +218,28 @@ class RoutingIndex:
                 )
             )
         fits.sort(key=lambda f: -f.fit)
-        return fits
+        return self._mark_arguments(fits, matches, units)
+
+    def _mark_arguments(
+        self, fits: list[AppFit], matches: list[_Match], units: list[Unit]
+    ) -> list[AppFit]:
+        """Flag the runners-up whose keyword hits are all the best app's object."""
+        if len(fits) < 2:
+            return fits
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for match in matches:
+            for app in match.apps:
+                spans.setdefault(self.app_ids[app], []).append((match.start, match.end))
+        outer = spans.get(fits[0].app_id, [])
+        return [
+            fits[0],
+            *(
+                replace(fit, argument=True)
+                if _enclosed(spans.get(fit.app_id, []), outer, units)
+                else fit
+                for fit in fits[1:]
+            ),
+        ]
 
     def _keyword_matches(
         self, normalized: str, units: list[Unit], content: list[int]
@@ -271,6 +317,22 @@ def _no_punctuation(normalized: str, units: list[Unit], positions: list[int]) ->
         _PUNCTUATION.search(normalized, units[a].end, units[b].start)
         for a, b in zip(positions, positions[1:], strict=False)
     )
+
+
+def _enclosed(
+    inner: list[tuple[int, int]], outer: list[tuple[int, int]], units: list[Unit]
+) -> bool:
+    """Every `inner` hit lies after an opener and before a later `outer` hit; the
+    opener is an earlier `outer` hit or a 把 / 将 (the particle that puts the
+    object before the verb: "把代码窗口最大化")."""
+    if not inner or not outer:
+        return False
+    first = min(start for start, _ in inner)
+    last = max(end for _, end in inner)
+    opened = any(end <= first for _, end in outer) or any(
+        unit.text in _OBJECT_MARKERS for unit in units[:first]
+    )
+    return opened and any(start >= last for start, _ in outer)
 
 
 def _features_at(units: list[Unit]) -> Iterable[tuple[tuple[int, ...], str]]:

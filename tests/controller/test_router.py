@@ -278,11 +278,13 @@ def test_routing_set_accuracy(router, apps):
     print(f"routing accuracy: {accuracy:.1%} on {len(cases)}")
     for miss in wrong:
         print("  missed:", miss)
-    assert accuracy >= 0.9, wrong
+    assert wrong == []
 
 
 def test_confident_answers_on_the_routing_set_are_right(router, apps):
-    """Calibration: at or above CONFIDENT the router must (nearly) never be wrong."""
+    """Calibration: at or above CONFIDENT the router must (nearly) never be wrong,
+    no-app instructions are never confident, and the share answered without an LLM
+    (`aios bench`'s zero_llm_share, goal 0.8) keeps a margin above the goal."""
     cases = json.loads(ROUTING_SET.read_text(encoding="utf-8"))["cases"]
     confident = wrong = 0
     for case in cases:
@@ -290,8 +292,9 @@ def test_confident_answers_on_the_routing_set_are_right(router, apps):
         if plan.tasks and plan.confidence >= router.confident:
             confident += 1
             wrong += app_ids(plan) != case["apps"]
+            assert case["apps"], case["text"]
     print(f"confident on {confident}/{len(cases)}, wrong among them: {wrong}")
-    assert confident >= len(cases) // 2
+    assert confident >= 0.85 * len(cases)
     assert wrong <= confident * 0.02
 
 
