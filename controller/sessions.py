@@ -1,12 +1,22 @@
-"""Session memory (S-42): every field, saved atomically, restored after a restart.
+"""Session memory (S-42): every field, journalled cheaply, restored after a restart.
 
 A session is one conversation with the desktop or the CLI: `session_id`
 (`sess_<hex>`), `history` (one entry per instruction, open or action), `current_tasks`
 and `completed_tasks`, `context` (controller-side facts such as the last app used),
 `agent_states` (state each app keeps between calls, e.g. `last_played`, injected
 back as `cwd_state`) and `tool_calls_log` (every step round the controller forwarded).
-Each session is one JSON file `<state_dir>/sessions/<id>.json`; lists are bounded so
-a long session cannot grow without limit.
+Lists are bounded so a long session cannot grow without limit.
+
+Each session is one file `<state_dir>/sessions/<id>.json`, a journal of JSON lines.
+The first line is a snapshot: the whole session as one JSON object. Every later line
+is the delta one `save` appended: `"-<list>": n` entries dropped at the front and
+`"+<list>": [...]` entries added at the end of an append-only list (`history`,
+`completed_tasks`, `tool_calls_log`), and the current value of every other field that
+changed. A save therefore writes O(what changed); a fresh snapshot replaces the file
+(compaction) after `JOURNAL_MAX_DELTAS` deltas, once the deltas outgrow the snapshot,
+when a list changed in another way, and on a store's first save of a session.
+`load_session_file` replays a journal; it also reads the single JSON object (one
+line or pretty-printed) that sessions were saved as before the journal.
 """
 
 from __future__ import annotations
@@ -23,16 +33,36 @@ from typing import Any
 
 from aios_sdk.errors import ProtocolError
 
-__all__ = ["SESSION_ID_PATTERN", "Session", "SessionStore", "new_session_id"]
+__all__ = [
+    "SESSION_ID_PATTERN",
+    "Session",
+    "SessionStore",
+    "load_session_file",
+    "new_session_id",
+]
 
 SESSION_ID_PATTERN = re.compile(r"^sess_[A-Za-z0-9]{4,64}$")
 MAX_HISTORY = 100
 MAX_COMPLETED = 100
 MAX_TOOL_CALLS = 500
-# Lists whose entries are never changed once appended: their JSON is cached per entry.
-_APPEND_ONLY = ("history", "completed_tasks", "tool_calls_log")
-# json.dumps(x, ensure_ascii=False, default=str), without building an encoder per call
+# Lists whose entries are never changed once appended: they only gain entries at
+# the end and lose them at the front, so a save journals just that difference.
+_APPEND_ONLY = {
+    "history": MAX_HISTORY,
+    "completed_tasks": MAX_COMPLETED,
+    "tool_calls_log": MAX_TOOL_CALLS,
+}
+# A snapshot replaces the journal after this many deltas, or once the deltas'
+# bytes pass the snapshot's size (at least JOURNAL_MIN_BYTES): a file stays
+# within about twice a snapshot and a load replays at most this many lines.
+JOURNAL_MAX_DELTAS = 64
+JOURNAL_MIN_BYTES = 64 * 1024
+# json.dumps(x, ensure_ascii=False, default=str), without building an encoder per
+# call. Its output never holds a raw "\n" (json escapes it inside strings), so a
+# line of the journal is one JSON value; U+2028 and the like may appear raw, which
+# is why the journal is split on "\n" only, never with str.splitlines().
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_DECODER = json.JSONDecoder()
 
 
 def new_session_id() -> str:
@@ -100,8 +130,12 @@ class Session:
         # what was running when the controller stopped did not finish
         for task in session.current_tasks:
             session.completed_tasks.append({**task, "status": "error", "interrupted": True})
+        del session.completed_tasks[:-MAX_COMPLETED]
         session.current_tasks = []
         return session
+
+
+# ------------------------------------------------------------------ the file
 
 
 def _spare(path: Path) -> Path:
@@ -112,12 +146,12 @@ def _replace_file(path: Path, data: bytes) -> None:
     """Replace `path` by `data` through a spare copy: a reader (or a restart after a
     crash) finds a complete old or new version, never half a file.
 
-    Sessions are rewritten after every turn, so this is on the request path:
-    no fsync (a power loss may keep an older version), and the old file is
-    removed before the spare is renamed, because renaming over an existing file
-    makes ext4 write the new data out at once (auto_da_alloc), which alone cost
-    more than the rest of an instruction. A crash between the two steps leaves
-    the complete spare, which `_load` falls back to.
+    This is on the request path (every compaction of a journal): no fsync (a
+    power loss may keep an older version), and the old file is removed before
+    the spare is renamed, because renaming over an existing file makes ext4
+    write the new data out at once (auto_da_alloc), which alone cost more than
+    the rest of an instruction. A crash between the two steps leaves the
+    complete spare, which `load_session_file` falls back to.
     """
     spare = _spare(path)
     try:
@@ -134,8 +168,84 @@ def _replace_file(path: Path, data: bytes) -> None:
     os.rename(spare, path)
 
 
+def _append_line(path: Path, line: bytes) -> bool:
+    """Append one journal line with a single write (no fsync, like `_replace_file`).
+
+    False when the file is gone or took only part of the line; the caller then
+    writes a snapshot, which also replaces a line cut short.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return False
+    try:
+        return os.write(fd, line) == len(line)
+    finally:
+        os.close(fd)
+
+
+def load_session_file(path: Path) -> dict[str, Any]:
+    """The session saved at `path` as one dict: the snapshot with its deltas replayed.
+
+    The first JSON value may span lines (a session saved before the journal).
+    Replay stops at the first line that is not a whole, valid delta (a crash
+    while appending): everything before it is kept. Falls back to the spare
+    copy a compaction cut short leaves. Raises `FileNotFoundError` when there
+    is neither, `ValueError` when the snapshot is unreadable.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = _spare(path).read_bytes()
+    # "replace": a line cut inside a character must not make the whole file unreadable
+    text = data.decode("utf-8", errors="replace")
+    start = len(text) - len(text.lstrip())
+    session, end = _DECODER.raw_decode(text, start)  # one parse, unlike json.loads first
+    if not isinstance(session, dict):
+        raise ValueError("a session file starts with a JSON object")
+    for line in text[end:].split("\n"):
+        if not line.strip():
+            continue
+        try:
+            delta = json.loads(line)
+        except ValueError:
+            break
+        if not _apply_delta(session, delta):
+            break
+    for name, bound in _APPEND_ONLY.items():
+        if isinstance(session.get(name), list):
+            del session[name][:-bound]
+    return session
+
+
+def _apply_delta(session: dict[str, Any], delta: Any) -> bool:
+    """Apply one journal line to `session`; False (and nothing applied) if malformed."""
+    if not isinstance(delta, dict):
+        return False
+    for key, value in delta.items():
+        if key[:1] in ("-", "+"):
+            target = session.get(key[1:], [])
+            if not isinstance(target, list):
+                return False
+            if key[0] == "-" and not (type(value) is int and 0 <= value <= len(target)):
+                return False
+            if key[0] == "+" and not isinstance(value, list):
+                return False
+    for key, value in delta.items():  # a list's "-" comes before its "+"
+        if key[:1] == "-":
+            del session.setdefault(key[1:], [])[:value]
+        elif key[:1] == "+":
+            session.setdefault(key[1:], []).extend(value)
+        else:
+            session[key] = value
+    return True
+
+
+# --------------------------------------------------------------- the journal
+
+
 class _EncodedList:
-    """One append-only list as last encoded: its entries and their JSON, in order."""
+    """One append-only list as last written: its entries and their JSON, in order."""
 
     SEARCH = 64  # how many dropped entries at the front are looked through
 
@@ -143,29 +253,113 @@ class _EncodedList:
         self.entries: list[Any] = []
         self.items: list[str] = []
 
-    def encode(self, value: list[Any]) -> str:
-        old = self.entries
-        start = None
-        if value and old:
-            first = value[0]
-            for i in range(min(len(old), self.SEARCH)):
-                if old[i] is first:
-                    start = i
-                    break
-        kept = len(old) - start if start is not None else 0
-        if start is None or kept > len(value) or value[kept - 1] is not old[-1]:
-            start, kept = 0, 0  # not a trimmed and extended version: encode it all
-        self.items = self.items[start:] if kept else []
-        self.items.extend(_ENCODE(entry) for entry in value[kept:])
+    def update(self, value: list[Any]) -> tuple[int, list[str]] | None:
+        """Take `value` as the list's new content and encode what is new.
+
+        Returns (entries dropped at the front, JSON of the entries added at the
+        end) when `value` is the last version trimmed and extended, else None
+        (then every entry was encoded afresh).
+        """
+        dropped = self._dropped(value)
+        if dropped is None:
+            self.items = [_ENCODE(entry) for entry in value]
+            added = None
+        else:
+            kept = len(self.entries) - dropped
+            new = [_ENCODE(entry) for entry in value[kept:]]
+            del self.items[:dropped]
+            self.items.extend(new)
+            added = (dropped, new)
         self.entries = list(value)
+        return added
+
+    def _dropped(self, value: list[Any]) -> int | None:
+        old = self.entries
+        if not old:
+            return 0
+        if not value:
+            return None
+        first = value[0]
+        for start in range(min(len(old), self.SEARCH)):
+            kept = len(old) - start
+            # list equality tries identity first: cheap for the same entries
+            if old[start] is first and kept <= len(value) and value[:kept] == old[start:]:
+                return start
+        return None
+
+    def json(self) -> str:
         return "[" + ", ".join(self.items) + "]"
 
 
+class _Journal:
+    """What was last written for one session, so the next save writes only a delta."""
+
+    def __init__(self) -> None:
+        self.lists = {name: _EncodedList() for name in _APPEND_ONLY}
+        self.values: dict[str, str] = {}  # the other fields' JSON as last written
+        self.deltas = -1  # delta lines after the snapshot; -1: no snapshot written yet
+        self.delta_bytes = 0
+        self.snapshot_bytes = 0
+
+    def next_line(self, session: Session) -> tuple[bytes, bool]:
+        """The line that brings the file up to `session`: (line, is_snapshot).
+
+        A snapshot replaces the file; a delta is appended to it.
+        """
+        changes: list[str] = []
+        whole = self.deltas < 0 or self.deltas >= JOURNAL_MAX_DELTAS
+        for name, value in session.to_json().items():
+            cache = self.lists.get(name)
+            if cache is not None:
+                if not isinstance(value, list):  # the journal keeps these lists
+                    value = list(value) if isinstance(value, tuple) else []
+                change = cache.update(value)
+                if change is None:
+                    whole = True
+                elif not whole:
+                    dropped, added = change
+                    if dropped:
+                        changes.append(f'"-{name}": {dropped}')
+                    if added:
+                        changes.append(f'"+{name}": [' + ", ".join(added) + "]")
+            else:
+                encoded = _ENCODE(value)
+                if self.values.get(name) != encoded:
+                    self.values[name] = encoded
+                    changes.append(f"{json.dumps(name)}: {encoded}")
+        if not whole:
+            line = ("{" + ", ".join(changes) + "}\n").encode("utf-8")
+            budget = max(self.snapshot_bytes, JOURNAL_MIN_BYTES)
+            if self.delta_bytes + len(line) <= budget:
+                return line, False
+        return self.snapshot(session), True
+
+    def snapshot(self, session: Session) -> bytes:
+        parts = []
+        for name in session.to_json():
+            cache = self.lists.get(name)
+            encoded = cache.json() if cache is not None else self.values[name]
+            parts.append(f"{json.dumps(name)}: {encoded}")
+        return ("{" + ", ".join(parts) + "}\n").encode("utf-8")
+
+    def written(self, line: bytes, snapshot: bool) -> None:
+        if snapshot:
+            self.deltas, self.delta_bytes, self.snapshot_bytes = 0, 0, len(line)
+        else:
+            self.deltas += 1
+            self.delta_bytes += len(line)
+
+
+# ----------------------------------------------------------------- the store
+
+
 class SessionStore:
-    """Sessions by id, loaded lazily from disk and written back atomically.
+    """Sessions by id, loaded lazily from disk and journalled after every change.
 
     Each session has its own lock; `lock(session_id)` serialises the requests of one
-    session while different sessions proceed in parallel.
+    session while different sessions proceed in parallel. A session's journal
+    starts with a snapshot on this store's first save of it (which also replaces
+    a line a crash cut short), so a restart continues every file correctly.
     """
 
     def __init__(self, folder: Path):
@@ -173,8 +367,8 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
-        # per session: the append-only lists' entries as last encoded
-        self._encoded: dict[str, dict[str, _EncodedList]] = {}
+        # per session: what was last written to its file
+        self._journals: dict[str, _Journal] = {}
 
     def _path(self, session_id: str) -> Path:
         return self._folder / f"{session_id}.json"
@@ -210,48 +404,33 @@ class SessionStore:
             return session
 
     def _load(self, session_id: str) -> Session | None:
-        path = self._path(session_id)
         try:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:  # a save cut short between its two steps
-                text = _spare(path).read_text(encoding="utf-8")
-            raw = json.loads(text)
+            raw = load_session_file(self._path(session_id))
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
             return None  # unreadable: start afresh rather than fail the request
-        if not isinstance(raw, dict):
-            return None
         raw["session_id"] = session_id
         try:
             return Session.from_json(raw)
-        except TypeError:
+        except (TypeError, AttributeError):
             return None
 
-    def _encode(self, session: Session) -> str:
-        """`json.dumps(session.to_json())`, reusing the JSON of old entries.
-
-        A full session holds hundreds of entries; re-encoding all of them after
-        every turn cost more than the rest of the instruction. The append-only
-        lists only ever gain entries at the end and lose them at the front, so
-        their encoded entries are kept and only new ones are encoded.
-        """
-        caches = self._encoded.setdefault(session.session_id, {})
-        parts = []
-        for name, value in session.to_json().items():
-            if name in _APPEND_ONLY and isinstance(value, list):
-                encoded = caches.setdefault(name, _EncodedList()).encode(value)
-            else:
-                encoded = _ENCODE(value)
-            parts.append(f"{json.dumps(name)}: {encoded}")
-        return "{" + ", ".join(parts) + "}"
-
     def save(self, session: Session) -> None:
+        """Write what changed since the last save: usually one appended line."""
         session.updated = time.time()
-        with self.lock(session.session_id):
-            data = self._encode(session).encode("utf-8")
-            _replace_file(self._path(session.session_id), data)
+        sid = session.session_id
+        with self.lock(sid):
+            # taken out while writing: if a write fails, the next save starts afresh
+            journal = self._journals.pop(sid, None) or _Journal()
+            path = self._path(sid)
+            line, snapshot = journal.next_line(session)
+            if not snapshot and not _append_line(path, line):
+                line, snapshot = journal.snapshot(session), True
+            if snapshot:
+                _replace_file(path, line)
+            journal.written(line, snapshot)
+            self._journals[sid] = journal
 
     def ids(self) -> list[str]:
         on_disk = {p.stem for p in self._folder.glob("sess_*.json")}

@@ -12,7 +12,7 @@ from aios_sdk.errors import ProtocolError
 from aios_sdk.protocol import ATOMIC_TOOLS
 from controller.context import ContextBuilder, summarise_history, workspace_files
 from controller.events import EventBus, ExecutorEventRelay, sse_stream
-from controller.sessions import MAX_HISTORY, Session, SessionStore
+from controller.sessions import MAX_HISTORY, Session, SessionStore, load_session_file
 
 
 def test_workspace_files_are_top_level_sorted_bounded(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_session_roundtrip_bounds_and_interrupted_tasks(tmp_path: Path) -> None:
     session.merge_agent_state("a", {"volume": None})
     session.log_tool_calls([{"tool": "file_read", "status": "ok"}])
     store.save(session)
-    raw = json.loads((tmp_path / f"{session.session_id}.json").read_text())
+    raw = load_session_file(tmp_path / f"{session.session_id}.json")
     assert set(raw) >= {
         "session_id",
         "history",
@@ -95,8 +95,8 @@ def test_session_roundtrip_bounds_and_interrupted_tasks(tmp_path: Path) -> None:
 
 
 def test_saved_file_is_the_whole_session_after_every_turn(tmp_path: Path) -> None:
-    """Saves reuse the JSON of old entries; the file must still equal a full dump,
-    also once the bounded lists start dropping entries at the front."""
+    """Saves journal only what changed; the file must still read back as a full
+    dump, also once the bounded lists start dropping entries at the front."""
     store = SessionStore(tmp_path)
     session = store.get_or_create(None)
     path = tmp_path / f"{session.session_id}.json"
@@ -109,7 +109,7 @@ def test_saved_file_is_the_whole_session_after_every_turn(tmp_path: Path) -> Non
             session.tool_calls_log = [{"tool": "replaced"}]
         store.save(session)
         expected = json.dumps(session.to_json(), ensure_ascii=False, default=str)
-        assert path.read_text(encoding="utf-8") == expected
+        assert load_session_file(path) == json.loads(expected)
 
 
 def test_a_save_cut_short_keeps_the_complete_new_copy(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import psutil
 import pytest
 import requests
 
+from controller.sessions import load_session_file
 from tests.controller.system import (
     RunningSystem,
     add_template_app,
@@ -123,7 +124,7 @@ def test_session_memory_reaches_the_next_call(system: RunningSystem) -> None:
     context = second["tasks"][0]["result"]["data"]["context"]
     assert "第一句" in context["history_summary"]
     assert context["cwd_state"]["last_echo"] == "回声一下 第一句"
-    saved = json.loads((system.state_dir / "sessions" / f"{sid}.json").read_text())
+    saved = load_session_file(system.state_dir / "sessions" / f"{sid}.json")
     assert [t["text"] for t in saved["history"]] == ["回声一下 第一句", "回声一下 第二句"]
     assert saved["agent_states"]["echo_app"]["last_echo"] == "回声一下 第二句"
     assert len(saved["completed_tasks"]) == 2
@@ -169,9 +170,7 @@ def test_design_template_does_not_loop_and_renders(system: RunningSystem) -> Non
     assert reply["data"] == {"items": []}
     assert reply["actions"][0]["action_id"] == "refresh"
     assert reply.get("steps", []) == []
-    saved = json.loads(
-        (system.state_dir / "sessions" / f"{reply['session_id']}.json").read_text()
-    )
+    saved = load_session_file(system.state_dir / "sessions" / f"{reply['session_id']}.json")
     rounds = [c["round"] for c in saved["tool_calls_log"] if c["app_id"] == "template_app"]
     assert rounds == [1]  # one round of steps, then the view
     # the refresh button goes through the same loop

@@ -124,8 +124,9 @@ def test_app_token_only_opens_the_llm_routes(
 
 
 def test_long_sessions_get_an_llm_summary(system: RunningSystem, fake: FakeOpenAI) -> None:
-    import json
     import time
+
+    from controller.sessions import load_session_file
 
     first = system.say("跟我打个招呼")
     sid = first["session_id"]
@@ -137,7 +138,7 @@ def test_long_sessions_get_an_llm_summary(system: RunningSystem, fake: FakeOpenA
     deadline = time.monotonic() + 10
     summary = None
     while time.monotonic() < deadline and summary is None:
-        summary = json.loads(path.read_text(encoding="utf-8"))["context"].get("llm_summary")
+        summary = load_session_file(path)["context"].get("llm_summary")
         time.sleep(0.05)
     assert summary == "用户一直在打招呼"
     assert "say hello" in fake.requests[0].prompt_text
