@@ -5,7 +5,7 @@ J1): refuse a non-loopback `Host` (421) and a cross-site `Origin` (403); require
 per-launch token in `X-AIOS-Token` (constant-time compare) on every route not marked
 `public`; parse JSON strictly (415 wrong type, 413 too large, 400 for cut-off,
 nested-too-deep, NaN, invalid UTF-8) and validate it with a protocol model; turn every
-exception into the one JSON error shape; serve with waitress on 127.0.0.1.
+exception into the one JSON error shape; serve on 127.0.0.1 (`aios_sdk.http_server`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from aios_sdk.protocol import parse
 
 if TYPE_CHECKING:
     from flask import Flask, Response
+
+    from aios_sdk.http_server import LoopbackServer
 
 # Flask is imported where it is used, so that importing this module (for
 # `start_server`, `loads_strict`, the edge checks) costs an app process no Flask.
@@ -236,64 +238,50 @@ def create_service(
 
 
 class ServerHandle:
-    """A waitress server on 127.0.0.1 running in a background thread."""
+    """A `LoopbackServer` on 127.0.0.1 running in a background thread."""
 
-    def __init__(self, server: Any, thread: threading.Thread):
+    def __init__(self, server: LoopbackServer, thread: threading.Thread):
         self._server = server
         self._thread = thread
-        self.port: int = server.effective_port
+        self.port: int = server.port
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        """Close the listening socket and every open keep-alive channel, then join.
-
-        Closing only the listener leaves waitress's loop running while any client
-        still holds a connection, so the channels are closed too.
-        """
-        server = self._server
-        for channel in list(server._map.values()):
-            if channel is not server:
-                try:
-                    channel.close()
-                except OSError:
-                    pass
-        server.close()
-        self._thread.join(timeout=5)
-        server.task_dispatcher.shutdown(timeout=1)
+        """Close the listening socket and every open keep-alive connection, then join."""
+        self._server.stop()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
 
 
 def start_server(
-    app: Flask,
+    app: Callable[..., Any],
     port: int = 0,
     *,
     threads: int = 8,
     background: bool = True,
     connection_limit: int = 200,
 ) -> ServerHandle:
-    """Serve `app` with waitress on 127.0.0.1:`port` (0 picks a free port).
+    """Serve the WSGI `app` on 127.0.0.1:`port` (0 picks a free port).
 
-    With `background=False` this blocks in the caller's thread until the server closes.
+    `threads` requests run at once (more wait), `connection_limit` connections stay
+    open (aios_sdk/http_server.py). With `background=False` this blocks in the
+    caller's thread until the server is stopped.
     """
-    from waitress.server import create_server
+    from aios_sdk.http_server import LoopbackServer
 
-    server = create_server(
-        app,
-        host="127.0.0.1",
-        port=port,
-        threads=threads,
-        connection_limit=connection_limit,
-        channel_timeout=120,
-        ident="triton-aios",
-        clear_untrusted_proxy_headers=True,
+    server = LoopbackServer(
+        app, port, threads=threads, connection_limit=connection_limit, idle_timeout=120
     )
-    thread = threading.Thread(target=server.run, name=f"waitress-{port}", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, name=f"http-accept-{server.port}", daemon=True
+    )
     handle = ServerHandle(server, thread)
     if background:
         thread.start()
     else:
         handle._thread = threading.current_thread()
-        server.run()
+        server.serve_forever()
     return handle
