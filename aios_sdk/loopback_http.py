@@ -2,7 +2,7 @@
 
 The controller calls an app twice and the executor once for every instruction, so
 the client's own cost is paid three times per answer. `http.client` parses every
-response's headers with the `email` package and costs more CPU than the waitress
+response's headers with the `email` package and costs more CPU than the loopback
 hop it measures; this client writes the request in one `sendall`, reads the answer
 into one buffer and splits the headers itself. It speaks only what these peers
 send: a status line, headers, then a body delimited by `Content-Length`, chunked

@@ -4,7 +4,7 @@ HTTP API").
 Built on `aios_sdk.wsgi.Service` (the edge rules of `aios_sdk.web` — loopback
 Host/Origin guard, CORS for loopback origins, strict JSON, one error shape — without
 Flask, which would be most of an idle app's memory and start-up time) with the app's
-own token from `AIOS_TOKEN`, served by `aios_sdk.web.start_server` (waitress).
+own token from `AIOS_TOKEN`, served by `aios_sdk.web.start_server`.
 Routes: `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the

@@ -3,7 +3,7 @@
 `create_service` builds on Flask, which the controller and the executor need
 (blueprints, streaming, static files). An app serves four JSON routes, and Flask
 with its dependencies is most of an idle app's memory and start-up time, so apps
-are served by `Service`: a route table over plain WSGI, served by the same waitress
+are served by `Service`: a route table over plain WSGI, served by the same server
 (`web.start_server`) and held to the same rules — loopback `Host` and `Origin`
 (`web.check_edge`), the token on every route not marked public (`web.check_token`),
 strict JSON validated with a protocol model (`Request.json`), every exception as

@@ -4,8 +4,9 @@ Every latency the benchmark reports is measured with `KeepAliveClient` (raw
 `http.client`, one persistent connection, JSON in and out), so the pipeline's
 figures and the floor they are divided by pay the same client cost. `EchoServer`
 is the floor itself: a separate process serving a plain WSGI JSON echo with
-waitress on 127.0.0.1 (the server every Triton service runs on), so one floor
-sample is exactly one loopback hop with nothing behind it.
+waitress on 127.0.0.1 (the issue's reference: a common, well-kept WSGI server),
+so one floor sample is exactly one loopback hop with nothing behind it. Triton's
+own services run on `aios_sdk.http_server`.
 """
 
 from __future__ import annotations

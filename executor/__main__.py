@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             toolbox.shutdown()
         finally:
-            os._exit(0)  # waitress has no clean stop from a signal handler; we are done
+            os._exit(0)  # nothing is left to do but exit; the tools were stopped
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

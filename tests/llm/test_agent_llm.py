@@ -1,7 +1,7 @@
 """`AgentLLM` (an app's `self.llm`) over real HTTP: app → controller routes → fake model.
 
 The controller here is the stand-in of test_llm_api (real guard + LLM blueprint)
-served by waitress on an ephemeral port; a tiny executor stand-in lists the app's
+served by `start_server` on an ephemeral port; a tiny executor stand-in lists the app's
 tools the way `GET /tools?app_id=X` does.
 """
 
