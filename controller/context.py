@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,19 +32,44 @@ __all__ = [
 MAX_FILES = 100
 
 
+# A directory's mtime changes whenever a name in it is added, removed or renamed, but
+# only as finely as the kernel's clock tick: a listing is reused only if the folder
+# had not changed for this long when it was read ("racy" listings are not kept).
+_SETTLED_NS = 50_000_000
+_listings: dict[str, tuple[int, list[str]]] = {}
+_listings_lock = threading.Lock()
+
+
 def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
-    """Sorted top-level names in the workspace, hidden ones left out, at most `limit`."""
+    """Sorted top-level names in the workspace, hidden ones left out, at most `limit`.
+
+    Every call of an app carries this list, so the listing of a folder that has not
+    changed since (same mtime) is reused instead of read again.
+    """
     if workdir is None:
         return []
+    key = os.fspath(workdir)
+    try:
+        mtime = os.stat(key).st_mtime_ns
+    except OSError:
+        return []
+    with _listings_lock:
+        cached = _listings.get(key)
+    if cached is not None and cached[0] == mtime:
+        return cached[1][:limit]
+    read_at = time.time_ns()
     names: list[str] = []
     try:
-        with os.scandir(workdir) as entries:
+        with os.scandir(key) as entries:
             for entry in entries:
                 if not entry.name.startswith("."):
                     names.append(entry.name)
     except OSError:
         return []
     names.sort()
+    if mtime < read_at - _SETTLED_NS:
+        with _listings_lock:
+            _listings[key] = (mtime, names)
     return names[:limit]
 
 

@@ -15,13 +15,15 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, get_args
 
-from aios_sdk.protocol import Event
+from aios_sdk.protocol import Event, EventType
 
 __all__ = ["EventBus", "ExecutorEventRelay", "sse_stream"]
 
 log = logging.getLogger("aios.controller.events")
+
+_EVENT_TYPES = frozenset(get_args(EventType))
 
 
 class EventBus:
@@ -47,10 +49,14 @@ class EventBus:
         app_id: str | None = None,
         session_id: str | None = None,
     ) -> Event:
+        if type not in _EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}")
         with self._cond:
             self._seq += 1
-            event = Event(
-                type=type,  # type: ignore[arg-type]
+            # built by the controller itself, several per instruction: the type is
+            # the only field worth checking, so pydantic's validation is skipped
+            event = Event.model_construct(
+                type=type,
                 seq=self._seq,
                 app_id=app_id,
                 session_id=session_id,

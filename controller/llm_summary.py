@@ -87,10 +87,12 @@ def deterministic_summary(turns: Sequence[Any], limit: int = DEFAULT_LIMIT) -> s
         return ""
     summary = f"用户刚问过“{_clip(latest, _QUOTE_LIMIT)}”"
     older: list[str] = []
+    # the length the summary would have with `older`: "，之前问过" + quotes joined by "、"
+    length = len(summary) + len("，之前问过") - len("、")
     for text in asked:
         quoted = f"“{_clip(text, _QUOTE_LIMIT)}”"
-        candidate = summary + "，之前问过" + "、".join([*older, quoted])
-        if len(candidate) > limit:
+        length += len("、") + len(quoted)
+        if length > limit:
             break
         older.append(quoted)
     if older:

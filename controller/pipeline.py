@@ -240,7 +240,6 @@ class Pipeline:
         client_id: str | None = None,
     ) -> None:
         failed = [d for d in task.depends_on if by_id[d].status == "error"]
-        task_info = task.model_dump(mode="json", exclude={"result"})
         if failed:
             task.status = "error"
             task.result = AppReply.error(
@@ -251,7 +250,15 @@ class Pipeline:
             return
         task.status = "running"
         with self._sessions.lock(session.session_id):
-            session.start_task({**task_info, "status": "running"})
+            session.start_task(
+                {
+                    "task_id": task.task_id,
+                    "app_id": task.app_id,
+                    "instruction": task.instruction,
+                    "depends_on": list(task.depends_on),
+                    "status": "running",
+                }
+            )
         self._events.publish(
             "task_started",
             {

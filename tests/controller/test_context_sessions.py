@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,29 @@ def test_workspace_files_are_top_level_sorted_bounded(tmp_path: Path) -> None:
     assert workspace_files(tmp_path) == ["a.txt", "b.txt", "sub"]
     assert workspace_files(tmp_path, limit=2) == ["a.txt", "b.txt"]
     assert workspace_files(tmp_path / "missing") == []
+
+
+def test_workspace_listing_is_reused_only_while_the_folder_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    settled = time.time_ns() - 3_600 * 10**9  # changed an hour ago: safe to reuse
+    os.utime(tmp_path, ns=(settled, settled))
+    assert workspace_files(tmp_path) == ["a.txt"]
+    # a name added behind the cache's back (mtime put back): the listing is reused
+    (tmp_path / "b.txt").write_text("x")
+    os.utime(tmp_path, ns=(settled, settled))
+    assert workspace_files(tmp_path) == ["a.txt"]
+    # any real change moves the mtime: read again
+    (tmp_path / "c.txt").write_text("x")
+    assert workspace_files(tmp_path) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_a_folder_changed_just_now_is_never_served_stale(tmp_path: Path) -> None:
+    # within one clock tick two changes can share an mtime: such a listing is not kept
+    for i in range(50):
+        (tmp_path / f"f{i:02d}").write_text("x")
+        assert workspace_files(tmp_path)[-1] == f"f{i:02d}"
 
 
 def test_history_summary_is_deterministic() -> None:
