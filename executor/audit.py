@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 import time
 from collections import OrderedDict
+from io import FileIO
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-__all__ = ["ToolCallLog", "safe_session_name", "summarize_args"]
+__all__ = ["CallRecords", "ToolCallLog", "safe_session_name", "summarize_args"]
 
 log = logging.getLogger("aios.executor.audit")
 
@@ -67,44 +69,75 @@ def summarize_args(args: dict[str, Any]) -> dict[str, Any]:
 class ToolCallLog:
     """Appends call records to per-session JSONL files.
 
-    The files of the most recent sessions stay open (every line is flushed at once,
-    so a reader sees it): opening, appending to and closing the file for each call
-    cost more than a cheap tool call itself.
+    The files of the most recent sessions stay open: opening, appending to and
+    closing the file for each call cost more than a cheap tool call itself. A
+    request's lines are collected in a `CallRecords` and written with one write
+    when it ends (or earlier, `CallRecords.write`), so a reader sees them then.
     """
 
     def __init__(self, state_dir: Path):
         self._dir = Path(state_dir) / "tool_calls"
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+        # file name → the file, unbuffered (each write is one write(2), O_APPEND)
+        self._open: OrderedDict[str, FileIO] = OrderedDict()
 
-    def _handle(self, session_id: str | None) -> IO[str]:
-        """The open log file of `session_id` (call with the lock held)."""
-        path = self.path_for(session_id)
-        key = str(path)
-        handle = self._open.get(key)
-        if handle is not None and not path.exists():  # removed meanwhile: start anew
-            handle.close()
-            handle = None
-            del self._open[key]
-        if handle is None:
-            self._dir.mkdir(parents=True, exist_ok=True)
-            handle = self._open[key] = open(path, "a", encoding="utf-8")  # noqa: SIM115
-            while len(self._open) > _OPEN_LOGS:
-                self._open.popitem(last=False)[1].close()
-        else:
-            self._open.move_to_end(key)
-        return handle
-
-    def close(self) -> None:
-        with self._lock:
-            for handle in self._open.values():
-                handle.close()
-            self._open.clear()
+    def records(self, session_id: str | None) -> CallRecords:
+        """The lines of one request for `session_id`; use it as a context manager."""
+        return CallRecords(self, session_id)
 
     def path_for(self, session_id: str | None) -> Path:
         return self._dir / f"{safe_session_name(session_id)}.jsonl"
 
-    def record(
+    def append(self, session_id: str | None, lines: list[str]) -> None:
+        """Append `lines` to the session's file in one write."""
+        data = "".join(lines).encode("utf-8")
+        name = safe_session_name(session_id)
+        try:
+            with self._lock:
+                file = self._file(name)
+                while data:  # a regular file takes it all at once; loop to be sure
+                    data = data[file.write(data) or 0 :]
+        except OSError:
+            log.exception("cannot write the tool-call log")
+
+    def _file(self, name: str) -> FileIO:
+        """The open log file `name` (call with the lock held)."""
+        file = self._open.get(name)
+        # a removed file has no links left: start a new one (an fstat of the open
+        # file rather than a lookup of its path)
+        if file is not None and os.fstat(file.fileno()).st_nlink == 0:
+            self._open.pop(name).close()
+            file = None
+        if file is None:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            file = self._open[name] = FileIO(self._dir / f"{name}.jsonl", "a")
+            while len(self._open) > _OPEN_LOGS:
+                self._open.popitem(last=False)[1].close()
+        else:
+            self._open.move_to_end(name)
+        return file
+
+    def close(self) -> None:
+        with self._lock:
+            for file in self._open.values():
+                file.close()
+            self._open.clear()
+
+
+class CallRecords:
+    """The log lines of one request (`/call` or `/run`), written together.
+
+    `with log.records(session_id) as records:` — every `add` before the block ends
+    is written when it ends, exceptions included; `write` writes what is pending
+    now (before a step that may take long, so the earlier ones are on disk).
+    """
+
+    def __init__(self, log: ToolCallLog, session_id: str | None):
+        self._log = log
+        self._session_id = session_id
+        self._lines: list[str] = []
+
+    def add(
         self,
         *,
         app_id: str,
@@ -112,14 +145,13 @@ class ToolCallLog:
         args: dict[str, Any],
         status: str,
         duration_ms: float,
-        session_id: str | None,
         code: str | None = None,
         step_id: int | None = None,
     ) -> None:
         entry: dict[str, Any] = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "app_id": app_id,
-            "session_id": session_id,
+            "session_id": self._session_id,
             "tool": tool,
             "args": summarize_args(args),
             "status": status,
@@ -129,11 +161,15 @@ class ToolCallLog:
             entry["code"] = code
         if step_id is not None:
             entry["step_id"] = step_id
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        try:
-            with self._lock:
-                handle = self._handle(session_id)
-                handle.write(line)
-                handle.flush()
-        except OSError:
-            log.exception("cannot write the tool-call log")
+        self._lines.append(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+
+    def write(self) -> None:
+        if self._lines:
+            self._log.append(self._session_id, self._lines)
+            self._lines = []
+
+    def __enter__(self) -> CallRecords:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.write()

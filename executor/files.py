@@ -29,10 +29,32 @@ if TYPE_CHECKING:
 __all__ = ["content_bytes", "file_list", "file_read", "file_write"]
 
 _SCAN_FACTOR = 20  # a recursive listing looks at most this many × file_list_max entries
+_READ_CHUNK = 1 << 16  # file_read's reads after the first, if the file grew
 
 
 def _not_found(args: dict[str, Any], key: str = "path") -> AiosError:
     return AiosError(f"{args[key]!r} does not exist", code="file_not_found")
+
+
+def _read_capped(fd: int, size: int, cap: int) -> bytes:
+    """At most `cap` bytes of `fd`, whose file stat said holds `size` bytes.
+
+    The first read asks for `size` + 1 bytes, not `cap`: Python allocates the whole
+    buffer it asks for, and megabytes for a five-byte file cost page faults. The
+    extra byte notices a file that grew since stat; reading then goes on in chunks,
+    still never past `cap`.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    want = min(size + 1, cap)
+    while total < cap:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = min(_READ_CHUNK, cap - total)
+    return b"".join(chunks)
 
 
 def file_read(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -51,8 +73,10 @@ def file_read(ctx: ToolContext, args: dict[str, Any]) -> str:
             code="file_too_large",
         )
     fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(cap + 1)[:cap]
+    try:
+        data = _read_capped(fd, info.st_size, cap)
+    finally:
+        os.close(fd)
     if args.get("encoding") == "base64":
         return base64.b64encode(data).decode("ascii")
     return data.decode("utf-8", errors="replace")

@@ -7,6 +7,14 @@ the resolved workdir, compared component by component — never by string prefix
 `/x/app1_evil` is not inside `/x/app1` (SECURITY.md P1–P3). Results name files as
 `workspace/<relative path>`.
 
+The workdir is resolved once, at registration; a path below it is resolved from
+there, one `lstat` per component below the workdir rather than per component from
+`/`. That holds because no tool can rename the workdir or a folder above it:
+under bubblewrap tool processes write only inside the workdir (without it they
+could read any file anyway, the gap SECURITY.md X2 records). A path that meets a
+symlink, or whose `..` climbs above the workdir, is resolved whole by
+`os.path.realpath` and then compared.
+
 What this does not close: a process running inside the workspace could swap a
 directory for a symlink between our check and our open; tools open the resolved
 path with `O_NOFOLLOW` on the last component to narrow that window.
@@ -15,6 +23,7 @@ path with `O_NOFOLLOW` on the last component to narrow that window.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from aios_sdk.errors import PathOutsideWorkdir, ProtocolError
@@ -59,7 +68,16 @@ def resolve_in_workdir(workdir: Path, user_path: object, *, arg: str = "path") -
     if "\x00" in user_path:
         raise PathOutsideWorkdir(f"{arg} contains a NUL byte")
     relative = strip_workspace_alias(user_path.strip())
-    candidate = Path(relative) if os.path.isabs(relative) else workdir / relative
+    root = str(workdir)
+    if os.path.isabs(relative):
+        candidate = relative
+        below = _below(relative, root)
+    else:
+        candidate = os.path.join(root, relative)
+        below = relative
+    plain = _resolve_plain(root, below) if below is not None else None
+    if plain is not None:
+        return Path(plain)
     try:
         real = Path(os.path.realpath(candidate))
     except (OSError, ValueError) as exc:
@@ -67,6 +85,47 @@ def resolve_in_workdir(workdir: Path, user_path: object, *, arg: str = "path") -
     if not is_inside(real, workdir):
         raise PathOutsideWorkdir(f"{arg} {user_path!r} is outside the app's workdir")
     return real
+
+
+def _below(absolute: str, root: str) -> str | None:
+    """The part of `absolute` after `root` (as written), or None when it does not start there.
+
+    The `/` after `root` makes this a comparison of whole components (P2).
+    """
+    if absolute == root:
+        return ""
+    if absolute.startswith(root + "/"):
+        return absolute[len(root) + 1 :]
+    return None
+
+
+def _resolve_plain(root: str, relative: str) -> str | None:
+    """`root/relative` resolved as `os.path.realpath` would, when that is plain.
+
+    Plain means no component below `root` is a symlink and no `..` climbs above
+    `root`; the answer then lies inside `root` by construction. Otherwise None: the
+    caller resolves the whole path. Missing components are kept as written (and a
+    later `..` drops them), as `realpath` does.
+    """
+    path = root
+    depth = 0
+    for name in relative.split("/"):
+        if not name or name == ".":
+            continue
+        if name == "..":
+            if depth == 0:
+                return None
+            path = path[: path.rindex("/")]
+            depth -= 1
+            continue
+        path = f"{path}/{name}"
+        depth += 1
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return None
+        except OSError:
+            pass  # missing, or not a folder: kept as written
+    return path
 
 
 def display_path(real: Path, workdir: Path) -> str:

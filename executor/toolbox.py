@@ -23,7 +23,7 @@ from typing import Any
 from aios_sdk.config import Settings
 from aios_sdk.errors import AiosError, ToolNotFound
 from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolResult
-from executor.audit import ToolCallLog
+from executor.audit import CallRecords, ToolCallLog
 from executor.cache import ToolCache
 from executor.catalog import ATOMIC_SPECS, check_args
 from executor.consent import check_consent
@@ -53,6 +53,13 @@ _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
     "notify": ("executor.events", "notify"),
 }
 assert tuple(_IMPLEMENTATIONS) == ATOMIC_TOOLS
+
+# tools that work in the executor's memory or on a workspace file and end within
+# milliseconds; a plan's log lines are written before any other step (a process,
+# the network, a database, an app's custom tool)
+_QUICK_TOOLS = frozenset(
+    {"file_read", "file_write", "file_list", "cache_get", "cache_set", "notify"}
+)
 
 
 def _implementation(tool: str) -> ToolFunction:
@@ -149,10 +156,13 @@ class Toolbox:
         tool: str,
         args: dict[str, Any],
         session_id: str | None = None,
-        *,
-        step_id: int | None = None,
     ) -> ToolResult:
         """Run one tool; every outcome, failures included, is a `ToolResult`."""
+        with self.call_log.records(session_id) as records:
+            return self._call(app, tool, args, session_id, records)
+
+    def _call(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
+              records: CallRecords, step_id: int | None = None) -> ToolResult:  # fmt: skip
         started = time.monotonic()
         try:
             result = ToolResult(tool=tool, status="ok", result=self._invoke(app, tool, args, session_id))  # fmt: skip
@@ -170,19 +180,18 @@ class Toolbox:
                 tool=tool, status="error", error=f"{type(exc).__name__}: {exc}",
                 code="internal_error",
             )  # fmt: skip
-        return self._finish(app, tool, args, session_id, step_id, result, started)
+        return self._finish(app, tool, args, records, step_id, result, started)
 
-    def _finish(self, app: AppRecord, tool: str, args: Any, session_id: str | None,
+    def _finish(self, app: AppRecord, tool: str, args: Any, records: CallRecords,
                 step_id: int | None, result: ToolResult, started: float) -> ToolResult:  # fmt: skip
         result.duration_ms = round((time.monotonic() - started) * 1000, 1)
-        self.call_log.record(
+        records.add(
             app_id=app.app_id,
             tool=tool,
             args=args if isinstance(args, dict) else {},
             status=result.status,
             code=result.code,
             duration_ms=result.duration_ms,
-            session_id=session_id,
             step_id=step_id,
         )
         return result
@@ -190,25 +199,33 @@ class Toolbox:
     def run(
         self, app: AppRecord, steps: list[Step], session_id: str | None = None
     ) -> dict[str, ToolResult]:
-        """Run a plan in order; answer `{"step_<id>": ToolResult}` (S-57)."""
+        """Run a plan in order; answer `{"step_<id>": ToolResult}` (S-57).
+
+        The plan's log lines are written together when it ends, and before any
+        step that may take long, so that a reader sees the steps before it.
+        """
         done: dict[int, ToolResult] = {}
-        for step in steps:
-            started = time.monotonic()
-            try:
-                args = render_args(step.args, done)
-            except TemplateError as exc:
-                failed = ToolResult(tool=step.tool, status="error", error=exc.message,
-                                    code=exc.code)  # fmt: skip
-                done[step.step_id] = self._finish(
-                    app, step.tool, step.args, session_id, step.step_id, failed, started
+        with self.call_log.records(session_id) as records:
+            for step in steps:
+                started = time.monotonic()
+                try:
+                    args = render_args(step.args, done)
+                except TemplateError as exc:
+                    failed = ToolResult(tool=step.tool, status="error", error=exc.message,
+                                        code=exc.code)  # fmt: skip
+                    done[step.step_id] = self._finish(
+                        app, step.tool, step.args, records, step.step_id, failed, started
+                    )
+                    continue
+                if step.tool not in _QUICK_TOOLS:
+                    records.write()
+                done[step.step_id] = self._call(
+                    app, step.tool, args, session_id, records, step.step_id
                 )
-                continue
-            done[step.step_id] = self.call(
-                app, step.tool, args, session_id, step_id=step.step_id
-            )
         return {f"step_{step_id}": result for step_id, result in done.items()}
 
     def shutdown(self) -> None:
         """Stop every process we started (the executor is exiting)."""
         self.processes.stop_all()
         self.sandbox.stop_all()
+        self.call_log.close()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import os
+from pathlib import Path
 
 import pytest
 
+from executor.files import _read_capped
 from tests.executor.conftest import Harness
 
 
@@ -71,6 +73,23 @@ def test_size_caps(make_harness) -> None:
     assert not (harness.workdir / "a.txt").exists()
     (harness.workdir / "big.txt").write_text("123456")
     assert harness.call("file_read", path="big.txt")["code"] == "file_too_large"
+
+
+@pytest.mark.parametrize(
+    ("stat_size", "cap", "expected"),
+    [(10, 100, 10), (3, 100, 10), (3, 8, 8), (0, 100, 10), (10, 10, 10), (10, 4, 4)],
+)
+def test_file_read_reads_past_a_stale_size_up_to_the_cap(
+    tmp_path: Path, stat_size: int, cap: int, expected: int
+) -> None:
+    """The first read is sized from stat; a file that grew since is read on, never past the cap."""
+    path = tmp_path / "growing.txt"
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _read_capped(fd, stat_size, cap) == b"0123456789"[:expected]
+    finally:
+        os.close(fd)
 
 
 @pytest.mark.parametrize(

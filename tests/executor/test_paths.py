@@ -95,3 +95,52 @@ def test_non_string_path_is_a_protocol_error(workdir: Path) -> None:
 def test_display_path(workdir: Path) -> None:
     assert display_path(workdir, workdir) == "workspace"
     assert display_path(workdir / "sub" / "b.txt", workdir) == "workspace/sub/b.txt"
+
+
+def test_resolving_from_the_workdir_agrees_with_realpath(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Paths are resolved from the workdir down, falling back to a whole
+    `realpath` on a symlink or a `..` above the workdir: the answers are those of
+    `realpath` of the whole path, for files that exist and files that do not."""
+    (workdir / "sub" / "f.txt").write_text("f")
+    (workdir / "file.txt").write_text("t")
+    os.symlink("sub", workdir / "rel_link")  # relative symlink to a folder inside
+    os.symlink(workdir / "sub" / "f.txt", workdir / "sub" / "abs_link")
+    os.symlink("loop", workdir / "loop")
+    cases = [
+        "sub/f.txt",
+        "sub//f.txt",
+        "sub/./f.txt",
+        "missing/../sub/f.txt",
+        "missing/deeper/../x",
+        "file.txt/../sub",
+        "rel_link/f.txt",
+        "rel_link/../file.txt",
+        "sub/abs_link",
+        "sub/../../app1/sub/f.txt",
+        f"{workdir}/sub/../file.txt",
+        f"{workdir}/../app1/file.txt",
+        f"{workdir}/",
+        "loop",
+    ]
+    for given in cases:
+        expected = Path(os.path.realpath(os.path.join(workdir, given)))
+        assert resolve_in_workdir(workdir, given) == expected, given
+
+
+def test_p3_symlink_deeper_below_the_workdir_is_followed_and_checked(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """P3: a symlink several folders down, relative or absolute, is still followed."""
+    deep = workdir / "a" / "b"
+    deep.mkdir(parents=True)
+    os.symlink("../../../..", deep / "up")  # climbs out of the workdir
+    os.symlink(tmp_path, deep / "abs")
+    for given in ("a/b/up/passwd", "a/b/abs", "a/b/abs/new-file", "a/./b/up"):
+        with pytest.raises(PathOutsideWorkdir):
+            resolve_in_workdir(workdir, given)
+    # links that lead back inside are fine
+    os.symlink("..", deep / "parent")
+    assert resolve_in_workdir(workdir, "a/b/parent/b") == deep
+    assert resolve_in_workdir(workdir, "a/b/abs/x/app1/sub") == workdir / "sub"
