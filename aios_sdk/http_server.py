@@ -17,19 +17,22 @@ and `aios_sdk.loopback_http` send:
 - a body only with one `Content-Length`; `Transfer-Encoding` in a request is
   refused (501), which also rules out request smuggling between the two;
 - keep-alive unless the client says `Connection: close` (HTTP/1.0: unless it asks
-  for keep-alive); `Expect: 100-continue` is answered; pipelined requests are
+  for keep-alive); `Expect: 100-continue` is answered when the app reads the body
+  (an answer given before that closes the connection); pipelined requests are
   answered in order;
 - the answer carries the app's status and headers; a body of unknown length is sent
-  chunked (HTTP/1.1) or ended by closing (HTTP/1.0); HEAD answers carry no body.
+  chunked (HTTP/1.1) or ended by closing (HTTP/1.0); HEAD answers carry no body; a
+  body that disagrees with the app's Content-Length is cut to it and closes.
 Header names with `_` are dropped before they reach the app, so `X_AIOS_Token`
 cannot pose as `X-AIOS-Token` (as waitress and gunicorn do).
 
 Connections are served by worker threads that the server keeps until it stops (see
 `_work` for why they must outlive their connections). Limits: `connection_limit`
-open connections (one more is answered 503 and closed),
-`threads` requests running at once (more wait for a slot), an idle or stalled
-connection is closed after `idle_timeout` seconds. Host/Origin/token checks are the
-WSGI app's (`aios_sdk.web`, `aios_sdk.wsgi`): they hold whatever the server.
+open connections (one more is answered 503 and closed), `threads` requests running
+at once (more wait for a slot); an idle connection, or one whose request head takes
+longer to arrive (slowloris), is closed after `idle_timeout` seconds. Host/Origin/
+token checks are the WSGI app's (`aios_sdk.web`, `aios_sdk.wsgi`): they hold
+whatever the server.
 """
 
 from __future__ import annotations
@@ -113,12 +116,18 @@ def _error_bytes(status: int, message: str, *, close: bool = True) -> bytes:
 class _Reader:
     """The bytes a connection has received and not consumed yet."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, timeout: float):
         self.sock = sock
+        self.timeout = timeout  # the socket's own: the longest wait for any bytes
         self.buffer = b""
 
-    def _fill(self) -> None:
+    def _fill(self, deadline: float | None = None) -> None:
         try:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the request head took too long")
+                self.sock.settimeout(left)
             data = self.sock.recv(_RECV)
         except (TimeoutError, OSError) as exc:
             raise _Closed(str(exc)) from exc
@@ -127,12 +136,23 @@ class _Reader:
         self.buffer += data
 
     def head(self) -> bytes | None:
-        """The next request's head (up to the blank line); None at a clean end."""
+        """The next request's head (up to the blank line); None at a clean end.
+
+        The whole head must come within `timeout`, or the connection is dropped: a
+        client dribbling a byte now and then (slowloris) never lets a single `recv`
+        time out.
+        """
+        try:
+            return self._head(time.monotonic() + self.timeout)
+        finally:
+            self.sock.settimeout(self.timeout)  # for the body and the answer
+
+    def _head(self, deadline: float) -> bytes | None:
         # a client may send empty lines before a request (RFC 9112 §2.2)
         while True:
             if not self.buffer:
                 try:
-                    self._fill()
+                    self._fill(deadline)
                 except _Closed:
                     return None
             stripped = self.buffer.lstrip(b"\r\n")
@@ -141,18 +161,18 @@ class _Reader:
                 break
             self.buffer = b""
         while True:
+            # the limits hold for a head that came whole as for one still coming
             end = self.buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                head, self.buffer = self.buffer[:end], self.buffer[end + 4 :]
-                return head
-            first = self.buffer.find(b"\r\n")
-            if (
-                first < 0 and len(self.buffer) > MAX_REQUEST_LINE
-            ) or first > MAX_REQUEST_LINE:
+            head = self.buffer if end < 0 else self.buffer[:end]
+            first = head.find(b"\r\n")
+            if (first < 0 and len(head) > MAX_REQUEST_LINE) or first > MAX_REQUEST_LINE:
                 raise _Refused(414, "request line too long")
-            if len(self.buffer) > MAX_HEAD_BYTES:
+            if len(head) > MAX_HEAD_BYTES:
                 raise _Refused(431, "request head too large")
-            self._fill()
+            if end >= 0:
+                self.buffer = self.buffer[end + 4 :]
+                return head
+            self._fill(deadline)
 
     def read(self, size: int) -> bytes:
         """At most `size` bytes (fewer only when the buffer had some)."""
@@ -163,19 +183,25 @@ class _Reader:
 
 
 class _Body:
-    """`wsgi.input`: exactly the request's `Content-Length` bytes, read on demand."""
+    """`wsgi.input`: exactly the request's `Content-Length` bytes, read on demand.
 
-    def __init__(self, reader: _Reader, length: int, expect_continue: Callable[[], None]):
+    With `Expect: 100-continue` the client waits for `100 Continue` before it sends
+    the body: that goes out on the first read (`expecting` until then).
+    """
+
+    def __init__(self, reader: _Reader, length: int, expecting: bool):
         self._reader = reader
         self.left = length
-        self._expect_continue = expect_continue
+        self.expecting = expecting and length > 0
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0 or size > self.left:
             size = self.left
         if size == 0:
             return b""
-        self._expect_continue()
+        if self.expecting:
+            self.expecting = False
+            self._reader.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         parts = []
         while size > 0:
             try:
@@ -395,7 +421,7 @@ class LoopbackServer:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.settimeout(self.idle_timeout)
-            reader = _Reader(sock)
+            reader = _Reader(sock, self.idle_timeout)
             while not self._stopping:
                 try:
                     head = reader.head()
@@ -477,14 +503,8 @@ class LoopbackServer:
             keep_alive = "close" not in tokens
         else:
             keep_alive = "keep-alive" in tokens and "close" not in tokens
-        continued = [not any(v.lower() == "100-continue" for v in request.all("expect"))]
-
-        def expect_continue() -> None:
-            if not continued[0]:
-                continued[0] = True
-                sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-
-        body = _Body(reader, length, expect_continue)
+        expecting = any(v.lower() == "100-continue" for v in request.all("expect"))
+        body = _Body(reader, length, expecting)
         environ = self._environ(request, body, length, address)
         started: list[Any] = []
 
@@ -507,7 +527,7 @@ class LoopbackServer:
                 return False
             try:
                 keep_alive = self._send(
-                    sock, request, started, written, result, keep_alive, sent
+                    sock, request, body, started, written, result, keep_alive, sent
                 )
             except OSError:
                 return False
@@ -523,8 +543,8 @@ class LoopbackServer:
                 if close is not None:
                     close()
         if body.left:
-            if body.left > MAX_DRAIN:
-                return False
+            if body.left > MAX_DRAIN or body.expecting:
+                return False  # _send said so: Connection: close
             body.read(body.left)
             if body.left:
                 return False
@@ -534,13 +554,18 @@ class LoopbackServer:
         self,
         sock: socket.socket,
         request: _Request,
+        body: _Body,
         started: list[Any],
         written: list[bytes],
         result: Iterable[bytes],
         keep_alive: bool,
         sent: list[bool],
     ) -> bool:
-        """Write the status, headers and body; True when keep-alive still holds."""
+        """Write the status, headers and body; True when keep-alive still holds.
+
+        A body longer than the app's Content-Length is cut there (the surplus would
+        pass for the next answer) and, like a shorter one, ends the connection.
+        """
         chunks = iter(result)
         first = next(chunks, b"")  # WSGI: start_response may be called this late
         if not started:
@@ -554,9 +579,16 @@ class LoopbackServer:
             low = name.lower()
             if low == "content-length":
                 declared = int(value)
-            elif low in ("connection", "transfer-encoding", "keep-alive"):
+                if declared < 0:
+                    raise ValueError(f"negative Content-Length {value!r}")
+                continue  # written once, below
+            if low in ("connection", "transfer-encoding", "keep-alive"):
                 continue  # hop-by-hop: this server decides them
             lines.append(f"{name}: {value}\r\n")
+        # An unread body that is too large to skip, or that the client holds back
+        # until a 100 Continue that never came, leaves no room for another request.
+        if body.left > MAX_DRAIN or body.expecting:
+            keep_alive = False
         head_only = request.method == "HEAD" or status[:3] in ("204", "304")
         if declared is not None:
             lines.append(f"Content-Length: {declared}\r\n")
@@ -575,32 +607,41 @@ class LoopbackServer:
             sock.sendall(out)
             sent[0] = True
             return keep_alive
-        total = 0
-        pending = [*written, first]
+        total = 0  # bytes the app gave
+
+        def frame(chunk: bytes) -> bytes:
+            nonlocal total
+            total += len(chunk)
+            if declared is not None and total > declared:
+                chunk = chunk[: max(0, declared - (total - len(chunk)))]
+            if chunked and chunk:
+                return b"%x\r\n%s\r\n" % (len(chunk), chunk)
+            return chunk
+
+        out += frame(b"".join([*written, first]))
         written.clear()
-        for chunk in pending:
-            if chunk:
-                total += len(chunk)
-                out += b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk
         sock.sendall(out)
         sent[0] = True
         for chunk in chunks:
             if written:
                 chunk = b"".join(written) + chunk
                 written.clear()
-            if chunk:
-                total += len(chunk)
-                sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+            if declared is not None and total > declared:
+                break  # the connection ends; no need to run the app further
+            data = frame(chunk)
+            if data:
+                sock.sendall(data)
         if written:
-            tail = b"".join(written)
-            total += len(tail)
-            sock.sendall(b"%x\r\n%s\r\n" % (len(tail), tail) if chunked else tail)
+            data = frame(b"".join(written))
+            if data:
+                sock.sendall(data)
         if chunked:
             sock.sendall(b"0\r\n\r\n")
         if declared is not None and total != declared:
             log.warning(
-                "%s %s: the app sent %d bytes but declared %d",
-                request.method, request.target, total, declared,
+                "%s %s: the app gave %d%s bytes but declared %d",
+                request.method, request.target, total,
+                "+" if total > declared else "", declared,
             )  # fmt: skip
             return False
         return keep_alive
