@@ -27,6 +27,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _BULKY = frozenset({"content", "body", "value"})
 _TEXT_MAX = 120
 _OPEN_LOGS = 16  # sessions whose log file stays open between calls
+# one encoder for every line (json.dumps with options builds a new one per call)
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def safe_session_name(session_id: str | None) -> str:
@@ -161,7 +163,7 @@ class CallRecords:
             entry["code"] = code
         if step_id is not None:
             entry["step_id"] = step_id
-        self._lines.append(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+        self._lines.append(_LINE_ENCODER.encode(entry) + "\n")
 
     def write(self) -> None:
         if self._lines:

@@ -197,13 +197,10 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _type_ok(value: Any, wanted: str | list[str]) -> bool:
-    names = [wanted] if isinstance(wanted, str) else wanted
-    for name in names:
-        if isinstance(value, bool) and name in ("integer", "number"):
-            continue
-        if isinstance(value, _PY_TYPES[name]):
-            return True
-    return False
+    names = (wanted,) if isinstance(wanted, str) else wanted
+    if isinstance(value, bool):  # a bool is an int in Python, not in JSON Schema
+        return "boolean" in names
+    return any(isinstance(value, _PY_TYPES[name]) for name in names)
 
 
 def check_args(schema: dict[str, Any], args: dict[str, Any], tool: str) -> None:

@@ -40,9 +40,10 @@ def _read_capped(fd: int, size: int, cap: int) -> bytes:
     """At most `cap` bytes of `fd`, whose file stat said holds `size` bytes.
 
     The first read asks for `size` + 1 bytes, not `cap`: Python allocates the whole
-    buffer it asks for, and megabytes for a five-byte file cost page faults. The
-    extra byte notices a file that grew since stat; reading then goes on in chunks,
-    still never past `cap`.
+    buffer it asks for, and megabytes for a five-byte file cost page faults. A
+    shorter answer once `size` bytes are in is the file's end; the extra byte
+    notices a file that grew since stat, and reading then goes on in chunks, still
+    never past `cap`.
     """
     chunks: list[bytes] = []
     total = 0
@@ -53,6 +54,8 @@ def _read_capped(fd: int, size: int, cap: int) -> bytes:
             break
         chunks.append(chunk)
         total += len(chunk)
+        if len(chunk) < want and total >= size:
+            break
         want = min(_READ_CHUNK, cap - total)
     return b"".join(chunks)
 

@@ -98,7 +98,9 @@ def create_app(
     @contextmanager
     def slot(app_id: str) -> Iterator[None]:
         with app_slots_lock:
-            mine = app_slots.setdefault(app_id, threading.BoundedSemaphore(per_app))
+            mine = app_slots.get(app_id)
+            if mine is None:
+                mine = app_slots[app_id] = threading.BoundedSemaphore(per_app)
         if not mine.acquire(timeout=_APP_SLOT_WAIT):
             raise Overloaded(f"{app_id} already runs {per_app} tool calls; retry shortly")
         try:

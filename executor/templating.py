@@ -97,10 +97,11 @@ def _render_string(text: str, results: Mapping[int, ToolResult]) -> Any:
 
 
 def render_args(value: Any, results: Mapping[int, ToolResult]) -> Any:
-    """A copy of `value` with every placeholder replaced from `results` (by step id)."""
+    """A copy of `value` (parsed JSON) with every placeholder replaced from `results`
+    (by step id)."""
     if isinstance(value, str):
         return _render_string(value, results)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # JSON objects are dicts (a Mapping check costs more)
         return {key: render_args(item, results) for key, item in value.items()}
     if isinstance(value, list):
         return [render_args(item, results) for item in value]

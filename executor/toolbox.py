@@ -12,6 +12,7 @@ imported on first use to keep the executor's start fast.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import time
@@ -62,6 +63,7 @@ _QUICK_TOOLS = frozenset(
 )
 
 
+@functools.cache
 def _implementation(tool: str) -> ToolFunction:
     module, name = _IMPLEMENTATIONS[tool]
     return getattr(importlib.import_module(module), name)
