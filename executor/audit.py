@@ -98,7 +98,7 @@ class ToolCallLog:
             with self._lock:
                 file = self._file(name)
                 while data:  # a regular file takes it all at once; loop to be sure
-                    data = data[file.write(data) or 0 :]
+                    data = data[file.write(data) :]
         except OSError:
             log.exception("cannot write the tool-call log")
 
