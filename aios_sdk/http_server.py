@@ -16,10 +16,16 @@ and `aios_sdk.loopback_http` send:
   characters and a missing `:` are refused (400);
 - a body only with one `Content-Length`; `Transfer-Encoding` in a request is
   refused (501), which also rules out request smuggling between the two;
+- a body of at most `preread_max` bytes (8 MiB; every service caps its own at 4 MiB
+  or less) is read whole before the request takes a slot, within `idle_timeout`
+  (408 otherwise), and the app reads it from memory (above 1 MiB, from a temporary
+  file); a larger one is read from the socket as the app asks for it, which
+  normally refuses it by its declared length (413);
 - keep-alive unless the client says `Connection: close` (HTTP/1.0: unless it asks
-  for keep-alive); `Expect: 100-continue` is answered when the app reads the body
-  (an answer given before that closes the connection); pipelined requests are
-  answered in order;
+  for keep-alive); `Expect: 100-continue` (HTTP/1.1) is answered before a body is
+  read ahead, and for a larger body when the app reads it (an answer given before
+  that closes the connection: no late 100); pipelined requests are answered in
+  order;
 - the answer carries the app's status and headers; a body of unknown length is sent
   chunked (HTTP/1.1) or ended by closing (HTTP/1.0); HEAD answers carry no body; a
   body that disagrees with the app's Content-Length is cut to it and closes.
@@ -28,25 +34,31 @@ cannot pose as `X-AIOS-Token` (as waitress and gunicorn do).
 
 Connections are served by worker threads that the server keeps until it stops (see
 `_work` for why they must outlive their connections). Limits: `connection_limit`
-open connections (one more is answered 503 and closed), `threads` requests running
-at once (more wait for a slot); an idle connection, or one whose request head takes
-longer to arrive (slowloris), is closed after `idle_timeout` seconds. Host/Origin/
-token checks are the WSGI app's (`aios_sdk.web`, `aios_sdk.wsgi`): they hold
-whatever the server.
+open connections (one more is answered 503 by a short-lived thread that lingers
+so the client can read it; beyond `TURN_AWAY_THREADS` of those at once it is only
+closed), `threads` requests running at once (more wait for a slot); an idle
+connection, or one whose request head or read-ahead body takes longer to arrive
+(slowloris), is closed after `idle_timeout` seconds. As the body is read before
+the slot is taken, clients sending slowly hold only their own connections: they
+cannot keep the others' requests waiting (as with waitress, which buffers bodies
+too). Host/Origin/token checks are the WSGI app's (`aios_sdk.web`,
+`aios_sdk.wsgi`): they hold whatever the server.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import queue
 import re
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import IO, Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
 __all__ = ["LoopbackServer"]
@@ -57,6 +69,9 @@ MAX_REQUEST_LINE = 8 << 10
 MAX_HEAD_BYTES = 64 << 10
 MAX_HEADERS = 100
 MAX_DRAIN = 1 << 20  # unread body bytes skipped to keep a connection; more: close it
+PREREAD_MAX = 8 << 20  # bodies up to this are read whole before the app runs
+PREREAD_IN_MEMORY = 1 << 20  # ... and kept in memory; larger: in a temporary file
+TURN_AWAY_THREADS = 16  # 503s lingering at once beyond connection_limit
 _RECV = 65536
 # closing after an early answer: read and drop what the client still sends
 LINGER_SECONDS = 2.0
@@ -94,6 +109,10 @@ class _Closed(Exception):
     """The client went away (or stalled past the idle timeout)."""
 
 
+class _Stalled(_Closed):
+    """The client took longer than the idle timeout to send what it announced."""
+
+
 def _error_bytes(status: int, message: str, *, close: bool = True) -> bytes:
     body = json.dumps(
         {
@@ -113,6 +132,10 @@ def _error_bytes(status: int, message: str, *, close: bool = True) -> bytes:
     return head.encode("latin-1") + body
 
 
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_OVERLOADED = _error_bytes(503, "too many open connections; retry shortly")
+
+
 class _Reader:
     """The bytes a connection has received and not consumed yet."""
 
@@ -126,10 +149,12 @@ class _Reader:
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError("the request head took too long")
+                    raise _Stalled("the request took too long to arrive")
                 self.sock.settimeout(left)
             data = self.sock.recv(_RECV)
-        except (TimeoutError, OSError) as exc:
+        except TimeoutError as exc:
+            raise _Stalled(str(exc)) from exc
+        except OSError as exc:
             raise _Closed(str(exc)) from exc
         if not data:
             raise _Closed("peer closed")
@@ -174,6 +199,35 @@ class _Reader:
                 return head
             self._fill(deadline)
 
+    def body(self, length: int) -> IO[bytes]:
+        """The next `length` bytes as a file at its start; all within `timeout`.
+
+        Bodies above `PREREAD_IN_MEMORY` go to a temporary file, so that clients
+        holding `connection_limit` connections cannot make the server hold
+        `connection_limit` × `PREREAD_MAX` bytes of memory.
+        """
+        if length <= len(self.buffer):  # it came with the head: the usual case
+            data, self.buffer = self.buffer[:length], self.buffer[length:]
+            return io.BytesIO(data)
+        sink: IO[bytes] = io.BytesIO()
+        if length > PREREAD_IN_MEMORY:
+            sink = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
+        deadline = time.monotonic() + self.timeout
+        try:
+            while length > 0:
+                if not self.buffer:
+                    self._fill(deadline)
+                data, self.buffer = self.buffer[:length], self.buffer[length:]
+                sink.write(data)
+                length -= len(data)
+        except BaseException:
+            sink.close()
+            raise
+        finally:
+            self.sock.settimeout(self.timeout)
+        sink.seek(0)
+        return sink
+
     def read(self, size: int) -> bytes:
         """At most `size` bytes (fewer only when the buffer had some)."""
         if not self.buffer:
@@ -181,9 +235,18 @@ class _Reader:
         data, self.buffer = self.buffer[:size], self.buffer[size:]
         return data
 
+    def line(self, size: int) -> bytes:
+        """At most `size` bytes up to and with a newline, from what is buffered."""
+        if not self.buffer:
+            self._fill()
+        end = self.buffer.find(b"\n", 0, size)
+        take = size if end < 0 else end + 1
+        data, self.buffer = self.buffer[:take], self.buffer[take:]
+        return data
+
 
 class _Body:
-    """`wsgi.input`: exactly the request's `Content-Length` bytes, read on demand.
+    """`wsgi.input` of a body above `preread_max`: read from the socket on demand.
 
     With `Expect: 100-continue` the client waits for `100 Continue` before it sends
     the body: that goes out on the first read (`expecting` until then).
@@ -194,14 +257,17 @@ class _Body:
         self.left = length
         self.expecting = expecting and length > 0
 
+    def _continue(self) -> None:
+        if self.expecting:
+            self.expecting = False
+            self._reader.sock.sendall(_CONTINUE)
+
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0 or size > self.left:
             size = self.left
         if size == 0:
             return b""
-        if self.expecting:
-            self.expecting = False
-            self._reader.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self._continue()
         parts = []
         while size > 0:
             try:
@@ -215,13 +281,21 @@ class _Body:
 
     def readline(self, size: int | None = -1) -> bytes:
         limit = self.left if size is None or size < 0 else min(size, self.left)
-        line = b""
-        while len(line) < limit and not line.endswith(b"\n"):
-            chunk = self.read(1)
-            if not chunk:
+        if limit == 0:
+            return b""
+        self._continue()
+        parts: list[bytes] = []
+        while limit > 0:
+            try:
+                data = self._reader.line(limit)
+            except _Closed:
                 break
-            line += chunk
-        return line
+            parts.append(data)
+            limit -= len(data)
+            self.left -= len(data)
+            if data.endswith(b"\n"):
+                break
+        return b"".join(parts)
 
     def readlines(self, hint: int = -1) -> list[bytes]:
         return list(iter(self.readline, b""))
@@ -282,6 +356,12 @@ class _Request:
         return int(text)
 
 
+def _blocks_next_request(body: IO[bytes] | _Body) -> bool:
+    """An unread body too large to skip, or one the client holds back until a
+    100 Continue that never came: no room is left for another request."""
+    return isinstance(body, _Body) and (body.left > MAX_DRAIN or body.expecting)
+
+
 def _linger(sock: socket.socket) -> None:
     """Close our side, then read what the client still sends before closing.
 
@@ -314,10 +394,12 @@ class LoopbackServer:
         connection_limit: int = 200,
         idle_timeout: float = 120.0,
         host: str = "127.0.0.1",
+        preread_max: int = PREREAD_MAX,
     ):
         self.app = app
         self.idle_timeout = idle_timeout
         self.connection_limit = connection_limit
+        self.preread_max = preread_max
         self._slots = threading.BoundedSemaphore(max(1, threads))
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -336,6 +418,7 @@ class LoopbackServer:
         )
         self._workers = 0  # threads started, each serving or idle
         self._idle_workers = 0
+        self._turning_away = 0  # threads answering 503 beyond connection_limit
         self._stopping = False
 
     # ------------------------------------------------------------ lifecycle
@@ -404,15 +487,47 @@ class LoopbackServer:
         for _ in range(workers):
             self._queue.put(None)
 
-    @staticmethod
-    def _turn_away(sock: socket.socket) -> None:
+    def _turn_away(self, sock: socket.socket) -> None:
+        """Answer 503 without holding up the accept loop.
+
+        Closing at once would reset a connection whose request is still coming or
+        unread, and the client could lose the 503: a thread sends it and lingers.
+        Beyond `TURN_AWAY_THREADS` of those at once, the 503 only goes out if it fits
+        in the socket's buffer now.
+        """
+        with self._lock:
+            lingering = self._turning_away < TURN_AWAY_THREADS
+            if lingering:
+                self._turning_away += 1
+        if lingering:
+            try:
+                threading.Thread(
+                    target=self._say_overloaded, args=(sock,),
+                    name=f"http-busy-{self.port}", daemon=True,
+                ).start()  # fmt: skip
+                return
+            except RuntimeError:  # no thread to be had: close as below
+                with self._lock:
+                    self._turning_away -= 1
         try:
-            sock.settimeout(1.0)
-            sock.sendall(_error_bytes(503, "too many open connections; retry shortly"))
+            sock.setblocking(False)
+            sock.send(_OVERLOADED)
         except OSError:
             pass
         finally:
             sock.close()
+
+    def _say_overloaded(self, sock: socket.socket) -> None:
+        try:
+            sock.settimeout(LINGER_SECONDS)
+            sock.sendall(_OVERLOADED)
+            _linger(sock)
+        except OSError:
+            pass
+        finally:
+            sock.close()
+            with self._lock:
+                self._turning_away -= 1
 
     # ---------------------------------------------------------- connection
 
@@ -430,10 +545,10 @@ class LoopbackServer:
                         return
                     request = _Request(head)
                     length = request.content_length()
+                    if not self._answer(sock, reader, request, length, address):
+                        return
                 except _Refused as refused:
                     sock.sendall(_error_bytes(refused.status, refused.message))
-                    return
-                if not self._answer(sock, reader, request, length, address):
                     return
         except (_Closed, OSError):
             ended_by_peer = True
@@ -450,7 +565,11 @@ class LoopbackServer:
                 pass
 
     def _environ(
-        self, request: _Request, body: _Body, length: int, address: tuple[str, int]
+        self,
+        request: _Request,
+        body: IO[bytes] | _Body,
+        length: int,
+        address: tuple[str, int],
     ) -> dict[str, Any]:
         target = request.target
         if not target.startswith("/") and "://" in target:  # absolute form
@@ -503,8 +622,33 @@ class LoopbackServer:
             keep_alive = "close" not in tokens
         else:
             keep_alive = "keep-alive" in tokens and "close" not in tokens
-        expecting = any(v.lower() == "100-continue" for v in request.all("expect"))
-        body = _Body(reader, length, expecting)
+        expecting = request.version == "HTTP/1.1" and any(
+            v.lower() == "100-continue" for v in request.all("expect")
+        )
+        if length > self.preread_max:
+            body: IO[bytes] | _Body = _Body(reader, length, expecting)
+            return self._run(sock, request, body, length, keep_alive, address)
+        # Read the body before taking a slot: a client sending slowly must hold
+        # only its own connection. A client holding it back waits for a 100.
+        if expecting and length and not reader.buffer:
+            sock.sendall(_CONTINUE)
+        try:
+            body = reader.body(length)
+        except _Stalled as exc:
+            raise _Refused(408, "the request body took too long to arrive") from exc
+        with body:
+            return self._run(sock, request, body, length, keep_alive, address)
+
+    def _run(
+        self,
+        sock: socket.socket,
+        request: _Request,
+        body: IO[bytes] | _Body,
+        length: int,
+        keep_alive: bool,
+        address: tuple[str, int],
+    ) -> bool:
+        """Run the app in a slot and send its answer; True to keep the connection."""
         environ = self._environ(request, body, length, address)
         started: list[Any] = []
 
@@ -542,8 +686,8 @@ class LoopbackServer:
                 close = getattr(result, "close", None)
                 if close is not None:
                     close()
-        if body.left:
-            if body.left > MAX_DRAIN or body.expecting:
+        if isinstance(body, _Body) and body.left:
+            if _blocks_next_request(body):
                 return False  # _send said so: Connection: close
             body.read(body.left)
             if body.left:
@@ -554,7 +698,7 @@ class LoopbackServer:
         self,
         sock: socket.socket,
         request: _Request,
-        body: _Body,
+        body: IO[bytes] | _Body,
         started: list[Any],
         written: list[bytes],
         result: Iterable[bytes],
@@ -585,9 +729,7 @@ class LoopbackServer:
             if low in ("connection", "transfer-encoding", "keep-alive"):
                 continue  # hop-by-hop: this server decides them
             lines.append(f"{name}: {value}\r\n")
-        # An unread body that is too large to skip, or that the client holds back
-        # until a 100 Continue that never came, leaves no room for another request.
-        if body.left > MAX_DRAIN or body.expecting:
+        if _blocks_next_request(body):
             keep_alive = False
         head_only = request.method == "HEAD" or status[:3] in ("204", "304")
         if declared is not None:
