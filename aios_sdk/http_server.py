@@ -9,8 +9,8 @@ thread that owns a connection reads the request, runs the WSGI app and writes th
 answer itself: one wake-up per request. (`aios bench`: the probe instruction went
 from about 4.6 ms to about 2.8 ms with nothing else changed.)
 
-It speaks a strict subset of HTTP/1.1 — what browsers, `requests`, `http.client`
-and `aios_sdk.loopback_http` send:
+It speaks a strict subset of HTTP/1.1 (read by `aios_sdk.http_request`) — what
+browsers, `requests`, `http.client` and `aios_sdk.loopback_http` send:
 - request line `METHOD SP target SP HTTP/1.0|HTTP/1.1` (at most 8 KiB); at most 100
   header lines and 64 KiB of head; header names are tokens; folded lines, control
   characters and a missing `:` are refused (400);
@@ -47,319 +47,42 @@ too). Host/Origin/token checks are the WSGI app's (`aios_sdk.web`,
 
 from __future__ import annotations
 
-import io
-import json
 import logging
 import queue
-import re
 import socket
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from aios_sdk.http_request import (
+    CONTINUE,
+    PREREAD_MAX,
+    RECV_BYTES,
+    Closed,
+    Reader,
+    Refused,
+    Request,
+    Stalled,
+    StreamedBody,
+    blocks_next_request,
+    error_bytes,
+)
+
 __all__ = ["LoopbackServer"]
 
 log = logging.getLogger("aios.http")
 
-MAX_REQUEST_LINE = 8 << 10
-MAX_HEAD_BYTES = 64 << 10
-MAX_HEADERS = 100
-MAX_DRAIN = 1 << 20  # unread body bytes skipped to keep a connection; more: close it
-PREREAD_MAX = 8 << 20  # bodies up to this are read whole before the app runs
-PREREAD_IN_MEMORY = 1 << 20  # ... and kept in memory; larger: in a temporary file
 TURN_AWAY_THREADS = 16  # 503s lingering at once beyond connection_limit
-_RECV = 65536
 # closing after an early answer: read and drop what the client still sends
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 64 << 20
 
-_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
-_TARGET = re.compile(rb"[\x21-\x7e]+\Z")  # visible ASCII, no spaces or controls
-_FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*\Z")
-_REASONS = {
-    400: "Bad Request",
-    408: "Request Timeout",
-    413: "Payload Too Large",
-    414: "URI Too Long",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    501: "Not Implemented",
-    503: "Service Unavailable",
-    505: "HTTP Version Not Supported",
-}
-_CODES = {413: "payload_too_large", 503: "overloaded", 500: "internal_error"}
-
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
-
-class _Refused(Exception):
-    """The request cannot be served: answer `status` with `message`, then close."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class _Closed(Exception):
-    """The client went away (or stalled past the idle timeout)."""
-
-
-class _Stalled(_Closed):
-    """The client took longer than the idle timeout to send what it announced."""
-
-
-def _error_bytes(status: int, message: str, *, close: bool = True) -> bytes:
-    body = json.dumps(
-        {
-            "status": "error",
-            "error": {"code": _CODES.get(status, "invalid_request"), "message": message},
-        },
-        ensure_ascii=False,
-    ).encode("utf-8")
-    head = (
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
-        "Content-Type: application/json\r\n"
-        "X-Content-Type-Options: nosniff\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        + ("Connection: close\r\n" if close else "")
-        + "\r\n"
-    )
-    return head.encode("latin-1") + body
-
-
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_OVERLOADED = _error_bytes(503, "too many open connections; retry shortly")
-
-
-class _Reader:
-    """The bytes a connection has received and not consumed yet."""
-
-    def __init__(self, sock: socket.socket, timeout: float):
-        self.sock = sock
-        self.timeout = timeout  # the socket's own: the longest wait for any bytes
-        self.buffer = b""
-
-    def _fill(self, deadline: float | None = None) -> None:
-        try:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _Stalled("the request took too long to arrive")
-                self.sock.settimeout(left)
-            data = self.sock.recv(_RECV)
-        except TimeoutError as exc:
-            raise _Stalled(str(exc)) from exc
-        except OSError as exc:
-            raise _Closed(str(exc)) from exc
-        if not data:
-            raise _Closed("peer closed")
-        self.buffer += data
-
-    def head(self) -> bytes | None:
-        """The next request's head (up to the blank line); None at a clean end.
-
-        The whole head must come within `timeout`, or the connection is dropped: a
-        client dribbling a byte now and then (slowloris) never lets a single `recv`
-        time out.
-        """
-        try:
-            return self._head(time.monotonic() + self.timeout)
-        finally:
-            self.sock.settimeout(self.timeout)  # for the body and the answer
-
-    def _head(self, deadline: float) -> bytes | None:
-        # a client may send empty lines before a request (RFC 9112 §2.2)
-        while True:
-            if not self.buffer:
-                try:
-                    self._fill(deadline)
-                except _Closed:
-                    return None
-            stripped = self.buffer.lstrip(b"\r\n")
-            if stripped:
-                self.buffer = stripped
-                break
-            self.buffer = b""
-        while True:
-            # the limits hold for a head that came whole as for one still coming
-            end = self.buffer.find(b"\r\n\r\n")
-            head = self.buffer if end < 0 else self.buffer[:end]
-            first = head.find(b"\r\n")
-            if (first < 0 and len(head) > MAX_REQUEST_LINE) or first > MAX_REQUEST_LINE:
-                raise _Refused(414, "request line too long")
-            if len(head) > MAX_HEAD_BYTES:
-                raise _Refused(431, "request head too large")
-            if end >= 0:
-                self.buffer = self.buffer[end + 4 :]
-                return head
-            self._fill(deadline)
-
-    def body(self, length: int) -> IO[bytes]:
-        """The next `length` bytes as a file at its start; all within `timeout`.
-
-        Bodies above `PREREAD_IN_MEMORY` go to a temporary file, so that clients
-        holding `connection_limit` connections cannot make the server hold
-        `connection_limit` × `PREREAD_MAX` bytes of memory.
-        """
-        if length <= len(self.buffer):  # it came with the head: the usual case
-            data, self.buffer = self.buffer[:length], self.buffer[length:]
-            return io.BytesIO(data)
-        sink: IO[bytes] = io.BytesIO()
-        if length > PREREAD_IN_MEMORY:
-            sink = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
-        deadline = time.monotonic() + self.timeout
-        try:
-            while length > 0:
-                if not self.buffer:
-                    self._fill(deadline)
-                data, self.buffer = self.buffer[:length], self.buffer[length:]
-                sink.write(data)
-                length -= len(data)
-        except BaseException:
-            sink.close()
-            raise
-        finally:
-            self.sock.settimeout(self.timeout)
-        sink.seek(0)
-        return sink
-
-    def read(self, size: int) -> bytes:
-        """At most `size` bytes (fewer only when the buffer had some)."""
-        if not self.buffer:
-            self._fill()
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
-        return data
-
-    def line(self, size: int) -> bytes:
-        """At most `size` bytes up to and with a newline, from what is buffered."""
-        if not self.buffer:
-            self._fill()
-        end = self.buffer.find(b"\n", 0, size)
-        take = size if end < 0 else end + 1
-        data, self.buffer = self.buffer[:take], self.buffer[take:]
-        return data
-
-
-class _Body:
-    """`wsgi.input` of a body above `preread_max`: read from the socket on demand.
-
-    With `Expect: 100-continue` the client waits for `100 Continue` before it sends
-    the body: that goes out on the first read (`expecting` until then).
-    """
-
-    def __init__(self, reader: _Reader, length: int, expecting: bool):
-        self._reader = reader
-        self.left = length
-        self.expecting = expecting and length > 0
-
-    def _continue(self) -> None:
-        if self.expecting:
-            self.expecting = False
-            self._reader.sock.sendall(_CONTINUE)
-
-    def read(self, size: int | None = -1) -> bytes:
-        if size is None or size < 0 or size > self.left:
-            size = self.left
-        if size == 0:
-            return b""
-        self._continue()
-        parts = []
-        while size > 0:
-            try:
-                data = self._reader.read(size)
-            except _Closed:
-                break  # the app sees a short body; the connection ends after it
-            parts.append(data)
-            size -= len(data)
-            self.left -= len(data)
-        return b"".join(parts)
-
-    def readline(self, size: int | None = -1) -> bytes:
-        limit = self.left if size is None or size < 0 else min(size, self.left)
-        if limit == 0:
-            return b""
-        self._continue()
-        parts: list[bytes] = []
-        while limit > 0:
-            try:
-                data = self._reader.line(limit)
-            except _Closed:
-                break
-            parts.append(data)
-            limit -= len(data)
-            self.left -= len(data)
-            if data.endswith(b"\n"):
-                break
-        return b"".join(parts)
-
-    def readlines(self, hint: int = -1) -> list[bytes]:
-        return list(iter(self.readline, b""))
-
-    def __iter__(self) -> Any:
-        return iter(self.readline, b"")
-
-
-class _Request:
-    """One parsed request head."""
-
-    def __init__(self, head: bytes):
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3 or not _TOKEN.match(parts[0]) or not _TARGET.match(parts[1]):
-            raise _Refused(400, "malformed request line")
-        method, target, version = parts
-        if version not in (b"HTTP/1.1", b"HTTP/1.0"):
-            if version.startswith(b"HTTP/") and version[5:6].isdigit():
-                raise _Refused(505, "only HTTP/1.0 and HTTP/1.1 are spoken here")
-            raise _Refused(400, "malformed request line")
-        if len(lines) - 1 > MAX_HEADERS:
-            raise _Refused(431, f"more than {MAX_HEADERS} header lines")
-        self.method = method.decode("ascii")
-        self.target = target.decode("ascii")
-        self.version = version.decode("ascii")
-        self.headers: list[tuple[str, str]] = []
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon or not _TOKEN.match(name):  # also refuses folded lines
-                raise _Refused(400, "malformed header line")
-            value = value.strip(b" \t")
-            if not _FIELD_VALUE.match(value):
-                raise _Refused(400, "control characters in a header value")
-            self.headers.append((name.decode("ascii").lower(), value.decode("latin-1")))
-
-    def all(self, name: str) -> list[str]:
-        return [v for k, v in self.headers if k == name]
-
-    def connection_tokens(self) -> set[str]:
-        return {
-            token.strip().lower()
-            for value in self.all("connection")
-            for token in value.split(",")
-        }
-
-    def content_length(self) -> int:
-        if self.all("transfer-encoding"):
-            raise _Refused(501, "request bodies must have a Content-Length")
-        values = {v.strip() for v in self.all("content-length")}
-        if not values:
-            return 0
-        if len(values) > 1:
-            raise _Refused(400, "conflicting Content-Length headers")
-        text = values.pop()
-        if not text.isdigit() or not text.isascii() or len(text) > 18:
-            raise _Refused(400, "malformed Content-Length")
-        return int(text)
-
-
-def _blocks_next_request(body: IO[bytes] | _Body) -> bool:
-    """An unread body too large to skip, or one the client holds back until a
-    100 Continue that never came: no room is left for another request."""
-    return isinstance(body, _Body) and (body.left > MAX_DRAIN or body.expecting)
+_OVERLOADED = error_bytes(503, "too many open connections; retry shortly")
 
 
 def _linger(sock: socket.socket) -> None:
@@ -374,7 +97,7 @@ def _linger(sock: socket.socket) -> None:
         deadline = time.monotonic() + LINGER_SECONDS
         left = LINGER_BYTES
         while left > 0 and time.monotonic() < deadline:
-            data = sock.recv(_RECV)
+            data = sock.recv(RECV_BYTES)
             if not data:
                 return
             left -= len(data)
@@ -536,21 +259,21 @@ class LoopbackServer:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.settimeout(self.idle_timeout)
-            reader = _Reader(sock, self.idle_timeout)
+            reader = Reader(sock, self.idle_timeout)
             while not self._stopping:
                 try:
                     head = reader.head()
                     if head is None:
                         ended_by_peer = True
                         return
-                    request = _Request(head)
+                    request = Request(head)
                     length = request.content_length()
                     if not self._answer(sock, reader, request, length, address):
                         return
-                except _Refused as refused:
-                    sock.sendall(_error_bytes(refused.status, refused.message))
+                except Refused as refused:
+                    sock.sendall(error_bytes(refused.status, refused.message))
                     return
-        except (_Closed, OSError):
+        except (Closed, OSError):
             ended_by_peer = True
         except Exception:  # a bug here must not go unnoticed, nor kill the server
             log.exception("connection from %s failed", address)
@@ -566,8 +289,8 @@ class LoopbackServer:
 
     def _environ(
         self,
-        request: _Request,
-        body: IO[bytes] | _Body,
+        request: Request,
+        body: IO[bytes] | StreamedBody,
         length: int,
         address: tuple[str, int],
     ) -> dict[str, Any]:
@@ -611,8 +334,8 @@ class LoopbackServer:
     def _answer(
         self,
         sock: socket.socket,
-        reader: _Reader,
-        request: _Request,
+        reader: Reader,
+        request: Request,
         length: int,
         address: tuple[str, int],
     ) -> bool:
@@ -626,24 +349,24 @@ class LoopbackServer:
             v.lower() == "100-continue" for v in request.all("expect")
         )
         if length > self.preread_max:
-            body: IO[bytes] | _Body = _Body(reader, length, expecting)
+            body: IO[bytes] | StreamedBody = StreamedBody(reader, length, expecting)
             return self._run(sock, request, body, length, keep_alive, address)
         # Read the body before taking a slot: a client sending slowly must hold
         # only its own connection. A client holding it back waits for a 100.
         if expecting and length and not reader.buffer:
-            sock.sendall(_CONTINUE)
+            sock.sendall(CONTINUE)
         try:
             body = reader.body(length)
-        except _Stalled as exc:
-            raise _Refused(408, "the request body took too long to arrive") from exc
+        except Stalled as exc:
+            raise Refused(408, "the request body took too long to arrive") from exc
         with body:
             return self._run(sock, request, body, length, keep_alive, address)
 
     def _run(
         self,
         sock: socket.socket,
-        request: _Request,
-        body: IO[bytes] | _Body,
+        request: Request,
+        body: IO[bytes] | StreamedBody,
         length: int,
         keep_alive: bool,
         address: tuple[str, int],
@@ -667,7 +390,7 @@ class LoopbackServer:
                 result = self.app(environ, start_response)
             except Exception:
                 log.exception("the app failed on %s %s", request.method, request.target)
-                sock.sendall(_error_bytes(500, "the server could not answer this request"))
+                sock.sendall(error_bytes(500, "the server could not answer this request"))
                 return False
             try:
                 keep_alive = self._send(
@@ -679,15 +402,15 @@ class LoopbackServer:
                 log.exception("the app failed on %s %s", request.method, request.target)
                 if not sent[0]:
                     sock.sendall(
-                        _error_bytes(500, "the server could not answer this request")
+                        error_bytes(500, "the server could not answer this request")
                     )
                 return False
             finally:
                 close = getattr(result, "close", None)
                 if close is not None:
                     close()
-        if isinstance(body, _Body) and body.left:
-            if _blocks_next_request(body):
+        if isinstance(body, StreamedBody) and body.left:
+            if blocks_next_request(body):
                 return False  # _send said so: Connection: close
             body.read(body.left)
             if body.left:
@@ -697,8 +420,8 @@ class LoopbackServer:
     def _send(
         self,
         sock: socket.socket,
-        request: _Request,
-        body: IO[bytes] | _Body,
+        request: Request,
+        body: IO[bytes] | StreamedBody,
         started: list[Any],
         written: list[bytes],
         result: Iterable[bytes],
@@ -729,7 +452,7 @@ class LoopbackServer:
             if low in ("connection", "transfer-encoding", "keep-alive"):
                 continue  # hop-by-hop: this server decides them
             lines.append(f"{name}: {value}\r\n")
-        if _blocks_next_request(body):
+        if blocks_next_request(body):
             keep_alive = False
         head_only = request.method == "HEAD" or status[:3] in ("204", "304")
         if declared is not None:

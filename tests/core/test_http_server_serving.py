@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from aios_sdk.http_server import MAX_DRAIN, PREREAD_IN_MEMORY, PREREAD_MAX
+from aios_sdk.http_request import MAX_DRAIN, PREREAD_IN_MEMORY, PREREAD_MAX
 from aios_sdk.loopback_http import Connection
 
 # before the import, so that the harness's asserts explain their failures too
