@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -78,6 +77,8 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
         raise TypeError(f"serve an AIOSAgent instance, not {type(agent).__name__}")
     token = token or os.environ.get("AIOS_TOKEN", "").strip()
     if not token:
+        import secrets  # only here: it loads OpenSSL, which an app otherwise never needs
+
         token = secrets.token_urlsafe(24)
         log.warning(
             "AIOS_TOKEN is not set; this app's token for this run is %s "

@@ -10,10 +10,14 @@ exception into the one JSON error shape; serve on 127.0.0.1 (`aios_sdk.http_serv
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import threading
+
+# Constant-time comparison: this is `hmac.compare_digest` where OpenSSL is missing.
+# Importing `hmac` maps OpenSSL's libcrypto into the process (3–4 MB resident) only
+# to offer its own copy of the same function, and every app process imports this.
+from _operator import _compare_digest as compare_digest
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -71,7 +75,7 @@ def token_matches(expected: str) -> Authenticator:
     """An authenticator accepting exactly one token, compared in constant time."""
 
     def authenticate(presented: str) -> str | None:
-        if expected and hmac.compare_digest(presented.encode(), expected.encode()):
+        if expected and compare_digest(presented.encode(), expected.encode()):
             return "controller"
         return None
 

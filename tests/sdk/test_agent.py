@@ -286,24 +286,6 @@ def test_manifest_comes_from_the_class_when_there_is_no_file() -> None:
     assert manifest["handle_endpoint"] == "/handle"
 
 
-def test_an_idle_connection_closed_by_the_peer_is_noticed() -> None:
-    import http.client
-    import socket
-
-    from aios_sdk.client import _dropped
-
-    ours, theirs = socket.socketpair()
-    conn = http.client.HTTPConnection("127.0.0.1", 9)
-    conn.sock = ours
-    try:
-        assert _dropped(conn) is False
-        theirs.close()
-        assert _dropped(conn) is True
-    finally:
-        ours.close()
-    assert _dropped(http.client.HTTPConnection("127.0.0.1", 9)) is False
-
-
 def test_executor_url_must_be_http() -> None:
     from aios_sdk.client import client_from_env
 

@@ -233,9 +233,9 @@ def test_call_tool_from_the_test_process(
 
     # one keep-alive connection per thread, reused between calls
     client = client_from_env()
-    sock = client._local.conn.sock
+    sock = client._local.conn._sock
     assert probe.call_tool("file_read", path="present.txt") == "在这里"
-    assert client._local.conn.sock is sock
+    assert client._local.conn._sock is sock
 
     with pytest.raises(ToolFailed) as err:
         probe.call_tool("file_write", path="x.txt", content=object())

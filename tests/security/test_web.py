@@ -7,13 +7,14 @@ handler did not run: no session written, no file created, no tool call logged.
 
 from __future__ import annotations
 
-import hmac
+import _operator
 import json
 from pathlib import Path
 
 import psutil
 import pytest
 
+from aios_sdk import web
 from aios_sdk.web import token_matches
 from tests.controller.system import RunningSystem
 from tests.security.wire import Service, raw_request, services
@@ -213,13 +214,14 @@ def test_w4_tokens_are_distinct_random_and_compared_in_constant_time(
     assert len(set(tokens)) == len(tokens)
     assert all(len(t) >= 24 for t in tokens)  # ≥ 144 bits of randomness each
     compared: list[tuple[bytes, bytes]] = []
-    real = hmac.compare_digest
+    real = web.compare_digest
+    assert real is _operator._compare_digest  # CPython's constant-time comparison
 
     def spy(a: bytes, b: bytes) -> bool:
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(hmac, "compare_digest", spy)
+    monkeypatch.setattr(web, "compare_digest", spy)
     check = token_matches("the-right-token")
     assert check("the-wrong-token") is None and check("the-right-token") == "controller"
     assert len(compared) == 2  # every comparison went through compare_digest
