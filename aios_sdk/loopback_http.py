@@ -9,7 +9,7 @@ send: a status line, headers, then a body delimited by `Content-Length`, chunked
 encoding, or the end of the connection (HTTP/1.0 peers such as a bare Flask app).
 
 `Connection` keeps one socket open between requests (keep-alive) and notices before
-reuse when the peer has closed it. It is not thread-safe: keep one per thread.
+reuse when the peer has closed it. It is not thread-safe: one thread uses it at a time.
 Transport failures raise `OSError` (`TimeoutError` when the peer is late) or
 `ProtocolViolation`, so callers translate them at their own boundary.
 """
@@ -73,6 +73,11 @@ class Connection:
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+    @property
+    def connected(self) -> bool:
+        """A socket is open (it may still turn out closed by the peer: see `_dropped`)."""
+        return self._sock is not None
 
     def close(self) -> None:
         if self._sock is not None:

@@ -2,10 +2,12 @@
 
 `aios_sdk.loopback_http` (far cheaper per call than `requests`, and than
 `http.client`, whose header parsing cost more than the hop itself) over keep-alive
-connections: each thread keeps one open connection per peer (`_connections`), so a
-pipeline hop costs one loopback round trip instead of a TCP handshake plus a round
-trip. An idle connection the peer has closed (restart, idle timeout) is noticed
-before reuse and replaced. Every transport failure becomes an `AiosError` at this
+connections: idle connections wait in a pool per peer (`_POOL`), so a pipeline hop
+costs one loopback round trip instead of a TCP handshake plus a round trip, and a
+peer sees as many connections as calls ran at once — not one per thread of the
+controller's server, which keeps a thread per client connection. An idle
+connection the peer has closed (restart, idle timeout) is noticed before reuse and
+replaced. Every transport failure becomes an `AiosError` at this
 boundary: `AppUnreachable` when nothing answers or the answer is late,
 `BadAppReply` when the answer is not JSON, and the peer's own error (`{"status":
 "error", "error": {code, message}}`) re-raised with its code.
@@ -25,7 +27,7 @@ from aios_sdk.loopback_http import Connection
 __all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
 
 TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Flask
-_connections = threading.local()  # .open: {(host, port): Connection} per thread
+MAX_IDLE_PER_PEER = 32  # idle connections kept per peer; more are closed after use
 
 
 MAX_APP_REPLY = 8 << 20  # bytes of one app reply (views carry data, not files)
@@ -38,16 +40,37 @@ class HttpAnswer:
     raw: bytes
 
 
-def _connection(host: str, port: int, timeout: float) -> Connection:
-    """This thread's open connection to host:port (a new one if there is none)."""
-    pool: dict[tuple[str, int], Connection] | None = getattr(_connections, "open", None)
-    if pool is None:
-        pool = _connections.open = {}
-    conn = pool.get((host, port))
-    if conn is None:
-        conn = pool[(host, port)] = Connection(host, port, timeout)
-    conn.timeout = timeout
-    return conn
+class _ConnectionPool:
+    """Idle keep-alive connections per (host, port); the latest returned is reused
+    first (the one least likely to have been closed by the peer's idle timeout)."""
+
+    def __init__(self, max_idle: int):
+        self.max_idle = max_idle
+        self._idle: dict[tuple[str, int], list[Connection]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, host: str, port: int, timeout: float) -> Connection:
+        with self._lock:
+            idle = self._idle.get((host, port))
+            conn = idle.pop() if idle else None
+        if conn is None:
+            conn = Connection(host, port, timeout)
+        conn.timeout = timeout
+        return conn
+
+    def give(self, conn: Connection) -> None:
+        """Keep `conn` for the next call (if it is still open and there is room)."""
+        if not conn.connected:
+            return
+        with self._lock:
+            idle = self._idle.setdefault((conn.host, conn.port), [])
+            if len(idle) < self.max_idle:
+                idle.append(conn)
+                return
+        conn.close()
+
+
+_POOL = _ConnectionPool(MAX_IDLE_PER_PEER)
 
 
 def http_json(
@@ -73,13 +96,14 @@ def http_json(
     if body is not None:
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers["Content-Type"] = "application/json"
-    conn = _connection(host, port, timeout)
+    conn = _POOL.take(host, port, timeout)
     try:
         answer = conn.request(method, path, payload, headers)
     except TimeoutError as exc:
         raise AppUnreachable(f"{what} did not answer within {timeout:g} s") from exc
     except OSError as exc:
         raise AppUnreachable(f"{what} is not reachable ({type(exc).__name__})") from exc
+    _POOL.give(conn)  # after a failure it was closed: not kept
     raw = answer.body
     try:
         parsed = json.loads(raw.decode("utf-8")) if raw else None
