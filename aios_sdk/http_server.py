@@ -169,11 +169,19 @@ class LoopbackServer:
             if crowded:
                 self._turn_away(sock)
                 continue
-            self._queue.put((sock, address))
             if spawn:
-                threading.Thread(
-                    target=self._work, name=f"http-{self.port}", daemon=True
-                ).start()
+                try:
+                    threading.Thread(
+                        target=self._work, name=f"http-{self.port}", daemon=True
+                    ).start()
+                except RuntimeError:  # the system has no thread to give: turn away
+                    log.warning("no thread for a new connection; answered 503")
+                    with self._lock:
+                        self._workers -= 1
+                        self._open.discard(sock)
+                    self._turn_away(sock)
+                    continue
+            self._queue.put((sock, address))
 
     def _work(self) -> None:
         """A worker: serve one connection after the other until the server stops.

@@ -21,6 +21,7 @@ import psutil
 import pytest
 import requests
 
+from aios_sdk import http_server
 from aios_sdk.http_server import TURN_AWAY_THREADS, LoopbackServer
 from aios_sdk.loopback_http import Connection
 
@@ -245,6 +246,33 @@ def test_workers_are_reused_across_connections(servers: Servers) -> None:
     workers = [t for t in threading.enumerate() if t.name == f"http-{server.port}"]
     assert len(workers) == 1
     assert threading.active_count() - before <= 2  # the accept thread and one worker
+
+
+def test_no_thread_to_be_had_turns_the_connection_away_and_keeps_serving(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_thread = threading.Thread
+    refused: list[str] = []
+
+    class ScarceThread(real_thread):  # type: ignore[misc, valid-type]
+        """The first worker cannot be started (as when the system is out of threads)."""
+
+        def start(self) -> None:
+            worker = self.name.startswith("http-") and not self.name.startswith("http-busy")
+            if worker and not refused:
+                refused.append(self.name)
+                raise RuntimeError("can't start new thread")
+            super().start()
+
+    server = servers.start(echo_app)
+    monkeypatch.setattr(http_server.threading, "Thread", ScarceThread)
+    turned_away = Connection("127.0.0.1", server.port, timeout=WAIT)
+    answer = turned_away.request("GET", "/first", None, {"Host": "x"})
+    assert answer.status == 503 and refused
+    served = Connection("127.0.0.1", server.port, timeout=WAIT)
+    assert served.request("GET", "/second", None, {"Host": "x"}).status == 200
+    served.close()
+    turned_away.close()
 
 
 _PR_SET_PDEATHSIG = 1
