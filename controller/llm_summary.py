@@ -62,6 +62,12 @@ def _is_instruction(turn: Any) -> bool:
 
 
 def _user_text(turn: Any) -> str:
+    if type(turn) is dict:  # a session's history entry: the common case, made cheap
+        if turn.get("kind") not in (None, "", "instruction"):
+            return ""
+        text = turn.get("text")
+        if isinstance(text, str) and text.strip():
+            return " ".join(text.split())
     if isinstance(turn, str):
         return " ".join(turn.split())
     return _field(turn, "text", "instruction", "user") if _is_instruction(turn) else ""
