@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from aios_sdk.errors import ToolFailed
 from aios_sdk.loopback_http import Connection
 from aios_sdk.protocol import ToolCall, ToolResult, describe_validation_error
+from aios_sdk.wsgi import json_bytes
 
 __all__ = ["ENV_EXECUTOR_URL", "ENV_TOKEN", "ExecutorClient", "client_from_env"]
 
@@ -78,7 +79,7 @@ class ExecutorClient:
     def _post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
         """(HTTP status, body); transport failures raise `OSError` (the connection
         is closed then), an answer over `loopback_http.MAX_BODY_BYTES` is a `ProtocolViolation`."""
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = json_bytes(body)
         answer = self._connection().request(
             "POST",
             self.base_path + path,

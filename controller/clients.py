@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 
 from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 from aios_sdk.loopback_http import Connection
+from aios_sdk.wsgi import json_bytes
 
 __all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
 
@@ -94,7 +95,7 @@ def http_json(
         headers[TOKEN_HEADER] = token
     payload = None
     if body is not None:
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = json_bytes(body)
         headers["Content-Type"] = "application/json"
     conn = _POOL.take(host, port, timeout)
     try:
