@@ -2,7 +2,8 @@
 
 `EventBus` numbers every event (`seq`, starting at 1), keeps the latest ones in a
 bounded ring buffer and wakes waiting subscribers; a subscriber that fell behind the
-buffer simply gets what is left. `sse_stream` turns the bus into the `text/event-
+buffer simply gets what is left. A published event is a `BusEvent`: the fields of
+`protocol.Event`, whose `dump()` is that model's wire form. `sse_stream` turns the bus into the `text/event-
 stream` of `GET /api/events` (each `data:` an `protocol.Event`, each `id:` its seq,
 so a reconnecting EventSource resumes via `Last-Event-ID`). `ExecutorEventRelay`
 long-polls the executor's `GET /events` and republishes its `notify` events.
@@ -15,22 +16,50 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from aios_sdk.protocol import Event, EventType
 
-__all__ = ["EventBus", "ExecutorEventRelay", "sse_stream"]
+__all__ = ["BusEvent", "EventBus", "ExecutorEventRelay", "sse_stream"]
 
 log = logging.getLogger("aios.controller.events")
 
 _EVENT_TYPES = frozenset(get_args(EventType))
 
 
+@dataclass(slots=True)
+class BusEvent:
+    """One published event, with the fields of `protocol.Event`.
+
+    Several are published per instruction and most are never read, so the pydantic
+    model is built only to `dump()` one for the wire (the SSE stream).
+    """
+
+    type: str
+    seq: int
+    app_id: str | None
+    session_id: str | None
+    data: dict[str, Any]
+
+    def dump(self) -> dict[str, Any]:
+        """`protocol.Event`'s JSON-ready dict of this event."""
+        # built by the controller itself: the type is the only field worth
+        # checking (`publish` did), so pydantic's validation is skipped
+        return Event.model_construct(
+            type=self.type,
+            seq=self.seq,
+            app_id=self.app_id,
+            session_id=self.session_id,
+            data=self.data,
+        ).dump()
+
+
 class EventBus:
     """In-process publish/subscribe with sequence numbers and a ring buffer."""
 
     def __init__(self, capacity: int = 1000):
-        self._events: deque[Event] = deque(maxlen=capacity)
+        self._events: deque[BusEvent] = deque(maxlen=capacity)
         self._seq = 0
         self._cond = threading.Condition()
         self._closed = False
@@ -48,30 +77,22 @@ class EventBus:
         *,
         app_id: str | None = None,
         session_id: str | None = None,
-    ) -> Event:
+    ) -> BusEvent:
         if type not in _EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
         with self._cond:
             self._seq += 1
-            # built by the controller itself, several per instruction: the type is
-            # the only field worth checking, so pydantic's validation is skipped
-            event = Event.model_construct(
-                type=type,
-                seq=self._seq,
-                app_id=app_id,
-                session_id=session_id,
-                data=data or {},
-            )
+            event = BusEvent(type, self._seq, app_id, session_id, data or {})
             self._events.append(event)
             self._cond.notify_all()
         return event
 
-    def since(self, seq: int) -> list[Event]:
+    def since(self, seq: int) -> list[BusEvent]:
         """Buffered events with a sequence number above `seq`."""
         with self._cond:
             return [e for e in self._events if e.seq > seq]
 
-    def wait_since(self, seq: int, timeout: float) -> list[Event]:
+    def wait_since(self, seq: int, timeout: float) -> list[BusEvent]:
         """Events after `seq`, waiting up to `timeout` seconds for the first one."""
         with self._cond:
             if self._seq <= seq and not self._closed:

@@ -181,13 +181,25 @@ class Controller:
                     sid, session.history, lambda text: keep_summary(sid, text)
                 )
 
+        # (settings, their limits): read several times per instruction, the limits
+        # are built again only when the settings were replaced (PUT /api/settings)
+        latest_limits: tuple[Any, PipelineLimits] | None = None
+
         def limits() -> PipelineLimits:
+            nonlocal latest_limits
             current = store.get()
-            return PipelineLimits(
-                max_step_rounds=current.max_step_rounds,
-                app_timeout=float((current.model_extra or {}).get("app_timeout", 60)),
-                step_timeout=current.timeout_for,
-            )
+            if latest_limits is None or latest_limits[0] is not current:
+                latest_limits = (
+                    current,
+                    PipelineLimits(
+                        max_step_rounds=current.max_step_rounds,
+                        app_timeout=float(
+                            (current.model_extra or {}).get("app_timeout", 60)
+                        ),
+                        step_timeout=current.timeout_for,
+                    ),
+                )
+            return latest_limits[1]
 
         def run_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             return supervisor.executor_client.run(body, timeout)

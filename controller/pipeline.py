@@ -152,7 +152,7 @@ class Pipeline:
 
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
         session = self._sessions.get_or_create(request.session_id)
-        profiles = list(self._apps.profiles())
+        profiles = self._apps.profiles()
         try:
             plan = self._router.route(request.text, profiles)
         except Exception as exc:  # a router bug must not lose the user's request

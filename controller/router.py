@@ -108,12 +108,23 @@ class DeterministicRouter:
     ) -> None:
         self.confident = self.CONFIDENT if confident is None else confident
         self.minimum = self.MINIMUM if minimum is None else minimum
+        # the latest (profiles, index): the supervisor hands out the same tuple every
+        # time, and `index_for` hashes every profile to look it up
+        self._latest: tuple[tuple[AppProfile, ...], RoutingIndex] | None = None
+
+    def _index(self, profiles: tuple[AppProfile, ...]) -> RoutingIndex:
+        latest = self._latest
+        if latest is not None and latest[0] is profiles:
+            return latest[1]
+        index = index_for(profiles)
+        self._latest = (profiles, index)
+        return index
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         profiles = tuple(apps)
         if not profiles or not clean_part(text):
             return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(profiles))
-        index = index_for(profiles)
+        index = self._index(profiles)
         decisions: dict[str, _Decision] = {}
 
         def decide(part: str) -> _Decision:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from aios_sdk.errors import ProtocolError
+from aios_sdk.wsgi import reusable_encoder
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -61,7 +62,7 @@ JOURNAL_MIN_BYTES = 64 * 1024
 # call. Its output never holds a raw "\n" (json escapes it inside strings), so a
 # line of the journal is one JSON value; U+2028 and the like may appear raw, which
 # is why the journal is split on "\n" only, never with str.splitlines().
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_ENCODE = reusable_encoder(json.JSONEncoder(ensure_ascii=False, default=str))
 _DECODER = json.JSONDecoder()
 
 
@@ -120,7 +121,7 @@ class Session:
     def to_json(self) -> dict[str, Any]:
         # shallow on purpose: `asdict` deep-copies every nested entry (milliseconds
         # for a full session); json.dumps walks the lists and dicts as they are
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _SESSION_FIELDS}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Session:
@@ -133,6 +134,10 @@ class Session:
         del session.completed_tasks[:-MAX_COMPLETED]
         session.current_tasks = []
         return session
+
+
+# `fields()` filters the dataclass's fields on every call; a save needs only the names
+_SESSION_FIELDS = tuple(f.name for f in fields(Session))
 
 
 # ------------------------------------------------------------------ the file
@@ -260,31 +265,47 @@ class _EncodedList:
         end) when `value` is the last version trimmed and extended, else None
         (then every entry was encoded afresh).
         """
-        dropped = self._dropped(value)
+        last = len(self.entries)
+        dropped = self._follow(value)
         if dropped is None:
             self.items = [_ENCODE(entry) for entry in value]
-            added = None
-        else:
-            kept = len(self.entries) - dropped
-            new = [_ENCODE(entry) for entry in value[kept:]]
-            del self.items[:dropped]
-            self.items.extend(new)
-            added = (dropped, new)
-        self.entries = list(value)
-        return added
+            self.entries = list(value)
+            return None
+        new = [_ENCODE(entry) for entry in value[last - dropped :]]
+        del self.items[:dropped]
+        self.items.extend(new)
+        return dropped, new
 
-    def _dropped(self, value: list[Any]) -> int | None:
+    def _follow(self, value: list[Any]) -> int | None:
+        """Bring `entries` up to `value` if it is them trimmed at the front (by the
+        number returned) and extended at the end; None otherwise (`entries` is then
+        left half-done, to be replaced).
+
+        Done in place and compared as whole lists (identity first): the kept
+        entries are neither copied nor compared one by one in Python — a save
+        then costs what changed, not the length of the list.
+        """
         old = self.entries
         if not old:
+            old.extend(value)
             return 0
         if not value:
             return None
         first = value[0]
-        for start in range(min(len(old), self.SEARCH)):
-            kept = len(old) - start
-            # list equality tries identity first: cheap for the same entries
-            if old[start] is first and kept <= len(value) and value[:kept] == old[start:]:
+        total = len(old)
+        removed = 0  # entries already cut from the front of `old`
+        for start in range(min(total, self.SEARCH)):
+            if old[start - removed] is not first:
+                continue
+            del old[: start - removed]
+            removed = start
+            kept = total - start
+            if kept > len(value):
+                continue
+            old.extend(value[kept:])
+            if old == value:
                 return start
+            del old[kept:]
         return None
 
     def json(self) -> str:
@@ -294,7 +315,8 @@ class _EncodedList:
 class _Journal:
     """What was last written for one session, so the next save writes only a delta."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path) -> None:
+        self.path = path  # the session's file (a Path costs a join to build)
         self.lists = {name: _EncodedList() for name in _APPEND_ONLY}
         self.values: dict[str, str] = {}  # the other fields' JSON as last written
         self.deltas = -1  # delta lines after the snapshot; -1: no snapshot written yet
@@ -422,8 +444,8 @@ class SessionStore:
         sid = session.session_id
         with self.lock(sid):
             # taken out while writing: if a write fails, the next save starts afresh
-            journal = self._journals.pop(sid, None) or _Journal()
-            path = self._path(sid)
+            journal = self._journals.pop(sid, None) or _Journal(self._path(sid))
+            path = journal.path
             line, snapshot = journal.next_line(session)
             if not snapshot and not _append_line(path, line):
                 line, snapshot = journal.snapshot(session), True

@@ -159,6 +159,7 @@ class Supervisor:
         )
         self.executor_client = ExecutorClient(self.executor.url, self.master_token)
         self._apps: dict[str, _Child] = {}
+        self._profiles: tuple[AppProfile, ...] | None = None
         for spec in specs:
             if not spec.ok:
                 continue
@@ -249,19 +250,25 @@ class Supervisor:
             )
         return sorted(rows, key=lambda r: r.id)
 
-    def profiles(self) -> list[AppProfile]:
-        """Every startable app, whatever its current status (for the router)."""
-        return [
-            AppProfile(
-                app_id=c.spec.app_id,
-                name=c.spec.name,
-                description=c.spec.description,
-                keywords=tuple(c.spec.manifest.keywords),
-                examples=tuple(c.spec.manifest.examples),
+    def profiles(self) -> tuple[AppProfile, ...]:
+        """Every startable app, whatever its current status (for the router).
+
+        The apps and their manifests are fixed for the supervisor's life, so this is
+        built once: the router then finds its index for the very same tuple.
+        """
+        if self._profiles is None:
+            self._profiles = tuple(
+                AppProfile(
+                    app_id=c.spec.app_id,
+                    name=c.spec.name,
+                    description=c.spec.description,
+                    keywords=tuple(c.spec.manifest.keywords),
+                    examples=tuple(c.spec.manifest.examples),
+                )
+                for c in self._apps.values()
+                if c.spec is not None and c.spec.manifest is not None
             )
-            for c in self._apps.values()
-            if c.spec is not None and c.spec.manifest is not None
-        ]
+        return self._profiles
 
     def spec(self, app_id: str) -> AppSpec:
         child = self._apps.get(app_id)
