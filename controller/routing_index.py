@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controller.routing_text import Unit, normalize, split_units
 
@@ -48,6 +48,7 @@ _PUNCTUATION = re.compile(r"[^\w\s]")
 _GENERIC_NAME_PARTS = ("应用", "小ai", "助手", " app", " agent", "app", "agent")
 # Chinese particles that put the object before its verb ("把代码窗口最大化").
 _OBJECT_MARKERS = frozenset({"把", "将"})
+_KEY_END = None  # where a trie node holds the value of the key ending there
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,15 @@ class RoutingIndex:
     longest_keyword: int = 1
     postings: dict[str, tuple[tuple[int, float], ...]] = field(default_factory=dict)
     examples: tuple[tuple[str, ...], ...] = ()
+    # `keywords` and `loose_keywords` as tries of units: matching walks a span one
+    # unit at a time and stops where no keyword goes on, instead of building and
+    # hashing a tuple for every start and length
+    _keyword_trie: dict[str | None, Any] = field(init=False, repr=False)
+    _loose_trie: dict[str | None, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._keyword_trie = _trie(self.keywords)
+        self._loose_trie = _trie(self.loose_keywords)
 
     @classmethod
     def build(cls, profiles: tuple[AppProfile, ...]) -> RoutingIndex:
@@ -201,7 +211,7 @@ class RoutingIndex:
             prelim[app] = (keyword, coverage)
         ranked = sorted(prelim, key=lambda a: -(0.6 * prelim[a][0] + 0.4 * prelim[a][1]))
 
-        query = _fuzzy_form(text)
+        query = " ".join(normalized.split())  # _fuzzy_form(text), normalised once
         fits = []
         for rank, app in enumerate(ranked):
             keyword, coverage = prelim[app]
@@ -249,38 +259,49 @@ class RoutingIndex:
         found: list[_Match] = []
         texts = [unit.text for unit in units]
         for start in range(len(units)):
+            node = self._keyword_trie  # walks texts[start:end]
             for end in range(start + 1, min(len(units), start + self.longest_keyword) + 1):
-                entry = self.keywords.get(tuple(texts[start:end]))
+                node = node.get(texts[end - 1])
+                if node is None:
+                    break  # no keyword starts with this span
+                entry = node.get(_KEY_END)
                 if entry and _contiguous(units, start, end):
                     found.append(_Match(start, end, *entry))
         content_texts = [texts[i] for i in content]
         for first in range(len(content)):
+            node = self._loose_trie  # walks content_texts[first:last]
             for last in range(
-                first + 2, min(len(content), first + self.longest_keyword) + 1
+                first + 1, min(len(content), first + self.longest_keyword) + 1
             ):
-                entry = self.loose_keywords.get(tuple(content_texts[first:last]))
+                node = node.get(content_texts[last - 1])
+                if node is None:
+                    break
+                if last - first < 2:
+                    continue  # a skipped-filler hit spans two content units or more
+                entry = node.get(_KEY_END)
                 if entry and _no_punctuation(normalized, units, content[first:last]):
                     found.append(_Match(content[first], content[last - 1] + 1, *entry))
         unique = {(match.start, match.end, match.apps): match for match in found}
         found = list(unique.values())
         # A phrase inside a longer matched phrase is not separate evidence.
-        return [
-            match
-            for match in found
-            if not any(
-                other.start <= match.start
-                and match.end <= other.end
-                and other.end - other.start > match.end - match.start
-                for other in found
-            )
-        ]
+        kept = []
+        for match in found:
+            for other in found:
+                if (
+                    other.start <= match.start
+                    and match.end <= other.end
+                    and other.end - other.start > match.end - match.start
+                ):
+                    break
+            else:
+                kept.append(match)
+        return kept
 
     def _fuzzy(self, query: str, app: int) -> float:
-        from rapidfuzz import fuzz  # imported on first use: keeps start-up cheap
-
+        ratio = _fuzz_ratio()
         best = 0.0
         for example in self.examples[app]:
-            best = max(best, fuzz.ratio(query, example))
+            best = max(best, ratio(query, example))
         return best / 100.0
 
 
@@ -288,6 +309,25 @@ class RoutingIndex:
 def index_for(profiles: tuple[AppProfile, ...]) -> RoutingIndex:
     """The index of this exact set of profiles, built once and cached."""
     return RoutingIndex.build(profiles)
+
+
+def _trie(table: dict[tuple[str, ...], Any]) -> dict[str | None, Any]:
+    """`table` as nested dicts, one level per unit; a key's value sits under
+    `_KEY_END` in the node its last unit leads to."""
+    root: dict[str | None, Any] = {}
+    for key, value in table.items():
+        node = root
+        for unit in key:
+            node = node.setdefault(unit, {})
+        node[_KEY_END] = value
+    return root
+
+
+@lru_cache(maxsize=1)
+def _fuzz_ratio() -> Callable[[str, str], float]:
+    from rapidfuzz import fuzz  # imported on first use: keeps start-up cheap
+
+    return fuzz.ratio
 
 
 def _idf(apps_with_it: int, n_apps: int) -> float:
@@ -313,10 +353,12 @@ def _contiguous(units: list[Unit], start: int, end: int) -> bool:
 
 def _no_punctuation(normalized: str, units: list[Unit], positions: list[int]) -> bool:
     """No punctuation between these units: a skipped-filler hit stays in one clause."""
-    return not any(
-        _PUNCTUATION.search(normalized, units[a].end, units[b].start)
-        for a, b in zip(positions, positions[1:], strict=False)
-    )
+    for a, b in zip(positions, positions[1:], strict=False):
+        gap_start, gap_end = units[a].end, units[b].start
+        # adjacent units (the usual case) leave no gap to search
+        if gap_start < gap_end and _PUNCTUATION.search(normalized, gap_start, gap_end):
+            return False
+    return True
 
 
 def _enclosed(

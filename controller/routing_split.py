@@ -61,6 +61,7 @@ _OPENERS = {
     "《": "》",
 }
 _SAME_CLOSE = {'"', "'", "`"}
+_QUOTING = re.compile("[" + re.escape("".join([*_OPENERS, *_SAME_CLOSE])) + "]")
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ def _overlaps(cuts: list[tuple[int, int, bool]], start: int, end: int) -> bool:
 
 def _mask_quoted(text: str) -> str:
     """The text with bracketed and quoted spans blanked (same length)."""
+    if _QUOTING.search(text) is None:  # most instructions: nothing opens a span
+        return text
     out = list(text)
     closer: list[str] = []
     for i, char in enumerate(text):

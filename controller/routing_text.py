@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Unit", "is_cjk", "normalize", "split_units", "stem"]
 
 # A unit is (text, is_cjk, is_filler, start, end); start/end index the normalised string.
-_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[a-z]+(?:'[a-z]+)?|\d+")
+# The group that matched says the kind: 1 a CJK character, 2 a word, 3 a number.
+_TOKEN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff])|([a-z]+(?:'[a-z]+)?)|(\d+)")
+_CJK, _NUMBER = 1, 3
 
 # Chinese filler, longest first; matched on the normalised text.
 _CJK_FILLER = (
@@ -62,9 +64,8 @@ _EN_STOP_WORDS = """a an the to of for me my i i'm you your it its this that the
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One match unit of a normalised text."""
+class Unit(NamedTuple):
+    """One match unit of a normalised text (a tuple: every instruction makes many)."""
 
     text: str
     cjk: bool
@@ -109,12 +110,13 @@ def split_units(text: str) -> list[Unit]:
     for match in _TOKEN.finditer(text):
         token = match.group()
         start, end = match.span()
-        if is_cjk(token):
+        kind = match.lastindex
+        if kind == _CJK:
             while span_index < len(filler_spans) and filler_spans[span_index][1] <= start:
                 span_index += 1
             filler = span_index < len(filler_spans) and filler_spans[span_index][0] <= start
             units.append(Unit(token, True, filler, start, end))
-        elif token.isdigit():  # numbers are arguments, not intent
+        elif kind == _NUMBER:  # numbers are arguments, not intent
             units.append(Unit(token, False, True, start, end))
         else:
             units.append(Unit(stem(token), False, token in _EN_STOP, start, end))

@@ -138,6 +138,9 @@ class Session:
 
 # `fields()` filters the dataclass's fields on every call; a save needs only the names
 _SESSION_FIELDS = tuple(f.name for f in fields(Session))
+_JSON_NAMES = {name: json.dumps(name) for name in _SESSION_FIELDS}
+_SCALARS = frozenset({str, int, float, bool})
+_UNSET = object()
 
 
 # ------------------------------------------------------------------ the file
@@ -319,6 +322,9 @@ class _Journal:
         self.path = path  # the session's file (a Path costs a join to build)
         self.lists = {name: _EncodedList() for name in _APPEND_ONLY}
         self.values: dict[str, str] = {}  # the other fields' JSON as last written
+        # a str or number field as last written, itself: the very same object (the
+        # session's id, when it was created) is not encoded again
+        self.scalars: dict[str, Any] = {}
         self.deltas = -1  # delta lines after the snapshot; -1: no snapshot written yet
         self.delta_bytes = 0
         self.snapshot_bytes = 0
@@ -345,10 +351,15 @@ class _Journal:
                     if added:
                         changes.append(f'"+{name}": [' + ", ".join(added) + "]")
             else:
+                scalar = type(value) in _SCALARS
+                if scalar and self.scalars.get(name, _UNSET) is value:
+                    continue
                 encoded = _ENCODE(value)
+                if scalar:
+                    self.scalars[name] = value
                 if self.values.get(name) != encoded:
                     self.values[name] = encoded
-                    changes.append(f"{json.dumps(name)}: {encoded}")
+                    changes.append(f"{_JSON_NAMES[name]}: {encoded}")
         if not whole:
             line = ("{" + ", ".join(changes) + "}\n").encode("utf-8")
             budget = max(self.snapshot_bytes, JOURNAL_MIN_BYTES)
@@ -361,7 +372,7 @@ class _Journal:
         for name in session.to_json():
             cache = self.lists.get(name)
             encoded = cache.json() if cache is not None else self.values[name]
-            parts.append(f"{json.dumps(name)}: {encoded}")
+            parts.append(f"{_JSON_NAMES[name]}: {encoded}")
         return ("{" + ", ".join(parts) + "}\n").encode("utf-8")
 
     def written(self, line: bytes, snapshot: bool) -> None:
@@ -396,6 +407,9 @@ class SessionStore:
         return self._folder / f"{session_id}.json"
 
     def lock(self, session_id: str) -> threading.RLock:
+        lock = self._locks.get(session_id)  # taken several times per instruction
+        if lock is not None:
+            return lock
         with self._guard:
             return self._locks.setdefault(session_id, threading.RLock())
 

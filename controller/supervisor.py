@@ -160,6 +160,7 @@ class Supervisor:
         self.executor_client = ExecutorClient(self.executor.url, self.master_token)
         self._apps: dict[str, _Child] = {}
         self._profiles: tuple[AppProfile, ...] | None = None
+        self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
         for spec in specs:
             if not spec.ok:
                 continue
@@ -289,6 +290,10 @@ class Supervisor:
         if not ready:
             raise AppFailed(_unavailable_message(spec.name, app_id, status, error))
         assert child is not None
+        # asked twice per task: built again only when the app moved to another port
+        known = self._targets.get(app_id)
+        if known is not None and known[0] == child.port:
+            return known[1]
         client = AppClient(app_id, child.url, child.token, spec.handle_endpoint)
 
         def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -302,9 +307,11 @@ class Supervisor:
                     ) from exc
                 raise
 
-        return AppTarget(
+        target = AppTarget(
             app_id=app_id, name=spec.name, role=spec.role, workdir=spec.workdir, call=call
         )
+        self._targets[app_id] = (child.port, target)
+        return target
 
     # ----------------------------------------------------------- the monitor
 
