@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from functools import lru_cache
 from json.encoder import (  # type: ignore[attr-defined]
     c_make_encoder,
     encode_basestring,
@@ -69,6 +70,7 @@ _STATUS_TEXT = {
     503: "Service Unavailable",
     504: "Gateway Timeout",
 }
+_STATUS_LINES = {status: f"{status} {text}" for status, text in _STATUS_TEXT.items()}
 
 
 def reusable_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
@@ -112,14 +114,26 @@ def json_bytes(body: Any) -> bytes:
     return _COMPACT(body).encode("utf-8")
 
 
+def _path_of(environ: dict[str, Any]) -> str:
+    """The request's path as text (WSGI hands it over as latin-1 decoded bytes)."""
+    return (environ.get("PATH_INFO") or "/").encode("latin-1").decode("utf-8", "replace")
+
+
+@lru_cache(maxsize=64)
+def _environ_key(name: str) -> str:
+    """The WSGI environ key of header `name` (asked for several times per request)."""
+    if name.lower() == "content-type":
+        return "CONTENT_TYPE"
+    return "HTTP_" + name.upper().replace("-", "_")
+
+
 class Request:
     """The parts of a WSGI request a JSON route needs."""
 
-    def __init__(self, environ: dict[str, Any], max_body: int):
+    def __init__(self, environ: dict[str, Any], max_body: int, path: str | None = None):
         self.environ = environ
         self.method: str = environ.get("REQUEST_METHOD", "GET").upper()
-        raw_path = environ.get("PATH_INFO") or "/"
-        self.path: str = raw_path.encode("latin-1").decode("utf-8", "replace")
+        self.path: str = _path_of(environ) if path is None else path
         self.identity: str | None = None
         self._max_body = max_body
         self._args: dict[str, str] | None = None
@@ -135,10 +149,7 @@ class Request:
         return self._args
 
     def header(self, name: str, default: str | None = None) -> str | None:
-        key = "HTTP_" + name.upper().replace("-", "_")
-        if name.lower() == "content-type":
-            key = "CONTENT_TYPE"
-        return self.environ.get(key, default)
+        return self.environ.get(_environ_key(name), default)
 
     def body(self) -> bytes:
         """The raw body (read once); `PayloadTooLarge` past the service's limit."""
@@ -218,8 +229,10 @@ class Service:
                 return methods, tuple(args)
         return None
 
-    def _find(self, method: str, path: str) -> tuple[View, bool, tuple[str, ...]]:
-        found = self._match(path)
+    def _find(
+        self, method: str, path: str, found: tuple[Methods, tuple[str, ...]] | None
+    ) -> tuple[View, bool, tuple[str, ...]]:
+        """The view for `method` among the routes `found` for `path` (`_match`)."""
         if found is None:
             raise NotFound(f"no route {path}")
         methods, args = found
@@ -235,14 +248,14 @@ class Service:
     # ----------------------------------------------------------- serving
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Any:
-        if self.fallback is not None:
-            path = (environ.get("PATH_INFO") or "/").encode("latin-1")
-            if self._match(path.decode("utf-8", "replace")) is None:
-                return self.fallback(environ, start_response)
-        request = Request(environ, self._max_body)
+        path = _path_of(environ)
+        found = self._match(path)  # once: it decides the fallback and the view
+        if found is None and self.fallback is not None:
+            return self.fallback(environ, start_response)
+        request = Request(environ, self._max_body, path)
         origin = request.header("Origin")
         try:
-            status, body = self._answer(request, origin)
+            status, body = self._answer(request, origin, found)
         except AiosError as exc:
             status, body = exc.http_status, {"status": "error", "error": exc.to_body()}
         except RecursionError:
@@ -268,16 +281,20 @@ class Service:
                 payload = json_bytes({"status": "error", "error": error.to_body()})
             headers["Content-Type"] = "application/json"
         headers["Content-Length"] = str(len(payload))
-        start_response(
-            f"{status} {_STATUS_TEXT.get(status, 'Unknown')}", list(headers.items())
-        )
+        line = _STATUS_LINES.get(status) or f"{status} Unknown"
+        start_response(line, list(headers.items()))
         return [payload]
 
-    def _answer(self, request: Request, origin: str | None) -> tuple[int, Any]:
+    def _answer(
+        self,
+        request: Request,
+        origin: str | None,
+        found: tuple[Methods, tuple[str, ...]] | None,
+    ) -> tuple[int, Any]:
         check_edge(request.header("Host", "") or "", origin)
         if request.method == "OPTIONS":
             return 204, None
-        view, public, args = self._find(request.method, request.path)
+        view, public, args = self._find(request.method, request.path, found)
         if not public:
             presented = request.header(TOKEN_HEADER, "") or ""
             request.identity = check_token(presented, self._authenticate)

@@ -105,10 +105,14 @@ class ContextBuilder:
         self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
 
     def available_tools(self, app_id: str) -> list[str]:
+        return list(self._tool_names(app_id))
+
+    def _tool_names(self, app_id: str) -> list[str]:
+        """The cached names themselves (`Context` copies them), not to be changed."""
         with self._lock:
             cached = self._tools.get(app_id)
         if cached is not None:
-            return list(cached)
+            return cached
         try:
             names = self._list_tools(app_id)
         except Exception:
@@ -180,7 +184,7 @@ class ContextBuilder:
             role=role,
             workdir=str(workdir) if workdir is not None else "",
             cwd_state=cwd_state,
-            available_tools=self.available_tools(app_id),
+            available_tools=self._tool_names(app_id),
             session_id=session.session_id,
             history_summary=self._summary(session),
             tool_results=tool_results,

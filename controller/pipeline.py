@@ -18,17 +18,20 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
+
+from pydantic import TypeAdapter
 
 from aios_sdk.errors import AiosError, AppFailed, BadAppReply, NotFound, ProtocolError
 from aios_sdk.protocol import (
     ActionPost,
     ActionRequest,
     AppReply,
-    HandleRequest,
     InstructionRequest,
     InstructionResponse,
+    Step,
     Task,
     parse,
 )
@@ -420,7 +423,7 @@ class Pipeline:
             )
             if not reply.steps:
                 return reply
-            plan = [s.model_dump(mode="json") for s in reply.steps]
+            plan = _steps_adapter().dump_python(reply.steps, mode="json")
             if rounds > 0 and (reply.view_type != "loading" or plan == last_plan):
                 # final: only a still-working reply with a new plan runs again
                 return reply.model_copy(update={"steps": []})
@@ -466,10 +469,12 @@ class Pipeline:
             tool_results=tool_results,
             upstream=upstream,
         )
-        request = HandleRequest(
-            instruction=instruction, context=context, action_request=action_request
-        )
-        body = request.model_dump(mode="json", exclude_none=True)
+        # `HandleRequest(...).dump()`, without that model around the context and the
+        # action request, which are models already
+        body: dict[str, Any] = {} if instruction is None else {"instruction": instruction}
+        body["context"] = context.dump()
+        if action_request is not None:
+            body["action_request"] = action_request.dump()
         body["instruction"] = instruction  # S-55: null with an action, "" on open
         raw = target.call(body, self.limits.app_timeout)
         try:
@@ -512,11 +517,10 @@ class Pipeline:
         if review is not None and self._permissions is not None and review.new_files:
             self._permissions.record_created(app_id, review.new_files, results)
         entries = []
+        logged_at = round(started, 3)
         for step_key, result in results.items():
             result = result if isinstance(result, dict) else {}
-            entry = {
-                "time": round(started, 3),
-                "app_id": app_id,
+            done = {  # the `step_done` event; the log entry adds when and which app
                 "task_id": task_id,
                 "round": round_no,
                 "step": step_key,
@@ -525,13 +529,10 @@ class Pipeline:
                 "duration_ms": result.get("duration_ms"),
             }
             if result.get("error"):
-                entry["error"] = str(result["error"])[:300]
-            entries.append(entry)
+                done["error"] = str(result["error"])[:300]
+            entries.append({"time": logged_at, "app_id": app_id, **done})
             self._events.publish(
-                "step_done",
-                {k: v for k, v in entry.items() if k not in ("time", "app_id")},
-                app_id=app_id,
-                session_id=session.session_id,
+                "step_done", done, app_id=app_id, session_id=session.session_id
             )
         with self._sessions.lock(session.session_id):
             session.log_tool_calls(entries)
@@ -608,6 +609,12 @@ class Pipeline:
             self._sessions.save(session)
         if kind == "instruction" and self._on_turn is not None:
             self._on_turn(session)
+
+
+@cache
+def _steps_adapter() -> TypeAdapter[list[Step]]:
+    """Dumps a reply's steps in one call (each `model_dump` costs a call of its own)."""
+    return TypeAdapter(list[Step])
 
 
 def _upstream_entry(task: Task) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from controller.routing_index import AppFit, RoutingIndex, index_for
-from controller.routing_split import clean_part, split_pieces
+from controller.routing_split import Piece, clean_part, split_pieces
 
 __all__ = [
     "AppProfile",
@@ -169,17 +169,22 @@ class DeterministicRouter:
             return []
         parts: list[str] = []
         start, end = pieces[0].start, pieces[0].end
+        # the one piece text[start:end] is, until pieces merge: its text is already
+        # that span cleaned
+        alone: Piece | None = pieces[0]
         for piece in pieces[1:]:
-            current = clean_part(text[start:end])
+            current = alone.text if alone is not None else clean_part(text[start:end])
             if not piece.strong:
                 left, right = decide(current), decide(piece.text)
                 sure = min(left.confidence, right.confidence) >= self.confident
                 if not sure or left.app_id == right.app_id:
                     end = piece.end
+                    alone = None
                     continue
             parts.append(current)
             start, end = piece.start, piece.end
-        parts.append(clean_part(text[start:end]))
+            alone = piece
+        parts.append(alone.text if alone is not None else clean_part(text[start:end]))
         return parts
 
     def _decide(self, index: RoutingIndex, part: str) -> _Decision:

@@ -104,7 +104,10 @@ def stem(word: str) -> str:
 
 def split_units(text: str) -> list[Unit]:
     """The units of an already normalised text, in order, with filler marked."""
-    filler_spans = [m.span() for m in _CJK_FILLER_RE.finditer(text)]
+    # the filler is Chinese: an ASCII text has none to look for
+    filler_spans = (
+        [] if text.isascii() else [m.span() for m in _CJK_FILLER_RE.finditer(text)]
+    )
     units: list[Unit] = []
     span_index = 0
     for match in _TOKEN.finditer(text):
