@@ -64,6 +64,7 @@ class EventBus:
         self._cond = threading.Condition()
         self._closed = False
         self._streams = 0  # open SSE streams, so shutdown can let them end first
+        self._waiting = 0  # subscribers waiting in `wait_since`
 
     @property
     def last_seq(self) -> int:
@@ -84,7 +85,8 @@ class EventBus:
             self._seq += 1
             event = BusEvent(type, self._seq, app_id, session_id, data or {})
             self._events.append(event)
-            self._cond.notify_all()
+            if self._waiting:  # several events per instruction: wake only if waited for
+                self._cond.notify_all()
         return event
 
     def since(self, seq: int) -> list[BusEvent]:
@@ -96,7 +98,11 @@ class EventBus:
         """Events after `seq`, waiting up to `timeout` seconds for the first one."""
         with self._cond:
             if self._seq <= seq and not self._closed:
-                self._cond.wait_for(lambda: self._seq > seq or self._closed, timeout)
+                self._waiting += 1
+                try:
+                    self._cond.wait_for(lambda: self._seq > seq or self._closed, timeout)
+                finally:
+                    self._waiting -= 1
             return [e for e in self._events if e.seq > seq]
 
     def close(self) -> None:

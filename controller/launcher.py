@@ -172,6 +172,8 @@ class Controller:
                     sessions.save(current)
 
         def summarise_later(session: Session) -> None:
+            if not summarizer.enabled:  # no model: every instruction would ask this
+                return
             # Short histories read fine deterministically; the model is asked only
             # once a session has a few instructions worth condensing.
             asked = (t for t in session.history if t.get("kind") == "instruction")

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -98,6 +99,13 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
+@lru_cache(maxsize=8)
+def _own_server(base_url: str) -> bool:
+    """`base_url` names a server that needs no key (asked after every instruction)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return bool(host) and host not in KEYED_HOSTS
+
+
 class LLMClient:
     """A thread-safe, lazily built `openai.OpenAI` client plus the rules above."""
 
@@ -139,10 +147,7 @@ class LLMClient:
         Local servers (Ollama, llama.cpp, vLLM) usually need no key; DeepSeek's and
         OpenAI's APIs always do.
         """
-        if self.api_key:
-            return True
-        host = (urlsplit(self.base_url).hostname or "").lower()
-        return bool(host) and host not in KEYED_HOSTS
+        return bool(self.api_key) or _own_server(self.base_url)
 
     def status(self) -> LLMStatus:
         """For the tray: not configured, ok (or not tried yet), or failing."""

@@ -299,10 +299,15 @@ class BackgroundSummarizer:
         self._worker: threading.Thread | None = None
         self._closed = False
 
+    @property
+    def enabled(self) -> bool:
+        """A model is configured and the summarizer is not closed: `submit` works."""
+        return not self._closed and self.client.configured
+
     def submit(
         self, key: str, turns: Sequence[Any], on_done: Callable[[str], None]
     ) -> bool:
-        if self._closed or not self.client.configured:
+        if not self.enabled:
             return False
         with self._wake:
             self._pending[key] = (list(turns), on_done)
