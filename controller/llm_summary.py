@@ -13,7 +13,8 @@ under `message` (or `reply`) and the apps under `apps` (or `app_id`) — the sha
 
 The model is slow next to a request: `BackgroundSummarizer` writes summaries off the
 request path (one worker thread, the latest turns per session win), so the context
-builder can use the last LLM summary and fall back to the deterministic one.
+builder can use the last LLM summary and fall back to the deterministic one, which
+`IncrementalSummaries` keeps up to date reading only the turns added since.
 """
 
 from __future__ import annotations

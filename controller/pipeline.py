@@ -469,10 +469,8 @@ class Pipeline:
             tool_results=tool_results,
             upstream=upstream,
         )
-        # `HandleRequest(...).dump()`, without that model around the context and the
-        # action request, which are models already
         body: dict[str, Any] = {} if instruction is None else {"instruction": instruction}
-        body["context"] = context.dump()
+        body["context"] = context.dump()  # HandleRequest's dump, without that model
         if action_request is not None:
             body["action_request"] = action_request.dump()
         body["instruction"] = instruction  # S-55: null with an action, "" on open

@@ -159,7 +159,6 @@ class Supervisor:
         )
         self.executor_client = ExecutorClient(self.executor.url, self.master_token)
         self._apps: dict[str, _Child] = {}
-        self._profiles: tuple[AppProfile, ...] | None = None
         self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
         for spec in specs:
             if not spec.ok:
@@ -173,6 +172,18 @@ class Supervisor:
                 token=secrets.token_urlsafe(24),
                 note=spec.requirements_note,
             )
+        # the apps and their manifests are fixed for the supervisor's life
+        self._profiles = tuple(
+            AppProfile(
+                app_id=c.spec.app_id,
+                name=c.spec.name,
+                description=c.spec.description,
+                keywords=tuple(c.spec.manifest.keywords),
+                examples=tuple(c.spec.manifest.examples),
+            )
+            for c in self._apps.values()
+            if c.spec is not None and c.spec.manifest is not None
+        )
 
     # -------------------------------------------------------------- lifecycle
 
@@ -252,23 +263,8 @@ class Supervisor:
         return sorted(rows, key=lambda r: r.id)
 
     def profiles(self) -> tuple[AppProfile, ...]:
-        """Every startable app, whatever its current status (for the router).
-
-        The apps and their manifests are fixed for the supervisor's life, so this is
-        built once: the router then finds its index for the very same tuple.
-        """
-        if self._profiles is None:
-            self._profiles = tuple(
-                AppProfile(
-                    app_id=c.spec.app_id,
-                    name=c.spec.name,
-                    description=c.spec.description,
-                    keywords=tuple(c.spec.manifest.keywords),
-                    examples=tuple(c.spec.manifest.examples),
-                )
-                for c in self._apps.values()
-                if c.spec is not None and c.spec.manifest is not None
-            )
+        """Every startable app, whatever its current status (for the router); the
+        same tuple every time, so the router finds its index for it at once."""
         return self._profiles
 
     def spec(self, app_id: str) -> AppSpec:
