@@ -131,6 +131,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# json.loads with arguments builds a new decoder per call; every request needs one
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def loads_strict(raw: bytes) -> Any:
     """Parse JSON bytes; every malformed input becomes a `ProtocolError` (400)."""
     try:
@@ -138,7 +142,7 @@ def loads_strict(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ProtocolError("body is not valid UTF-8") from exc
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _STRICT_JSON.decode(text)
     except RecursionError as exc:
         raise ProtocolError("JSON nested too deeply") from exc
     except ValueError as exc:

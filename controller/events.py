@@ -3,8 +3,9 @@
 `EventBus` numbers every event (`seq`, starting at 1), keeps the latest ones in a
 bounded ring buffer and wakes waiting subscribers; a subscriber that fell behind the
 buffer simply gets what is left. A published event is a `BusEvent`: the fields of
-`protocol.Event`, whose `dump()` is that model's wire form. `sse_stream` turns the bus into the `text/event-
-stream` of `GET /api/events` (each `data:` an `protocol.Event`, each `id:` its seq,
+`protocol.Event`, whose `dump()` is that model's wire form. `sse_stream` turns the
+bus into the `text/event-stream` of `GET /api/events` (each `data:` an
+`protocol.Event`, each `id:` its seq,
 so a reconnecting EventSource resumes via `Last-Event-ID`). `ExecutorEventRelay`
 long-polls the executor's `GET /events` and republishes its `notify` events.
 """
