@@ -36,6 +36,7 @@ from aios_sdk.protocol import (
     parse,
 )
 
+from .action_requests import action_request_for
 from .confirmations import ConfirmationGate, PendingConfirmation, denied_results
 from .context import ContextBuilder
 from .events import EventBus
@@ -44,50 +45,13 @@ from .router import AppProfile, RoutePlan, Router, no_match_message
 from .sessions import Session, SessionStore
 
 __all__ = [
-    "ACTION_PAYLOAD_KEYS",
     "AppDirectory",
     "AppTarget",
     "Pipeline",
     "PipelineLimits",
-    "action_request_for",
 ]
 
 log = logging.getLogger("aios.controller.pipeline")
-
-# S-53: the one payload key the system forwards for each action type.
-ACTION_PAYLOAD_KEYS: dict[str, str] = {
-    "button": "params",
-    "submit_form": "form_values",
-    "select": "selected",
-    "checkbox": "checked",
-    "radio": "selected",
-    "input": "value",
-    "link": "href",
-    "toggle": "on",
-    "slider": "value",
-    "datetime": "value",
-}
-_PAYLOAD_FIELDS = ("params", "form_values", "selected", "checked", "value", "href", "on")
-
-
-def action_request_for(post: ActionPost, session_id: str) -> ActionRequest:
-    """S-55: `{action_id, <the type's payload key>, session_id}`.
-
-    An unknown or missing `type` forwards every payload key the desktop set.
-    """
-    key = ACTION_PAYLOAD_KEYS.get(post.type or "")
-    fields: dict[str, Any] = {"action_id": post.action_id, "session_id": session_id}
-    if key is not None:
-        value = getattr(post, key)
-        if value is None and key == "params":
-            value = {}
-        if value is not None:
-            fields[key] = value
-    else:
-        for name in _PAYLOAD_FIELDS:
-            if getattr(post, name) is not None:
-                fields[name] = getattr(post, name)
-    return ActionRequest(**fields)
 
 
 @dataclass

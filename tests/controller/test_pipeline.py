@@ -14,7 +14,7 @@ import pytest
 
 from aios_sdk.errors import AppUnreachable, NotFound
 from aios_sdk.protocol import ActionPost, InstructionRequest
-from controller.pipeline import (
+from controller.action_requests import (
     ACTION_PAYLOAD_KEYS,
     action_request_for,
 )
