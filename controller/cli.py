@@ -150,24 +150,17 @@ class _Running:
         return True
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 300) -> Any:
-        from aios_sdk.errors import AiosError
-
-        from .clients import http_json, peer_error
+        from .clients import json_call
 
         assert self.url is not None
-        answer = http_json(
+        return json_call(
             method,
             self.url + path,
             body,
             token=self.token,
             timeout=timeout,
-            what="controller",
+            what="the controller",
         )
-        if not 200 <= answer.status < 300:
-            raise peer_error(answer, "the controller")
-        if answer.body is None:
-            raise AiosError("the controller answered something that is not JSON")
-        return answer.body
 
 
 def _clip(text: Any, limit: int = 400) -> str:

@@ -25,7 +25,14 @@ from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 from aios_sdk.loopback_http import Connection
 from aios_sdk.wsgi import json_bytes
 
-__all__ = ["AppClient", "ExecutorClient", "HttpAnswer", "http_json", "peer_error"]
+__all__ = [
+    "AppClient",
+    "ExecutorClient",
+    "HttpAnswer",
+    "http_json",
+    "json_call",
+    "peer_error",
+]
 
 TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Flask
 MAX_IDLE_PER_PEER = 32  # idle connections kept per peer; more are closed after use
@@ -127,6 +134,26 @@ def peer_error(answer: HttpAnswer, what: str) -> AiosError:
     )
 
 
+def json_call(
+    method: str,
+    url: str,
+    body: Any = None,
+    *,
+    token: str | None,
+    timeout: float,
+    what: str,
+) -> Any:
+    """One request to a Triton service that answers JSON: the parsed body of a 2xx
+    answer; the peer's own error (`peer_error`) otherwise, `BadAppReply` when the
+    answer is not JSON."""
+    answer = http_json(method, url, body, token=token, timeout=timeout, what=what)
+    if not 200 <= answer.status < 300:
+        raise peer_error(answer, what)
+    if answer.body is None:
+        raise BadAppReply(f"{what} answered something that is not JSON")
+    return answer.body
+
+
 class ExecutorClient:
     """The executor's HTTP API as the controller uses it (master token)."""
 
@@ -138,7 +165,7 @@ class ExecutorClient:
     def _call(
         self, method: str, path: str, body: Any = None, timeout: float | None = None
     ) -> Any:
-        answer = http_json(
+        return json_call(
             method,
             self.url + path,
             body,
@@ -146,11 +173,6 @@ class ExecutorClient:
             timeout=timeout or self.timeout,
             what="the executor",
         )
-        if not 200 <= answer.status < 300:
-            raise peer_error(answer, "the executor")
-        if answer.body is None:
-            raise BadAppReply("the executor answered something that is not JSON")
-        return answer.body
 
     def healthy(self, timeout: float = 1.0) -> bool:
         try:
