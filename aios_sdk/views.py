@@ -105,24 +105,20 @@ def submit_form(
     }
 
 
+def _choice(
+    kind: str, label: str, action_id: str, options: Iterable[Any]
+) -> dict[str, Any]:
+    return {"type": kind, "label": label, "action_id": action_id, "options": list(options)}
+
+
 def select(label: str, action_id: str, options: Iterable[Any]) -> dict[str, Any]:
     """Forwards `{action_id, selected}`."""
-    return {
-        "type": "select",
-        "label": label,
-        "action_id": action_id,
-        "options": list(options),
-    }
+    return _choice("select", label, action_id, options)
 
 
 def radio(label: str, action_id: str, options: Iterable[Any]) -> dict[str, Any]:
     """Forwards `{action_id, selected}`."""
-    return {
-        "type": "radio",
-        "label": label,
-        "action_id": action_id,
-        "options": list(options),
-    }
+    return _choice("radio", label, action_id, options)
 
 
 def checkbox(

@@ -53,6 +53,13 @@ RESULTS_KEY = "last_results"
 QUERY_KEY = "last_query"
 CACHE_TTL = 24 * 3600
 RECENT_FILE = "recent.json"
+
+
+def _read_recent(step_id: int) -> dict[str, Any]:
+    """The step that reads the play history."""
+    return {"step_id": step_id, "tool": "file_read", "args": {"path": RECENT_FILE}}
+
+
 PLAYLIST_FILE = "playlist.m3u"
 RECENT_MAX = 50
 
@@ -373,9 +380,7 @@ class MusicFlows:
                 if local
                 else {"step_id": 1, "tool": "cache_get", "args": {"key": RESULTS_KEY}}
             )
-            return self.agent.plan_steps(
-                [lookup, {"step_id": 2, "tool": "file_read", "args": {"path": RECENT_FILE}}]
-            )
+            return self.agent.plan_steps([lookup, _read_recent(2)])
         ok, raw, error = step_outcome(results, 1)
         queue = _songs(raw) if local else _cached_catalogue(raw)
         index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
@@ -399,7 +404,7 @@ class MusicFlows:
             return self.agent.plan_steps(
                 [
                     {"step_id": 1, "tool": LIBRARY_TOOL, "args": {}},
-                    {"step_id": 2, "tool": "file_read", "args": {"path": RECENT_FILE}},
+                    _read_recent(2),
                 ]
             )
         _, raw, _ = step_outcome(results, 1)
@@ -417,9 +422,7 @@ class MusicFlows:
         self, index: int, results: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
         if not results:
-            return self.agent.plan_steps(
-                [{"step_id": 1, "tool": "file_read", "args": {"path": RECENT_FILE}}]
-            )
+            return self.agent.plan_steps([_read_recent(1)])
         _, text, _ = step_outcome(results, 1)
         entries = _recent_entries(text)
         song = song_from_dict(entries[index]) if 0 <= index < len(entries) else None
@@ -499,9 +502,7 @@ class MusicFlows:
         self, results: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
         if not results:
-            return self.agent.plan_steps(
-                [{"step_id": 1, "tool": "file_read", "args": {"path": RECENT_FILE}}]
-            )
+            return self.agent.plan_steps([_read_recent(1)])
         _, text, _ = step_outcome(results, 1)
         entries = _recent_entries(text)
         songs = [s for s in (song_from_dict(e) for e in entries) if s is not None]
