@@ -17,14 +17,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aios_sdk.protocol import ATOMIC_TOOLS, Context
 
 from .sessions import Session
-
-if TYPE_CHECKING:
-    from .llm_summary import IncrementalSummaries
 
 __all__ = [
     "ContextBuilder",
@@ -94,11 +91,10 @@ class ContextBuilder:
     def __init__(
         self,
         list_tools: Callable[[str], list[str]],
-        summarise: Callable[[Session], str] | None = None,
+        summarise: Callable[[Session], str] = summarise_history,
     ):
         self._list_tools = list_tools
-        self.summarise = summarise or self._summarise_history
-        self._deterministic: IncrementalSummaries | None = None  # made on first use
+        self.summarise = summarise
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         # per session: (history length, its last turn, LLM summary) → the summary
@@ -120,19 +116,6 @@ class ContextBuilder:
         with self._lock:
             self._tools[app_id] = list(names)
         return list(names)
-
-    def _summarise_history(self, session: Session) -> str:
-        """`summarise_history(session)`, the deterministic summary read incrementally
-        (only the turns added since the session's last summary)."""
-        llm_summary = session.context.get("llm_summary")
-        if llm_summary:
-            return llm_summary
-        if self._deterministic is None:
-            # imported here, like `summarise_history` does: it loads the LLM client
-            from .llm_summary import IncrementalSummaries
-
-            self._deterministic = IncrementalSummaries()
-        return self._deterministic.summary(session.session_id, session.history)
 
     def _summary(self, session: Session) -> str:
         """`summarise(session)`, computed once per state of the history: every call

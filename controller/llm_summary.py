@@ -13,16 +13,14 @@ under `message` (or `reply`) and the apps under `apps` (or `app_id`) — the sha
 
 The model is slow next to a request: `BackgroundSummarizer` writes summaries off the
 request path (one worker thread, the latest turns per session win), so the context
-builder can use the last LLM summary and fall back to the deterministic one, which
-`IncrementalSummaries` keeps up to date reading only the turns added since.
+builder can use the last LLM summary and fall back to the deterministic one.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aios_sdk.llm import LLMError
@@ -31,7 +29,6 @@ from controller.llm import LLMClient
 __all__ = [
     "DEFAULT_LIMIT",
     "BackgroundSummarizer",
-    "IncrementalSummaries",
     "deterministic_summary",
     "summarize_history",
 ]
@@ -41,8 +38,6 @@ log = logging.getLogger("aios.controller.llm_summary")
 DEFAULT_LIMIT = 200
 MAX_TURNS_FOR_MODEL = 10
 _QUOTE_LIMIT = 40
-# an instruction of a history: (its position, its words quoted)
-_Asked = tuple[int, str]
 
 
 def _get(turn: Any, name: str) -> Any:
@@ -92,148 +87,23 @@ def _clip(text: str, limit: int) -> str:
 def deterministic_summary(turns: Sequence[Any], limit: int = DEFAULT_LIMIT) -> str:
     """ "用户刚问过“<latest>”，之前问过“<older>”、…" — at most `limit` characters."""
     # lazily, newest first: only the few turns that fit are looked at, not the history
-    return _compose((quoted for _, quoted in _asked(turns, len(turns))), limit)[0]
-
-
-def _asked(turns: Sequence[Any], stop: int, start: int = 0) -> Iterator[_Asked]:
-    """(position, quoted words) of every instruction in `turns[start:stop]`, newest
-    first."""
-    for position in range(stop - 1, start - 1, -1):
-        text = _user_text(turns[position])
-        if text:
-            yield position, f"“{_clip(text, _QUOTE_LIMIT)}”"
-
-
-def _compose(quotes: Iterable[str], limit: int) -> tuple[str, int, bool]:
-    """The summary of these quoted instructions (newest first), how many of them it
-    read, and whether it read them all (else the last one read did not fit)."""
-    unread = iter(quotes)
-    latest = next(unread, None)
+    asked = (t for t in (_user_text(turn) for turn in reversed(turns)) if t)
+    latest = next(asked, None)
     if latest is None:
-        return "", 0, True
-    summary = "用户刚问过" + latest
-    # what `limit` leaves for "，之前问过" and the older quotes joined by "、"
-    room = limit - len(summary) - len("，之前问过") + len("、")
+        return ""
+    summary = f"用户刚问过“{_clip(latest, _QUOTE_LIMIT)}”"
     older: list[str] = []
-    complete = True
-    for quoted in unread:
-        room -= len(quoted) + 1  # "、" and the quote
-        if room < 0:
-            complete = False
+    # the length the summary would have with `older`: "，之前问过" + quotes joined by "、"
+    length = len(summary) + len("，之前问过") - len("、")
+    for text in asked:
+        quoted = f"“{_clip(text, _QUOTE_LIMIT)}”"
+        length += len("、") + len(quoted)
+        if length > limit:
             break
         older.append(quoted)
     if older:
         summary += "，之前问过" + "、".join(older)
-    return _clip(summary, limit), 1 + len(older) + (not complete), complete
-
-
-@dataclass
-class _Reading:
-    """What one summary read of a history: `turns[start:]` and their instructions.
-
-    An instruction's place is its position plus `base`, the turns cut from the
-    front of this history before: places stay put while the history moves.
-    """
-
-    length: int  # of the history then
-    base: int
-    start: int  # where the turns read begin (0: from the oldest)
-    turns: list[Any]  # those turns, oldest first
-    places: list[int]  # the instructions read among them, newest first
-    quotes: list[str]  # their words, quoted
-    complete: bool  # no older instruction is left unread
-
-    def follow(
-        self, turns: Sequence[Any], search: int
-    ) -> tuple[int, list[int], list[str], bool] | None:
-        """(base, places, quotes, complete) of `turns`: the instructions of the turns
-        added since, then those read here; None if `turns` is not this history
-        grown at the end and cut at the front."""
-        newest = len(turns) - 1
-        last = self.turns[-1]
-        for back in range(min(search, len(turns))):
-            if turns[newest - back] is last:
-                break
-        else:
-            return None
-        seen = newest - back  # where the newest turn read is now
-        dropped = self.length - 1 - seen  # turns cut from the front since
-        start = self.start - dropped  # where the turns read begin now
-        if (
-            dropped < 0
-            or list(turns[max(start, 0) : seen + 1]) != self.turns[max(-start, 0) :]
-        ):
-            return None
-        base = self.base + dropped
-        places: list[int] = []
-        quotes: list[str] = []
-        for position, quoted in _asked(turns, len(turns), seen + 1):
-            places.append(position + base)
-            quotes.append(quoted)
-        added = len(places)
-        places += self.places
-        quotes += self.quotes
-        complete = self.complete
-        if self.places and self.places[-1] < base:  # some were cut from the front
-            kept = added + sum(1 for place in self.places if place >= base)
-            places, quotes, complete = places[:kept], quotes[:kept], True
-        return base, places, quotes, complete
-
-
-class IncrementalSummaries:
-    """`deterministic_summary` of histories that grow at the end and lose turns at
-    the front (a session's, `Session.add_turn`), reading only the turns added since
-    the last summary of the same key.
-
-    Every instruction needs a new summary, and reading the ~15 latest turns again
-    cost more than the rest of building its context. What the last summary read is
-    reused once the same turns (compared as one list) are found where they are now,
-    shifted by the turns dropped at the front; anything else — another history, a
-    turn replaced or inserted in between, more instructions needed than were read —
-    reads afresh. A turn itself is never edited in place (`Session` appends new ones).
-    """
-
-    SEARCH = 8  # how far from the end the newest turn read before is looked for
-
-    def __init__(self, limit: int = DEFAULT_LIMIT):
-        self.limit = limit
-        self._readings: dict[str, _Reading] = {}
-        self._lock = threading.Lock()
-
-    def summary(self, key: str, turns: Sequence[Any]) -> str:
-        """`deterministic_summary(turns, limit)`."""
-        with self._lock:
-            previous = self._readings.get(key)
-        followed = previous.follow(turns, self.SEARCH) if previous is not None else None
-        if followed is not None:
-            base, places, quotes, complete = followed
-            text, read, read_all = _compose(quotes, self.limit)
-            if read_all and not complete:
-                followed = None  # it needs instructions never read
-        if followed is None:
-            base, places, quotes = 0, [], []
-
-            def record() -> Iterator[str]:
-                for position, quoted in _asked(turns, len(turns)):
-                    places.append(position)
-                    quotes.append(quoted)
-                    yield quoted
-
-            text, read, read_all = _compose(record(), self.limit)
-        if turns:
-            start = 0 if read_all else places[read - 1] - base
-            reading = _Reading(
-                len(turns),
-                base,
-                start,
-                list(turns[start:]),
-                places[:read],
-                quotes[:read],
-                read_all,
-            )
-            with self._lock:
-                self._readings[key] = reading
-        return text
+    return _clip(summary, limit)
 
 
 def _transcript(turns: Sequence[Any]) -> str:

@@ -219,3 +219,16 @@ def test_executor_relay_republishes_notify_events() -> None:
     relay.stop()
     assert events[0].type == "notify" and events[0].data["body"] == "b"
     assert events[0].app_id == "a"
+
+
+def test_the_builders_default_summary_is_summarise_history(tmp_path: Path) -> None:
+    builder = ContextBuilder(lambda app_id: ["file_read"])
+    session = Session(session_id="sess_summary1")
+    for i in range(40):
+        session.add_turn("instruction" if i % 3 else "open", f"问题 {i}")
+        context = builder.build(app_id="a", role="", workdir=tmp_path, session=session)
+        assert context.history_summary == summarise_history(session)
+    session.context["llm_summary"] = "用户在听周杰伦"
+    session.add_turn("instruction", "再来一首")
+    context = builder.build(app_id="a", role="", workdir=tmp_path, session=session)
+    assert context.history_summary == "用户在听周杰伦" == summarise_history(session)
