@@ -17,11 +17,6 @@ import json
 import logging
 from collections.abc import Callable
 from functools import lru_cache
-from json.encoder import (  # type: ignore[attr-defined]
-    c_make_encoder,
-    encode_basestring,
-    encode_basestring_ascii,
-)
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
@@ -45,7 +40,7 @@ from aios_sdk.web import (
     loads_strict,
 )
 
-__all__ = ["Reply", "Request", "Service", "json_bytes", "reusable_encoder"]
+__all__ = ["Reply", "Request", "Service", "json_bytes"]
 
 log = logging.getLogger("aios.wsgi")
 
@@ -73,40 +68,8 @@ _STATUS_TEXT = {
 _STATUS_LINES = {status: f"{status} {text}" for status, text in _STATUS_TEXT.items()}
 
 
-def reusable_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
-    """`encoder.encode`, with its C encoder built once instead of on every call.
-
-    `JSONEncoder.encode` builds a new C encoder (and a dict to detect cycles) per
-    call, which costs about as much as encoding a small body. Without that dict the
-    C encoder keeps no state, so one serves every thread. A cycle then surfaces as a
-    RecursionError, like nesting too deep: the value is encoded again by
-    `encoder.encode`, which raises what it always raised.
-    """
-    if c_make_encoder is None or encoder.indent is not None:
-        return encoder.encode
-    shared = c_make_encoder(
-        None,
-        encoder.default,
-        encode_basestring_ascii if encoder.ensure_ascii else encode_basestring,
-        None,
-        encoder.key_separator,
-        encoder.item_separator,
-        encoder.sort_keys,
-        encoder.skipkeys,
-        encoder.allow_nan,
-    )
-
-    def encode(value: Any) -> str:
-        try:
-            return "".join(shared(value, 0))
-        except RecursionError:
-            return encoder.encode(value)
-
-    return encode
-
-
 # json.dumps with arguments builds a new encoder on every call; one is enough
-_COMPACT = reusable_encoder(json.JSONEncoder(ensure_ascii=False, separators=(",", ":")))
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def json_bytes(body: Any) -> bytes:

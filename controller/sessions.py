@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from aios_sdk.errors import ProtocolError
-from aios_sdk.wsgi import reusable_encoder
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -62,7 +61,7 @@ JOURNAL_MIN_BYTES = 64 * 1024
 # call. Its output never holds a raw "\n" (json escapes it inside strings), so a
 # line of the journal is one JSON value; U+2028 and the like may appear raw, which
 # is why the journal is split on "\n" only, never with str.splitlines().
-_ENCODE = reusable_encoder(json.JSONEncoder(ensure_ascii=False, default=str))
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _DECODER = json.JSONDecoder()
 
 
