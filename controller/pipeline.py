@@ -29,6 +29,7 @@ from aios_sdk.protocol import (
     ActionPost,
     ActionRequest,
     AppReply,
+    HandleRequest,
     InstructionRequest,
     InstructionResponse,
     Step,
@@ -433,10 +434,10 @@ class Pipeline:
             tool_results=tool_results,
             upstream=upstream,
         )
-        body: dict[str, Any] = {} if instruction is None else {"instruction": instruction}
-        body["context"] = context.dump()  # HandleRequest's dump, without that model
-        if action_request is not None:
-            body["action_request"] = action_request.dump()
+        request = HandleRequest(
+            instruction=instruction, context=context, action_request=action_request
+        )
+        body = request.model_dump(mode="json", exclude_none=True)
         body["instruction"] = instruction  # S-55: null with an action, "" on open
         raw = target.call(body, self.limits.app_timeout)
         try:
