@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
-from aios_sdk.errors import ProtocolError, ToolFailed
+from aios_sdk.errors import InvalidRequest, ToolFailed
 from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
 
 __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
@@ -206,18 +206,18 @@ def _matches(schema: Mapping[str, Any], value: Any) -> bool:
 
 
 def check_tool_args(tool_def: ToolDef, args: Mapping[str, Any]) -> None:
-    """Raise `ProtocolError` naming the argument that does not fit the schema."""
+    """Raise `InvalidRequest` naming the argument that does not fit the schema."""
     schema = tool_def.parameters
     properties: dict[str, Any] = schema.get("properties", {})
     for arg in schema.get("required", []):
         if arg not in args:
-            raise ProtocolError(f"{tool_def.name}: missing required argument {arg!r}")
+            raise InvalidRequest(f"{tool_def.name}: missing required argument {arg!r}")
     for arg, value in args.items():
         if arg not in properties:
             if schema.get("additionalProperties"):
                 continue
             known = ", ".join(properties) or "none"
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"{tool_def.name}: unknown argument {arg!r} (arguments: {known})"
             )
         expected = properties[arg]
@@ -225,7 +225,7 @@ def check_tool_args(tool_def: ToolDef, args: Mapping[str, Any]) -> None:
             continue
         if not _matches(expected, value):
             wanted = expected.get("type") or expected.get("enum") or expected
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"{tool_def.name}: argument {arg!r} must be {wanted}, "
                 f"got {_json_type_name(value)}"
             )
@@ -420,14 +420,14 @@ def numbered_steps(steps: Iterable[Mapping[str, Any] | Step]) -> list[dict[str, 
     from pydantic import ValidationError
 
     if isinstance(steps, Mapping | str | bytes):
-        raise ProtocolError("steps must be a list of {tool, args} objects")
+        raise InvalidRequest("steps must be a list of {tool, args} objects")
     planned: list[dict[str, Any]] = []
     used: set[int] = set()
     next_id = 1
     for index, raw in enumerate(steps):
         item = raw.dump() if isinstance(raw, Step) else raw
         if not isinstance(item, Mapping):
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"steps[{index}]: must be an object, got {type(item).__name__}"
             )
         item = dict(item)
@@ -436,11 +436,11 @@ def numbered_steps(steps: Iterable[Mapping[str, Any] | Step]) -> list[dict[str, 
         try:
             step = Step.model_validate(item)
         except ValidationError as exc:
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"steps[{index}]: {describe_validation_error(exc)}"
             ) from exc
         if step.step_id < 1 or step.step_id in used:
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"steps[{index}].step_id: {step.step_id} is "
                 + ("used twice" if step.step_id in used else "not a positive number")
             )

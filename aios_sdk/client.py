@@ -36,7 +36,7 @@ log = logging.getLogger("aios.sdk.client")
 
 ENV_EXECUTOR_URL = "AIOS_EXECUTOR_URL"
 ENV_TOKEN = "AIOS_TOKEN"
-TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_sdk.web.TOKEN_HEADER (avoids Flask)
+TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_runtime.edge.TOKEN_HEADER (avoids Flask)
 
 NOT_CONNECTED = (
     "not connected to an executor — start the app through `aios start` "

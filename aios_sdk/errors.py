@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = [
     "AiosError",
-    "AppFailed",
+    "AppUnavailable",
     "AppUnreachable",
     "BadAppReply",
     "CommandNotAllowed",
@@ -22,9 +22,9 @@ __all__ = [
     "Overloaded",
     "PathOutsideWorkdir",
     "PayloadTooLarge",
-    "ProtocolError",
+    "InvalidRequest",
     "ToolFailed",
-    "ToolNotFound",
+    "UnknownTool",
     "ToolTimeout",
     "UnsupportedMediaType",
     "UrlNotAllowed",
@@ -54,7 +54,7 @@ class AiosError(Exception):
         return f"[{self.code}] {self.message}"
 
 
-class ProtocolError(AiosError):
+class InvalidRequest(AiosError):
     """A message does not have the protocol's shape (bad JSON, wrong field)."""
 
     code = "invalid_request"
@@ -100,7 +100,7 @@ class AppUnreachable(AiosError):
     http_status = 502
 
 
-class AppFailed(AiosError):
+class AppUnavailable(AiosError):
     """An app that is restarting or has been given up on."""
 
     code = "app_unavailable"
@@ -112,7 +112,7 @@ class BadAppReply(AiosError):
     http_status = 502
 
 
-class ToolNotFound(AiosError):
+class UnknownTool(AiosError):
     code = "unknown_tool"
     http_status = 400
 

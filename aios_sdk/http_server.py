@@ -41,7 +41,7 @@ connection, or one whose request head or read-ahead body takes longer to arrive
 (slowloris), is closed after `idle_timeout` seconds. As the body is read before
 the slot is taken, clients sending slowly hold only their own connections: they
 cannot keep the others' requests waiting (as with waitress, which buffers bodies
-too). Host/Origin/token checks are the WSGI app's (`aios_sdk.web`,
+too). Host/Origin/token checks are the WSGI app's (`aios_runtime.edge`,
 `aios_sdk.wsgi`): they hold whatever the server.
 """
 

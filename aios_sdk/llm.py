@@ -49,7 +49,7 @@ ENV_CONTROLLER_URL = "AIOS_CONTROLLER_URL"
 ENV_EXECUTOR_URL = "AIOS_EXECUTOR_URL"
 ENV_TOKEN = "AIOS_TOKEN"
 ENV_APP_ID = "AIOS_APP_ID"
-TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_sdk.web.TOKEN_HEADER (avoids Flask)
+TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_runtime.edge.TOKEN_HEADER (avoids Flask)
 
 # ------------------------------------------------------------------------- errors
 

@@ -119,13 +119,13 @@ _M = TypeVar("_M", bound=BaseModel)
 
 
 def parse(model: type[_M], payload: Any) -> _M:
-    """Validate `payload` as `model`; raise `ProtocolError` naming the field at fault."""
-    from aios_sdk.errors import ProtocolError
+    """Validate `payload` as `model`; raise `InvalidRequest` naming the field at fault."""
+    from aios_sdk.errors import InvalidRequest
 
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        raise ProtocolError(
+        raise InvalidRequest(
             f"invalid {model.__name__}: {describe_validation_error(exc)}"
         ) from exc
 

@@ -1,10 +1,10 @@
 """An app's HTTP service: `serve(agent)` / `create_app(agent)` (S-75, ARCHITECTURE "App
 HTTP API").
 
-Built on `aios_sdk.wsgi.Service` (the edge rules of `aios_sdk.web` — loopback
+Built on `aios_sdk.wsgi.Service` (the edge rules of `aios_runtime.edge` — loopback
 Host/Origin guard, CORS for loopback origins, strict JSON, one error shape — without
 Flask, which would be most of an idle app's memory and start-up time) with the app's
-own token from `AIOS_TOKEN`, served by `aios_sdk.web.start_server`.
+own token from `AIOS_TOKEN`, served by `aios_runtime.edge.start_server`.
 Routes: `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aios_runtime.edge import start_server, token_matches
 from aios_sdk.agent import AIOSAgent
 from aios_sdk.errors import AiosError, NotFound, ToolFailed
 from aios_sdk.protocol import AppReply, HandleRequest, describe_validation_error
-from aios_sdk.web import start_server, token_matches
 from aios_sdk.wsgi import Request, Service, json_bytes
 
 __all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]

@@ -1,4 +1,4 @@
-"""A lean WSGI service with the edge rules of `aios_sdk.web`, for app processes.
+"""A lean WSGI service with the edge rules of `aios_runtime.edge`, for app processes.
 
 `create_service` builds on Flask, which the controller and the executor need
 (blueprints, streaming, static files). An app serves four JSON routes, and Flask
@@ -22,15 +22,7 @@ from urllib.parse import parse_qs
 
 from pydantic import BaseModel
 
-from aios_sdk.errors import (
-    AiosError,
-    NotFound,
-    PayloadTooLarge,
-    ProtocolError,
-    UnsupportedMediaType,
-)
-from aios_sdk.protocol import parse
-from aios_sdk.web import (
+from aios_runtime.edge import (
     DEFAULT_MAX_BODY,
     TOKEN_HEADER,
     Authenticator,
@@ -39,6 +31,14 @@ from aios_sdk.web import (
     edge_headers,
     loads_strict,
 )
+from aios_sdk.errors import (
+    AiosError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
+from aios_sdk.protocol import parse
 
 __all__ = ["Reply", "Request", "Service", "json_bytes"]
 
@@ -120,7 +120,7 @@ class Request:
             try:
                 length = int(self.environ.get("CONTENT_LENGTH") or 0)
             except ValueError as exc:
-                raise ProtocolError("Content-Length is not a number") from exc
+                raise InvalidRequest("Content-Length is not a number") from exc
             if length > self._max_body:
                 raise PayloadTooLarge(f"body larger than {self._max_body} bytes")
             self._body = self.environ["wsgi.input"].read(length) if length > 0 else b""
@@ -140,7 +140,7 @@ Methods = dict[str, tuple[View, bool]]  # HTTP method → (view, public)
 class Service:
     """A WSGI app of routes: exact paths, or paths with `<>` segments.
 
-    `fallback`, when given, is another WSGI app (built on `aios_sdk.web`, so held
+    `fallback`, when given, is another WSGI app (built on `aios_runtime.edge`, so held
     to the same edge rules) that answers every path this service has no route for:
     a service can serve its hot routes lean and leave the rest to Flask.
     """
@@ -222,7 +222,7 @@ class Service:
         except AiosError as exc:
             status, body = exc.http_status, {"status": "error", "error": exc.to_body()}
         except RecursionError:
-            error = ProtocolError("JSON nested too deeply")
+            error = InvalidRequest("JSON nested too deeply")
             status, body = error.http_status, {"status": "error", "error": error.to_body()}
         except Exception as exc:
             log.exception("%s: unhandled error", self.name)

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .state_dir import StateDir, default_state_dir
+from controller.state_dir import StateDir, default_state_dir
 
 __all__ = ["main", "render_result"]
 
@@ -52,8 +52,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     from aios_sdk.errors import AiosError
-
-    from .launcher import Controller, LaunchOptions
+    from controller.launcher import Controller, LaunchOptions
 
     stop = threading.Event()
 
@@ -150,7 +149,7 @@ class _Running:
         return True
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 300) -> Any:
-        from .clients import json_call
+        from controller.clients import json_call
 
         assert self.url is not None
         return json_call(
@@ -257,7 +256,7 @@ def cmd_say(args: argparse.Namespace) -> int:
         body["session_id"] = session
     try:
         if args.audio:
-            from .voice import post_voice_file
+            from controller.voice.input import post_voice_file
 
             response = post_voice_file(
                 running.url, running.token, args.audio, lang=args.lang, session_id=session
@@ -269,7 +268,7 @@ def cmd_say(args: argparse.Namespace) -> int:
         _err(exc.message)
         return 1
     if response.get("session_id"):
-        from aios_sdk.files import atomic_write_text
+        from aios_runtime.files import atomic_write_text
 
         atomic_write_text(running.state.cli_session_file, response["session_id"])
     if args.json:
@@ -334,7 +333,7 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 def cmd_new_app(args: argparse.Namespace) -> int:
     try:
-        from aios_sdk.scaffold import scaffold_app
+        from controller.scaffold import scaffold_app
     except ImportError as exc:
         _err(f"the SDK's app template is not available ({exc})")
         return 1
@@ -396,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     new_app.add_argument("--name", help="display name (default: NAME)")
     new_app.set_defaults(func=cmd_new_app)
 
-    from .bench import add_parser as add_bench
+    from bench.run import add_parser as add_bench
 
     add_bench(sub)
     return parser

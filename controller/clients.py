@@ -34,7 +34,7 @@ __all__ = [
     "peer_error",
 ]
 
-TOKEN_HEADER = "X-AIOS-Token"  # aios_sdk.web.TOKEN_HEADER, without importing Flask
+TOKEN_HEADER = "X-AIOS-Token"  # aios_runtime.edge.TOKEN_HEADER, without importing Flask
 MAX_IDLE_PER_PEER = 32  # idle connections kept per peer; more are closed after use
 
 

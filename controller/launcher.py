@@ -18,16 +18,15 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.config import load_settings
+from aios_runtime.settings import load_settings
 from aios_sdk.errors import AiosError
-
-from .context import ContextBuilder
-from .discovery import discover_apps
-from .events import EventBus, ExecutorEventRelay
-from .ports import PortAssigner, load_preferred_ports, port_is_free
-from .processes import ExecutorLaunch
-from .state_dir import StateDir
-from .supervisor import StartupError, Supervisor, SupervisorConfig
+from controller.apps.discovery import discover_apps
+from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
+from controller.apps.processes import ExecutorLaunch
+from controller.apps.supervisor import StartupFailed, Supervisor, SupervisorConfig
+from controller.events import EventBus, ExecutorEventRelay
+from controller.pipeline.context import ContextBuilder
+from controller.state_dir import StateDir
 
 __all__ = ["Controller", "LaunchOptions"]
 
@@ -76,7 +75,7 @@ class Controller:
         self.state.create()
         running = self.state.running_pid()
         if running is not None and running != os.getpid():
-            raise StartupError(
+            raise StartupFailed(
                 f"a controller is already running from {self.state.root} (pid {running}); "
                 "run `aios stop` first or use another --state-dir"
             )
@@ -139,22 +138,21 @@ class Controller:
     def _serve(
         self, settings: Any, config_path: Path, port: int, ports: PortAssigner
     ) -> None:
-        from aios_sdk.web import start_server, token_matches
-
-        from .admission import Admission, AdmissionLimits
-        from .api import ApiServices, create_app
-        from .confirmations import ConfirmationGate
-        from .llm import LLMClient
-        from .llm_api import allow_app_tokens_for_llm, llm_blueprint
-        from .llm_router import FallbackRouter, LLMRouter
-        from .llm_summary import BackgroundSummarizer
-        from .permissions import PermissionPolicy
-        from .pipeline import Pipeline, PipelineLimits
-        from .router import DeterministicRouter
-        from .sessions import Session, SessionStore
-        from .settings_store import SettingsStore
-        from .speech import Speaker, follow_speak_events, speech_blueprint
-        from .voice import Recognizer, voice_blueprint
+        from aios_runtime.edge import start_server, token_matches
+        from controller.api.desktop import ApiServices, create_app
+        from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
+        from controller.llm.client import LLMClient
+        from controller.llm.summary import BackgroundSummarizer
+        from controller.permissions.confirmations import ConfirmationGate
+        from controller.permissions.policy import PermissionPolicy
+        from controller.pipeline.admission import Admission, AdmissionLimits
+        from controller.pipeline.run import Pipeline, PipelineLimits
+        from controller.routing.llm_router import FallbackRouter, LLMRouter
+        from controller.routing.router import DeterministicRouter
+        from controller.sessions import Session, SessionStore
+        from controller.settings_store import SettingsStore
+        from controller.voice.input import Recognizer, voice_blueprint
+        from controller.voice.output import Speaker, follow_speak_events, speech_blueprint
 
         supervisor = self.supervisor
         assert supervisor is not None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -416,12 +416,12 @@ class SessionStore:
         """The session `session_id` (from memory or disk), or a new one.
 
         A well-formed id that is not known yet starts a session under that id; a
-        malformed id is a `ProtocolError`.
+        malformed id is a `InvalidRequest`.
         """
         if session_id is None or session_id == "":
             session_id = new_session_id()
         elif not SESSION_ID_PATTERN.match(session_id):
-            raise ProtocolError("session_id must look like sess_<letters or digits>")
+            raise InvalidRequest("session_id must look like sess_<letters or digits>")
         with self._guard:
             session = self._sessions.get(session_id)
             if session is None:

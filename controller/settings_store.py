@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aios_sdk.config import Settings, save_settings
-from aios_sdk.errors import ProtocolError
+from aios_runtime.settings import Settings, save_settings
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import describe_validation_error
 
 __all__ = ["SettingsStore", "is_secret", "mask_key"]
@@ -66,7 +66,7 @@ class SettingsStore:
     def update(self, changes: dict[str, Any]) -> dict[str, Any]:
         """Merge, validate, save; the masked result plus `restart_needed`."""
         if not isinstance(changes, dict):
-            raise ProtocolError("settings must be a JSON object")
+            raise InvalidRequest("settings must be a JSON object")
         with self._lock:
             current = self._settings.model_dump(mode="json")
             merged = {**current, **changes}
@@ -79,7 +79,7 @@ class SettingsStore:
             try:
                 updated = Settings.model_validate(merged)
             except ValidationError as exc:
-                raise ProtocolError(
+                raise InvalidRequest(
                     f"invalid settings: {describe_validation_error(exc)}"
                 ) from exc
             save_settings(updated, self.path)

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from aios_sdk.files import atomic_write_text
+from aios_runtime.files import atomic_write_text
 
 __all__ = ["StateDir", "default_state_dir"]
 

@@ -1,7 +1,7 @@
 """Tool calls that only run once the user could say yes (issue: ask before risky steps).
 
 The controller reviews every plan before it reaches the executor and pauses the
-risky ones for the user's decision (`controller/permissions.py`). An app, though,
+risky ones for the user's decision (`controller/permissions/policy.py`). An app, though,
 holds its own token and could call `/call` or `/run` directly, around that review.
 So the executor runs these calls only for the controller: an app asking for one
 gets the error `needs_confirmation`, telling it to plan the step with `plan_steps`

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import AppRegistration, ToolSpec
 
 __all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]
@@ -40,22 +40,22 @@ class AppRecord:
     @classmethod
     def from_registration(cls, reg: AppRegistration) -> AppRecord:
         if not _APP_ID.match(reg.app_id) or reg.app_id == CONTROLLER:
-            raise ProtocolError(f"invalid app_id {reg.app_id!r}")
+            raise InvalidRequest(f"invalid app_id {reg.app_id!r}")
         if not os.path.isabs(reg.workdir) or "\x00" in reg.workdir:
-            raise ProtocolError("workdir must be an absolute path")
+            raise InvalidRequest("workdir must be an absolute path")
         if len(reg.token) < 16:
-            raise ProtocolError("app token must be at least 16 characters")
+            raise InvalidRequest("app token must be at least 16 characters")
         workdir = Path(os.path.realpath(reg.workdir))
         if workdir == Path("/"):
-            raise ProtocolError("workdir must not be /")
+            raise InvalidRequest("workdir must not be /")
         try:
             workdir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"workdir {reg.workdir!r} cannot be created: {exc}"
             ) from exc
         if not workdir.is_dir():
-            raise ProtocolError(f"workdir {reg.workdir!r} is not a directory")
+            raise InvalidRequest(f"workdir {reg.workdir!r} is not a directory")
         return cls(
             app_id=reg.app_id,
             workdir=workdir,

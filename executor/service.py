@@ -1,7 +1,7 @@
 """The executor's HTTP API (docs/ARCHITECTURE.md, "Executor HTTP API"): thin routes.
 
 `create_app(settings, token, state_dir)` builds the service on `aios_sdk.wsgi.Service`
-(the edge rules of `aios_sdk.web` without Flask: the executor is on the path of
+(the edge rules of `aios_runtime.edge` without Flask: the executor is on the path of
 every step, and Flask cost more per request than a cheap step). The master token is the controller, which names
 `app_id` in bodies and alone may register apps, write the `system` cache and read
 events; an app token is that app, whatever `app_id` its body names (SECURITY.md
@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.config import Settings
-from aios_sdk.errors import Forbidden, NotFound, Overloaded, ProtocolError
+from aios_runtime.settings import Settings
+from aios_sdk.errors import Forbidden, InvalidRequest, NotFound, Overloaded
 from aios_sdk.protocol import (
     AppRegistration,
     RunRequest,
@@ -31,10 +31,10 @@ from aios_sdk.protocol import (
     ToolsListing,
 )
 from aios_sdk.wsgi import Request, Service
-from executor.cache import SYSTEM_NAMESPACE
-from executor.catalog import atomic_specs
 from executor.registry import CONTROLLER, AppRecord, AppRegistry
 from executor.toolbox import Toolbox
+from executor.tools.cache import SYSTEM_NAMESPACE
+from executor.tools.catalog import atomic_specs
 
 __all__ = ["MAX_STEPS", "create_app"]
 
@@ -56,7 +56,7 @@ def _caller_app(http: Request, registry: AppRegistry, named: str | None) -> AppR
     """The app a request acts for: the caller itself, or the one the controller names."""
     app_id = named if _is_controller(http) else http.identity
     if not app_id:
-        raise ProtocolError("app_id is required when the controller calls")
+        raise InvalidRequest("app_id is required when the controller calls")
     record = registry.get(app_id)
     if record is None:
         raise NotFound(f"app {app_id!r} is not registered")
@@ -125,7 +125,9 @@ def create_app(
         _require_controller(http)
         registration = http.json(AppRegistration)
         if registration.app_id != app_id:
-            raise ProtocolError(f"body app_id {registration.app_id!r} differs from the URL")
+            raise InvalidRequest(
+                f"body app_id {registration.app_id!r} differs from the URL"
+            )
         registry.register(AppRecord.from_registration(registration))
         return {"status": "ok"}
 
@@ -161,14 +163,14 @@ def create_app(
         plan = http.json(RunRequest)
         record = _caller_app(http, registry, plan.app_id)
         if len(plan.steps) > MAX_STEPS:
-            raise ProtocolError(f"at most {MAX_STEPS} steps per plan")
+            raise InvalidRequest(f"at most {MAX_STEPS} steps per plan")
         seen: set[int] = set()
         for step in plan.steps:
             if step.step_id in seen:
-                raise ProtocolError(f"duplicate step_id {step.step_id}")
+                raise InvalidRequest(f"duplicate step_id {step.step_id}")
             seen.add(step.step_id)
         if plan.approved_commands and _is_controller(http):
-            # the user allowed these programs for this one plan (controller/permissions.py)
+            # the user allowed these programs for this one plan (controller/permissions/policy.py)
             extra = tuple(c for c in plan.approved_commands if c and "/" not in c)
             record = replace(record, shell_whitelist=(*record.shell_whitelist, *extra))
         with slot(record.app_id):
@@ -187,7 +189,7 @@ def create_app(
             since = int(http.args.get("since", "0"))
             wait = float(http.args.get("wait", "0"))
         except ValueError as exc:
-            raise ProtocolError("since must be an integer and wait a number") from exc
+            raise InvalidRequest("since must be an integer and wait a number") from exc
         return toolbox.events.read(since, wait).dump()
 
     def list_processes(http: Request) -> Any:

@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.config import Settings
-from aios_sdk.errors import AiosError, ToolNotFound
+from aios_runtime.settings import Settings
+from aios_sdk.errors import AiosError, UnknownTool
 from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolResult
 from executor.audit import CallRecords, ToolCallLog
-from executor.cache import ToolCache
-from executor.catalog import ATOMIC_SPECS, check_args
 from executor.consent import check_consent
-from executor.events import EventQueue
-from executor.processes import BackgroundProcesses
 from executor.registry import AppRecord, AppRegistry
-from executor.sandbox import ProcessSandbox
+from executor.sandbox.background import BackgroundProcesses
+from executor.sandbox.runner import ProcessSandbox
 from executor.templating import TemplateError, render_args
+from executor.tools.cache import ToolCache
+from executor.tools.catalog import ATOMIC_SPECS, check_args
+from executor.tools.notify import EventQueue
 
 __all__ = ["ToolContext", "Toolbox"]
 
@@ -42,16 +42,16 @@ ToolFunction = Callable[["ToolContext", dict[str, Any]], Any]
 
 # tool name → (module, function); imported lazily.
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
-    "http_request": ("executor.fetch", "http_request"),
-    "file_read": ("executor.files", "file_read"),
-    "file_write": ("executor.files", "file_write"),
-    "file_list": ("executor.files", "file_list"),
-    "shell_exec": ("executor.commands", "shell_exec"),
-    "process_start": ("executor.commands", "process_start"),
-    "db_query": ("executor.database", "db_query"),
-    "cache_get": ("executor.cache", "cache_get"),
-    "cache_set": ("executor.cache", "cache_set"),
-    "notify": ("executor.events", "notify"),
+    "http_request": ("executor.tools.http_request", "http_request"),
+    "file_read": ("executor.tools.files", "file_read"),
+    "file_write": ("executor.tools.files", "file_write"),
+    "file_list": ("executor.tools.files", "file_list"),
+    "shell_exec": ("executor.tools.commands", "shell_exec"),
+    "process_start": ("executor.tools.commands", "process_start"),
+    "db_query": ("executor.tools.db_query", "db_query"),
+    "cache_get": ("executor.tools.cache", "cache_get"),
+    "cache_set": ("executor.tools.cache", "cache_set"),
+    "notify": ("executor.tools.notify", "notify"),
 }
 assert tuple(_IMPLEMENTATIONS) == ATOMIC_TOOLS
 
@@ -147,10 +147,10 @@ class Toolbox:
                 check_consent(tool, args)
             return _implementation(tool)(context, args)
         if tool in app.custom_tools:
-            from executor.remote_tools import call_custom_tool
+            from executor.tools.app_tools import call_custom_tool
 
             return call_custom_tool(context, tool, args)
-        raise ToolNotFound(f"unknown tool {tool!r}")
+        raise UnknownTool(f"unknown tool {tool!r}")
 
     def call(
         self,

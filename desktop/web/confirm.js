@@ -1,4 +1,4 @@
-// Confirmation before risky steps (controller/permissions.py): when an app plans a
+// Confirmation before risky steps (controller/permissions/policy.py): when an app plans a
 // step that needs the user's yes (starting a program, overwriting a file, writing a
 // database, a command outside the whitelist), the controller pauses that task and
 // announces it (`confirm_request` event; `GET /api/confirmations` after a reload).

@@ -13,7 +13,7 @@ import sys
 import psutil
 import pytest
 
-from controller.bench import KEYS
+from bench.run import KEYS
 from tests.procs import ROOT
 
 

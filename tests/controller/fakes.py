@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.errors import AppFailed, NotFound
-from controller.context import ContextBuilder
+from aios_sdk.errors import AppUnavailable, NotFound
 from controller.events import EventBus
-from controller.pipeline import AppTarget, Pipeline, PipelineLimits
-from controller.router import AppProfile, PlannedTask, RoutePlan
+from controller.pipeline.context import ContextBuilder
+from controller.pipeline.run import AppTarget, Pipeline, PipelineLimits
+from controller.routing.router import AppProfile, PlannedTask, RoutePlan
 from controller.sessions import SessionStore
 
 AppFn = Callable[[dict[str, Any]], dict[str, Any]]
@@ -38,7 +38,7 @@ class FakeApps:
         if app_id not in self.apps:
             raise NotFound(f"no app {app_id}")
         if app_id in self.unavailable:
-            raise AppFailed(f"app {app_id} is restarting")
+            raise AppUnavailable(f"app {app_id} is restarting")
 
         def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             self.calls[app_id].append(body)

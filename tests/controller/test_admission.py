@@ -8,7 +8,7 @@ import time
 import pytest
 
 from aios_sdk.errors import Overloaded
-from controller.admission import Admission, AdmissionLimits
+from controller.pipeline.admission import Admission, AdmissionLimits
 
 
 def test_a_waiter_is_served_when_the_slot_frees() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from flask import Blueprint, Flask, g
 
-from aios_sdk.config import Settings
+from aios_runtime.settings import Settings
 from aios_sdk.protocol import AppInfo
-from controller.api import ApiServices, create_app
-from controller.discovery import AppSpec
+from controller.api.desktop import ApiServices, create_app
+from controller.apps.discovery import AppSpec
 from controller.events import EventBus
 from controller.settings_store import SettingsStore
 from tests.controller.fakes import make_pipeline, text_reply

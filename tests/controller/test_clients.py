@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from aios_runtime.edge import ServerHandle, start_server
 from aios_sdk.errors import AiosError, AppUnreachable
-from aios_sdk.web import ServerHandle, start_server
 from controller.clients import MAX_IDLE_PER_PEER, http_json
 from tests.procs import free_port
 

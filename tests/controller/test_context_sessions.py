@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import ATOMIC_TOOLS
-from controller.context import ContextBuilder, summarise_history, workspace_files
 from controller.events import EventBus, ExecutorEventRelay, sse_stream
+from controller.pipeline.context import ContextBuilder, summarise_history, workspace_files
 from controller.sessions import MAX_HISTORY, Session, SessionStore, load_session_file
 
 
@@ -152,7 +152,7 @@ def test_a_save_cut_short_keeps_the_complete_new_copy(tmp_path: Path) -> None:
 def test_session_ids_are_checked(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     assert store.get_or_create("sess_abc123").session_id == "sess_abc123"
-    with pytest.raises(ProtocolError):
+    with pytest.raises(InvalidRequest):
         store.get_or_create("../../etc/passwd")
     assert store.get("../x") is None
     (tmp_path / "sess_broken1.json").write_text("{half")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import ProtocolError
-from controller.discovery import check_requirements, discover_apps
-from controller.ports import PortAssigner, load_preferred_ports, port_is_free
+from aios_sdk.errors import InvalidRequest
+from controller.apps.discovery import check_requirements, discover_apps
+from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
 from controller.state_dir import StateDir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def test_ports_are_distinct_and_auto_ignores_the_file(tmp_path: Path) -> None:
     ports = assigner.assign_all([("x", None), ("y", None), ("z", None)])
     assert len(set(ports.values())) == 3
     ports_file.write_text('{"a": "high"}')
-    with pytest.raises(ProtocolError, match="a: port"):
+    with pytest.raises(InvalidRequest, match="a: port"):
         load_preferred_ports(ports_file)
 
 

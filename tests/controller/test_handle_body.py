@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aios_sdk.protocol import ActionPost, HandleRequest, InstructionRequest, parse
-from controller.router import PlannedTask
+from controller.routing.router import PlannedTask
 from tests.controller.fakes import STEP, make_pipeline, text_reply
 
 

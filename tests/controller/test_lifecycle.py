@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from controller.discovery import discover_apps
+from controller.apps.discovery import discover_apps
 from tests.controller.system import build_apps_dir, launch
 from tests.procs import PYTHON, ROOT
 

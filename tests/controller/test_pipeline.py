@@ -14,11 +14,11 @@ import pytest
 
 from aios_sdk.errors import AppUnreachable, NotFound
 from aios_sdk.protocol import ActionPost, InstructionRequest
-from controller.action_requests import (
+from controller.pipeline.actions import (
     ACTION_PAYLOAD_KEYS,
     action_request_for,
 )
-from controller.router import PlannedTask
+from controller.routing.router import PlannedTask
 from controller.sessions import SessionStore
 from tests.controller.fakes import STEP, make_pipeline, text_reply
 

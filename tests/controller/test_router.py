@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from aios_sdk.protocol import Manifest
-from controller.router import (
+from controller.routing.index import index_for
+from controller.routing.router import (
     AppProfile,
     DeterministicRouter,
     PlannedTask,
@@ -24,8 +25,7 @@ from controller.router import (
     Router,
     no_match_message,
 )
-from controller.routing_index import index_for
-from controller.routing_split import split_pieces
+from controller.routing.split import split_pieces
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUTING_SET = Path(__file__).with_name("routing_set.json")
@@ -321,7 +321,7 @@ def test_index_is_built_once_per_app_set(apps):
 
 def test_import_does_no_work():
     code = (
-        "import sys, controller.router as r\n"
+        "import sys, controller.routing.router as r\n"
         "assert 'rapidfuzz' not in sys.modules and 'jieba' not in sys.modules\n"
         "assert r.index_for.cache_info().currsize == 0\n"
         "print('ok')"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.router import AppProfile, DeterministicRouter
-from controller.routing_index import RoutingIndex
+from controller.routing.index import RoutingIndex
+from controller.routing.router import AppProfile, DeterministicRouter
 from tests.controller.test_router import ROUTING_SET, app_ids, shipped_apps
 
 HELDOUT = Path(__file__).with_name("routing_heldout.json")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.config import load_settings, save_settings
-from aios_sdk.errors import ProtocolError
+from aios_runtime.settings import load_settings, save_settings
+from aios_sdk.errors import InvalidRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,14 +67,14 @@ def test_missing_file_gives_defaults_and_env_overrides_secrets(tmp_path: Path) -
 def test_bad_values_name_the_key(tmp_path: Path, raw: dict, key: str) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
-    with pytest.raises(ProtocolError, match=key.replace(".", r"\.")):
+    with pytest.raises(InvalidRequest, match=key.replace(".", r"\.")):
         load_settings(path, env={})
 
 
 def test_not_json_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(ProtocolError, match="not valid JSON"):
+    with pytest.raises(InvalidRequest, match="not valid JSON"):
         load_settings(path, env={})
 
 

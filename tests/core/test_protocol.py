@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import aios_sdk.protocol as protocol
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import (
     ACTION_TYPES,
     UI_OPS,
@@ -129,7 +129,7 @@ def test_spec_loading_reply_with_steps() -> None:
     ],
 )
 def test_wrong_shape_names_the_field(payload: dict, field: str) -> None:
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(InvalidRequest) as info:
         parse(AppReply, payload)
     assert info.value.code == "invalid_request"
     assert field in info.value.message
@@ -174,7 +174,7 @@ def test_all_ui_commands_parse_and_unknown_op_is_refused() -> None:
         AppReply, {"status": "ok", "view_type": "text", "data": {}, "ui_commands": commands}
     )
     assert [c.op for c in reply.ui_commands] == list(UI_OPS)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(InvalidRequest):
         parse(
             AppReply,
             {
@@ -184,7 +184,7 @@ def test_all_ui_commands_parse_and_unknown_op_is_refused() -> None:
                 "ui_commands": [{"op": "explode", "id": "x"}],
             },
         )
-    with pytest.raises(ProtocolError, match="ui_commands.0.hide.x"):
+    with pytest.raises(InvalidRequest, match="ui_commands.0.hide.x"):
         parse(
             AppReply,
             {
@@ -252,9 +252,9 @@ def test_manifest_defaults_and_required_fields() -> None:
     )
     assert manifest.workdir == "workspace"
     assert manifest.icon
-    with pytest.raises(ProtocolError, match="entry"):
+    with pytest.raises(InvalidRequest, match="entry"):
         parse(Manifest, {"name": "x"})
-    with pytest.raises(ProtocolError, match="handle_endpoint"):
+    with pytest.raises(InvalidRequest, match="handle_endpoint"):
         parse(Manifest, {"name": "x", "entry": "main.py", "handle_endpoint": "handle"})
 
 
@@ -300,7 +300,7 @@ def test_tool_result_and_step_shapes() -> None:
         parse(ToolResult, {"tool": "file_read", "status": "ok", "result": "你好"}).result
         == "你好"
     )
-    with pytest.raises(ProtocolError, match="status"):
+    with pytest.raises(InvalidRequest, match="status"):
         parse(ToolResult, {"tool": "file_read", "status": "fine"})
     assert parse(Step, {"step_id": 3, "tool": "notify"}).args == {}
 

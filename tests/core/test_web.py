@@ -1,4 +1,4 @@
-"""The shared HTTP edge (aios_sdk.web): loopback guard, token, strict JSON (W1–W4, J1)."""
+"""The shared HTTP edge (aios_runtime.edge): loopback guard, token, strict JSON (W1–W4, J1)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 import requests
 from flask import Flask, jsonify
 
+from aios_runtime.edge import create_service, public, read_json, start_server, token_matches
 from aios_sdk.protocol import InstructionRequest
-from aios_sdk.web import create_service, public, read_json, start_server, token_matches
 
 TOKEN = "s3cret-token"
 

@@ -1,11 +1,11 @@
 """aios_sdk.wsgi.Service through werkzeug's test client: routes with `<>` segments,
-the edge rules it shares with aios_sdk.web, and the fallback app behind it."""
+the edge rules it shares with aios_runtime.edge, and the fallback app behind it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from aios_sdk.web import create_service, token_matches
+from aios_runtime.edge import create_service, token_matches
 from aios_sdk.wsgi import Request, Service
 
 AUTH = {"X-AIOS-Token": "tok"}

@@ -12,7 +12,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from aios_sdk.config import Settings
+from aios_runtime.settings import Settings
 from executor.service import create_app
 
 MASTER = "master-token-for-executor-tests"

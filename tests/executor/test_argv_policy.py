@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 from aios_sdk.errors import CommandNotAllowed, PathOutsideWorkdir
-from executor.argv_policy import FIXED_PATH, CommandPolicy, check_argv, split_command
-from executor.catalog import InvalidArgs
+from executor.sandbox.argv_policy import (
+    FIXED_PATH,
+    CommandPolicy,
+    check_argv,
+    split_command,
+)
+from executor.tools.catalog import InvalidArgs
 
 POLICY = CommandPolicy.build(True, ["ls", "cat", "echo", "python3"], ["grep"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aios_sdk.errors import AiosError
-from executor.database import MAX_ROWS, dsn_path, run_query
+from executor.tools.db_query import MAX_ROWS, dsn_path, run_query
 from tests.executor.conftest import OTHER_TOKEN, Harness
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from executor.files import _read_capped
+from executor.tools.files import _read_capped
 from tests.executor.conftest import Harness
 
 

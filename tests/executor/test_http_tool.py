@@ -275,6 +275,6 @@ def test_json_labelled_as_script_is_parsed(
     body: bytes, content_type: str, expected: object
 ) -> None:
     """Apple's search API answers JSON as text/javascript: the result is the object."""
-    from executor.fetch import _decode
+    from executor.tools.http_request import _decode
 
     assert _decode(body, content_type) == expected

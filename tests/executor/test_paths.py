@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from aios_runtime.workdir import display_path, resolve_in_workdir
 from aios_sdk.errors import PathOutsideWorkdir
-from executor.paths import display_path, resolve_in_workdir
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import ipaddress
 import pytest
 
 from aios_sdk.errors import UrlNotAllowed
-from executor.ssrf import (
+from executor.sandbox.ssrf import (
     UrlPolicy,
     address_refusal,
     check_url,

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
-# how `controller.llm_router.routing_prompt` begins
+# how `controller.routing.llm_router.routing_prompt` begins
 ROUTING_PROMPT_START = "You route a user's instruction"
 
 

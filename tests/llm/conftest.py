@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from aios_sdk.config import Settings
-from controller.llm import LLMClient
-from controller.router import AppProfile
+from aios_runtime.settings import Settings
+from controller.llm.client import LLMClient
+from controller.routing.router import AppProfile
 from tests.fakes.openai_server import FakeOpenAI
 
 SHORT_TIMEOUT = 0.5

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 from flask import request
 
-from aios_sdk.config import Settings
+from aios_runtime.edge import ServerHandle, create_service, start_server
+from aios_runtime.settings import Settings
 from aios_sdk.errors import AiosError
 from aios_sdk.llm import AgentLLM, LLMNotConfigured, LLMRateLimited
-from aios_sdk.web import ServerHandle, create_service, start_server
-from controller.llm import LLMClient
+from controller.llm.client import LLMClient
 from tests.fakes.openai_server import (
     FakeOpenAI,
     error_reply,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from aios_sdk.config import Settings
+from aios_runtime.settings import Settings
 from aios_sdk.llm import (
     LLMBadReply,
     LLMError,
@@ -17,7 +17,7 @@ from aios_sdk.llm import (
     LLMTimeout,
     LLMUnauthorized,
 )
-from controller.llm import LLMClient, parse_json_object
+from controller.llm.client import LLMClient, parse_json_object
 from tests.fakes.openai_server import (
     FakeOpenAI,
     delayed,
@@ -216,8 +216,8 @@ def test_parse_json_object_refuses(text: str) -> None:
 
 def test_importing_the_llm_modules_does_not_import_openai() -> None:
     code = (
-        "import sys, controller.llm, controller.llm_router, controller.llm_summary, "
-        "controller.llm_planner, controller.llm_api, aios_sdk.llm\n"
+        "import sys, controller.llm.client, controller.routing.llm_router, controller.llm.summary, "
+        "controller.llm.planner, controller.api.llm, aios_sdk.llm\n"
         "assert 'openai' not in sys.modules, 'openai imported eagerly'\n"
         "assert 'requests' not in sys.modules, 'requests imported eagerly'\n"
     )
@@ -228,11 +228,11 @@ def test_importing_the_llm_modules_does_not_import_openai() -> None:
     "module",
     [
         "aios_sdk.llm",
-        "controller.llm",
-        "controller.llm_router",
-        "controller.llm_summary",
-        "controller.llm_planner",
-        "controller.llm_api",
+        "controller.llm.client",
+        "controller.routing.llm_router",
+        "controller.llm.summary",
+        "controller.llm.planner",
+        "controller.api.llm",
     ],
 )
 def test_public_names_exist(module: str) -> None:

@@ -10,10 +10,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from aios_sdk.config import Settings
-from aios_sdk.web import create_service, public, token_matches
-from controller.llm import LLMClient
-from controller.llm_api import allow_app_tokens_for_llm, llm_blueprint
+from aios_runtime.edge import create_service, public, token_matches
+from aios_runtime.settings import Settings
+from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
+from controller.llm.client import LLMClient
 from tests.fakes.openai_server import (
     FakeOpenAI,
     error_reply,

@@ -6,10 +6,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from aios_sdk.config import Settings
-from controller.llm import LLMClient
-from controller.llm_router import FallbackRouter, LLMRouter, validate_tasks
-from controller.router import AppProfile, DeterministicRouter, PlannedTask, RoutePlan
+from aios_runtime.settings import Settings
+from controller.llm.client import LLMClient
+from controller.routing.llm_router import FallbackRouter, LLMRouter, validate_tasks
+from controller.routing.router import (
+    AppProfile,
+    DeterministicRouter,
+    PlannedTask,
+    RoutePlan,
+)
 from tests.fakes.openai_server import (
     FakeOpenAI,
     delayed,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from aios_sdk.config import Settings
-from controller.llm import LLMClient
-from controller.llm_summary import (
+from aios_runtime.settings import Settings
+from controller.llm.client import LLMClient
+from controller.llm.summary import (
     BackgroundSummarizer,
     deterministic_summary,
     summarize_history,

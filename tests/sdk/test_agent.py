@@ -8,7 +8,7 @@ import pytest
 
 from aios_sdk import AIOSAgent, ToolFailed, tool
 from aios_sdk.agent import check_tool_args, numbered_steps, parameters_schema
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import AppReply, Step
 
 
@@ -146,13 +146,15 @@ def test_schema_maps_containers_optionals_and_literals() -> None:
 def test_tool_args_are_checked_by_name() -> None:
     shout = Echo.custom_tools()["shout"]
     check_tool_args(shout, {"word": "hi", "times": 2})
-    with pytest.raises(ProtocolError, match="missing required argument 'word'"):
+    with pytest.raises(InvalidRequest, match="missing required argument 'word'"):
         check_tool_args(shout, {})
-    with pytest.raises(ProtocolError, match="argument 'times' must be integer, got string"):
+    with pytest.raises(
+        InvalidRequest, match="argument 'times' must be integer, got string"
+    ):
         check_tool_args(shout, {"word": "x", "times": "2"})
-    with pytest.raises(ProtocolError, match="unknown argument 'loud'"):
+    with pytest.raises(InvalidRequest, match="unknown argument 'loud'"):
         check_tool_args(shout, {"word": "x", "loud": True})
-    with pytest.raises(ProtocolError, match="must be integer, got boolean"):
+    with pytest.raises(InvalidRequest, match="must be integer, got boolean"):
         check_tool_args(shout, {"word": "x", "times": True})
     assert Echo().run_custom_tool("add", {"a": 1, "b": 2.5, "note": "ignored"}) == 3.5
 
@@ -220,7 +222,7 @@ def test_plan_steps_is_the_s51_loading_reply_with_numbered_steps() -> None:
     ],
 )
 def test_plan_steps_refuses_bad_steps_naming_the_field(steps: Any, fragment: str) -> None:
-    with pytest.raises(ProtocolError) as err:
+    with pytest.raises(InvalidRequest) as err:
         numbered_steps(steps)
     assert fragment in str(err.value)
 

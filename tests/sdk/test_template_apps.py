@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from aios_sdk.errors import ProtocolError
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import AppReply, Manifest
-from aios_sdk.scaffold import AppExists, scaffold_app
+from controller.scaffold import AppExists, scaffold_app
 from tests.procs import PYTHON, free_port, spawn, stop, wait_healthy
 
 TEMPLATE_APP = Path(__file__).resolve().parent / "template_app"
@@ -63,9 +63,9 @@ def test_verbose_flask_template_runs_unmodified(tmp_path: Path) -> None:
 
 def test_scaffold_refuses_bad_ids_and_existing_folders(tmp_path: Path) -> None:
     for bad in ["Notes", "1notes", "n", "notes-app", "notes app", "../x", "a" * 42]:
-        with pytest.raises(ProtocolError, match="app id"):
+        with pytest.raises(InvalidRequest, match="app id"):
             scaffold_app(tmp_path, bad)
-    with pytest.raises(ProtocolError, match="app name"):
+    with pytest.raises(InvalidRequest, match="app name"):
         scaffold_app(tmp_path, "notes", name="two\nlines")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "keep.txt").write_text("mine")

@@ -21,7 +21,7 @@ import requests
 from aios_sdk import AIOSAgent, ToolFailed
 from aios_sdk.client import client_from_env
 from aios_sdk.protocol import AppRegistration, AppReply, RunResponse
-from aios_sdk.scaffold import scaffold_app
+from controller.scaffold import scaffold_app
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
 
 HERE = Path(__file__).resolve().parent

@@ -1,5 +1,5 @@
-"""Which planned steps need confirmation (controller/permissions.py), as plain logic,
-and the pending-confirmation store (controller/confirmations.py) on a real folder."""
+"""Which planned steps need confirmation (controller/permissions/policy.py), as plain logic,
+and the pending-confirmation store (controller/permissions/confirmations.py) on a real folder."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.config import Settings
-from aios_sdk.errors import NotFound, ProtocolError
-from controller.confirmations import ConfirmationGate, denied_results
+from aios_runtime.settings import Settings
+from aios_sdk.errors import InvalidRequest, NotFound
 from controller.events import EventBus
-from controller.permissions import PermissionPolicy, sql_writes
+from controller.permissions.confirmations import ConfirmationGate, denied_results
+from controller.permissions.policy import PermissionPolicy, sql_writes
 
 
 def policy(tmp_path: Path, ask: bool = False, app_whitelist: list[str] | None = None) -> PermissionPolicy:  # fmt: skip
@@ -159,7 +159,7 @@ def test_pending_confirmations_are_stored_listed_and_claimed_once(tmp_path: Path
         for p in ConfirmationGate(tmp_path / "confirmations", events).pending()
     ] == [cid]
     assert events.since(0)[-1].type == "confirm_request"
-    with pytest.raises(ProtocolError):
+    with pytest.raises(InvalidRequest):
         gate.claim(cid, "perhaps")
     with pytest.raises(NotFound):
         gate.claim("conf_../../x", "deny")

@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from aios_sdk import web
-from aios_sdk.web import token_matches
+from aios_runtime import edge as web
+from aios_runtime.edge import token_matches
 from tests.controller.system import RunningSystem
 from tests.security.wire import Service, raw_request, services
 
@@ -313,7 +313,7 @@ def test_w5_app_token_opens_no_controller_route_but_the_llm_ones(
 def test_w4_every_api_key_is_masked_by_get_settings_and_kept_when_echoed(
     tmp_path: Path,
 ) -> None:
-    from aios_sdk.config import Settings
+    from aios_runtime.settings import Settings
     from controller.settings_store import SettingsStore
 
     keys = {

@@ -8,11 +8,11 @@ import inspect
 import pytest
 
 MODULES = [
-    "controller.speech",
-    "controller.voice",
-    "controller.voice_audio",
-    "controller.voice_engines",
-    "controller.voice_grammar",
+    "controller.voice.output",
+    "controller.voice.input",
+    "controller.voice.audio",
+    "controller.voice.engines",
+    "controller.voice.grammar",
 ]
 
 

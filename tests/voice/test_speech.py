@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.config import Settings
-from aios_sdk.web import TOKEN_HEADER, create_service, token_matches
+from aios_runtime.edge import TOKEN_HEADER, create_service, token_matches
+from aios_runtime.settings import Settings
 from controller.events import EventBus
-from controller.speech import (
+from controller.voice.output import (
     WELCOME,
     CommandPlayer,
     EspeakSynthesizer,

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from aios_sdk.config import Settings
-from aios_sdk.errors import AiosError, ProtocolError
-from aios_sdk.web import TOKEN_HEADER, create_service, start_server, token_matches
-from controller.router import AppProfile, DeterministicRouter
-from controller.voice import (
+from aios_runtime.edge import TOKEN_HEADER, create_service, start_server, token_matches
+from aios_runtime.settings import Settings
+from aios_sdk.errors import AiosError, InvalidRequest
+from controller.routing.router import AppProfile, DeterministicRouter
+from controller.voice.input import (
     ZH_UNAVAILABLE,
     Recognizer,
     VoiceUnavailable,
@@ -152,7 +152,7 @@ def test_any_rate_and_channel_count_is_accepted(
 def test_the_pure_python_conversion_hears_the_same(
     recognizer: Recognizer, spoken: Callable[[str], bytes], tmp_path: Path
 ) -> None:
-    from controller.voice_audio import pcm_from_wav
+    from controller.voice.audio import pcm_from_wav
 
     source = tmp_path / "in.wav"
     source.write_bytes(spoken("run the code"))
@@ -228,7 +228,7 @@ def test_grammar_from_the_real_manifests(recognizer: Recognizer) -> None:
 
 
 def test_unusable_settings_name_the_key() -> None:
-    with pytest.raises(ProtocolError, match="voice_engine"):
+    with pytest.raises(InvalidRequest, match="voice_engine"):
         Recognizer(Settings(voice_engine="siri"))
 
 

@@ -1,0 +1,279 @@
+"""`aios bench`: every speed and memory goal of the system, measured in one run.
+
+    aios bench [--quick] [--json] [--apps-dir D] [--config F] …
+
+One run measures, on this machine and under its current load (so the ratios
+hold even when the machine is busy): the loopback floor (`bench_hop`), the
+deterministic router and the share of instructions that need no model
+(`bench_routing`), a stand-alone executor's step rate, cold starts and idle
+memory of `aios start --headless` with the shipped apps, what one more app adds,
+the latency of a probe instruction through the whole pipeline against the floor,
+and many clients at once (`bench_system`). Everything runs in a temporary folder
+on ephemeral ports and every process started is stopped at the end.
+
+`--json` prints exactly one JSON object on stdout (the `KEYS` below plus `meta`);
+otherwise a table shows each figure beside its goal with ✓ or ✗. Progress goes to
+stderr. `--quick` is a short smoke run (one cold start, a two-second load test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["GOALS", "KEYS", "add_parser", "render_table", "run_bench"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ROUTING_SET = REPO_ROOT / "tests" / "controller" / "routing_set.json"
+
+
+@dataclass(frozen=True)
+class Goal:
+    unit: str
+    op: str = ""  # "<=", ">=" or "" (reported, no goal)
+    target: float = 0.0
+    digits: int = 2
+
+    def met(self, value: float | None) -> bool | None:
+        if not self.op or value is None:
+            return None
+        return value <= self.target if self.op == "<=" else value >= self.target
+
+
+GOALS: dict[str, Goal] = {
+    "hop_floor_ms": Goal("ms", digits=3),
+    "pipeline_p50_ms": Goal("ms"),
+    "pipeline_p99_ms": Goal("ms"),
+    "pipeline_ratio": Goal("× floor", "<=", 6),
+    "cold_start_s": Goal("s", "<=", 1.5),
+    "rss_total_mb": Goal("MiB", "<=", 220, 1),
+    "rss_per_app_mb": Goal("MiB", "<=", 35, 1),
+    "route_p50_ms_4": Goal("ms", "<=", 1, 3),
+    "route_p50_ms_100": Goal("ms", "<=", 5, 3),
+    "executor_steps_per_s": Goal("steps/s", ">=", 500, 0),
+    "concurrency_errors": Goal("errors", "<=", 0, 0),
+    "concurrency_p99_ms": Goal("ms", digits=1),
+    "zero_llm_share": Goal("share", ">=", 0.8),
+}
+KEYS = tuple(GOALS)
+
+
+@dataclass(frozen=True)
+class Plan:
+    cold_starts: int
+    samples: int
+    warmup: int
+    clients: int
+    seconds: float
+    routing_rounds: int
+    executor_seconds: float
+
+
+QUICK = Plan(1, 20, 5, 50, 2.0, 1, 0.5)
+FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0)
+
+
+def _progress(text: str) -> None:
+    print(f"aios bench: {text}", file=sys.stderr, flush=True)
+
+
+def _percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(round(share * len(ordered) + 0.5))))
+    return ordered[rank - 1]
+
+
+def _timed(label: str, step: Callable[[], Any]) -> Any:
+    _progress(f"{label}…")
+    started = time.monotonic()
+    value = step()
+    _progress(f"{label}: done in {time.monotonic() - started:.1f} s")
+    return value
+
+
+def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, Any]:
+    """Every figure of `KEYS`, in one run; `meta` receives the details behind them."""
+    from bench.hop import EchoServer, KeepAliveClient
+    from bench.routing import (
+        load_routing_texts,
+        route_p50_ms,
+        shipped_profiles,
+        synthetic_profiles,
+        zero_llm_share,
+    )
+    from bench.system import (
+        RunningSystem,
+        concurrency,
+        executor_steps_per_s,
+        pipeline_latency,
+        prepare_folder,
+    )
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="aios-bench-") as tmp, EchoServer() as echo:
+        folder = prepare_folder(Path(tmp), Path(args.apps_dir), Path(args.config))
+
+        texts = load_routing_texts(Path(args.routing_set))
+        shipped = shipped_profiles(folder.shipped_apps)
+        crowded = shipped + synthetic_profiles(100)
+        rounds = plan.routing_rounds
+        out["route_p50_ms_4"] = _timed(
+            "routing, shipped apps", lambda: route_p50_ms(shipped, texts, rounds)
+        )
+        out["route_p50_ms_100"] = _timed(
+            "routing, 100 more apps", lambda: route_p50_ms(crowded, texts, rounds)
+        )
+        share, calls = _timed("zero-LLM share", lambda: zero_llm_share(shipped, texts))
+        out["zero_llm_share"] = share
+        meta["routing"] = {"instructions": len(texts), "fake_llm_calls": calls}
+
+        out["executor_steps_per_s"] = _timed(
+            "executor steps", lambda: executor_steps_per_s(folder, plan.executor_seconds)
+        )
+
+        colds: list[float] = []
+        rss_4: dict[str, float] = {}
+        for i in range(plan.cold_starts):
+            system = RunningSystem(
+                folder.shipped_apps, folder.config, folder.state_dir(f"cold{i}")
+            )
+            try:
+                colds.append(_timed(f"cold start {i + 1}/{plan.cold_starts}", system.start))
+                if i == plan.cold_starts - 1:
+                    time.sleep(1.0)  # idle: let start-up work settle
+                    rss_4 = system.rss_mb()
+            finally:
+                system.stop()
+        out["cold_start_s"] = statistics.median(colds)
+        out["rss_total_mb"] = sum(rss_4.values())
+        meta["cold_starts_s"] = [round(c, 3) for c in colds]
+        meta["rss_mb"] = {k: round(v, 1) for k, v in sorted(rss_4.items())}
+
+        system = RunningSystem(folder.probe_apps, folder.config, folder.state_dir("probe"))
+        try:
+            _timed("start with the probe app", system.start)
+            time.sleep(1.0)
+            rss_5 = system.rss_mb()
+            out["rss_per_app_mb"] = sum(rss_5.values()) - out["rss_total_mb"]
+            meta["rss_probe_app_mb"] = round(rss_5.get("bench_probe", 0.0), 1)
+
+            floor_client = KeepAliveClient(echo.url)
+            client = system.client()
+            try:
+                floors, pipeline = _timed(
+                    "pipeline latency",
+                    lambda: pipeline_latency(
+                        client, floor_client, plan.samples, plan.warmup
+                    ),
+                )
+            finally:
+                client.close()
+                floor_client.close()
+            out["hop_floor_ms"] = statistics.median(floors) * 1000
+            out["pipeline_p50_ms"] = statistics.median(pipeline) * 1000
+            out["pipeline_p99_ms"] = _percentile(pipeline, 0.99) * 1000
+            out["pipeline_ratio"] = out["pipeline_p50_ms"] / out["hop_floor_ms"]
+            meta["pipeline_samples"] = len(pipeline)
+
+            load = _timed(
+                f"{plan.clients} clients for {plan.seconds:g} s",
+                lambda: concurrency(system, plan.clients, plan.seconds),
+            )
+            out["concurrency_errors"] = load.errors
+            out["concurrency_p99_ms"] = (
+                _percentile(load.latencies, 0.99) * 1000 if load.latencies else None
+            )
+            meta["concurrency"] = {
+                "clients": plan.clients,
+                "seconds": plan.seconds,
+                "requests": load.requests,
+                "per_s": round(load.requests / plan.seconds, 1),
+                "error_examples": load.examples,
+            }
+            meta["rss_after_load_mb"] = round(sum(system.rss_mb().values()), 1)
+        finally:
+            system.stop()
+    return out
+
+
+def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The results as a table: figure, goal, ✓ / ✗ (— where there is no goal)."""
+    lines = [
+        f"Triton AIOS benchmark ({meta.get('mode')}, {meta.get('cores')} cores, "
+        f"load {meta.get('load_avg')})",
+        f"{'figure':<22} {'value':>12}  {'goal':<18} ok",
+    ]
+    for key in KEYS:
+        goal = GOALS[key]
+        value = results.get(key)
+        shown = "n/a" if value is None else f"{value:.{goal.digits}f}"
+        target = f"{goal.op} {goal.target:g} {goal.unit}" if goal.op else goal.unit
+        met = goal.met(value)
+        mark = "—" if met is None else ("✓" if met else "✗")
+        lines.append(f"{key:<22} {shown:>12}  {target:<18} {mark}")
+    return "\n".join(lines)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    plan = QUICK if args.quick else FULL
+    if args.cold_starts:
+        plan = _replace(plan, cold_starts=args.cold_starts)
+    if args.seconds:
+        plan = _replace(plan, seconds=args.seconds)
+
+    def on_term(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
+        raise SystemExit(128 + signum)  # unwinds: every started process is stopped
+
+    signal.signal(signal.SIGTERM, on_term)
+    meta: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "cores": os.cpu_count(),
+        "load_avg": round(os.getloadavg()[0], 2),
+    }
+    started = time.monotonic()
+    try:
+        results = measure(plan, args, meta)
+    except Exception as exc:
+        _progress(f"failed: {type(exc).__name__}: {exc}")
+        if args.json:  # still one object, so a caller can tell what is missing
+            meta["error"] = f"{type(exc).__name__}: {exc}"
+            print(json.dumps({**dict.fromkeys(KEYS), "meta": meta}, ensure_ascii=False))
+        return 1
+    meta["seconds"] = round(time.monotonic() - started, 1)
+    results = {key: results.get(key) for key in KEYS}
+    meta["goals_met"] = {k: GOALS[k].met(v) for k, v in results.items() if GOALS[k].op}
+    if args.json:
+        print(json.dumps({**results, "meta": meta}, ensure_ascii=False))
+    else:
+        print(render_table(results, meta))
+    return 0
+
+
+def _replace(plan: Plan, **changes: Any) -> Plan:
+    from dataclasses import replace
+
+    return replace(plan, **changes)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="measure speed and memory against their goals")
+    bench.add_argument("--quick", action="store_true", help="a short smoke run")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument("--apps-dir", default=str(REPO_ROOT / "apps"), help="shipped apps")
+    bench.add_argument("--config", default=str(REPO_ROOT / "config.json"))
+    bench.add_argument("--routing-set", default=str(ROUTING_SET))
+    bench.add_argument("--cold-starts", type=int, default=0, help="cold starts to time")
+    bench.add_argument("--seconds", type=float, default=0, help="length of the load test")
+    bench.set_defaults(func=run_bench)

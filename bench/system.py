@@ -1,0 +1,373 @@
+"""The whole system under `aios bench`: launched, timed, weighed and loaded.
+
+`prepare_folder` makes the benchmark's throw-away world: copies of the shipped
+apps (with and without the probe app of `bench_apps/`), a config with the LLM
+switched off, and state folders. `RunningSystem` is one `aios start --headless
+--ports auto` in that world (cold start = spawn to every service healthy; resident
+memory of the controller and all its children). `pipeline_latency` interleaves
+floor hops and probe instructions so both see the same machine load;
+`concurrency` runs many clients at once; `executor_steps_per_s` drives a
+stand-alone executor with cheap step plans. Every process started here is stopped
+by its owner's `stop` / context manager.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from bench.hop import HopFailed, KeepAliveClient, stop_process_group
+
+__all__ = [
+    "PROBE_APP_ID",
+    "PROBE_TEXT",
+    "BenchFolder",
+    "LoadResult",
+    "RunningSystem",
+    "concurrency",
+    "executor_steps_per_s",
+    "pipeline_latency",
+    "prepare_folder",
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROBE_APP = Path(__file__).resolve().parent / "apps" / "bench_probe"
+PROBE_APP_ID = "bench_probe"
+PROBE_TEXT = "bench probe"
+# never handed to the system under test: no model, no user state, no fixed token
+_DROPPED_ENV = (
+    "DEEPSEEK_API_KEY",
+    "AIOS_LLM_BASE_URL",
+    "AIOS_LLM_MODEL",
+    "AIOS_STATE_DIR",
+    "AIOS_TOKEN",
+)
+
+
+@dataclass
+class BenchFolder:
+    root: Path
+    shipped_apps: Path  # copies of the shipped apps
+    probe_apps: Path  # the same plus the probe app
+    config: Path
+
+    def state_dir(self, name: str) -> Path:
+        path = self.root / "state" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def _copy_app(source: Path, target: Path) -> None:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def prepare_folder(root: Path, apps_dir: Path, config: Path | None) -> BenchFolder:
+    """Copies of the apps and the config under `root` (the user's files stay untouched)."""
+    import compileall
+
+    folder = BenchFolder(root, root / "apps", root / "apps_probe", root / "config.json")
+    for target in (folder.shipped_apps, folder.probe_apps):
+        target.mkdir(parents=True)
+        for app in sorted(Path(apps_dir).iterdir()):
+            if (app / "manifest.json").is_file() and not app.name.startswith((".", "_")):
+                _copy_app(app, target / app.name)
+    _copy_app(PROBE_APP, folder.probe_apps / PROBE_APP_ID)
+    for target in (folder.shipped_apps, folder.probe_apps):
+        compileall.compile_dir(str(target), quiet=2)  # as after any earlier run
+    settings: dict[str, Any] = {}
+    if config is not None and Path(config).is_file():
+        settings = json.loads(Path(config).read_text(encoding="utf-8"))
+    settings["deepseek_api_key"] = ""  # routing without a model
+    settings.pop("llm_base_url", None)
+    folder.config.write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def _environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
+    return env
+
+
+def _read_line(proc: subprocess.Popen, timeout: float) -> str:
+    """The first line `proc` prints on stdout ('' if it exits or `timeout` passes)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    data = b""
+    while b"\n" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return ""
+        ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return ""
+            data += chunk
+    return data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+
+
+class RunningSystem:
+    """One `aios start --headless --ports auto` in the benchmark's folder."""
+
+    def __init__(self, apps_dir: Path, config: Path, state_dir: Path):
+        self.apps_dir = apps_dir
+        self.config = config
+        self.state_dir = state_dir
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+        self.token = ""
+
+    def start(self, timeout: float = 60.0) -> float:
+        """Start it; seconds from spawn until the controller, the executor and every
+        app answer healthy (the `ready` line, then `/api/apps` all `running`)."""
+        started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "controller", "start", "--headless",
+                "--ports", "auto", "--state-dir", str(self.state_dir),
+                "--apps-dir", str(self.apps_dir), "--config", str(self.config),
+            ],
+            cwd=REPO_ROOT,
+            env=_environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        line = _read_line(self.proc, timeout)
+        if not line.startswith("ready "):
+            self.stop()
+            raise RuntimeError(f"aios start did not get ready ({line!r})")
+        parts = urlsplit(line.split(" ", 1)[1])
+        self.url = f"{parts.scheme}://{parts.netloc}"
+        self.token = parse_qs(parts.query)["token"][0]
+        expected = sum(
+            1 for app in self.apps_dir.iterdir() if (app / "manifest.json").is_file()
+        )
+        client = self.client()
+        try:
+            while True:
+                status, apps = client.get("/api/apps")
+                running = [a for a in apps or [] if a.get("status") == "running"]
+                failed = [a for a in apps or [] if a.get("status") == "failed"]
+                if failed:
+                    raise RuntimeError(
+                        f"app {failed[0]['id']} failed: {failed[0].get('error')}"
+                    )
+                if status == 200 and len(running) == expected:
+                    return time.monotonic() - started
+                if time.monotonic() - started > timeout:
+                    raise RuntimeError(f"only {len(running)}/{expected} apps running")
+                time.sleep(0.01)
+        finally:
+            client.close()
+
+    def client(self, timeout: float = 60.0) -> KeepAliveClient:
+        return KeepAliveClient(self.url, self.token, timeout=timeout)
+
+    def rss_mb(self) -> dict[str, float]:
+        """Resident memory (MiB) of the controller and of each process below it."""
+        import psutil
+
+        assert self.proc is not None
+        root = psutil.Process(self.proc.pid)
+        sizes: dict[str, float] = {}
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                name = _process_label(proc)
+                sizes[name] = sizes.get(name, 0.0) + proc.memory_info().rss / 2**20
+            except psutil.Error:
+                continue
+        return sizes
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process_group(self.proc, grace=15.0)
+            self.proc = None
+
+
+def _process_label(proc: Any) -> str:
+    """'controller', 'executor' or the app folder's name, for the memory breakdown."""
+    args = proc.cmdline()
+    if "controller" in args and "start" in args:
+        return "controller"
+    if "executor" in args:
+        return "executor"
+    for arg in args:
+        if arg.endswith(".py"):
+            return Path(arg).parent.name
+    return f"pid {proc.pid}"
+
+
+def probe_error(status: int, answer: Any) -> str | None:
+    """Why an `/api/instruction` answer is not the probe's expected result, or None."""
+    if status != 200 or not isinstance(answer, dict):
+        return f"HTTP {status}"
+    tasks = answer.get("tasks") or []
+    if len(tasks) != 1 or tasks[0].get("app_id") != PROBE_APP_ID:
+        return f"routed to {[t.get('app_id') for t in tasks]}"
+    task = tasks[0]
+    if task.get("status") != "done":
+        error = (task.get("result") or {}).get("data") or {}
+        return f"task {task.get('status')}: {error.get('code') or error}"
+    if answer.get("llm_calls"):
+        return "routed by the LLM"
+    return None
+
+
+def pipeline_latency(
+    system: KeepAliveClient, floor: KeepAliveClient, samples: int, warmup: int
+) -> tuple[list[float], list[float]]:
+    """(floor hop seconds, probe instruction seconds), measured alternately."""
+    body: dict[str, Any] = {"text": PROBE_TEXT}
+    floors: list[float] = []
+    pipeline: list[float] = []
+    for i in range(warmup + samples):
+        started = time.perf_counter()
+        floor.post("/", body)
+        hop = time.perf_counter() - started
+        started = time.perf_counter()
+        status, answer = system.post("/api/instruction", body)
+        took = time.perf_counter() - started
+        error = probe_error(status, answer)
+        if error:
+            raise RuntimeError(f"the probe instruction failed: {error}")
+        body["session_id"] = answer["session_id"]  # one conversation, as the desktop
+        if i >= warmup:
+            floors.append(hop)
+            pipeline.append(took)
+    return floors, pipeline
+
+
+@dataclass
+class LoadResult:
+    requests: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+
+def concurrency(system: RunningSystem, clients: int, seconds: float) -> LoadResult:
+    """`clients` threads, each its own connection and session, sending probe
+    instructions back to back for `seconds`; every failed answer is an error."""
+    result = LoadResult()
+    lock = threading.Lock()
+    go = threading.Barrier(clients + 1)
+    deadline = [0.0]
+
+    def client_loop() -> None:
+        client = system.client(timeout=60.0)
+        body: dict[str, Any] = {"text": PROBE_TEXT}
+        go.wait()
+        try:
+            while time.monotonic() < deadline[0]:
+                started = time.perf_counter()
+                try:
+                    status, answer = client.post("/api/instruction", body)
+                    error = probe_error(status, answer)
+                except HopFailed as exc:
+                    error = str(exc)
+                took = time.perf_counter() - started
+                with lock:
+                    result.requests += 1
+                    result.latencies.append(took)
+                    if error:
+                        result.errors += 1
+                        if len(result.examples) < 5:
+                            result.examples.append(error)
+                if not error:
+                    body["session_id"] = answer["session_id"]
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=client_loop, daemon=True) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.monotonic() + seconds
+    go.wait()
+    for thread in threads:
+        thread.join(seconds + 120)
+    return result
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def executor_steps_per_s(folder: BenchFolder, seconds: float, batch: int = 10) -> float:
+    """Cheap steps (cache_set / cache_get / file_read) per second through a stand-alone
+    executor's `POST /run`, `batch` steps per plan, plans back to back."""
+    workdir = folder.root / "executor_work"
+    workdir.mkdir(exist_ok=True)
+    (workdir / "probe.txt").write_text("bench probe payload\n", encoding="utf-8")
+    master = secrets.token_urlsafe(24)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "executor", "--port", str(port),
+            "--config", str(folder.config), "--state-dir", str(folder.state_dir("executor")),
+        ],
+        cwd=REPO_ROOT,
+        env={**_environment(), "AIOS_TOKEN": master},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    client = KeepAliveClient(f"http://127.0.0.1:{port}", master, timeout=30)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if client.get("/health")[0] == 200:
+                    break
+            except HopFailed:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the executor did not start") from None
+                time.sleep(0.02)
+        registration = {
+            "app_id": PROBE_APP_ID,
+            "workdir": str(workdir),
+            "token": master[::-1],
+        }
+        status, _ = client.request("PUT", f"/apps/{PROBE_APP_ID}", registration)
+        if status != 200:
+            raise RuntimeError(f"registering with the executor failed (HTTP {status})")
+        tools = [
+            ("cache_set", {"key": "probe", "value": {"n": 1}, "ttl": 60}),
+            ("cache_get", {"key": "probe"}),
+            ("file_read", {"path": "probe.txt"}),
+        ]
+        steps = [
+            {"step_id": i + 1, "tool": tools[i % 3][0], "args": tools[i % 3][1]}
+            for i in range(batch)
+        ]
+        plan = {"steps": steps, "app_id": PROBE_APP_ID, "session_id": "sess_bench"}
+        client.post("/run", plan)  # warm-up: lazy imports of the tools
+        done = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            status, answer = client.post("/run", plan)
+            results = (answer or {}).get("tool_results") or {}
+            done += sum(1 for r in results.values() if r.get("status") == "ok")
+        return done / (time.perf_counter() - started)
+    finally:
+        client.close()
+        stop_process_group(proc)

@@ -1,0 +1,260 @@
+"""The controller's HTTP API for the desktop and the CLI (docs/ARCHITECTURE.md).
+
+`create_app(services)` builds it: the pipeline's routes on the lean
+`aios_sdk.wsgi.Service`, the rest on a Flask app from `aios_runtime.edge.create_service`
+behind it; both apply the same edge rules (loopback Host, same-site Origin,
+`X-AIOS-Token` or `?token=` on GET, strict JSON).
+Routes are thin: the pipeline, the supervisor, the event bus and the settings store
+do the work. The desktop page and its static files are public (the page reads the
+token from its own `?token=`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    jsonify,
+    request,
+    send_file,
+    stream_with_context,
+)
+from pydantic import BaseModel, ConfigDict
+
+from aios_runtime.edge import (
+    Authenticator,
+    create_service,
+    public,
+    read_json,
+    token_matches,
+)
+from aios_sdk.errors import NotFound, PathOutsideWorkdir
+from aios_sdk.protocol import (
+    ActionPost,
+    AppInfo,
+    ConfirmationDecision,
+    InstructionRequest,
+    OpenRequest,
+    UISnapshot,
+)
+from aios_sdk.wsgi import Request, Service
+from controller.apps.discovery import AppSpec
+from controller.events import EventBus, sse_stream
+from controller.permissions.confirmations import ConfirmationGate
+from controller.pipeline.admission import Admission
+from controller.pipeline.run import Pipeline
+from controller.settings_store import SettingsStore
+
+__all__ = ["ApiServices", "create_app"]
+
+DESKTOP_DIR = Path(__file__).resolve().parents[2] / "desktop" / "web"
+
+
+class _JsonObject(BaseModel):
+    """Any JSON object (the settings PUT body, validated by `Settings` afterwards)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class AppsView(Protocol):
+    def app_infos(self) -> Sequence[AppInfo]: ...
+
+    def spec(self, app_id: str) -> AppSpec: ...
+
+
+@dataclass
+class ApiServices:
+    token: str
+    pipeline: Pipeline
+    apps: AppsView
+    events: EventBus
+    settings: SettingsStore
+    store_ui_snapshot: Callable[[dict[str, Any]], None]
+    desktop_dir: Path = DESKTOP_DIR
+    sse_keepalive: float = 15.0
+    # None: exactly `token`; a wrapper may also accept app tokens on some routes
+    authenticate: Authenticator | None = None
+    blueprints: Sequence[Blueprint] = ()
+    executor_status: Callable[[], str] = lambda: "running"
+    llm_status: Callable[[], str] = lambda: "not_configured"
+    # bounded concurrency: overflow is a 503 `overloaded` (SECURITY.md D2)
+    admission: Admission = field(default_factory=Admission)
+    # pending confirmations of risky steps (None: nothing ever pauses)
+    confirmations: ConfirmationGate | None = None
+
+
+def _missing_desktop(desktop_dir: Path) -> Response:
+    body = (
+        "<!doctype html><meta charset='utf-8'><title>Triton AIOS</title>"
+        "<p>The desktop is not installed: folder "
+        f"<code>{desktop_dir}</code> is missing. The API under /api/ works.</p>"
+    )
+    return Response(body, status=404, mimetype="text/html")
+
+
+def _workspace_file(spec: AppSpec, rel: str) -> Path:
+    """`rel` inside the app's workspace, symlinks resolved; refused when outside."""
+    if spec.workdir is None:
+        raise NotFound(f"app {spec.app_id} has no workspace")
+    if "\x00" in rel:
+        raise PathOutsideWorkdir("path contains a NUL byte")
+    workdir = spec.workdir.resolve()
+    target = (workdir / rel).resolve()
+    if not target.is_relative_to(workdir):
+        raise PathOutsideWorkdir(f"{rel!r} is outside the workspace of {spec.app_id}")
+    if not target.is_file():
+        raise NotFound(f"no file {rel!r} in the workspace of {spec.app_id}")
+    return target
+
+
+def create_app(services: ApiServices) -> Service:
+    """The API: the pipeline's routes (instruction, open, action) on the lean
+    `aios_sdk.wsgi.Service`, everything else on Flask behind it (same edge rules).
+
+    The pipeline's routes are on the path of every answer, and Flask cost more CPU
+    per request than the rest of the controller's hop; the desktop page, streams,
+    files, settings and the blueprints keep Flask's conveniences.
+    """
+    fast = Service(
+        "aios-controller", token_matches(services.token), fallback=_flask_app(services)
+    )
+
+    def instruction(http: Request) -> Any:
+        body = http.json(InstructionRequest)
+        with services.admission.instruction():
+            return services.pipeline.instruction(body).dump()
+
+    def open_app(http: Request, app_id: str) -> Any:
+        body = OpenRequest() if not http.body() else http.json(OpenRequest)
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.open_app(app_id, body.session_id)
+        return {**reply.dump(), "session_id": session_id}
+
+    def action(http: Request, app_id: str) -> Any:
+        body = http.json(ActionPost)
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.action(app_id, body)
+        return {**reply.dump(), "session_id": session_id}
+
+    fast.route("POST", "/api/instruction", instruction)
+    fast.route("POST", "/api/apps/<>/open", open_app)
+    fast.route("POST", "/api/apps/<>/action", action)
+    return fast
+
+
+def _flask_app(services: ApiServices) -> Flask:
+    app = create_service(
+        "aios-controller",
+        services.authenticate or token_matches(services.token),
+        token_in_query=True,
+    )
+    for blueprint in services.blueprints:
+        app.register_blueprint(blueprint)
+    desktop_dir = Path(services.desktop_dir)
+
+    # ------------------------------------------------------------ desktop
+
+    @app.get("/")
+    @public
+    def index() -> Response:
+        page = desktop_dir / "index.html"
+        if not page.is_file():
+            return _missing_desktop(desktop_dir)
+        response = send_file(page, mimetype="text/html", max_age=0)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.get("/desktop/<path:path>")
+    @public
+    def desktop_file(path: str) -> Response:
+        if not desktop_dir.is_dir():
+            return _missing_desktop(desktop_dir)
+        root = desktop_dir.resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            raise NotFound(f"no desktop file {path!r}")
+        response = send_file(target, max_age=0)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    # ---------------------------------------------------------------- api
+
+    @app.get("/api/health")
+    @public
+    def health() -> Response:
+        infos = services.apps.app_infos()
+        return jsonify(
+            {
+                "status": "ok",
+                "apps": len(infos),
+                "running": sum(1 for i in infos if i.status == "running"),
+                "executor": services.executor_status(),
+                "llm": services.llm_status(),
+            }
+        )
+
+    @app.get("/api/apps")
+    def apps() -> Response:
+        return jsonify([info.dump() for info in services.apps.app_infos()])
+
+    @app.get("/api/confirmations")
+    def confirmations() -> Response:
+        gate = services.confirmations
+        pending = gate.pending() if gate is not None else []
+        return jsonify({"confirmations": [p.public() for p in pending]})
+
+    @app.post("/api/confirmations/<confirmation_id>")
+    def decide(confirmation_id: str) -> Response:
+        body = read_json(ConfirmationDecision)
+        if services.confirmations is None:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        app_id = services.confirmations.get(confirmation_id).app_id
+        with services.admission.app(app_id):
+            reply, app_id, session_id = services.pipeline.resume(
+                confirmation_id, body.decision
+            )
+        return jsonify({**reply.dump(), "app_id": app_id, "session_id": session_id})
+
+    @app.get("/api/apps/<app_id>/files/<path:path>")
+    def app_file(app_id: str, path: str) -> Response:
+        target = _workspace_file(services.apps.spec(app_id), path)
+        return send_file(target, conditional=True, max_age=0)
+
+    @app.post("/api/ui/snapshot")
+    def ui_snapshot() -> Response:
+        snapshot = read_json(UISnapshot)
+        services.store_ui_snapshot(snapshot.dump())
+        return jsonify({"status": "ok", "elements": len(snapshot.elements)})
+
+    @app.get("/api/events")
+    def events() -> Response:
+        since = request.headers.get("Last-Event-ID") or request.args.get("since")
+        try:
+            cursor = int(since) if since is not None else services.events.last_seq
+        except ValueError:
+            cursor = services.events.last_seq
+        limit = request.args.get("limit", type=int)
+        stream = sse_stream(
+            services.events, cursor, keepalive=services.sse_keepalive, limit=limit
+        )
+        response = Response(stream_with_context(stream), mimetype="text/event-stream")
+        response.headers["Cache-Control"] = "no-cache"
+        response.headers["X-Accel-Buffering"] = "no"
+        return response
+
+    @app.get("/api/settings")
+    def get_settings() -> Response:
+        return jsonify(services.settings.masked())
+
+    @app.put("/api/settings")
+    def put_settings() -> Response:
+        changes = read_json(_JsonObject).model_dump()
+        return jsonify(services.settings.update(changes))
+
+    return app

@@ -1,0 +1,195 @@
+"""Child processes of the controller: how the executor and the apps are started
+(command, environment per docs/ARCHITECTURE.md), each in its own process group,
+tied to the controller's life and stopped group-wide (SECURITY.md C3, C5).
+
+Each child starts in a new session (its own process group) with
+`prctl(PR_SET_PDEATHSIG, SIGKILL)`, so a `kill -9` of the controller kills it too.
+The death signal fires when the *thread* that forked the child ends, so children
+must be spawned from long-lived threads only (the main thread and the supervisor's
+monitor thread). Output goes to a log file whose last line explains a crash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.apps.discovery import AppSpec
+
+__all__ = [
+    "REPO_ROOT",
+    "ExecutorLaunch",
+    "app_environment",
+    "executor_environment",
+    "log_size",
+    "log_tail",
+    "spawn_child",
+    "stop_groups",
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# first on an app's PYTHONPATH: its sitecustomize makes every bind loopback (W5)
+APP_SITE = Path(__file__).resolve().parent / "app_site"
+# never inherited by a child: the LLM key stays in the controller, tokens are per child
+_SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
+
+
+@dataclass
+class ExecutorLaunch:
+    """How to start the executor (docs/ARCHITECTURE.md)."""
+
+    config_path: Path
+    state_dir: Path
+    command: list[str] | None = None  # default: python -m executor …
+
+    def args(self, port: int) -> list[str]:
+        base = self.command or [sys.executable, "-m", "executor"]
+        return [
+            *base,
+            "--port",
+            str(port),
+            "--config",
+            str(self.config_path),
+            "--state-dir",
+            str(self.state_dir),
+        ]
+
+
+def _base_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def executor_environment(master_token: str) -> dict[str, str]:
+    return {**_base_environment(), "AIOS_TOKEN": master_token}
+
+
+def app_environment(
+    spec: AppSpec,
+    *,
+    port: int,
+    token: str,
+    executor_url: str,
+    controller_url: str,
+    settings: dict[str, Any],
+) -> dict[str, str]:
+    """The environment an app process reads (docs/ARCHITECTURE.md, S-30)."""
+    base = _base_environment()
+    return {
+        **base,
+        "PYTHONPATH": f"{APP_SITE}{os.pathsep}{base['PYTHONPATH']}",
+        "APP_PORT": str(port),
+        "AIOS_APP_ID": spec.app_id,
+        "AIOS_WORKDIR": str(spec.workdir),
+        "AIOS_EXECUTOR_URL": executor_url,
+        "AIOS_TOKEN": token,
+        "AIOS_CONTROLLER_URL": controller_url,
+        "AIOS_APP_SETTINGS": json.dumps(settings, ensure_ascii=False),
+    }
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+    _prctl = _libc.prctl
+except (OSError, AttributeError):  # not Linux: no death signal, groups still stopped
+    _libc = None
+    _prctl = None
+
+
+def _death_signal_preexec(parent_pid: int):  # -> Callable[[], None]
+    """Runs in the child between fork and exec: die with the parent."""
+
+    def preexec() -> None:
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def spawn_child(
+    args: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    log_path: Path,
+    append: bool,
+) -> subprocess.Popen:
+    """Start `args` in its own process group, output to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab" if append else "wb") as log:
+        return subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_death_signal_preexec(os.getpid()),
+        )
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_groups(procs: Iterable[subprocess.Popen], grace: float) -> None:
+    """SIGTERM each child's group, wait up to `grace` s for all, SIGKILL what is left."""
+    procs = [p for p in procs if p is not None]
+    for proc in procs:
+        if proc.poll() is None:
+            _signal_group(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        remaining = deadline - time.monotonic()
+        try:
+            proc.wait(max(remaining, 0.01))
+        except subprocess.TimeoutExpired:
+            pass
+    for proc in procs:
+        # the group may hold descendants even when the leader has exited
+        _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(2)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def log_size(log_path: Path) -> int:
+    try:
+        return log_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def log_tail(log_path: Path, since: int = 0, lines: int = 1, limit: int = 300) -> str:
+    """The last non-empty lines written to a child's log after byte `since`."""
+    try:
+        with open(log_path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(since, size - 8192, 0))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    tail = " | ".join(kept)
+    return tail if len(tail) <= limit else "…" + tail[-limit:]

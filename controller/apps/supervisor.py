@@ -1,0 +1,598 @@
+"""Supervision of the executor and the app processes (S-30, S-34; SECURITY.md C1–C5).
+
+The executor and every app run as children in their own process groups
+(`processes.spawn_child`). One monitor thread drives a small state machine per
+child: `starting` (polled for `/health` every 20 ms) → `registering` (an app's
+`GET /manifest` custom tools and its `AppRegistration` sent to the executor) →
+`running` (health-checked every `health_interval`). A child that exits, or misses
+`max_missed` health checks in a row (SIGTERM, grace, SIGKILL to its group), goes to
+`restarting` and is started again after a growing back-off; after `max_restarts`
+restarts without a stable run it is `failed` — never a tight loop. Probes and
+registrations run in a small thread pool so one hung app never stalls the others;
+spawning stays on the long-lived threads (see `processes`).
+
+Calls to an app that is not `running` are answered at once with `AppUnavailable`
+(`app_unavailable`), which the pipeline turns into that task's error view.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from aios_sdk.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
+from aios_sdk.protocol import AppInfo
+from controller.apps.discovery import AppSpec
+from controller.apps.ports import PortAssigner, port_is_free
+from controller.apps.processes import (
+    REPO_ROOT,
+    ExecutorLaunch,
+    app_environment,
+    executor_environment,
+    log_size,
+    log_tail,
+    spawn_child,
+    stop_groups,
+)
+from controller.clients import AppClient, ExecutorClient
+from controller.pipeline.run import AppTarget
+from controller.routing.router import AppProfile
+
+__all__ = ["StartupFailed", "Supervisor", "SupervisorConfig"]
+
+log = logging.getLogger("aios.controller.supervisor")
+
+
+class StartupFailed(AiosError):
+    code = "startup_failed"
+
+
+@dataclass
+class SupervisorConfig:
+    """Timings of supervision; overridable by config.json's `supervisor` object."""
+
+    health_interval: float = 2.0
+    health_timeout: float = 1.0
+    max_missed: int = 2
+    start_timeout: float = 20.0
+    start_poll: float = 0.02
+    backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
+    max_restarts: int = 4
+    stable_after: float = 10.0
+    stop_grace: float = 2.0
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any] | None) -> SupervisorConfig:
+        config = cls()
+        for f in fields(cls):
+            if raw and f.name in raw:
+                value = raw[f.name]
+                value = tuple(float(v) for v in value) if f.name == "backoff" else value
+                setattr(config, f.name, type(getattr(config, f.name))(value))
+        return config
+
+    def delay(self, failures: int) -> float:
+        return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
+
+
+@dataclass
+class _Child:
+    child_id: str
+    port: int
+    log_path: Path
+    spec: AppSpec | None = None  # None for the executor
+    token: str = ""
+    status: str = "starting"  # starting|registering|running|restarting|failed|stopped
+    proc: subprocess.Popen | None = None
+    error: str | None = None
+    note: str | None = None  # e.g. requirements.txt not satisfied
+    restarts: int = 0
+    failures: int = 0
+    next_start: float = 0.0
+    spawned_at: float = 0.0
+    healthy_since: float | None = None
+    last_probe: float = 0.0
+    missed: int = 0
+    settled: bool = False
+    log_offset: int = 0  # where this run's output starts in its log
+    needs_register: bool = False
+    probe: Future | None = None
+    job: Future | None = None  # registration or group kill in flight
+    published: tuple = field(default_factory=tuple)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def public_status(self) -> str:
+        if self.status in ("starting", "registering"):
+            return "restarting" if self.restarts else "starting"
+        return self.status
+
+
+class Supervisor:
+    def __init__(
+        self,
+        *,
+        specs: list[AppSpec],
+        ports: PortAssigner,
+        executor: ExecutorLaunch,
+        logs_dir: Path,
+        controller_url: str,
+        app_settings: dict[str, dict[str, Any]] | None = None,
+        config: SupervisorConfig | None = None,
+        on_status: Callable[[AppInfo], None] | None = None,
+        on_ports: Callable[[dict[str, int]], None] | None = None,
+        on_registered: Callable[[str], None] | None = None,
+    ):
+        self.config = config or SupervisorConfig()
+        self.master_token = secrets.token_urlsafe(24)
+        self._ports = ports
+        self._launch = executor
+        self._logs = Path(logs_dir)
+        self._controller_url = controller_url
+        self._app_settings = app_settings or {}
+        self._on_status = on_status or (lambda info: None)
+        self._on_ports = on_ports or (lambda ports: None)
+        self._on_registered = on_registered or (lambda app_id: None)
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._stopping = threading.Event()
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(4, len(specs) + 2), thread_name_prefix="supervise"
+        )
+        self._monitor = threading.Thread(target=self._loop, name="supervisor", daemon=True)
+        self._broken = [s for s in specs if not s.ok]
+        self.executor = _Child(
+            "executor", ports.assign("executor"), self._logs / "executor.log"
+        )
+        self.executor_client = ExecutorClient(self.executor.url, self.master_token)
+        self._apps: dict[str, _Child] = {}
+        self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
+        for spec in specs:
+            if not spec.ok:
+                continue
+            port = ports.assign(spec.app_id, spec.manifest.port if spec.manifest else None)
+            self._apps[spec.app_id] = _Child(
+                spec.app_id,
+                port,
+                self._logs / f"{spec.app_id}.log",
+                spec=spec,
+                token=secrets.token_urlsafe(24),
+                note=spec.requirements_note,
+            )
+        # the apps and their manifests are fixed for the supervisor's life
+        self._profiles = tuple(
+            AppProfile(
+                app_id=c.spec.app_id,
+                name=c.spec.name,
+                description=c.spec.description,
+                keywords=tuple(c.spec.manifest.keywords),
+                examples=tuple(c.spec.manifest.examples),
+            )
+            for c in self._apps.values()
+            if c.spec is not None and c.spec.manifest is not None
+        )
+
+    # -------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Spawn the executor and every app at once (call from a long-lived thread)."""
+        with self._lock:
+            self._spawn(self.executor, first=True)
+            for child in self._apps.values():
+                self._spawn(child, first=True)
+        self._monitor.start()
+
+    def wait_settled(self, timeout: float) -> None:
+        """Until the executor runs and every app was started once (healthy or not)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                if self.executor.status == "failed":
+                    raise StartupFailed(
+                        f"the executor did not start: {self.executor.error}"
+                    )
+                children = [self.executor, *self._apps.values()]
+                if self.executor.status == "running" and all(c.settled for c in children):
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    waiting = [c.child_id for c in children if not c.settled]
+                    raise StartupFailed(
+                        f"not ready after {timeout:g} s: {', '.join(waiting)}"
+                    )
+                self._changed.wait(min(left, 0.5))
+
+    def stop(self) -> None:
+        """Stop the monitor, then every process group (SIGTERM, grace, SIGKILL)."""
+        self._stopping.set()
+        if self._monitor.is_alive() and self._monitor is not threading.current_thread():
+            self._monitor.join(timeout=2)
+        with self._lock:
+            children = [*self._apps.values(), self.executor]
+            procs = [c.proc for c in children if c.proc is not None]
+            for child in children:
+                child.status = "stopped"
+        stop_groups(procs, self.config.stop_grace)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def app_for_token(self, token: str) -> str | None:
+        """The app whose own token is `token` (constant-time compare), or None."""
+        import hmac
+
+        found = None
+        for child in list(self._apps.values()):
+            if hmac.compare_digest(child.token.encode(), token.encode()):
+                found = child.child_id
+        return found
+
+    def executor_status(self) -> str:
+        return self.executor.public_status()
+
+    def pids(self) -> dict[str, int]:
+        with self._lock:
+            children = [self.executor, *self._apps.values()]
+            return {c.child_id: c.proc.pid for c in children if c.proc is not None}
+
+    # --------------------------------------------------------- what others ask
+
+    def app_infos(self) -> list[AppInfo]:
+        with self._lock:
+            rows = [self._info(child) for child in self._apps.values()]
+        for spec in self._broken:
+            rows.append(
+                AppInfo(
+                    id=spec.app_id,
+                    name=spec.name,
+                    icon=spec.icon,
+                    description=spec.description,
+                    status="failed",
+                    error=spec.error,
+                )
+            )
+        return sorted(rows, key=lambda r: r.id)
+
+    def profiles(self) -> tuple[AppProfile, ...]:
+        """Every startable app, whatever its current status (for the router); the
+        same tuple every time, so the router finds its index for it at once."""
+        return self._profiles
+
+    def spec(self, app_id: str) -> AppSpec:
+        child = self._apps.get(app_id)
+        if child is not None and child.spec is not None:
+            return child.spec
+        for spec in self._broken:
+            if spec.app_id == app_id:
+                return spec
+        raise NotFound(f"no app {app_id!r}")
+
+    def target(self, app_id: str) -> AppTarget:
+        spec = self.spec(app_id)
+        with self._lock:
+            child = self._apps.get(app_id)
+            status = child.public_status() if child else "failed"
+            ready = child is not None and child.status == "running"
+            error = child.error if child else spec.error
+        if not ready:
+            raise AppUnavailable(_unavailable_message(spec.name, app_id, status, error))
+        assert child is not None
+        # asked twice per task: built again only when the app moved to another port
+        known = self._targets.get(app_id)
+        if known is not None and known[0] == child.port:
+            return known[1]
+        client = AppClient(app_id, child.url, child.token, spec.handle_endpoint)
+
+        def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
+            try:
+                return client.handle(body, timeout)
+            except AppUnreachable as exc:
+                proc = child.proc
+                if proc is None or proc.poll() is not None:
+                    raise AppUnavailable(
+                        _unavailable_message(spec.name, app_id, "restarting", None)
+                    ) from exc
+                raise
+
+        target = AppTarget(
+            app_id=app_id, name=spec.name, role=spec.role, workdir=spec.workdir, call=call
+        )
+        self._targets[app_id] = (child.port, target)
+        return target
+
+    # ----------------------------------------------------------- the monitor
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                with self._changed:
+                    busy = self._tick()
+                    self._changed.notify_all()
+            except Exception:  # never let supervision die
+                log.exception("supervisor tick failed")
+                busy = False
+            self._stopping.wait(self.config.start_poll if busy else 0.1)
+
+    def _tick(self) -> bool:
+        busy = False
+        for child in [self.executor, *self._apps.values()]:
+            if self._stopping.is_set():
+                return False
+            busy |= self._step(child, time.monotonic())
+            self._publish_if_changed(child)
+        return busy
+
+    def _step(self, child: _Child, now: float) -> bool:
+        """Advance one child's state machine; True while it needs fast polling."""
+        cfg = self.config
+        if child.status in ("failed", "stopped"):
+            return False
+        if child.status == "restarting":
+            if child.job is not None and not child.job.done():
+                return True  # its old group is still being stopped
+            child.job = None
+            if now >= child.next_start:
+                self._spawn(child, first=False)
+                return True
+            return False
+        assert child.proc is not None
+        code = child.proc.poll()
+        if code is not None:
+            self._on_death(child, self._exit_reason(child, code), kill=False)
+            return True
+        if child.status == "starting":
+            if child.probe is not None and child.probe.done():
+                healthy = _future_ok(child.probe)
+                child.probe = None
+                if healthy:
+                    self._on_healthy(child, now)
+                    return True
+            if now - child.spawned_at > cfg.start_timeout:
+                self._on_death(
+                    child,
+                    f"did not answer /health within {cfg.start_timeout:g} s",
+                    kill=True,
+                )
+            elif child.probe is None and now - child.last_probe >= cfg.start_poll:
+                self._submit_probe(child, now)
+            return True
+        if child.status == "registering":
+            return self._step_registering(child)
+        # running
+        if child.probe is not None and child.probe.done():
+            healthy = _future_ok(child.probe)
+            child.probe = None
+            child.missed = 0 if healthy else child.missed + 1
+            if child.missed >= cfg.max_missed:
+                self._on_death(
+                    child,
+                    f"stopped answering health checks ({child.missed} missed)",
+                    kill=True,
+                )
+                return True
+        since = child.healthy_since
+        if child.failures and since is not None and now - since >= cfg.stable_after:
+            child.failures = 0  # a stable run forgives earlier crashes
+        if child.probe is None and now - child.last_probe >= cfg.health_interval:
+            self._submit_probe(child, now)
+        if child.needs_register and self.executor.status == "running":
+            child.needs_register = False
+            child.status = "registering"
+            return True
+        return False
+
+    def _step_registering(self, child: _Child) -> bool:
+        if child.job is None:
+            if self.executor.status == "failed":
+                child.note = "not registered with the executor (it failed): no tools"
+                self._mark_running(child)
+                return False
+            if self.executor.status != "running":
+                return True  # wait for the executor
+            child.job = self._pool.submit(self._register, child)
+            return True
+        if not child.job.done():
+            return True
+        error = child.job.exception()
+        child.job = None
+        if error is not None:
+            child.note = f"registration with the executor failed: {error}"
+            log.warning("%s: %s", child.child_id, child.note)
+        self._mark_running(child)
+        self._on_registered(child.child_id)
+        return False
+
+    def _on_healthy(self, child: _Child, now: float) -> None:
+        child.healthy_since = now
+        child.missed = 0
+        if child.spec is None:  # the executor
+            self._mark_running(child)
+            if child.restarts:
+                for app in self._apps.values():
+                    if app.status == "running":
+                        app.needs_register = True
+                self._on_registered("*")
+            return
+        child.status = "registering"
+
+    def _mark_running(self, child: _Child) -> None:
+        child.status = "running"
+        child.error = None
+        child.settled = True
+        child.last_probe = time.monotonic()
+
+    def _on_death(self, child: _Child, reason: str, *, kill: bool) -> None:
+        cfg = self.config
+        proc = child.proc
+        child.proc = None
+        child.probe = None
+        child.healthy_since = None
+        child.settled = True
+        child.failures += 1
+        grace = cfg.stop_grace if kill else 0.0
+        child.job = self._pool.submit(stop_groups, [proc] if proc else [], grace)
+        if child.failures > cfg.max_restarts:
+            child.status = "failed"
+            child.error = f"{reason}; gave up after {child.restarts} restarts"
+            log.warning("%s failed: %s", child.child_id, child.error)
+            if child.spec is not None and self.executor.status == "running":
+                self._pool.submit(self._unregister, child.child_id)
+            return
+        child.status = "restarting"
+        child.error = reason
+        child.next_start = time.monotonic() + cfg.delay(child.failures)
+        log.warning(
+            "%s: %s; restart in %.1f s", child.child_id, reason, cfg.delay(child.failures)
+        )
+
+    def _exit_reason(self, child: _Child, code: int) -> str:
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"killed by {name}"
+        reason = f"exited with code {code}"
+        tail = log_tail(child.log_path, since=child.log_offset)
+        return f"{reason}: {tail}" if tail else reason
+
+    # ------------------------------------------------------------- spawning
+
+    def _spawn(self, child: _Child, *, first: bool) -> None:
+        if not first:
+            child.restarts += 1
+        if not port_is_free(child.port):
+            old = child.port
+            child.port = self._ports.reassign(child.child_id)
+            log.warning("%s: port %d is taken, using %d", child.child_id, old, child.port)
+            if child.spec is None:
+                self.executor_client.url = child.url
+            self._on_ports(dict(self._ports.assigned))
+        child.status = "starting"
+        child.log_offset = 0 if first else log_size(child.log_path)
+        child.spawned_at = time.monotonic()
+        child.last_probe = 0.0
+        child.probe = None
+        try:
+            if child.spec is None:
+                child.proc = spawn_child(
+                    self._launch.args(child.port),
+                    cwd=REPO_ROOT,
+                    env=executor_environment(self.master_token),
+                    log_path=child.log_path,
+                    append=not first,
+                )
+            else:
+                child.proc = spawn_child(
+                    [sys.executable, str(child.spec.entry)],
+                    cwd=child.spec.folder,
+                    env=app_environment(
+                        child.spec,
+                        port=child.port,
+                        token=child.token,
+                        executor_url=self.executor.url,
+                        controller_url=self._controller_url,
+                        settings=self._app_settings.get(child.spec.app_id, {}),
+                    ),
+                    log_path=child.log_path,
+                    append=not first,
+                )
+        except OSError as exc:
+            child.proc = None
+            self._on_death(child, f"could not be started: {exc}", kill=False)
+
+    # --------------------------------------------------------- pool workers
+
+    def _submit_probe(self, child: _Child, now: float) -> None:
+        child.last_probe = now
+        timeout = self.config.health_timeout
+        if child.spec is None:
+            client = self.executor_client
+            child.probe = self._pool.submit(client.healthy, timeout)
+        else:
+            app = AppClient(child.child_id, child.url, child.token)
+            child.probe = self._pool.submit(app.health, timeout)
+
+    def _register(self, child: _Child) -> None:
+        spec = child.spec
+        assert spec is not None and spec.manifest is not None
+        client = AppClient(child.child_id, child.url, child.token)
+        try:
+            tools = client.manifest_tools(timeout=max(2.0, self.config.health_timeout))
+        except AiosError as exc:
+            child.note = f"GET /manifest failed, no custom tools: {exc.message}"
+            tools = []
+        self.executor_client.register(
+            {
+                "app_id": spec.app_id,
+                "workdir": str(spec.workdir),
+                "token": child.token,
+                "url": child.url,
+                "shell_whitelist": spec.manifest.shell_whitelist,
+                "http_domain_whitelist": spec.manifest.http_domain_whitelist,
+                "custom_tools": tools,
+            }
+        )
+
+    def _unregister(self, app_id: str) -> None:
+        try:
+            self.executor_client.unregister(app_id)
+        except AiosError:
+            pass
+
+    # ------------------------------------------------------------- status
+
+    def _info(self, child: _Child) -> AppInfo:
+        spec = child.spec
+        assert spec is not None
+        error = child.error
+        if child.note and child.public_status() != "failed":
+            error = child.note if error is None else f"{error}; {child.note}"
+        return AppInfo(
+            id=spec.app_id,
+            name=spec.name,
+            icon=spec.icon,
+            description=spec.description,
+            status=child.public_status(),  # type: ignore[arg-type]
+            port=child.port,
+            error=error,
+            pid=child.proc.pid if child.proc is not None else None,
+            restarts=child.restarts,
+        )
+
+    def _publish_if_changed(self, child: _Child) -> None:
+        if child.spec is None:
+            return
+        info = self._info(child)
+        key = (info.status, info.port, info.error, info.pid)
+        if key != child.published:
+            child.published = key
+            try:
+                self._on_status(info)
+            except Exception:
+                log.exception("status listener failed")
+
+
+def _future_ok(future: Future) -> bool:
+    try:
+        return bool(future.result(timeout=0))
+    except Exception:
+        return False
+
+
+def _unavailable_message(name: str, app_id: str, status: str, error: str | None) -> str:
+    if status in ("restarting", "starting"):
+        word = "正在重启" if status == "restarting" else "正在启动"
+        return f"应用「{name}」{word}，请稍后再试 (app {app_id} is {status})"
+    detail = f"：{error}" if error else ""
+    return f"应用「{name}」不可用{detail} (app {app_id} is {status})"

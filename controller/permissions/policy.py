@@ -1,0 +1,288 @@
+"""Which planned steps are risky and need the user's yes first (Ripple's permission pause).
+
+A step is risky when it is one of:
+
+- `process_start` — any program started by an app (foreground or background);
+- `file_write` that overwrites an existing file which is not one of the app's own
+  files. An app's own files are those it created itself through a planned
+  `file_write` (recorded here, per app, in `<state_dir>/permissions.json`); a file
+  that was already there (shipped with the app, put there by the user, written by
+  another launch before this record existed) is not. Appending is not overwriting.
+  A path only known when the plan runs (`{{step_N…}}`) counts as an overwrite;
+- `db_query` whose SQL writes: `INSERT`, `UPDATE`, `DELETE`, `REPLACE`, `DROP`,
+  `ALTER`, `CREATE` (or a statement only known when the plan runs);
+- `shell_exec` of a program outside the command whitelist (config ∪ the app's
+  manifest), when the user allowed asking (`tool_sandbox.ask_outside_whitelist:
+  true`); otherwise the executor refuses it as before and nothing is asked.
+
+"Allow always" is remembered per app + tool (+ program for `shell_exec` and
+`process_start`) in the same file. A plan none of whose risky steps are covered by
+such a rule pauses; `review` answers what to ask and which programs outside the
+whitelist the executor should accept for this one plan (`approved_commands`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aios_runtime.files import atomic_write_text
+from aios_runtime.settings import Settings
+from executor.consent import sql_writes
+
+__all__ = ["PermissionPolicy", "Review", "RiskyStep", "sql_writes"]
+
+_MAX_OWN_FILES = 5000
+
+
+def _templated(value: Any) -> bool:
+    return isinstance(value, str) and "{{" in value
+
+
+def _argv(cmd: Any, extra: Any = None) -> list[str]:
+    if isinstance(cmd, list):
+        argv = [str(part) for part in cmd]
+    elif isinstance(cmd, str):
+        try:
+            argv = shlex.split(cmd)
+        except ValueError:
+            argv = [cmd]
+    else:
+        argv = []
+    if isinstance(extra, list):
+        argv += [str(part) for part in extra]
+    return argv
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class RiskyStep:
+    """One step that needs confirmation, with the sentence the user reads."""
+
+    step_id: int
+    tool: str
+    kind: str  # process_start | file_overwrite | db_write | command_outside_whitelist
+    sentence: str
+    command: str | None = None  # the program, for process_start / shell_exec
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Review:
+    """What a plan needs: questions, the programs to approve, the files it creates."""
+
+    risky: list[RiskyStep] = field(default_factory=list)
+    allowed_by_rule: list[RiskyStep] = field(default_factory=list)
+    outside_whitelist: list[str] = field(default_factory=list)
+    new_files: dict[int, str] = field(default_factory=dict)  # step_id → relative path
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return bool(self.risky)
+
+
+class PermissionPolicy:
+    """Classifies planned steps; remembers "allow always" and each app's own files."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: Callable[[], Settings],
+        app_whitelist: Callable[[str], list[str] | None] = lambda app_id: None,
+    ):
+        self.path = Path(path)
+        self._settings = settings
+        self._app_whitelist = app_whitelist
+        self._lock = threading.Lock()
+        self._always: set[tuple[str, str, str]] = set()
+        self._own: dict[str, set[str]] = {}
+        self._load()
+
+    # ------------------------------------------------------------ storage
+
+    def _load(self) -> None:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(raw, dict):
+            return
+        for rule in raw.get("always") or []:
+            if isinstance(rule, dict) and rule.get("app_id") and rule.get("tool"):
+                self._always.add(
+                    (str(rule["app_id"]), str(rule["tool"]), str(rule.get("command") or ""))
+                )
+        own = raw.get("own_files") or {}
+        if isinstance(own, dict):
+            self._own = {
+                str(k): {str(p) for p in v} for k, v in own.items() if isinstance(v, list)
+            }
+
+    def _save(self) -> None:
+        body = {
+            "always": [
+                {"app_id": a, "tool": t, "command": c or None}
+                for a, t, c in sorted(self._always)
+            ],
+            "own_files": {app: sorted(paths) for app, paths in sorted(self._own.items())},
+        }
+        atomic_write_text(
+            self.path, json.dumps(body, ensure_ascii=False, indent=1), mode=0o600
+        )
+
+    def always_rules(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [
+                {"app_id": a, "tool": t, "command": c or None}
+                for a, t, c in sorted(self._always)
+            ]
+
+    def remember(self, app_id: str, steps: list[RiskyStep]) -> None:
+        """ "Allow always": these kinds of step of `app_id` are not asked again."""
+        with self._lock:
+            for step in steps:
+                self._always.add((app_id, step.tool, step.command or ""))
+            self._save()
+
+    def record_created(
+        self, app_id: str, new_files: dict[int, str], results: dict[str, Any]
+    ) -> None:
+        """The files a plan created (its `file_write` steps that succeeded) become own."""
+        added = False
+        with self._lock:
+            own = self._own.setdefault(app_id, set())
+            for step_id, rel in new_files.items():
+                result = results.get(f"step_{step_id}")
+                if (
+                    isinstance(result, dict)
+                    and result.get("status") == "ok"
+                    and rel not in own
+                ):
+                    own.add(rel)
+                    added = True
+            if added:
+                while len(own) > _MAX_OWN_FILES:
+                    own.pop()
+                self._save()
+
+    # ------------------------------------------------------------- review
+
+    def review(
+        self, app_id: str, workdir: Path | None, plan: list[dict[str, Any]]
+    ) -> Review:
+        """Classify every step of `plan` (as the app wrote it, before templating)."""
+        review = Review()
+        for step in plan:
+            found = self._classify(app_id, workdir, step, review)
+            if found is None:
+                continue
+            with self._lock:
+                rule = (app_id, found.tool, found.command or "")
+                covered = rule in self._always
+            (review.allowed_by_rule if covered else review.risky).append(found)
+        return review
+
+    def _whitelist(self, app_id: str) -> set[str] | None:
+        sandbox = self._settings().tool_sandbox
+        if not sandbox.enable_shell_whitelist:
+            return None
+        return set(sandbox.shell_whitelist) | set(self._app_whitelist(app_id) or ())
+
+    def _ask_outside(self) -> bool:
+        sandbox = self._settings().tool_sandbox
+        return bool((sandbox.model_extra or {}).get("ask_outside_whitelist", False))
+
+    def _classify(
+        self, app_id: str, workdir: Path | None, step: dict[str, Any], review: Review
+    ) -> RiskyStep | None:
+        tool = str(step.get("tool") or "")
+        args = step.get("args") if isinstance(step.get("args"), dict) else {}
+        step_id = int(step.get("step_id") or 0)
+        if tool in ("process_start", "shell_exec"):
+            argv = _argv(
+                args.get("cmd"), args.get("args") if tool == "process_start" else None
+            )
+            program = os.path.basename(argv[0]) if argv else ""
+            line = _short(shlex.join(argv)) if argv else "(空命令)"
+            whitelist = self._whitelist(app_id)
+            outside = whitelist is not None and program not in whitelist
+            if outside and self._ask_outside() and program:
+                review.outside_whitelist.append(program)
+            if tool == "process_start":
+                where = "在后台" if args.get("background") else ""
+                return RiskyStep(step_id, tool, "process_start",
+                                 f"{where}启动程序：{line}", command=program)  # fmt: skip
+            if outside and self._ask_outside() and program:
+                return RiskyStep(step_id, tool, "command_outside_whitelist",
+                                 f"运行白名单之外的命令：{line}", command=program)  # fmt: skip
+            return None
+        if tool == "file_write":
+            return self._file_write(app_id, workdir, step_id, args, review)
+        if tool == "db_query":
+            sql = args.get("sql")
+            if _templated(sql) or (isinstance(sql, str) and sql_writes(sql)):
+                dsn = str(args.get("dsn") or "")
+                return RiskyStep(step_id, tool, "db_write",
+                                 f"修改数据库 {dsn}：{_short(str(sql))}")  # fmt: skip
+        return None
+
+    def _file_write(
+        self,
+        app_id: str,
+        workdir: Path | None,
+        step_id: int,
+        args: dict[str, Any],
+        review: Review,
+    ) -> RiskyStep | None:
+        path = args.get("path")
+        if str(args.get("mode") or "overwrite") == "append":
+            return None
+        if _templated(path):
+            return RiskyStep(step_id, "file_write", "file_overwrite",
+                             f"写入一个运行时才确定的文件：{_short(str(path))}")  # fmt: skip
+        rel = _relative(workdir, path)
+        if rel is None:
+            return None  # outside the workdir or malformed: the executor refuses it
+        target = Path(os.path.realpath(workdir / rel)) if workdir else None
+        if target is None or not target.exists():
+            review.new_files[step_id] = rel
+            return None
+        with self._lock:
+            own = rel in self._own.get(app_id, set())
+        if own:
+            return None
+        size = target.stat().st_size if target.is_file() else 0
+        content = args.get("content")
+        length = len(content) if isinstance(content, str) else len(json.dumps(content))
+        return RiskyStep(step_id, "file_write", "file_overwrite",
+                         f"覆盖已有文件 workspace/{rel}（原有 {size} 字节，"
+                         f"新内容 {length} 个字符）")  # fmt: skip
+
+
+def _relative(workdir: Path | None, path: Any) -> str | None:
+    """`path` as the executor reads it (`workspace/…`, relative or absolute inside)."""
+    if workdir is None or not isinstance(path, str) or not path or "\x00" in path:
+        return None
+    root = Path(os.path.realpath(workdir))
+    text = path.strip()
+    while text.startswith("./"):
+        text = text[2:]
+    if text == "workspace" or text.startswith("workspace/"):
+        text = text[len("workspace") :].lstrip("/")
+    candidate = Path(text) if os.path.isabs(text) else root / text
+    resolved = Path(os.path.realpath(candidate))
+    if resolved != root and not resolved.is_relative_to(root):
+        return None
+    rel = resolved.relative_to(root).as_posix()
+    return None if rel in ("", ".") else rel

@@ -1,0 +1,174 @@
+"""Context injection (S-41): the `Context` handed to every call of an app's `handle`.
+
+`role` comes from the manifest's `role_prompt` or `role.md`; `workdir` is absolute;
+`cwd_state` holds the workspace's top-level `files` (bounded) merged with the state
+the app keeps in the session's `agent_states` (an app sets it with the reply field
+`state`, e.g. `{"last_played": "周杰伦 - 七里香"}`); `available_tools` are the tool
+names the executor lists for that app (cached per app, refreshed on re-registration);
+`history_summary` is a deterministic summary of the session's last turns (until an
+LLM summariser exists); `tool_results` is set on the call after steps ran; `upstream`
+(beyond S-41) carries the results of the tasks a dependent task waits for.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aios_sdk.protocol import ATOMIC_TOOLS, Context
+from controller.sessions import Session
+
+__all__ = [
+    "ContextBuilder",
+    "summarise_history",
+    "workspace_files",
+]
+
+MAX_FILES = 100
+
+
+# A directory's mtime changes whenever a name in it is added, removed or renamed, but
+# only as finely as the kernel's clock tick: a listing is reused only if the folder
+# had not changed for this long when it was read ("racy" listings are not kept).
+_SETTLED_NS = 50_000_000
+_listings: dict[str, tuple[int, list[str]]] = {}
+_listings_lock = threading.Lock()
+
+
+def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
+    """Sorted top-level names in the workspace, hidden ones left out, at most `limit`.
+
+    Every call of an app carries this list, so the listing of a folder that has not
+    changed since (same mtime) is reused instead of read again.
+    """
+    if workdir is None:
+        return []
+    key = os.fspath(workdir)
+    try:
+        mtime = os.stat(key).st_mtime_ns
+    except OSError:
+        return []
+    with _listings_lock:
+        cached = _listings.get(key)
+    if cached is not None and cached[0] == mtime:
+        return cached[1][:limit]
+    read_at = time.time_ns()
+    names: list[str] = []
+    try:
+        with os.scandir(key) as entries:
+            for entry in entries:
+                if not entry.name.startswith("."):
+                    names.append(entry.name)
+    except OSError:
+        return []
+    names.sort()
+    if mtime < read_at - _SETTLED_NS:
+        with _listings_lock:
+            _listings[key] = (mtime, names)
+    return names[:limit]
+
+
+def summarise_history(session: Session) -> str:
+    """`history_summary`: the LLM's summary of the session when one was written
+    (in the background, `llm_summary`), else the deterministic "用户刚问过…"."""
+    from controller.llm.summary import deterministic_summary
+
+    return session.context.get("llm_summary") or deterministic_summary(session.history)
+
+
+class ContextBuilder:
+    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names.
+
+    `summarise(session)` gives `history_summary` (an LLM summariser can replace the
+    deterministic default).
+    """
+
+    def __init__(
+        self,
+        list_tools: Callable[[str], list[str]],
+        summarise: Callable[[Session], str] = summarise_history,
+    ):
+        self._list_tools = list_tools
+        self.summarise = summarise
+        self._tools: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        # per session: (history length, its last turn, LLM summary) → the summary
+        self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
+
+    def available_tools(self, app_id: str) -> list[str]:
+        return list(self._tool_names(app_id))
+
+    def _tool_names(self, app_id: str) -> list[str]:
+        """The cached names themselves (`Context` copies them), not to be changed."""
+        with self._lock:
+            cached = self._tools.get(app_id)
+        if cached is not None:
+            return cached
+        try:
+            names = self._list_tools(app_id)
+        except Exception:
+            return list(ATOMIC_TOOLS)  # executor busy or restarting: not cached
+        with self._lock:
+            self._tools[app_id] = list(names)
+        return list(names)
+
+    def _summary(self, session: Session) -> str:
+        """`summarise(session)`, computed once per state of the history: every call
+        of a steps loop (and every task of one instruction) sees the same history."""
+        history = session.history
+        key = (
+            len(history),
+            history[-1] if history else None,
+            session.context.get("llm_summary"),
+        )
+        with self._lock:
+            hit = self._summaries.get(session.session_id)
+        if (
+            hit is not None
+            and hit[0][0] == key[0]
+            and hit[0][1] is key[1]
+            and hit[0][2] == key[2]
+        ):
+            return hit[1]
+        text = self.summarise(session)
+        with self._lock:
+            self._summaries[session.session_id] = (key, text)
+        return text
+
+    def invalidate(self, app_id: str | None = None) -> None:
+        """Forget cached tool names (after an app or the executor re-registered)."""
+        with self._lock:
+            if app_id is None:
+                self._tools.clear()
+            else:
+                self._tools.pop(app_id, None)
+
+    def build(
+        self,
+        *,
+        app_id: str,
+        role: str,
+        workdir: Path | None,
+        session: Session,
+        tool_results: dict[str, Any] | None = None,
+        upstream: list[dict[str, Any]] | None = None,
+    ) -> Context:
+        cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
+        cwd_state.update(session.agent_states.get(app_id, {}))
+        extra: dict[str, Any] = {}
+        if upstream:
+            extra["upstream"] = upstream
+        return Context(
+            role=role,
+            workdir=str(workdir) if workdir is not None else "",
+            cwd_state=cwd_state,
+            available_tools=self._tool_names(app_id),
+            session_id=session.session_id,
+            history_summary=self._summary(session),
+            tool_results=tool_results,
+            **extra,
+        )

@@ -1,0 +1,596 @@
+"""The controller's pipeline (S-40, S-43, S-51, S-53, S-55).
+
+instruction → router plan → tasks (independent ones in parallel, dependent ones
+after what they wait for) → per task the steps loop of docs/ARCHITECTURE.md →
+`InstructionResponse`. Opening an app (S-23, empty instruction) and forwarding an
+action (S-53/S-55) run the same steps loop. Every failure on the way becomes an
+`AppReply.error` for that task only; nothing here raises to the HTTP layer except a
+bad request (unknown app, malformed session id).
+
+The pipeline talks to the outside world only through the small interfaces below
+(`AppDirectory`, `run_steps`), so tests drive it with plain callables.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import TypeAdapter
+
+from aios_sdk.errors import AiosError, AppUnavailable, BadAppReply, InvalidRequest, NotFound
+from aios_sdk.protocol import (
+    ActionPost,
+    ActionRequest,
+    AppReply,
+    HandleRequest,
+    InstructionRequest,
+    InstructionResponse,
+    Step,
+    Task,
+    parse,
+)
+from controller.events import EventBus
+from controller.permissions.confirmations import (
+    ConfirmationGate,
+    PendingConfirmation,
+    denied_results,
+)
+from controller.permissions.policy import PermissionPolicy, Review
+from controller.pipeline.actions import action_request_for
+from controller.pipeline.context import ContextBuilder
+from controller.routing.router import AppProfile, RoutePlan, Router, no_match_message
+from controller.sessions import Session, SessionStore
+
+__all__ = [
+    "AppDirectory",
+    "AppTarget",
+    "Pipeline",
+    "PipelineLimits",
+]
+
+log = logging.getLogger("aios.controller.pipeline")
+
+
+@dataclass
+class AppTarget:
+    """An app the pipeline can call now: what context needs and how to reach it."""
+
+    app_id: str
+    name: str
+    role: str
+    workdir: Path | None
+    # POSTs a HandleRequest dict within `timeout` s; returns the raw reply dict
+    call: Callable[[dict[str, Any], float], dict[str, Any]]
+
+
+class AppDirectory(Protocol):
+    def profiles(self) -> Sequence[AppProfile]:
+        """The routable apps."""
+        ...
+
+    def target(self, app_id: str) -> AppTarget:
+        """The app ready to be called; raises NotFound / AppUnavailable otherwise."""
+        ...
+
+
+@dataclass
+class PipelineLimits:
+    max_step_rounds: int = 3
+    app_timeout: float = 60.0
+    step_timeout: Callable[[str], float] = lambda tool: 30.0
+    max_parallel: int = 4
+
+
+class Pipeline:
+    def __init__(
+        self,
+        *,
+        router: Router,
+        apps: AppDirectory,
+        run_steps: Callable[[dict[str, Any], float], dict[str, Any]],
+        contexts: ContextBuilder,
+        sessions: SessionStore,
+        events: EventBus,
+        limits: Callable[[], PipelineLimits] | PipelineLimits,
+        on_turn: Callable[[Session], None] | None = None,
+        permissions: PermissionPolicy | None = None,
+        confirmations: ConfirmationGate | None = None,
+    ):
+        self._on_turn = on_turn
+        # both set: risky steps pause for the user's decision (controller/permissions/policy.py)
+        self._permissions = permissions if confirmations is not None else None
+        self._confirmations = confirmations
+        self._router = router
+        self._apps = apps
+        self._run_steps = run_steps
+        self._contexts = contexts
+        self._sessions = sessions
+        self._events = events
+        self._limits = limits
+
+    @property
+    def limits(self) -> PipelineLimits:
+        return self._limits() if callable(self._limits) else self._limits
+
+    # ------------------------------------------------------------ instructions
+
+    def instruction(self, request: InstructionRequest) -> InstructionResponse:
+        session = self._sessions.get_or_create(request.session_id)
+        profiles = self._apps.profiles()
+        try:
+            plan = self._router.route(request.text, profiles)
+        except Exception as exc:  # a router bug must not lose the user's request
+            log.exception("router failed on %r", request.text)
+            plan = RoutePlan(
+                tasks=[],
+                confidence=0.0,
+                reason=f"无法理解这条指令（路由出错：{type(exc).__name__}）。"
+                + no_match_message(profiles),
+            )
+        if not plan.tasks:
+            message = plan.reason or no_match_message(profiles)
+            self._record_turn(session, "instruction", request.text, [], message, [])
+            return InstructionResponse(
+                session_id=session.session_id,
+                message=message,
+                tasks=[],
+                llm_calls=plan.llm_calls,
+            )
+        tasks = [
+            Task(
+                task_id=p.task_id,
+                app_id=p.app_id,
+                instruction=p.instruction,
+                depends_on=[d for d in p.depends_on if d != p.task_id],
+            )
+            for p in plan.tasks
+        ]
+        self._run_tasks(tasks, session, request.client_id)
+        messages = [t.result.message for t in tasks if t.result and t.result.message]
+        message = "；".join(messages)
+        self._record_turn(
+            session,
+            "instruction",
+            request.text,
+            [t.app_id for t in tasks],
+            message,
+            [t.task_id for t in tasks],
+            source=request.source,
+        )
+        return InstructionResponse(
+            session_id=session.session_id,
+            message=message,
+            tasks=tasks,
+            llm_calls=plan.llm_calls,
+        )
+
+    def _run_tasks(
+        self, tasks: list[Task], session: Session, client_id: str | None = None
+    ) -> None:
+        """Run the plan's DAG: each wave of ready tasks in parallel threads."""
+        by_id = {t.task_id: t for t in tasks}
+        for task in tasks:
+            task.depends_on = [d for d in task.depends_on if d in by_id]
+        pending = list(tasks)
+        while pending:
+            ready = [
+                t
+                for t in pending
+                if all(by_id[d].status in ("done", "error") for d in t.depends_on)
+            ]
+            if not ready:
+                for task in pending:
+                    task.status = "error"
+                    task.result = AppReply.error(
+                        "dependency_cycle", "任务之间的依赖形成了环，无法执行"
+                    )
+                return
+            for task in ready:
+                pending.remove(task)
+            if len(ready) == 1:
+                self._run_task(ready[0], by_id, session, client_id)
+                continue
+            workers = min(len(ready), max(1, self.limits.max_parallel))
+            with ThreadPoolExecutor(workers, thread_name_prefix="task") as pool:
+                list(
+                    pool.map(lambda t: self._run_task(t, by_id, session, client_id), ready)
+                )
+
+    def _run_task(
+        self,
+        task: Task,
+        by_id: dict[str, Task],
+        session: Session,
+        client_id: str | None = None,
+    ) -> None:
+        failed = [d for d in task.depends_on if by_id[d].status == "error"]
+        if failed:
+            task.status = "error"
+            task.result = AppReply.error(
+                "dependency_failed",
+                f"没有执行：它依赖的任务 {', '.join(failed)} 失败了",
+            )
+            self._finish_task(session, task, client_id)
+            return
+        task.status = "running"
+        with self._sessions.lock(session.session_id):
+            session.start_task(
+                {
+                    "task_id": task.task_id,
+                    "app_id": task.app_id,
+                    "instruction": task.instruction,
+                    "depends_on": list(task.depends_on),
+                    "status": "running",
+                }
+            )
+        self._events.publish(
+            "task_started",
+            {
+                "task_id": task.task_id,
+                "instruction": task.instruction,
+                "depends_on": task.depends_on,
+            },
+            app_id=task.app_id,
+            session_id=session.session_id,
+        )
+        upstream = [_upstream_entry(by_id[d]) for d in task.depends_on]
+        reply = self.drive(
+            task.app_id,
+            session,
+            instruction=task.instruction,
+            task_id=task.task_id,
+            upstream=upstream or None,
+        )
+        task.result = reply
+        task.status = "done" if reply.status == "ok" else "error"
+        self._finish_task(session, task, client_id)
+
+    def _finish_task(
+        self, session: Session, task: Task, client_id: str | None = None
+    ) -> None:
+        """Record the task in the session and publish `task_done` with its result
+        (so a desktop shows results of instructions sent elsewhere: the CLI, voice)."""
+        reply = task.result
+        with self._sessions.lock(session.session_id):
+            session.finish_task(
+                {
+                    "task_id": task.task_id,
+                    "app_id": task.app_id,
+                    "instruction": task.instruction,
+                    "depends_on": task.depends_on,
+                    "status": task.status,
+                    "view_type": reply.view_type if reply else None,
+                    "message": reply.message if reply else None,
+                    "time": round(time.time(), 3),
+                }
+            )
+        self._events.publish(
+            "task_done",
+            {
+                "task_id": task.task_id,
+                "status": task.status,
+                "view_type": reply.view_type if reply else None,
+                "message": reply.message if reply else None,
+                "result": reply.dump() if reply else None,
+                "client_id": client_id,
+            },
+            app_id=task.app_id,
+            session_id=session.session_id,
+        )
+
+    # ------------------------------------------------------- open and actions
+
+    def open_app(self, app_id: str, session_id: str | None) -> tuple[AppReply, str]:
+        """S-23: the app's initial view (empty instruction) after the steps loop."""
+        session = self._sessions.get_or_create(session_id)
+        self._check_known(app_id)
+        reply = self.drive(app_id, session, instruction="")
+        self._record_turn(session, "open", "", [app_id], reply.message, [])
+        return reply, session.session_id
+
+    def action(self, app_id: str, post: ActionPost) -> tuple[AppReply, str]:
+        """S-53/S-55: forward one triggered action; the app's next view."""
+        session = self._sessions.get_or_create(post.session_id)
+        self._check_known(app_id)
+        request = action_request_for(post, session.session_id)
+        reply = self.drive(app_id, session, instruction=None, action_request=request)
+        self._record_turn(
+            session, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
+        )
+        return reply, session.session_id
+
+    def _check_known(self, app_id: str) -> None:
+        """Unknown app → NotFound (HTTP 404); an unavailable one gets an error view."""
+        try:
+            self._apps.target(app_id)
+        except AppUnavailable:
+            pass
+
+    # -------------------------------------------------------- the steps loop
+
+    def drive(
+        self,
+        app_id: str,
+        session: Session,
+        *,
+        instruction: str | None,
+        action_request: ActionRequest | None = None,
+        task_id: str | None = None,
+        upstream: list[dict[str, Any]] | None = None,
+        resume: tuple[PendingConfirmation, str] | None = None,
+    ) -> AppReply:
+        """Call the app, run its steps, call again… (docs/ARCHITECTURE.md).
+
+        Never raises: any failure is the task's error view. Publishes `step_done`,
+        `ui_commands` and `speak` events. `resume` continues a paused loop with the
+        user's decision on its pending plan.
+        """
+        try:
+            reply = self._steps_loop(
+                app_id, session, instruction, action_request, task_id, upstream, resume
+            )
+        except AiosError as exc:
+            reply = AppReply.error(exc.code, exc.message)
+        except Exception as exc:  # a bug here must not take other tasks down
+            log.exception("pipeline: %s failed", app_id)
+            reply = AppReply.error("internal_error", f"{type(exc).__name__}: {exc}")
+        if reply.ui_commands:
+            self._events.publish(
+                "ui_commands",
+                {
+                    "task_id": task_id,
+                    "commands": [c.model_dump(mode="json") for c in reply.ui_commands],
+                },
+                app_id=app_id,
+                session_id=session.session_id,
+            )
+        if reply.message:
+            self._events.publish(
+                "speak",
+                {"text": reply.message, "task_id": task_id, "status": reply.status},
+                app_id=app_id,
+                session_id=session.session_id,
+            )
+        return reply
+
+    def _steps_loop(
+        self,
+        app_id: str,
+        session: Session,
+        instruction: str | None,
+        action_request: ActionRequest | None,
+        task_id: str | None,
+        upstream: list[dict[str, Any]] | None,
+        resume: tuple[PendingConfirmation, str] | None = None,
+    ) -> AppReply:
+        limits = self.limits
+        target = self._apps.target(app_id)
+        tool_results: dict[str, Any] | None = None
+        last_plan: list[dict[str, Any]] | None = None
+        rounds = 0
+        if resume is not None:  # the paused round: run it as allowed, or deny it
+            pending, decision = resume
+            rounds, last_plan = pending.round, pending.plan
+            if decision == "deny":
+                tool_results = denied_results(pending.plan, pending.risky())
+            else:
+                review = self._review(target, pending.plan)
+                tool_results = self._run_round(
+                    app_id, session, pending.plan, rounds, task_id, review
+                )
+        while True:
+            reply = self._call_app(
+                target, session, instruction, action_request, tool_results, upstream
+            )
+            if not reply.steps:
+                return reply
+            plan = _steps_adapter().dump_python(reply.steps, mode="json")
+            if rounds > 0 and (reply.view_type != "loading" or plan == last_plan):
+                # final: only a still-working reply with a new plan runs again
+                return reply.model_copy(update={"steps": []})
+            if rounds >= limits.max_step_rounds:
+                return AppReply.error(
+                    "too_many_step_rounds",
+                    f"应用 {target.name} 在 {limits.max_step_rounds} 轮工具调用后仍未给出结果",
+                )
+            rounds += 1
+            review = self._review(target, plan)
+            if review is not None and review.needs_confirmation:
+                assert self._confirmations is not None
+                return self._confirmations.pause(
+                    app_id=app_id,
+                    app_name=target.name,
+                    session_id=session.session_id,
+                    plan=plan,
+                    risky=review.risky,
+                    round_no=rounds,
+                    task_id=task_id,
+                    instruction=instruction,
+                    action_request=action_request.dump() if action_request else None,
+                    upstream=upstream,
+                )
+            tool_results = self._run_round(app_id, session, plan, rounds, task_id, review)
+            last_plan = plan
+            target = self._apps.target(app_id)  # it may have died meanwhile
+
+    def _call_app(
+        self,
+        target: AppTarget,
+        session: Session,
+        instruction: str | None,
+        action_request: ActionRequest | None,
+        tool_results: dict[str, Any] | None,
+        upstream: list[dict[str, Any]] | None,
+    ) -> AppReply:
+        context = self._contexts.build(
+            app_id=target.app_id,
+            role=target.role,
+            workdir=target.workdir,
+            session=session,
+            tool_results=tool_results,
+            upstream=upstream,
+        )
+        request = HandleRequest(
+            instruction=instruction, context=context, action_request=action_request
+        )
+        body = request.model_dump(mode="json", exclude_none=True)
+        body["instruction"] = instruction  # S-55: null with an action, "" on open
+        raw = target.call(body, self.limits.app_timeout)
+        try:
+            reply = parse(AppReply, raw)
+        except InvalidRequest as exc:
+            raise BadAppReply(
+                f"应用 {target.name} 的回复不符合协议：{exc.message}"
+            ) from exc
+        state = raw.get("state")
+        if isinstance(state, dict) and state:
+            with self._sessions.lock(session.session_id):
+                session.merge_agent_state(target.app_id, state)
+        return reply
+
+    def _run_round(
+        self,
+        app_id: str,
+        session: Session,
+        plan: list[dict[str, Any]],
+        round_no: int,
+        task_id: str | None,
+        review: Review | None = None,
+    ) -> dict[str, Any]:
+        """Forward the steps untouched (S-43, plus the user's `approved_commands`);
+        the `tool_results` for the next call."""
+        limits = self.limits
+        budget = sum(limits.step_timeout(str(s.get("tool"))) for s in plan) + 10
+        started = time.time()
+        body: dict[str, Any] = {
+            "steps": plan,
+            "app_id": app_id,
+            "session_id": session.session_id,
+        }
+        if review is not None and review.outside_whitelist:
+            body["approved_commands"] = sorted(set(review.outside_whitelist))
+        response = self._run_steps(body, budget)
+        results = response.get("tool_results") if isinstance(response, dict) else None
+        if not isinstance(results, dict):
+            raise BadAppReply("the executor's answer has no 'tool_results'")
+        if review is not None and self._permissions is not None and review.new_files:
+            self._permissions.record_created(app_id, review.new_files, results)
+        entries = []
+        logged_at = round(started, 3)
+        for step_key, result in results.items():
+            result = result if isinstance(result, dict) else {}
+            done = {  # the `step_done` event; the log entry adds when and which app
+                "task_id": task_id,
+                "round": round_no,
+                "step": step_key,
+                "tool": result.get("tool"),
+                "status": result.get("status"),
+                "duration_ms": result.get("duration_ms"),
+            }
+            if result.get("error"):
+                done["error"] = str(result["error"])[:300]
+            entries.append({"time": logged_at, "app_id": app_id, **done})
+            self._events.publish(
+                "step_done", done, app_id=app_id, session_id=session.session_id
+            )
+        with self._sessions.lock(session.session_id):
+            session.log_tool_calls(entries)
+        return results
+
+    # ---------------------------------------------------------- confirmations
+
+    def _review(self, target: AppTarget, plan: list[dict[str, Any]]) -> Review | None:
+        if self._permissions is None:
+            return None
+        return self._permissions.review(target.app_id, target.workdir, plan)
+
+    def resume(self, confirmation_id: str, decision: str) -> tuple[AppReply, str, str]:
+        """The user's answer to a paused step: run it (allow) or refuse it (deny), then
+        continue that task's steps loop. Answers (final reply, app id, session id).
+
+        An app that is not running now leaves the question pending (AppUnavailable).
+        """
+        if self._confirmations is None:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        self._apps.target(self._confirmations.get(confirmation_id).app_id)
+        pending = self._confirmations.claim(confirmation_id, decision)
+        if decision == "allow_always" and self._permissions is not None:
+            self._permissions.remember(pending.app_id, pending.risky())
+        session = self._sessions.get_or_create(pending.session_id)
+        request = (
+            parse(ActionRequest, pending.action_request) if pending.action_request else None
+        )
+        reply = self.drive(
+            pending.app_id,
+            session,
+            instruction=pending.instruction,
+            action_request=request,
+            task_id=pending.task_id,
+            upstream=pending.upstream,
+            resume=(pending, decision),
+        )
+        if pending.task_id:  # the paused task ends now
+            status = "done" if reply.status == "ok" else "error"
+            task = Task(task_id=pending.task_id, app_id=pending.app_id, status=status,
+                        instruction=pending.instruction or "", result=reply)  # fmt: skip
+            self._finish_task(session, task)
+        self._record_turn(
+            session,
+            "confirm",
+            decision,
+            [pending.app_id],
+            reply.message,
+            [pending.task_id] if pending.task_id else [],
+            confirmation_id=confirmation_id,
+        )
+        return reply, pending.app_id, session.session_id
+
+    # -------------------------------------------------------------- sessions
+
+    def _record_turn(
+        self,
+        session: Session,
+        kind: str,
+        text: str,
+        apps: list[str],
+        message: str | None,
+        task_ids: list[str],
+        **extra: Any,
+    ) -> None:
+        with self._sessions.lock(session.session_id):
+            session.add_turn(
+                kind, text, apps=apps, message=message or "", tasks=task_ids, **extra
+            )
+            if apps:
+                session.context["last_app_id"] = apps[-1]
+            if kind == "instruction":
+                session.context["last_instruction"] = text
+            self._sessions.save(session)
+        if kind == "instruction" and self._on_turn is not None:
+            self._on_turn(session)
+
+
+@cache
+def _steps_adapter() -> TypeAdapter[list[Step]]:
+    """Dumps a reply's steps in one call (each `model_dump` costs a call of its own)."""
+    return TypeAdapter(list[Step])
+
+
+def _upstream_entry(task: Task) -> dict[str, Any]:
+    reply = task.result
+    entry: dict[str, Any] = {
+        "task_id": task.task_id,
+        "app_id": task.app_id,
+        "instruction": task.instruction,
+        "status": task.status,
+    }
+    if reply is not None:
+        entry.update(view_type=reply.view_type, data=reply.data, message=reply.message)
+    return entry

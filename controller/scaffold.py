@@ -1,0 +1,79 @@
+"""`aios new-app NAME`: create a new app folder (S-32) from `aios_sdk/template/`.
+
+The folder holds `manifest.json` (with `keywords` / `examples` placeholders for the
+router), `main.py` (an `AIOSAgent` served with `serve()`, showing a first view, an
+action and a step plan), `role.md`, `requirements.txt` and an empty `workspace/`.
+An existing folder is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from string import Template
+
+from aios_sdk.errors import AiosError, InvalidRequest
+
+__all__ = ["APP_ID", "AppExists", "scaffold_app"]
+
+APP_ID = re.compile(r"[a-z][a-z0-9_]{1,40}")
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "aios_sdk" / "template"
+
+
+class AppExists(AiosError):
+    code = "app_exists"
+    http_status = 409
+
+
+def _class_name(app_id: str) -> str:
+    words = [word for word in app_id.split("_") if word]
+    name = "".join(word[:1].upper() + word[1:] for word in words)
+    return name if name.endswith("Agent") else f"{name}Agent"
+
+
+def _default_name(app_id: str) -> str:
+    return " ".join(word.capitalize() for word in app_id.split("_") if word)
+
+
+def scaffold_app(apps_dir: str | Path, app_id: str, name: str | None = None) -> Path:
+    """Create `apps_dir/app_id/` from the template and return its path.
+
+    `app_id` must match `[a-z][a-z0-9_]{1,40}`; `name` (the display name, default
+    from the id) must be one line of at most 100 characters. Raises `InvalidRequest`
+    for a bad id or name and `AppExists` when the folder is already there.
+    """
+    if not isinstance(app_id, str) or not APP_ID.fullmatch(app_id):
+        raise InvalidRequest(
+            f"app id {app_id!r} must be a lower-case letter followed by 1–40 "
+            "lower-case letters, digits or '_' (e.g. notes_app)"
+        )
+    name = (name if name is not None else _default_name(app_id)).strip()
+    if not name or len(name) > 100 or any(ch in name for ch in "\r\n\x00"):
+        raise InvalidRequest("app name must be one line of 1–100 characters")
+    folder = Path(apps_dir) / app_id
+    if folder.exists() or folder.is_symlink():
+        raise AppExists(f"{folder} already exists; choose another app id")
+
+    description = f"{name}：描述这个应用能做什么 (describe what this app does)"
+    manifest = json.loads((TEMPLATE_DIR / "manifest.json").read_text("utf-8"))
+    manifest["name"] = name
+    manifest["description"] = description
+    values = {
+        "name": name,
+        "class_name": _class_name(app_id),
+        "name_literal": repr(name),
+        "description_literal": repr(description),
+        "app_id": app_id,
+    }
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir()  # fails if someone created it meanwhile
+    (folder / "workspace").mkdir()
+    (folder / "manifest.json").write_text(
+        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+    )
+    for template in sorted(TEMPLATE_DIR.glob("*.tmpl")):
+        text = Template(template.read_text("utf-8")).substitute(values)
+        (folder / template.name.removesuffix(".tmpl")).write_text(text, encoding="utf-8")
+    return folder

@@ -1,0 +1,408 @@
+"""Voice input (S-90, S-92): recorded speech → text → the controller's instruction path.
+
+`Recognizer` picks a speech-to-text engine from config (`voice_engine`), says which
+languages it can serve (`languages()`, `status()`), and turns a WAV of any format into
+a `Transcript` or a clear error (`voice_unavailable`, `voice_not_understood`).
+`voice_blueprint` serves it to the desktop and the CLI; `post_voice_file` is the
+CLI's `aios say --audio FILE.wav`.
+
+Config keys read from `Settings` extras (all optional):
+
+| key | default | meaning |
+|---|---|---|
+| `voice_engine` | "auto" | "auto" (online endpoint when a key is set, then offline English), "pocketsphinx", "openai", "google", "browser" (the page uses its own speech API; uploads fall back to offline English) |
+| `voice_api_key` | "" | key for the OpenAI-compatible transcription endpoint |
+| `voice_api_base_url` | "https://api.openai.com/v1" | that endpoint's base URL |
+| `voice_api_model` | "whisper-1" | the transcription model |
+
+The language defaults to `default_voice` ("zh-CN"). No offline Chinese model exists
+here, so zh-CN needs an online engine or the browser's speech API; the errors and
+`status()` say so plainly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, jsonify, request
+
+from aios_runtime.settings import Settings
+from aios_sdk.errors import AiosError, InvalidRequest, UnsupportedMediaType
+from controller.routing.router import AppProfile
+from controller.voice.audio import PcmAudio, pcm_from_wav
+from controller.voice.engines import (
+    GoogleEngine,
+    OpenAITranscriptionEngine,
+    PocketsphinxEngine,
+    SpeechEngine,
+    VoiceNotUnderstood,
+    VoiceUnavailable,
+    normalize_language,
+)
+
+__all__ = [
+    "ENGINE_CHOICES",
+    "LanguageSupport",
+    "Recognizer",
+    "Transcript",
+    "VoiceConfig",
+    "VoiceNotUnderstood",
+    "VoiceUnavailable",
+    "ZH_UNAVAILABLE",
+    "microphone_reason",
+    "post_voice_file",
+    "unavailable_message",
+    "voice_blueprint",
+]
+
+ENGINE_CHOICES = ("auto", "pocketsphinx", "openai", "google", "browser")
+LISTED_LANGUAGES = ("zh-CN", "en-US")
+ZH_UNAVAILABLE = (
+    "离线中文识别不可用：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用"
+)
+
+# (text, session_id, source) -> the InstructionResponse as a dict
+HandleInstruction = Callable[[str, "str | None", str], dict[str, Any]]
+GrammarSource = Callable[[], Sequence[AppProfile]]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    engine: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class LanguageSupport:
+    """Whether the server can recognise `lang`, with which engines, or why not."""
+
+    lang: str
+    engines: tuple[str, ...]
+    message: str | None
+
+    @property
+    def available(self) -> bool:
+        return bool(self.engines)
+
+
+@dataclass(frozen=True)
+class VoiceConfig:
+    engine: str = "auto"
+    api_key: str = ""
+    api_base_url: str = "https://api.openai.com/v1"
+    api_model: str = "whisper-1"
+    default_language: str = "zh-CN"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> VoiceConfig:
+        """The voice keys of `config.json`; a bad value is an error naming its key."""
+        extra = settings.model_extra or {}
+        engine = str(extra.get("voice_engine", "auto") or "auto").strip().lower()
+        if engine not in ENGINE_CHOICES:
+            raise InvalidRequest(
+                f"voice_engine: must be one of {', '.join(ENGINE_CHOICES)}"
+            )
+        values = {}
+        for key in ("voice_api_key", "voice_api_base_url", "voice_api_model"):
+            value = extra.get(key)
+            if value is not None and not isinstance(value, str):
+                raise InvalidRequest(f"{key}: must be a string")
+            if value:
+                values[key.removeprefix("voice_")] = value
+        return cls(
+            engine=engine,
+            default_language=normalize_language(settings.default_voice),
+            **values,
+        )
+
+
+def unavailable_message(lang: str, reasons: Sequence[str] = ()) -> str:
+    """The plain sentence the UI shows when no engine can serve `lang`."""
+    if lang.lower().startswith("zh"):
+        return ZH_UNAVAILABLE
+    message = (
+        f"没有可用于 {lang} 的语音识别引擎：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用。"
+        f" No speech recognition engine can serve {lang} here"
+    )
+    return message + (f" ({'; '.join(reasons)})." if reasons else ".")
+
+
+class Recognizer:
+    """Chooses engines from config and recognises recorded commands.
+
+    `grammar_source` returns the installed apps' profiles (the offline English
+    grammar is built from them on each call, so hot-loaded apps are heard at once).
+    `engines` replaces the configured engines (tests, or a custom engine).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        grammar_source: GrammarSource | None = None,
+        *,
+        engines: Sequence[SpeechEngine] | None = None,
+    ):
+        self._grammar_source: GrammarSource = grammar_source or (lambda: [])
+        self._offline = PocketsphinxEngine(self._grammar_source)
+        self._fixed_engines = list(engines) if engines is not None else None
+        self.configure(settings)
+
+    def configure(self, settings: Settings) -> None:
+        """Apply new settings (after `PUT /api/settings`)."""
+        self.config = VoiceConfig.from_settings(settings)
+        online = OpenAITranscriptionEngine(
+            self.config.api_key, self.config.api_base_url, self.config.api_model
+        )
+        choices: dict[str, list[SpeechEngine]] = {
+            "auto": [online, self._offline],
+            "pocketsphinx": [self._offline],
+            "openai": [online],
+            "google": [GoogleEngine()],
+            "browser": [self._offline],
+        }
+        self._engines = (
+            self._fixed_engines
+            if self._fixed_engines is not None
+            else choices[self.config.engine]
+        )
+
+    def engines(self) -> list[SpeechEngine]:
+        """The engines in use, in order of preference."""
+        return list(self._engines)
+
+    def _language(self, lang: str | None) -> str:
+        return normalize_language(lang, self.config.default_language)
+
+    def support(self, lang: str | None = None) -> LanguageSupport:
+        lang = self._language(lang)
+        usable, reasons = [], []
+        for engine in self._engines:
+            if not engine.serves(lang):
+                continue
+            reason = engine.unavailable_reason()
+            if reason is None:
+                usable.append(engine.name)
+            else:
+                reasons.append(f"{engine.name}: {reason}")
+        message = None if usable else unavailable_message(lang, reasons)
+        return LanguageSupport(lang, tuple(usable), message)
+
+    def languages(self) -> list[LanguageSupport]:
+        """Support for zh-CN, en-US and the configured default language."""
+        langs = list(dict.fromkeys((self.config.default_language, *LISTED_LANGUAGES)))
+        return [self.support(lang) for lang in langs]
+
+    def status(self) -> dict[str, Any]:
+        """What `GET /api/voice/status` answers; the page decides its 🎤 path from it."""
+        engines = []
+        for engine in self._engines:
+            reason = engine.unavailable_reason()
+            engines.append(
+                {
+                    "name": engine.name,
+                    "offline": engine.offline,
+                    "available": reason is None,
+                    "reason": reason,
+                    "languages": "en" if engine.name == "pocketsphinx" else "all",
+                }
+            )
+        microphone = microphone_reason()
+        return {
+            "engine": self.config.engine,
+            "default_language": self.config.default_language,
+            "engines": engines,
+            "languages": [
+                {**asdict(s), "available": s.available, "engines": list(s.engines)}
+                for s in self.languages()
+            ],
+            # The page may use its own Web Speech API (when the browser has one).
+            "browser_speech": self.config.engine in ("auto", "browser"),
+            "microphone": {"available": microphone is None, "reason": microphone},
+        }
+
+    def recognize(self, wav: bytes, lang: str | None = None) -> Transcript:
+        """Recognise one recorded command (a WAV of any rate, channels, width)."""
+        return self.recognize_pcm(pcm_from_wav(wav), lang)
+
+    def recognize_pcm(self, audio: PcmAudio, lang: str | None = None) -> Transcript:
+        lang = self._language(lang)
+        support = self.support(lang)
+        if not support.available:
+            raise VoiceUnavailable(support.message or unavailable_message(lang))
+        last: AiosError | None = None
+        by_name = {engine.name: engine for engine in self._engines}
+        for name in support.engines:
+            try:
+                text = by_name[name].transcribe(audio, lang)
+            except VoiceUnavailable as exc:  # e.g. network down: try the next engine
+                last = exc
+                continue
+            return Transcript(text=text, engine=name, lang=lang)
+        assert last is not None
+        raise last
+
+    def listen_once(
+        self, lang: str | None = None, *, timeout: float = 5.0, phrase_limit: float = 10.0
+    ) -> Transcript:
+        """Record one utterance from the microphone (PyAudio) and recognise it."""
+        reason = microphone_reason()
+        if reason is not None:
+            raise VoiceUnavailable(reason)
+        import speech_recognition as sr
+
+        listener = sr.Recognizer()
+        try:
+            with sr.Microphone() as source:
+                listener.adjust_for_ambient_noise(source, duration=0.3)
+                audio = listener.listen(
+                    source, timeout=timeout, phrase_time_limit=phrase_limit
+                )
+        except sr.WaitTimeoutError as exc:
+            raise VoiceNotUnderstood("没有听到声音。 No speech was heard.") from exc
+        except (OSError, AttributeError) as exc:
+            raise VoiceUnavailable(
+                f"没有可用的麦克风：{exc}。 No microphone could be opened."
+            ) from exc
+        return self.recognize(audio.get_wav_data(), lang)
+
+
+def microphone_reason() -> str | None:
+    """None when server-side microphone capture can work; else why not."""
+    try:
+        import speech_recognition  # noqa: F401
+    except ImportError:
+        return (
+            "麦克风录音需要 SpeechRecognition。 Microphone capture needs SpeechRecognition."
+        )
+    try:
+        import pyaudio  # noqa: F401
+    except ImportError:
+        return (
+            "麦克风录音需要 PyAudio（pip install pyaudio）。"
+            " Microphone capture needs PyAudio; record in the page instead."
+        )
+    return None
+
+
+# ---------------------------------------------------------------- HTTP
+
+_WAV_TYPES = ("audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave")
+
+
+def _uploaded_audio() -> tuple[bytes, str | None, str | None]:
+    """(WAV bytes, lang, session_id) from multipart field `audio` or a raw WAV body."""
+    mimetype = request.mimetype or ""
+    if mimetype == "multipart/form-data":
+        upload = request.files.get("audio")
+        if upload is None:
+            raise InvalidRequest("multipart field 'audio' (a WAV file) is required")
+        data = upload.read()
+        lang = request.form.get("lang") or request.args.get("lang")
+        session_id = request.form.get("session_id") or request.args.get("session_id")
+        return data, lang, session_id
+    if mimetype in _WAV_TYPES:
+        return request.get_data(), request.args.get("lang"), request.args.get("session_id")
+    raise UnsupportedMediaType(
+        "send multipart/form-data with field 'audio' (a WAV), or an audio/wav body"
+    )
+
+
+def _transcript_body(transcript: Transcript) -> dict[str, Any]:
+    return {
+        "transcript": transcript.text,
+        "engine": transcript.engine,
+        "lang": transcript.lang,
+    }
+
+
+def voice_blueprint(
+    recognizer: Recognizer, handle_instruction: HandleInstruction
+) -> Blueprint:
+    """Routes for voice input; register on the controller's `create_service` app.
+
+    - `POST /api/voice`: a WAV (multipart `audio`, optional `lang`, `session_id`) →
+      the instruction response (sent with `source: "voice"`) plus `transcript` and
+      `recognition` ({engine, lang}).
+    - `POST /api/voice/transcribe`: the same upload → `{transcript, engine, lang}` only,
+      so the page can show the text before it sends it as an instruction.
+    - `POST /api/voice/listen?lang=`: one utterance from the server's microphone →
+      `{transcript, engine, lang}` (503 `voice_unavailable` without PyAudio).
+    - `GET /api/voice/status`: engines, languages, microphone (see `Recognizer.status`).
+    """
+    bp = Blueprint("voice", __name__)
+
+    @bp.post("/api/voice")
+    def voice_instruction() -> Any:
+        data, lang, session_id = _uploaded_audio()
+        transcript = recognizer.recognize(data, lang)
+        reply = dict(handle_instruction(transcript.text, session_id or None, "voice"))
+        reply["transcript"] = transcript.text
+        reply["recognition"] = {"engine": transcript.engine, "lang": transcript.lang}
+        return jsonify(reply)
+
+    @bp.post("/api/voice/transcribe")
+    def voice_transcribe() -> Any:
+        data, lang, _ = _uploaded_audio()
+        return jsonify(_transcript_body(recognizer.recognize(data, lang)))
+
+    @bp.post("/api/voice/listen")
+    def voice_listen() -> Any:
+        return jsonify(_transcript_body(recognizer.listen_once(request.args.get("lang"))))
+
+    @bp.get("/api/voice/status")
+    def voice_status() -> Any:
+        return jsonify(recognizer.status())
+
+    return bp
+
+
+def post_voice_file(
+    base_url: str,
+    token: str,
+    path: str | Path,
+    *,
+    lang: str | None = None,
+    session_id: str | None = None,
+    timeout: float = 120.0,
+) -> dict[str, Any]:
+    """`aios say --audio FILE.wav`: send a recording to a running controller.
+
+    Returns the `/api/voice` answer; an error answer becomes the `AiosError` it names.
+    """
+    import requests
+
+    from aios_runtime.edge import TOKEN_HEADER
+
+    data = Path(path).read_bytes()
+    form = {k: v for k, v in (("lang", lang), ("session_id", session_id)) if v}
+    with requests.Session() as session:
+        session.trust_env = False
+        try:
+            response = session.post(
+                base_url.rstrip("/") + "/api/voice",
+                headers={TOKEN_HEADER: token},
+                files={"audio": (Path(path).name, data, "audio/wav")},
+                data=form,
+                timeout=timeout,
+            )
+        except requests.RequestException as exc:
+            raise AiosError(
+                f"controller not reachable at {base_url}: {exc}", code="app_unreachable"
+            ) from exc
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if response.ok and isinstance(body, dict):
+        return body
+    error = body.get("error", {}) if isinstance(body, dict) else {}
+    exc = AiosError(
+        str(error.get("message") or f"HTTP {response.status_code}"),
+        code=str(error.get("code") or "http_error"),
+    )
+    exc.http_status = response.status_code
+    raise exc
