@@ -1,29 +1,32 @@
-"""HTTP plumbing shared by every Triton service (controller, executor, apps).
+"""The edge every Triton service holds at its door (SECURITY.md W1–W4, J1): `Edge`.
 
-One place owns what each loopback service must do at its edge (SECURITY.md W1–W4,
-J1): refuse a non-loopback `Host` (421) and a cross-site `Origin` (403); require the
-per-launch token in `X-AIOS-Token` (constant-time compare) on every route not marked
-`public`; parse JSON strictly (415 wrong type, 413 too large, 400 for cut-off,
-nested-too-deep, NaN, invalid UTF-8) and validate it with a protocol model; turn every
-exception into the one JSON error shape; serve on 127.0.0.1 (`aios_sdk.http_server`).
+`Edge(app, authenticate)` is a Flask extension. Before any view runs it refuses a
+non-loopback `Host` (421) and a cross-site `Origin` (403), answers CORS preflights,
+requires the token in `X-AIOS-Token` (compared with `hmac.compare_digest`) on every
+route not marked `public`, and refuses a body declared larger than `max_body` (413).
+It parses JSON strictly (`read_json`, and Flask's own `request.get_json` through
+`StrictJSONProvider`: 415 wrong type, 413 too large, 400 for cut-off, nested too
+deep, NaN, invalid UTF-8), turns every exception into the one error body
+`{"status": "error", "error": {"code", "message"}}` and adds CORS (loopback origins
+only) and nosniff headers to every answer. `create_service` is a
+Flask app with the edge installed; `aios_runtime.serving` serves it on waitress.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
-
-# Constant-time comparison: this is `hmac.compare_digest` where OpenSSL is missing.
-# Importing `hmac` maps OpenSSL's libcrypto into the process (3–4 MB resident) only
-# to offer its own copy of the same function, and every app process imports this.
-from _operator import _compare_digest as compare_digest
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable
+from hmac import compare_digest
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from flask import Flask, Response, current_app, g, jsonify, request
+from flask.json.provider import DefaultJSONProvider
 from pydantic import BaseModel
+from werkzeug.exceptions import HTTPException
 
+from aios_runtime.serving import ServerHandle, start_server
 from aios_sdk.errors import (
     AiosError,
     Forbidden,
@@ -34,19 +37,15 @@ from aios_sdk.errors import (
 )
 from aios_sdk.protocol import parse
 
-if TYPE_CHECKING:
-    from flask import Flask, Response
-
-    from aios_sdk.http_server import LoopbackServer
-
-# Flask is imported where it is used, so that importing this module (for
-# `start_server`, `loads_strict`, the edge checks) costs an app process no Flask.
-
 __all__ = [
+    "DEFAULT_MAX_BODY",
+    "EXTENSION",
     "LOOPBACK_HOSTS",
     "TOKEN_HEADER",
     "Authenticator",
+    "Edge",
     "ServerHandle",
+    "StrictJSONProvider",
     "check_edge",
     "check_token",
     "create_service",
@@ -64,6 +63,7 @@ log = logging.getLogger("aios.web")
 TOKEN_HEADER = "X-AIOS-Token"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_MAX_BODY = 4 << 20
+EXTENSION = "aios_edge"  # the key of the installed `Edge` in `app.extensions`
 
 M = TypeVar("M", bound=BaseModel)
 # Maps a presented token to the caller's identity (e.g. "controller" or an app id),
@@ -72,10 +72,14 @@ Authenticator = Callable[[str], str | None]
 
 
 def token_matches(expected: str) -> Authenticator:
-    """An authenticator accepting exactly one token, compared in constant time."""
+    """An authenticator accepting exactly one token, compared in constant time.
+
+    An empty `expected` accepts nothing.
+    """
+    wanted = expected.encode()
 
     def authenticate(presented: str) -> str | None:
-        if expected and compare_digest(presented.encode(), expected.encode()):
+        if wanted and compare_digest(presented.encode(), wanted):
             return "controller"
         return None
 
@@ -86,6 +90,9 @@ def public(view: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a route as reachable without the token (health checks, the desktop page)."""
     view.aios_public = True  # type: ignore[attr-defined]
     return view
+
+
+# ------------------------------------------------------------------ the rules
 
 
 def _host_name(host_header: str) -> str:
@@ -127,32 +134,43 @@ def edge_headers(origin: str | None) -> dict[str, str]:
     return headers
 
 
+# ----------------------------------------------------------------------- JSON
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-# json.loads with arguments builds a new decoder per call; every request needs one
 _STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def loads_strict(raw: bytes) -> Any:
-    """Parse JSON bytes; every malformed input becomes a `InvalidRequest` (400)."""
+def loads_strict(raw: bytes | str) -> Any:
+    """Parse JSON; every malformed input becomes an `InvalidRequest` (400)."""
+    if isinstance(raw, bytes | bytearray):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequest("body is not valid UTF-8") from exc
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest("body is not valid UTF-8") from exc
-    try:
-        return _STRICT_JSON.decode(text)
+        return _STRICT_JSON.decode(raw)
     except RecursionError as exc:
         raise InvalidRequest("JSON nested too deeply") from exc
     except ValueError as exc:
         raise InvalidRequest(f"body is not valid JSON: {exc}") from exc
 
 
+class StrictJSONProvider(DefaultJSONProvider):
+    """Flask's JSON with `loads_strict` for reading; writes UTF-8, keys in order."""
+
+    ensure_ascii = False
+    sort_keys = False
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return loads_strict(s)
+
+
 def read_json(model: type[M]) -> M:
     """The request body validated as `model` (415 / 413 / 400 on bad input)."""
-    from flask import request
-
     mimetype = request.mimetype or ""
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json")
@@ -166,8 +184,7 @@ def read_json(model: type[M]) -> M:
 
 
 def json_error(exc: AiosError) -> Response:
-    from flask import jsonify
-
+    """The one error body for `exc`, with its HTTP status."""
     response = jsonify({"status": "error", "error": exc.to_body()})
     response.status_code = exc.http_status
     return response
@@ -181,7 +198,101 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     429: "overloaded",
+    503: "overloaded",
 }
+
+
+# -------------------------------------------------------------- the extension
+
+
+def _refuse_everyone(presented: str) -> str | None:
+    return None
+
+
+class Edge:
+    """The edge rules as a Flask extension: `Edge(app, authenticate)` or `init_app`.
+
+    `token_in_query` also accepts `?token=` on GET requests (the desktop page's
+    EventSource and media elements cannot set headers); `public_paths` are paths
+    reachable without the token besides the views marked `public`. Installing an
+    edge on an app that has one replaces its settings; the hooks stay installed once.
+    """
+
+    def __init__(
+        self,
+        app: Flask | None = None,
+        authenticate: Authenticator | None = None,
+        *,
+        max_body: int = DEFAULT_MAX_BODY,
+        token_in_query: bool = False,
+        public_paths: Iterable[str] = (),
+    ):
+        self.authenticate: Authenticator = authenticate or _refuse_everyone
+        self.max_body = max_body
+        self.token_in_query = token_in_query
+        self.public_paths = frozenset(public_paths)
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        app.config["MAX_CONTENT_LENGTH"] = self.max_body
+        installed = EXTENSION in app.extensions
+        app.extensions[EXTENSION] = self
+        if installed:
+            return
+        app.json = StrictJSONProvider(app)
+        # first of all before-request hooks: the edge decides before the app's own
+        app.before_request_funcs.setdefault(None, []).insert(0, _guard)
+        app.after_request(_add_edge_headers)  # registered first, so it runs last
+        app.register_error_handler(Exception, _error_response)
+
+    def is_public(self) -> bool:
+        """Whether this request's route or path is reachable without the token."""
+        view = current_app.view_functions.get(request.endpoint or "")
+        if view is not None and getattr(view, "aios_public", False):
+            return True
+        return request.path in self.public_paths
+
+    def identity(self) -> str:
+        """The caller behind this request's token (`Forbidden` if there is none)."""
+        presented = request.headers.get(TOKEN_HEADER, "")
+        if not presented and self.token_in_query and request.method == "GET":
+            presented = request.args.get("token", "")
+        return check_token(presented, self.authenticate)
+
+
+def _guard() -> Response | None:
+    edge: Edge = current_app.extensions[EXTENSION]
+    check_edge(request.headers.get("Host", ""), request.headers.get("Origin"))
+    if request.method == "OPTIONS":
+        return Response(status=204)
+    g.identity = None if edge.is_public() else edge.identity()
+    if (request.content_length or 0) > edge.max_body:
+        raise PayloadTooLarge(f"body larger than {edge.max_body} bytes")
+    return None
+
+
+def _add_edge_headers(response: Response) -> Response:
+    for key, value in edge_headers(request.headers.get("Origin")).items():
+        if key == "X-Content-Type-Options":
+            response.headers.setdefault(key, value)
+        else:
+            response.headers[key] = value
+    return response
+
+
+def _error_response(exc: Exception) -> Response:
+    if isinstance(exc, AiosError):
+        return json_error(exc)
+    if isinstance(exc, HTTPException):
+        code = _HTTP_CODES.get(exc.code or 500, "http_error")
+        err = AiosError(exc.description or exc.name, code=code)
+        err.http_status = exc.code or 500
+        return json_error(err)
+    if isinstance(exc, RecursionError):
+        return json_error(InvalidRequest("JSON nested too deeply"))
+    log.exception("%s: unhandled error", current_app.name)
+    return json_error(AiosError(f"{type(exc).__name__}: {exc}"))
 
 
 def create_service(
@@ -191,105 +302,7 @@ def create_service(
     max_body: int = DEFAULT_MAX_BODY,
     token_in_query: bool = False,
 ) -> Flask:
-    """A Flask app with the loopback guard, token check and one error handler.
-
-    `token_in_query` also accepts `?token=` on GET requests, for the desktop page's
-    EventSource and media elements, which cannot set headers.
-    """
-    from flask import Flask, Response, g, request
-    from werkzeug.exceptions import HTTPException
-
+    """A Flask app named `name` with the `Edge` installed."""
     app = Flask(name)
-    app.config["MAX_CONTENT_LENGTH"] = max_body
-    app.json.ensure_ascii = False  # type: ignore[attr-defined]
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-
-    @app.before_request
-    def _guard() -> Response | None:
-        check_edge(request.headers.get("Host", ""), request.headers.get("Origin"))
-        if request.method == "OPTIONS":
-            return Response(status=204)
-        view = app.view_functions.get(request.endpoint or "")
-        if view is not None and getattr(view, "aios_public", False):
-            g.identity = None
-            return None
-        presented = request.headers.get(TOKEN_HEADER, "")
-        if not presented and token_in_query and request.method == "GET":
-            presented = request.args.get("token", "")
-        g.identity = check_token(presented, authenticate)
-        return None
-
-    @app.after_request
-    def _cors(response: Response) -> Response:
-        for key, value in edge_headers(request.headers.get("Origin")).items():
-            if key == "X-Content-Type-Options":
-                response.headers.setdefault(key, value)
-            else:
-                response.headers[key] = value
-        return response
-
-    @app.errorhandler(Exception)
-    def _error(exc: Exception) -> Response:
-        if isinstance(exc, AiosError):
-            return json_error(exc)
-        if isinstance(exc, HTTPException):
-            code = _HTTP_CODES.get(exc.code or 500, "http_error")
-            err = AiosError(exc.description or exc.name, code=code)
-            err.http_status = exc.code or 500
-            return json_error(err)
-        if isinstance(exc, RecursionError):
-            return json_error(InvalidRequest("JSON nested too deeply"))
-        log.exception("%s: unhandled error", name)
-        return json_error(AiosError(f"{type(exc).__name__}: {exc}"))
-
+    Edge(app, authenticate, max_body=max_body, token_in_query=token_in_query)
     return app
-
-
-class ServerHandle:
-    """A `LoopbackServer` on 127.0.0.1 running in a background thread."""
-
-    def __init__(self, server: LoopbackServer, thread: threading.Thread):
-        self._server = server
-        self._thread = thread
-        self.port: int = server.port
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        """Close the listening socket and every open keep-alive connection, then join."""
-        self._server.stop()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-
-
-def start_server(
-    app: Callable[..., Any],
-    port: int = 0,
-    *,
-    threads: int = 8,
-    background: bool = True,
-    connection_limit: int = 200,
-) -> ServerHandle:
-    """Serve the WSGI `app` on 127.0.0.1:`port` (0 picks a free port).
-
-    `threads` requests run at once (more wait), `connection_limit` connections stay
-    open (aios_sdk/http_server.py). With `background=False` this blocks in the
-    caller's thread until the server is stopped.
-    """
-    from aios_sdk.http_server import LoopbackServer
-
-    server = LoopbackServer(
-        app, port, threads=threads, connection_limit=connection_limit, idle_timeout=120
-    )
-    thread = threading.Thread(
-        target=server.serve_forever, name=f"http-accept-{server.port}", daemon=True
-    )
-    handle = ServerHandle(server, thread)
-    if background:
-        thread.start()
-    else:
-        handle._thread = threading.current_thread()
-        server.serve_forever()
-    return handle

@@ -1,19 +1,76 @@
-"""Crash-safe file writes: a reader sees the old version or the new one, never half."""
+"""The services' state files: written so that a reader sees the old version or the new
+one, never half; a full disk reported as `StorageFull` naming the file (the last good
+version stays in place); and a file that cannot be read set aside as
+`<name>.corrupt-<time>` and reported by name (`set_aside`, `state_problems`), so the
+caller can go on with defaults without losing what was there.
+"""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import tempfile
+import threading
+import time
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+from aios_sdk.errors import AiosError
+
+__all__ = [
+    "StorageFull",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "is_storage_full",
+    "set_aside",
+    "state_problems",
+]
+
+log = logging.getLogger("aios.files")
+
+# errors that mean "the disk cannot take it now": retrying later may succeed
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+MAX_PROBLEMS = 50
+_problems: list[str] = []
+_problems_lock = threading.Lock()
+
+
+class StorageFull(AiosError):
+    """A file could not be written because the disk (or quota) is full.
+
+    The file's last complete version is kept; a later write succeeds once space
+    returns. `detail` names the file.
+    """
+
+    code = "storage_full"
+    http_status = 507
+
+    @classmethod
+    def writing(cls, path: Path, exc: OSError) -> StorageFull:
+        return cls(
+            f"{path.name} was not saved: {exc.strerror or exc} "
+            "(the last saved version is kept; free some disk space)",
+            detail={"file": str(path)},
+        )
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in _FULL
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write to a temp file beside `path`, fsync it, rename it over `path`."""
+    """Write to a temp file beside `path`, fsync it, rename it over `path`.
+
+    A full disk raises `StorageFull` (the temp file removed, `path` untouched).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        if is_storage_full(exc):
+            raise StorageFull.writing(path, exc) from exc
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -22,11 +79,13 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if is_storage_full(exc):
+            raise StorageFull.writing(path, exc) from exc  # type: ignore[arg-type]
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
@@ -37,3 +96,32 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
 
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def set_aside(path: Path, reason: str) -> str:
+    """Move an unreadable `path` to `<name>.corrupt-<time>` beside it and report it.
+
+    Returns the note (file, reason, where it went), also logged as a warning and
+    kept for `state_problems`. When the move fails the file stays where it is.
+    """
+    path = Path(path)
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    if aside.exists():
+        aside = aside.with_name(f"{aside.name}-{time.monotonic_ns()}")
+    try:
+        path.replace(aside)
+        where = f"kept aside as {aside.name}"
+    except OSError as exc:
+        where = f"could not be moved aside ({exc.strerror or exc})"
+    note = f"{path} is unreadable ({reason}); {where}; defaults used"
+    log.warning("%s", note)
+    with _problems_lock:
+        _problems.append(note)
+        del _problems[:-MAX_PROBLEMS]
+    return note
+
+
+def state_problems() -> list[str]:
+    """The notes of every file `set_aside` moved in this process, oldest first."""
+    with _problems_lock:
+        return list(_problems)

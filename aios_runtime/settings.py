@@ -10,27 +10,84 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import describe_validation_error
 
-__all__ = ["Limits", "Settings", "ToolSandbox", "load_settings", "save_settings"]
+__all__ = [
+    "Limits",
+    "McpOutSettings",
+    "McpServerSettings",
+    "Settings",
+    "ToolSandbox",
+    "load_settings",
+    "load_settings_or_set_aside",
+    "save_settings",
+]
 
 PositiveSeconds = Annotated[float, Field(gt=0, le=3600)]
+
+# a host name or IP (optionally "*." for "and its subdomains"); no scheme, path or space
+_DOMAIN = re.compile(r"(\*\.)?(?=.*[a-z0-9])[a-z0-9-]+(\.[a-z0-9-]+)*\.?", re.IGNORECASE)
+# one program name, looked up on the fixed PATH: no arguments, paths or shell syntax
+_PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def _domain(value: str) -> str:
+    text = value.strip()
+    if not _DOMAIN.fullmatch(text):
+        raise ValueError(
+            f"{value!r} is not a domain name (write it like example.com, without "
+            "http:// or a path; * alone is not allowed)"
+        )
+    return text.lower()
+
+
+def _program(value: str) -> str:
+    text = value.strip()
+    if not _PROGRAM.fullmatch(text):
+        raise ValueError(
+            f"{value!r} is not a program name (one command like ls or python3, "
+            "without arguments, paths or shell syntax)"
+        )
+    return text
+
+
+def _http_url(value: str) -> str:
+    text = value.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in text:
+        raise ValueError(f"{value!r} is not an http(s) URL like https://api.deepseek.com")
+    return text
+
+
+Domain = Annotated[str, AfterValidator(_domain)]
+Program = Annotated[str, AfterValidator(_program)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class ToolSandbox(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     enable_shell_whitelist: bool = True
-    shell_whitelist: list[str] = Field(
+    shell_whitelist: list[Program] = Field(
         default_factory=lambda: ["ls", "cat", "echo", "python3"]
     )
-    http_domain_whitelist: list[str] = Field(default_factory=list)
+    http_domain_whitelist: list[Domain] = Field(default_factory=list)
     # Hosts the user explicitly allows even though they are loopback/private
     # (SSRF guard exception, SECURITY.md R1); tests point this at their fakes.
     http_allow_private_hosts: list[str] = Field(default_factory=list)
@@ -55,14 +112,70 @@ class Limits(BaseModel):
     request_body_bytes: int = Field(default=4 << 20, gt=0)
 
 
+# an MCP server's name, as in `mcp__<name>__<tool>`: letters, digits, "-", single "_"
+_MCP_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
+
+
+def _mcp_name(value: str) -> str:
+    if not _MCP_NAME.fullmatch(value) or value.endswith("_") or len(value) > 40:
+        raise ValueError(
+            f"{value!r} is not an MCP server name (letters, digits, - and single _, "
+            "at most 40 characters)"
+        )
+    return value
+
+
+McpServerName = Annotated[str, AfterValidator(_mcp_name)]
+
+
+class McpDeclaredTool(BaseModel):
+    """A tool config.json says an MCP server offers (listed before the server starts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class McpServerSettings(BaseModel):
+    """config.json `mcp_servers.<name>`: one stdio MCP server the executor runs (docs/MCP.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: NonBlank
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    timeout: PositiveSeconds = 30  # one tool call
+    start_timeout: PositiveSeconds = 20  # start-up and the first tool listing
+    network: bool = False
+    trusted: bool = False  # true: its tools run without the user's yes
+    risk_level: Literal["read", "write", "execute", "network", "system"] = "execute"
+    max_result_size_chars: int = Field(default=20000, gt=0)
+    readable: list[str] = Field(default_factory=list)  # more folders it may read
+    tools: list[McpDeclaredTool] = Field(default_factory=list)
+
+
+class McpOutSettings(BaseModel):
+    """config.json `mcp_out`: what `aios mcp` serves to an MCP host (docs/MCP.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # tools that need the user's yes, allowed anyway when called through `aios mcp`
+    allow_confirmed_tools: list[str] = Field(default_factory=list)
+
+
 class Settings(BaseModel):
     """The whole of `config.json`; unknown keys are kept and written back."""
 
     model_config = ConfigDict(extra="allow")
 
     deepseek_api_key: str = ""
-    llm_base_url: str = "https://api.deepseek.com"
-    llm_model: str = "deepseek-chat"
+    llm_base_url: HttpUrl = "https://api.deepseek.com"
+    llm_model: NonBlank = "deepseek-chat"
+    # the desktop's language; "" follows the browser's
+    ui_language: Literal["", "zh-CN", "en-US"] = ""
     default_voice: str = "zh-CN"
     voice_rate: Annotated[float, Field(gt=0, le=4)] = 0.9
     tool_timeout: dict[str, PositiveSeconds] = Field(
@@ -77,6 +190,11 @@ class Settings(BaseModel):
         default_factory=lambda: {"music_app": {"api_base": "https://itunes.apple.com"}}
     )
     max_step_rounds: Annotated[int, Field(ge=1, le=20)] = 3
+    # keys an OpenAI client may send as `Authorization: Bearer <key>` to /v1 (besides
+    # the desktop token), docs/OPENAI_API.md
+    api_keys: list[NonBlank] = Field(default_factory=list)
+    mcp_servers: dict[McpServerName, McpServerSettings] = Field(default_factory=dict)
+    mcp_out: McpOutSettings = Field(default_factory=McpOutSettings)
 
     def timeout_for(self, tool: str) -> float:
         return float(self.tool_timeout.get(tool, self.default_tool_timeout))
@@ -111,6 +229,28 @@ def load_settings(
         raise InvalidRequest(
             f"{path or 'config'}: {describe_validation_error(exc)}"
         ) from exc
+
+
+def load_settings_or_set_aside(
+    path: str | os.PathLike[str], env: dict[str, str] | None = None
+) -> Settings:
+    """`load_settings`, except that a `config.json` that is not JSON at all (corrupt
+    or cut short) is set aside as `config.json.corrupt-<time>`, reported by name, and
+    the defaults are used. A readable file with a bad value still raises."""
+    from aios_runtime.files import set_aside
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        parsed = json.loads(text)
+    except FileNotFoundError:
+        return load_settings(path, env)
+    except ValueError as exc:  # JSON or UTF-8
+        set_aside(Path(path), f"not valid JSON: {exc}")
+        return load_settings(None, env)
+    if not isinstance(parsed, dict):
+        set_aside(Path(path), "not a JSON object")
+        return load_settings(None, env)
+    return load_settings(path, env)
 
 
 def save_settings(settings: Settings, path: str | os.PathLike[str]) -> None:

@@ -1,23 +1,16 @@
-"""Workspace confinement: every path a tool touches resolves inside the app's workdir.
+"""Workdir containment: the one check of whether a path lies inside a folder, and tool paths.
 
-The design writes an app's sandbox root as `workspace`, so `workspace/a.txt`,
-`a.txt`, `./a.txt` and the absolute path of the file all name the same file. A
-path is accepted only when its fully resolved form (symlinks followed) lies inside
-the resolved workdir, compared component by component — never by string prefix, so
-`/x/app1_evil` is not inside `/x/app1` (SECURITY.md P1–P3). Results name files as
-`workspace/<relative path>`.
-
-The workdir is resolved once, at registration; a path below it is resolved from
-there, one `lstat` per component below the workdir rather than per component from
-`/`. That holds because no tool can rename the workdir or a folder above it:
-under bubblewrap tool processes write only inside the workdir (without it they
-could read any file anyway, the gap SECURITY.md X2 records). A path that meets a
-symlink, or whose `..` climbs above the workdir, is resolved whole by
-`os.path.realpath` and then compared.
-
-What this does not close: a process running inside the workspace could swap a
-directory for a symlink between our check and our open; tools open the resolved
-path with `O_NOFOLLOW` on the last component to narrow that window.
+`is_inside` compares resolved paths component by component — never by string
+prefix, so `/x/app1_evil` is not inside `/x/app1` — and is what every caller uses
+that decides whether a path lies inside a folder (SECURITY.md P1–P3).
+`resolve_in_workdir` gives the real path a tool argument names inside an app's
+workdir, or raises `PathOutsideWorkdir`: the design writes the sandbox root as
+`workspace`, so `workspace/a.txt`, `a.txt`, `./a.txt` and the file's absolute path
+all name the same file, and the answer is fully resolved (symlinks followed).
+`display_path` names a file in results as `workspace/<relative path>`. Not closed:
+a process inside the workspace could swap a directory for a symlink between the
+check and the open; tools open the resolved path with `O_NOFOLLOW` on the last
+component to narrow that window.
 """
 
 from __future__ import annotations
@@ -33,7 +26,6 @@ __all__ = [
     "display_path",
     "is_inside",
     "resolve_in_workdir",
-    "strip_workspace_alias",
 ]
 
 WORKSPACE_ALIAS = "workspace"
@@ -44,7 +36,7 @@ def is_inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def strip_workspace_alias(user_path: str) -> str:
+def _strip_workspace_alias(user_path: str) -> str:
     """`workspace/a/b` → `a/b`, `workspace` → `` (the design's name for the root)."""
     trimmed = user_path
     while trimmed.startswith("./"):
@@ -61,13 +53,18 @@ def resolve_in_workdir(workdir: Path, user_path: object, *, arg: str = "path") -
 
     `workdir` must already be resolved (the registry stores it so). Relative paths
     are taken from the workdir; absolute ones must point inside it. The answer is
-    fully resolved, so it never contains a symlink.
+    fully resolved, so it never contains a symlink. A path below the workdir that
+    meets no symlink and no `..` above it is resolved from the workdir, one `lstat`
+    per component below it; any other path is resolved whole by `os.path.realpath`
+    and then checked with `is_inside`. Resolving from the workdir is sound because
+    no tool can rename the workdir or a folder above it (under bubblewrap tool
+    processes write only inside the workdir; without it SECURITY.md X2 applies).
     """
     if not isinstance(user_path, str):
         raise InvalidRequest(f"{arg} must be a string")
     if "\x00" in user_path:
         raise PathOutsideWorkdir(f"{arg} contains a NUL byte")
-    relative = strip_workspace_alias(user_path.strip())
+    relative = _strip_workspace_alias(user_path.strip())
     root = str(workdir)
     if os.path.isabs(relative):
         candidate = relative

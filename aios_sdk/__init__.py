@@ -3,8 +3,12 @@
     from aios_sdk import AIOSAgent, tool, serve
 
 `AIOSAgent` is the base class of a "small AI" (S-70); `tool` registers a custom
-tool (S-72); `serve(agent)` runs the agent's HTTP service on `APP_PORT` (S-75).
-Names are imported lazily so that services using only the protocol stay light.
+tool (S-72); `serve(agent)` runs the agent's HTTP service on `APP_PORT` (S-75), and
+`serve_package(__file__)` does so from the `main.py` of an app package. `Flows`,
+`Turn` and `action` split an app's answers into one method per case; `views` builds
+replies, views and actions; `AgentLLM` is the app's way to the model (`self.llm`);
+`AiosError`, `ToolFailed` and `LLMError` are the errors an app meets. Names are
+imported lazily, so a process using only the protocol stays light.
 """
 
 from __future__ import annotations
@@ -14,13 +18,20 @@ from typing import Any
 
 __all__ = [
     "AIOSAgent",
+    "AgentLLM",
     "AiosError",
+    "Flows",
+    "LLMError",
     "ToolFailed",
+    "Turn",
+    "action",
     "create_app",
     "read_role",
     "serve",
+    "serve_package",
     "step_outcome",
     "tool",
+    "views",
 ]
 
 _HOMES = {
@@ -28,14 +39,23 @@ _HOMES = {
     "tool": "aios_sdk.agent",
     "step_outcome": "aios_sdk.agent",
     "read_role": "aios_sdk.agent",
+    "Flows": "aios_sdk.flows",
+    "Turn": "aios_sdk.flows",
+    "action": "aios_sdk.flows",
     "serve": "aios_sdk.server",
     "create_app": "aios_sdk.server",
+    "serve_package": "aios_sdk.entry",
+    "AgentLLM": "aios_sdk.llm",
+    "LLMError": "aios_sdk.llm",
     "AiosError": "aios_sdk.errors",
     "ToolFailed": "aios_sdk.errors",
 }
+_MODULES = {"views"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f"aios_sdk.{name}")
     if name in _HOMES:
         return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'aios_sdk' has no attribute {name!r}")

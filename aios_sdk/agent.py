@@ -5,8 +5,10 @@ An app subclasses `AIOSAgent`, sets the class attributes `name`, `description`,
 `handle(instruction, context, action_request=None)` (S-71), which returns a reply
 dict (S-50). Inside `handle` it may call an atomic tool at once with `call_tool`
 (S-73) or return a step plan with `plan_steps` (S-74) whose results come back in
-`context["tool_results"]`. Methods decorated with `@tool` become custom tools the
-executor can run (S-62, S-72); their JSON schema is derived from the signature.
+`context["tool_results"]`. Instead of writing `handle`, an agent may hand every call
+to a `Flows` class (`aios_sdk.flows`): `class MusicAgent(AIOSAgent, flows=MusicFlows)`.
+Methods decorated with `@tool` become custom tools the executor can run (S-62, S-72);
+their JSON schema is derived from the signature.
 
 Everything an agent needs from its process — `AIOS_APP_ID`, `AIOS_WORKDIR`,
 `AIOS_APP_SETTINGS`, the executor's URL and token — is read from the environment
@@ -179,67 +181,16 @@ def parameters_schema(method: Callable[..., Any]) -> dict[str, Any]:
     return schema
 
 
-_PYTHON_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-}
-
-
-def _json_type_name(value: Any) -> str:
-    for json_type in ("boolean", "integer", "number", "string", "object", "array"):
-        if _PYTHON_CHECKS[json_type](value):
-            return json_type
-    return "null" if value is None else type(value).__name__
-
-
-def _matches(schema: Mapping[str, Any], value: Any) -> bool:
-    if "enum" in schema:
-        return value in schema["enum"]
-    if "anyOf" in schema:
-        return any(_matches(option, value) for option in schema["anyOf"])
-    check = _PYTHON_CHECKS.get(schema.get("type", ""))
-    return check is None or check(value)
-
-
-def check_tool_args(tool_def: ToolDef, args: Mapping[str, Any]) -> None:
-    """Raise `InvalidRequest` naming the argument that does not fit the schema."""
-    schema = tool_def.parameters
-    properties: dict[str, Any] = schema.get("properties", {})
-    for arg in schema.get("required", []):
-        if arg not in args:
-            raise InvalidRequest(f"{tool_def.name}: missing required argument {arg!r}")
-    for arg, value in args.items():
-        if arg not in properties:
-            if schema.get("additionalProperties"):
-                continue
-            known = ", ".join(properties) or "none"
-            raise InvalidRequest(
-                f"{tool_def.name}: unknown argument {arg!r} (arguments: {known})"
-            )
-        expected = properties[arg]
-        if value is None and "default" in expected and expected["default"] is None:
-            continue
-        if not _matches(expected, value):
-            wanted = expected.get("type") or expected.get("enum") or expected
-            raise InvalidRequest(
-                f"{tool_def.name}: argument {arg!r} must be {wanted}, "
-                f"got {_json_type_name(value)}"
-            )
-
-
 # ----------------------------------------------------------------------- the agent
 
 
 class AIOSAgent(abc.ABC):
     """Base class of a Triton app. Subclass it, set the four attributes, write `handle`.
 
-    A subclass that defines `handle` is concrete and must set `name`, `description`,
-    `icon` and `role_prompt` (non-empty strings); a shared base class that should not
-    be checked says so with `class Base(AIOSAgent, abstract=True)`.
+    A subclass that defines `handle` — or names the `Flows` class that answers its
+    calls, `class NotesAgent(AIOSAgent, flows=NotesFlows)` — is concrete and must set
+    `name`, `description`, `icon` and `role_prompt` (non-empty strings); a shared base
+    class that should not be checked says so with `class Base(AIOSAgent, abstract=True)`.
     """
 
     name: str = ""
@@ -249,10 +200,23 @@ class AIOSAgent(abc.ABC):
     # Seconds `call_tool` waits for the executor (tools have their own timeouts).
     call_timeout: float = 300.0
 
+    # The `Flows` class answering this agent's calls (set with `flows=`), or None.
+    flows: Callable[[AIOSAgent], Any] | None = None
+
     _aios_tools: dict[str, ToolDef] = {}
 
-    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls,
+        abstract: bool = False,
+        flows: Callable[[AIOSAgent], Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init_subclass__(**kwargs)
+        if flows is not None:
+            if "handle" in cls.__dict__:
+                raise TypeError(f"{cls.__name__}: write handle or set flows=, not both")
+            cls.flows = flows
+            cls.handle = _handle_with_flows  # type: ignore[method-assign]
         if "handle" in cls.__dict__:
             cls.handle = _tracking_session(cls.__dict__["handle"])  # type: ignore[method-assign]
         cls._aios_tools = _collect_tools(cls)
@@ -336,6 +300,7 @@ class AIOSAgent(abc.ABC):
         """
         from aios_sdk.client import client_from_env
 
+        check_tool_names([tool_name])
         client = client_from_env(timeout=self.call_timeout)
         return client.call(
             tool_name,
@@ -351,14 +316,17 @@ class AIOSAgent(abc.ABC):
 
         The results arrive in the next call's `context["tool_results"]`, keyed
         `"step_<id>"`. Steps without a `step_id` are numbered after the previous one.
+        A tool outside the call's `available_tools` raises `ToolFailed` (`unknown_tool`).
         """
+        planned = numbered_steps(steps)
+        check_tool_names(step["tool"] for step in planned)
         return {
             "status": "ok",
             "view_type": "loading",
             "data": {},
             "actions": [],
             "message": message,
-            "steps": numbered_steps(steps),
+            "steps": planned,
         }
 
     @staticmethod
@@ -384,10 +352,19 @@ class AIOSAgent(abc.ABC):
         return dict(cls._aios_tools)
 
     def run_custom_tool(self, tool_name: str, args: Mapping[str, Any]) -> Any:
-        """Check `args` against the tool's schema and run it; `KeyError` if unknown."""
+        """Run the tool with `args`; `KeyError` if unknown.
+
+        The executor checks `args` against the tool's listed schema before it calls
+        the app; here Python's own binding refuses a missing or unknown argument
+        (`InvalidRequest` naming it) before the method runs.
+        """
         tool_def = self._aios_tools[tool_name]
-        check_tool_args(tool_def, args)
-        return getattr(self, tool_def.method)(**args)
+        method = getattr(self, tool_def.method)
+        try:
+            inspect.signature(method).bind(**args)
+        except TypeError as exc:
+            raise InvalidRequest(f"{tool_name}: {exc}") from exc
+        return method(**args)
 
     # --------------------------------------------------------------------- manifest
 
@@ -450,6 +427,18 @@ def numbered_steps(steps: Iterable[Mapping[str, Any] | Step]) -> list[dict[str, 
     return planned
 
 
+def _handle_with_flows(
+    self: AIOSAgent,
+    instruction: str | None,
+    context: dict[str, Any],
+    action_request: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`handle` of an agent declared with `flows=`: a new `Flows` answers each call."""
+    flows = type(self).flows  # a class (or function) taking the agent
+    assert flows is not None
+    return flows(self).handle(instruction, context, action_request)
+
+
 def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap `handle` so `call_tool` knows the session of the call it serves."""
     if getattr(handle, "__aios_tracks_session__", False):
@@ -459,15 +448,33 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
     def tracked(self: AIOSAgent, *args: Any, **kwargs: Any) -> Any:
         context = kwargs.get("context", args[1] if len(args) > 1 else None)
         previous = getattr(_current, "session_id", None)
+        previous_tools = getattr(_current, "available_tools", None)
         if isinstance(context, Mapping) and context.get("session_id"):
             _current.session_id = str(context["session_id"])
+        tools = context.get("available_tools") if isinstance(context, Mapping) else None
+        _current.available_tools = frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
         try:
             return handle(self, *args, **kwargs)
         finally:
             _current.session_id = previous
+            _current.available_tools = previous_tools
 
     tracked.__aios_tracks_session__ = True  # type: ignore[attr-defined]
     return tracked
+
+
+def check_tool_names(names: Iterable[str]) -> None:
+    """Raise `ToolFailed` (`unknown_tool`) for a name outside the call's `available_tools`
+    (the executor's listing as injected, S-41); no check outside a call or without it."""
+    known = getattr(_current, "available_tools", None)
+    if not known:
+        return
+    unknown = sorted({name for name in names if name not in known})
+    if unknown:
+        raise ToolFailed(
+            f"unknown tool(s) {unknown}: not in this app's available_tools {sorted(known)}",
+            code="unknown_tool",
+        )
 
 
 def _collect_tools(cls: type) -> dict[str, ToolDef]:

@@ -5,18 +5,12 @@ own token and returns the tool's `result`. Every way the call can fail — no ex
 configured, executor unreachable, request refused, tool failed — raises
 `aios_sdk.errors.ToolFailed` with a stable `code`, so an app needs one `except`.
 
-It speaks HTTP with `aios_sdk.loopback_http` over one keep-alive connection per
-thread, not `requests` nor `http.client`: the executor is always a loopback peer (no
-proxies, no redirects, no TLS); a raw keep-alive call costs about a third of a
-`requests.Session` call on these machines, `http.client` parses every answer's
-headers with the `email` package, and neither is imported: `requests` would make
-each app process about 6 MB larger, and `http.client` loads OpenSSL (`ssl`) for
-the TLS this client never speaks, 3–4 MB more.
+It speaks HTTP through `aios_runtime.json_client` (one kept-alive connection pool
+per executor, shared by the app's threads).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -25,10 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from aios_sdk.errors import ToolFailed
-from aios_sdk.loopback_http import Connection
+from aios_runtime.json_client import PeerTimeout, request_json
+from aios_sdk.errors import AppUnreachable, BadAppReply, ToolFailed
 from aios_sdk.protocol import ToolCall, ToolResult, describe_validation_error
-from aios_sdk.wsgi import json_bytes
 
 __all__ = ["ENV_EXECUTOR_URL", "ENV_TOKEN", "ExecutorClient", "client_from_env"]
 
@@ -36,7 +29,6 @@ log = logging.getLogger("aios.sdk.client")
 
 ENV_EXECUTOR_URL = "AIOS_EXECUTOR_URL"
 ENV_TOKEN = "AIOS_TOKEN"
-TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_runtime.edge.TOKEN_HEADER (avoids Flask)
 
 NOT_CONNECTED = (
     "not connected to an executor — start the app through `aios start` "
@@ -45,7 +37,7 @@ NOT_CONNECTED = (
 
 
 class ExecutorClient:
-    """Keep-alive connections to one executor, authenticated as one app."""
+    """One executor's `/call`, authenticated as one app."""
 
     def __init__(self, url: str, token: str, *, timeout: float = 300.0):
         parts = urlsplit(url.strip())
@@ -54,43 +46,9 @@ class ExecutorClient:
                 f"{ENV_EXECUTOR_URL}={url!r} is not an http://host:port URL",
                 code="not_connected",
             )
-        self.url = url.rstrip("/")
-        self.host = parts.hostname
-        self.port = parts.port or 80
-        self.base_path = parts.path.rstrip("/")
+        self.url = url.strip().rstrip("/")
         self.token = token
         self.timeout = timeout
-        self._local = threading.local()
-
-    def _connection(self) -> Connection:
-        """This thread's connection (it notices a peer's close before reuse)."""
-        conn: Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = Connection(self.host, self.port, self.timeout)
-        conn.timeout = self.timeout
-        return conn
-
-    def _forget(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._local.conn = None
-
-    def _post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-        """(HTTP status, body); transport failures raise `OSError` (the connection
-        is closed then), an answer over `loopback_http.MAX_BODY_BYTES` is a `ProtocolViolation`."""
-        payload = json_bytes(body)
-        answer = self._connection().request(
-            "POST",
-            self.base_path + path,
-            payload,
-            {
-                "Host": f"{self.host}:{self.port}",
-                "Content-Type": "application/json",
-                TOKEN_HEADER: self.token,
-            },
-        )
-        return answer.status, answer.body
 
     def call(
         self,
@@ -106,23 +64,34 @@ class ExecutorClient:
             body = ToolCall(
                 tool=tool, args=dict(args), app_id=app_id, session_id=session_id or None
             ).dump()
-            status, raw = self._post("/call", body)
-        except TimeoutError as exc:
+            answer = request_json(
+                "POST",
+                self.url + "/call",
+                body,
+                token=self.token,
+                timeout=self.timeout,
+                what=f"the executor at {self.url}",
+            )
+        except PeerTimeout as exc:
             raise ToolFailed(
                 f"{tool}: no answer from the executor within {self.timeout:g} s",
                 code="tool_timeout",
             ) from exc
-        except OSError as exc:
-            raise ToolFailed(
-                f"{tool}: executor at {self.url} unreachable ({type(exc).__name__})",
-                code="executor_unreachable",
-            ) from exc
+        except AppUnreachable as exc:
+            raise ToolFailed(f"{tool}: {exc.message}", code="executor_unreachable") from exc
+        except BadAppReply as exc:
+            raise ToolFailed(f"{tool}: {exc.message}", code="bad_executor_reply") from exc
         except (TypeError, ValueError) as exc:
             raise ToolFailed(
                 f"{tool}: arguments are not JSON ({exc})", code="invalid_args"
             ) from exc
         elapsed_ms = (time.monotonic() - started) * 1000
-        payload = _json_body(raw, status, tool)
+        status, payload = answer.status, answer.body
+        if payload is None:
+            raise ToolFailed(
+                f"{tool}: executor answered HTTP {status} with a body that is not JSON",
+                code="bad_executor_reply",
+            )
         if status != 200:
             error = payload.get("error") if isinstance(payload, dict) else None
             if isinstance(error, dict) and error.get("code"):
@@ -143,20 +112,6 @@ class ExecutorClient:
                 detail=result.result,
             )
         return result.result
-
-    def close(self) -> None:
-        """Close this thread's connection (others close when their threads end)."""
-        self._forget()
-
-
-def _json_body(raw: bytes, status: int, tool: str) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ToolFailed(
-            f"{tool}: executor answered HTTP {status} with a body that is not JSON",
-            code="bad_executor_reply",
-        ) from exc
 
 
 def _tool_result(payload: Any, tool: str) -> ToolResult:
@@ -181,8 +136,8 @@ def client_from_env(
 ) -> ExecutorClient:
     """The client for `$AIOS_EXECUTOR_URL` / `$AIOS_TOKEN`, read now (not at import).
 
-    Clients are reused per (url, token), so keep-alive connections survive between
-    calls; `ToolFailed(code="not_connected")` when either variable is missing.
+    Clients are reused per (url, token); `ToolFailed(code="not_connected")` when
+    either variable is missing.
     """
     env = os.environ if env is None else env
     url = env.get(ENV_EXECUTOR_URL, "").strip()

@@ -1,9 +1,66 @@
 """The one error vocabulary of Triton AIOS.
 
 Every failure that leaves a process is an `AiosError` with a stable string `code`
-and an HTTP status; every service turns it into the one JSON error shape
-(`protocol.ErrorResponse`). Lower libraries' errors are translated at the boundary
-(`raise ToolTimeout(...) from exc`).
+and an HTTP status; every service answers it as the one JSON error shape,
+`{"status": "error", "error": {"code": ..., "message": ..., "detail"?: ...}}`, and an
+app's failed reply is the error view `AppReply.error(code, message)`. Lower
+libraries' errors are translated at the boundary (`raise ToolTimeout(...) from exc`).
+Each class is named after its code (`tool_timeout` → `ToolTimeout`).
+
+The tree (class: code, HTTP status; the module when it is not this one):
+
+* AiosError: internal_error, 500
+  + InvalidRequest: invalid_request, 400
+  + UnsupportedMediaType: unsupported_media_type, 415
+  + PayloadTooLarge: payload_too_large, 413
+  + Forbidden: forbidden, 403
+  + HostNotAllowed: host_not_allowed, 421
+  + NotFound: not_found, 404
+  + Overloaded: overloaded, 503
+  + AppUnreachable: app_unreachable, 502
+    - PeerTimeout: app_unreachable, 502 (aios_runtime.json_client)
+  + AppUnavailable: app_unavailable, 503
+  + ControllerUnreachable: controller_unreachable, 502 (executor.tools.schedule)
+  + AppExists: app_exists, 409 (controller.scaffold)
+  + StartupFailed: startup_failed, 500 (controller.apps.supervisor)
+  + StorageFull: storage_full, 507 (aios_runtime.files)
+  + JobRunning: job_running, 409 (controller.scheduler.scheduler)
+  + NeedsUserConfirmation: needs_user_confirmation, 403 (controller.scheduler.scheduler)
+  + Cancelled: cancelled, 409 (controller.pipeline.cancel)
+  + BadAppReply: bad_app_reply, 502
+  + UnknownTool: unknown_tool, 400
+  + InvalidArgs: invalid_args, 400 (executor.tools.catalog)
+  + TemplateError: template_error, 400 (executor.templating)
+  + ToolFailed: tool_failed, 500
+  + ToolTimeout: tool_timeout, 504
+  + PathOutsideWorkdir: path_outside_workdir, 403
+  + CommandNotAllowed: command_not_allowed, 403
+  + UrlNotAllowed: url_not_allowed, 403
+  + NeedsConfirmation: needs_confirmation, 403 (executor.consent)
+  + TooManyProcesses: too_many_processes, 429 (executor.sandbox.background)
+  + LLMError: llm_error, 502 (aios_sdk.llm)
+    - LLMTimeout: llm_timeout, 504 (aios_sdk.llm)
+    - LLMUnauthorized: llm_unauthorized, 502 (aios_sdk.llm)
+    - LLMRateLimited: llm_rate_limited, 503 (aios_sdk.llm)
+    - LLMBadReply: llm_bad_reply, 502 (aios_sdk.llm)
+    - LLMNotConfigured: llm_not_configured, 503 (aios_sdk.llm)
+  + VoiceUnavailable: voice_unavailable, 503 (controller.voice.engines)
+  + VoiceNotUnderstood: voice_not_understood, 422 (controller.voice.engines)
+  + SpeechUnavailable: speech_unavailable, 503 (controller.voice.output)
+
+Codes without a class of their own, raised as `SomeClass(message, code=...)` or
+answered as `AppReply.error(code, ...)`:
+
+* tool results: file_not_found, not_a_file, not_a_directory, is_a_directory,
+  file_too_large, http_error, response_too_large, too_many_redirects,
+  connection_failed, sql_not_allowed, db_error, denied_by_user (a step the user
+  refused; never run);
+* the SDK's `call_tool`: not_connected, executor_unreachable, bad_executor_reply,
+  missing_result;
+* the HTTP edge and the controller: method_not_allowed, invalid_audio, app_error (an
+  app's `handle` raised), dependency_failed, dependency_cycle, too_many_step_rounds.
+
+`tests/core/test_error_tree.py` keeps this list complete.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """The LLM as apps see it: `self.llm` of an agent, talking through the controller.
 
 The API key never leaves the controller (issue 6, SECURITY.md X5): an app reaches the
-model with its own token through two controller routes, `POST /api/llm/chat` and
-`POST /api/llm/plan`. This module owns both ends' shared vocabulary — the request and
+model with its own token through the controller routes `POST /api/llm/chat`,
+`POST /api/llm/plan` and `POST /api/llm/turn` (one turn of an agent loop: OpenAI
+messages and tools in, the assembled message with `finish_reason` and `usage` out,
+its text streamed to the desktop as `agent_progress` events), and reports its loop's
+progress with `POST /api/llm/progress`. This module owns both ends' shared vocabulary — the request and
 reply models of those routes and the `llm_*` error codes — and the app-side client
 `AgentLLM`:
 
@@ -12,20 +15,21 @@ reply models of those routes and the `llm_*` error codes — and the app-side cl
 
 Every failure is an `AiosError` whose `code` is one of `llm_not_configured`,
 `llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`, `llm_error`.
-`requests` is imported on the first call: an app's cold start stays fast.
+The routes are reached through `aios_runtime.json_client`, the pooled client of every
+hop.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aios_runtime.json_client import PeerTimeout, request_json
 from aios_sdk.errors import AiosError
 from aios_sdk.protocol import Context, Step, ToolSpec
 
@@ -42,6 +46,12 @@ __all__ = [
     "LLMRateLimited",
     "LLMTimeout",
     "LLMUnauthorized",
+    "LLMTurnReply",
+    "LLMTurnRequest",
+    "AgentProgress",
+    "LiveTarget",
+    "TurnMessage",
+    "TurnToolCall",
     "ENV_CONTROLLER_URL",
 ]
 
@@ -49,7 +59,6 @@ ENV_CONTROLLER_URL = "AIOS_CONTROLLER_URL"
 ENV_EXECUTOR_URL = "AIOS_EXECUTOR_URL"
 ENV_TOKEN = "AIOS_TOKEN"
 ENV_APP_ID = "AIOS_APP_ID"
-TOKEN_HEADER = "X-AIOS-Token"  # same value as aios_runtime.edge.TOKEN_HEADER (avoids Flask)
 
 # ------------------------------------------------------------------------- errors
 
@@ -139,6 +148,60 @@ class LLMPlanReply(_Wire):
     message: str = ""
 
 
+class TurnToolCall(_Wire):
+    """One function call of the model; `arguments` is its raw JSON text (maybe broken)."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class TurnMessage(_Wire):
+    """One OpenAI chat message of an agent's model context."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: Annotated[str, Field(max_length=400_000)] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+
+class LiveTarget(_Wire):
+    """Where a turn's streamed text is published: the session (and task) it serves."""
+
+    session_id: Annotated[str, Field(max_length=200)]
+    turn: int = 0
+
+
+class LLMTurnRequest(_Wire):
+    """Body of `POST /api/llm/turn`: the model context and the tools it may call."""
+
+    messages: Annotated[list[TurnMessage], Field(min_length=1, max_length=1000)]
+    tools: Annotated[list[dict[str, Any]], Field(max_length=256)] = Field(
+        default_factory=list
+    )
+    max_tokens: Annotated[int, Field(ge=1, le=65536)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    live: LiveTarget | None = None
+
+
+class LLMTurnReply(_Wire):
+    """The assembled assistant message of one turn."""
+
+    content: str = ""
+    tool_calls: list[TurnToolCall] = Field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class AgentProgress(_Wire):
+    """Body of `POST /api/llm/progress`: one step of an app's agent loop for the desktop
+    (`kind`: `turn`, `tool_call`, `tool_result`, `pause`, `done`, …)."""
+
+    session_id: Annotated[str, Field(max_length=200)]
+    kind: Annotated[str, Field(min_length=1, max_length=40)]
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
 # -------------------------------------------------------------------- the client
 
 
@@ -189,8 +252,6 @@ class AgentLLM:
         self.executor_url = (executor_url or env.get(ENV_EXECUTOR_URL, "")).rstrip("/")
         self.app_id = app_id or env.get(ENV_APP_ID, "")
         self.timeout = timeout
-        self._session: Any = None
-        self._lock = threading.Lock()
         self._health: tuple[float, bool] | None = None
         self._tools: list[ToolSpec] | None = None
 
@@ -204,13 +265,15 @@ class AgentLLM:
         now = time.monotonic()
         if self._health is not None and now - self._health[0] < self.HEALTH_TTL:
             return self._health[1]
-        import requests
-
         try:
-            response = self._http().get(f"{self.controller_url}/api/health", timeout=5)
-            llm = response.json().get("llm") if response.status_code == 200 else None
-        except (requests.RequestException, ValueError, AttributeError):
+            answer = request_json(
+                "GET", f"{self.controller_url}/api/health", token=self.token, timeout=5
+            )
+        except AiosError:
             llm = None
+        else:
+            health = answer.body if answer.status == 200 else None
+            llm = health.get("llm") if isinstance(health, dict) else None
         if isinstance(llm, dict):
             llm = llm.get("status")
         ok = isinstance(llm, str) and llm not in ("", "not_configured")
@@ -276,71 +339,95 @@ class AgentLLM:
         reply = LLMPlanReply.model_validate(payload)
         return [step.dump() for step in reply.steps]
 
+    def turn(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        live_session: str | None = None,
+        turn: int = 0,
+    ) -> LLMTurnReply:
+        """One model turn over OpenAI `messages` and function `tools`; with
+        `live_session` the controller streams its text to the desktop as it comes."""
+        body = LLMTurnRequest.model_validate(
+            {
+                "messages": list(messages),
+                "tools": list(tools),
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+                "live": {"session_id": live_session, "turn": turn} if live_session else None,
+            }
+        ).dump()
+        return LLMTurnReply.model_validate(self._post("/api/llm/turn", body))
+
+    def progress(self, session_id: str, kind: str, data: Mapping[str, Any]) -> None:
+        """Publish one step of the agent loop to the desktop; never raises."""
+        if not self.controller_url or not self.token or not session_id:
+            return
+        body = AgentProgress(session_id=session_id, kind=kind, data=dict(data)).dump()
+        try:
+            request_json(
+                "POST",
+                f"{self.controller_url}/api/llm/progress",
+                body,
+                token=self.token,
+                timeout=5,
+                what="the controller",
+            )
+        except AiosError:
+            pass  # the desktop misses one live line; the reply still carries it all
+
     def close(self) -> None:
-        """Close the keep-alive connection (the next call opens a new one)."""
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        """Nothing to release: connections belong to the process's pools
+        (`aios_runtime.json_client`)."""
 
     # -------------------------------------------------------------- plumbing
 
-    def _http(self) -> Any:
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    import requests
-
-                    session = requests.Session()
-                    session.trust_env = False  # loopback only, never via a proxy
-                    if self.token:
-                        session.headers[TOKEN_HEADER] = self.token
-                    self._session = session
-        return self._session
-
     def _post(self, path: str, body: dict[str, Any]) -> Any:
-        import requests
-
         if not self.controller_url or not self.token:
             raise LLMNotConfigured(
                 "no LLM: this app is not connected to a controller "
                 f"({ENV_CONTROLLER_URL} and {ENV_TOKEN} are not set)"
             )
         try:
-            response = self._http().post(
-                f"{self.controller_url}{path}", json=body, timeout=(5, self.timeout)
+            answer = request_json(
+                "POST",
+                f"{self.controller_url}{path}",
+                body,
+                token=self.token,
+                timeout=self.timeout,
+                what="the controller",
             )
-        except requests.Timeout as exc:
+        except PeerTimeout as exc:
             raise LLMTimeout(
                 f"no answer from the controller within {self.timeout:g} s"
             ) from exc
-        except requests.RequestException as exc:
-            raise LLMError(f"controller unreachable ({type(exc).__name__})") from exc
-        try:
-            payload = json.loads(response.content.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise LLMError(
-                f"controller answered HTTP {response.status_code} without JSON"
-            ) from exc
-        if response.status_code != 200:
-            raise error_from_body(response.status_code, payload)
+        except AiosError as exc:  # unreachable, or an answer too large
+            raise LLMError(exc.message) from exc
+        payload = answer.body
+        if payload is None:
+            raise LLMError(f"controller answered HTTP {answer.status} without JSON")
+        if answer.status != 200:
+            raise error_from_body(answer.status, payload)
         self._health = (time.monotonic(), True)
         return payload
 
     def _tool_specs(self, available: Sequence[str]) -> list[ToolSpec]:
         """This app's tools with schemas from the executor (cached); names as a fallback."""
         if self._tools is None and self.executor_url and self.token:
-            import requests
-
             try:
-                response = self._http().get(
-                    f"{self.executor_url}/tools",
-                    params={"app_id": self.app_id},
+                answer = request_json(
+                    "GET",
+                    f"{self.executor_url}/tools?app_id={quote(self.app_id, safe='')}",
+                    token=self.token,
                     timeout=10,
                 )
-                if response.status_code == 200:
-                    listing = response.json().get("tools", [])
+                if answer.status == 200:
+                    listing = answer.body.get("tools", [])
                     self._tools = [ToolSpec.model_validate(t) for t in listing]
-            except (requests.RequestException, ValueError, AttributeError):
+            except (AiosError, ValueError, AttributeError):
                 self._tools = None
         known = list(self._tools or [])
         if available:

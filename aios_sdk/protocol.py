@@ -2,19 +2,24 @@
 
 Every message that crosses a process boundary — controller ⇄ app, app ⇄ executor,
 controller ⇄ executor, desktop ⇄ controller — is one of the pydantic models in this
-module (spec S-3x, S-4x, S-5x, S-8x). Services validate at their edge with these
-models and no other module re-declares a field name.
-
-`data` of a view stays opaque (S-06): the system never interprets it. The per-view
-data models below (`TextData`, `ListData`, …) describe the documented slots for app
-authors and the renderer; they are never enforced on the wire.
+module (S-3x, S-4x, S-5x, S-8x in docs/DESIGN.md). Services validate at their edge
+with these models and no other module re-declares a field name. A view's `data`
+stays opaque (S-06): no model here describes it.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "describe_validation_error",
@@ -27,34 +32,27 @@ __all__ = [
     "AppReply",
     "AppStatus",
     "ButtonAction",
-    "Card",
-    "CardData",
     "ChangeColorCommand",
     "ChangeTextCommand",
-    "ChartData",
     "CheckboxAction",
-    "CodeData",
     "ConfirmationDecision",
     "Context",
-    "DashboardData",
+    "ScheduleJob",
+    "ScheduleJobPatch",
+    "ScheduleJobState",
+    "ScheduleRun",
+    "ScheduleToolCall",
     "DatetimeAction",
-    "ErrorBody",
-    "ErrorResponse",
     "Event",
     "EventsPage",
-    "FormData",
     "FormField",
     "HandleRequest",
     "HideCommand",
-    "ImageData",
     "InputAction",
     "InstructionRequest",
     "InstructionResponse",
     "LinkAction",
-    "ListData",
-    "ListItem",
     "Manifest",
-    "MediaData",
     "MoveCommand",
     "OpenRequest",
     "Option",
@@ -69,13 +67,12 @@ __all__ = [
     "Step",
     "SubmitFormAction",
     "SystemCacheWrite",
-    "TableData",
     "Task",
-    "TextData",
     "ToggleAction",
     "ToolCall",
     "ToolResult",
     "ToolSpec",
+    "ToolInfo",
     "ToolsListing",
     "UICommand",
     "UIElement",
@@ -130,22 +127,6 @@ def parse(model: type[_M], payload: Any) -> _M:
         ) from exc
 
 
-# --------------------------------------------------------------------------- errors
-
-
-class ErrorBody(_Model):
-    """The one JSON error shape: a stable machine code and a readable message."""
-
-    code: str
-    message: str
-    detail: Any = None
-
-
-class ErrorResponse(_Model):
-    status: Literal["error"] = "error"
-    error: ErrorBody
-
-
 # ------------------------------------------------------------------ steps and tools
 
 ATOMIC_TOOLS: tuple[str, ...] = (
@@ -190,9 +171,44 @@ class ToolSpec(_Model):
     custom: bool = False
 
 
+RiskLevel = Literal["read", "write", "execute", "network", "system"]
+
+
+class ToolInfo(ToolSpec):
+    """One entry of the executor's tool listing: a tool with the metadata the runtime enforces.
+
+    `input_schema` is the JSON Schema of the arguments; `parameters` carries the same
+    schema for readers of `ToolSpec`. `provider` names the source (`atomic`,
+    `app:<app_id>`, `skills`, `mcp:<server>`); a tool with `available` false cannot be
+    called now and `unavailable_reason` says why.
+    """
+
+    description: str
+    provider: str
+    input_schema: dict[str, Any]
+    risk_level: RiskLevel
+    requires_confirmation: bool
+    concurrency_safe: bool
+    max_result_size_chars: int
+    available: bool = True
+    unavailable_reason: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_schema(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "input_schema" not in data and "parameters" in data:
+                data = {**data, "input_schema": data["parameters"]}
+            if "parameters" not in data and "input_schema" in data:
+                data = {**data, "parameters": data["input_schema"]}
+        return data
+
+
 class ToolsListing(_Model):
     app_id: str
-    tools: list[ToolSpec]
+    tools: list[ToolInfo]
+    # provider id → {"state": "running"|"starting"|"failed"|"stopped", "error": str|None}
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class ToolCall(_Model):
@@ -254,92 +270,6 @@ class Context(_Model):
     tool_results: dict[str, ToolResult] | None = None
 
 
-# -------------------------------------------------------------------------- views
-
-VIEW_TYPES: tuple[str, ...] = (
-    "text",
-    "list",
-    "card",
-    "table",
-    "form",
-    "media",
-    "image",
-    "chart",
-    "code",
-    "dashboard",
-    "loading",
-    "error",
-    # a task paused before a risky step: data = the pending confirmation (id, app_id,
-    # summary, steps with one sentence each, plan, decisions); the desktop asks the user
-    "confirm",
-)
-
-
-class TextData(_Model):
-    content: str = ""
-
-
-class ListItem(_Model):
-    title: str = ""
-    sub: str | None = None
-
-
-class ListData(_Model):
-    title: str | None = None
-    items: list[ListItem] = Field(default_factory=list)
-
-
-class Card(_Model):
-    title: str = ""
-    image: str | None = None
-    desc: str | None = None
-
-
-class CardData(_Model):
-    cards: list[Card] = Field(default_factory=list)
-
-
-class TableData(_Model):
-    columns: list[str] = Field(default_factory=list)
-    rows: list[list[Any]] = Field(default_factory=list)
-
-
-class FormField(_Model):
-    name: str
-    label: str = ""
-    type: str = "text"
-
-
-class FormData(_Model):
-    fields: list[FormField] = Field(default_factory=list)
-
-
-class MediaData(_Model):
-    url: str = ""
-    type: Literal["audio", "video"] = "audio"
-    title: str | None = None
-
-
-class ImageData(_Model):
-    url: str = ""
-    caption: str | None = None
-
-
-class ChartData(_Model):
-    type: str = "bar"
-    labels: list[str] = Field(default_factory=list)
-    values: list[float] = Field(default_factory=list)
-
-
-class CodeData(_Model):
-    language: str = "text"
-    code: str = ""
-
-
-class DashboardData(_Model):
-    widgets: list[dict[str, Any]] = Field(default_factory=list)
-
-
 # ------------------------------------------------------------------------ actions
 
 ACTION_TYPES: tuple[str, ...] = (
@@ -356,6 +286,14 @@ ACTION_TYPES: tuple[str, ...] = (
 )
 
 
+class FormField(_Model):
+    """One field of a `submit_form` action (S-54)."""
+
+    name: str
+    label: str = ""
+    type: str = "text"
+
+
 class Option(_Model):
     label: str
     value: Any = None
@@ -365,8 +303,13 @@ OptionList = list[Union[str, Option]]
 
 
 class _ActionBase(_Model):
+    """Every action's fields. `item_id` (S-54) names the `id` of the list item, table
+    row or card the control belongs to: the desktop draws it inside that item (an id
+    no item has, or none: in the action bar under the view)."""
+
     label: str = ""
     action_id: Annotated[str, Field(min_length=1, max_length=200)]
+    item_id: Annotated[str, Field(max_length=200)] | None = None
 
 
 class ButtonAction(_ActionBase):
@@ -573,7 +516,11 @@ class AppReply(_Model):
     """S-50/S-51: an app's answer to `handle`.
 
     `data` is opaque (S-06). `steps` go to the executor untouched (S-43).
-    `ui_commands` are S-82 desktop commands the desktop performs.
+    `ui_commands` are S-82 desktop commands the desktop performs. `notice` marks an
+    `ok` reply as degraded (`warning`: it answered, but not all went well — a source
+    unreachable, the user's program failed) or merely informative (`info`); the
+    desktop styles its toast and window by it. `detail` is the technical text behind
+    the plain `message` (an exception, a tool's error), shown folded away.
     """
 
     status: Literal["ok", "error"]
@@ -582,6 +529,8 @@ class AppReply(_Model):
     actions: list[Action] = Field(default_factory=list)
     steps: list[Step] = Field(default_factory=list)
     message: str | None = None
+    notice: Literal["info", "warning", "error"] | None = None
+    detail: str | None = None
     ui_commands: list[UICommand] = Field(default_factory=list)
 
     @field_validator("actions", "steps", "ui_commands", mode="before")
@@ -625,6 +574,10 @@ class Manifest(_Model):
     examples: list[str] = Field(default_factory=list)
     shell_whitelist: list[str] | None = None
     http_domain_whitelist: list[str] | None = None
+    # false: run unconfined, only once the user allowed it (SECURITY.md A5)
+    sandbox: bool = True
+    # true: the app means to reach the internet itself; shown to the user (A4)
+    network: bool = False
 
     @field_validator("handle_endpoint")
     @classmethod
@@ -649,6 +602,9 @@ class AppInfo(_Model):
     status: AppStatus
     port: int | None = None
     error: str | None = None
+    sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs (SECURITY.md A1)
+    sandbox_note: str | None = None  # why it runs so, in words
+    network: bool = False  # its manifest says it reaches the internet itself
 
 
 class InstructionRequest(_Model):
@@ -700,6 +656,7 @@ EventType = Literal[
     "app_status",
     "confirm_request",
     "confirm_resolved",
+    "agent_progress",  # an app's agent loop, live (aios_sdk.llm.AgentProgress)
 ]
 
 
@@ -716,3 +673,113 @@ class Event(_Model):
 class EventsPage(_Model):
     events: list[Event]
     next: int
+
+
+# ---------------------------------------------------------------------- schedules
+
+JOB_ID_PATTERN = r"^job_[a-z0-9]{6,32}$"
+_SCHEDULE_FIELD = {"once": "run_at", "interval": "interval_s", "cron": "cron"}
+_EXECUTION_FIELD = {"agent": "instruction", "command": "command"}
+
+
+class ScheduleJob(_Strict):
+    """A job of the controller's scheduler: what runs, when, inside which app's boundary.
+
+    `id` is given by the controller. `run_at` (ISO 8601) without an offset is the
+    user's local time. The field named by `schedule_type` (`run_at` / `interval_s` /
+    `cron`) and the one named by `execution_type` (`instruction` / `command`) are
+    required; the other schedule and execution fields must be left out.
+    """
+
+    id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    execution_type: Literal["command", "agent"]
+    schedule_type: Literal["once", "interval", "cron"]
+    run_at: datetime | None = None
+    interval_s: Annotated[float, Field(ge=1, le=366 * 86400)] | None = None
+    cron: Annotated[str, Field(min_length=9, max_length=200)] | None = None
+    enabled: bool = True
+    timeout: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    max_runs: Annotated[int, Field(ge=1)] | None = None
+    app_id: Annotated[str, Field(min_length=1, max_length=64)]
+    instruction: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    command: Annotated[str, Field(min_length=1, max_length=4000)] | list[str] | None = None
+
+    @model_validator(mode="after")
+    def _fields_match_types(self) -> ScheduleJob:
+        wanted = _SCHEDULE_FIELD[self.schedule_type]
+        for name in _SCHEDULE_FIELD.values():
+            given = getattr(self, name) is not None
+            if name == wanted and not given:
+                raise ValueError(f"{name} is required when schedule_type is {self.schedule_type}")
+            if name != wanted and given:
+                raise ValueError(f"{name} is not allowed when schedule_type is {self.schedule_type}")
+        wanted = _EXECUTION_FIELD[self.execution_type]
+        for name in _EXECUTION_FIELD.values():
+            given = getattr(self, name) not in (None, [])
+            if name == wanted and not given:
+                raise ValueError(f"{name} is required when execution_type is {self.execution_type}")
+            if name != wanted and given:
+                raise ValueError(f"{name} is not allowed when execution_type is {self.execution_type}")
+        return self
+
+
+class ScheduleJobPatch(_Strict):
+    """Body of `PATCH /api/schedules/<id>`: the fields to change (the rest stay)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    schedule_type: Literal["once", "interval", "cron"] | None = None
+    run_at: datetime | None = None
+    interval_s: Annotated[float, Field(ge=1, le=366 * 86400)] | None = None
+    cron: Annotated[str, Field(min_length=9, max_length=200)] | None = None
+    enabled: bool | None = None
+    timeout: Annotated[float, Field(gt=0, le=86400)] | None = None
+    max_runs: Annotated[int, Field(ge=1)] | None = None
+    instruction: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    command: Annotated[str, Field(min_length=1, max_length=4000)] | list[str] | None = None
+
+
+class ScheduleJobState(_Model):
+    """A job's run state (`jobs-state.json`): when it runs next, how its runs went.
+
+    `running_run_id` is the running marker (a job never overlaps itself);
+    `awaiting_confirmation` says what waits for the user's yes (the job stays
+    disabled until the user enables it); `approved_commands` are the programs
+    outside the whitelist the user allowed for this job.
+    """
+
+    job_id: str
+    created_at: datetime
+    next_run_at: datetime | None = None
+    run_count: int = 0
+    skipped: int = 0
+    last_run_at: datetime | None = None
+    last_status: Literal["ok", "error", "timeout"] | None = None
+    running_run_id: str | None = None
+    running_since: datetime | None = None
+    awaiting_confirmation: str | None = None
+    approved_commands: list[str] = Field(default_factory=list)
+
+
+class ScheduleRun(_Model):
+    """One run of a job (`runs/<job_id>/<run_id>.json`)."""
+
+    run_id: str
+    job_id: str
+    trigger: Literal["schedule", "catch_up", "manual"] = "schedule"
+    started: datetime
+    finished: datetime | None = None
+    duration_s: float | None = None
+    status: Literal["ok", "error", "timeout"]
+    summary: str = ""
+    output_tail: str = ""
+
+
+class ScheduleToolCall(_Strict):
+    """Arguments of the `schedule` tool: an app creates, lists, changes and cancels
+    its own jobs (`job` for `create`; `job_id` for the others; `changes` for `update`)."""
+
+    action: Literal["create", "list", "cancel", "update", "run", "runs"]
+    job: dict[str, Any] | None = None
+    job_id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
+    changes: dict[str, Any] | None = None

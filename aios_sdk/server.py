@@ -1,11 +1,10 @@
 """An app's HTTP service: `serve(agent)` / `create_app(agent)` (S-75, ARCHITECTURE "App
 HTTP API").
 
-Built on `aios_sdk.wsgi.Service` (the edge rules of `aios_runtime.edge` — loopback
-Host/Origin guard, CORS for loopback origins, strict JSON, one error shape — without
-Flask, which would be most of an idle app's memory and start-up time) with the app's
-own token from `AIOS_TOKEN`, served by `aios_runtime.edge.start_server`.
-Routes: `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
+A Flask app with the edge of `aios_runtime.edge` installed (loopback Host/Origin
+guard, CORS for loopback origins, the app's own token from `AIOS_TOKEN`, strict JSON,
+one error shape), served on waitress by `aios_runtime.serving.start_server`. Routes:
+`GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
 standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error).
@@ -15,15 +14,18 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from typing import Any
 
+from flask import Flask, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aios_runtime.edge import start_server, token_matches
+from aios_runtime.edge import create_service, public, read_json, token_matches
+from aios_runtime.json_client import json_bytes
+from aios_runtime.serving import start_server
 from aios_sdk.agent import AIOSAgent
 from aios_sdk.errors import AiosError, NotFound, ToolFailed
 from aios_sdk.protocol import AppReply, HandleRequest, describe_validation_error
-from aios_sdk.wsgi import Request, Service, json_bytes
 
 __all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]
 
@@ -68,8 +70,12 @@ def _readable(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
-    """The WSGI service serving `agent`; `token` defaults to `$AIOS_TOKEN`.
+def _json_response(encoded: bytes) -> Response:
+    return Response(encoded, mimetype="application/json")
+
+
+def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
+    """The Flask app serving `agent`; `token` defaults to `$AIOS_TOKEN`.
 
     Without either, a random token is made and logged: an app never runs token-less.
     """
@@ -77,28 +83,27 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
         raise TypeError(f"serve an AIOSAgent instance, not {type(agent).__name__}")
     token = token or os.environ.get("AIOS_TOKEN", "").strip()
     if not token:
-        import secrets  # only here: it loads OpenSSL, which an app otherwise never needs
-
         token = secrets.token_urlsafe(24)
         log.warning(
             "AIOS_TOKEN is not set; this app's token for this run is %s "
             "(send it in the X-AIOS-Token header)",
             token,
         )
-    app = Service(f"aios-app-{agent.app_id}", token_matches(token))
+    app = create_service(f"aios-app-{agent.app_id}", token_matches(token))
     app.config["AIOS_TOKEN"] = token
     manifest = agent.manifest()
     app_log = agent.log
 
-    def health(http: Request) -> dict[str, Any]:
+    @public
+    def health() -> dict[str, Any]:
         return {"status": "ok", "app_id": agent.app_id, "name": agent.name}
 
-    def manifest_route(http: Request) -> dict[str, Any]:
+    def manifest_route() -> dict[str, Any]:
         tools = [tool_def.spec().dump() for tool_def in agent.custom_tools().values()]
         return {"manifest": agent.manifest(), "tools": tools}
 
-    def handle_route(http: Request) -> bytes:
-        request = http.json(HandleRequest)
+    def handle_route() -> Response:
+        request = read_json(HandleRequest)
         context = request.context.dump()
         action = request.action_request.dump() if request.action_request else None
         try:
@@ -120,19 +125,12 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
             "bad_app_reply"
         ):
             app_log.error("%s", body.get("message"))
-        return encoded
+        return _json_response(encoded)
 
-    app.route("GET", "/health", health, public=True)
-    app.route("GET", "/manifest", manifest_route)
-    endpoints = {"/handle", manifest.get("handle_endpoint") or "/handle"}
-    for endpoint in sorted(endpoints):
-        if isinstance(endpoint, str) and endpoint.startswith("/"):
-            app.route("POST", endpoint, handle_route)
-
-    def tool_route(http: Request, name: str) -> bytes:
+    def tool_route(name: str) -> Response:
         if name not in agent.custom_tools():
             raise NotFound(f"{agent.app_id} has no custom tool {name!r}")
-        invocation = http.json(ToolInvocation)
+        invocation = read_json(ToolInvocation)
         try:
             result = agent.run_custom_tool(name, invocation.args)
         except AiosError:
@@ -141,13 +139,19 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Service:
             app_log.exception("custom tool %s failed", name)
             raise ToolFailed(f"{name}: {_readable(exc)}") from exc
         try:
-            return json_bytes({"status": "ok", "result": result})
+            return _json_response(json_bytes({"status": "ok", "result": result}))
         except (TypeError, ValueError) as exc:
             raise ToolFailed(
                 f"{name}: result is not JSON ({type(result).__name__})"
             ) from exc
 
-    app.route("POST", "/tools/<>", tool_route)
+    app.add_url_rule("/health", "health", health, methods=["GET"])
+    app.add_url_rule("/manifest", "manifest", manifest_route, methods=["GET"])
+    endpoints = {"/handle", manifest.get("handle_endpoint") or "/handle"}
+    for endpoint in sorted(endpoints):
+        if isinstance(endpoint, str) and endpoint.startswith("/"):
+            app.add_url_rule(endpoint, f"handle:{endpoint}", handle_route, methods=["POST"])
+    app.add_url_rule("/tools/<name>", "tool", tool_route, methods=["POST"])
     return app
 
 

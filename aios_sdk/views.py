@@ -1,11 +1,16 @@
-"""Small builders for reply dicts, views and actions (S-50, S-52, S-53, S-54, S-82).
+"""Builders for reply dicts, views and actions (S-50, S-52, S-53, S-54, S-82).
 
-Optional sugar: a reply is a plain dict and an app may write it by hand. These
-functions only spell the field names of `aios_sdk.protocol` once, so an app cannot
-misspell them; the SDK server validates every reply as `protocol.AppReply`.
+A reply is a plain dict and an app may write it by hand; these functions spell the
+field names of `aios_sdk.protocol` once, so an app cannot misspell them (the SDK
+server still validates every reply as `protocol.AppReply`). `reply` builds any
+view; `text_reply`, `list_reply` and `error_reply` the common ones; one function
+per action type builds the controls (each takes `item_id=`: the `id` of the list
+item, table row or card the control is drawn in); `ui_command` a desktop command.
+A reply that answered but not fully (a source unreachable, the user's program
+failed) says so with `notice="warning"` and keeps the technical text in `detail`.
 
-    from aios_sdk.views import button, reply
-    return reply("text", {"content": "你好"}, actions=[button("再说一次", "again")])
+    from aios_sdk.views import button, text_reply
+    return text_reply("你好", actions=[button("再说一次", "again")])
 """
 
 from __future__ import annotations
@@ -41,8 +46,17 @@ def reply(
     steps: Iterable[Mapping[str, Any]] = (),
     ui_commands: Iterable[Mapping[str, Any]] = (),
     status: str = "ok",
+    state: Mapping[str, Any] | None = None,
+    notice: str | None = None,
+    detail: str | None = None,
 ) -> dict[str, Any]:
-    """An app reply (S-50); empty `steps` / `ui_commands` are left out."""
+    """An app reply (S-50); empty `steps` / `ui_commands` / `state` are left out.
+
+    `state` is what the app wants back as `context["cwd_state"]` in later calls of
+    the same session (merged into what it kept before). `notice` (`"info"`,
+    `"warning"`, `"error"`) marks an `ok` reply as degraded or informative; `detail`
+    is the technical text the desktop shows folded away under the plain `message`.
+    """
     body: dict[str, Any] = {
         "status": status,
         "view_type": view_type,
@@ -51,18 +65,29 @@ def reply(
     }
     if message is not None:
         body["message"] = message
+    if notice is not None:
+        body["notice"] = notice
+    if detail:
+        body["detail"] = detail
     steps = [dict(step) for step in steps]
     if steps:
         body["steps"] = steps
     commands = [dict(command) for command in ui_commands]
     if commands:
         body["ui_commands"] = commands
+    if state:
+        body["state"] = dict(state)
     return body
 
 
-def text_reply(content: str, **kwargs: Any) -> dict[str, Any]:
-    """A `text` view: `{"content": …}`."""
-    return reply("text", {"content": content}, **kwargs)
+def text_reply(content: str, message: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """A `text` view, `{"content": …}`; the spoken `message` is `content` unless given."""
+    return reply(
+        "text",
+        {"content": content},
+        message=content if message is None else message,
+        **kwargs,
+    )
 
 
 def list_reply(
@@ -75,81 +100,153 @@ def list_reply(
     return reply("list", data, **kwargs)
 
 
-def error_reply(code: str, message: str) -> dict[str, Any]:
-    """The standard error view (same shape as `protocol.AppReply.error`)."""
+def error_reply(code: str, message: str, detail: str | None = None) -> dict[str, Any]:
+    """The standard error view (same shape as `protocol.AppReply.error`): the plain
+    `message`, the technical `detail` (if any) folded away."""
     return reply(
-        "error", {"code": code, "message": message}, message=message, status="error"
+        "error",
+        {"code": code, "message": message},
+        message=message,
+        status="error",
+        detail=detail,
     )
+
+
+def _placed(action: dict[str, Any], item_id: str | None) -> dict[str, Any]:
+    """`action`, drawn inside the list item / table row / card whose `id` is `item_id`."""
+    if item_id is not None:
+        action["item_id"] = str(item_id)
+    return action
 
 
 # ------------------------------------------------------------------------ actions
 
 
-def button(label: str, action_id: str, **params: Any) -> dict[str, Any]:
-    """Forwards `{action_id, params}` when clicked."""
+def button(
+    label: str, action_id: str, *, item_id: str | None = None, **params: Any
+) -> dict[str, Any]:
+    """Forwards `{action_id, params}` when clicked; `item_id` places it in that item."""
     action: dict[str, Any] = {"type": "button", "label": label, "action_id": action_id}
     if params:
         action["params"] = params
-    return action
+    return _placed(action, item_id)
 
 
 def submit_form(
-    label: str, action_id: str, fields: Iterable[Mapping[str, Any]]
+    label: str,
+    action_id: str,
+    fields: Iterable[Mapping[str, Any]] = (),
+    *,
+    item_id: str | None = None,
 ) -> dict[str, Any]:
-    """Forwards `{action_id, form_values}`; fields are `{name, label, type}`."""
-    return {
+    """Forwards `{action_id, form_values}`; fields are `{name, label, type, value?}`.
+
+    Without fields it is a button submitting the values of the reply's `form` view
+    (the one editable copy); with fields it draws a small form of its own."""
+    action = {
         "type": "submit_form",
         "label": label,
         "action_id": action_id,
         "fields": [dict(field) for field in fields],
     }
+    return _placed(action, item_id)
 
 
 def _choice(
-    kind: str, label: str, action_id: str, options: Iterable[Any]
+    kind: str,
+    label: str,
+    action_id: str,
+    options: Iterable[Any],
+    value: Any,
+    item_id: str | None,
 ) -> dict[str, Any]:
-    return {"type": kind, "label": label, "action_id": action_id, "options": list(options)}
+    action = {
+        "type": kind,
+        "label": label,
+        "action_id": action_id,
+        "options": list(options),
+    }
+    if value is not None:
+        action["value"] = value
+    return _placed(action, item_id)
 
 
-def select(label: str, action_id: str, options: Iterable[Any]) -> dict[str, Any]:
-    """Forwards `{action_id, selected}`."""
-    return _choice("select", label, action_id, options)
+def select(
+    label: str,
+    action_id: str,
+    options: Iterable[Any],
+    value: Any = None,
+    *,
+    item_id: str | None = None,
+) -> dict[str, Any]:
+    """Forwards `{action_id, selected}`; `value` is the option shown as chosen.
+
+    An option is a string or `{"label": …, "value": …}`."""
+    return _choice("select", label, action_id, options, value, item_id)
 
 
-def radio(label: str, action_id: str, options: Iterable[Any]) -> dict[str, Any]:
-    """Forwards `{action_id, selected}`."""
-    return _choice("radio", label, action_id, options)
+def radio(
+    label: str,
+    action_id: str,
+    options: Iterable[Any],
+    value: Any = None,
+    *,
+    item_id: str | None = None,
+) -> dict[str, Any]:
+    """Forwards `{action_id, selected}`; `value` is the option shown as chosen."""
+    return _choice("radio", label, action_id, options, value, item_id)
 
 
 def checkbox(
-    label: str, action_id: str, options: Iterable[Any], checked: Iterable[Any] = ()
+    label: str,
+    action_id: str,
+    options: Iterable[Any],
+    checked: Iterable[Any] = (),
+    *,
+    item_id: str | None = None,
 ) -> dict[str, Any]:
     """Forwards `{action_id, checked: [...]}`."""
-    return {
+    action = {
         "type": "checkbox",
         "label": label,
         "action_id": action_id,
         "options": list(options),
         "checked": list(checked),
     }
+    return _placed(action, item_id)
 
 
-def input_box(label: str, action_id: str, placeholder: str | None = None) -> dict[str, Any]:
-    """Forwards `{action_id, value}`."""
+def input_box(
+    label: str,
+    action_id: str,
+    placeholder: str | None = None,
+    value: str | None = None,
+    *,
+    item_id: str | None = None,
+) -> dict[str, Any]:
+    """Forwards `{action_id, value}`; `value` prefills the box."""
     action: dict[str, Any] = {"type": "input", "label": label, "action_id": action_id}
     if placeholder is not None:
         action["placeholder"] = placeholder
-    return action
+    if value is not None:
+        action["value"] = value
+    return _placed(action, item_id)
 
 
-def link(label: str, action_id: str, href: str) -> dict[str, Any]:
+def link(
+    label: str, action_id: str, href: str, *, item_id: str | None = None
+) -> dict[str, Any]:
     """Forwards `{action_id, href}`."""
-    return {"type": "link", "label": label, "action_id": action_id, "href": href}
+    action = {"type": "link", "label": label, "action_id": action_id, "href": href}
+    return _placed(action, item_id)
 
 
-def toggle(label: str, action_id: str, on: bool = False) -> dict[str, Any]:
+def toggle(
+    label: str, action_id: str, on: bool = False, *, item_id: str | None = None
+) -> dict[str, Any]:
     """Forwards `{action_id, on}`."""
-    return {"type": "toggle", "label": label, "action_id": action_id, "on": on}
+    action = {"type": "toggle", "label": label, "action_id": action_id, "on": on}
+    return _placed(action, item_id)
 
 
 def slider(
@@ -160,6 +257,7 @@ def slider(
     max: float = 100,
     step: float = 1,
     value: float | None = None,
+    item_id: str | None = None,
 ) -> dict[str, Any]:
     """Forwards `{action_id, value}`."""
     action: dict[str, Any] = {
@@ -172,15 +270,17 @@ def slider(
     }
     if value is not None:
         action["value"] = value
-    return action
+    return _placed(action, item_id)
 
 
-def datetime_picker(label: str, action_id: str, value: str | None = None) -> dict[str, Any]:
+def datetime_picker(
+    label: str, action_id: str, value: str | None = None, *, item_id: str | None = None
+) -> dict[str, Any]:
     """Forwards `{action_id, value: "2026-08-14T22:00"}`."""
     action: dict[str, Any] = {"type": "datetime", "label": label, "action_id": action_id}
     if value is not None:
         action["value"] = value
-    return action
+    return _placed(action, item_id)
 
 
 def ui_command(op: str, element_id: str, **fields: Any) -> dict[str, Any]:

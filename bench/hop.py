@@ -1,42 +1,49 @@
-"""The loopback floor of `aios bench`: one keep-alive HTTP client and a trivial echo.
+"""The loopback floor of `aios bench`: the hops' own client and a trivial Flask echo.
 
-Every latency the benchmark reports is measured with `KeepAliveClient` (raw
-`http.client`, one persistent connection, JSON in and out), so the pipeline's
-figures and the floor they are divided by pay the same client cost. `EchoServer`
-is the floor itself: a separate process serving a plain WSGI JSON echo with
-waitress on 127.0.0.1 (the issue's reference: a common, well-kept WSGI server),
-so one floor sample is exactly one loopback hop with nothing behind it. Triton's
-own services run on `aios_sdk.http_server`.
+Every latency the benchmark reports is measured with `KeepAliveClient`, JSON over
+`aios_runtime.json_client.send_json` (the client of the controller's hops and of
+`call_tool`) on a one-connection pool of its own, so the pipeline's figures and
+the floor they are divided by pay the same client cost. `EchoServer` is the floor
+itself: a separate process serving a Flask JSON echo on waitress, the stack every
+Triton service runs on, so one floor sample is exactly one loopback hop with
+nothing behind it.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["EchoServer", "HopFailed", "KeepAliveClient", "stop_process_group"]
+from aios_runtime.json_client import new_pool, send_json
+from aios_sdk.errors import AiosError
 
-TOKEN_HEADER = "X-AIOS-Token"  # aios_runtime.edge.TOKEN_HEADER, without importing Flask
+__all__ = [
+    "FLOOR_STACK",
+    "EchoServer",
+    "HopFailed",
+    "KeepAliveClient",
+    "stop_process_group",
+]
+
+FLOOR_STACK = "Flask on waitress, reached with aios_runtime.json_client (urllib3)"
 
 # The floor: parse the JSON body and send it back, nothing else.
 _ECHO_PROGRAM = """
-import json, sys
+from flask import Flask, request
 from waitress.server import create_server
 
-def echo(environ, start_response):
-    size = int(environ.get("CONTENT_LENGTH") or 0)
-    body = json.dumps(json.loads(environ["wsgi.input"].read(size) or b"{}")).encode()
-    start_response("200 OK", [("Content-Type", "application/json"),
-                              ("Content-Length", str(len(body)))])
-    return [body]
+app = Flask("bench_echo")
 
-server = create_server(echo, host="127.0.0.1", port=0, threads=4)
+@app.post("/")
+def echo():
+    return request.get_json()
+
+server = create_server(app, host="127.0.0.1", port=0, threads=4)
 print(server.effective_port, flush=True)
 server.run()
 """
@@ -50,42 +57,28 @@ class KeepAliveClient:
     """JSON over one persistent loopback connection (reconnects after a failure)."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0):
-        rest = base_url.split("://", 1)[-1].rstrip("/")
-        host, _, port = rest.partition(":")
-        self.host = host
-        self.port = int(port or 80)
+        parts = urlsplit(base_url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.token = token
         self.timeout = timeout
-        self._headers = {
-            "Host": f"127.0.0.1:{self.port}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-        }
-        if token:
-            self._headers[TOKEN_HEADER] = token
-        self._conn: http.client.HTTPConnection | None = None
+        self._pool = new_pool(self.host, self.port, maxsize=1)
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """(HTTP status, parsed JSON body or None); `HopFailed` when nothing answers."""
-        payload = None if body is None else json.dumps(body, ensure_ascii=False).encode()
-        conn = self._conn
-        if conn is None:
-            conn = self._conn = http.client.HTTPConnection(
-                self.host, self.port, timeout=self.timeout
+        try:
+            answer = send_json(
+                self._pool,
+                method,
+                path,
+                body,
+                token=self.token,
+                timeout=self.timeout,
+                what=f"{method} {path}",
             )
-        try:
-            conn.request(method, path, body=payload, headers=self._headers)
-            response = conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            raise HopFailed(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        if response.will_close:
-            self.close()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = None
-        return response.status, parsed
+        except AiosError as exc:
+            raise HopFailed(exc.message) from exc
+        return answer.status, answer.body
 
     def post(self, path: str, body: Any) -> tuple[int, Any]:
         return self.request("POST", path, body)
@@ -94,9 +87,8 @@ class KeepAliveClient:
         return self.request("GET", path)
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._pool.close()
+        self._pool = new_pool(self.host, self.port, maxsize=1)
 
 
 class EchoServer:

@@ -64,6 +64,7 @@ GOALS: dict[str, Goal] = {
     "concurrency_errors": Goal("errors", "<=", 0, 0),
     "concurrency_p99_ms": Goal("ms", digits=1),
     "zero_llm_share": Goal("share", ">=", 0.8),
+    "first_chunk_ms": Goal("ms"),
 }
 KEYS = tuple(GOALS)
 
@@ -104,7 +105,8 @@ def _timed(label: str, step: Callable[[], Any]) -> Any:
 
 def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, Any]:
     """Every figure of `KEYS`, in one run; `meta` receives the details behind them."""
-    from bench.hop import EchoServer, KeepAliveClient
+    from bench.hop import FLOOR_STACK, EchoServer, KeepAliveClient
+    from bench.openai_entry import first_chunk_latency
     from bench.routing import (
         load_routing_texts,
         route_p50_ms,
@@ -113,6 +115,8 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
         zero_llm_share,
     )
     from bench.system import (
+        PROBE_APP_ID,
+        PROBE_TEXT,
         RunningSystem,
         concurrency,
         executor_steps_per_s,
@@ -185,6 +189,20 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             out["pipeline_p99_ms"] = _percentile(pipeline, 0.99) * 1000
             out["pipeline_ratio"] = out["pipeline_p50_ms"] / out["hop_floor_ms"]
             meta["pipeline_samples"] = len(pipeline)
+            meta["floor_stack"] = FLOOR_STACK
+
+            firsts, wholes = _timed(
+                "/v1 first chunk",
+                lambda: first_chunk_latency(
+                    system.url, system.token, PROBE_APP_ID, PROBE_TEXT,
+                    plan.samples, plan.warmup,
+                ),
+            )  # fmt: skip
+            out["first_chunk_ms"] = statistics.median(firsts) * 1000
+            meta["first_chunk"] = {
+                "samples": len(firsts),
+                "stream_whole_p50_ms": round(statistics.median(wholes) * 1000, 3),
+            }
 
             load = _timed(
                 f"{plan.clients} clients for {plan.seconds:g} s",

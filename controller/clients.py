@@ -1,29 +1,19 @@
-"""HTTP clients the controller uses to talk to the executor and to apps.
+"""The controller's clients of the executor's and the apps' HTTP APIs.
 
-`aios_sdk.loopback_http` (far cheaper per call than `requests`, and than
-`http.client`, whose header parsing cost more than the hop itself) over keep-alive
-connections: idle connections wait in a pool per peer (`_POOL`), so a pipeline hop
-costs one loopback round trip instead of a TCP handshake plus a round trip, and a
-peer sees as many connections as calls ran at once — not one per thread of the
-controller's server, which keeps a thread per client connection. An idle
-connection the peer has closed (restart, idle timeout) is noticed before reuse and
-replaced. Every transport failure becomes an `AiosError` at this
-boundary: `AppUnreachable` when nothing answers or the answer is late,
-`BadAppReply` when the answer is not JSON, and the peer's own error (`{"status":
-"error", "error": {code, message}}`) re-raised with its code.
+Every call goes through `aios_runtime.json_client` (one kept-alive connection pool
+per peer, shared by all threads). Every failure is an `AiosError` at this boundary:
+`AppUnreachable` when nothing answers or the answer is late, `BadAppReply` when the
+answer is not JSON (or too large), and the peer's own error (`{"status": "error",
+"error": {code, message}}`) re-raised with its code.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
-from aios_sdk.loopback_http import Connection
-from aios_sdk.wsgi import json_bytes
+from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
+from aios_sdk.errors import AiosError, BadAppReply
 
 __all__ = [
     "AppClient",
@@ -34,51 +24,9 @@ __all__ = [
     "peer_error",
 ]
 
-TOKEN_HEADER = "X-AIOS-Token"  # aios_runtime.edge.TOKEN_HEADER, without importing Flask
-MAX_IDLE_PER_PEER = 32  # idle connections kept per peer; more are closed after use
-
-
 MAX_APP_REPLY = 8 << 20  # bytes of one app reply (views carry data, not files)
 
-
-@dataclass
-class HttpAnswer:
-    status: int
-    body: Any  # parsed JSON, or None when the body was empty / not JSON
-    raw: bytes
-
-
-class _ConnectionPool:
-    """Idle keep-alive connections per (host, port); the latest returned is reused
-    first (the one least likely to have been closed by the peer's idle timeout)."""
-
-    def __init__(self, max_idle: int):
-        self.max_idle = max_idle
-        self._idle: dict[tuple[str, int], list[Connection]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, host: str, port: int, timeout: float) -> Connection:
-        with self._lock:
-            idle = self._idle.get((host, port))
-            conn = idle.pop() if idle else None
-        if conn is None:
-            conn = Connection(host, port, timeout)
-        conn.timeout = timeout
-        return conn
-
-    def give(self, conn: Connection) -> None:
-        """Keep `conn` for the next call (if it is still open and there is room)."""
-        if not conn.connected:
-            return
-        with self._lock:
-            idle = self._idle.setdefault((conn.host, conn.port), [])
-            if len(idle) < self.max_idle:
-                idle.append(conn)
-                return
-        conn.close()
-
-
-_POOL = _ConnectionPool(MAX_IDLE_PER_PEER)
+HttpAnswer = JsonAnswer  # status, parsed JSON body (None when empty / not JSON), raw
 
 
 def http_json(
@@ -89,35 +37,13 @@ def http_json(
     token: str | None = None,
     timeout: float = 10.0,
     what: str = "service",
+    max_bytes: int = MAX_ANSWER_BYTES,
 ) -> HttpAnswer:
-    """One JSON request; transport failures raise `AppUnreachable` naming `what`."""
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    host = parts.hostname or "127.0.0.1"
-    port = parts.port or 80
-    headers = {"Host": f"127.0.0.1:{port}", "Accept": "application/json"}
-    if token:
-        headers[TOKEN_HEADER] = token
-    payload = None
-    if body is not None:
-        payload = json_bytes(body)
-        headers["Content-Type"] = "application/json"
-    conn = _POOL.take(host, port, timeout)
-    try:
-        answer = conn.request(method, path, payload, headers)
-    except TimeoutError as exc:
-        raise AppUnreachable(f"{what} did not answer within {timeout:g} s") from exc
-    except OSError as exc:
-        raise AppUnreachable(f"{what} is not reachable ({type(exc).__name__})") from exc
-    _POOL.give(conn)  # after a failure it was closed: not kept
-    raw = answer.body
-    try:
-        parsed = json.loads(raw.decode("utf-8")) if raw else None
-    except (UnicodeDecodeError, ValueError):
-        parsed = None
-    return HttpAnswer(answer.status, parsed, raw)
+    """One JSON request; transport failures raise `AppUnreachable` naming `what`, an
+    answer over `max_bytes` raises `BadAppReply`."""
+    return request_json(
+        method, url, body, token=token, timeout=timeout, what=what, max_bytes=max_bytes
+    )
 
 
 def peer_error(answer: HttpAnswer, what: str) -> AiosError:
@@ -187,6 +113,14 @@ class ExecutorClient:
 
     def unregister(self, app_id: str) -> None:
         self._call("DELETE", f"/apps/{quote(app_id, safe='')}")
+
+    def tool_listing(self, app_id: str) -> dict[str, Any]:
+        """`GET /tools?app_id=X` as a dict (`app_id` "": the tools every app has)."""
+        query = f"?app_id={quote(app_id, safe='')}" if app_id else ""
+        listing = self._call("GET", f"/tools{query}")
+        if not isinstance(listing, dict) or not isinstance(listing.get("tools"), list):
+            raise BadAppReply("the executor's tool listing has no 'tools' list")
+        return listing
 
     def tool_names(self, app_id: str) -> list[str]:
         listing = self._call("GET", f"/tools?app_id={quote(app_id, safe='')}")
@@ -265,12 +199,8 @@ class AppClient:
             token=self.token,
             timeout=timeout,
             what=self.what,
+            max_bytes=MAX_APP_REPLY,  # the desktop would choke on more (J2)
         )
-        if len(answer.raw) > MAX_APP_REPLY:  # the desktop would choke on it (J2)
-            raise BadAppReply(
-                f"{self.what} answered {len(answer.raw)} bytes; "
-                f"a reply may have at most {MAX_APP_REPLY}"
-            )
         body = answer.body
         if isinstance(body, dict) and body.get("status") == "error" and "view_type" in body:
             return body  # an AppReply.error(...) view, keep it as is

@@ -18,13 +18,14 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from aios_runtime.settings import load_settings
+from aios_runtime.settings import load_settings_or_set_aside
 from aios_sdk.errors import AiosError
 from controller.apps.discovery import discover_apps
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
 from controller.apps.processes import ExecutorLaunch
 from controller.apps.supervisor import StartupFailed, Supervisor, SupervisorConfig
 from controller.events import EventBus, ExecutorEventRelay
+from controller.api.tools import ToolListings
 from controller.pipeline.context import ContextBuilder
 from controller.state_dir import StateDir
 
@@ -63,6 +64,7 @@ class Controller:
         self._summarizer: Any = None
         self.speaker: Any = None
         self._relay: ExecutorEventRelay | None = None
+        self.scheduler: Any = None  # controller.scheduler.Scheduler, once serving
         self.url = ""
 
     @property
@@ -80,8 +82,11 @@ class Controller:
                 "run `aios stop` first or use another --state-dir"
             )
         config_path = Path(opts.config_path).expanduser().resolve()
-        settings = load_settings(config_path)
-        specs = discover_apps(Path(opts.apps_dir).expanduser().resolve())
+        settings = load_settings_or_set_aside(config_path)
+        # the user's workspaces live in the state folder, the apps folder stays as shipped
+        specs = discover_apps(
+            Path(opts.apps_dir).expanduser().resolve(), self.state.root / "workspaces"
+        )
         if not specs:
             _note(f"no apps found in {opts.apps_dir}")
         for spec in specs:
@@ -90,13 +95,20 @@ class Controller:
             elif spec.requirements_note:
                 _note(f"app {spec.app_id}: {spec.requirements_note}")
 
-        ports = PortAssigner(load_preferred_ports(opts.ports))
+        try:
+            preferred = load_preferred_ports(opts.ports)
+        except AiosError as exc:  # a damaged preference file costs only the preferences
+            _note(f"{exc.message}; free ports are used instead")
+            preferred = {}
+        ports = PortAssigner(preferred)
         controller_port = ports.assign("controller")
         self.url = f"http://127.0.0.1:{controller_port}"
         extra = settings.model_extra or {}
-        self.contexts = ContextBuilder(
-            lambda app_id: self._supervisor().executor_client.tool_names(app_id)
+        # the executor's tool listing, the one source of every tool list here
+        self.tools = ToolListings(
+            lambda app_id: self._supervisor().executor_client.tool_listing(app_id)
         )
+        self.contexts = ContextBuilder(self.tools.names, cache_tools=False)
         supervisor = Supervisor(
             specs=specs,
             ports=ports,
@@ -109,9 +121,10 @@ class Controller:
             controller_url=self.url,
             app_settings=settings.app_settings,
             config=SupervisorConfig.from_mapping(extra.get("supervisor")),
+            app_sandbox=extra.get("app_sandbox"),
             on_status=self._publish_status,
             on_ports=self.state.write_ports,
-            on_registered=lambda app_id: self.contexts.invalidate(
+            on_registered=lambda app_id: self.tools.invalidate(
                 None if app_id == "*" else app_id
             ),
         )
@@ -131,6 +144,7 @@ class Controller:
             raise
         self._relay = ExecutorEventRelay(self.events, supervisor.executor_client.events)
         self._relay.start()
+        self.scheduler.start()  # its first tick is the catch-up after downtime
         if opts.speak:
             self.speaker.welcome()  # S-34: "欢迎使用 Triton AIOS" once ready
         return self.desktop_url
@@ -138,9 +152,19 @@ class Controller:
     def _serve(
         self, settings: Any, config_path: Path, port: int, ports: PortAssigner
     ) -> None:
-        from aios_runtime.edge import start_server, token_matches
+        from aios_runtime.edge import token_matches
+        from aios_runtime.serving import start_server
+        from controller.api.about import about_blueprint
         from controller.api.desktop import ApiServices, create_app
         from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
+        from controller.api.tools import tools_blueprint
+        from controller.api.openai_compat import openai_blueprint
+        from controller.api.schedules import (
+            allow_app_tokens_for_schedule,
+            schedules_blueprint,
+        )
+        from controller.api.tasks import tasks_blueprint
+        from controller.chat.turn import AddressedRouter, ChatService
         from controller.llm.client import LLMClient
         from controller.llm.summary import BackgroundSummarizer
         from controller.permissions.confirmations import ConfirmationGate
@@ -149,6 +173,7 @@ class Controller:
         from controller.pipeline.run import Pipeline, PipelineLimits
         from controller.routing.llm_router import FallbackRouter, LLMRouter
         from controller.routing.router import DeterministicRouter
+        from controller.scheduler.wiring import build_scheduler
         from controller.sessions import Session, SessionStore
         from controller.settings_store import SettingsStore
         from controller.voice.input import Recognizer, voice_blueprint
@@ -218,7 +243,8 @@ class Controller:
             else None
         )
         pipeline = Pipeline(
-            router=FallbackRouter(DeterministicRouter(), LLMRouter(llm)),
+            # `triton/<app_id>` over /v1 addresses one app without routing
+            router=AddressedRouter(FallbackRouter(DeterministicRouter(), LLMRouter(llm))),
             apps=supervisor,
             run_steps=run_steps,
             contexts=self.contexts,
@@ -226,8 +252,11 @@ class Controller:
             events=self.events,
             limits=limits,
             on_turn=summarise_later,
-            permissions=PermissionPolicy(
-                self.state.root / "permissions.json", store.get, manifest_whitelist
+            permissions=(
+                policy := PermissionPolicy(
+                    self.state.root / "permissions.json", store.get, manifest_whitelist,
+                    self.tools.entries,
+                )
             ),
             confirmations=confirmations,
         )
@@ -249,6 +278,14 @@ class Controller:
 
         if self.options.speak:
             follow_speak_events(self.events, speaker)
+        self.scheduler = build_scheduler(
+            self.state.root, run_steps=run_steps, events=self.events, policy=policy,
+            instruct=lambda text, sid: instruct(text, sid, "text"), spec_of=supervisor.spec,
+            confirmations=confirmations,
+            cancel_session=lambda sid: sum(
+                pipeline.cancels.cancel_app(info.id, sid) for info in supervisor.app_infos()
+            ),
+        )  # fmt: skip
         app = create_app(
             ApiServices(
                 token=self.token,
@@ -261,13 +298,32 @@ class Controller:
                 ),
                 executor_status=supervisor.executor_status,
                 llm_status=llm.status,
-                authenticate=allow_app_tokens_for_llm(
-                    token_matches(self.token), supervisor.app_for_token
+                authenticate=allow_app_tokens_for_schedule(
+                    allow_app_tokens_for_llm(
+                        token_matches(self.token), supervisor.app_for_token
+                    ),
+                    supervisor.app_for_token,
                 ),
                 blueprints=[
-                    llm_blueprint(llm),
+                    llm_blueprint(llm, events=self.events, tool_listing=self.tools.entries),
+                    tools_blueprint(self.tools),
                     speech_blueprint(speaker),
                     voice_blueprint(recognizer, instruct),
+                    schedules_blueprint(self.scheduler),
+                    tasks_blueprint(pipeline.cancels),
+                    about_blueprint(),
+                    openai_blueprint(
+                        ChatService(
+                            pipeline=pipeline,
+                            sessions=sessions,
+                            apps=supervisor,
+                            admission=admission,
+                            confirmations=confirmations,
+                            events=self.events,
+                        ),
+                        desktop_token=self.token,
+                        settings=store.get,
+                    ),
                 ],
                 admission=admission,
                 confirmations=confirmations,
@@ -291,7 +347,9 @@ class Controller:
         self.events.publish("app_status", info.dump(), app_id=info.id)
 
     def stop(self) -> None:
-        """Stop the relay, the API server and every child process group."""
+        """Stop the scheduler, the relay, the API server and every child process group."""
+        if self.scheduler is not None:
+            self.scheduler.stop()
         if self._relay is not None:
             self._relay.stop()
         if self._summarizer is not None:

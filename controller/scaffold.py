@@ -1,13 +1,16 @@
 """`aios new-app NAME`: create a new app folder (S-32) from `aios_sdk/template/`.
 
-The folder holds `manifest.json` (with `keywords` / `examples` placeholders for the
-router), `main.py` (an `AIOSAgent` served with `serve()`, showing a first view, an
-action and a step plan), `role.md`, `requirements.txt` and an empty `workspace/`.
-An existing folder is never touched.
+The folder is an app package in the shape of the shipped apps: `manifest.json`
+(with `keywords` / `examples` placeholders for the router), `__init__.py` exporting
+the agent, `agent.py` (the `AIOSAgent` and its four attributes), `flows.py` (a first
+view, an action and a step plan), `main.py` (the entry, `serve_package(__file__)`),
+`role.md`, `requirements.txt` and an empty `workspace/`. An existing folder is never
+touched.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -32,6 +35,10 @@ def _class_name(app_id: str) -> str:
     return name if name.endswith("Agent") else f"{name}Agent"
 
 
+def _flows_name(class_name: str) -> str:
+    return f"{class_name.removesuffix('Agent') or class_name}Flows"
+
+
 def _default_name(app_id: str) -> str:
     return " ".join(word.capitalize() for word in app_id.split("_") if word)
 
@@ -39,7 +46,8 @@ def _default_name(app_id: str) -> str:
 def scaffold_app(apps_dir: str | Path, app_id: str, name: str | None = None) -> Path:
     """Create `apps_dir/app_id/` from the template and return its path.
 
-    `app_id` must match `[a-z][a-z0-9_]{1,40}`; `name` (the display name, default
+    `app_id` must match `[a-z][a-z0-9_]{1,40}` and not be an importable module's
+    name (the folder becomes a package of that name); `name` (the display name, default
     from the id) must be one line of at most 100 characters. Raises `InvalidRequest`
     for a bad id or name and `AppExists` when the folder is already there.
     """
@@ -47,6 +55,11 @@ def scaffold_app(apps_dir: str | Path, app_id: str, name: str | None = None) -> 
         raise InvalidRequest(
             f"app id {app_id!r} must be a lower-case letter followed by 1–40 "
             "lower-case letters, digits or '_' (e.g. notes_app)"
+        )
+    if importlib.util.find_spec(app_id) is not None:
+        raise InvalidRequest(
+            f"app id {app_id!r} is the name of a Python module; the app package "
+            f"would hide it (choose another id, e.g. {app_id}_app)"
         )
     name = (name if name is not None else _default_name(app_id)).strip()
     if not name or len(name) > 100 or any(ch in name for ch in "\r\n\x00"):
@@ -59,11 +72,13 @@ def scaffold_app(apps_dir: str | Path, app_id: str, name: str | None = None) -> 
     manifest = json.loads((TEMPLATE_DIR / "manifest.json").read_text("utf-8"))
     manifest["name"] = name
     manifest["description"] = description
+    class_name = _class_name(app_id)
     values = {
         "name": name,
-        "class_name": _class_name(app_id),
-        "name_literal": repr(name),
-        "description_literal": repr(description),
+        "class_name": class_name,
+        "flows_name": _flows_name(class_name),
+        "name_literal": json.dumps(name, ensure_ascii=False),
+        "description_literal": json.dumps(description, ensure_ascii=False),
         "app_id": app_id,
     }
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from aios_runtime.files import StorageFull, is_storage_full, set_aside
 from aios_sdk.errors import InvalidRequest
 
 __all__ = [
@@ -118,8 +119,8 @@ class Session:
     # ---------------------------------------------------------- serialisation
 
     def to_json(self) -> dict[str, Any]:
-        # shallow on purpose: `asdict` deep-copies every nested entry (milliseconds
-        # for a full session); json.dumps walks the lists and dicts as they are
+        # shallow on purpose: `asdict` would deep-copy every nested entry;
+        # json.dumps walks the lists and dicts as they are
         return {name: getattr(self, name) for name in _SESSION_FIELDS}
 
     @classmethod
@@ -166,8 +167,12 @@ def _replace_file(path: Path, data: bytes) -> None:
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "wb") as handle:
-        handle.write(data)
+    try:
+        with open(fd, "wb") as handle:
+            handle.write(data)
+    except BaseException:
+        spare.unlink(missing_ok=True)  # a full disk: `path` is still the old version
+        raise
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -439,31 +444,46 @@ class SessionStore:
             return session
 
     def _load(self, session_id: str) -> Session | None:
+        path = self._path(session_id)
         try:
-            raw = load_session_file(self._path(session_id))
+            raw = load_session_file(path)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
-            return None  # unreadable: start afresh rather than fail the request
+        except OSError:
+            return None  # unreadable now (permissions, I/O): start afresh, keep the file
+        except ValueError as exc:
+            set_aside(path, f"not a session journal: {exc}")
+            return None
         raw["session_id"] = session_id
         try:
             return Session.from_json(raw)
-        except (TypeError, AttributeError):
+        except (TypeError, AttributeError) as exc:
+            set_aside(path, f"not a session: {exc}")
             return None
 
     def save(self, session: Session) -> None:
-        """Write what changed since the last save: usually one appended line."""
+        """Write what changed since the last save: usually one appended line.
+
+        A full disk raises `StorageFull`: the file keeps its last complete version
+        (a delta cut short is ignored on load) and the next save writes it all.
+        """
         session.updated = time.time()
         sid = session.session_id
         with self.lock(sid):
             # taken out while writing: if a write fails, the next save starts afresh
+            # (with a snapshot, which also replaces a delta line cut short)
             journal = self._journals.pop(sid, None) or _Journal(self._path(sid))
             path = journal.path
-            line, snapshot = journal.next_line(session)
-            if not snapshot and not _append_line(path, line):
-                line, snapshot = journal.snapshot(session), True
-            if snapshot:
-                _replace_file(path, line)
+            try:
+                line, snapshot = journal.next_line(session)
+                if not snapshot and not _append_line(path, line):
+                    line, snapshot = journal.snapshot(session), True
+                if snapshot:
+                    _replace_file(path, line)
+            except OSError as exc:
+                if is_storage_full(exc):
+                    raise StorageFull.writing(path, exc) from exc
+                raise
             journal.written(line, snapshot)
             self._journals[sid] = journal
 

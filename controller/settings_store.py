@@ -28,7 +28,9 @@ __all__ = ["SettingsStore", "is_secret", "mask_key"]
 log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
-_LIVE_KEYS = frozenset({"max_step_rounds", "deepseek_api_key", "llm_base_url", "llm_model"})
+_LIVE_KEYS = frozenset(
+    {"max_step_rounds", "deepseek_api_key", "llm_base_url", "llm_model", "ui_language"}
+)
 
 
 def mask_key(key: str) -> str:
@@ -79,8 +81,13 @@ class SettingsStore:
             try:
                 updated = Settings.model_validate(merged)
             except ValidationError as exc:
+                fields = {  # the form shows each reason beside its field
+                    ".".join(str(part) for part in err["loc"]): err["msg"]
+                    for err in exc.errors()
+                }
                 raise InvalidRequest(
-                    f"invalid settings: {describe_validation_error(exc)}"
+                    f"invalid settings: {describe_validation_error(exc)}",
+                    detail={"fields": fields},
                 ) from exc
             save_settings(updated, self.path)
             changed = {k for k in merged if merged.get(k) != current.get(k)}

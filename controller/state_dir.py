@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from aios_runtime.files import atomic_write_text
+from aios_runtime.files import atomic_write_text, set_aside
 
 __all__ = ["StateDir", "default_state_dir"]
 
@@ -92,9 +92,17 @@ class StateDir:
             return None
 
     def read_ports(self) -> dict[str, int]:
+        """The live port map; {} when there is none. A damaged one is set aside and
+        reported by name (the next launch writes it again)."""
         try:
             raw = json.loads(self.ports_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except OSError:
+            return {}
+        except ValueError as exc:
+            set_aside(self.ports_file, f"not valid JSON: {exc}")
+            return {}
+        if not isinstance(raw, dict):
+            set_aside(self.ports_file, "not a JSON object")
             return {}
         return {k: v for k, v in raw.items() if isinstance(v, int)}
 

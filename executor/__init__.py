@@ -1,4 +1,5 @@
-"""The sandboxed executor: runs the ten atomic tools (S-6x) and apps' custom tools.
-
-`python -m executor` serves `service.create_app`; see docs/ARCHITECTURE.md.
+"""The sandboxed executor: the ten atomic tools (S-6x) and apps' custom tools
+(`tools/`), the confinement they run in (`sandbox/`), the registry of apps, the
+running of calls and step plans (`toolbox`) and its log (`audit`), served over HTTP
+by `service.create_app` (`python -m executor`; see docs/ARCHITECTURE.md).
 """

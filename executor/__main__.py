@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s executor %(message)s")
 
-    from aios_runtime.edge import start_server
+    from aios_runtime.serving import start_server
     from aios_runtime.settings import load_settings
     from executor.sandbox.runner import enable_subreaper
     from executor.service import create_app

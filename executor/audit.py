@@ -71,10 +71,10 @@ def summarize_args(args: dict[str, Any]) -> dict[str, Any]:
 class ToolCallLog:
     """Appends call records to per-session JSONL files.
 
-    The files of the most recent sessions stay open: opening, appending to and
-    closing the file for each call cost more than a cheap tool call itself. A
-    request's lines are collected in a `CallRecords` and written with one write
-    when it ends (or earlier, `CallRecords.write`), so a reader sees them then.
+    The files of the most recent sessions (at most `_OPEN_LOGS`) stay open between
+    calls; a file removed meanwhile is started anew. A request's lines are
+    collected in a `CallRecords` and written with one write when it ends (or
+    earlier, `CallRecords.write`), so a reader sees them then.
     """
 
     def __init__(self, state_dir: Path):
@@ -105,8 +105,7 @@ class ToolCallLog:
     def _file(self, name: str) -> FileIO:
         """The open log file `name` (call with the lock held)."""
         file = self._open.get(name)
-        # a removed file has no links left: start a new one (an fstat of the open
-        # file rather than a lookup of its path)
+        # a removed file has no links left: start a new one
         if file is not None and os.fstat(file.fileno()).st_nlink == 0:
             self._open.pop(name).close()
             file = None

@@ -1,15 +1,13 @@
-"""Tool calls that only run once the user could say yes (issue: ask before risky steps).
+"""Tool calls an app may make only through a reviewed plan, so the user could say no.
 
-The controller reviews every plan before it reaches the executor and pauses the
-risky ones for the user's decision (`controller/permissions/policy.py`). An app, though,
-holds its own token and could call `/call` or `/run` directly, around that review.
-So the executor runs these calls only for the controller: an app asking for one
-gets the error `needs_confirmation`, telling it to plan the step with `plan_steps`
-so the user is asked.
-
-What the executor can judge on its own is refused here: starting a program
-(`process_start`) and SQL that writes (`db_query`). Overwriting a file is judged by
-the controller alone (it knows which files an app created itself).
+The controller reviews every plan before it reaches the executor and pauses risky
+ones for the user's decision (`controller/permissions/policy.py`); an app, though,
+holds its own token and could call `/call` or `/run` around that review. So the
+executor runs the calls it can judge risky on its own — starting a program
+(`process_start`) and SQL that writes (`db_query`) — only for the controller: an app
+asking for one gets `needs_confirmation`, telling it to plan the step with
+`plan_steps` so the user is asked. Overwriting a file is judged by the controller
+alone (it knows which files an app created itself).
 """
 
 from __future__ import annotations

@@ -14,8 +14,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jsonschema import SchemaError
+
 from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import AppRegistration, ToolSpec
+from executor.tools.catalog import ArgumentSchema
 
 __all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]
 
@@ -34,6 +37,8 @@ class AppRecord:
     shell_whitelist: tuple[str, ...] = ()
     http_domain_whitelist: tuple[str, ...] = ()
     custom_tools: dict[str, ToolSpec] = field(default_factory=dict)
+    # each custom tool's `parameters`, compiled once at registration
+    argument_schemas: dict[str, ArgumentSchema] = field(default_factory=dict, repr=False)
     # set per request when the controller calls: its plans were reviewed (consent.py)
     reviewed: bool = False
 
@@ -56,6 +61,15 @@ class AppRecord:
             ) from exc
         if not workdir.is_dir():
             raise InvalidRequest(f"workdir {reg.workdir!r} is not a directory")
+        schemas: dict[str, ArgumentSchema] = {}
+        for spec in reg.custom_tools:
+            try:
+                schemas[spec.name] = ArgumentSchema(spec.name, spec.parameters)
+            except SchemaError as exc:
+                raise InvalidRequest(
+                    f"custom tool {spec.name!r}: parameters is not a valid JSON schema: "
+                    f"{exc.message}"
+                ) from exc
         return cls(
             app_id=reg.app_id,
             workdir=workdir,
@@ -64,6 +78,7 @@ class AppRecord:
             shell_whitelist=tuple(reg.shell_whitelist or ()),
             http_domain_whitelist=tuple(reg.http_domain_whitelist or ()),
             custom_tools={spec.name: spec for spec in reg.custom_tools},
+            argument_schemas=schemas,
         )
 
 

@@ -101,7 +101,7 @@ def render_args(value: Any, results: Mapping[int, ToolResult]) -> Any:
     (by step id)."""
     if isinstance(value, str):
         return _render_string(value, results)
-    if isinstance(value, dict):  # JSON objects are dicts (a Mapping check costs more)
+    if isinstance(value, dict):  # parsed JSON: objects are dicts, arrays lists
         return {key: render_args(item, results) for key, item in value.items()}
     if isinstance(value, list):
         return [render_args(item, results) for item in value]

@@ -1,59 +1,55 @@
 """Running tools: one call (`/call`) or a step plan (`/run`), recorded and timed.
 
 `Toolbox` holds the executor's shared services (sandbox, background processes,
-cache, event queue, call log) and turns every tool call into a `ToolResult`:
-arguments checked against the tool's schema, the per-tool timeout applied (an
-argument `timeout` may lower it, never raise it), failures returned as data with a
-stable code. A step plan runs in order with `{{step_N…}}` templating; a failed
-step does not stop later steps, except those that use its result (they fail with
-`template_error` and do not run). The ten atomic tools live in their own modules,
-imported on first use to keep the executor's start fast.
+cache, event queue, call log) and its one tool source (`executor.providers.registry.
+ToolSource`: the atomic provider, one provider per registered app, and whatever else
+is added) and turns every tool call into a `ToolResult`: the tool found in the
+calling app's listing, arguments checked against its schema, the per-tool timeout
+applied (an argument `timeout` may lower it, never raise it), a result over the
+tool's `max_result_size_chars` cut with a marker, failures returned as data with a
+stable code. An app calling directly (not through a plan the controller reviewed)
+may not run a tool that `requires_confirmation`, nor the calls `consent.py` judges
+risky. A step plan runs in order with `{{step_N…}}` templating; a run of
+consecutive concurrency-safe steps (none using another's result) runs side by side,
+its results, keys and log lines the same and in the same step order as if run one
+by one. A failed step does not stop later steps, except those that use its result
+(they fail with `template_error` and do not run).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import logging
+import threading
 import time
-from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, UnknownTool
-from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolResult
+from aios_sdk.errors import AiosError
+from aios_sdk.protocol import Step, ToolResult
 from executor.audit import CallRecords, ToolCallLog
-from executor.consent import check_consent
+from executor.consent import NeedsConfirmation, check_consent
+from executor.providers.apps import AppToolsProvider, app_provider_name
+from executor.providers.atomic import AtomicProvider
+from executor.providers.base import ToolCall, ToolEntry
+from executor.providers.mcp import add_mcp_servers
+from executor.providers.registry import ToolSource
 from executor.registry import AppRecord, AppRegistry
 from executor.sandbox.background import BackgroundProcesses
 from executor.sandbox.runner import ProcessSandbox
-from executor.templating import TemplateError, render_args
+from executor.templating import TemplateError, references, render_args
 from executor.tools.cache import ToolCache
-from executor.tools.catalog import ATOMIC_SPECS, check_args
+from executor.tools.catalog import InvalidArgs
 from executor.tools.notify import EventQueue
 
-__all__ = ["ToolContext", "Toolbox"]
+__all__ = ["MAX_PARALLEL_STEPS", "ToolContext", "Toolbox"]
 
 log = logging.getLogger("aios.executor")
 
-ToolFunction = Callable[["ToolContext", dict[str, Any]], Any]
-
-# tool name → (module, function); imported lazily.
-_IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
-    "http_request": ("executor.tools.http_request", "http_request"),
-    "file_read": ("executor.tools.files", "file_read"),
-    "file_write": ("executor.tools.files", "file_write"),
-    "file_list": ("executor.tools.files", "file_list"),
-    "shell_exec": ("executor.tools.commands", "shell_exec"),
-    "process_start": ("executor.tools.commands", "process_start"),
-    "db_query": ("executor.tools.db_query", "db_query"),
-    "cache_get": ("executor.tools.cache", "cache_get"),
-    "cache_set": ("executor.tools.cache", "cache_set"),
-    "notify": ("executor.tools.notify", "notify"),
-}
-assert tuple(_IMPLEMENTATIONS) == ATOMIC_TOOLS
+# steps of one plan running side by side at most, and threads the executor lends to them
+MAX_PARALLEL_STEPS = 8
 
 # tools that work in the executor's memory or on a workspace file and end within
 # milliseconds; a plan's log lines are written before any other step (a process,
@@ -61,12 +57,6 @@ assert tuple(_IMPLEMENTATIONS) == ATOMIC_TOOLS
 _QUICK_TOOLS = frozenset(
     {"file_read", "file_write", "file_list", "cache_get", "cache_set", "notify"}
 )
-
-
-@functools.cache
-def _implementation(tool: str) -> ToolFunction:
-    module, name = _IMPLEMENTATIONS[tool]
-    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -126,6 +116,41 @@ class Toolbox:
         self.cache = ToolCache()
         self.events = EventQueue()
         self.call_log = ToolCallLog(state_dir)
+        self.tools = ToolSource()
+        self.tools.add(AtomicProvider(self))
+        # one provider per config.json `mcp_servers` entry (executor/providers/mcp.py)
+        add_mcp_servers(self.tools, settings, hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
+                        log_dir=state_dir / "logs")  # fmt: skip
+        self._apps_lock = threading.Lock()
+        self._steps_pool = ThreadPoolExecutor(
+            max_workers=MAX_PARALLEL_STEPS, thread_name_prefix="aios-step"
+        )
+
+    # ------------------------------------------------------------ listing
+
+    def sync_app(self, app_id: str) -> None:
+        """Hold `app:<app_id>` for the app's current registration (none once it left)."""
+        name = app_provider_name(app_id)
+        record = self.registry.get(app_id)
+        with self._apps_lock:
+            provider = self.tools.get(name)
+            if record is None:
+                if provider is not None:
+                    self.tools.remove(name)
+            elif provider is None or provider.config is not record:
+                self.tools.add(AppToolsProvider(record))
+
+    def listing(self, app_id: str | None) -> list[ToolEntry]:
+        """Every tool `app_id` may call (with None: the tools every app has)."""
+        if app_id:
+            self.sync_app(app_id)
+        return self.tools.listing(app_id)
+
+    def _find(self, app: AppRecord, tool: str) -> tuple[Any, ToolEntry]:
+        self.sync_app(app.app_id)
+        return self.tools.find(tool, app.app_id)
+
+    # -------------------------------------------------------------- calls
 
     def timeout_for(self, tool: str, args: dict[str, Any]) -> float:
         """The configured timeout, lowered (never raised) by an argument `timeout`."""
@@ -137,20 +162,19 @@ class Toolbox:
 
     def _invoke(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None) -> Any:  # fmt: skip
         if not isinstance(args, dict):
-            raise AiosError("args must be an object", code="invalid_args")
-        context = ToolContext(
-            app, self.settings, session_id, self.timeout_for(tool, args), self
-        )
-        if tool in ATOMIC_SPECS:
-            check_args(ATOMIC_SPECS[tool].parameters, args, tool)
-            if not app.reviewed:
+            raise InvalidArgs("args must be an object")
+        provider, entry = self._find(app, tool)
+        timeout = self.timeout_for(tool, args)
+        args = self.tools.checked_args(provider, entry, args)
+        if not app.reviewed:
+            if entry.requires_confirmation:
+                raise NeedsConfirmation(
+                    f"{tool} needs the user's confirmation; plan it with plan_steps "
+                    "(the controller asks the user) instead of calling it directly"
+                )
+            if entry.provider == AtomicProvider.name:
                 check_consent(tool, args)
-            return _implementation(tool)(context, args)
-        if tool in app.custom_tools:
-            from executor.tools.app_tools import call_custom_tool
-
-            return call_custom_tool(context, tool, args)
-        raise UnknownTool(f"unknown tool {tool!r}")
+        return self.tools.call(provider, entry, ToolCall(app, tool, args, timeout, session_id))
 
     def call(
         self,
@@ -161,10 +185,13 @@ class Toolbox:
     ) -> ToolResult:
         """Run one tool; every outcome, failures included, is a `ToolResult`."""
         with self.call_log.records(session_id) as records:
-            return self._call(app, tool, args, session_id, records)
+            result = self._outcome(app, tool, args, session_id)
+            self._record(app, tool, args, records, None, result)
+            return result
 
-    def _call(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
-              records: CallRecords, step_id: int | None = None) -> ToolResult:  # fmt: skip
+    def _outcome(self, app: AppRecord, tool: str, args: dict[str, Any],
+                 session_id: str | None) -> ToolResult:  # fmt: skip
+        """Run one tool, timed; failures as data."""
         started = time.monotonic()
         try:
             result = ToolResult(tool=tool, status="ok", result=self._invoke(app, tool, args, session_id))  # fmt: skip
@@ -182,11 +209,11 @@ class Toolbox:
                 tool=tool, status="error", error=f"{type(exc).__name__}: {exc}",
                 code="internal_error",
             )  # fmt: skip
-        return self._finish(app, tool, args, records, step_id, result, started)
-
-    def _finish(self, app: AppRecord, tool: str, args: Any, records: CallRecords,
-                step_id: int | None, result: ToolResult, started: float) -> ToolResult:  # fmt: skip
         result.duration_ms = round((time.monotonic() - started) * 1000, 1)
+        return result
+
+    def _record(self, app: AppRecord, tool: str, args: Any, records: CallRecords,
+                step_id: int | None, result: ToolResult) -> ToolResult:  # fmt: skip
         records.add(
             app_id=app.app_id,
             tool=tool,
@@ -198,36 +225,91 @@ class Toolbox:
         )
         return result
 
+    # -------------------------------------------------------------- plans
+
+    def _concurrency_safe(self, app: AppRecord, step: Step) -> bool:
+        try:
+            provider, entry = self._find(app, step.tool)
+            return entry.available and provider.is_concurrency_safe(entry, step.args)
+        except Exception:  # unknown tool, a provider's bug: runs alone, and fails there
+            return False
+
+    def _batches(self, app: AppRecord, steps: list[Step]) -> list[list[Step]]:
+        """The plan cut into runs: a run of consecutive concurrency-safe steps none of
+        which uses another's result, or a single step."""
+        batches: list[list[Step]] = []
+        ids: set[int] = set()
+        for step in steps:
+            safe = self._concurrency_safe(app, step)
+            current = batches[-1] if batches else None
+            if (
+                current is not None
+                and safe
+                and ids
+                and len(current) < MAX_PARALLEL_STEPS
+                and not references(step.args) & ids
+            ):
+                current.append(step)
+                ids.add(step.step_id)
+                continue
+            batches.append([step])
+            ids = {step.step_id} if safe else set()
+        return batches
+
     def run(
         self, app: AppRecord, steps: list[Step], session_id: str | None = None
     ) -> dict[str, ToolResult]:
-        """Run a plan in order; answer `{"step_<id>": ToolResult}` (S-57).
+        """Run a plan; answer `{"step_<id>": ToolResult}` in step order (S-57).
 
         The plan's log lines are written together when it ends, and before any
-        step that may take long, so that a reader sees the steps before it.
+        step that may take long, so that a reader sees the steps before it; they are
+        in step order whether or not steps ran side by side.
         """
         done: dict[int, ToolResult] = {}
         with self.call_log.records(session_id) as records:
-            for step in steps:
-                started = time.monotonic()
-                try:
-                    args = render_args(step.args, done)
-                except TemplateError as exc:
-                    failed = ToolResult(tool=step.tool, status="error", error=exc.message,
-                                        code=exc.code)  # fmt: skip
-                    done[step.step_id] = self._finish(
-                        app, step.tool, step.args, records, step.step_id, failed, started
-                    )
-                    continue
-                if step.tool not in _QUICK_TOOLS:
+            for batch in self._batches(app, steps):
+                rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]] = []
+                for step in batch:
+                    try:
+                        rendered.append((step, render_args(step.args, done), None))
+                    except TemplateError as exc:
+                        failed = ToolResult(tool=step.tool, status="error",
+                                            error=exc.message, code=exc.code)  # fmt: skip
+                        rendered.append((step, None, failed))
+                if any(s.tool not in _QUICK_TOOLS for s, a, f in rendered if f is None):
                     records.write()
-                done[step.step_id] = self._call(
-                    app, step.tool, args, session_id, records, step.step_id
+                outcomes = self._run_batch(app, rendered, session_id)
+                for (step, args, _failed), result in zip(rendered, outcomes, strict=True):
+                    logged_args = step.args if args is None else args
+                    done[step.step_id] = self._record(
+                        app, step.tool, logged_args, records, step.step_id, result
+                    )
+        return {f"step_{step_id}": done[step_id] for step_id in (s.step_id for s in steps)}
+
+    def _run_batch(
+        self,
+        app: AppRecord,
+        rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]],
+        session_id: str | None,
+    ) -> list[ToolResult]:
+        """The outcome of each step of a run, in order; all but the first on the pool."""
+        pending: list[Future[ToolResult] | ToolResult | None] = []
+        for index, (step, args, failed) in enumerate(rendered):
+            if failed is not None or index == 0:
+                pending.append(failed)  # the first step runs below, in this thread
+            else:
+                pending.append(
+                    self._steps_pool.submit(self._outcome, app, step.tool, args, session_id)
                 )
-        return {f"step_{step_id}": result for step_id, result in done.items()}
+        first_step, first_args, _failed = rendered[0]
+        if pending[0] is None:
+            pending[0] = self._outcome(app, first_step.tool, first_args or {}, session_id)
+        return [p if isinstance(p, ToolResult) else p.result() for p in pending]  # type: ignore[union-attr]
 
     def shutdown(self) -> None:
         """Stop every process we started (the executor is exiting)."""
+        self.tools.stop_all()
+        self._steps_pool.shutdown(wait=False, cancel_futures=True)
         self.processes.stop_all()
         self.sandbox.stop_all()
         self.call_log.close()

@@ -21,7 +21,7 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-# Debian's Chromium for Playwright (MACHINE.md): never `playwright install`
+# Debian's Chromium for Playwright: never `playwright install`
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -156,3 +156,12 @@ def held_port() -> Iterator[int]:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         yield sock.getsockname()[1]
+
+
+def pid_seen_by_itself(pid: int) -> int:
+    """`pid` as that process sees itself (`os.getpid()` inside it): the number in its
+    innermost PID namespace, which differs when the app runs in bubblewrap."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    return pid

@@ -1,7 +1,7 @@
-"""Hello小AI: the design's minimal app (S-76), its class kept exactly as the design wrote it."""
+"""Hello小AI: the design's minimal app (S-76), one file: the agent and its `serve`."""
 
-# fmt: off
-from aios_sdk import AIOSAgent  # noqa: I001
+from aios_sdk import AIOSAgent, serve
+
 
 class HelloAgent(AIOSAgent):
     name = "Hello小AI"
@@ -11,20 +11,19 @@ class HelloAgent(AIOSAgent):
 
     def handle(self, instruction, context, action_request=None):
         # 用原子工具读取本地问候语
-        greeting = self.call_tool("file_read", path="greeting.txt")
+        greeting = self.call_tool("file_read", path="greeting.txt").strip()
+        if action_request:  # 再说一次: what was said last time, kept in `state`
+            instruction = (context.get("cwd_state") or {}).get("said", "")
+        said = (instruction or "").strip()  # "" when the window opens
         return {
             "status": "ok",
             "view_type": "text",
-            "data": {"content": f"{greeting}，{instruction}"},
-            "actions": [
-                {"type": "button", "label": "再说一次", "action_id": "again"}
-            ],
-            "message": "已回复"
+            "data": {"content": f"{greeting}，{said}" if said else f"{greeting}！"},
+            "actions": [{"type": "button", "label": "再说一次", "action_id": "again"}],
+            "message": "已回复",
+            "state": {"said": said},
         }
-# fmt: on
 
 
 if __name__ == "__main__":
-    from aios_sdk import serve
-
     serve(HelloAgent())

@@ -1,9 +1,7 @@
 """The controller's HTTP API for the desktop and the CLI (docs/ARCHITECTURE.md).
 
-`create_app(services)` builds it: the pipeline's routes on the lean
-`aios_sdk.wsgi.Service`, the rest on a Flask app from `aios_runtime.edge.create_service`
-behind it; both apply the same edge rules (loopback Host, same-site Origin,
-`X-AIOS-Token` or `?token=` on GET, strict JSON).
+`create_app(services)` builds it: one Flask app from `aios_runtime.edge.create_service`
+(loopback Host, same-site Origin, `X-AIOS-Token` or `?token=` on GET, strict JSON).
 Routes are thin: the pipeline, the supervisor, the event bus and the settings store
 do the work. The desktop page and its static files are public (the page reads the
 token from its own `?token=`).
@@ -34,6 +32,8 @@ from aios_runtime.edge import (
     read_json,
     token_matches,
 )
+from aios_runtime.files import state_problems
+from aios_runtime.workdir import is_inside
 from aios_sdk.errors import NotFound, PathOutsideWorkdir
 from aios_sdk.protocol import (
     ActionPost,
@@ -43,7 +43,6 @@ from aios_sdk.protocol import (
     OpenRequest,
     UISnapshot,
 )
-from aios_sdk.wsgi import Request, Service
 from controller.apps.discovery import AppSpec
 from controller.events import EventBus, sse_stream
 from controller.permissions.confirmations import ConfirmationGate
@@ -106,49 +105,15 @@ def _workspace_file(spec: AppSpec, rel: str) -> Path:
         raise PathOutsideWorkdir("path contains a NUL byte")
     workdir = spec.workdir.resolve()
     target = (workdir / rel).resolve()
-    if not target.is_relative_to(workdir):
+    if not is_inside(target, workdir):
         raise PathOutsideWorkdir(f"{rel!r} is outside the workspace of {spec.app_id}")
     if not target.is_file():
         raise NotFound(f"no file {rel!r} in the workspace of {spec.app_id}")
     return target
 
 
-def create_app(services: ApiServices) -> Service:
-    """The API: the pipeline's routes (instruction, open, action) on the lean
-    `aios_sdk.wsgi.Service`, everything else on Flask behind it (same edge rules).
-
-    The pipeline's routes are on the path of every answer, and Flask cost more CPU
-    per request than the rest of the controller's hop; the desktop page, streams,
-    files, settings and the blueprints keep Flask's conveniences.
-    """
-    fast = Service(
-        "aios-controller", token_matches(services.token), fallback=_flask_app(services)
-    )
-
-    def instruction(http: Request) -> Any:
-        body = http.json(InstructionRequest)
-        with services.admission.instruction():
-            return services.pipeline.instruction(body).dump()
-
-    def open_app(http: Request, app_id: str) -> Any:
-        body = OpenRequest() if not http.body() else http.json(OpenRequest)
-        with services.admission.app(app_id):
-            reply, session_id = services.pipeline.open_app(app_id, body.session_id)
-        return {**reply.dump(), "session_id": session_id}
-
-    def action(http: Request, app_id: str) -> Any:
-        body = http.json(ActionPost)
-        with services.admission.app(app_id):
-            reply, session_id = services.pipeline.action(app_id, body)
-        return {**reply.dump(), "session_id": session_id}
-
-    fast.route("POST", "/api/instruction", instruction)
-    fast.route("POST", "/api/apps/<>/open", open_app)
-    fast.route("POST", "/api/apps/<>/action", action)
-    return fast
-
-
-def _flask_app(services: ApiServices) -> Flask:
+def create_app(services: ApiServices) -> Flask:
+    """The controller's API, the desktop page and its files, and the blueprints."""
     app = create_service(
         "aios-controller",
         services.authenticate or token_matches(services.token),
@@ -185,6 +150,26 @@ def _flask_app(services: ApiServices) -> Flask:
 
     # ---------------------------------------------------------------- api
 
+    @app.post("/api/instruction")
+    def instruction() -> Response:
+        body = read_json(InstructionRequest)
+        with services.admission.instruction():
+            return jsonify(services.pipeline.instruction(body).dump())
+
+    @app.post("/api/apps/<app_id>/open")
+    def open_app(app_id: str) -> Response:
+        body = read_json(OpenRequest) if request.get_data(cache=True) else OpenRequest()
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.open_app(app_id, body.session_id)
+        return jsonify({**reply.dump(), "session_id": session_id})
+
+    @app.post("/api/apps/<app_id>/action")
+    def action(app_id: str) -> Response:
+        body = read_json(ActionPost)
+        with services.admission.app(app_id):
+            reply, session_id = services.pipeline.action(app_id, body)
+        return jsonify({**reply.dump(), "session_id": session_id})
+
     @app.get("/api/health")
     @public
     def health() -> Response:
@@ -196,6 +181,8 @@ def _flask_app(services: ApiServices) -> Flask:
                 "running": sum(1 for i in infos if i.status == "running"),
                 "executor": services.executor_status(),
                 "llm": services.llm_status(),
+                # state files found unreadable and set aside at this launch
+                "problems": state_problems(),
             }
         )
 

@@ -6,6 +6,11 @@
   true`, `{"content": {...}}` — a JSON object);
 - `POST /api/llm/plan`  `LLMPlanRequest` → `LLMPlanReply` (`{"steps": [Step…],
   "message": str}`), see `controller.llm.planner`;
+- `POST /api/llm/turn`  `LLMTurnRequest` → `LLMTurnReply`: one turn of an agent loop,
+  streamed from the model; with `live` its text and tool-call pieces are published as
+  `agent_progress` events (kind `text` / `tool_call_delta`) for that session;
+- `POST /api/llm/progress`  `AgentProgress` → `{"status": "ok"}`: the app's own loop
+  steps, published as `agent_progress` events under the caller's app id;
 
 both 503 `llm_not_configured` without a model, 503 `overloaded` when more than
 `max_concurrent` model calls are already waiting. Register it on the controller's
@@ -20,22 +25,37 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Blueprint, g, request
 
 from aios_runtime.edge import Authenticator, read_json
 from aios_sdk.errors import Overloaded
-from aios_sdk.llm import LLMChatReply, LLMChatRequest, LLMNotConfigured, LLMPlanRequest
-from controller.llm.client import LLMClient
+from aios_sdk.llm import (
+    AgentProgress,
+    LLMChatReply,
+    LLMChatRequest,
+    LLMNotConfigured,
+    LLMPlanRequest,
+    LLMTurnReply,
+    LLMTurnRequest,
+    TurnToolCall,
+)
+from aios_sdk.protocol import ToolSpec
+from controller.events import EventBus
+from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools
 
 __all__ = ["LLM_APP_ROUTES", "allow_app_tokens_for_llm", "llm_blueprint"]
 
 log = logging.getLogger("aios.controller.llm_api")
 
-LLM_APP_ROUTES = frozenset({"/api/llm/chat", "/api/llm/plan"})
+LLM_APP_ROUTES = frozenset(
+    {"/api/llm/chat", "/api/llm/plan", "/api/llm/turn", "/api/llm/progress"}
+)
+LIVE_FLUSH_S = 0.05  # streamed pieces are published at most this often
 
 
 def allow_app_tokens_for_llm(
@@ -58,8 +78,15 @@ def allow_app_tokens_for_llm(
     return authenticate
 
 
-def llm_blueprint(client: LLMClient, *, max_concurrent: int = 4) -> Blueprint:
-    """The two routes over `client`; at most `max_concurrent` model calls at once."""
+def llm_blueprint(
+    client: LLMClient,
+    *,
+    max_concurrent: int = 4,
+    events: EventBus | None = None,
+    tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
+) -> Blueprint:
+    """The routes over `client`; at most `max_concurrent` model calls at once.
+    Without `events` nothing is published live (the turn still answers whole)."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
 
@@ -92,7 +119,103 @@ def llm_blueprint(client: LLMClient, *, max_concurrent: int = 4) -> Blueprint:
     def llm_plan() -> dict[str, Any]:
         body = read_json(LLMPlanRequest)
         log.info("LLM plan for %s (%d tools)", g.get("identity"), len(body.tools))
-        reply = _with_slot(lambda: plan_with_tools(client, body))
+        caller = str(g.get("identity") or "")
+        listing = None
+        if tool_listing is not None and caller != "controller":
+            try:  # the tools offered come from the executor's listing (one source)
+                listing = tool_listing(caller)
+            except Exception as exc:
+                log.warning("no tool listing for %s (%s): its own specs are used", caller, exc)
+        reply = _with_slot(lambda: plan_with_tools(client, body, listing=listing))
         return reply.dump()
 
+    def _caller_app(named: str | None = None) -> str:
+        identity = str(g.get("identity") or "")
+        return (named or identity) if identity == "controller" else identity
+
+    @blueprint.post("/api/llm/turn")
+    def llm_turn() -> dict[str, Any]:
+        body = read_json(LLMTurnRequest)
+        messages = [m.dump() for m in body.messages]
+        live = _LivePieces(events, _caller_app(), body.live) if body.live else None
+        log.info("LLM turn for %s (%d messages, %d tools)", g.get("identity"),
+                 len(messages), len(body.tools))  # fmt: skip
+        completion = _with_slot(
+            lambda: client.stream(
+                messages,
+                tools=body.tools or None,
+                max_tokens=body.max_tokens,
+                temperature=body.temperature,
+                on_delta=live.add if live else None,
+            )
+        )
+        if live:
+            live.flush()
+        return LLMTurnReply(
+            content=completion.content,
+            tool_calls=[
+                TurnToolCall(id=c.call_id, name=c.name, arguments=c.arguments)
+                for c in completion.tool_calls
+            ],
+            finish_reason=completion.finish_reason,
+            usage=completion.usage,
+        ).dump()
+
+    @blueprint.post("/api/llm/progress")
+    def llm_progress() -> dict[str, Any]:
+        body = read_json(AgentProgress)
+        if events is not None:
+            events.publish(
+                "agent_progress",
+                {"kind": body.kind, **body.data},
+                app_id=_caller_app(str(request.args.get("app_id") or "") or None),
+                session_id=body.session_id,
+            )
+        return {"status": "ok"}
+
     return blueprint
+
+
+class _LivePieces:
+    """Streamed pieces of one turn, published together at most every LIVE_FLUSH_S."""
+
+    def __init__(self, events: EventBus | None, app_id: str, target: Any):
+        self._events = events
+        self._app_id = app_id
+        self._session_id = target.session_id
+        self._turn = target.turn
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._last = time.monotonic()
+
+    def add(self, delta: Delta) -> None:
+        kind, piece = delta
+        if kind == "text":
+            self._text.append(str(piece))
+        else:
+            call = self._calls.setdefault(
+                int(piece["index"]), {"index": piece["index"], "id": "", "name": "",
+                                      "arguments": ""}
+            )  # fmt: skip
+            call["id"] = call["id"] or piece["id"]
+            call["name"] += piece["name"]
+            call["arguments"] += piece["arguments"]
+        if time.monotonic() - self._last >= LIVE_FLUSH_S:
+            self.flush()
+
+    def flush(self) -> None:
+        self._last = time.monotonic()
+        if self._events is None:
+            return
+        if self._text:
+            self._publish({"kind": "text", "turn": self._turn, "text": "".join(self._text)})
+            self._text = []
+        for call in self._calls.values():
+            self._publish({"kind": "tool_call_delta", "turn": self._turn, **call})
+        self._calls = {}
+
+    def _publish(self, data: dict[str, Any]) -> None:
+        assert self._events is not None
+        self._events.publish(
+            "agent_progress", data, app_id=self._app_id, session_id=self._session_id
+        )

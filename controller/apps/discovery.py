@@ -6,15 +6,22 @@ does not exist or has no role (`role_prompt` in the manifest or a `role.md` besi
 it) makes that one app a *failed* spec whose `error` names the field at fault; the
 others are unaffected. A `requirements.txt` naming packages that are not installed
 is reported in `requirements_note` with the command that installs them.
+
+Given a `workspaces` folder (the launcher passes `<state_dir>/workspaces`), an app's
+workdir is `<workspaces>/<app_id>/`, not its folder's `workspace/`: the app folder
+stays as shipped. The shipped workspace files are copied there when that folder is
+first created, and never again, so nothing is ever copied over the user's files.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from aios_runtime.workdir import is_inside
 from aios_sdk.protocol import Manifest, describe_validation_error
 
 __all__ = [
@@ -63,8 +70,10 @@ class AppSpec:
         return self.manifest.handle_endpoint if self.manifest else "/handle"
 
 
-def discover_apps(apps_dir: Path) -> list[AppSpec]:
-    """Every app under `apps_dir`, sorted by id; broken ones carry their `error`."""
+def discover_apps(apps_dir: Path, workspaces: Path | None = None) -> list[AppSpec]:
+    """Every app under `apps_dir`, sorted by id; broken ones carry their `error`.
+
+    With `workspaces`, each app's workdir is `<workspaces>/<app_id>/` (see above)."""
     apps_dir = Path(apps_dir)
     if not apps_dir.is_dir():
         return []
@@ -74,11 +83,11 @@ def discover_apps(apps_dir: Path) -> list[AppSpec]:
             continue
         if not (folder / "manifest.json").is_file():
             continue
-        specs.append(load_app(folder))
+        specs.append(load_app(folder, workspaces))
     return specs
 
 
-def load_app(folder: Path) -> AppSpec:
+def load_app(folder: Path, workspaces: Path | None = None) -> AppSpec:
     """Read one app folder into a spec; never raises for a broken app."""
     folder = Path(folder).resolve()
     spec = AppSpec(app_id=folder.name, folder=folder)
@@ -108,27 +117,32 @@ def load_app(folder: Path) -> AppSpec:
         spec.error = f"manifest.json: {describe_validation_error(exc)}"
         return spec
     spec.manifest = manifest
-    spec.error = _check_layout(spec, manifest)
+    spec.error = _check_layout(spec, manifest, workspaces)
     if spec.error is None:
         spec.requirements_note = check_requirements(folder)
     return spec
 
 
-def _check_layout(spec: AppSpec, manifest: Manifest) -> str | None:
+def _check_layout(
+    spec: AppSpec, manifest: Manifest, workspaces: Path | None = None
+) -> str | None:
     """Entry, workdir and role; the first problem found, naming its field."""
     folder = spec.folder
     entry = (folder / manifest.entry).resolve()
-    if not entry.is_relative_to(folder):
+    if not is_inside(entry, folder):
         return f"manifest.json: entry: {manifest.entry!r} is outside the app folder"
     if not entry.is_file():
         return f"manifest.json: entry: file {manifest.entry!r} not found"
     spec.entry = entry
 
     workdir = (folder / manifest.workdir).resolve()
-    if not workdir.is_relative_to(folder):
+    if not is_inside(workdir, folder):
         return f"manifest.json: workdir: {manifest.workdir!r} is outside the app folder"
     try:
-        workdir.mkdir(parents=True, exist_ok=True)
+        if workspaces is None:
+            workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            workdir = _user_workspace(Path(workspaces), spec.app_id, shipped=workdir)
     except OSError as exc:
         return f"manifest.json: workdir: cannot create {manifest.workdir!r} ({exc})"
     spec.workdir = workdir
@@ -144,6 +158,23 @@ def _check_layout(spec: AppSpec, manifest: Manifest) -> str | None:
         return "manifest.json: role_prompt: required (in manifest.json or in role.md)"
     spec.role = role
     return None
+
+
+def _user_workspace(workspaces: Path, app_id: str, shipped: Path) -> Path:
+    """`<workspaces>/<app_id>`, created on first use as a copy of the `shipped` files."""
+    target = (workspaces / app_id).resolve()
+    if target.is_dir():
+        return target
+    workspaces.mkdir(parents=True, exist_ok=True)
+    partial = workspaces / f".{app_id}.copying"
+    shutil.rmtree(partial, ignore_errors=True)
+    if shipped.is_dir():
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(shipped, partial, ignore=ignore, symlinks=True)
+    else:
+        partial.mkdir()
+    partial.rename(target)  # whole or not at all: a crash mid-copy leaves no workspace
+    return target
 
 
 def check_requirements(folder: Path) -> str | None:

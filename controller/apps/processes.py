@@ -6,7 +6,10 @@ Each child starts in a new session (its own process group) with
 `prctl(PR_SET_PDEATHSIG, SIGKILL)`, so a `kill -9` of the controller kills it too.
 The death signal fires when the *thread* that forked the child ends, so children
 must be spawned from long-lived threads only (the main thread and the supervisor's
-monitor thread). Output goes to a log file whose last line explains a crash.
+monitor thread). Bubblewrap sets its sandbox's own death signal late, so every child
+also carries this launch's mark (`AIOS_LAUNCH`) for the reaper that outlives the
+controller (`start_child_reaper`). Output goes to a log file whose last line
+explains a crash.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aios_runtime.reaper import start_reaper
 from controller.apps.discovery import AppSpec
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "log_size",
     "log_tail",
     "spawn_child",
+    "start_child_reaper",
     "stop_groups",
 ]
 
@@ -41,6 +47,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_SITE = Path(__file__).resolve().parent / "app_site"
 # never inherited by a child: the LLM key stays in the controller, tokens are per child
 _SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
+# carried by every child of this controller (and what they start): the reaper's mark
+LAUNCH_MARK_VAR = "AIOS_LAUNCH"
+_LAUNCH_MARK = secrets.token_hex(12)
+_reaper_started = False
 
 
 @dataclass
@@ -69,7 +79,17 @@ def _base_environment() -> dict[str, str]:
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
     env["PYTHONUNBUFFERED"] = "1"
+    env[LAUNCH_MARK_VAR] = _LAUNCH_MARK
     return env
+
+
+def start_child_reaper() -> None:
+    """Once per controller process, before its first child: when it dies, the reaper
+    kills whatever of its children is left (`aios_runtime.reaper`, SECURITY.md C5)."""
+    global _reaper_started
+    if not _reaper_started:
+        _reaper_started = True
+        start_reaper(environment_mark=f"{LAUNCH_MARK_VAR}={_LAUNCH_MARK}")
 
 
 def executor_environment(master_token: str) -> dict[str, str]:
@@ -129,9 +149,12 @@ def spawn_child(
     log_path: Path,
     append: bool,
 ) -> subprocess.Popen:
-    """Start `args` in its own process group, output to `log_path`."""
+    """Start `args` in its own process group, output to `log_path` (opened with
+    O_APPEND, so the supervisor may trim it while the child writes)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab" if append else "wb") as log:
+    if not append:
+        log_path.write_bytes(b"")
+    with open(log_path, "ab") as log:
         return subprocess.Popen(
             args,
             cwd=cwd,

@@ -20,18 +20,21 @@ from __future__ import annotations
 import logging
 import secrets
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from aios_sdk.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
 from aios_sdk.protocol import AppInfo
+from controller.apps.confinement import (
+    AppSandboxSettings,
+    Confiner,
+    confined_pid,
+)
 from controller.apps.discovery import AppSpec
 from controller.apps.ports import PortAssigner, port_is_free
 from controller.apps.processes import (
@@ -42,8 +45,10 @@ from controller.apps.processes import (
     log_size,
     log_tail,
     spawn_child,
+    start_child_reaper,
     stop_groups,
 )
+from controller.apps.supervision import SupervisedChild, SupervisorConfig, bound_log
 from controller.clients import AppClient, ExecutorClient
 from controller.pipeline.run import AppTarget
 from controller.routing.router import AppProfile
@@ -55,69 +60,6 @@ log = logging.getLogger("aios.controller.supervisor")
 
 class StartupFailed(AiosError):
     code = "startup_failed"
-
-
-@dataclass
-class SupervisorConfig:
-    """Timings of supervision; overridable by config.json's `supervisor` object."""
-
-    health_interval: float = 2.0
-    health_timeout: float = 1.0
-    max_missed: int = 2
-    start_timeout: float = 20.0
-    start_poll: float = 0.02
-    backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
-    max_restarts: int = 4
-    stable_after: float = 10.0
-    stop_grace: float = 2.0
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any] | None) -> SupervisorConfig:
-        config = cls()
-        for f in fields(cls):
-            if raw and f.name in raw:
-                value = raw[f.name]
-                value = tuple(float(v) for v in value) if f.name == "backoff" else value
-                setattr(config, f.name, type(getattr(config, f.name))(value))
-        return config
-
-    def delay(self, failures: int) -> float:
-        return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
-
-
-@dataclass
-class _Child:
-    child_id: str
-    port: int
-    log_path: Path
-    spec: AppSpec | None = None  # None for the executor
-    token: str = ""
-    status: str = "starting"  # starting|registering|running|restarting|failed|stopped
-    proc: subprocess.Popen | None = None
-    error: str | None = None
-    note: str | None = None  # e.g. requirements.txt not satisfied
-    restarts: int = 0
-    failures: int = 0
-    next_start: float = 0.0
-    spawned_at: float = 0.0
-    healthy_since: float | None = None
-    last_probe: float = 0.0
-    missed: int = 0
-    settled: bool = False
-    log_offset: int = 0  # where this run's output starts in its log
-    needs_register: bool = False
-    probe: Future | None = None
-    job: Future | None = None  # registration or group kill in flight
-    published: tuple = field(default_factory=tuple)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def public_status(self) -> str:
-        if self.status in ("starting", "registering"):
-            return "restarting" if self.restarts else "starting"
-        return self.status
 
 
 class Supervisor:
@@ -134,6 +76,7 @@ class Supervisor:
         on_status: Callable[[AppInfo], None] | None = None,
         on_ports: Callable[[dict[str, int]], None] | None = None,
         on_registered: Callable[[str], None] | None = None,
+        app_sandbox: dict[str, Any] | None = None,
     ):
         self.config = config or SupervisorConfig()
         self.master_token = secrets.token_urlsafe(24)
@@ -153,23 +96,30 @@ class Supervisor:
         )
         self._monitor = threading.Thread(target=self._loop, name="supervisor", daemon=True)
         self._broken = [s for s in specs if not s.ok]
-        self.executor = _Child(
+        self.executor = SupervisedChild(
             "executor", ports.assign("executor"), self._logs / "executor.log"
         )
         self.executor_client = ExecutorClient(self.executor.url, self.master_token)
-        self._apps: dict[str, _Child] = {}
+        self._confiner = Confiner(
+            AppSandboxSettings.from_mapping(app_sandbox),
+            state_dir=executor.state_dir,
+            config_file=executor.config_path,
+            apps_dirs={s.folder.parent for s in specs},
+        )
+        self._apps: dict[str, SupervisedChild] = {}
         self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
         for spec in specs:
             if not spec.ok:
                 continue
             port = ports.assign(spec.app_id, spec.manifest.port if spec.manifest else None)
-            self._apps[spec.app_id] = _Child(
+            self._apps[spec.app_id] = SupervisedChild(
                 spec.app_id,
                 port,
                 self._logs / f"{spec.app_id}.log",
                 spec=spec,
                 token=secrets.token_urlsafe(24),
                 note=spec.requirements_note,
+                confinement=self._confiner.decide(spec),
             )
         # the apps and their manifests are fixed for the supervisor's life
         self._profiles = tuple(
@@ -188,6 +138,7 @@ class Supervisor:
 
     def start(self) -> None:
         """Spawn the executor and every app at once (call from a long-lived thread)."""
+        start_child_reaper()
         with self._lock:
             self._spawn(self.executor, first=True)
             for child in self._apps.values():
@@ -243,7 +194,9 @@ class Supervisor:
     def pids(self) -> dict[str, int]:
         with self._lock:
             children = [self.executor, *self._apps.values()]
-            return {c.child_id: c.proc.pid for c in children if c.proc is not None}
+            return {
+                c.child_id: c.app_pid or c.proc.pid for c in children if c.proc is not None
+            }
 
     # --------------------------------------------------------- what others ask
 
@@ -332,7 +285,7 @@ class Supervisor:
             self._publish_if_changed(child)
         return busy
 
-    def _step(self, child: _Child, now: float) -> bool:
+    def _step(self, child: SupervisedChild, now: float) -> bool:
         """Advance one child's state machine; True while it needs fast polling."""
         cfg = self.config
         if child.status in ("failed", "stopped"):
@@ -380,6 +333,9 @@ class Supervisor:
                     kill=True,
                 )
                 return True
+        due = child.probe is None and now - child.last_probe >= cfg.health_interval
+        if due and bound_log(child.log_path, cfg.log_max_bytes):
+            child.log_offset = 0
         since = child.healthy_since
         if child.failures and since is not None and now - since >= cfg.stable_after:
             child.failures = 0  # a stable run forgives earlier crashes
@@ -391,7 +347,7 @@ class Supervisor:
             return True
         return False
 
-    def _step_registering(self, child: _Child) -> bool:
+    def _step_registering(self, child: SupervisedChild) -> bool:
         if child.job is None:
             if self.executor.status == "failed":
                 child.note = "not registered with the executor (it failed): no tools"
@@ -412,9 +368,11 @@ class Supervisor:
         self._on_registered(child.child_id)
         return False
 
-    def _on_healthy(self, child: _Child, now: float) -> None:
+    def _on_healthy(self, child: SupervisedChild, now: float) -> None:
         child.healthy_since = now
         child.missed = 0
+        if child.proc is not None and child.confinement and child.confinement.confined:
+            child.app_pid = confined_pid(child.proc)
         if child.spec is None:  # the executor
             self._mark_running(child)
             if child.restarts:
@@ -425,16 +383,17 @@ class Supervisor:
             return
         child.status = "registering"
 
-    def _mark_running(self, child: _Child) -> None:
+    def _mark_running(self, child: SupervisedChild) -> None:
         child.status = "running"
         child.error = None
         child.settled = True
         child.last_probe = time.monotonic()
 
-    def _on_death(self, child: _Child, reason: str, *, kill: bool) -> None:
+    def _on_death(self, child: SupervisedChild, reason: str, *, kill: bool) -> None:
         cfg = self.config
         proc = child.proc
         child.proc = None
+        child.app_pid = None
         child.probe = None
         child.healthy_since = None
         child.settled = True
@@ -455,7 +414,9 @@ class Supervisor:
             "%s: %s; restart in %.1f s", child.child_id, reason, cfg.delay(child.failures)
         )
 
-    def _exit_reason(self, child: _Child, code: int) -> str:
+    def _exit_reason(self, child: SupervisedChild, code: int) -> str:
+        if code > 128 and child.confinement and child.confinement.confined:
+            code = 128 - code  # bubblewrap exits with 128 + the signal that killed it
         if code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -468,7 +429,7 @@ class Supervisor:
 
     # ------------------------------------------------------------- spawning
 
-    def _spawn(self, child: _Child, *, first: bool) -> None:
+    def _spawn(self, child: SupervisedChild, *, first: bool) -> None:
         if not first:
             child.restarts += 1
         if not port_is_free(child.port):
@@ -488,13 +449,24 @@ class Supervisor:
                 child.proc = spawn_child(
                     self._launch.args(child.port),
                     cwd=REPO_ROOT,
-                    env=executor_environment(self.master_token),
+                    # the controller's address: the `schedule` tool forwards there
+                    env={
+                        **executor_environment(self.master_token),
+                        "AIOS_CONTROLLER_URL": self._controller_url,
+                    },  # fmt: skip
                     log_path=child.log_path,
                     append=not first,
                 )
             else:
+                assert child.confinement is not None
+                if first:
+                    self._confiner.prepare(child.spec)
                 child.proc = spawn_child(
-                    [sys.executable, str(child.spec.entry)],
+                    self._confiner.command(
+                        child.spec,
+                        [sys.executable, str(child.spec.entry)],
+                        child.confinement,
+                    ),
                     cwd=child.spec.folder,
                     env=app_environment(
                         child.spec,
@@ -513,7 +485,7 @@ class Supervisor:
 
     # --------------------------------------------------------- pool workers
 
-    def _submit_probe(self, child: _Child, now: float) -> None:
+    def _submit_probe(self, child: SupervisedChild, now: float) -> None:
         child.last_probe = now
         timeout = self.config.health_timeout
         if child.spec is None:
@@ -523,7 +495,7 @@ class Supervisor:
             app = AppClient(child.child_id, child.url, child.token)
             child.probe = self._pool.submit(app.health, timeout)
 
-    def _register(self, child: _Child) -> None:
+    def _register(self, child: SupervisedChild) -> None:
         spec = child.spec
         assert spec is not None and spec.manifest is not None
         client = AppClient(child.child_id, child.url, child.token)
@@ -552,7 +524,7 @@ class Supervisor:
 
     # ------------------------------------------------------------- status
 
-    def _info(self, child: _Child) -> AppInfo:
+    def _info(self, child: SupervisedChild) -> AppInfo:
         spec = child.spec
         assert spec is not None
         error = child.error
@@ -566,11 +538,14 @@ class Supervisor:
             status=child.public_status(),  # type: ignore[arg-type]
             port=child.port,
             error=error,
-            pid=child.proc.pid if child.proc is not None else None,
+            pid=child.app_pid or (child.proc.pid if child.proc is not None else None),
             restarts=child.restarts,
+            sandbox=child.confinement.kind if child.confinement else None,
+            sandbox_note=child.confinement.note if child.confinement else None,
+            network=bool(child.confinement and child.confinement.network),
         )
 
-    def _publish_if_changed(self, child: _Child) -> None:
+    def _publish_if_changed(self, child: SupervisedChild) -> None:
         if child.spec is None:
             return
         info = self._info(child)

@@ -1,4 +1,4 @@
-"""The controller's one connection to an OpenAI-compatible model (issue 6).
+"""The controller's one connection to an OpenAI-compatible model.
 
 `LLMClient` wraps the `openai` package, configured from `Settings`
 (`deepseek_api_key`, `llm_base_url`, `llm_model`; the environment overrides are
@@ -27,7 +27,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -46,6 +46,7 @@ from aios_sdk.llm import (
 __all__ = [
     "DEFAULT_BASE_URL",
     "Completion",
+    "Delta",
     "LLMClient",
     "LLMStatus",
     "ModelToolCall",
@@ -71,8 +72,18 @@ class ModelToolCall:
 
 @dataclass
 class Completion:
+    """The first choice: text, tool calls, why it ended (`stop`, `tool_calls`,
+    `length`…) and the server's `usage` (`prompt_tokens`, `completion_tokens`)."""
+
     content: str
     tool_calls: list[ModelToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+# what `stream` hands its `on_delta` callback: ("text", text) or
+# ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
+Delta = tuple[str, Any]
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -223,6 +234,83 @@ class LLMClient:
                 return plain
         return self._create(params)
 
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_delta: Callable[[Delta], None] | None = None,
+    ) -> Completion:
+        """One streamed completion, assembled: `on_delta` sees each text piece and each
+        tool-call piece as it arrives; the answer is the whole message with
+        `finish_reason` and `usage` (asked for with `stream_options.include_usage`).
+
+        Only the request is retried (as `complete`); a stream broken after its first
+        chunk raises `LLMError`, so the caller decides whether to ask again.
+        """
+        if not self.configured:
+            raise LLMNotConfigured("no LLM is configured")
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            params["tools"] = list(tools)
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if temperature is not None:
+            params["temperature"] = temperature
+        chunks = self._create(params, answer=lambda response: response)
+        return self._assemble(chunks, on_delta or (lambda delta: None))
+
+    def _assemble(self, chunks: Any, on_delta: Callable[[Delta], None]) -> Completion:
+        import openai
+
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        finish_reason = "stop"
+        usage: dict[str, int] = {}
+        try:
+            for chunk in chunks:
+                if getattr(chunk, "usage", None) is not None:
+                    usage = _usage_of(chunk.usage)
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text.append(delta.content)
+                        on_delta(("text", delta.content))
+                    for piece in (delta.tool_calls if delta is not None else None) or []:
+                        call = calls.setdefault(
+                            piece.index, {"id": "", "name": "", "arguments": []}
+                        )
+                        function = piece.function
+                        name = (function.name if function else None) or ""
+                        arguments = (function.arguments if function else None) or ""
+                        call["id"] = call["id"] or (piece.id or "")
+                        call["name"] += name
+                        call["arguments"].append(arguments)
+                        on_delta(("tool_call", {"index": piece.index, "id": piece.id or "",
+                                                "name": name, "arguments": arguments}))  # fmt: skip
+                    if choice.finish_reason:
+                        finish_reason = choice.finish_reason
+        except openai.OpenAIError as exc:
+            raise self._failed(
+                LLMError(f"{self.base_url}: the stream broke: {_brief(exc)}")
+            ) from exc
+        self._last_ok = True
+        self._last_error = ""
+        tool_calls = [
+            ModelToolCall(
+                name=call["name"], arguments="".join(call["arguments"]), call_id=call["id"]
+            )
+            for _, call in sorted(calls.items())
+        ]
+        return Completion("".join(text), tool_calls, finish_reason, usage)
+
     # ---------------------------------------------------------------- plumbing
 
     def _client(self) -> Any:
@@ -239,7 +327,10 @@ class LLMClient:
                     )
         return self._openai_client
 
-    def _create(self, params: dict[str, Any]) -> Completion:
+    def _create(
+        self, params: dict[str, Any], answer: Callable[[Any], Any] | None = None
+    ) -> Any:
+        """The server's response through `answer` (default: a `Completion`)."""
         import openai
 
         client = self._client()
@@ -286,7 +377,7 @@ class LLMClient:
                 raise self._failed(failure) from exc
             except openai.OpenAIError as exc:
                 raise self._failed(LLMError(f"{self.base_url}: {_brief(exc)}")) from exc
-            return self._succeeded(response)
+            return (answer or self._succeeded)(response)
 
     def _backoff(self, exc: Exception, attempt: int) -> float:
         headers = getattr(getattr(exc, "response", None), "headers", None) or {}
@@ -323,7 +414,22 @@ class LLMClient:
                     call_id=str(getattr(call, "id", "") or ""),
                 )
             )
-        return Completion(content=message.content or "", tool_calls=calls)
+        return Completion(
+            content=message.content or "",
+            tool_calls=calls,
+            finish_reason=str(getattr(choices[0], "finish_reason", None) or "stop"),
+            usage=_usage_of(getattr(response, "usage", None)),
+        )
+
+
+def _usage_of(usage: Any) -> dict[str, int]:
+    """`prompt_tokens` / `completion_tokens` of a server's `usage`, when it sent them."""
+    found: dict[str, int] = {}
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = getattr(usage, name, None)
+        if isinstance(value, int):
+            found[name] = value
+    return found
 
 
 class _JsonModeRejected(Exception):

@@ -1,7 +1,12 @@
-"""App planning by the model through tool calling (issue 6, item 4).
+"""App planning by the model through tool calling.
 
-`plan_with_tools(client, request)` turns an app's `LLMPlanRequest` (instruction,
-context, the app's tools with their JSON schemas) into validated `Step`s:
+`plan_with_tools(client, request, listing=…)` turns an app's `LLMPlanRequest`
+(instruction, context, the names of the tools it wants offered) into validated `Step`s:
+
+- the tools offered are the app's entries in the executor's listing (`listing`, the
+  controller's one source): their descriptions and schemas, narrowed to the names the
+  request carries; a name the listing does not have is not offered, nor is an
+  unavailable tool; without a listing the request's own specs are used;
 
 - each `ToolSpec` becomes an OpenAI function tool carrying its argument schema (names
   the OpenAI API would refuse are given a safe alias and mapped back);
@@ -20,11 +25,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aios_sdk.errors import InvalidRequest
 from aios_sdk.llm import LLMBadReply, LLMPlanReply, LLMPlanRequest
 from aios_sdk.protocol import Context, Step, ToolSpec
 from controller.llm.client import LLMClient, ModelToolCall
 
-__all__ = ["MAX_STEPS", "function_tools", "plan_with_tools", "validate_tool_calls"]
+__all__ = [
+    "MAX_STEPS",
+    "function_tools",
+    "offered_tools",
+    "plan_with_tools",
+    "validate_tool_calls",
+]
 
 MAX_STEPS = 20
 _OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -127,11 +139,33 @@ def planning_prompt(context: Context) -> str:
     return "\n\n".join(parts)
 
 
+def offered_tools(
+    requested: Sequence[ToolSpec], listing: Sequence[ToolSpec] | None
+) -> list[ToolSpec]:
+    """The listing's entries for the requested names (all of them when none is), in the
+    listing's order, unavailable ones left out; `requested` itself without a listing."""
+    if listing is None:
+        return list(requested)
+    wanted = {spec.name for spec in requested}
+    return [
+        entry
+        for entry in listing
+        if (not wanted or entry.name in wanted) and getattr(entry, "available", True)
+    ]
+
+
 def plan_with_tools(
-    client: LLMClient, request: LLMPlanRequest, *, max_tokens: int = 1500
+    client: LLMClient,
+    request: LLMPlanRequest,
+    *,
+    max_tokens: int = 1500,
+    listing: Sequence[ToolSpec] | None = None,
 ) -> LLMPlanReply:
     """Validated steps for `request` (one repair round), or `LLMBadReply`."""
-    functions, names = function_tools(request.tools)
+    tools = offered_tools(request.tools, listing)
+    if not tools:
+        raise InvalidRequest("none of the requested tools is in the app's tool listing")
+    functions, names = function_tools(tools)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": planning_prompt(request.context)},
         {"role": "user", "content": request.instruction},
@@ -146,7 +180,7 @@ def plan_with_tools(
             temperature=0,
         )
         try:
-            steps = validate_tool_calls(completion.tool_calls, request.tools, names)
+            steps = validate_tool_calls(completion.tool_calls, tools, names)
         except ValueError as exc:
             problem = str(exc)
         else:

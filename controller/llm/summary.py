@@ -1,4 +1,4 @@
-"""`history_summary` of a session (S-41, issue 6): by the LLM when one is configured.
+"""`history_summary` of a session (S-41): by the LLM when one is configured.
 
 `summarize_history(turns, client)` asks the model for one short sentence about what
 the user asked recently and what was done, bounded to `limit` characters; without a
@@ -33,7 +33,7 @@ __all__ = [
     "summarize_history",
 ]
 
-log = logging.getLogger("aios.controller.llm_summary")
+log = logging.getLogger("aios.controller.llm.summary")
 
 DEFAULT_LIMIT = 200
 MAX_TURNS_FOR_MODEL = 10

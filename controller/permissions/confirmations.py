@@ -1,6 +1,6 @@
-"""Paused tasks waiting for the user's decision (Ripple's permission pause, UFO's confirm).
+"""Paused tasks waiting for the user's decision before a risky step runs.
 
-When `permissions.PermissionPolicy` finds a risky step in a plan an app returned,
+When `policy.PermissionPolicy` finds a risky step in a plan an app returned,
 the pipeline does not send the plan to the executor. `ConfirmationGate.pause`
 stores a `PendingConfirmation` — who asked (app, session, task), the exact plan,
 the risky steps and one sentence per step saying exactly what would run — as one
@@ -9,6 +9,10 @@ survives a desktop reload and a controller restart), publishes a `confirm_reques
 event and answers the task with a `confirm` view. `GET /api/confirmations` lists
 what is pending; `POST /api/confirmations/<id>` with `allow_once`, `allow_always`
 or `deny` claims it (exactly once) and the pipeline resumes that same step loop.
+A question need not come from a paused plan: `ask` stores one of another `kind`
+(the scheduler's `schedule`: a risky command job waits for the user's yes at its
+creation, `job_id` naming it), shown and answered the same way; the answer goes to
+the handler registered for that kind with `on_decision` instead of a step loop.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aios_runtime.files import atomic_write_text
+from aios_runtime.files import atomic_write_text, set_aside
 from aios_sdk.errors import InvalidRequest, NotFound
 from aios_sdk.protocol import AppReply
 from controller.events import EventBus
@@ -53,8 +58,9 @@ class PendingConfirmation:
     steps: list[dict[str, Any]]  # the risky steps: step_id, tool, kind, sentence, command
     plan: list[dict[str, Any]]  # the whole plan of this round, exactly as the app wrote it
     round: int
-    kind: str = "instruction"  # instruction | open | action
+    kind: str = "instruction"  # instruction | open | action | schedule
     task_id: str | None = None
+    job_id: str | None = None  # kind schedule: the job waiting for the user's yes
     instruction: str | None = None
     action_request: dict[str, Any] | None = None
     upstream: list[dict[str, Any]] | None = None
@@ -68,6 +74,8 @@ class PendingConfirmation:
             "app_name": self.app_name,
             "session_id": self.session_id,
             "task_id": self.task_id,
+            "kind": self.kind,
+            "job_id": self.job_id,
             "summary": self.summary,
             "steps": self.steps,
             "plan": self.plan,
@@ -111,6 +119,10 @@ def denied_results(plan: list[dict[str, Any]], risky: list[RiskyStep]) -> dict[s
     return results
 
 
+# the answer to a question of a registered kind: (the question, the decision) → the reply
+Decide = Callable[["PendingConfirmation", str], AppReply]
+
+
 class ConfirmationGate:
     """The pending confirmations on disk, their events, and claiming one exactly once."""
 
@@ -119,6 +131,15 @@ class ConfirmationGate:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._events = events
         self._lock = threading.Lock()
+        self._handlers: dict[str, Decide] = {}
+
+    def on_decision(self, kind: str, handler: Decide) -> None:
+        """Answer the questions of `kind` with `handler(pending, decision)` (its reply)."""
+        self._handlers[kind] = handler
+
+    def handler_for(self, kind: str) -> Decide | None:
+        """The handler of `kind`; None for a paused plan (the pipeline resumes those)."""
+        return self._handlers.get(kind)
 
     def _path(self, confirmation_id: str) -> Path:
         if not confirmation_id.startswith(_ID_PREFIX) or not confirmation_id[5:].isalnum():
@@ -156,6 +177,51 @@ class ConfirmationGate:
             action_request=action_request,
             upstream=upstream,
         )
+        self._store(pending)
+        return confirm_reply(pending)
+
+    def ask(
+        self,
+        *,
+        kind: str,
+        app_id: str,
+        app_name: str,
+        session_id: str,
+        summary: str,
+        plan: list[dict[str, Any]],
+        risky: list[RiskyStep],
+        job_id: str | None = None,
+    ) -> PendingConfirmation:
+        """Persist and announce a question that is no paused plan (see `on_decision`)."""
+        pending = PendingConfirmation(
+            confirmation_id=f"{_ID_PREFIX}{secrets.token_hex(8)}",
+            app_id=app_id,
+            app_name=app_name,
+            session_id=session_id,
+            summary=summary,
+            steps=[step.to_json() for step in risky],
+            plan=plan,
+            round=0,
+            kind=kind,
+            job_id=job_id,
+        )
+        self._store(pending)
+        return pending
+
+    def withdraw(self, kind: str, job_id: str) -> int:
+        """Drop the pending questions of `kind` about `job_id` (answered another way,
+        or their subject is gone); each is announced as resolved. How many."""
+        dropped = 0
+        for pending in self.pending():
+            if pending.kind == kind and pending.job_id == job_id:
+                try:
+                    self.claim(pending.confirmation_id, "withdrawn")
+                    dropped += 1
+                except NotFound:
+                    pass
+        return dropped
+
+    def _store(self, pending: PendingConfirmation) -> None:
         with self._lock:
             self._trim()
             atomic_write_text(
@@ -164,9 +230,11 @@ class ConfirmationGate:
                 mode=0o600,
             )
         self._events.publish(
-            "confirm_request", pending.public(), app_id=app_id, session_id=session_id
+            "confirm_request",
+            pending.public(),
+            app_id=pending.app_id,
+            session_id=pending.session_id,
         )
-        return confirm_reply(pending)
 
     def _trim(self) -> None:
         """Keep at most MAX_PENDING questions: the oldest go first."""
@@ -177,10 +245,15 @@ class ConfirmationGate:
             old.unlink(missing_ok=True)
 
     def _read(self, path: Path) -> PendingConfirmation | None:
+        """The question in `path`; None when it is gone. A file that does not read as
+        one (corrupt, truncated) is set aside and reported by name."""
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             return PendingConfirmation(**raw)
-        except (OSError, ValueError, TypeError):
+        except OSError:
+            return None
+        except (ValueError, TypeError) as exc:
+            set_aside(path, f"not a confirmation: {exc}")
             return None
 
     def pending(self) -> list[PendingConfirmation]:
@@ -195,8 +268,10 @@ class ConfirmationGate:
         return pending
 
     def claim(self, confirmation_id: str, decision: str) -> PendingConfirmation:
-        """Take the question off the list (once: a second claim is `NotFound`)."""
-        if decision not in DECISIONS:
+        """Take the question off the list (once: a second claim is `NotFound`).
+
+        `decision` is one of DECISIONS, or `withdrawn` (from `withdraw` only)."""
+        if decision not in (*DECISIONS, "withdrawn"):
             raise InvalidRequest(f"decision must be one of {', '.join(DECISIONS)}")
         path = self._path(confirmation_id)
         with self._lock:

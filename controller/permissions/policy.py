@@ -1,8 +1,11 @@
-"""Which planned steps are risky and need the user's yes first (Ripple's permission pause).
+"""Which planned steps are risky and need the user's yes first.
 
-A step is risky when it is one of:
+What a tool needs is stated by its entry in the executor's listing (`ToolInfo`,
+`tool_entries(app_id)`): a step whose tool `requires_confirmation` pauses the plan
+(`process_start` among the atomic tools; any provider's tool that says so). When
+the listing cannot be had, the atomic provider's declared entries stand in. Beside
+the entries, finer rules judge the arguments of three atomic tools:
 
-- `process_start` — any program started by an app (foreground or background);
 - `file_write` that overwrites an existing file which is not one of the app's own
   files. An app's own files are those it created itself through a planned
   `file_write` (recorded here, per app, in `<state_dir>/permissions.json`); a file
@@ -34,6 +37,9 @@ from typing import Any
 
 from aios_runtime.files import atomic_write_text
 from aios_runtime.settings import Settings
+from aios_runtime.workdir import resolve_in_workdir
+from aios_sdk.errors import AiosError
+from aios_sdk.protocol import ToolInfo
 from executor.consent import sql_writes
 
 __all__ = ["PermissionPolicy", "Review", "RiskyStep", "sql_writes"]
@@ -70,7 +76,9 @@ class RiskyStep:
 
     step_id: int
     tool: str
-    kind: str  # process_start | file_overwrite | db_write | command_outside_whitelist
+    # process_start | file_overwrite | db_write | command_outside_whitelist |
+    # requires_confirmation (any other tool whose entry says so)
+    kind: str
     sentence: str
     command: str | None = None  # the program, for process_start / shell_exec
 
@@ -100,10 +108,12 @@ class PermissionPolicy:
         path: Path,
         settings: Callable[[], Settings],
         app_whitelist: Callable[[str], list[str] | None] = lambda app_id: None,
+        tool_entries: Callable[[str], list[ToolInfo]] | None = None,
     ):
         self.path = Path(path)
         self._settings = settings
         self._app_whitelist = app_whitelist
+        self._tool_entries = tool_entries
         self._lock = threading.Lock()
         self._always: set[tuple[str, str, str]] = set()
         self._own: dict[str, set[str]] = {}
@@ -141,13 +151,6 @@ class PermissionPolicy:
             self.path, json.dumps(body, ensure_ascii=False, indent=1), mode=0o600
         )
 
-    def always_rules(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [
-                {"app_id": a, "tool": t, "command": c or None}
-                for a, t, c in sorted(self._always)
-            ]
-
     def remember(self, app_id: str, steps: list[RiskyStep]) -> None:
         """ "Allow always": these kinds of step of `app_id` are not asked again."""
         with self._lock:
@@ -183,8 +186,9 @@ class PermissionPolicy:
     ) -> Review:
         """Classify every step of `plan` (as the app wrote it, before templating)."""
         review = Review()
+        entries = self._entries(app_id)
         for step in plan:
-            found = self._classify(app_id, workdir, step, review)
+            found = self._classify(app_id, workdir, step, review, entries)
             if found is None:
                 continue
             with self._lock:
@@ -192,6 +196,20 @@ class PermissionPolicy:
                 covered = rule in self._always
             (review.allowed_by_rule if covered else review.risky).append(found)
         return review
+
+    def _entries(self, app_id: str) -> dict[str, ToolInfo]:
+        """The app's tools by name, from the listing (or the atomic declared entries)."""
+        entries: list[ToolInfo] | None = None
+        if self._tool_entries is not None:
+            try:
+                entries = self._tool_entries(app_id)
+            except Exception:  # the executor busy or restarting
+                entries = None
+        if entries is None:
+            from executor.providers.atomic import AtomicProvider
+
+            entries = list(AtomicProvider.declared_tools(self._settings()))
+        return {entry.name: entry for entry in entries}
 
     def _whitelist(self, app_id: str) -> set[str] | None:
         sandbox = self._settings().tool_sandbox
@@ -204,11 +222,18 @@ class PermissionPolicy:
         return bool((sandbox.model_extra or {}).get("ask_outside_whitelist", False))
 
     def _classify(
-        self, app_id: str, workdir: Path | None, step: dict[str, Any], review: Review
+        self,
+        app_id: str,
+        workdir: Path | None,
+        step: dict[str, Any],
+        review: Review,
+        entries: dict[str, ToolInfo],
     ) -> RiskyStep | None:
         tool = str(step.get("tool") or "")
         args = step.get("args") if isinstance(step.get("args"), dict) else {}
         step_id = int(step.get("step_id") or 0)
+        entry = entries.get(tool)
+        confirm = entry is not None and entry.requires_confirmation
         if tool in ("process_start", "shell_exec"):
             argv = _argv(
                 args.get("cmd"), args.get("args") if tool == "process_start" else None
@@ -219,22 +244,31 @@ class PermissionPolicy:
             outside = whitelist is not None and program not in whitelist
             if outside and self._ask_outside() and program:
                 review.outside_whitelist.append(program)
-            if tool == "process_start":
+            if tool == "process_start" and confirm:
                 where = "在后台" if args.get("background") else ""
                 return RiskyStep(step_id, tool, "process_start",
                                  f"{where}启动程序：{line}", command=program)  # fmt: skip
             if outside and self._ask_outside() and program:
                 return RiskyStep(step_id, tool, "command_outside_whitelist",
                                  f"运行白名单之外的命令：{line}", command=program)  # fmt: skip
+            if confirm:
+                return RiskyStep(step_id, tool, "requires_confirmation",
+                                 f"运行命令：{line}", command=program)  # fmt: skip
             return None
         if tool == "file_write":
-            return self._file_write(app_id, workdir, step_id, args, review)
+            found = self._file_write(app_id, workdir, step_id, args, review)
+            if found is not None or not confirm:
+                return found
         if tool == "db_query":
             sql = args.get("sql")
             if _templated(sql) or (isinstance(sql, str) and sql_writes(sql)):
                 dsn = str(args.get("dsn") or "")
                 return RiskyStep(step_id, tool, "db_write",
                                  f"修改数据库 {dsn}：{_short(str(sql))}")  # fmt: skip
+        if confirm and entry is not None:
+            what = _short(entry.description or entry.name, 120)
+            return RiskyStep(step_id, tool, "requires_confirmation",
+                             f"使用工具 {tool}（{entry.risk_level}，来自 {entry.provider}）：{what}")  # fmt: skip
         return None
 
     def _file_write(
@@ -251,11 +285,11 @@ class PermissionPolicy:
         if _templated(path):
             return RiskyStep(step_id, "file_write", "file_overwrite",
                              f"写入一个运行时才确定的文件：{_short(str(path))}")  # fmt: skip
-        rel = _relative(workdir, path)
-        if rel is None:
+        found = _in_workdir(workdir, path)
+        if found is None:
             return None  # outside the workdir or malformed: the executor refuses it
-        target = Path(os.path.realpath(workdir / rel)) if workdir else None
-        if target is None or not target.exists():
+        target, rel = found
+        if not target.exists():
             review.new_files[step_id] = rel
             return None
         with self._lock:
@@ -270,19 +304,14 @@ class PermissionPolicy:
                          f"新内容 {length} 个字符）")  # fmt: skip
 
 
-def _relative(workdir: Path | None, path: Any) -> str | None:
-    """`path` as the executor reads it (`workspace/…`, relative or absolute inside)."""
-    if workdir is None or not isinstance(path, str) or not path or "\x00" in path:
+def _in_workdir(workdir: Path | None, path: Any) -> tuple[Path, str] | None:
+    """The real file `path` names as the executor reads it, and its path relative to
+    the workdir; None when it is the workdir itself, outside it or malformed."""
+    if workdir is None or not isinstance(path, str) or not path:
         return None
     root = Path(os.path.realpath(workdir))
-    text = path.strip()
-    while text.startswith("./"):
-        text = text[2:]
-    if text == "workspace" or text.startswith("workspace/"):
-        text = text[len("workspace") :].lstrip("/")
-    candidate = Path(text) if os.path.isabs(text) else root / text
-    resolved = Path(os.path.realpath(candidate))
-    if resolved != root and not resolved.is_relative_to(root):
+    try:
+        target = resolve_in_workdir(root, path)
+    except AiosError:
         return None
-    rel = resolved.relative_to(root).as_posix()
-    return None if rel in ("", ".") else rel
+    return None if target == root else (target, target.relative_to(root).as_posix())

@@ -4,10 +4,13 @@
 `cwd_state` holds the workspace's top-level `files` (bounded) merged with the state
 the app keeps in the session's `agent_states` (an app sets it with the reply field
 `state`, e.g. `{"last_played": "周杰伦 - 七里香"}`); `available_tools` are the tool
-names the executor lists for that app (cached per app, refreshed on re-registration);
+names the executor lists for that app (S-41 keeps them names; the full entries are
+`controller.api.tools.ToolListings`), cached per app and refreshed on re-registration,
+or read each time from that one cached source;
 `history_summary` is a deterministic summary of the session's last turns (until an
 LLM summariser exists); `tool_results` is set on the call after steps ran; `upstream`
-(beyond S-41) carries the results of the tasks a dependent task waits for.
+(beyond S-41) carries the results of the tasks a dependent task waits for;
+`caller_system_prompt` the system prompt of the `/v1` request that asked (if any).
 """
 
 from __future__ import annotations
@@ -91,8 +94,13 @@ class ContextBuilder:
         self,
         list_tools: Callable[[str], list[str]],
         summarise: Callable[[Session], str] = summarise_history,
+        *,
+        cache_tools: bool = True,
     ):
         self._list_tools = list_tools
+        # False when `list_tools` is itself the controller's one cached source
+        # (`controller.api.tools.ToolListings`): every consumer then sees its list
+        self._cache_tools = cache_tools
         self.summarise = summarise
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
@@ -112,8 +120,9 @@ class ContextBuilder:
             names = self._list_tools(app_id)
         except Exception:
             return list(ATOMIC_TOOLS)  # executor busy or restarting: not cached
-        with self._lock:
-            self._tools[app_id] = list(names)
+        if self._cache_tools:
+            with self._lock:
+                self._tools[app_id] = list(names)
         return list(names)
 
     def _summary(self, session: Session) -> str:
@@ -162,6 +171,9 @@ class ContextBuilder:
         extra: dict[str, Any] = {}
         if upstream:
             extra["upstream"] = upstream
+        caller_prompt = session.context.get("caller_system_prompt")
+        if caller_prompt:  # the system prompt of an OpenAI client's request (/v1)
+            extra["caller_system_prompt"] = caller_prompt
         return Context(
             role=role,
             workdir=str(workdir) if workdir is not None else "",

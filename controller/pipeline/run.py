@@ -44,6 +44,7 @@ from controller.permissions.confirmations import (
 )
 from controller.permissions.policy import PermissionPolicy, Review
 from controller.pipeline.actions import action_request_for
+from controller.pipeline.cancel import TaskCancels
 from controller.pipeline.context import ContextBuilder
 from controller.routing.router import AppProfile, RoutePlan, Router, no_match_message
 from controller.sessions import Session, SessionStore
@@ -102,7 +103,9 @@ class Pipeline:
         on_turn: Callable[[Session], None] | None = None,
         permissions: PermissionPolicy | None = None,
         confirmations: ConfirmationGate | None = None,
+        cancels: TaskCancels | None = None,
     ):
+        self.cancels = cancels if cancels is not None else TaskCancels()
         self._on_turn = on_turn
         # both set: risky steps pause for the user's decision (controller/permissions/policy.py)
         self._permissions = permissions if confirmations is not None else None
@@ -333,9 +336,10 @@ class Pipeline:
         user's decision on its pending plan.
         """
         try:
-            reply = self._steps_loop(
-                app_id, session, instruction, action_request, task_id, upstream, resume
-            )
+            with self.cancels.running(session.session_id, app_id, task_id):
+                reply = self._steps_loop(
+                    app_id, session, instruction, action_request, task_id, upstream, resume
+                )
         except AiosError as exc:
             reply = AppReply.error(exc.code, exc.message)
         except Exception as exc:  # a bug here must not take other tasks down
@@ -442,7 +446,7 @@ class Pipeline:
         )
         body = request.model_dump(mode="json", exclude_none=True)
         body["instruction"] = instruction  # S-55: null with an action, "" on open
-        raw = target.call(body, self.limits.app_timeout)
+        raw = self.cancels.guard(lambda: target.call(body, self.limits.app_timeout))
         try:
             reply = parse(AppReply, raw)
         except InvalidRequest as exc:
@@ -476,7 +480,7 @@ class Pipeline:
         }
         if review is not None and review.outside_whitelist:
             body["approved_commands"] = sorted(set(review.outside_whitelist))
-        response = self._run_steps(body, budget)
+        response = self.cancels.guard(lambda: self._run_steps(body, budget))
         results = response.get("tool_results") if isinstance(response, dict) else None
         if not isinstance(results, dict):
             raise BadAppReply("the executor's answer has no 'tool_results'")
@@ -516,13 +520,20 @@ class Pipeline:
         continue that task's steps loop. Answers (final reply, app id, session id).
 
         An app that is not running now leaves the question pending (AppUnavailable).
+        A question of a kind with a handler (`ConfirmationGate.on_decision`, e.g. a
+        scheduled job's) is answered by that handler instead.
         """
         if self._confirmations is None:
             raise NotFound(f"no pending confirmation {confirmation_id!r}")
-        self._apps.target(self._confirmations.get(confirmation_id).app_id)
+        asked = self._confirmations.get(confirmation_id)
+        settle = self._confirmations.handler_for(asked.kind)
+        if settle is None:
+            self._apps.target(asked.app_id)
         pending = self._confirmations.claim(confirmation_id, decision)
         if decision == "allow_always" and self._permissions is not None:
             self._permissions.remember(pending.app_id, pending.risky())
+        if settle is not None:  # not a paused plan (a scheduled job's question)
+            return settle(pending, decision), pending.app_id, pending.session_id
         session = self._sessions.get_or_create(pending.session_id)
         request = (
             parse(ActionRequest, pending.action_request) if pending.action_request else None

@@ -1,4 +1,4 @@
-"""Routing by the LLM, behind the deterministic router (S-40, issue 6).
+"""Routing by the LLM, behind the deterministic router (S-40).
 
 `FallbackRouter` is the `Router` the pipeline uses when an LLM may be configured:
 
@@ -41,7 +41,7 @@ __all__ = [
     "validate_tasks",
 ]
 
-log = logging.getLogger("aios.controller.llm_router")
+log = logging.getLogger("aios.controller.routing")
 
 DEFAULT_THRESHOLD = 0.6  # when the deterministic router has no `confident`
 LLM_PLAN_CONFIDENCE = 0.8

@@ -3,9 +3,9 @@
 The interface (`AppProfile`, `PlannedTask`, `RoutePlan`, `Router`) is what the
 pipeline depends on; `DeterministicRouter` answers without an LLM, the way
 hassil / Padatious match intents locally: it splits a compound instruction into
-parts (`routing_split`), scores each part against every app's manifest
-(`routing_index`) and turns the scores into a confidence. An LLM router plugs in
-behind the same interface for plans below `DeterministicRouter.CONFIDENT`.
+parts (`split`), scores each part against every app's manifest (`index`) and
+turns the scores into a confidence. An LLM router plugs in behind the same interface
+for plans below `DeterministicRouter.CONFIDENT`.
 """
 
 from __future__ import annotations

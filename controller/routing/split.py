@@ -9,8 +9,9 @@ Two kinds of boundary:
   only proposes the pieces (`Piece.strong` says which kind of boundary precedes
   each one).
 
-Text inside brackets and quotes is never split ("print('a; then b')"), and a
-connective that is part of a phrase is not a boundary ("再说一次", "再来一首",
+Text inside brackets and quotes is never split ("print('a; then b')"), nor is
+code at an ASCII `;` followed by another statement ("执行代码 x=5; print(x*2)"),
+and a connective that is part of a phrase is not a boundary ("再说一次", "再来一首",
 "合并", "并不").
 """
 
@@ -79,7 +80,7 @@ class Piece:
 
 def split_pieces(text: str) -> list[Piece]:
     """Cut at every strong and weak boundary; empty pieces are dropped."""
-    masked = _mask_quoted(text)
+    masked = _mask_code_semicolons(_mask_quoted(text))
     cuts: list[tuple[int, int, bool]] = []
     first_then = _FIRST_THEN.match(masked)
     if first_then:
@@ -111,6 +112,28 @@ def clean_part(text: str) -> str:
 
 def _overlaps(cuts: list[tuple[int, int, bool]], start: int, end: int) -> bool:
     return any(start < cut_end and cut_start < end for cut_start, cut_end, _ in cuts)
+
+
+_CODE_STATEMENT = re.compile(
+    r"\s*(?:(?:import|from|print|for|while|if|def|class|return|del|assert|pass)\b"
+    r"|[A-Za-z_][\w.]*\s*(?:[-+*/%]?=(?!=)|\(|\[))"
+)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _mask_code_semicolons(text: str) -> str:
+    """`text` with each ASCII `;` that joins two code statements blanked: the rest of
+    its piece starts like a Python statement and holds no CJK text."""
+    if ";" not in text:
+        return text
+    out = list(text)
+    for match in re.finditer(";", text):
+        rest = text[match.end() :]
+        upto = _STRONG.search(rest)
+        rest = rest[: upto.start()] if upto else rest
+        if _CODE_STATEMENT.match(rest) and not _CJK.search(rest):
+            out[match.start()] = "\x00"
+    return "".join(out)
 
 
 def _mask_quoted(text: str) -> str:

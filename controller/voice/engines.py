@@ -7,7 +7,7 @@ installed, no key, network down) and `VoiceNotUnderstood` (it listened and heard
 command). Lower libraries' errors are translated here.
 
 - `PocketsphinxEngine`: offline, English only, constrained by the command grammar
-  (`voice_grammar`). Free-form offline English is too poor to be useful.
+  (`grammar`): it hears only the phrases the installed apps declare.
 - `OpenAITranscriptionEngine`: any OpenAI-compatible `/audio/transcriptions` endpoint
   (Whisper); all languages; needs `voice_api_key`.
 - `GoogleEngine`: Google's free web speech endpoint through SpeechRecognition; all
@@ -37,7 +37,7 @@ __all__ = [
     "normalize_language",
 ]
 
-log = logging.getLogger("aios.voice")
+log = logging.getLogger("aios.controller.voice.engines")
 
 
 class VoiceUnavailable(AiosError):

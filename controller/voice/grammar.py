@@ -1,13 +1,11 @@
 """The offline recogniser's command grammar, built from the installed apps.
 
-Free-form offline recognition (pocketsphinx with its general English language model)
-mostly fails on short commands; a JSGF grammar that lists what can be said makes it
-usable (MACHINE.md "Voice"). The grammar is made of the English parts of each app's
-manifest: every English example as a whole phrase, every English keyword alone, and
-"<verb> [the|some|my|a] <keyword> [player|app|window|files]" ("open the music
-player", "run the code"). Words the pronunciation dictionary does not know are
-left out with their phrase. Chinese keywords and examples are skipped: no offline
-Chinese model exists here.
+pocketsphinx listens for the phrases of one JSGF grammar, made of the English parts
+of each app's manifest: every English example as a whole phrase, every English
+keyword alone, and "<verb> [the|some|my|a] <keyword> [player|app|window|files]"
+("open the music player", "run the code"). Words the pronunciation dictionary does
+not know are left out with their phrase. Chinese keywords and examples are skipped:
+no offline Chinese model exists here.
 """
 
 from __future__ import annotations

@@ -2,17 +2,20 @@
 // HTTP API"). The per-launch token comes from this page's own `?token=`; fetches
 // send it as X-AIOS-Token, EventSource and media URLs carry it as `?token=`.
 
+import { tr } from "./i18n.js";
+
 const TOKEN = new URLSearchParams(window.location.search).get("token") || "";
 // This page's id, sent with its instructions: `task_done` events carry it back, so
 // the page renders from events only results of instructions sent elsewhere.
 const CLIENT_ID = `page_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 
-/** An HTTP or protocol failure with the controller's error code and message. */
+/** An HTTP or protocol failure with the controller's error code, message and detail. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, detail = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.detail = detail;
   }
 }
 
@@ -30,7 +33,7 @@ async function request(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch (exc) {
-    throw new ApiError(0, "network", `无法连接主控 (controller unreachable): ${exc.message}`);
+    throw new ApiError(0, "network", `${tr("无法连接主控", "Controller unreachable")}: ${exc.message}`);
   }
   let payload = null;
   try {
@@ -44,6 +47,7 @@ async function request(method, path, body) {
       response.status,
       err.code || `http_${response.status}`,
       err.message || `HTTP ${response.status}`,
+      err.detail ?? null,
     );
   }
   return payload;
@@ -53,7 +57,14 @@ export const api = {
   token: TOKEN,
   clientId: CLIENT_ID,
   health: () => request("GET", "/api/health"),
+  version: () => request("GET", "/api/version"),
+  /** Ask the controller to stop the task `taskId` (its remaining steps never run). */
+  cancelTask: (taskId) => request("POST", `/api/tasks/${encodeURIComponent(taskId)}/cancel`, {}),
+  /** Ask the controller to stop what the app `appId` is doing for this session (an open, an action). */
+  cancelApp: (appId, sessionId) =>
+    request("POST", `/api/apps/${encodeURIComponent(appId)}/cancel`, withSession({}, sessionId)),
   apps: () => request("GET", "/api/apps"),
+  tools: (appId) => request("GET", `/api/tools?app_id=${encodeURIComponent(appId || "")}`),
   instruction: (text, sessionId, source = "text") =>
     request("POST", "/api/instruction", withSession({ text, source, client_id: CLIENT_ID }, sessionId)),
   open: (appId, sessionId) =>

@@ -1,22 +1,27 @@
 // The desktop's entry point: builds the window manager, taskbar, tray, command
 // bar and UI-command handler, loads the apps, follows the controller's event
 // stream and keeps the UI snapshot up to date (S-20..S-24, S-34, S-80..S-82).
+// Ctrl+Alt+R (or the start menu's ↺) restores the desktop layout that UI commands
+// changed; an element a UI command changed is brought into view.
 
 import { api } from "./api.js";
+import { AgentLive } from "./agentlive.js";
 import { AppViews } from "./appview.js";
 import { createCommandBar } from "./commandbar.js";
 import { installConfirmations } from "./confirm.js";
 import { openAbout } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
+import { setLanguage, tr, translatePage } from "./i18n.js";
 import { openSettings } from "./settings.js";
+import { openTools } from "./tools.js";
 import { watchLayout } from "./snapshot.js";
 import { speech } from "./speech.js";
 import { setApps, setAppStatus, state } from "./state.js";
 import { createTaskbar } from "./taskbar.js";
 import { toast } from "./toast.js";
 import { createTray } from "./tray.js";
-import { installUiCommands, postUiCommands, releaseFloating, syncFloating } from "./uicommands.js";
+import { installUiCommands, postUiCommands, releaseFloating, resetLayout, syncFloating } from "./uicommands.js";
 import { WindowManager } from "./windows.js";
 
 let taskbar = null;
@@ -27,6 +32,7 @@ const windows = new WindowManager(document.getElementById("desktop"), (kind, win
   taskbar?.markWindows();
 });
 const views = new AppViews(windows, toast);
+translatePage();
 
 async function loadApps() {
   try {
@@ -34,7 +40,12 @@ async function loadApps() {
     return true;
   } catch (exc) {
     if (exc.status === 403) {
-      toast({ title: "令牌无效 (bad token)", body: "请用 aios start 打印的地址打开桌面", level: "error", timeout: 0 });
+      toast({
+        title: tr("令牌无效", "Bad token"),
+        body: tr("请用 aios start 打印的地址打开桌面", "Open the desktop with the address aios start printed"),
+        level: "error",
+        timeout: 0,
+      });
     }
     return false;
   }
@@ -44,6 +55,7 @@ async function loadVoiceSettings() {
   try {
     const settings = asObject(await api.getSettings());
     speech.configure({ rate: settings.voice_rate, lang: settings.default_voice });
+    if (setLanguage(settings.ui_language)) taskbar?.renderIcons();
   } catch {
     // defaults stay (zh-CN, 0.9)
   }
@@ -53,7 +65,26 @@ function refresh() {
   loadApps();
   tray.pollHealth();
   events.reconnect();
-  toast({ title: "已刷新 (refreshed)", level: "info", timeout: 2000 });
+  toast({ title: tr("已刷新", "Refreshed"), level: "info", timeout: 2000 });
+}
+
+/** Undo every UI command (Ctrl+Alt+R, the start menu): the way back from any of them. */
+function restoreLayout() {
+  const undone = resetLayout();
+  syncFloating();
+  toast({
+    title: tr("已还原桌面布局", "Desktop layout restored"),
+    body: undone ? "" : tr("没有需要还原的改动", "Nothing was changed"),
+    level: "info",
+    timeout: 2500,
+  });
+}
+
+/** Keep an element a UI command changed in view: raise the window holding it. */
+function reveal(node) {
+  const owner = node.closest(".window") || (node.dataset.ownerWin && document.getElementById(node.dataset.ownerWin));
+  const win = owner ? windows.get(owner.dataset.appId) : null;
+  if (win) win.restore();
 }
 
 taskbar = createTaskbar({
@@ -61,7 +92,9 @@ taskbar = createTaskbar({
   actions: {
     openApp: (appId) => views.open(appId),
     settings: () => openSettings(toast),
+    tools: () => openTools(toast),
     refresh,
+    layout: restoreLayout,
     about: openAbout,
   },
 });
@@ -71,26 +104,50 @@ const commandBar = createCommandBar({ views, toast });
 installUiCommands({
   windows,
   openApp: (appId) => views.open(appId),
-  warn: (text) => toast({ title: "界面命令 (UI command)", body: text, level: "warning" }),
+  warn: (text) => toast({ title: tr("界面命令", "UI command"), body: text, level: "warning" }),
+  reveal,
+  hint: () =>
+    toast({
+      title: tr("任务栏已隐藏", "Taskbar hidden"),
+      body: tr("按 Ctrl+Alt+R 还原桌面布局，或在指令栏说“显示任务栏”", "Press Ctrl+Alt+R to restore the layout, or ask for the taskbar in the command bar"),
+      level: "info",
+      timeout: 8000,
+    }),
+});
+window.addEventListener("keydown", (event) => {
+  if (event.ctrlKey && event.altKey && event.key.toLowerCase() === "r") {
+    event.preventDefault();
+    restoreLayout();
+  }
 });
 
 const confirms = installConfirmations({ views, toast });
+const agentLive = new AgentLive(windows);
 
 const events = connectEvents(
   {
+    agent_progress: (e) => agentLive.update(e),
     confirm_request: (e) => confirms.request(e),
     confirm_resolved: (e) => confirms.resolved(e),
     task_done: (e) => {
       // results of instructions sent elsewhere (the CLI, the server's microphone)
       const data = asObject(e.data);
+      if (e.app_id) views.idle(e.app_id);
       if (e.app_id && data.result && data.client_id !== api.clientId) views.show(e.app_id, data.result);
     },
-    task_started: (e) => views.status(e.app_id, `处理中：${asText(e.data?.instruction ?? "")}`, "busy"),
-    step_done: (e) =>
-      views.status(e.app_id, `步骤 ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}：${asText(e.data?.status ?? "")}`, "busy"),
+    task_started: (e) => {
+      const label = `${tr("处理中：", "Working on: ")}${asText(e.data?.instruction ?? "")}`;
+      views.status(e.app_id, label, "busy");
+      if (e.app_id) views.busySoon(e.app_id, { taskId: asText(e.data?.task_id) || null, label });
+    },
+    step_done: (e) => {
+      const text = `${tr("步骤", "Step")} ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}: ${asText(e.data?.status ?? "")}`;
+      views.status(e.app_id, text, "busy");
+      views.progress(e.app_id, text);
+    },
     notify: (e) => {
       const data = asObject(e.data);
-      toast({ title: data.title ?? e.app_id ?? "通知", body: data.body ?? "", level: asText(data.level || "info") });
+      toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level: asText(data.level || "info") });
     },
     ui_commands: (e) => postUiCommands(asObject(e.data).commands),
     speak: (e) => speech.say(asText(asObject(e.data).text)),
@@ -108,10 +165,14 @@ const speechReady = loadVoiceSettings().then(() => speech.init());
 loadApps().then((ok) => {
   document.body.dataset.ready = ok ? "true" : "error";
   const status = document.getElementById("desktop_status");
-  status.textContent = ok ? "就绪 (ready)" : "未连接主控 (controller not reachable)";
+  status.textContent = ok ? tr("就绪", "Ready") : tr("未连接主控", "Controller not reachable");
   if (ok) {
-    toast({ title: "欢迎使用 Triton AIOS", body: "在下方输入指令，或从开始菜单打开应用", level: "success" });
-    speechReady.then(() => speech.say("欢迎使用 Triton AIOS")); // S-34 (the server says it when it can)
+    toast({
+      title: tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"),
+      body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),
+      level: "success",
+    });
+    speechReady.then(() => speech.say(tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"))); // S-34 (the server says it when it can)
   }
 });
 setInterval(loadApps, 10000);

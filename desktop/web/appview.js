@@ -1,19 +1,28 @@
 // An app's window content: the rendered view, its action controls and a status
 // line. Owns the S-23 open flow (create the window, ask the app for its initial
 // view, render it), sending actions (S-53, S-55) and showing task results.
+// While an app works longer than a moment its window shows a loading state (a
+// spinner, the elapsed seconds, its controls disabled) with a cancel button that
+// asks the controller to stop the work. A multi-line message is an answer: it is
+// shown in the view, the status line keeps its first line. A reply's `notice`
+// (an `ok` reply that is degraded) shows its message as a banner above the view
+// with the technical `detail` folded away; controls with an `item_id` are drawn in
+// their list item, table row or card.
 
 import { api } from "./api.js";
 import { buildAction } from "./actions.js";
 import { asArray, asObject, asText, clear, el } from "./dom.js";
+import { tr } from "./i18n.js";
 import { adoptSession, appInfo, state } from "./state.js";
 import { postUiCommands, reapply, releaseFloating } from "./uicommands.js";
-import { renderView } from "./views.js";
+import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
   /** `windows`: the WindowManager; `toast`: the toast function. */
   constructor(windows, toast) {
     this.windows = windows;
     this.toast = toast;
+    this.working = new Map(); // app id → its running work (see busySoon)
   }
 
   /**
@@ -26,19 +35,22 @@ export class AppViews {
       win.restore();
       return win;
     }
-    this.render(win, { status: "ok", view_type: "loading", data: {}, message: "正在打开… (opening)" });
+    this.render(win, { status: "ok", view_type: "loading", data: {}, message: tr("正在打开…", "Opening…") });
     let reply;
+    const work = this.busySoon(appId, { label: tr("正在打开…", "Opening…") });
     try {
       reply = await api.open(appId, state.sessionId);
     } catch (exc) {
       reply = errorReply(exc);
     }
+    this.idle(appId, work);
     if (this.windows.get(appId) === win) this.render(win, reply);
     return win;
   }
 
   /** Show `reply` in the app's window, opening the window first when needed. */
   show(appId, reply) {
+    this.idle(appId);
     const { win } = this.windows.ensure(appInfo(appId));
     win.restore();
     this.render(win, reply);
@@ -58,16 +70,98 @@ export class AppViews {
   async sendAction(appId, payload) {
     const win = this.windows.get(appId);
     if (!win) return;
-    win.node.classList.add("busy");
-    this.status(appId, "处理中… (working)", "busy");
+    this.status(appId, tr("处理中…", "Working…"), "busy");
+    const work = this.busySoon(appId, { label: tr("处理中…", "Working…") });
     let reply;
     try {
       reply = await api.action(appId, { ...payload, session_id: state.sessionId });
     } catch (exc) {
       reply = errorReply(exc);
     }
-    win.node.classList.remove("busy");
+    this.idle(appId, work);
     if (this.windows.get(appId) === win) this.render(win, reply);
+  }
+
+  /**
+   * The app `appId` has work running (`taskId` when it is an instruction's task):
+   * after `delayMs` without an answer its window shows the loading state. Returns
+   * the work's handle for `idle`.
+   */
+  busySoon(appId, { taskId = null, label = "", delayMs = BUSY_DELAY_MS } = {}) {
+    this.idle(appId);
+    const work = { appId, taskId, label, started: Date.now(), timer: null, ticker: null, overlay: null };
+    this.working.set(appId, work);
+    work.timer = setTimeout(() => this.showBusy(work), delayMs);
+    return work;
+  }
+
+  /** A step of the running work finished: say so in its loading state. */
+  progress(appId, text) {
+    const work = this.working.get(appId);
+    if (work) work.label = text;
+    const line = work?.overlay?.querySelector(".win-busy-label");
+    if (line) line.textContent = text;
+  }
+
+  /** The work of `appId` ended (only `work`, when given): leave the loading state. */
+  idle(appId, work = null) {
+    const current = this.working.get(appId);
+    if (!current || (work && current !== work)) return;
+    this.working.delete(appId);
+    clearTimeout(current.timer);
+    clearInterval(current.ticker);
+    current.overlay?.remove();
+    const win = this.windows.get(appId);
+    if (win) {
+      win.node.classList.remove("busy");
+      win.content.querySelector(".win-main")?.removeAttribute("inert");
+    }
+  }
+
+  showBusy(work) {
+    if (this.working.get(work.appId) !== work) return;
+    const { win } = this.windows.ensure(appInfo(work.appId));
+    win.node.classList.add("busy");
+    win.content.querySelector(".win-main")?.setAttribute("inert", ""); // controls disabled
+    const elapsed = el("span", { className: "win-busy-elapsed" });
+    const cancel = el("button", {
+      type: "button",
+      className: "btn-plain win-busy-cancel",
+      text: tr("取消", "Cancel"),
+      on: { click: () => this.cancel(work, cancel) },
+    });
+    const tick = () => {
+      elapsed.textContent = tr(`已等待 ${Math.round((Date.now() - work.started) / 1000)} 秒`, `${Math.round((Date.now() - work.started) / 1000)} s`);
+    };
+    tick();
+    work.ticker = setInterval(tick, 1000);
+    work.overlay = el(
+      "div",
+      { className: "win-busy", attrs: { role: "status", "aria-live": "polite" } },
+      el("div", { className: "win-busy-spinner", attrs: { "aria-hidden": "true" } }),
+      el("div", { className: "win-busy-label", text: work.label || tr("处理中…", "Working…") }),
+      elapsed,
+      cancel,
+    );
+    win.content.append(work.overlay);
+  }
+
+  /** Ask the controller to stop the work; its answer (cancelled) ends the loading state. */
+  async cancel(work, button) {
+    button.disabled = true;
+    button.textContent = tr("正在取消…", "Cancelling…");
+    try {
+      const answer = asObject(
+        work.taskId ? await api.cancelTask(work.taskId) : await api.cancelApp(work.appId, state.sessionId),
+      );
+      if (!answer.cancelled) {
+        button.textContent = tr("已经结束", "Already finished");
+      }
+    } catch (exc) {
+      button.disabled = false;
+      button.textContent = tr("取消", "Cancel");
+      this.toast({ title: tr("无法取消", "Cannot cancel"), body: exc.message, level: "error" });
+    }
   }
 
   /** Replace the window's content with the rendered `reply` (view, controls, status). */
@@ -85,26 +179,62 @@ export class AppViews {
         formRoot: () => view,
       }),
     );
+    const bar = placeItemControls(view, asArray(reply.actions), controls);
     const failed = reply.status === "error" || reply.view_type === "error";
-    const statusText = asText(reply.message ?? (failed ? "出错了 (error)" : ""));
+    const level = replyLevel(reply);
+    const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();
+    const noticed = !failed && (level === "warning" || level === "error") && statusText;
+    const answer =
+      !noticed && isAnswer(statusText) && !view.textContent.includes(statusText) ? statusText : "";
     win.content.append(
       el(
         "div",
         { className: "win-main" },
+        noticed ? noticeBanner(level, statusText, reply.detail) : null,
+        answer ? el("pre", { className: "win-answer", text: answer }) : null,
         view,
-        controls.length ? el("div", { className: "win-actions" }, controls) : null,
+        bar.length ? el("div", { className: "win-actions" }, bar) : null,
       ),
       el("div", {
         className: "win-status",
-        text: statusText || "就绪 (ready)",
-        dataset: { level: failed ? "error" : "info" },
+        text: (answer ? `${answer.split("\n")[0]} …` : statusText) || tr("就绪", "Ready"),
+        title: statusText,
+        dataset: { level },
         attrs: { "aria-live": "polite" },
       }),
     );
+    if (this.working.get(win.appId)?.overlay) {
+      win.content.querySelector(".win-main").setAttribute("inert", "");
+      win.content.append(this.working.get(win.appId).overlay); // still working: keep it on top
+    }
     win.node.dataset.viewType = asText(reply.view_type);
     reapply(win.node);
     if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) postUiCommands(reply.ui_commands);
   }
+}
+
+const BUSY_DELAY_MS = 400;
+
+/** How a reply went: "error" (failed), "warning" / "info" (its notice), or "success". */
+export function replyLevel(rawReply) {
+  const reply = asObject(rawReply);
+  if (reply.status === "error" || reply.view_type === "error") return "error";
+  return ["info", "warning", "error"].includes(reply.notice) ? reply.notice : "success";
+}
+
+/** A degraded reply's plain message above the view, its technical detail folded. */
+function noticeBanner(level, message, detail) {
+  return el(
+    "div",
+    { className: "win-notice", dataset: { level }, attrs: { role: level === "error" ? "alert" : "status" } },
+    el("div", { className: "win-notice-text", text: `⚠️ ${message}` }),
+    detail ? technicalDetails(asText(detail)) : null,
+  );
+}
+
+/** A message with several lines, or too long for the status line, is an answer. */
+function isAnswer(text) {
+  return text.includes("\n") || text.length > 120;
 }
 
 /**

@@ -21,8 +21,11 @@ export function chartPoints(data) {
   return points;
 }
 
-export function barChart(points) {
-  const max = Math.max(1e-9, ...points.map((p) => Math.abs(p.value)));
+/** Bars scaled to `scale.max` when given (percentages: 100), else to the largest value. */
+export function barChart(points, scale = {}) {
+  const largest = Math.max(1e-9, ...points.map((p) => Math.abs(p.value)));
+  const wanted = Number(scale.max);
+  const max = Number.isFinite(wanted) && wanted >= largest ? wanted : largest;
   return el(
     "div",
     { className: "chart-bars" },

@@ -4,8 +4,9 @@
 // S-90) and says plainly when that is not available. ↑/↓ recall history.
 
 import { api } from "./api.js";
-import { errorReply } from "./appview.js";
+import { errorReply, replyLevel } from "./appview.js";
 import { asArray, asObject, asText } from "./dom.js";
+import { tr } from "./i18n.js";
 import { adoptSession, state } from "./state.js";
 import { captureVoice } from "./voice.js";
 
@@ -29,7 +30,7 @@ export function createCommandBar({ views, toast }) {
       const response = await api.instruction(instruction, state.sessionId, source);
       showResponse(response);
     } catch (exc) {
-      toast({ title: "指令失败 (instruction failed)", body: exc.message, level: "error" });
+      toast({ title: tr("指令失败", "Instruction failed"), body: exc.message, level: "error" });
     } finally {
       pending -= 1;
       if (pending === 0) form.classList.remove("busy");
@@ -45,16 +46,21 @@ export function createCommandBar({ views, toast }) {
       if (typeof task.app_id !== "string" || !task.app_id) continue;
       const reply = task.result
         ? task.result
-        : errorReply({ code: "no_result", message: `任务 ${asText(task.task_id)} 没有结果 (${asText(task.status)})` });
+        : errorReply({ code: "no_result", message: tr(`任务 ${asText(task.task_id)} 没有结果（${asText(task.status)}）`, `Task ${asText(task.task_id)} has no result (${asText(task.status)})`) });
       views.show(task.app_id, reply);
     }
     const message = asText(response.message || "");
-    const failed = tasks.some((t) => asObject(t).status === "error" || asObject(asObject(t).result).status === "error");
+    // the worst task decides the toast: a failed task or a degraded (notice) reply
+    // is never shown as a success
+    const levels = tasks.map((t) => (asObject(t).status === "error" ? "error" : replyLevel(asObject(t).result)));
+    const level = ["error", "warning", "info", "success"].find((l) => levels.includes(l)) ?? "info";
+    const detail = tasks.map((t) => asText(asObject(asObject(t).result).detail ?? "")).filter(Boolean).join("\n");
     if (message || tasks.length === 0) {
       toast({
-        title: failed ? "部分任务出错 (some tasks failed)" : "Triton AIOS",
-        body: message || "没有应用能处理这条指令 (no app matched)",
-        level: failed ? "warning" : tasks.length ? "success" : "info",
+        title: level === "error" ? (tasks.length > 1 ? tr("部分任务出错", "Some tasks failed") : tr("出错了", "Something went wrong")) : "Triton AIOS",
+        body: message || tr("没有应用能处理这条指令", "No app can handle this instruction"),
+        detail,
+        level: tasks.length ? level : "info",
       });
     }
   };
@@ -85,11 +91,11 @@ export function createCommandBar({ views, toast }) {
         mic.dataset.phase = phase;
         mic.classList.add("listening");
         if (phase === "recording") {
-          toast({ title: "🎤 正在录音 (recording)", body: "说完后再点一次 🎤 (click again when done)", timeout: 3000 });
+          toast({ title: tr("🎤 正在录音", "🎤 Recording"), body: tr("说完后再点一次 🎤", "Click 🎤 again when done"), timeout: 3000 });
         }
       });
     } catch (exc) {
-      toast({ title: "🎤 语音输入 (voice input)", body: exc.message, level: "warning" });
+      toast({ title: tr("🎤 语音输入不可用", "🎤 Voice input not available"), body: exc.message, level: "warning", timeout: 12000 });
       result = null;
     } finally {
       if (!result?.pending) {
@@ -100,12 +106,12 @@ export function createCommandBar({ views, toast }) {
     if (!result || result.pending) return;
     if (result.response) {
       const heard = asText(asObject(result.response).transcript);
-      toast({ title: "🎤 听到 (heard)", body: heard, timeout: 3000 });
+      toast({ title: tr("🎤 听到", "🎤 Heard"), body: heard, timeout: 3000 });
       showResponse(result.response);
     } else if (result.text) {
       await run(result.text, "voice");
     } else {
-      toast({ title: "🎤 没有听清 (nothing heard)", level: "warning" });
+      toast({ title: tr("🎤 没有听清", "🎤 Nothing heard"), level: "warning" });
     }
   });
 

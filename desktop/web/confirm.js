@@ -52,7 +52,10 @@ async function getPending() {
 function question(pending) {
   const steps = asArray(pending.steps).map(asObject);
   return [
-    el("p", { className: "confirm-who", text: `应用「${asText(pending.app_name || pending.app_id)}」请求执行以下操作：` }),
+    el("p", {
+      className: "confirm-who",
+      text: pending.kind === "schedule" ? `${asText(pending.summary)}。允许后按计划运行：` : `应用「${asText(pending.app_name || pending.app_id)}」请求执行以下操作：`,
+    }),
     el(
       "ol",
       { className: "confirm-steps" },
@@ -131,7 +134,9 @@ export function installConfirmations({ views, toast }) {
       return;
     }
     forget(id);
-    views.show(appId, reply);
+    // a scheduled job's question has no paused task behind it: its answer is a toast
+    if (pending.kind === "schedule") toast({ title: asText(asObject(reply).message), level: "info", timeout: 4000 });
+    else views.show(appId, reply);
     if (decision === "deny") toast({ title: "已拒绝 (denied)", body: asText(pending.summary), level: "info", timeout: 3000 });
   }
 

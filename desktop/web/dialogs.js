@@ -1,7 +1,9 @@
 // Modal dialogs of the desktop: one helper that shows a titled box over the
 // desktop (closed by ✕, Escape or a click outside), and the About box.
 
+import { api } from "./api.js";
 import { asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 
 /** Show a modal with `body` nodes and `buttons` [{text, primary, onClick}]; returns {node, close}. */
 export function openModal({ id, title, body = [], buttons = [] }) {
@@ -21,7 +23,7 @@ export function openModal({ id, title, body = [], buttons = [] }) {
       "header",
       { className: "modal-head" },
       el("span", { className: "modal-title", text: asText(title) }),
-      el("button", { type: "button", className: "modal-x", text: "✕", attrs: { "aria-label": "关闭 close" }, on: { click: close } }),
+      el("button", { type: "button", className: "modal-x", text: "✕", attrs: { "aria-label": tr("关闭", "Close") }, on: { click: close } }),
     ),
     el("div", { className: "modal-body" }, body),
     buttons.length
@@ -46,17 +48,38 @@ export function openModal({ id, title, body = [], buttons = [] }) {
   return { node: box, close };
 }
 
+/** The About box: what Triton AIOS is, its version (GET /api/version) and the shortcuts. */
 export function openAbout() {
+  const version = el("p", { className: "about-version", id: "about_version", text: tr("版本 …", "Version …") });
   openModal({
     id: "about_dialog",
-    title: "关于 Triton AIOS (About)",
+    title: tr("关于 Triton AIOS", "About Triton AIOS"),
     body: [
       el("div", { className: "about-logo", text: "🔱" }),
       el("p", { className: "about-name", text: "Triton AIOS" }),
-      el("p", { text: "AI 原生桌面：主控把你的指令交给各个小AI，小AI 规划原子工具调用，由沙箱执行器执行，桌面统一渲染视图。" }),
-      el("p", { className: "about-en", text: "An AI-native desktop: the controller routes your instruction to small AI apps that plan atomic tool calls run by a sandboxed executor; the desktop renders every view." }),
-      el("p", { className: "about-keys", text: "快捷键：Ctrl+K 聚焦指令栏 · 右键任务栏打开系统菜单" }),
+      version,
+      el("p", {
+        text: tr(
+          "AI 原生桌面：主控把你的指令交给各个小AI，小AI 规划原子工具调用，由沙箱执行器执行，桌面统一渲染视图。",
+          "An AI-native desktop: the controller routes your instruction to small AI apps that plan atomic tool calls run by a sandboxed executor; the desktop renders every view.",
+        ),
+      }),
+      el("p", {
+        className: "about-keys",
+        text: tr(
+          "快捷键：Ctrl+K 聚焦指令栏 · Ctrl+Alt+R 还原桌面布局 · Esc 关闭菜单 · 右键任务栏打开系统菜单",
+          "Shortcuts: Ctrl+K focuses the command bar · Ctrl+Alt+R restores the desktop layout · Esc closes menus · right-click the taskbar for the system menu",
+        ),
+      }),
     ],
-    buttons: [{ text: "好的 OK", primary: true, onClick: (close) => close() }],
+    buttons: [{ text: tr("好的", "OK"), primary: true, onClick: (close) => close() }],
   });
+  api
+    .version()
+    .then((info) => {
+      version.textContent = `${tr("版本", "Version")} ${asText(info?.version) || "?"}`;
+    })
+    .catch(() => {
+      version.textContent = tr("版本未知（主控未回答）", "Version unknown (the controller did not answer)");
+    });
 }

@@ -1,13 +1,30 @@
-// The settings dialog: edits config.json through GET/PUT /api/settings (the
-// controller validates and saves atomically). The API key is never shown: the
-// field starts empty and a new key is sent only when one is typed.
+// The settings dialog: edits config.json through GET/PUT /api/settings. The
+// controller validates with the settings model and answers a bad value with
+// `detail.fields` (field path → reason); the form shows each reason under its
+// field. API keys are never shown: their fields start empty and a new key is sent
+// only when one is typed. Turning the command whitelist off needs an explicit
+// confirmation, because any program may then run.
 
 import { api } from "./api.js";
 import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
+import { setLanguage, tr } from "./i18n.js";
 import { speech } from "./speech.js";
 
 const VOICES = ["zh-CN", "zh-TW", "en-US", "en-GB", "ja-JP"];
+// the speech-to-text engines of controller/voice/input.py (`voice_engine`)
+const ENGINES = [
+  ["auto", "自动（有密钥时用在线引擎）", "Automatic (online when a key is set)"],
+  ["openai", "在线：OpenAI 兼容的转写接口", "Online: OpenAI-compatible transcription"],
+  ["google", "在线：Google 网页识别", "Online: Google web speech"],
+  ["pocketsphinx", "离线：pocketsphinx（仅英文）", "Offline: pocketsphinx (English only)"],
+  ["browser", "浏览器自带的语音识别", "The browser's own speech recognition"],
+];
+const LANGUAGES = [
+  ["", "跟随浏览器", "Follow the browser"],
+  ["zh-CN", "中文", "Chinese"],
+  ["en-US", "English", "English"],
+];
 
 /** Open the dialog; `toast` reports the outcome. */
 export async function openSettings(toast) {
@@ -15,93 +32,185 @@ export async function openSettings(toast) {
   try {
     current = asObject(await api.getSettings());
   } catch (exc) {
-    toast({ title: "无法读取设置 (cannot load settings)", body: exc.message, level: "error" });
+    toast({ title: tr("无法读取设置", "Cannot load settings"), body: exc.message, level: "error" });
     return;
   }
   const sandbox = asObject(current.tool_sandbox);
-  const keyShown = asText(current.deepseek_api_key || "");
-  const key = el("input", {
-    type: "password",
-    id: "settings_api_key",
-    autocomplete: "off",
-    placeholder: keyShown ? `已设置 ${keyShown}（留空不变 leave empty to keep）` : "未设置 (not set)",
-  });
-  const baseUrl = el("input", { type: "text", id: "settings_llm_base_url", value: asText(current.llm_base_url ?? "") });
-  const model = el("input", { type: "text", id: "settings_llm_model", value: asText(current.llm_model ?? "") });
+  const input = (id, value, extra = {}) => el("input", { type: "text", id, value: asText(value ?? ""), ...extra });
+  const secret = (id, shown) =>
+    el("input", {
+      type: "password",
+      id,
+      autocomplete: "off",
+      placeholder: shown ? tr(`已设置 ${shown}（留空不变）`, `Set: ${shown} (leave empty to keep)`) : tr("未设置", "Not set"),
+    });
+  const choice = (id, options, value) => {
+    const select = el(
+      "select",
+      { id },
+      options.map(([key, zh, en]) => el("option", { value: key, text: tr(zh, en) })),
+    );
+    select.value = value;
+    return select;
+  };
+
+  const key = secret("settings_api_key", asText(current.deepseek_api_key || ""));
+  const baseUrl = input("settings_llm_base_url", current.llm_base_url);
+  const model = input("settings_llm_model", current.llm_model);
+  const uiLanguage = choice("settings_ui_language", LANGUAGES, asText(current.ui_language || ""));
   const voiceNow = asText(current.default_voice || "zh-CN");
-  const voice = el(
-    "select",
-    { id: "settings_voice" },
-    [...new Set([voiceNow, ...VOICES])].map((v) => el("option", { value: v, text: v })),
-  );
-  voice.value = voiceNow;
+  const voice = choice("settings_voice", [...new Set([voiceNow, ...VOICES])].map((v) => [v, v, v]), voiceNow);
   const rate = el("input", { type: "range", id: "settings_rate", min: 0.5, max: 2, step: 0.05 });
   rate.value = String(Number(current.voice_rate) || 0.9);
   const rateShown = el("output", { text: rate.value });
   rate.addEventListener("input", () => {
     rateShown.textContent = rate.value;
   });
-  const shellOn = el("input", { type: "checkbox", id: "settings_shell_on", checked: sandbox.enable_shell_whitelist !== false });
+  const engine = choice("settings_voice_engine", ENGINES, asText(current.voice_engine || "auto"));
+  const engineUrl = input("settings_voice_api_base_url", current.voice_api_base_url, {
+    placeholder: "https://api.openai.com/v1",
+  });
+  const engineKey = secret("settings_voice_api_key", asText(current.voice_api_key || ""));
+  const engineModel = input("settings_voice_api_model", current.voice_api_model, { placeholder: "whisper-1" });
+  const wasOn = sandbox.enable_shell_whitelist !== false;
+  const shellOn = el("input", { type: "checkbox", id: "settings_shell_on", checked: wasOn });
   const shellList = el("textarea", { id: "settings_shell_whitelist", rows: 3, value: asArray(sandbox.shell_whitelist).map(asText).join("\n") });
   const domains = el("textarea", {
     id: "settings_http_whitelist",
     rows: 3,
-    placeholder: "留空表示不限制 (empty = any public domain)",
+    placeholder: tr("留空表示不限制公网域名；每行一个，例如 example.com", "Empty: any public domain; one per line, e.g. example.com"),
     value: asArray(sandbox.http_domain_whitelist).map(asText).join("\n"),
   });
+  const offConfirm = el("input", { type: "checkbox", id: "settings_shell_off_confirm" });
+  const offWarning = el(
+    "div",
+    { className: "settings-warning", id: "settings_shell_warning", attrs: { role: "alert" }, hidden: true },
+    el("p", {
+      text: tr(
+        "⚠️ 关闭命令白名单后，应用可以运行任何程序（包括删除文件的命令）。只在你完全信任所有应用时这样做。",
+        "⚠️ Without the command whitelist, apps may run any program (file-deleting ones included). Only do this if you trust every app.",
+      ),
+    }),
+    el("label", { className: "settings-check" }, offConfirm, el("span", { text: tr("我明白风险，仍要关闭", "I understand; turn it off anyway") })),
+  );
+  shellOn.addEventListener("change", () => {
+    offWarning.hidden = shellOn.checked || !wasOn;
+    offConfirm.checked = false;
+  });
   const problem = el("div", { className: "settings-error", attrs: { role: "alert" }, hidden: true });
-  const row = (label, ...controls) => el("label", { className: "settings-row" }, el("span", { text: label }), controls);
+
+  // field path prefix (as the server names it) → the reason line under that field
+  const reasons = new Map();
+  const row = (path, label, ...controls) => {
+    const reason = el("span", { className: "settings-field-error", dataset: { field: path }, hidden: true });
+    reasons.set(path, { reason, control: controls[0] });
+    return el("label", { className: "settings-row" }, el("span", { text: label }), controls, reason);
+  };
+  const showReasons = (fields) => {
+    let placed = 0;
+    for (const { reason, control } of reasons.values()) {
+      reason.hidden = true;
+      reason.textContent = "";
+      control.removeAttribute("aria-invalid");
+    }
+    for (const [path, message] of Object.entries(asObject(fields))) {
+      const target = [...reasons.keys()].find((p) => path === p || path.startsWith(`${p}.`));
+      if (!target) continue;
+      const { reason, control } = reasons.get(target);
+      const line = lineOf(path, control);
+      const where = line ? tr(`第${line}行：`, `line ${line}: `) : "";
+      reason.textContent = [reason.textContent, `${where}${cleanReason(message)}`]
+        .filter(Boolean)
+        .join("\n");
+      reason.hidden = false;
+      control.setAttribute("aria-invalid", "true");
+      placed += 1;
+    }
+    return placed;
+  };
 
   openModal({
     id: "settings_dialog",
-    title: "设置 (Settings)",
+    title: tr("设置", "Settings"),
     body: [
-      el("h4", { text: "大模型 LLM" }),
-      row("DeepSeek API 密钥 (key)", key),
-      row("API 地址 (base URL)", baseUrl),
-      row("模型 (model)", model),
-      el("h4", { text: "语音 Voice" }),
-      row("默认语音 (voice)", voice),
-      row("语速 (rate)", rate, rateShown),
-      el("h4", { text: "工具沙箱 Tool sandbox" }),
-      el("label", { className: "settings-check" }, shellOn, el("span", { text: "启用命令白名单 (shell whitelist on)" })),
-      row("允许的命令，每行一个 (allowed commands)", shellList),
-      row("允许的域名，每行一个 (allowed domains)", domains),
+      el("h4", { text: tr("大模型", "LLM") }),
+      row("deepseek_api_key", tr("DeepSeek API 密钥", "DeepSeek API key"), key),
+      row("llm_base_url", tr("API 地址", "API base URL"), baseUrl),
+      row("llm_model", tr("模型", "Model"), model),
+      el("h4", { text: tr("界面", "Desktop") }),
+      row("ui_language", tr("界面语言", "Language"), uiLanguage),
+      el("h4", { text: tr("语音", "Voice") }),
+      row("default_voice", tr("默认语音", "Voice"), voice),
+      row("voice_rate", tr("语速", "Rate"), rate, rateShown),
+      row("voice_engine", tr("语音识别引擎（🎤）", "Speech recognition engine (🎤)"), engine),
+      row("voice_api_base_url", tr("识别接口地址", "Recognition endpoint URL"), engineUrl),
+      row("voice_api_key", tr("识别接口密钥", "Recognition API key"), engineKey),
+      row("voice_api_model", tr("识别模型", "Recognition model"), engineModel),
+      el("h4", { text: tr("工具沙箱", "Tool sandbox") }),
+      el("label", { className: "settings-check" }, shellOn, el("span", { text: tr("启用命令白名单", "Command whitelist on") })),
+      offWarning,
+      row("tool_sandbox.shell_whitelist", tr("允许的命令，每行一个程序名", "Allowed programs, one per line"), shellList),
+      row("tool_sandbox.http_domain_whitelist", tr("允许的域名，每行一个", "Allowed domains, one per line"), domains),
       problem,
     ],
     buttons: [
-      { text: "取消 Cancel", onClick: (close) => close() },
+      { text: tr("取消", "Cancel"), onClick: (close) => close() },
       {
-        text: "保存 Save",
+        text: tr("保存", "Save"),
         primary: true,
         id: "settings_save",
         onClick: async (close) => {
+          problem.hidden = true;
+          showReasons({});
+          if (wasOn && !shellOn.checked && !offConfirm.checked) {
+            offWarning.hidden = false;
+            problem.hidden = false;
+            problem.textContent = tr(
+              "请先确认关闭命令白名单的风险，或重新勾选“启用命令白名单”。",
+              "Confirm the risk of turning the command whitelist off, or tick it again.",
+            );
+            return;
+          }
           const next = structuredClone(current);
           if (key.value.trim()) next.deepseek_api_key = key.value.trim();
+          if (engineKey.value.trim()) next.voice_api_key = engineKey.value.trim();
           next.llm_base_url = baseUrl.value.trim();
           next.llm_model = model.value.trim();
+          next.ui_language = uiLanguage.value;
           next.default_voice = voice.value;
           next.voice_rate = Number(rate.value);
+          next.voice_engine = engine.value;
+          for (const [name, field] of [["voice_api_base_url", engineUrl], ["voice_api_model", engineModel]]) {
+            if (field.value.trim()) next[name] = field.value.trim();
+            else delete next[name];
+          }
           next.tool_sandbox = {
             ...sandbox,
             enable_shell_whitelist: shellOn.checked,
             shell_whitelist: lines(shellList.value),
             http_domain_whitelist: lines(domains.value),
           };
-          if (current.llm_base_url === undefined && !next.llm_base_url) delete next.llm_base_url;
-          if (current.llm_model === undefined && !next.llm_model) delete next.llm_model;
           let saved;
           try {
             saved = asObject(await api.putSettings(next));
           } catch (exc) {
+            const placed = showReasons(asObject(exc.detail).fields);
             problem.hidden = false;
-            problem.textContent = `保存失败 (not saved): ${exc.message}`;
+            problem.textContent = placed
+              ? tr("没有保存：请修改标红的项目。", "Not saved: please correct the fields marked in red.")
+              : `${tr("没有保存", "Not saved")}: ${exc.message}`;
             return;
           }
           speech.configure({ rate: next.voice_rate, lang: next.default_voice });
+          const relabel = setLanguage(next.ui_language);
           toast({
-            title: "设置已保存 (settings saved)",
-            body: saved.restart_needed ? "部分设置在重启后生效 (some changes apply after a restart)" : "",
+            title: tr("设置已保存", "Settings saved"),
+            body: [
+              saved.restart_needed ? tr("部分设置在重启后生效", "Some changes apply after a restart") : "",
+              relabel ? tr("刷新页面后所有文字都换成新语言", "Reload the page to relabel everything") : "",
+            ]
+              .filter(Boolean)
+              .join(" · "),
             level: "success",
           });
           close();
@@ -109,6 +218,17 @@ export async function openSettings(toast) {
       },
     ],
   });
+}
+
+/** The 1-based line of a list field the server named (`….shell_whitelist.2` → 3). */
+function lineOf(path, control) {
+  const index = /\.(\d+)$/.exec(path);
+  return index && control.tagName === "TEXTAREA" ? Number(index[1]) + 1 : 0;
+}
+
+/** Pydantic's "Value error, …" prefix says nothing to a user. */
+function cleanReason(message) {
+  return asText(message).replace(/^Value error, /, "");
 }
 
 function lines(text) {

@@ -2,20 +2,24 @@
 // one icon per app showing its status (starting / running / restarting / failed)
 // and whether its window is open, and the right-click system menu (settings,
 // refresh, about). The command bar and the tray live in their own modules.
+// Clicking the icon of the focused window minimises it; menus open above the
+// taskbar; Escape closes them.
 
 import { asText, clear, el } from "./dom.js";
+import { tr } from "./i18n.js";
 import { onAppsChanged, state } from "./state.js";
 
 const STATUS_TEXT = {
-  starting: "启动中 starting",
-  running: "运行中 running",
-  restarting: "重启中 restarting",
-  failed: "启动失败 failed",
-  stopped: "已停止 stopped",
+  starting: ["启动中", "starting"],
+  running: ["运行中", "running"],
+  restarting: ["重启中", "restarting"],
+  failed: ["启动失败", "failed"],
+  stopped: ["已停止", "stopped"],
 };
 
 export function statusText(status) {
-  return STATUS_TEXT[status] || `未知 ${asText(status) || "unknown"}`;
+  const known = STATUS_TEXT[status];
+  return known ? tr(...known) : `${tr("未知", "unknown")} ${asText(status)}`.trim();
 }
 
 /**
@@ -55,10 +59,10 @@ export function createTaskbar({ actions, windows }) {
       clear(icons);
       clear(startList);
       if (apps.length === 0) {
-        startList.append(el("li", { className: "start-empty", text: "（没有已安装的应用 no apps）" }));
+        startList.append(el("li", { className: "start-empty", text: tr("（没有已安装的应用）", "(no apps installed)") }));
       }
       for (const app of apps) {
-        icons.append(buildIcon(app, actions));
+        icons.append(buildIcon(app, actions, windows));
         startList.append(buildStartItem(app, actions, closeMenus));
       }
     }
@@ -80,8 +84,10 @@ export function createTaskbar({ actions, windows }) {
     closeMenus();
     systemMenu.hidden = false;
     const rect = systemMenu.getBoundingClientRect();
-    systemMenu.style.left = `${Math.min(x, window.innerWidth - rect.width - 4)}px`;
-    systemMenu.style.top = `${Math.max(4, Math.min(y, window.innerHeight - rect.height - 4))}px`;
+    const bar = taskbar.classList.contains("ui-hidden") ? null : taskbar.getBoundingClientRect();
+    const floor = (bar && bar.height ? bar.top : window.innerHeight) - 4; // never over the taskbar
+    systemMenu.style.left = `${Math.max(4, Math.min(x, window.innerWidth - rect.width - 4))}px`;
+    systemMenu.style.top = `${Math.max(4, Math.min(y, floor - rect.height))}px`;
   };
 
   const onContextMenu = (event) => {
@@ -111,8 +117,14 @@ export function createTaskbar({ actions, windows }) {
   return { markWindows, renderIcons, closeMenus, openSystemMenu };
 }
 
-function buildIcon(app, actions) {
+/** The app's taskbar icon: opens or raises its window; on the focused window, minimises it. */
+function buildIcon(app, actions, windows) {
   const label = asText(app.name || app.id);
+  const click = () => {
+    const win = windows.get(app.id);
+    if (win && win === windows.focused()) win.minimise();
+    else actions.openApp(app.id);
+  };
   return el(
     "button",
     {
@@ -120,7 +132,7 @@ function buildIcon(app, actions) {
       id: `task_${app.id}`,
       className: "task-icon",
       dataset: { appId: app.id, uiType: "taskbar_icon", uiLabel: label },
-      on: { click: () => actions.openApp(app.id) },
+      on: { click },
     },
     el("span", { className: "task-emoji", text: asText(app.icon || "📦") }),
     el("span", { className: "task-status-dot" }),

@@ -1,14 +1,16 @@
 // Toasts: short notices in the corner, styled by level (info, success, warning,
-// error). `notify` events and reply messages end up here; title and body are text.
+// error). `notify` events and reply messages end up here; title and body are text,
+// a technical `detail` is folded away under the body (a details disclosure).
 
 import { asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 
 const LEVELS = new Set(["info", "success", "warning", "error"]);
 const ICONS = { info: "ℹ️", success: "✅", warning: "⚠️", error: "⛔" };
 const MAX_SHOWN = 5;
 
 /** Show a toast; returns its element. `timeout` 0 keeps it until closed. */
-export function toast({ title = "", body = "", level = "info", timeout = 5000 } = {}) {
+export function toast({ title = "", body = "", detail = "", level = "info", timeout = 5000 } = {}) {
   const box = document.getElementById("toasts");
   const kind = LEVELS.has(level) ? level : "info";
   const node = el(
@@ -20,12 +22,20 @@ export function toast({ title = "", body = "", level = "info", timeout = 5000 } 
       { className: "toast-text" },
       title ? el("div", { className: "toast-title", text: asText(title) }) : null,
       body ? el("div", { className: "toast-body", text: asText(body) }) : null,
+      detail
+        ? el(
+            "details",
+            { className: "toast-details" },
+            el("summary", { text: tr("技术细节", "Technical details") }),
+            el("pre", { text: asText(detail) }),
+          )
+        : null,
     ),
     el("button", {
       type: "button",
       className: "toast-close",
       text: "✕",
-      attrs: { "aria-label": "关闭 close" },
+      attrs: { "aria-label": tr("关闭", "Close") },
       on: { click: () => node.remove() },
     }),
   );

@@ -1,19 +1,21 @@
 // The tray and clock (S-20, S-22): network (browser online + event stream
 // connected), volume/mute (silences speech and media), LLM API status from
 // GET /api/health (`llm`: not_configured | ok | failing; anything else shown as
-// unknown), and a clock that opens a month calendar.
+// unknown), and a clock that opens a month calendar (closed by Escape or a click
+// elsewhere).
 
 import { api } from "./api.js";
 import { clear, el } from "./dom.js";
+import { language, tr } from "./i18n.js";
 import { speech } from "./speech.js";
 
 const LLM_STATES = {
-  ok: { icon: "🧠", cls: "ok", text: "大模型 API 正常 (LLM API ok)" },
-  failing: { icon: "🧠", cls: "bad", text: "大模型 API 连接失败 (LLM API failing)" },
-  not_configured: { icon: "🧠", cls: "off", text: "未配置大模型 API 密钥 (LLM API key not set)" },
+  ok: { icon: "🧠", cls: "ok", text: ["大模型 API 正常", "LLM API ok"] },
+  failing: { icon: "🧠", cls: "bad", text: ["大模型 API 连接失败", "LLM API failing"] },
+  not_configured: { icon: "🧠", cls: "off", text: ["未配置大模型 API 密钥", "LLM API key not set"] },
 };
-const UNKNOWN_LLM = { icon: "🧠", cls: "unknown", text: "大模型 API 状态未知 (LLM status unknown)" };
-const WEEKDAYS = ["日", "一", "二", "三", "四", "五", "六"];
+const UNKNOWN_LLM = { icon: "🧠", cls: "unknown", text: ["大模型 API 状态未知", "LLM status unknown"] };
+const WEEKDAYS = { zh: ["日", "一", "二", "三", "四", "五", "六"], en: ["Su", "Mo", "Tu", "We", "Th", "Fr", "Sa"] };
 
 export function createTray() {
   const network = document.getElementById("tray_network");
@@ -31,9 +33,9 @@ export function createTray() {
     network.dataset.state = ok ? (online ? "ok" : "local") : "bad";
     network.title = ok
       ? online
-        ? "已连接主控，网络在线 (controller connected, online)"
-        : "已连接主控，网络离线 (controller connected, offline)"
-      : "与主控的连接中断 (controller connection lost)";
+        ? tr("已连接主控，网络在线", "Controller connected, online")
+        : tr("已连接主控，网络离线", "Controller connected, offline")
+      : tr("与主控的连接中断", "Controller connection lost");
   };
   window.addEventListener("online", showNetwork);
   window.addEventListener("offline", showNetwork);
@@ -41,7 +43,7 @@ export function createTray() {
   const showVolume = (muted) => {
     volume.textContent = muted ? "🔇" : "🔊";
     volume.dataset.state = muted ? "muted" : "on";
-    volume.title = muted ? "已静音，点击取消 (muted)" : "声音开启，点击静音 (sound on)";
+    volume.title = muted ? tr("已静音，点击取消", "Muted: click for sound") : tr("声音开启，点击静音", "Sound on: click to mute");
     for (const media of document.querySelectorAll("audio, video")) media.muted = muted;
   };
   volume.addEventListener("click", () => speech.setMuted(!speech.muted));
@@ -55,7 +57,7 @@ export function createTray() {
     const info = LLM_STATES[value] || UNKNOWN_LLM;
     llm.textContent = info.icon;
     llm.dataset.state = info.cls;
-    llm.title = info.text;
+    llm.title = tr(...info.text);
   };
 
   const pollHealth = async () => {
@@ -75,7 +77,7 @@ export function createTray() {
     const pad = (n) => String(n).padStart(2, "0");
     clock.querySelector(".clock-time").textContent = `${pad(now.getHours())}:${pad(now.getMinutes())}`;
     clock.querySelector(".clock-date").textContent = `${now.getFullYear()}/${pad(now.getMonth() + 1)}/${pad(now.getDate())}`;
-    clock.title = now.toLocaleString("zh-CN", { dateStyle: "full", timeStyle: "medium" });
+    clock.title = now.toLocaleString(tr("zh-CN", "en-US"), { dateStyle: "full", timeStyle: "medium" });
   };
   tick();
   setInterval(tick, 1000);
@@ -90,7 +92,7 @@ export function createTray() {
       shownMonth = new Date(shownMonth.getFullYear(), shownMonth.getMonth() + delta, 1);
       renderCalendar();
     };
-    const grid = el("div", { className: "cal-grid" }, WEEKDAYS.map((d) => el("span", { className: "cal-head", text: d })));
+    const grid = el("div", { className: "cal-grid" }, WEEKDAYS[language()].map((d) => el("span", { className: "cal-head", text: d })));
     for (let i = 0; i < first.getDay(); i += 1) grid.append(el("span", { className: "cal-blank" }));
     for (let day = 1; day <= days; day += 1) {
       const isToday =
@@ -103,9 +105,12 @@ export function createTray() {
       el(
         "div",
         { className: "cal-nav" },
-        el("button", { type: "button", text: "‹", title: "上个月", on: { click: step(-1) } }),
-        el("span", { className: "cal-month", text: `${first.getFullYear()}年${first.getMonth() + 1}月` }),
-        el("button", { type: "button", text: "›", title: "下个月", on: { click: step(1) } }),
+        el("button", { type: "button", text: "‹", title: tr("上个月", "Previous month"), on: { click: step(-1) } }),
+        el("span", {
+          className: "cal-month",
+          text: tr(`${first.getFullYear()}年${first.getMonth() + 1}月`, `${first.getFullYear()}-${String(first.getMonth() + 1).padStart(2, "0")}`),
+        }),
+        el("button", { type: "button", text: "›", title: tr("下个月", "Next month"), on: { click: step(1) } }),
       ),
       grid,
     );
@@ -121,6 +126,9 @@ export function createTray() {
   });
   document.addEventListener("pointerdown", (event) => {
     if (!event.target.closest("#calendar, #clock")) calendar.hidden = true;
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") calendar.hidden = true;
   });
 
   showVolume(speech.muted);

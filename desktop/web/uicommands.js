@@ -4,13 +4,21 @@
 // and open_window / close_window / focus_window on an app id. The seven element
 // operations are remembered per id and applied again whenever that element is
 // rendered anew, so "move the play button" survives a re-render of its window.
+// Every operation has a visible effect: a colour replaces gradient backgrounds,
+// inline elements become inline-block so size and rotation apply. `resetLayout`
+// (Ctrl+Alt+R, the start menu) undoes them all; hiding the taskbar keeps the
+// command bar on screen so there is always a way to ask for it back.
 
 import { asText } from "./dom.js";
 
 const overrides = new Map(); // element id → {move, resize, hidden, color, text, rotate}
-let hooks = { openApp: () => {}, windows: null, warn: () => {} };
+let hooks = { openApp: () => {}, windows: null, warn: () => {}, reveal: () => {}, hint: () => {} };
 
-/** Install the one message handler; `hooks`: {openApp(appId), windows, warn(text)}. */
+/**
+ * Install the one message handler; `hooks`: {openApp(appId), windows, warn(text),
+ * reveal(node), hint(node)} — `reveal` is told of every changed element so it can
+ * stay in view, `hint` of a hidden element that held the command bar (say the way back).
+ */
 export function installUiCommands(options) {
   hooks = { ...hooks, ...options };
   window.addEventListener("message", (event) => {
@@ -64,6 +72,8 @@ export function perform(command) {
   const node = findElement(id);
   OPS[op](node, { ...command, id: node ? node.id : id });
   if (!node) warn(`找不到界面元素 (no such element): ${id}`);
+  else if (op !== "hide") hooks.reveal(node);
+  else if (node.querySelector("#command_bar")) hooks.hint(node);
   return Boolean(node);
 }
 
@@ -102,13 +112,51 @@ export function syncFloating() {
   }
 }
 
+/** Undo every remembered command: each changed element goes back to its own look. */
+export function resetLayout() {
+  const ids = [...overrides.keys()];
+  overrides.clear();
+  for (const id of ids) {
+    const node = document.getElementById(id);
+    if (!node) continue;
+    node.classList.remove("ui-hidden", "ui-hidden-keep-command", "ui-moved", "owner-hidden");
+    if (isWindow(node)) node.style.transform = ""; // a window keeps its place and size
+    else node.removeAttribute("style");
+    for (const part of node.querySelectorAll("[data-ui-styled]")) {
+      part.removeAttribute("style");
+      delete part.dataset.uiStyled;
+    }
+    if (node.dataset.uiTextBefore !== undefined) {
+      changeText(node, node.dataset.uiTextBefore);
+      delete node.dataset.uiTextBefore;
+    }
+    const home = node.dataset.ownerWin ? document.getElementById(node.dataset.ownerWin) : null;
+    if (node.parentElement === layer()) {
+      // a moved control goes back into its window's action bar (or disappears with it)
+      const bar = home?.querySelector(".win-actions");
+      if (bar) bar.prepend(node);
+      else node.remove();
+    }
+    delete node.dataset.ownerWin;
+  }
+  return ids.length;
+}
+
 function apply(node, entry) {
   if (entry.move) move(node, entry.move);
   if (entry.resize) resize(node, entry.resize);
   if (entry.hidden !== undefined) setHidden(node, entry.hidden);
   if (entry.color) color(node, entry.color);
   if (entry.text !== undefined) changeText(node, entry.text);
-  if (entry.rotate !== undefined) node.style.transform = `rotate(${entry.rotate}deg)`;
+  if (entry.rotate !== undefined) {
+    boxable(node);
+    node.style.transform = `rotate(${entry.rotate}deg)`;
+  }
+}
+
+/** Inline elements ignore width, height and transforms: make them boxes. */
+function boxable(node) {
+  if (getComputedStyle(node).display === "inline") node.style.display = "inline-block";
 }
 
 function layer() {
@@ -148,13 +196,20 @@ function move(node, { x, y }) {
 
 function resize(node, { width, height }) {
   if (isWindow(node)) node.classList.remove("maximized");
+  boxable(node);
   node.style.boxSizing = "border-box";
+  node.style.flex = "none"; // a flex parent must not shrink it back
+  if (width > 0) node.style.maxWidth = "none";
+  if (height > 0) node.style.maxHeight = "none";
   if (width > 0) node.style.width = `${width}px`;
   if (height > 0) node.style.height = `${height}px`;
 }
 
 function setHidden(node, hidden) {
-  node.classList.toggle("ui-hidden", hidden);
+  // the command bar is the way back: hiding what holds it hides everything else
+  const keepsCommand = node.id !== "command_bar" && node.querySelector("#command_bar");
+  node.classList.toggle(keepsCommand ? "ui-hidden-keep-command" : "ui-hidden", hidden);
+  if (!hidden) node.classList.remove("ui-hidden", "ui-hidden-keep-command");
   if (!hidden && isWindow(node) && node.classList.contains("minimized")) {
     hooks.windows?.get(node.dataset.appId)?.restore();
   }
@@ -162,6 +217,8 @@ function setHidden(node, hidden) {
 
 function color(node, value) {
   const target = isWindow(node) ? node.querySelector(".win-titlebar") || node : node;
+  if (target !== node) target.dataset.uiStyled = "true";
+  target.style.backgroundImage = "none"; // a gradient would paint over the colour
   target.style.backgroundColor = value;
   target.style.borderColor = value;
   target.style.color = readableOn(value);
@@ -183,6 +240,7 @@ function changeText(node, text) {
   if (isWindow(node)) slot = node.querySelector(".win-title");
   else if (node.children.length === 0) slot = node;
   else slot = node.querySelector(".act-label, .ui-text");
+  if (slot && node.dataset.uiTextBefore === undefined) node.dataset.uiTextBefore = slot.textContent;
   if (slot) slot.textContent = text;
   else warn(`无法修改该元素的文字 (cannot change text of): ${node.id}`);
   node.dataset.uiLabel = text;

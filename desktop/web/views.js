@@ -1,11 +1,14 @@
 // The unified view renderer (S-04, S-52): ONE table from `view_type` to a render
 // function. Each function takes the app's opaque `data` (S-06) and only places its
 // values into slots — as text, never as markup (SECURITY.md Q2). Missing keys are
-// tolerated; an unknown view type is shown as readable JSON.
+// tolerated; an unknown view type is shown as readable JSON. A list item, table row
+// or card with an `id` carries it as `data-item-id` and an empty `.v-item-actions`
+// slot where `placeItemControls` puts the controls whose `item_id` names it.
 
 import { resolveMediaUrl } from "./api.js";
 import { barChart, chartPoints, lineChart, pieChart } from "./chart.js";
 import { asArray, asObject, asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 
 /** view_type → (data, ctx) => Node. ctx: {appId, reply}. Adding a type is one entry. */
 export const VIEWS = {
@@ -58,7 +61,7 @@ function renderList(data) {
     {},
     heading(data),
     items.length === 0
-      ? el("p", { className: "v-empty", text: "（空列表 empty）" })
+      ? el("p", { className: "v-empty", text: asText(data.empty ?? tr("（空）", "(empty)")) })
       : el(
           "ol",
           { className: "v-list" },
@@ -75,7 +78,7 @@ function renderList(data) {
             }
             return el(
               "li",
-              { className: "v-list-item", dataset: { index: String(index) } },
+              { className: "v-list-item", dataset: { index: String(index), ...itemId(item) } },
               item.icon ? el("span", { className: "v-list-icon", text: asText(item.icon) }) : null,
               el(
                 "div",
@@ -83,6 +86,7 @@ function renderList(data) {
                 el("div", { className: "v-list-title", text: title }),
                 sub ? el("div", { className: "v-list-sub", text: asText(sub) }) : null,
               ),
+              itemSlot(item),
             );
           }),
         ),
@@ -103,10 +107,11 @@ function renderCards(data, ctx) {
         const src = resolveMediaUrl(card.image, ctx.appId);
         return el(
           "article",
-          { className: "v-card" },
+          { className: "v-card", dataset: itemId(card) },
           src ? el("img", { className: "v-card-img", src, alt: asText(card.title), loading: "lazy" }) : null,
           el("h4", { className: "v-card-title", text: asText(card.title) }),
           card.desc !== undefined ? el("p", { className: "v-card-desc", text: asText(card.desc) }) : null,
+          itemSlot(card),
         );
       }),
     ),
@@ -121,6 +126,9 @@ function renderTable(data) {
   }
   const cellsOf = (row) =>
     Array.isArray(row) ? row : columns.map((c) => asObject(row)[c]);
+  const rowIds = asArray(data.row_ids);
+  const idOf = (row, index) =>
+    itemId(Array.isArray(row) ? { id: rowIds[index] } : asObject(row));
   return el(
     "div",
     { className: "v-table-wrap" },
@@ -132,7 +140,15 @@ function renderTable(data) {
       el(
         "tbody",
         {},
-        rows.map((row) => el("tr", {}, cellsOf(row).map((cell) => el("td", { text: asText(cell) })))),
+        rows.map((row, index) => {
+          const id = idOf(row, index);
+          return el(
+            "tr",
+            { dataset: id },
+            cellsOf(row).map((cell) => el("td", { text: asText(cell) })),
+            id.itemId !== undefined ? el("td", { className: "v-item-actions" }) : null,
+          );
+        }),
       ),
     ),
   );
@@ -209,7 +225,7 @@ function renderMedia(data, ctx) {
     { className: "v-media" },
     el("div", { className: "v-media-title", text: `${kind === "video" ? "🎬" : "🎵"} ${asText(data.title ?? "")}` }),
     data.artist ? el("div", { className: "v-media-sub", text: asText(data.artist) }) : null,
-    src ? player : el("p", { className: "v-empty", text: "（没有可播放的地址 no playable URL）" }),
+    src ? player : el("p", { className: "v-empty", text: tr("（没有可播放的地址）", "(no playable URL)") }),
   );
 }
 
@@ -218,7 +234,7 @@ function renderImage(data, ctx) {
   return el(
     "figure",
     { className: "v-image" },
-    src ? el("img", { src, alt: asText(data.caption ?? "") }) : el("p", { className: "v-empty", text: "（无图片 no image）" }),
+    src ? el("img", { src, alt: asText(data.caption ?? "") }) : el("p", { className: "v-empty", text: tr("（无图片）", "(no image)") }),
     data.caption !== undefined ? el("figcaption", { text: asText(data.caption) }) : null,
   );
 }
@@ -231,7 +247,7 @@ function renderChart(data) {
     "div",
     { className: "v-chart", dataset: { chartType: kind } },
     heading(data),
-    points.length ? draw(points) : el("p", { className: "v-empty", text: "（无数据 no data）" }),
+    points.length ? draw(points, { max: data.max }) : el("p", { className: "v-empty", text: tr("（无数据）", "(no data)") }),
   );
 }
 
@@ -298,14 +314,65 @@ function renderLoading(data, ctx) {
 }
 
 function renderError(data, ctx) {
-  const message = data.message ?? ctx.reply?.message ?? "出错了 (error)";
+  const message = data.message ?? ctx.reply?.message ?? tr("出错了", "Something went wrong");
+  const detail = data.detail ?? ctx.reply?.detail;
+  const code = data.code ? `code: ${asText(data.code)}` : "";
+  const folded = [code, detail !== undefined && detail !== null ? asText(detail) : ""].filter(Boolean).join("\n");
   return el(
     "div",
     { className: "v-error", attrs: { role: "alert" } },
-    el("div", { className: "v-error-title", text: "⚠️ 出错了 Error" }),
+    el("div", { className: "v-error-title", text: `⚠️ ${tr("出错了", "Something went wrong")}` }),
     el("div", { className: "v-error-message", text: asText(message) }),
-    data.code ? el("div", { className: "v-error-code", text: `code: ${asText(data.code)}` }) : null,
+    folded ? technicalDetails(folded) : null,
   );
+}
+
+/** The technical text behind a plain message, folded away (a details disclosure). */
+export function technicalDetails(text) {
+  return el(
+    "details",
+    { className: "v-details" },
+    el("summary", { text: tr("技术细节", "Technical details") }),
+    el("pre", { className: "v-details-text", text: asText(text) }),
+  );
+}
+
+/** `{itemId}` for the dataset of an item with an `id`, else `{}`. */
+function itemId(item) {
+  const id = asObject(item).id;
+  return id === undefined || id === null || id === "" ? {} : { itemId: asText(id) };
+}
+
+/** The empty place for the controls of an item with an `id`. */
+function itemSlot(item) {
+  return itemId(item).itemId !== undefined ? el("div", { className: "v-item-actions" }) : null;
+}
+
+/**
+ * Put each control whose action names an `item_id` into that item's slot in `view`
+ * (only ids are matched; `data` stays opaque); the controls left over belong to the
+ * action bar. `actions[i]` is the action of `controls[i]`.
+ */
+export function placeItemControls(view, actions, controls) {
+  const slots = new Map();
+  for (const node of view.querySelectorAll("[data-item-id]")) {
+    const slot = node.querySelector(":scope > .v-item-actions");
+    if (slot && !slots.has(node.dataset.itemId)) slots.set(node.dataset.itemId, slot);
+  }
+  const bar = [];
+  controls.forEach((control, index) => {
+    const id = asObject(actions[index]).item_id;
+    const slot = id === undefined || id === null ? null : slots.get(asText(id));
+    if (slot) slot.append(control);
+    else bar.push(control);
+  });
+  for (const table of view.querySelectorAll("table.v-table")) {
+    const head = table.querySelector("thead tr");
+    if (head && table.querySelector("tbody .v-item-actions") && !head.querySelector(".v-item-actions-head")) {
+      head.append(el("th", { className: "v-item-actions-head" }));
+    }
+  }
+  return bar;
 }
 
 function renderUnknown(type, data, exc) {

@@ -3,9 +3,12 @@
 // a recording made in the page (a WAV sent to POST /api/voice, which runs the
 // instruction) when the server can recognise the language; else the browser's own
 // speech recognition; else a readable reason why voice input is not available.
+// Every failure says what happened in plain words, adds the server's own message
+// about its engines, and points to Settings → speech recognition engine.
 
 import { api } from "./api.js";
 import { asArray, asObject, asText } from "./dom.js";
+import { tr } from "./i18n.js";
 import { speech } from "./speech.js";
 import { state } from "./state.js";
 
@@ -27,9 +30,10 @@ export async function captureVoice(onState = () => {}) {
   try {
     status = asObject(await api.voiceStatus());
   } catch {
-    throw new Error("语音输入尚未接入 (voice input is not available yet)");
+    throw new Error(tr("主控没有回答语音状态：语音输入暂时不可用。", "The controller did not answer about voice: voice input is not available."));
   }
   const server = asArray(status.languages).find((l) => asObject(l).lang === lang);
+  const serverSays = asText(server?.message);
   if (asObject(status.microphone).available) {
     onState("listening");
     const heard = asObject(await api.voiceListen(lang));
@@ -44,10 +48,41 @@ export async function captureVoice(onState = () => {}) {
   const Recognition = window.SpeechRecognition || window.webkitSpeechRecognition;
   if (Recognition && status.browser_speech !== false) {
     onState("listening");
-    return { text: await browserRecognition(Recognition, lang) };
+    try {
+      return { text: await browserRecognition(Recognition, lang) };
+    } catch (exc) {
+      throw new Error(explain(exc.message, serverSays));
+    }
   }
-  const reasons = [asText(server?.message), asText(asObject(status.microphone).reason)].filter(Boolean);
-  throw new Error(`语音输入不可用 (voice input not available): ${reasons.join(" ") || lang}`);
+  const reasons = [serverSays, asText(asObject(status.microphone).reason)].filter(Boolean);
+  throw new Error(
+    [
+      tr(`这台电脑上没有能识别 ${lang} 的语音引擎，浏览器也没有语音识别。`, `No speech engine here can recognise ${lang}, and this browser has no speech recognition.`),
+      ...reasons,
+      SETTINGS_HINT(),
+    ].join("\n"),
+  );
+}
+
+const SETTINGS_HINT = () =>
+  tr("可在 设置 → 语音识别引擎 中填写在线识别接口（地址和密钥）。", "Set an online engine (URL and key) in Settings → Speech recognition engine.");
+
+// the Web Speech API's error codes, in plain words
+const BROWSER_ERRORS = {
+  "not-allowed": ["浏览器不允许本页使用麦克风（权限被拒绝，或没有麦克风）。", "The browser does not let this page use the microphone (permission denied, or no microphone)."],
+  "service-not-allowed": ["浏览器的语音识别服务不可用（它需要联网的识别服务）。", "The browser's speech service is not allowed here (it needs an online recognition service)."],
+  "audio-capture": ["找不到麦克风。", "No microphone was found."],
+  network: ["浏览器的语音识别要把声音发到在线服务，但连不上网。", "The browser's speech recognition sends audio to an online service, which cannot be reached."],
+  "no-speech": ["没有听到说话声。", "No speech was heard."],
+  aborted: ["语音识别被中断了。", "Speech recognition was interrupted."],
+  "language-not-supported": ["浏览器的语音识别不支持这种语言。", "The browser's speech recognition does not support this language."],
+};
+
+/** The browser's failure code explained, the server's message and where to fix it. */
+function explain(code, serverSays) {
+  const known = BROWSER_ERRORS[code];
+  const what = known ? tr(...known) : tr(`语音识别失败（${code}）。`, `Speech recognition failed (${code}).`);
+  return [what, serverSays, SETTINGS_HINT()].filter(Boolean).join("\n");
 }
 
 function browserRecognition(Recognition, lang) {
@@ -63,10 +98,10 @@ function browserRecognition(Recognition, lang) {
     };
     recognizer.onerror = (event) => {
       done = true;
-      reject(new Error(`语音识别失败 (recognition failed): ${asText(event.error || "error")}`));
+      reject(new Error(asText(event.error || "error")));
     };
     recognizer.onend = () => {
-      if (!done) reject(new Error("没有听清 (nothing heard)"));
+      if (!done) reject(new Error("no-speech"));
     };
     recognizer.start();
   });

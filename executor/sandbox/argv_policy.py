@@ -1,19 +1,15 @@
 """Which commands `shell_exec` / `process_start` may run, decided before anything runs.
 
-No shell ever runs (SECURITY.md X4): a command is an argv list, or a string split the
-way a shell would split it — and a string holding unquoted shell operators (`;`,
-`&&`, `|`, `>`, `$(`, backticks…) is refused rather than half-interpreted. Then:
-
-- `argv[0]` is a bare name, allowed by the whitelist (config ∪ the app's own), and
-  resolved on the fixed PATH `/usr/local/bin:/usr/bin:/bin` only — never the
-  workspace (X5);
-- inline-code flags (`python3 -c`, `perl -e`, `node -e`, `sh -c`, …) are refused,
-  and so are programs whose purpose is to run other programs (`env`, `xargs`,
-  `timeout`, …) or to run inline programs (`awk`) (X1);
-- every argument is resolved as a path (from the working directory; `~` is the
-  workdir, which is also `HOME`) and must stay inside the workdir (X3). This also
-  refuses harmless text that merely looks like an outside path (`echo /`): the
-  price of a simple rule.
+No shell ever runs (SECURITY.md X4): a command is an argv list, or a string split as
+a shell would split it, and a string holding unquoted shell operators (`;`, `&&`,
+`|`, `>`, `$(`, backticks…) is refused rather than half-interpreted. `argv[0]` must
+be a bare name allowed by the whitelist (config ∪ the app's own) and is resolved on
+the fixed PATH `/usr/local/bin:/usr/bin:/bin` only, never the workspace (X5);
+inline-code flags (`python3 -c`, `perl -e`, `sh -c`, …) are refused, and so are
+programs that run other programs (`env`, `xargs`, `timeout`, …) or inline programs
+(`awk`) (X1); every argument is resolved as a path (from the working directory; `~`
+is the workdir, which is also `HOME`) and must stay inside the workdir (X3) — which
+also refuses harmless text that merely looks like an outside path (`echo /`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,15 @@
 """A pids cgroup per tool run: a fork bomb hits a ceiling, and a kill finds everyone.
 
 `RLIMIT_NPROC` does nothing for root (the kernel exempts uid 0, also inside a user
-namespace mapped onto it), so the executor caps the number of tasks of each tool
-run with the kernel's pids controller instead (SECURITY.md D1): every run gets its
-own cgroup `<pids root>/triton-aios/<executor pid>/<marker>` with `pids.max` =
-`limits.tasks_per_run`; the child joins it between fork and exec, and everything it
-ever forks stays inside. The same cgroup lists every process of the run, so a kill
-(SECURITY.md X6) also reaches a double-forked daemon that scrubbed its environment.
-
-Where the pids controller cannot be used (no cgroup file system, cgroup v2 without
-a delegated pids controller, no permission) `PidsCgroups.detect` answers None and
-the sandbox falls back to `RLIMIT_NPROC`, which only binds non-root users.
-
-Cgroups of an executor that was killed (`kill -9`) are swept by the next executor
-that starts: their processes are killed and the folders removed.
+namespace mapped onto it), so each tool run gets its own cgroup
+`<pids root>/triton-aios/<executor pid>/<marker>` with `pids.max` =
+`limits.tasks_per_run` (SECURITY.md D1); the child joins it between fork and exec
+and everything it ever forks stays inside, so a kill (X6) also reaches a
+double-forked daemon that scrubbed its environment. Where the pids controller
+cannot be used (no cgroup file system, no delegated pids controller, no permission)
+`PidsCgroups.detect` answers None and the sandbox falls back to `RLIMIT_NPROC`,
+which binds only non-root users. The cgroups of an executor that was killed are
+swept (processes killed, folders removed) by the next one that starts.
 """
 
 from __future__ import annotations
@@ -24,6 +20,8 @@ import signal
 import threading
 import time
 from pathlib import Path
+
+from aios_runtime.reaper import start_reaper
 
 __all__ = ["PidsCgroups", "join_current", "kill_group"]
 
@@ -139,6 +137,7 @@ class PidsCgroups:
                 continue
             groups = cls(home, max_tasks)
             groups.sweep_stale()
+            _reap_when_gone(home)
             return groups
         return None
 
@@ -197,6 +196,17 @@ class PidsCgroups:
             self.home.rmdir()
         except OSError:
             pass
+
+
+_reaped: set[Path] = set()
+
+
+def _reap_when_gone(home: Path) -> None:
+    """Once per cgroup home: a reaper kills what is left in it when this process dies
+    (bubblewrap's sandbox may miss its death signal while it starts, SECURITY.md C5)."""
+    if home not in _reaped:
+        _reaped.add(home)
+        start_reaper(cgroup_home=home)
 
 
 def _enable_v2_pids(folder: Path) -> None:

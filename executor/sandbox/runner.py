@@ -1,24 +1,19 @@
 """How tool processes run: bubblewrap or rlimits, timeouts, capped output, group kill.
 
-Every tool process (`shell_exec`, `process_start`) is started in its own session
-with rlimits set in the child (CPU, address space, file size from
-`settings.limits`), a clean environment (fixed PATH, `HOME` = workdir, no API keys)
-and, when `bwrap` works and `tool_sandbox.use_bubblewrap` is on, inside
-bubblewrap: read-only root, private `/tmp`, `/dev`, `/proc`, no network, its own PID
-namespace, all capabilities dropped, home directories, the executor's state dir,
-the config directory and the other apps' workdirs hidden under tmpfs, and the
-app's workdir bound read-write at its own path as the only writable place.
-
-Killing is thorough (SECURITY.md X6): the executor is a child subreaper, so a
-double-forked daemon is re-parented to us instead of init; each run carries a
-marker in its environment, and a kill takes the process group, the process tree
-and every re-parented descendant carrying the marker. Under bubblewrap the PID
-namespace dies with its first process as well.
-
-What this does not isolate without bubblewrap: the file system (a script can read
-what the executor's user can read) and the network; the rlimit sandbox only caps
-resources and timing. A process that scrubs its own environment and double-forks
-escapes the marker scan in that mode.
+Every tool process (`shell_exec`, `process_start`) starts in its own session with
+rlimits set in the child (CPU, address space, file size from `settings.limits`), a
+clean environment (fixed PATH, `HOME` = workdir, no API keys) and, when `bwrap`
+works and `tool_sandbox.use_bubblewrap` is on, inside bubblewrap (the command built
+by `aios_runtime.bubblewrap`): read-only root, private `/tmp`, `/dev`, `/proc`, no
+network, its own PID namespace, no capabilities, home directories, the executor's
+state dir, the config directory and the other apps' workdirs hidden, and the app's
+workdir the only writable place. A kill is thorough (SECURITY.md X6): the executor
+is a child subreaper, each run carries a marker in its environment, and a kill
+takes the process group, the process tree and every re-parented descendant carrying
+the marker. What this does not isolate without bubblewrap: the file system (a
+script can read what the executor's user can read) and the network — the rlimit
+sandbox only caps resources and timing, and a process that scrubs its environment
+and double-forks escapes the marker scan.
 """
 
 from __future__ import annotations
@@ -39,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from aios_runtime.bubblewrap import bwrap_argv, bwrap_works
 from aios_runtime.settings import Limits
 from executor.sandbox.argv_policy import FIXED_PATH
 from executor.sandbox.pids_cgroup import PidsCgroups, join_current, kill_group
@@ -60,7 +56,6 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _CHUNK = 64 * 1024
 _DRAIN_AFTER_EXIT = 0.3  # seconds a finished command's leftovers may keep its pipes
-_SYSTEM_DIRS = frozenset({"/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev"})
 
 try:
     _libc: Any = ctypes.CDLL(None, use_errno=True)
@@ -238,6 +233,8 @@ def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None
         tasks = _user_tasks() + limits.tasks_per_run
         plan.append((resource.RLIMIT_NPROC, tasks, tasks))
 
+    parent = os.getpid()
+
     def setup() -> None:
         if group is not None:
             join_current(group)  # fails closed: no cgroup, no run
@@ -249,21 +246,14 @@ def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None
             resource.setrlimit(which, (soft, hard))
         if _libc is not None:
             _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the executor died before the death signal was set
+            os._exit(1)
 
     return setup
 
 
 def _probe_bwrap(bwrap: str) -> bool:
-    try:
-        done = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid",
-             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--", "/bin/true"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=10, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    return bwrap_works(bwrap)
 
 
 class ProcessSandbox:
@@ -327,23 +317,13 @@ class ProcessSandbox:
         """`argv` as it is actually executed (inside bubblewrap when in force)."""
         if self.kind != "bubblewrap":
             return argv
-        masks: list[str] = []
-        for path in ["/root", "/home", *self._hidden, *hide]:
-            real = os.path.realpath(path)
-            if real in _SYSTEM_DIRS or real == str(workdir) or not os.path.isdir(real):
-                continue
-            if any(real == m or real.startswith(m + "/") for m in ["/tmp", *masks]):
-                continue  # already hidden by a broader mask
-            masks.append(real)
-        wrapped = [
-            self._bwrap or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        ]  # fmt: skip
-        for mask in masks:
-            wrapped += ["--tmpfs", mask]
-        wrapped += ["--bind", str(workdir), str(workdir), "--chdir", str(cwd), "--", *argv]
-        return wrapped
+        return bwrap_argv(
+            self._bwrap or "bwrap",
+            argv,
+            cwd=cwd,
+            hidden=["/root", "/home", *self._hidden, *hide],
+            writable=[workdir],
+        )
 
     def spawn(
         self,

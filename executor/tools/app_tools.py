@@ -18,37 +18,37 @@ from aios_runtime.edge import TOKEN_HEADER
 from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
 
 if TYPE_CHECKING:
-    from executor.toolbox import ToolContext
+    from executor.registry import AppRecord
 
 __all__ = ["call_custom_tool"]
 
 _MAX_REPLY = 10 << 20
 
 
-def call_custom_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> Any:
-    """Run the app's tool `name`; its `result`, or the app's error re-raised."""
-    if not ctx.app.url:
-        raise AppUnreachable(f"{ctx.app.app_id} registered no URL for its custom tools")
-    parts = urlsplit(ctx.app.url)
+def call_custom_tool(app: AppRecord, name: str, args: dict[str, Any], timeout: float) -> Any:
+    """Run the app's tool `name` within `timeout` seconds; its `result`, or its error."""
+    if not app.url:
+        raise AppUnreachable(f"{app.app_id} registered no URL for its custom tools")
+    parts = urlsplit(app.url)
     if parts.scheme != "http" or not parts.hostname:
-        raise AppUnreachable(f"app URL {ctx.app.url!r} is not http://host:port")
+        raise AppUnreachable(f"app URL {app.url!r} is not http://host:port")
     payload = json.dumps({"args": args}, ensure_ascii=False).encode("utf-8")
     path = f"{parts.path.rstrip('/')}/tools/{quote(name, safe='')}"
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=ctx.timeout)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
         conn.request(
             "POST",
             path,
             body=payload,
-            headers={"Content-Type": "application/json", TOKEN_HEADER: ctx.app.token},
+            headers={"Content-Type": "application/json", TOKEN_HEADER: app.token},
         )
         response = conn.getresponse()
         raw = response.read(_MAX_REPLY + 1)
     except TimeoutError as exc:
-        raise ToolTimeout(f"custom tool {name} took longer than {ctx.timeout:g}s") from exc
+        raise ToolTimeout(f"custom tool {name} took longer than {timeout:g}s") from exc
     except (OSError, http.client.HTTPException) as exc:
         raise AppUnreachable(
-            f"{ctx.app.app_id} unreachable for tool {name}: {exc}"
+            f"{app.app_id} unreachable for tool {name}: {exc}"
         ) from exc
     finally:
         conn.close()

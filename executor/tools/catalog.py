@@ -1,20 +1,32 @@
-"""The ten atomic tools as the executor lists them (S-60), and their argument checks.
+"""The ten atomic tools as the executor lists them (S-60), and the check of a call's arguments.
 
-Each tool has one JSON schema here; `GET /tools` lists it and `check_args`
-validates a call's arguments against the same schema (a small subset of JSON
-Schema: `type`, `required`, `enum`, `items.type`, no unknown top-level keys), so
-the listing and the checks never drift apart. Every tool also accepts `timeout`
-(seconds), which may lower the configured per-tool timeout but never raise it.
+Each atomic tool has one JSON schema here: `GET /tools` lists it, and an
+`ArgumentSchema` compiled from the same schema (a `jsonschema` Draft 2020-12
+validator, the schema itself checked when it is defined) validates every call, so
+the listing and the check never drift apart; apps' custom tools are checked by the
+same class against the schema they registered. A break raises `InvalidArgs`
+(`invalid_args`) naming the argument at fault. An optional argument given as
+`null` counts as left out. Every atomic tool also accepts `timeout` (seconds),
+which may lower the configured per-tool timeout but never raise it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
 
 from aios_sdk.errors import AiosError
 from aios_sdk.protocol import ATOMIC_TOOLS, ToolSpec
 
-__all__ = ["ATOMIC_SPECS", "InvalidArgs", "atomic_specs", "check_args"]
+__all__ = [
+    "ATOMIC_SCHEMAS",
+    "ATOMIC_SPECS",
+    "ArgumentSchema",
+    "InvalidArgs",
+    "atomic_specs",
+]
 
 
 class InvalidArgs(AiosError):
@@ -175,56 +187,128 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
 
 assert tuple(_SPECS) == ATOMIC_TOOLS, "catalog must list exactly the atomic tools"
 
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed JSON value (a bool is not an integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    for python_type, name in ((float, "number"), (str, "string"), (dict, "object"),
+                              (list, "array")):  # fmt: skip
+        if isinstance(value, python_type):
+            return name
+    return type(value).__name__
+
+
+def _where(error: ValidationError) -> str:
+    """The argument an error is about: `cmd`, `cmd[1]`, `headers.Accept`."""
+    where = ""
+    for part in error.absolute_path:
+        if isinstance(part, int):
+            where += f"[{part}]"
+        else:
+            where += f".{part}" if where else str(part)
+    return where
+
+
+def _rank(error: ValidationError) -> tuple[int, int, str]:
+    """Missing arguments first, then unknown ones, then the shallowest bad value."""
+    order = {"required": 0, "additionalProperties": 1}.get(str(error.validator), 2)
+    return order, len(error.absolute_path), _where(error)
+
+
+class ArgumentSchema:
+    """One tool's argument schema, checked as a schema and compiled once.
+
+    `Draft202012Validator.check_schema` raises `jsonschema.SchemaError` for a
+    schema that is not valid JSON Schema; `check` raises `InvalidArgs` whose message
+    names the tool and the argument at fault.
+    """
+
+    def __init__(self, tool: str, schema: Mapping[str, Any]):
+        Draft202012Validator.check_schema(schema)
+        self.tool = tool
+        self.schema = schema
+        self._validator = Draft202012Validator(schema)
+        properties = schema.get("properties")
+        self._properties: dict[str, Any] = dict(properties or {})
+        self._optional = frozenset(self._properties) - frozenset(schema.get("required", ()))
+
+    def declares(self, name: str) -> bool:
+        """True when the schema lists the argument `name`."""
+        return name in self._properties
+
+    def check(self, args: Mapping[str, Any]) -> None:
+        """Raise `InvalidArgs` naming the argument at fault when `args` breaks the schema."""
+        given = {k: v for k, v in args.items() if v is not None or k not in self._optional}
+        errors = sorted(self._validator.iter_errors(given), key=_rank)
+        if errors:
+            raise InvalidArgs(f"{self.tool}: {self._describe(errors[0])}")
+
+    def _describe(self, error: ValidationError) -> str:
+        instance, wanted = error.instance, error.validator_value
+        if error.validator == "required" and isinstance(instance, dict):
+            missing = [name for name in wanted if name not in instance]
+            return f"missing required argument {missing[0]!r}"
+        if error.validator == "additionalProperties" and not error.absolute_path:
+            unknown = sorted(set(instance) - set(self._properties))
+            allowed = ", ".join(self._properties) or "none"
+            return f"unknown argument {unknown[0]!r} (allowed: {allowed})"
+        where = f"argument {_where(error)!r}" if error.absolute_path else "args"
+        if error.validator == "type":
+            types = [wanted] if isinstance(wanted, str) else list(wanted)
+            return f"{where} must be {' or '.join(types)}, got {_json_type(instance)}"
+        if error.validator == "enum":
+            return f"{where} must be one of {wanted}"
+        message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+        return f"{where}: {message}"
+
+
 ATOMIC_SPECS: dict[str, ToolSpec] = {
     name: ToolSpec(name=name, description=desc, parameters=schema)
     for name, (desc, schema) in _SPECS.items()
 }
-
-
-def atomic_specs() -> list[ToolSpec]:
-    return list(ATOMIC_SPECS.values())
-
-
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list,),
-    "null": (type(None),),
+ATOMIC_SCHEMAS: dict[str, ArgumentSchema] = {
+    name: ArgumentSchema(name, spec.parameters) for name, spec in ATOMIC_SPECS.items()
 }
 
 
-def _type_ok(value: Any, wanted: str | list[str]) -> bool:
-    names = (wanted,) if isinstance(wanted, str) else wanted
-    if isinstance(value, bool):  # a bool is an int in Python, not in JSON Schema
-        return "boolean" in names
-    return any(isinstance(value, _PY_TYPES[name]) for name in names)
+# beside the atomic tools, every app has `schedule`: its jobs, kept and run by the
+# controller (executor/tools/schedule.py forwards the call there)
+CONTROLLER_SPECS: dict[str, ToolSpec] = {
+    "schedule": ToolSpec(
+        name="schedule",
+        description=(
+            "Create, list, update, run or cancel this app's scheduled jobs (the controller "
+            "runs them later or again). create: job = {name, execution_type: agent|command, "
+            "schedule_type: once|interval|cron, run_at (ISO 8601, local) | interval_s | "
+            "cron (5 fields), instruction | command, timeout?, max_runs?, enabled?}; "
+            "cancel / update / run / runs: job_id; update: changes."
+        ),
+        parameters=_schema(
+            {
+                "action": {
+                    "type": "string",
+                    "enum": ["create", "list", "cancel", "update", "run", "runs"],
+                },
+                "job": {"type": "object", "description": "the job to create"},
+                "job_id": {"type": "string"},
+                "changes": {"type": "object", "description": "fields to change (update)"},
+            },
+            ["action"],
+        ),
+    )
+}
+CONTROLLER_SCHEMAS: dict[str, ArgumentSchema] = {
+    name: ArgumentSchema(name, spec.parameters) for name, spec in CONTROLLER_SPECS.items()
+}
 
 
-def check_args(schema: dict[str, Any], args: dict[str, Any], tool: str) -> None:
-    """Raise `InvalidArgs` naming the argument at fault when `args` breaks `schema`."""
-    properties: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in args:
-            raise InvalidArgs(f"{tool}: missing argument {name!r}")
-    if schema.get("additionalProperties") is False:
-        unknown = sorted(set(args) - set(properties))
-        if unknown:
-            raise InvalidArgs(
-                f"{tool}: unknown argument {unknown[0]!r} (allowed: {', '.join(properties)})"
-            )
-    for name, value in args.items():
-        rule = properties.get(name)
-        if not rule or (value is None and name not in schema.get("required", [])):
-            continue
-        if "type" in rule and not _type_ok(value, rule["type"]):
-            raise InvalidArgs(f"{tool}: {name} must be {rule['type']}")
-        if "enum" in rule and value not in rule["enum"]:
-            raise InvalidArgs(f"{tool}: {name} must be one of {rule['enum']}")
-        item_type = rule.get("items", {}).get("type")
-        if item_type and isinstance(value, list):
-            for item in value:
-                if not _type_ok(item, item_type):
-                    raise InvalidArgs(f"{tool}: every item of {name} must be {item_type}")
+def atomic_specs() -> list[ToolSpec]:
+    """What `GET /tools` lists for every app: the atomic tools, then `schedule`."""
+    return [*ATOMIC_SPECS.values(), *CONTROLLER_SPECS.values()]
+
+

@@ -1,10 +1,10 @@
 """`file_read`, `file_write`, `file_list`: files of the app's workdir only.
 
-Every path goes through `paths.resolve_in_workdir` (SECURITY.md P1–P3). Files are
-opened with `O_NOFOLLOW` and only regular files are read (a FIFO never blocks a
-worker). Overwrites are atomic (temp file, fsync, rename); sizes are capped by
-`limits.file_size_bytes` (writes) and `limits.response_bytes` (reads); listings by
-`limits.file_list_max`, without following symlinks (P5).
+Every path goes through `aios_runtime.workdir.resolve_in_workdir` (SECURITY.md
+P1–P3). Files are opened with `O_NOFOLLOW` and only regular files are read (a FIFO
+never blocks a worker). Overwrites are atomic (temp file, fsync, rename); sizes are
+capped by `limits.file_size_bytes` (writes) and `limits.response_bytes` (reads);
+listings by `limits.file_list_max`, without following symlinks (P5).
 """
 
 from __future__ import annotations
@@ -39,11 +39,10 @@ def _not_found(args: dict[str, Any], key: str = "path") -> AiosError:
 def _read_capped(fd: int, size: int, cap: int) -> bytes:
     """At most `cap` bytes of `fd`, whose file stat said holds `size` bytes.
 
-    The first read asks for `size` + 1 bytes, not `cap`: Python allocates the whole
-    buffer it asks for, and megabytes for a five-byte file cost page faults. A
-    shorter answer once `size` bytes are in is the file's end; the extra byte
-    notices a file that grew since stat, and reading then goes on in chunks, still
-    never past `cap`.
+    The first read asks for `size` + 1 bytes (its buffer is allocated whole, so not
+    `cap`); a shorter answer once `size` bytes are in is the file's end. The extra
+    byte notices a file that grew since stat; reading then goes on in chunks, never
+    past `cap`.
     """
     chunks: list[bytes] = []
     total = 0

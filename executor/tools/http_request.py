@@ -3,16 +3,14 @@
 Built on `http.client` so that we choose the socket: every hop's URL is checked by
 `ssrf.check_url`, we connect to one of the checked addresses ourselves and verify
 the socket's peer address (SECURITY.md R2), then speak HTTP over that socket (TLS
-still verifies the host name). Redirects are followed by hand, each re-checked, at
-most `MAX_REDIRECTS` (R3). Bodies are read in small reads against one overall
-deadline and capped at `limits.response_bytes` (`limits.download_bytes` for
-`save_to`); a `save_to` download streams into a temp file beside its target and
-is renamed only when complete — a partial file is always removed (R5, P4).
-
-Result: the parsed JSON body when the answer is JSON, else its text (binary bodies
-as `{"content_type", "size", "base64"}`); `raw: true` gives `{"status_code",
-"headers", "body"}` for any status. Without `raw`, a non-2xx answer is an error
-with code `http_error`. Environment proxies are not used.
+still verifies the host name); redirects are followed by hand, each re-checked, at
+most `MAX_REDIRECTS` (R3). Bodies are read against one overall deadline and capped
+at `limits.response_bytes` (`limits.download_bytes` for `save_to`, which streams
+into a temp file beside its target renamed only when complete — R5, P4). The result
+is the parsed JSON body, else its text (binary bodies as `{"content_type", "size",
+"base64"}`); `raw: true` gives `{"status_code", "headers", "body"}` for any status,
+and without it a non-2xx answer is an error with code `http_error`. Environment
+proxies are not used.
 """
 
 from __future__ import annotations

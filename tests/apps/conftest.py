@@ -1,25 +1,17 @@
 """Fixtures of the reference apps' tests.
 
-The apps' own modules (`music_flows`, `ui_targets`, `code_flows`, …) are imported
-by their plain names, as each app's `main.py` does, so their folders go on
-`sys.path`; their names are prefixed per app and cannot clash.
+Each shipped app is a package; its modules are imported in-process as
+`apps.<app_id>.<module>` (`apps.music_app.flows`), from the repository root.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.apps.doubles import PlanningAgent
-from tests.procs import ROOT
-
-for _app in ("music_app", "code_app", "system_agent"):
-    _folder = str(ROOT / "apps" / _app)
-    if _folder not in sys.path:
-        sys.path.append(_folder)
 
 
 @pytest.fixture

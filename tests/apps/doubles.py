@@ -1,7 +1,7 @@
 """Test doubles for the apps' pure tier: an agent without an executor, step results.
 
 `PlanningAgent` offers what the apps' flows use of an `AIOSAgent` — the SDK's own
-`plan_steps`, a recording `call_tool`, `settings`, `app_id` — so the planning and
+`plan_steps`, a recording `call_tool`, `settings`, `app_id`, `llm` — so the planning and
 view logic can be tested without processes; `ok` / `failed` build entries of
 `context["tool_results"]` as the controller passes them.
 """
@@ -17,15 +17,17 @@ class PlanningAgent:
     """The part of an `AIOSAgent` the apps' flows use, without an executor behind it.
 
     `plan_steps` is the SDK's own; `call_tool` records the call and answers from
-    `answers` (or raises what `answers` holds), so a test sees every side effect.
+    `answers` (or raises what `answers` holds), so a test sees every side effect;
+    `llm` is the model double the flows see as `agent.llm` (None: no model).
     """
 
     app_id = "music_app"
 
-    def __init__(self, settings: dict[str, Any] | None = None):
+    def __init__(self, settings: dict[str, Any] | None = None, llm: Any = None):
         from aios_sdk.agent import AIOSAgent
 
         self.settings = settings or {}
+        self.llm = llm
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.answers: dict[str, Any] = {}
         self._plan = AIOSAgent.plan_steps

@@ -36,7 +36,7 @@ class World:
     apps_dir: Path
 
     def workspace(self, app_id: str) -> Path:
-        return self.apps_dir / app_id / "workspace"
+        return self.system.workspace(app_id)
 
     def say(self, text: str, session_id: str | None = None) -> tuple[dict[str, Any], str]:
         """The one task's final reply, and the session id."""

@@ -134,7 +134,7 @@ def test_code_app_writes_the_models_program_and_runs_it(world: World) -> None:
     assert reply["view_type"] == "code"
     assert reply["data"]["code"] == "print(sum(range(1, 101)))\n"
     assert reply["message"] == "已根据描述写好 program.py，可以运行或编辑"
-    written = world.apps_dir / "code_app" / "workspace" / "program.py"
+    written = world.system.workspace("code_app") / "program.py"
     assert written.read_text(encoding="utf-8") == "print(sum(range(1, 101)))\n"
     assert {a["label"] for a in reply["actions"]} >= {"运行", "编辑"}
 
@@ -309,13 +309,12 @@ class TimingOutModel:
 
 
 def test_a_model_timeout_falls_back_in_every_app() -> None:
-    from code_flows import CodeFlows
-    from music_wish import Wish, interpret_wish
-    from ui_llm import commands_from_llm
-
+    from apps.code_app.flows import CodeFlows
+    from apps.music_app.wish import Wish, interpret_wish
+    from apps.system_agent.llm import commands_from_llm
     from tests.apps.doubles import PlanningAgent
 
-    plan = CodeFlows(PlanningAgent(), TimingOutModel).handle(
+    plan = CodeFlows(PlanningAgent(llm=TimingOutModel())).handle(
         "写一个计算斐波那契数列的程序", {}
     )
     assert plan["steps"][0]["args"]["path"] == "fibonacci.py"  # the template

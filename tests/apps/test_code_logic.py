@@ -13,12 +13,12 @@ import subprocess
 import sys
 
 import pytest
-from code_flows import SNIPPET_FILE, CodeFlows
-from code_intent import read_intent, safe_filename
-from code_templates import TEMPLATES, match_template
-from code_writer import extract_code, generate_code, program_filename
 
 from aios_sdk.protocol import AppReply, parse
+from apps.code_app.flows import SNIPPET_FILE, CodeFlows
+from apps.code_app.intent import CodeIntent, read_intent, safe_filename
+from apps.code_app.templates import TEMPLATES, match_template
+from apps.code_app.writer import extract_code, generate_code, program_filename
 from tests.apps.doubles import PlanningAgent, failed, ok
 
 
@@ -123,6 +123,9 @@ def test_a_failing_run_shows_the_error() -> None:
     }  # fmt: skip
     reply = flows.handle("运行 bad.py", {"tool_results": results})
     assert reply["message"] == "运行出错（退出码 1）：ZeroDivisionError: division by zero"
+    # the program failed, the app did not: ok, but degraded, with the traceback folded
+    assert reply["status"] == "ok" and reply["notice"] == "warning"
+    assert reply["detail"].startswith("Traceback")
     refused = {
         "step_1": ok("file_read", "print(1)\n"),
         "step_2": failed(
@@ -130,7 +133,46 @@ def test_a_failing_run_shows_the_error() -> None:
         ),
     }
     reply = flows.handle("运行 x.py", {"tool_results": refused})
-    assert reply["message"].startswith("运行失败：") and "not allowed" in reply["message"]
+    assert reply["message"] == "运行失败" and reply["notice"] == "warning"
+    assert "not allowed" in reply["detail"]  # the technical text, folded away
+    timed_out = {
+        "step_1": ok("file_read", "import time; time.sleep(99)\n"),
+        "step_2": failed("shell_exec", "python3 killed after 30s", "tool_timeout"),
+    }
+    reply = flows.handle("运行 slow.py", {"tool_results": timed_out})
+    assert reply["message"] == "运行超过 30 秒，已被停止" and reply["notice"] == "warning"
+    parse(AppReply, reply)
+
+
+def test_each_file_s_controls_sit_in_its_row() -> None:
+    flows = CodeFlows(PlanningAgent())
+    listing = {"files": [{"name": "a.py", "size": 3}, {"name": "b.py", "size": 4}]}
+    reply = flows.handle(
+        "列出我的代码文件", {"tool_results": {"step_1": ok("file_list", listing)}}
+    )
+    ids = {item["id"] for item in reply["data"]["items"]}
+    placed = [a for a in reply["actions"] if a["action_id"] in ("show", "run")]
+    assert len(placed) == 4 and all(a["item_id"] in ids for a in placed)
+    assert all(a["item_id"] == a["params"]["path"] for a in placed)
+    parse(AppReply, reply)
+
+
+def test_the_edit_form_has_one_editable_copy() -> None:
+    flows = CodeFlows(PlanningAgent())
+    form = flows.handle(
+        "编辑 a.py", {"tool_results": {"step_1": ok("file_read", "x = 1\n")}}
+    )
+    assert form["view_type"] == "form"
+    assert [f["name"] for f in form["data"]["fields"]] == ["path", "code"]
+    saves = [a for a in form["actions"] if a["type"] == "submit_form"]
+    assert saves and all(a["fields"] == [] for a in saves)  # they submit the view's form
+    edited = {"action_id": "save", "form_values": {"path": "a.py", "code": "x = 2\n"}}
+    plan = flows.handle(None, {}, edited)
+    assert plan["steps"][0]["args"] == {"path": "a.py", "content": "x = 2\n"}
+    refused = {"step_1": failed("file_write", "disk full", "io_error")}
+    reply = flows.handle(None, {"tool_results": refused}, edited)
+    assert reply["status"] == "error" and "已保存" not in reply["message"]
+    assert "失败" in reply["message"] and reply["detail"] == "disk full"
 
 
 def test_unsafe_names_are_refused_before_any_step() -> None:
@@ -160,10 +202,8 @@ def test_edit_is_a_form_with_a_code_field_and_save_writes_it() -> None:
     code_field = next(f for f in form["data"]["fields"] if f["name"] == "code")
     assert code_field["value"] == "print('hi')\n"
     submit = next(a for a in form["actions"] if a["action_id"] == "save")
-    assert submit["type"] == "submit_form" and {f["name"] for f in submit["fields"]} == {
-        "path",
-        "code",
-    }
+    # no fields of its own: it submits the form view, the one editable copy
+    assert submit["type"] == "submit_form" and submit["fields"] == []
     parse(AppReply, form)
     save = {
         "action_id": "save",
@@ -239,7 +279,7 @@ class AnsweringModel:
 
 def test_write_with_an_llm_writes_the_models_code() -> None:
     model = AnsweringModel("好的：\n```python\nprint(sum(range(101)))\n```\n")
-    flows = CodeFlows(PlanningAgent(), lambda: model)
+    flows = CodeFlows(PlanningAgent(llm=model))
     plan = flows.handle("write a program that adds 1 to 100", {})
     assert plan["steps"][0]["args"] == {
         "path": "adds_1_100.py",
@@ -265,7 +305,7 @@ def test_edit_with_a_requested_change() -> None:
     )
     assert "deepseek_api_key" in without["message"]
     model = AnsweringModel("```python\nprint(sorted([3, 1, 2], reverse=True))\n```")
-    flows = CodeFlows(PlanningAgent(), lambda: model)
+    flows = CodeFlows(PlanningAgent(llm=model))
     revised = flows.handle("修改 sort.py 让它按降序排序", {"tool_results": read})
     code = next(f for f in revised["data"]["fields"] if f["name"] == "code")["value"]
     assert code == "print(sorted([3, 1, 2], reverse=True))\n"
@@ -288,3 +328,23 @@ def test_every_template_runs_and_prints(template, tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("said", "code"),
+    [
+        ("执行代码 x=5; print(x*2)", "x=5; print(x*2)"),
+        ("执行代码 import time; time.sleep(4)", "import time; time.sleep(4)"),
+        ("run code a=1;b=2;print(a+b)", "a=1;b=2;print(a+b)"),
+    ],
+)
+def test_code_is_never_cut_at_a_semicolon(said: str, code: str) -> None:
+    from controller.routing.split import split_pieces
+
+    assert [piece.text for piece in split_pieces(said)] == [said]
+    assert read_intent(said) == CodeIntent("run_snippet", code=code)
+    # a sentence end between instructions still splits them
+    assert [p.text for p in split_pieces("打开音乐; 播放七里香")] == [
+        "打开音乐",
+        "播放七里香",
+    ]

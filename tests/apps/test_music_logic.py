@@ -12,17 +12,17 @@ import json
 import os
 
 import pytest
-from music_catalogue import (
+
+from apps.music_app.catalogue import (
     download_filename,
     format_duration,
     local_file_url,
     parse_search_answer,
     search_request,
 )
-from music_flows import LIBRARY_TOOL, MusicFlows
-from music_intent import read_intent
-from music_library import scan_library
-
+from apps.music_app.flows import LIBRARY_TOOL, MusicFlows
+from apps.music_app.intent import read_intent
+from apps.music_app.library import scan_library
 from tests.apps.doubles import PlanningAgent, failed, ok
 from tests.fakes.music_api import make_wav
 
@@ -196,7 +196,10 @@ def test_f1_search_answers_a_list_with_play_buttons(catalogue) -> None:
         "label": "播放",
         "action_id": "play",
         "params": {"song_id": "1001"},
+        "item_id": "1001",  # drawn in the row of 七里香
     }
+    ids = [i["id"] for i in reply["data"]["items"]]
+    assert [a["item_id"] for a in plays] == ids
     kinds = {a["action_id"]: a for a in reply["actions"]}
     assert kinds["filter"]["type"] == "input" and kinds["filter"]["label"] == "筛选"
     assert kinds["set_quality"]["type"] == "select"
@@ -325,7 +328,9 @@ def test_catalogue_down_shows_the_local_library(catalogue) -> None:
     }
     reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
     assert reply["status"] == "ok"
-    assert "音乐目录暂时无法访问" in reply["message"] and "503" in reply["message"]
+    assert "音乐目录暂时无法访问" in reply["message"] and "503" not in reply["message"]
+    # ok, but degraded: the window says why, the technical reason is folded away
+    assert reply["notice"] == "warning" and "503" in reply["detail"]
     assert reply["data"]["offline"] is True
     assert [i["id"] for i in reply["data"]["items"]] == ["local:music/a.wav"]
 

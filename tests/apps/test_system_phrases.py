@@ -11,12 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from system_flows import SystemFlows
-from system_status import collect, status_view
-from ui_phrases import parse_request
-from ui_targets import plan_ui, plan_window, position_point, resolve_app, resolve_element
 
 from aios_sdk.protocol import AppReply, parse
+from apps.system_agent.flows import SystemFlows
+from apps.system_agent.phrases import parse_request
+from apps.system_agent.status import collect, status_view
+from apps.system_agent.targets import (
+    plan_ui,
+    plan_window,
+    position_point,
+    resolve_app,
+    resolve_element,
+)
 from tests.apps.doubles import PlanningAgent, failed, ok
 
 SNAPSHOT: dict[str, Any] = {
@@ -144,7 +150,7 @@ def test_phrasing_becomes_the_right_command(text: str, command: dict[str, Any]) 
 
 
 def test_there_are_enough_phrasings_in_both_languages() -> None:
-    from ui_phrases import has_cjk
+    from apps.system_agent.phrases import has_cjk
 
     chinese = [t for t, _ in PHRASINGS if has_cjk(t)]
     english = [t for t, _ in PHRASINGS if not has_cjk(t)]
@@ -280,7 +286,47 @@ def test_flows_answer_errors_as_text() -> None:
     broken = flows.handle(
         "查看系统状态", {"tool_results": {"step_1": failed("system_status", "boom")}}
     )
-    assert broken["status"] == "error" and "boom" in broken["message"]
+    assert broken["status"] == "error" and "系统状态" in broken["message"]
+    assert "boom" not in broken["message"] and broken["detail"] == "boom"
+
+
+def test_help_says_the_same_in_both_languages() -> None:
+    flows = SystemFlows(PlanningAgent())
+    content = flows.handle("今天天气怎么样", {})["data"]["content"]
+    assert "左上角 / move the play button to the top-left" in content
+    assert "变大一点 / make the search box bigger" in content
+
+
+def test_the_agent_and_its_manifest_share_one_icon() -> None:
+    import json
+
+    from apps.system_agent.agent import SystemAgent
+    from tests.procs import ROOT
+
+    manifest = json.loads((ROOT / "apps/system_agent/manifest.json").read_text("utf-8"))
+    assert SystemAgent.icon == manifest["icon"] == "🎛️"
+
+
+def test_a_question_about_one_number_is_answered_with_that_number() -> None:
+    status = collect(top=3)
+    flows = SystemFlows(PlanningAgent())
+    results = {"tool_results": {"step_1": ok("system_status", status)}}
+    reply = flows.handle("现在内存占用多少", results)
+    assert reply["view_type"] == "card"
+    card = reply["data"]["cards"][0]
+    assert card["title"] == f"内存占用 {status['memory']['percent']}%"
+    assert f"{status['memory']['total_gb']} GB" in card["desc"]
+    overview = next(a for a in reply["actions"] if a["label"] == "系统总览")
+    assert overview["params"] == {"view": "dashboard", "topic": ""}
+    assert flows.handle("查看系统状态", results)["view_type"] == "dashboard"
+    parse(AppReply, reply)
+
+
+def test_the_dashboard_charts_percentages_on_a_full_scale() -> None:
+    dashboard = status_view(collect(top=3))
+    chart = next(w for w in dashboard["data"]["widgets"] if w["type"] == "chart")
+    assert chart["title"] == "资源占用 (%)" and "title" not in chart["data"]  # said once
+    assert chart["data"]["max"] == 100
 
 
 def test_status_flow_and_views_from_the_real_machine() -> None:

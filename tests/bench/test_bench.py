@@ -36,6 +36,7 @@ def test_quick_bench_prints_one_json_object_with_every_figure() -> None:
     for key in KEYS:
         assert isinstance(report[key], int | float), (key, report[key])
     assert report["meta"]["mode"] == "quick"
+    assert report["meta"]["floor_stack"].startswith("Flask on waitress")
     # nothing the bench started is left running
     left = [
         _cmdline(p)

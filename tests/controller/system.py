@@ -102,6 +102,11 @@ class RunningSystem:
     apps_dir: Path
     log_path: Path
 
+    def workspace(self, app_id: str) -> Path:
+        """The app's workdir: `<state_dir>/workspaces/<app_id>` (the apps folder stays
+        as shipped)."""
+        return self.state_dir / "workspaces" / app_id
+
     @property
     def headers(self) -> dict[str, str]:
         return {"X-AIOS-Token": self.token}

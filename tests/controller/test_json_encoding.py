@@ -1,5 +1,5 @@
-"""`aios_sdk.wsgi.json_bytes`, every hop's body: compact JSON as `json.dumps` writes it,
-and the same errors."""
+"""`aios_runtime.json_client.json_bytes`, every hop's body: compact JSON as `json.dumps`
+writes it, and the same errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from aios_sdk.wsgi import json_bytes
+from aios_runtime.json_client import json_bytes
 
 VALUES: list[Any] = [
     0,

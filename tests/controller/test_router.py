@@ -299,7 +299,7 @@ def test_confident_answers_on_the_routing_set_are_right(router, apps):
 
 
 def test_spec_flows_survive_100_apps(router, apps):
-    crowd = (*synthetic_apps(96), *apps)
+    crowd = (*synthetic_apps(100 - len(apps)), *apps)
     assert len(crowd) == 100
     for text, app_id in SPEC_FLOWS:
         assert app_ids(router.route(text, crowd)) == [app_id], text
@@ -322,7 +322,7 @@ def test_index_is_built_once_per_app_set(apps):
 def test_import_does_no_work():
     code = (
         "import sys, controller.routing.router as r\n"
-        "assert 'rapidfuzz' not in sys.modules and 'jieba' not in sys.modules\n"
+        "assert 'rapidfuzz' not in sys.modules\n"
         "assert r.index_for.cache_info().currsize == 0\n"
         "print('ok')"
     )

@@ -36,7 +36,7 @@ def open_gallery(page) -> None:
 
 def speech_page(browser, system, server_player: str | None):
     """A desktop whose speech engine records, told the server's player is `server_player`."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
     page = context.new_page()
     page.add_init_script(RECORD_SPEECH)
     status = {**system.get("/api/speech/status").json(), "player": server_player}
@@ -89,7 +89,7 @@ def test_with_a_server_player_the_page_stays_quiet_and_mute_reaches_the_server(
 
 def test_ui_commands_event_reaches_another_desktop(browser, system, page, shot):
     open_gallery(page)
-    other = browser.new_context(viewport={"width": 1280, "height": 800})
+    other = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
     try:
         watcher = other.new_page()
         watcher.goto(desktop_url(system))
@@ -141,7 +141,7 @@ def test_instruction_sent_from_elsewhere_shows_on_the_desktop(page, system):
 def test_the_pages_own_instruction_is_rendered_once(page, system):
     """The page's `task_done` events carry its client id and are not rendered again."""
     page.click("#task_hello_app")  # the window's initial view first
-    expect(page.locator("#win_hello_app .v-text")).to_have_text("你好，")
+    expect(page.locator("#win_hello_app .v-text")).to_have_text("你好！")
     page.evaluate(
         """() => {
             window.__textViews = 0;

@@ -34,7 +34,7 @@ window.SpeechRecognition = class {
 
 
 def fresh_page(browser, system, script: str):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
     page = context.new_page()
     page.add_init_script(script)
     page.goto(desktop_url(system))
@@ -89,7 +89,7 @@ def test_page_recording_is_posted_as_a_wav(browser, system):
     # a second Chromium with a fake microphone, from the same Playwright driver
     chromium = browser.browser_type.launch(executable_path=str(CHROMIUM), args=args)
     try:
-        page = chromium.new_page()
+        page = chromium.new_page(locale="zh-CN")
         page.route("**/api/voice/status", lambda route: route.fulfill(json=status))
         page.goto(desktop_url(system))
         page.wait_for_selector("#task_gallery_app")

@@ -20,6 +20,10 @@ SPECS = [
     {"name": "slow", "description": "too slow"},
     {"name": "garbage", "description": "answers garbage"},
     {"name": "file_read", "description": "tries to shadow an atomic tool"},
+    {"name": "strict", "description": "a schema as @tool derives it",
+     "parameters": {"type": "object", "properties": {"word": {"type": "string"},
+                                                     "times": {"type": "integer"}},
+                    "required": ["word"], "additionalProperties": False}},
 ]  # fmt: skip
 
 
@@ -44,6 +48,8 @@ def tool_app() -> Iterator[tuple[str, list[dict]]]:
             return jsonify(status="ok", result=None)
         if name == "garbage":
             return "<html>not json</html>"
+        if name == "strict":
+            return jsonify(status="ok", result=args)
         raise NotFound(name)
 
     handle = start_server(service, 0)
@@ -96,6 +102,37 @@ def test_another_app_cannot_call_this_apps_custom_tool(custom) -> None:
     harness, seen = custom
     result = harness.call("my_custom_tool", token="app2-token-0123456789abcdef", arg1="x")
     assert result["code"] == "unknown_tool" and seen == []
+
+
+def test_the_executor_checks_the_declared_schema_before_calling_the_app(custom) -> None:
+    harness, seen = custom
+    wrong = harness.call("strict", word=5)
+    assert wrong["code"] == "invalid_args"
+    assert wrong["error"] == "strict: argument 'word' must be string, got integer"
+    missing = harness.call("strict", times=2)
+    assert missing["error"] == "strict: missing required argument 'word'"
+    unknown = harness.call("strict", word="x", loud=True)
+    assert unknown["error"].startswith("strict: unknown argument 'loud'")
+    assert harness.call("my_custom_tool", arg1=["not", "a", "string"])["code"] == (
+        "invalid_args"
+    )
+    assert seen == []
+    # `timeout` is the executor's (it lowers the tool's timeout) unless the tool declares it
+    done = harness.call("strict", word="x", times=None, timeout=5)
+    assert done["status"] == "ok" and done["result"] == {"word": "x", "times": None}
+    assert seen == [{"name": "strict", "args": {"word": "x", "times": None}}]
+
+
+def test_a_custom_tool_whose_schema_is_not_json_schema_is_refused_at_registration(
+    make_harness: HarnessFactory, tmp_path
+) -> None:
+    harness = make_harness()
+    broken = {"name": "broken", "parameters": {"type": "object", "required": "word"}}
+    response = harness.register(
+        "app3", tmp_path / "app3", "app3-token-0123456789abcdef", custom_tools=[broken]
+    )
+    assert response.status_code == 400
+    assert "custom tool 'broken'" in response.get_json()["error"]["message"]
 
 
 def test_app_without_url_gets_a_clear_error(make_harness: HarnessFactory) -> None:

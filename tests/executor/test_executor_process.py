@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from aios_sdk.protocol import RunResponse, ToolResult, ToolsListing
+from aios_sdk.protocol import ATOMIC_TOOLS, RunResponse, ToolResult, ToolsListing
 from tests.executor.conftest import HAS_BWRAP
 from tests.executor.test_commands import (
     NO_BWRAP,
@@ -107,7 +107,8 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
     listing = requests.get(
         f"{executor.url}/tools", headers={"X-AIOS-Token": executor.app_token}, timeout=5
     )
-    assert len(ToolsListing.model_validate(listing.json()).tools) == 10
+    names = [t.name for t in ToolsListing.model_validate(listing.json()).tools]
+    assert names == [*ATOMIC_TOOLS, "schedule"]  # the ten atomic tools, then schedule
 
 
 def test_tools_over_http_and_the_log_on_disk(executor: Running) -> None:

@@ -1,14 +1,18 @@
-"""Pure logic: workspace confinement (SECURITY.md P1–P3)."""
+"""Pure logic: workspace confinement (SECURITY.md P1–P3), and the callers of its one
+containment check (app discovery, the permission policy) refusing what it refuses."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from aios_runtime.workdir import display_path, resolve_in_workdir
+from aios_runtime.workdir import display_path, is_inside, resolve_in_workdir
 from aios_sdk.errors import PathOutsideWorkdir
+from controller.apps.discovery import load_app
+from controller.permissions.policy import _in_workdir
 
 
 @pytest.fixture
@@ -144,3 +148,47 @@ def test_p3_symlink_deeper_below_the_workdir_is_followed_and_checked(
     os.symlink("..", deep / "parent")
     assert resolve_in_workdir(workdir, "a/b/parent/b") == deep
     assert resolve_in_workdir(workdir, "a/b/abs/x/app1/sub") == workdir / "sub"
+
+
+def test_is_inside_compares_components_not_prefixes(tmp_path: Path) -> None:
+    root = tmp_path / "app1"
+    assert is_inside(root, root) and is_inside(root / "a" / "b", root)
+    assert not is_inside(tmp_path / "app1_evil" / "f", root)
+    assert not is_inside(tmp_path, root)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("entry", "../app1_evil/main.py"), ("workdir", "../app1_evil"),
+     ("entry", "link/main.py"), ("workdir", "/tmp")],
+)  # fmt: skip
+def test_discovery_keeps_entry_and_workdir_inside_the_app_folder(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    folder = tmp_path / "app1"
+    evil = tmp_path / "app1_evil"
+    for place in (folder, evil):
+        place.mkdir()
+        (place / "main.py").write_text("print('hi')\n")
+    (folder / "link").symlink_to(evil)
+    manifest = {"name": "A", "entry": "main.py", "role_prompt": "r", field: value}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    spec = load_app(folder)
+    assert spec.error == f"manifest.json: {field}: {value!r} is outside the app folder"
+
+
+def test_the_permission_policy_reads_paths_as_the_executor_does(workdir: Path) -> None:
+    (workdir / "a.txt").write_text("a")
+    assert _in_workdir(workdir, "workspace/a.txt") == (workdir / "a.txt", "a.txt")
+    assert _in_workdir(workdir, str(workdir / "sub" / "new.txt")) == (
+        workdir / "sub" / "new.txt", "sub/new.txt",
+    )  # fmt: skip
+    evil = workdir.parent / "app1_evil"
+    evil.mkdir()
+    (workdir / "out").symlink_to(evil)
+    for given in ("../app1_evil/x", str(evil / "x"), "out/x", "workspace//etc/passwd",
+                  "a\x00b", "workspace", ""):  # fmt: skip
+        assert _in_workdir(workdir, given) is None, given
+        if given not in ("workspace", ""):
+            with pytest.raises(PathOutsideWorkdir):
+                resolve_in_workdir(workdir, given)

@@ -8,8 +8,12 @@ Drives the real `openai` client in tests without reaching any model:
 
 Each POST to `/v1/chat/completions` (or `/chat/completions`) is recorded in
 `fake.requests` and answered by the next scripted reply: text content, JSON content,
-tool calls, malformed text, an HTTP error (401, 429, …) or any of these after a
-delay. With nothing scripted it answers HTTP 500 `no scripted reply`, so a test that
+tool calls, malformed text, an HTTP error (401, 429, …), a cut-off answer
+(`truncated_reply`, `finish_reason: length`), a dropped connection (`disconnect`) or
+any of these after a delay. A request with `stream: true` gets the same reply as
+`chat.completion.chunk` events: the role, the text in small pieces, each tool call's
+id and name and then its arguments in pieces, the `finish_reason`, a usage chunk when
+`stream_options.include_usage` is set, and `data: [DONE]`. With nothing scripted it answers HTTP 500 `no scripted reply`, so a test that
 calls the model more often than it expects fails loudly. `reject_json_mode` makes it
 answer 400 to any request carrying `response_format` (like servers without JSON mode).
 """
@@ -28,10 +32,12 @@ __all__ = [
     "RecordedRequest",
     "ScriptedReply",
     "delayed",
+    "disconnect",
     "error_reply",
     "json_reply",
     "text_reply",
     "tool_calls_reply",
+    "truncated_reply",
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -45,6 +51,7 @@ class ScriptedReply:
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: bool = False  # close the connection without answering
 
 
 @dataclass
@@ -70,29 +77,45 @@ class RecordedRequest:
         return "\n".join(str(m.get("content") or "") for m in self.messages)
 
 
-def _completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+def _completion(
+    message: dict[str, Any], finish_reason: str, usage: dict[str, int] | None = None
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1700000000,
         "model": "fake-model",
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": usage or {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
 
 
-def text_reply(content: str) -> ScriptedReply:
+def text_reply(content: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
     """Plain assistant content (also how malformed JSON is scripted)."""
     return ScriptedReply(
-        body=_completion({"role": "assistant", "content": content}, "stop")
+        body=_completion({"role": "assistant", "content": content}, "stop", usage)
     )
+
+
+def truncated_reply(content: str) -> ScriptedReply:
+    """An answer cut off by the output limit (`finish_reason: length`)."""
+    return ScriptedReply(
+        body=_completion({"role": "assistant", "content": content}, "length")
+    )
+
+
+def disconnect() -> ScriptedReply:
+    """The connection closes before any answer (a connection error for the client)."""
+    return ScriptedReply(drop=True)
 
 
 def json_reply(value: Any) -> ScriptedReply:
     return text_reply(json.dumps(value, ensure_ascii=False))
 
 
-def tool_calls_reply(*calls: tuple[str, Any], content: str | None = None) -> ScriptedReply:
+def tool_calls_reply(
+    *calls: tuple[str, Any], content: str | None = None, usage: dict[str, int] | None = None
+) -> ScriptedReply:
     """Tool calls `(name, args)`; args given as a str are sent verbatim (bad JSON)."""
     tool_calls = [
         {
@@ -106,7 +129,7 @@ def tool_calls_reply(*calls: tuple[str, Any], content: str | None = None) -> Scr
         for i, (name, args) in enumerate(calls, start=1)
     ]
     message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
-    return ScriptedReply(body=_completion(message, "tool_calls"))
+    return ScriptedReply(body=_completion(message, "tool_calls", usage))
 
 
 def error_reply(
@@ -126,7 +149,38 @@ def error_reply(
 
 
 def delayed(seconds: float, reply: ScriptedReply) -> ScriptedReply:
-    return ScriptedReply(reply.status, reply.body, reply.headers, delay=seconds)
+    return ScriptedReply(reply.status, reply.body, reply.headers, delay=seconds,
+                         drop=reply.drop)  # fmt: skip
+
+
+def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A completion `body` as the `chat.completion.chunk` objects a server streams."""
+    choice = (body.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    base = {"id": body.get("id", "chatcmpl-fake"), "object": "chat.completion.chunk",
+            "created": body.get("created", 0), "model": body.get("model", "fake-model")}  # fmt: skip
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    content = message.get("content") or ""
+    for start in range(0, len(content), 8):
+        events.append(chunk({"content": content[start : start + 8]}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        events.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"),
+                                             "type": "function",
+                                             "function": {"name": function.get("name"),
+                                                          "arguments": ""}}]}))  # fmt: skip
+        arguments = function.get("arguments") or ""
+        for start in range(0, len(arguments), 10):
+            piece = {"index": index, "function": {"arguments": arguments[start : start + 10]}}
+            events.append(chunk({"tool_calls": [piece]}))
+    events.append(chunk({}, choice.get("finish_reason") or "stop"))
+    if include_usage:
+        events.append({**base, "choices": [], "usage": body.get("usage")})
+    return events
 
 
 class FakeOpenAI:
@@ -233,7 +287,31 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             reply = fake._answer(self.path, headers, body)
             if reply.delay and fake._stopping.wait(reply.delay):
                 return
+            if reply.drop:
+                self.close_connection = True
+                self.connection.close()
+                return
+            if body.get("stream") and reply.status == 200:
+                options = body.get("stream_options") or {}
+                self._stream(stream_events(reply.body, bool(options.get("include_usage"))))
+                return
             self._send(reply.status, reply.body, reply.headers)
+
+        def _stream(self, events: list[dict[str, Any]]) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for event in events:
+                    data = json.dumps(event, ensure_ascii=False)
+                    self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
         def _send(
             self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None

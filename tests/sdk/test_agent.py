@@ -1,15 +1,20 @@
-"""AIOSAgent without HTTP: attribute checks, @tool schemas, plan_steps, environment."""
+"""AIOSAgent without HTTP: attribute checks, @tool schemas, plan_steps, environment,
+`Flows` dispatch, an app folder imported as a package, and the SDK's `__all__`."""
 
 from __future__ import annotations
 
+import sys
+import types
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from aios_sdk import AIOSAgent, ToolFailed, tool
-from aios_sdk.agent import check_tool_args, numbered_steps, parameters_schema
-from aios_sdk.errors import InvalidRequest
+from aios_sdk import AIOSAgent, Flows, ToolFailed, Turn, action, tool, views
+from aios_sdk.agent import numbered_steps, parameters_schema
+from aios_sdk.errors import AiosError, InvalidRequest
 from aios_sdk.protocol import AppReply, Step
+from executor.tools.catalog import ArgumentSchema
 
 
 class Echo(AIOSAgent):
@@ -143,19 +148,19 @@ def test_schema_maps_containers_optionals_and_literals() -> None:
     assert schema["required"] == ["names", "table"]
 
 
-def test_tool_args_are_checked_by_name() -> None:
+def test_tool_args_are_checked_by_name_against_the_declared_schema() -> None:
+    # the executor checks a custom tool's arguments with the schema the SDK declares
     shout = Echo.custom_tools()["shout"]
-    check_tool_args(shout, {"word": "hi", "times": 2})
-    with pytest.raises(InvalidRequest, match="missing required argument 'word'"):
-        check_tool_args(shout, {})
-    with pytest.raises(
-        InvalidRequest, match="argument 'times' must be integer, got string"
-    ):
-        check_tool_args(shout, {"word": "x", "times": "2"})
-    with pytest.raises(InvalidRequest, match="unknown argument 'loud'"):
-        check_tool_args(shout, {"word": "x", "loud": True})
-    with pytest.raises(InvalidRequest, match="must be integer, got boolean"):
-        check_tool_args(shout, {"word": "x", "times": True})
+    check = ArgumentSchema(shout.name, shout.parameters).check
+    check({"word": "hi", "times": 2})
+    with pytest.raises(AiosError, match="missing required argument 'word'"):
+        check({})
+    with pytest.raises(AiosError, match="argument 'times' must be integer, got string"):
+        check({"word": "x", "times": "2"})
+    with pytest.raises(AiosError, match="unknown argument 'loud'"):
+        check({"word": "x", "loud": True})
+    with pytest.raises(AiosError, match="must be integer, got boolean"):
+        check({"word": "x", "times": True})
     assert Echo().run_custom_tool("add", {"a": 1, "b": 2.5, "note": "ignored"}) == 3.5
 
 
@@ -294,3 +299,173 @@ def test_executor_url_must_be_http() -> None:
     with pytest.raises(ToolFailed) as err:
         client_from_env({"AIOS_EXECUTOR_URL": "ftp://x", "AIOS_TOKEN": "t"})
     assert err.value.code == "not_connected"
+
+
+# ------------------------------------------------------------ Flows and flows=
+
+
+class NotesFlows(Flows):
+    def on_instruction(self, turn: Turn) -> dict[str, Any]:
+        return views.text_reply(f"said {turn.instruction!r}", state=dict(turn.state))
+
+    @action("open", "peek")
+    def open_note(self, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
+            return self.agent.plan_steps([{"tool": "file_read", "args": turn.params}])
+        ok, text, reason = turn.outcome(1)
+        return views.text_reply(f"{turn.action_id}: {text if ok else reason}")
+
+
+class Notes(AIOSAgent, flows=NotesFlows):
+    name = "笔记"
+    description = "notes"
+    icon = "📝"
+    role_prompt = "you keep notes"
+
+
+def test_flows_answer_what_was_said_and_each_action_by_its_id() -> None:
+    agent = Notes()
+    said = agent.handle("你好", {"cwd_state": {"last": "a.txt"}})
+    assert said["data"]["content"] == "said '你好'" and said["state"] == {"last": "a.txt"}
+    opened = agent.handle("", {}, None)
+    assert opened["data"]["content"] == "said ''"
+    planned = agent.handle(None, {}, {"action_id": "peek", "params": {"path": "a.txt"}})
+    assert planned["view_type"] == "loading"
+    assert planned["steps"] == [
+        {"step_id": 1, "tool": "file_read", "args": {"path": "a.txt"}}
+    ]
+    results = {
+        "tool_results": {"step_1": {"tool": "file_read", "status": "ok", "result": "hi"}}
+    }
+    assert agent.handle(None, results, {"action_id": "open"})["data"] == {
+        "content": "open: hi"
+    }
+    failed = {"tool_results": {"step_1": {"status": "error", "error": "no such file"}}}
+    assert agent.handle(None, failed, {"action_id": "open"})["data"]["content"] == (
+        "open: no such file"
+    )
+    # an action no method claims is answered as if the window had just opened
+    assert agent.handle(None, {}, {"action_id": "home"})["data"]["content"] == "said ''"
+    assert AppReply.model_validate(said).view_type == "text"
+
+
+def test_turn_reads_the_call_once() -> None:
+    turn = Turn.read(
+        None,
+        {"tool_results": {"step_2": {"status": "ok", "result": 3}}, "cwd_state": None},
+        {"action_id": "save", "form_values": {"path": "a.py"}, "selected": "x"},
+    )
+    assert turn.instruction == "" and turn.action_id == "save"
+    assert turn.form_values == {"path": "a.py"} and turn.params == {}
+    assert turn.selected == "x" and turn.value is None and turn.state == {}
+    assert turn.outcome(2) == (True, 3, "") and turn.outcome(1) == (False, None, "没有执行")
+    assert Turn.read("hi", None).action == {} and Turn.read("hi", None).action_id == ""
+
+
+def test_flows_and_handle_are_one_or_the_other() -> None:
+    with pytest.raises(TypeError, match="not both"):
+
+        class Both(AIOSAgent, flows=NotesFlows):
+            name, description, icon, role_prompt = "b", "d", "i", "r"
+
+            def handle(self, instruction, context, action_request=None):
+                return {}
+
+    with pytest.raises(TypeError, match="'icon'"):
+
+        class NoIcon(AIOSAgent, flows=NotesFlows):
+            name, description, role_prompt = "n", "d", "r"
+
+    with pytest.raises(TypeError, match="answered by both"):
+
+        class Twice(Flows):
+            @action("go")
+            def one(self, turn): ...
+
+            @action("go")
+            def two(self, turn): ...
+
+    class Override(NotesFlows):
+        @action("open")
+        def mine(self, turn):
+            return views.text_reply("mine")
+
+    assert Override.actions["open"] == "mine" and Override.actions["peek"] == "open_note"
+
+
+def test_flows_reach_the_agents_llm_without_raising() -> None:
+    class Broken:
+        @property
+        def available(self) -> bool:
+            raise RuntimeError("controller down")
+
+    class Agent:
+        llm = Broken()
+
+    assert NotesFlows(Agent()).llm_available() is False
+    assert (
+        NotesFlows(object()).llm is None and NotesFlows(object()).llm_available() is False
+    )
+
+
+# ------------------------------------------------------------ the package's surface
+
+
+def test_all_names_what_an_app_author_imports() -> None:
+    import aios_sdk
+
+    assert sorted(aios_sdk.__all__) == sorted(set(aios_sdk.__all__))
+    for name in aios_sdk.__all__:
+        assert getattr(aios_sdk, name) is not None, name
+    assert dir(aios_sdk) == sorted(aios_sdk.__all__)
+    assert aios_sdk.views is views and aios_sdk.Flows is Flows
+    with pytest.raises(AttributeError):
+        aios_sdk.not_an_sdk_name  # noqa: B018
+    # every name the shipped apps and the template import from aios_sdk is exported
+    root = Path(__file__).resolve().parents[2]
+    sources = [*root.glob("apps/*/*.py"), *root.glob("aios_sdk/template/*.tmpl")]
+    imported: set[str] = set()
+    for source in sources:
+        for line in source.read_text("utf-8").splitlines():
+            if line.startswith("from aios_sdk import "):
+                imported |= {n.strip() for n in line.split("import", 1)[1].split(",")}
+    assert imported and imported <= set(aios_sdk.__all__)
+
+
+def test_import_package_loads_an_app_folder_under_its_own_name(tmp_path: Path) -> None:
+    from aios_sdk.entry import agent_class, import_package
+
+    folder = tmp_path / "pkg_notes_app"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("from .agent import PkgAgent\n")
+    (folder / "agent.py").write_text(
+        "from aios_sdk import AIOSAgent\n"
+        "from .flows import PkgFlows\n\n"
+        "class PkgAgent(AIOSAgent, flows=PkgFlows):\n"
+        "    name, description, icon, role_prompt = 'p', 'd', 'i', 'r'\n"
+    )
+    (folder / "flows.py").write_text(
+        "from aios_sdk import Flows, views\n\n"
+        "class PkgFlows(Flows):\n"
+        "    def on_instruction(self, turn):\n"
+        "        return views.text_reply('pkg ' + turn.instruction)\n"
+    )
+    try:
+        package = import_package(folder)
+        assert package.__name__ == "pkg_notes_app"
+        assert import_package(folder) is package  # imported once
+        agent = agent_class(package)()
+        assert agent.handle("hi", {})["data"] == {"content": "pkg hi"}
+        assert agent.app_folder() == folder.resolve()
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == "pkg_notes_app"]:
+            del sys.modules[name]
+    with pytest.raises(ImportError, match="not a Python package"):
+        import_package(tmp_path)
+    shadow = tmp_path / "json"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("")
+    with pytest.raises(ImportError, match="name of another Python module"):
+        import_package(shadow)
+    with pytest.raises(ImportError, match="exactly one AIOSAgent subclass"):
+        agent_class(types.ModuleType("empty"))

@@ -65,6 +65,8 @@ def test_scaffold_refuses_bad_ids_and_existing_folders(tmp_path: Path) -> None:
     for bad in ["Notes", "1notes", "n", "notes-app", "notes app", "../x", "a" * 42]:
         with pytest.raises(InvalidRequest, match="app id"):
             scaffold_app(tmp_path, bad)
+    with pytest.raises(InvalidRequest, match="name of a Python module"):
+        scaffold_app(tmp_path, "json")  # the package would hide the standard library's
     with pytest.raises(InvalidRequest, match="app name"):
         scaffold_app(tmp_path, "notes", name="two\nlines")
     (tmp_path / "taken").mkdir()
@@ -79,6 +81,9 @@ def test_scaffolded_app_has_the_s32_layout_and_answers(tmp_path: Path) -> None:
     folder = scaffold_app(tmp_path / "apps", "my_notes", name="我的笔记")
     assert folder == tmp_path / "apps" / "my_notes"
     assert sorted(p.name for p in folder.iterdir()) == [
+        "__init__.py",
+        "agent.py",
+        "flows.py",
         "main.py",
         "manifest.json",
         "requirements.txt",
@@ -90,8 +95,11 @@ def test_scaffolded_app_has_the_s32_layout_and_answers(tmp_path: Path) -> None:
     assert manifest.name == "我的笔记" and manifest.entry == "main.py"
     assert manifest.keywords and manifest.examples
     assert "我的笔记" in (folder / "role.md").read_text()
-    source = (folder / "main.py").read_text()
-    assert "class MyNotesAgent(AIOSAgent):" in source and "serve(MyNotesAgent())" in source
+    agent = (folder / "agent.py").read_text()
+    assert "class MyNotesAgent(AIOSAgent, flows=MyNotesFlows):" in agent
+    assert 'name = "我的笔记"' in agent
+    assert "class MyNotesFlows(Flows):" in (folder / "flows.py").read_text()
+    assert "serve_package(__file__)" in (folder / "main.py").read_text()
 
     port = free_port()
     proc = spawn(

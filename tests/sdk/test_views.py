@@ -45,3 +45,23 @@ def test_text_and_error_replies() -> None:
         == AppReply.error("no_song", "没有找到").dump()
     )
     assert error["status"] == "error" and error["view_type"] == "error"
+
+
+def test_reply_state_and_prefilled_controls() -> None:
+    body = views.reply(
+        "list",
+        {"items": []},
+        actions=[
+            views.select("音质", "quality", ["标准", "无损"], value="无损"),
+            views.radio("模式", "mode", [{"label": "单曲", "value": "one"}], value="one"),
+            views.input_box("筛选", "filter", "歌名", value="七里"),
+        ],
+        state={"quality": "无损"},
+    )
+    reply = AppReply.model_validate(body)
+    assert [a.value for a in reply.actions] == ["无损", "one", "七里"]
+    assert body["state"] == {"quality": "无损"}  # read back as the next cwd_state
+    assert "state" not in views.reply("text", {"content": ""})
+    said = views.text_reply("已撤销", status="error")
+    assert said["message"] == "已撤销" and said["status"] == "error"
+    assert views.text_reply("内容", "说的话")["message"] == "说的话"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from aios_runtime.json_client import pool_for
 from aios_sdk import AIOSAgent, ToolFailed
 from aios_sdk.client import client_from_env
 from aios_sdk.protocol import AppRegistration, AppReply, RunResponse
@@ -186,7 +187,7 @@ def test_hello_agent_greets_with_the_workspace_greeting(
 
 def test_hello_agent_initial_view_and_manifest(hello: App) -> None:
     reply = hello.handle(instruction="", context={})
-    assert reply["data"]["content"].startswith("你好，")
+    assert reply["data"]["content"] == "你好！"  # the greeting alone on first open
     listing = requests.get(
         f"{hello.url}/manifest", headers={"X-AIOS-Token": hello.token}, timeout=5
     ).json()
@@ -231,11 +232,12 @@ def test_call_tool_from_the_test_process(
     assert (tool_app.workdir / "from_probe.txt").read_text(encoding="utf-8") == "写入"
     assert written["size"] == len("写入".encode())
 
-    # one keep-alive connection per thread, reused between calls
+    # the kept-alive connection to the executor is reused between calls
     client = client_from_env()
-    sock = client._local.conn._sock
+    executor_port = int(client.url.rsplit(":", 1)[1])
+    opened = pool_for("127.0.0.1", executor_port).num_connections
     assert probe.call_tool("file_read", path="present.txt") == "在这里"
-    assert client._local.conn._sock is sock
+    assert pool_for("127.0.0.1", executor_port).num_connections == opened
 
     with pytest.raises(ToolFailed) as err:
         probe.call_tool("file_write", path="x.txt", content=object())

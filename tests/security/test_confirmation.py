@@ -1,4 +1,4 @@
-"""Confirmation before risky steps (issue 8, Ripple's permission pause), end to end.
+"""Confirmation before risky steps, end to end.
 
 A real system with the risky test app: its plans pause before `process_start`, a
 `db_query` write, overwriting a file that is not its own and a command outside the
@@ -73,7 +73,7 @@ def tool_calls(system: RunningSystem, tool: str) -> int:
 
 
 def workspace(system: RunningSystem) -> Path:
-    return system.apps_dir / "risky_app" / "workspace"
+    return system.workspace("risky_app")
 
 
 # ------------------------------------------------------------------- the pause

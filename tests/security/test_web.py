@@ -7,7 +7,7 @@ handler did not run: no session written, no file created, no tool call logged.
 
 from __future__ import annotations
 
-import _operator
+import hmac
 import json
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from tests.security.wire import Service, raw_request, services
 
 BAD_HOSTS = ["evil.example", "", "foo.local", "127.0.0.1.nip.io", "evil.example:80"]
 GOOD_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
-# apps built on the SDK (the guard lives there); the raw test apps are not
+# apps built on the SDK; the design's bare Flask template is checked on its own below
 GUARDED_APPS = ("hello_app", "echo_app", "xss_app", "slow_app")
 
 
@@ -55,7 +55,7 @@ class SideEffects:
 
     def snapshot(self) -> tuple[int, bool, int, int]:
         sessions = len(list((self.system.state_dir / "sessions").glob("sess_*.json")))
-        pwned = any(self.system.apps_dir.glob("*/workspace/pwned.txt"))
+        pwned = any((self.system.state_dir / "workspaces").glob("*/pwned.txt"))
         calls = sum(
             len(p.read_text().splitlines())
             for p in (self.system.state_dir / "tool_calls").glob("*.jsonl")
@@ -106,21 +106,31 @@ def test_w1_loopback_hosts_accepted_on_every_service(
         assert answer.status == 200, (service.name, host, answer.status)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the design's verbose template is a bare Flask app run verbatim (S-76): "
-    "no Host guard and no token; it is loopback-only (W5) and written down in SECURITY.md",
-)
-def test_w1_design_template_app_has_no_host_guard(shared_system: RunningSystem) -> None:
+def test_w1_design_template_app_has_the_host_guard_and_the_token_check(
+    shared_system: RunningSystem, edge: dict[str, Service], effects: SideEffects
+) -> None:
+    """The design's verbose template, a bare Flask app run verbatim (S-76), gets the
+    edge from the app site's `sitecustomize`: the same rules as every other service."""
     template = next(s for s in services(shared_system) if s.name == "template_app")
-    answer = raw_request(
-        template.port,
-        "POST",
-        "/handle",
-        [("Host", "evil.example"), ("Content-Type", "application/json")],
-        b'{"instruction": "x", "context": {}}',
-    )
-    assert answer.status in (403, 421)
+    body = b'{"instruction": "x", "context": {}}'
+    json_type = ("Content-Type", "application/json")
+    host = ("Host", f"127.0.0.1:{template.port}")
+    token = ("X-AIOS-Token", template.token)
+    before = effects.snapshot()
+
+    def post(headers: list[tuple[str, str]]) -> int:
+        return raw_request(template.port, "POST", "/handle", headers, body).status
+
+    for bad_host in BAD_HOSTS:
+        assert post([("Host", bad_host), json_type, token]) == 421, bad_host
+    assert post([host, json_type]) == 403  # no token
+    assert post([host, json_type, ("X-AIOS-Token", "wrong-token")]) == 403
+    assert post([host, json_type, ("X-AIOS-Token", edge["controller"].token)]) == 403
+    assert post([host, json_type, token, ("Origin", "https://evil.example")]) == 403
+    assert post([host, ("Content-Type", "text/plain"), token]) == 415
+    assert effects.snapshot() == before
+    answer = raw_request(template.port, "POST", "/handle", [host, json_type, token], body)
+    assert answer.status == 200 and json.loads(answer.body)["status"] == "ok"
 
 
 # ---------------------------------------------------------------------- W2
@@ -215,7 +225,7 @@ def test_w4_tokens_are_distinct_random_and_compared_in_constant_time(
     assert all(len(t) >= 24 for t in tokens)  # ≥ 144 bits of randomness each
     compared: list[tuple[bytes, bytes]] = []
     real = web.compare_digest
-    assert real is _operator._compare_digest  # CPython's constant-time comparison
+    assert real is hmac.compare_digest  # the standard library's constant-time comparison
 
     def spy(a: bytes, b: bytes) -> bool:
         compared.append((a, b))
@@ -270,17 +280,16 @@ def test_w5_app_cannot_act_as_another_app_at_the_executor(
         json.dumps(body).encode(),
     )
     assert answer.status == 200 and json.loads(answer.body)["status"] == "ok"
-    apps = shared_system.apps_dir
-    assert (apps / "echo_app" / "workspace" / "w5.txt").exists()  # acted as itself
-    assert not (apps / "hello_app" / "workspace" / "w5.txt").exists()
+    assert (shared_system.workspace("echo_app") / "w5.txt").exists()  # acted as itself
+    assert not (shared_system.workspace("hello_app") / "w5.txt").exists()
 
 
 def test_w5_app_cannot_reach_another_apps_workspace(
     shared_system: RunningSystem, edge: dict[str, Service]
 ) -> None:
     echo, executor = edge["echo_app"], edge["executor"]
-    greeting = Path(shared_system.apps_dir / "hello_app" / "workspace" / "greeting.txt")
-    for path in [str(greeting), "../../hello_app/workspace/greeting.txt"]:
+    greeting = shared_system.workspace("hello_app") / "greeting.txt"
+    for path in [str(greeting), "../hello_app/greeting.txt", "../../hello_app/greeting.txt"]:
         body = {"tool": "file_read", "args": {"path": path}}
         answer = raw_request(
             executor.port,

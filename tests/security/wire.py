@@ -89,14 +89,15 @@ def services(system: RunningSystem) -> list[Service]:
     """The controller, the executor and every running app, with their tokens.
 
     Tokens come from each child's environment (`AIOS_TOKEN`, read as root through
-    /proc), the controller's from its ready URL.
+    /proc), the controller's from its ready URL. A confined app runs below its
+    bubblewrap processes: the one that listens is the app.
     """
     found = [
         Service(
             "controller", system.proc.pid, int(system.url.rsplit(":", 1)[1]), system.token
         )
     ]
-    for child in psutil.Process(system.proc.pid).children():
+    for child in psutil.Process(system.proc.pid).children(recursive=True):
         try:
             env = child.environ()
             cmdline = " ".join(child.cmdline())
@@ -106,5 +107,6 @@ def services(system: RunningSystem) -> list[Service]:
         if port is None or "AIOS_TOKEN" not in env:
             continue
         name = env.get("AIOS_APP_ID") or ("executor" if "executor" in cmdline else cmdline)
-        found.append(Service(name, child.pid, port, env["AIOS_TOKEN"]))
+        if all(service.name != name for service in found):
+            found.append(Service(name, child.pid, port, env["AIOS_TOKEN"]))
     return found

@@ -2,7 +2,7 @@
 
 Test speech uses espeak-ng's American English voice with the `f2` variant at 150
 words per minute: pocketsphinx's acoustic model is American English, and this
-synthetic voice is the one it hears most reliably (see MACHINE.md "Voice").
+synthetic voice is the one it hears most reliably (docs/PERFORMANCE.md, "Voice").
 """
 
 from __future__ import annotations

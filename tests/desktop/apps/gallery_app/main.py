@@ -166,6 +166,7 @@ STANDARD_ACTIONS = [
     {"type": "button", "label": "移动播放按钮", "action_id": "ui_move"},
     {"type": "button", "label": "出错", "action_id": "fail"},
     {"type": "button", "label": "写数据库", "action_id": "risky"},
+    {"type": "button", "label": "慢操作", "action_id": "slow"},
 ]
 
 
@@ -190,6 +191,10 @@ class GalleryAgent(AIOSAgent):
     def handle(self, instruction, context, action_request=None):
         if action_request is None:
             words = (instruction or "").split()
+            if words and words[-1] == "slow":
+                return self.slow(context)
+            if words and words[-1] == "lines":
+                return self.lines()
             return self.view(words[-1] if words else "text")
         action_id = action_request.get("action_id", "")
         if action_id.startswith("show_"):
@@ -198,11 +203,41 @@ class GalleryAgent(AIOSAgent):
             raise RuntimeError("画廊故意出错 (deliberate failure)")
         if action_id == "risky":
             return self.risky(context)
+        if action_id == "slow":
+            return self.slow(context)
         if action_id == "ui_move":
             reply = self.echo(action_request)
             reply["ui_commands"] = [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
             return reply
         return self.echo(action_request)
+
+    def slow(self, context: dict) -> dict:
+        """A step that runs for SLOW_SECONDS: the desktop shows it working, and cancels."""
+        results = context.get("tool_results")
+        if not results:
+            step = {"step_id": 1, "tool": "shell_exec", "args": {"cmd": "python3 slow.py"}}
+            return {
+                "status": "ok",
+                "view_type": "loading",
+                "data": {},
+                "steps": [step],
+                "message": "慢慢来…",
+            }
+        return {
+            "status": "ok",
+            "view_type": "text",
+            "data": {"content": "慢任务完成 slow done"},
+            "message": "慢任务完成",
+        }
+
+    def lines(self) -> dict:
+        """A several-line answer beside a dashboard (the answer belongs in the view)."""
+        return {
+            "status": "ok",
+            "view_type": "dashboard",
+            "data": VIEWS["dashboard"],
+            "message": "内存占用 42%\n已用 3.2 GB / 共 7.6 GB\n交换分区 0 B",
+        }
 
     def risky(self, context: dict) -> dict:
         """A plan with a database write: the controller asks the user first."""

@@ -1,4 +1,4 @@
-"""Test app for the confirmation of risky steps (SECURITY.md, issue 8).
+"""Test app for the confirmation of risky steps (SECURITY.md).
 
 The instruction names what to plan: `启动进程` (process_start echo), `写数据库`
 (db_query CREATE + INSERT), `覆盖笔记` (file_write over the shipped notes.txt),

@@ -1,0 +1,114 @@
+"""The one builder of bubblewrap (`bwrap`) command lines, for tool processes and apps.
+
+`bwrap_argv` wraps a command in a confinement: the whole file system read-only, a
+private `/dev`, `/proc` (with its own PID namespace) and `/tmp`, the given folders
+hidden under empty tmpfs mounts, the given folders bound back read-only and the
+given folders bound read-write, its own IPC namespace, every capability dropped,
+and `--die-with-parent`; the network namespace is unshared unless `share_network`.
+The executor's tool processes (`executor.sandbox.runner`) and the controller's app
+processes (`controller.apps.confinement`) both build their command here, so the two
+sandboxes differ only in the arguments they pass. `bwrap_works` probes for real that
+bubblewrap can create the namespaces on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+
+__all__ = ["SYSTEM_DIRS", "bwrap_argv", "bwrap_works", "find_bwrap", "mask_list"]
+
+# never hidden: the sandboxed command could not run without them
+SYSTEM_DIRS = frozenset({"/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev"})
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def bwrap_works(bwrap: str, *, share_network: bool = False) -> bool:
+    """True when `bwrap` can build a sandbox like `bwrap_argv`'s here (run for real)."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent",
+            "--new-session", "--cap-drop", "ALL"]  # fmt: skip
+    if not share_network:
+        argv.append("--unshare-net")
+    try:
+        done = subprocess.run(
+            [*argv, "--", "/bin/true"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=10, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def mask_list(paths: Iterable[str | os.PathLike[str]], keep: Iterable[str]) -> list[str]:
+    """The real paths of `paths` to hide: existing folders, never a system folder nor
+    one of `keep`, and none already inside `/tmp` or a broader mask."""
+    kept = {os.path.realpath(k) for k in keep}
+    wanted: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in SYSTEM_DIRS or real in kept or not os.path.isdir(real):
+            continue
+        wanted.append(real)
+    masks: list[str] = []
+    for real in sorted(set(wanted), key=len):  # broader first
+        if not any(_inside(real, m) for m in ["/tmp", *masks]):
+            masks.append(real)
+    return masks
+
+
+def bwrap_argv(
+    bwrap: str,
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    hidden: Iterable[str | os.PathLike[str]] = (),
+    readable: Iterable[str | os.PathLike[str]] = (),
+    writable: Iterable[str | os.PathLike[str]] = (),
+    share_network: bool = False,
+    new_session: bool = True,
+    read_only_masks: bool = False,
+) -> list[str]:
+    """`argv` inside bubblewrap (see the module docstring).
+
+    `readable` folders are bound back read-only only where a mask or the private
+    `/tmp` would hide them (elsewhere they are readable already); `writable` folders
+    are bound read-write at their own path, after everything else. With
+    `read_only_masks` the tmpfs mounts that hide folders are made read-only too, so
+    the only writable places are `writable` and the private `/tmp`. Without
+    `new_session` the command stays in the caller's process group (so a signal to
+    that group reaches it).
+    """
+    writable = [os.path.realpath(w) for w in writable]
+    masks = mask_list(hidden, keep=writable)
+    wrapped = [
+        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
+        "--cap-drop", "ALL",
+    ]  # fmt: skip
+    if not share_network:
+        wrapped.append("--unshare-net")
+    if new_session:
+        wrapped.append("--new-session")
+    for mask in masks:
+        wrapped += ["--tmpfs", mask]
+    for path in readable:
+        real = os.path.realpath(path)
+        if os.path.exists(real) and any(_inside(real, m) for m in ["/tmp", *masks]):
+            wrapped += ["--ro-bind", real, real]
+    for real in writable:
+        wrapped += ["--bind", real, real]
+    if read_only_masks:
+        for mask in masks:
+            wrapped += ["--remount-ro", mask]
+    wrapped += ["--chdir", str(cwd), "--", *argv]
+    return wrapped

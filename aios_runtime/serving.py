@@ -1,0 +1,121 @@
+"""Serving a WSGI app on 127.0.0.1 with waitress: `start_server(app, port) -> ServerHandle`.
+
+Every Triton service (controller, executor, apps) is a Flask app with the edge of
+`aios_runtime.edge` installed, and runs on waitress through this module, which fixes
+the adjustments they share: loopback only; `poll()` instead of `select()` (more than
+1024 open descriptors); `connection_limit` open connections (one more waits in the
+listen backlog until one closes); an idle connection closed after `idle_timeout`
+seconds; request bodies above `max_request_body_size` refused by waitress (413) before
+they are read, smaller ones read whole before a worker thread runs the app (a slow
+sender holds no thread); no `Server:` banner. Each chunk a streaming response yields
+(Server-Sent Events) is written to the socket at once (waitress's `send_bytes` is 1).
+
+`threads` worker threads run requests (more wait); they live as long as the server,
+so a child process started while serving a request with `PR_SET_PDEATHSIG` is not
+killed when a connection ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from waitress.server import BaseWSGIServer, create_server
+
+__all__ = ["DEFAULT_BODY_CEILING", "ServerHandle", "start_server"]
+
+log = logging.getLogger("aios.serving")
+
+# waitress refuses bodies above this before reading them; every service's own limit
+# (`Edge(max_body=...)`, 4 MiB by default) is lower and answered in the JSON error shape
+DEFAULT_BODY_CEILING = 8 << 20
+
+WSGIApp = Callable[..., Any]
+
+
+class ServerHandle:
+    """A waitress server on 127.0.0.1; `stop()` ends it from any thread."""
+
+    def __init__(self, server: BaseWSGIServer):
+        self._server = server
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self.port: int = int(server.effective_port)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def serve_forever(self) -> None:
+        """Run the event loop in this thread until `stop`."""
+        self._thread = threading.current_thread()
+        try:
+            self._server.run()
+        finally:
+            self._done.set()
+
+    def _close_everything(self) -> None:
+        """In the event loop's thread: close every connection, then the listener."""
+        for channel in list(self._server.active_channels.values()):
+            channel.handle_close()
+        self._server.close()  # the listening socket and the trigger
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close the listening socket and every connection, end the worker threads.
+
+        The sockets are closed in the event loop's own thread (through waitress's
+        trigger), which then has nothing left to watch and returns.
+        """
+        if self._thread is not None and self._thread.is_alive() and not self._done.is_set():
+            self._server.trigger.pull_trigger(self._close_everything)
+            if self._thread is not threading.current_thread():
+                self._done.wait(timeout)
+        elif not self._done.is_set():
+            self._close_everything()
+        self._server.task_dispatcher.shutdown(cancel_pending=True, timeout=timeout)
+        self._done.set()
+
+
+def start_server(
+    app: WSGIApp,
+    port: int = 0,
+    *,
+    threads: int = 8,
+    background: bool = True,
+    connection_limit: int = 200,
+    idle_timeout: int = 120,
+    max_request_body_size: int = DEFAULT_BODY_CEILING,
+) -> ServerHandle:
+    """Serve the WSGI `app` on 127.0.0.1:`port` (0 picks a free port).
+
+    Raises `OSError` when the port is taken. With `background=False` this blocks in
+    the caller's thread until the server is stopped (an app's or the executor's main
+    thread); otherwise the event loop runs in a daemon thread.
+    """
+    server = create_server(
+        app,
+        host="127.0.0.1",
+        port=port,
+        threads=threads,
+        # waitress counts its listening socket and its trigger among the connections
+        connection_limit=connection_limit + 2,
+        channel_timeout=idle_timeout,
+        cleanup_interval=max(1, min(30, idle_timeout // 2)),
+        max_request_body_size=max_request_body_size,
+        asyncore_use_poll=True,
+        ident="",  # no Server: header
+        clear_untrusted_proxy_headers=True,
+        expose_tracebacks=False,
+    )
+    handle = ServerHandle(server)  # type: ignore[arg-type]
+    if not background:
+        handle.serve_forever()
+        return handle
+    thread = threading.Thread(
+        target=handle.serve_forever, name=f"http-loop-{handle.port}", daemon=True
+    )
+    handle._thread = thread
+    thread.start()
+    return handle

@@ -1,0 +1,346 @@
+"""The agent loop: the model proposes, the runtime acts (Ripple Modules 04, 07, 11, 12).
+
+`AgentLoop.start(instruction)` appends the user's message and runs turns: the model
+context is fitted into the window (`compaction`), the model answers one turn through
+the controller (`AgentLLM.turn`, its text streamed to the desktop), every proposed
+call is checked (`tools.ToolBox.check`) and run — direct calls now, `task` calls as
+sub-agents, reviewed calls as a step plan for the controller — and the results go
+back into the model context. A turn without tool calls passes the stop hooks and is
+the answer. The loop ends with an `Outcome`: `answer`; `plan` (reviewed calls wait
+behind placeholders, the request is in `conversation.pending`; `resume(results)`
+replaces the placeholders with the real results and goes on); `stopped` (`max_turns`
+reached); `error` (the model failed beyond recovery). Progress goes to `progress`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aios_sdk.errors import AiosError, ToolFailed
+
+from .compaction import Compactor, calibrated, summary_prompt
+from .hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
+from .messages import PLACEHOLDER, Conversation
+from .tools import TASK_TOOL, ProposedCall, ToolBox, ToolOutcome, outcomes_from_results, plan_for
+
+__all__ = ["AgentLoop", "LoopSettings", "Outcome"]
+
+FORK_MARK = "<fork-boilerplate>"
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    max_turns: int = 12
+    context_window: int = 32_000
+    max_tokens: int = 2048
+    plan_rounds: int = 3  # plans for the controller per request (its max_step_rounds)
+    sub_agent_turns: int = 8
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> LoopSettings:
+        def number(key: str, default: int, low: int, high: int) -> int:
+            try:
+                return max(low, min(high, int(settings.get(key, default))))
+            except (TypeError, ValueError):
+                return default
+
+        return cls(
+            max_turns=number("max_turns", cls.max_turns, 1, 100),
+            context_window=number("context_window", cls.context_window, 1000, 2_000_000),
+            max_tokens=number("max_tokens", cls.max_tokens, 16, 65536),
+            plan_rounds=number("plan_rounds", cls.plan_rounds, 1, 20),
+            sub_agent_turns=number("sub_agent_turns", cls.sub_agent_turns, 1, 50),
+        )
+
+
+@dataclass
+class Outcome:
+    kind: str  # answer | plan | stopped | error
+    text: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    code: str = ""
+
+
+@dataclass
+class AgentLoop:
+    llm: Any  # aios_sdk.llm.AgentLLM (turn, chat, progress)
+    tools: ToolBox
+    conversation: Conversation
+    system_prompt: str
+    session_id: str = ""
+    settings: LoopSettings = field(default_factory=LoopSettings)
+    progress: Progress = lambda kind, data: None
+    stop_hooks: list[StopHook] = field(default_factory=list)
+    write_output: Callable[[str, str], str] | None = None  # (name, text) → path
+    sub_agent: bool = False
+    turns: int = 0
+
+    def __post_init__(self) -> None:
+        self.recovery = Recovery(self.settings.max_tokens)
+        self.hook_rounds = 0
+        self.compactor = Compactor(self.settings.context_window, self._summarize)
+
+    # ------------------------------------------------------------------ entry
+
+    def start(self, instruction: str) -> Outcome:
+        self.conversation.ensure_system(self.system_prompt)
+        self.conversation.add_user(instruction, display=not self.sub_agent)
+        self.progress("start", {"instruction": instruction[:500]})
+        return self.run()
+
+    def resume(self, results: Mapping[str, Any]) -> Outcome:
+        """The reviewed calls ran (or were denied): their real results replace the
+        placeholders, and the loop goes on where it paused."""
+        pending = self.conversation.pending or {}
+        self.conversation.pending = None
+        calls = [ProposedCall(c["id"], c["name"], "", c.get("args") or {})
+                 for c in pending.get("calls", [])]  # fmt: skip
+        self.turns = int(pending.get("turns") or 0)
+        for outcome in outcomes_from_results(calls, results, pending.get("steps", [])):
+            text = outcome.for_model()
+            self.conversation.replace_placeholder(outcome.call_id, outcome.name, text,
+                                                  ok=outcome.ok)  # fmt: skip
+            self._report_result(outcome)
+        return self.run()
+
+    def cancel_pending(self, reason: str) -> None:
+        """The user moved on without answering: the waiting calls did not run."""
+        pending = self.conversation.pending
+        if not pending:
+            return
+        self.conversation.pending = None
+        for call in pending.get("calls", []):
+            outcome = ToolOutcome(call["id"], call["name"], False, error=reason,
+                                  code="not_confirmed")  # fmt: skip
+            self.conversation.replace_placeholder(call["id"], call["name"],
+                                                  outcome.for_model(), ok=False)  # fmt: skip
+
+    # ------------------------------------------------------------------- turns
+
+    def run(self) -> Outcome:
+        while self.turns < self.settings.max_turns:
+            self.turns += 1
+            self.progress("turn", {"turn": self.turns})
+            reply = self._ask_model()
+            if isinstance(reply, Outcome):
+                return reply
+            if reply is None:  # recovered by continuing: a turn of its own
+                continue
+            calls = [
+                self.tools.check(c.id or f"call_{self.turns}_{i}", c.name, c.arguments)
+                for i, c in enumerate(reply.tool_calls, start=1)
+            ]
+            self.conversation.add_assistant(
+                reply.content,
+                [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
+            )
+            if not calls:
+                problem = self._check_answer(reply.content)
+                if problem:
+                    self.conversation.add_user(problem, display=False)
+                    self.progress("stop_hook", {"problem": problem})
+                    continue
+                self.progress("done", {"status": "ok", "text": reply.content[:4000]})
+                return Outcome("answer", reply.content)
+            plan = self._run_calls(calls)
+            if plan is not None:
+                return plan
+        text = (
+            f"已达到最多 {self.settings.max_turns} 轮，先停在这里；说“继续”可以接着做。"
+            f" (Stopped after {self.settings.max_turns} turns; say 继续 to go on.)"
+        )
+        self.conversation.add_assistant(text, [])
+        self.progress("done", {"status": "stopped", "text": text})
+        return Outcome("stopped", text, code="max_turns")
+
+    def _ask_model(self) -> Any:
+        """One model turn with the bounded recoveries: the reply, None (continued
+        after a cut-off answer) or an error `Outcome`."""
+        conversation = self.conversation
+        offered = self.tools.openai_tools()
+        max_tokens = self.settings.max_tokens
+        while True:
+            fitted, done = self.compactor.fit(
+                conversation.model_messages, offered, conversation.calibration
+            )
+            conversation.model_messages = fitted
+            if "summary" in done or "trim" in done or "truncate" in done:
+                conversation.compactions += 1
+                self.progress("compact", {"steps": done})
+            try:
+                reply = self.llm.turn(
+                    fitted,
+                    tools=offered,
+                    max_tokens=max_tokens,
+                    live_session=None if self.sub_agent else self.session_id or None,
+                    turn=self.turns,
+                )
+            except AiosError as exc:
+                if self.recovery.connection(exc.code):
+                    self.progress("retry", {"reason": exc.code})
+                    time.sleep(0.2 * self.recovery.used)
+                    continue
+                text = f"模型出错了：{exc.message} (the model failed: {exc.code})"
+                self.progress("done", {"status": "error", "text": text})
+                return Outcome("error", text, code=exc.code)
+            prompt_tokens = int(reply.usage.get("prompt_tokens") or 0)
+            if prompt_tokens:
+                conversation.calibration = calibrated(
+                    conversation.calibration, prompt_tokens, fitted, offered
+                )
+                conversation.last_prompt_tokens = prompt_tokens
+            if reply.finish_reason == "length" and self.recovery.can_recover():
+                how, max_tokens = self.recovery.cut_off()
+                self.progress("retry", {"reason": "length", "how": how})
+                if how == "escalate":
+                    continue  # nothing kept: asked again with room to finish
+                conversation.add_assistant(reply.content, [])
+                conversation.add_user(RECOVERY_MESSAGE, display=False)
+                return None
+            return reply
+
+    def _check_answer(self, answer: str) -> str | None:
+        if self.hook_rounds >= STOP_HOOK_ROUNDS:
+            return None
+        for hook in self.stop_hooks:
+            problem = hook(answer)
+            if problem:
+                self.hook_rounds += 1
+                return problem
+        return None
+
+    # ------------------------------------------------------------------- tools
+
+    def _run_calls(self, calls: list[ProposedCall]) -> Outcome | None:
+        done: dict[str, ToolOutcome] = {}
+        direct: list[ProposedCall] = []
+        reviewed: list[ProposedCall] = []
+        for call in calls:
+            self.progress("tool_call", {"id": call.call_id, "name": call.name,
+                                        "arguments": call.arguments[:4000]})  # fmt: skip
+            if not call.valid:
+                done[call.call_id] = ToolOutcome(call.call_id, call.name, False,
+                                                 error=call.error, code=call.code)  # fmt: skip
+            elif call.name == TASK_TOOL:
+                done[call.call_id] = self._fork(call)
+            elif self.tools.reviewed(call):
+                if self.sub_agent:
+                    done[call.call_id] = ToolOutcome(
+                        call.call_id, call.name, False, code="needs_confirmation",
+                        error="this call needs the user's yes, which a sub-agent cannot "
+                        "ask for: report what should run to the main agent")  # fmt: skip
+                elif self.conversation.plan_rounds >= self.settings.plan_rounds:
+                    done[call.call_id] = ToolOutcome(
+                        call.call_id, call.name, False, code="round_limit",
+                        error="not run: this request reached its limit of confirmed "
+                        "plans; tell the user to say 继续 to go on")  # fmt: skip
+                else:
+                    reviewed.append(call)
+            else:
+                direct.append(call)
+        if direct:
+            for outcome in self.tools.run_direct(direct, self.session_id or None):
+                done[outcome.call_id] = outcome
+        for call in calls:
+            outcome = done.get(call.call_id)
+            if outcome is not None:
+                self.conversation.add_tool_result(call.call_id, call.name,
+                                                  outcome.for_model(), ok=outcome.ok,
+                                                  shown=not self.sub_agent)  # fmt: skip
+                self._report_result(outcome)
+            else:
+                self.conversation.model_messages.append(
+                    {"role": "tool", "tool_call_id": call.call_id, "content": PLACEHOLDER}
+                )
+        if not reviewed:
+            return None
+        steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
+        self.conversation.pending = {
+            "turns": self.turns,
+            "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
+            "steps": [s["step_id"] for s in steps],
+            "created": round(time.time(), 3),
+        }
+        self.conversation.plan_rounds += 1
+        self.progress("pause", {"calls": [{"id": c.call_id, "name": c.name,
+                                           "arguments": c.arguments[:2000]}
+                                          for c in reviewed]})  # fmt: skip
+        return Outcome("plan", steps=steps)
+
+    def _report_result(self, outcome: ToolOutcome) -> None:
+        self.progress(
+            "tool_result",
+            {"id": outcome.call_id, "name": outcome.name, "ok": outcome.ok,
+             "result": outcome.for_model()[:2000]},
+        )  # fmt: skip
+
+    # --------------------------------------------------------------- sub-agents
+
+    def _fork(self, call: ProposedCall) -> ToolOutcome:
+        """A sub-agent on the parent's context prefix, the same tools (without `task`)
+        and workspace; its whole output in task-outputs/, its summary as the result."""
+        args = call.args or {}
+        prompt = str(args.get("prompt") or "").strip()
+        if not prompt:
+            return ToolOutcome(call.call_id, call.name, False, error="prompt is empty",
+                               code="invalid_args")  # fmt: skip
+        if any(FORK_MARK in str(m.get("content") or "")
+               for m in self.conversation.model_messages):  # fmt: skip
+            return ToolOutcome(call.call_id, call.name, False, code="no_fork",
+                               error="a sub-agent cannot fork another sub-agent")  # fmt: skip
+        prefix = [dict(m) for m in self.conversation.model_messages]
+        for tool_call in prefix[-1].get("tool_calls") or []:  # the parent's call message
+            prefix.append({"role": "tool", "tool_call_id": tool_call["id"],
+                           "content": "[forked: handled by a sub-agent]"})  # fmt: skip
+        task_id = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or str(int(time.time()))
+        child = AgentLoop(
+            llm=self.llm,
+            tools=ToolBox(self.tools.call_tool, dict(self.tools.entries), can_fork=False),
+            conversation=Conversation(model_messages=prefix),
+            system_prompt=self.system_prompt,
+            session_id=self.session_id,
+            settings=LoopSettings(
+                max_turns=self.settings.sub_agent_turns,
+                context_window=self.settings.context_window,
+                max_tokens=self.settings.max_tokens,
+            ),
+            progress=lambda kind, data: self.progress(kind, {**data, "agent": task_id}),
+            stop_hooks=self.stop_hooks,
+            sub_agent=True,
+        )
+        instruction = (
+            f"{FORK_MARK}\nYou are a sub-agent forked for one sub-task "
+            f"({args.get('description') or 'task'}). Do only this, with the tools you "
+            f"have, then answer with a short report of what you did and found. You "
+            f"cannot fork further.\n</fork-boilerplate>\n\n{prompt}"
+        )
+        outcome = child.start(instruction)
+        path = ""
+        if self.write_output is not None:
+            try:
+                path = self.write_output(f"task-outputs/{task_id}.md",
+                                         f"# {args.get('description') or 'task'}\n\n"
+                                         f"{prompt}\n\n---\n\n{outcome.text}\n")  # fmt: skip
+            except (ToolFailed, AiosError) as exc:
+                path = f"(not written: {exc.message})"
+        summary = {
+            "status": "ok" if outcome.kind == "answer" else outcome.kind,
+            "summary": outcome.text[:1500],
+            "output": path,
+            "turns": child.turns,
+        }
+        return ToolOutcome(call.call_id, call.name, outcome.kind == "answer", result=summary,
+                           error="" if outcome.kind == "answer" else json.dumps(summary,
+                                                                                 ensure_ascii=False))  # fmt: skip
+
+    # --------------------------------------------------------------- compaction
+
+    def _summarize(self, older: list[dict[str, Any]]) -> str:
+        text = self.llm.chat(summary_prompt(older), max_tokens=600)
+        return text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,269 @@
+"""The assistant's tools: what the model is offered and how a proposed call is run.
+
+The offer is the executor's listing for this app (`GET /tools?app_id=…`, the one
+tool source), turned into OpenAI function tools, plus the runtime's own `task` tool
+(a sub-agent; not offered to a sub-agent). A proposed call is checked here before
+anything runs: an unknown tool or arguments that are not a JSON object become an
+error result for the model (the parse error kept, as Ripple does). A valid call is
+either *direct* — run now through the executor (`call_tool` for one call, one
+`/run` plan for several, where consecutive `concurrency_safe` steps may run side by
+side) — or *reviewed*: it may need the user's yes (`requires_confirmation`, or a tool
+the controller's permission policy inspects), so it goes to the controller as a step
+plan that the policy may pause.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from aios_runtime.json_client import request_json
+from aios_sdk.errors import AiosError, ToolFailed
+
+__all__ = [
+    "TASK_TOOL",
+    "ProposedCall",
+    "ToolBox",
+    "ToolOutcome",
+    "result_text",
+]
+
+TASK_TOOL = "task"
+# the tools whose calls controller/permissions/policy.py inspects before a plan runs
+POLICY_REVIEWED = frozenset({"file_write", "db_query", "shell_exec", "process_start"})
+RESULT_CHARS = 12_000  # a result as the model reads it, at most
+
+TASK_SPEC: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": TASK_TOOL,
+        "description": (
+            "Fork a sub-agent for a self-contained sub-task. It has the same tools and "
+            "workspace, works on its own and returns a short summary; its full output "
+            "is written to task-outputs/ in the workspace. A sub-agent cannot fork again."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "3-6 words"},
+                "prompt": {"type": "string", "description": "the whole sub-task"},
+            },
+            "required": ["prompt"],
+        },
+    },
+}
+
+
+@dataclass
+class ProposedCall:
+    """One tool call the model proposed: its id, tool name, raw and parsed arguments."""
+
+    call_id: str
+    name: str
+    arguments: str
+    args: dict[str, Any] | None = None
+    error: str = ""  # why it cannot run (unknown tool, broken JSON)
+    code: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return not self.error
+
+
+@dataclass
+class ToolOutcome:
+    """What one call came to: `ok` or not, the result (or the error text)."""
+
+    call_id: str
+    name: str
+    ok: bool
+    result: Any = None
+    error: str = ""
+    code: str = ""
+
+    def for_model(self) -> str:
+        """The tool message content the model reads (an error says so)."""
+        if self.ok:
+            return result_text(self.result)
+        return json.dumps(
+            {"error": self.error or "failed", "code": self.code or "tool_failed"},
+            ensure_ascii=False,
+        )
+
+
+def result_text(result: Any, limit: int = RESULT_CHARS) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    if len(text) > limit:
+        text = text[:limit] + f"\n…[{len(text) - limit} more characters cut]"
+    return text
+
+
+@dataclass
+class ToolBox:
+    """The listing of this app's tools and the ways to run them."""
+
+    call_tool: Callable[..., Any]
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    can_fork: bool = True
+
+    @classmethod
+    def from_executor(
+        cls, call_tool: Callable[..., Any], *, can_fork: bool = True
+    ) -> ToolBox:
+        """The executor's listing for this app (empty when it cannot be reached)."""
+        box = cls(call_tool=call_tool, can_fork=can_fork)
+        url = os.environ.get("AIOS_EXECUTOR_URL", "").rstrip("/")
+        token = os.environ.get("AIOS_TOKEN", "")
+        app_id = os.environ.get("AIOS_APP_ID", "")
+        if not url or not token:
+            return box
+        try:
+            answer = request_json(
+                "GET", f"{url}/tools?app_id={quote(app_id, safe='')}", token=token, timeout=10
+            )
+        except AiosError:
+            return box
+        listing = answer.body.get("tools") if isinstance(answer.body, dict) else None
+        for entry in listing or []:
+            if isinstance(entry, dict) and entry.get("name"):
+                if entry.get("available", True) is not False:
+                    box.entries[str(entry["name"])] = entry
+        return box
+
+    # ------------------------------------------------------------------ the offer
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """Every tool as an OpenAI function tool (plus `task` where forking is allowed)."""
+        offered = []
+        for name, entry in self.entries.items():
+            schema = entry.get("input_schema") or entry.get("parameters") or {}
+            offered.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": str(entry.get("description") or "")[:1000],
+                        "parameters": schema or {"type": "object", "properties": {}},
+                    },
+                }
+            )
+        if self.can_fork:
+            offered.append(TASK_SPEC)
+        return offered
+
+    # ------------------------------------------------------------------ checking
+
+    def check(self, call_id: str, name: str, arguments: str) -> ProposedCall:
+        """The call as proposed, with the reason it cannot run when it cannot."""
+        call = ProposedCall(call_id=call_id, name=name, arguments=arguments)
+        if name == TASK_TOOL and not self.can_fork:
+            call.error, call.code = "a sub-agent cannot fork another sub-agent", "no_fork"
+            return call
+        if name != TASK_TOOL and name not in self.entries:
+            known = ", ".join(sorted(self.entries)) or "none"
+            call.error = f"unknown tool {name!r}; the tools are: {known}"
+            call.code = "unknown_tool"
+            return call
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            call.error = f"the arguments are not valid JSON ({exc}); send a JSON object"
+            call.code = "invalid_args"
+            return call
+        if not isinstance(parsed, dict):
+            call.error = "the arguments must be a JSON object"
+            call.code = "invalid_args"
+            return call
+        call.args = parsed
+        return call
+
+    def reviewed(self, call: ProposedCall) -> bool:
+        """Whether `call` may need the user's yes (so it goes through the controller)."""
+        if call.name == TASK_TOOL:
+            return False
+        entry = self.entries.get(call.name, {})
+        if entry.get("requires_confirmation"):
+            return True
+        if call.name == "file_write" and (call.args or {}).get("mode") == "append":
+            return False
+        return call.name in POLICY_REVIEWED
+
+    def concurrency_safe(self, name: str) -> bool:
+        return bool(self.entries.get(name, {}).get("concurrency_safe"))
+
+    # ------------------------------------------------------------------- running
+
+    def run_direct(
+        self, calls: Sequence[ProposedCall], session_id: str | None
+    ) -> list[ToolOutcome]:
+        """Run calls that need nobody's yes: one with `call_tool`, several as one plan."""
+        if len(calls) == 1:
+            return [self._call_one(calls[0])]
+        return self._run_plan(calls, session_id)
+
+    def _call_one(self, call: ProposedCall) -> ToolOutcome:
+        try:
+            result = self.call_tool(call.name, **(call.args or {}))
+        except ToolFailed as exc:
+            return ToolOutcome(call.call_id, call.name, False, error=exc.message,
+                               code=exc.code)  # fmt: skip
+        return ToolOutcome(call.call_id, call.name, True, result=result)
+
+    def _run_plan(
+        self, calls: Sequence[ProposedCall], session_id: str | None
+    ) -> list[ToolOutcome]:
+        url = os.environ.get("AIOS_EXECUTOR_URL", "").rstrip("/")
+        token = os.environ.get("AIOS_TOKEN", "")
+        if not url or not token:
+            return [self._call_one(call) for call in calls]
+        steps = [
+            {"step_id": index, "tool": call.name, "args": call.args or {}}
+            for index, call in enumerate(calls, start=1)
+        ]
+        body = {"steps": steps, "app_id": os.environ.get("AIOS_APP_ID") or None,
+                "session_id": session_id}  # fmt: skip
+        try:
+            answer = request_json("POST", f"{url}/run", body, token=token, timeout=600)
+            results = answer.body.get("tool_results") if answer.status == 200 else None
+        except AiosError as exc:
+            results, error = None, exc.message
+        else:
+            error = f"the executor answered HTTP {answer.status}"
+        if not isinstance(results, dict):
+            return [ToolOutcome(c.call_id, c.name, False, error=error, code="executor_error")
+                    for c in calls]  # fmt: skip
+        return outcomes_from_results(calls, results, range(1, len(calls) + 1))
+
+
+def plan_for(calls: Sequence[ProposedCall], first_step: int) -> list[dict[str, Any]]:
+    """The step plan of reviewed calls, numbered from `first_step` (unique per turn, so
+    two turns proposing the same call are two different plans for the pipeline)."""
+    return [
+        {"step_id": first_step + index, "tool": call.name, "args": call.args or {}}
+        for index, call in enumerate(calls)
+    ]
+
+
+def outcomes_from_results(
+    calls: Sequence[ProposedCall], results: Mapping[str, Any], step_ids: Sequence[int]
+) -> list[ToolOutcome]:
+    """Each call's outcome from a plan's `tool_results` (`step_<id>` keys)."""
+    outcomes = []
+    for call, step_id in zip(calls, step_ids, strict=False):
+        entry = results.get(f"step_{step_id}")
+        if not isinstance(entry, Mapping):
+            outcomes.append(ToolOutcome(call.call_id, call.name, False,
+                                        error="the step did not run", code="not_run"))  # fmt: skip
+        elif entry.get("status") == "ok":
+            outcomes.append(ToolOutcome(call.call_id, call.name, True, entry.get("result")))
+        else:
+            outcomes.append(
+                ToolOutcome(call.call_id, call.name, False,
+                            error=str(entry.get("error") or entry.get("code") or "failed"),
+                            code=str(entry.get("code") or "tool_failed"))  # fmt: skip
+            )
+    return outcomes

@@ -1,0 +1,516 @@
+"""How the music app answers: which steps to plan, and what to show when they ran.
+
+Each flow has two halves. The first call (no `tool_results`) plans steps for the
+executor (S-51, S-74); the controller runs them and calls again with the same
+instruction or action plus `context["tool_results"]`, and the second half turns the
+results into a view. Only atomic tools and the app's own `music_library` tool touch
+the disk or the network (S-05). Playback history (`recent.json`, `playlist.m3u`) is
+written with `file_write` through `call_tool` once the song is known.
+
+F-1: search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
+`cache_get` → `media` with 暂停 / 下一首 / 上一首. F-2: search → `http_request`
+with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
+"已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
+("来点适合跑步的歌") is first turned into a search term by the LLM when one is
+configured (`wish`), then searched the same way; the term is read back from
+the cache in the second half, so the model is asked only once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from aios_sdk import Flows, Turn, action
+from aios_sdk.views import button, reply, text_reply
+
+from .catalogue import (
+    DEFAULT_API_BASE,
+    DEFAULT_DOWNLOAD_EXT,
+    SEARCH_LIMIT,
+    Song,
+    is_local_id,
+    parse_search_answer,
+    search_request,
+    song_from_dict,
+)
+from .download import DownloadFlow
+from .intent import MusicIntent, read_intent
+from .library import song_matches
+from .views import (
+    QUALITIES,
+    library_button,
+    media_view,
+    not_playing,
+    song_list_view,
+)
+from .wish import Wish, interpret_wish
+
+__all__ = ["LIBRARY_TOOL", "MusicFlows"]
+
+LIBRARY_TOOL = "music_library"
+RESULTS_KEY = "last_results"
+QUERY_KEY = "last_query"
+CACHE_TTL = 24 * 3600
+RECENT_FILE = "recent.json"
+PLAYLIST_FILE = "playlist.m3u"
+RECENT_MAX = 50
+_OFFSET = {"next": 1, "prev": -1}
+
+
+def _read_recent(step_id: int) -> dict[str, Any]:
+    """The step that reads the play history."""
+    return {"step_id": step_id, "tool": "file_read", "args": {"path": RECENT_FILE}}
+
+
+def _songs(raw: Any) -> list[Song]:
+    if not isinstance(raw, list):
+        return []
+    return [s for s in (song_from_dict(item) for item in raw) if s is not None]
+
+
+def _cached_catalogue(raw: Any) -> list[Song]:
+    if raw is None:
+        return []
+    try:
+        return parse_search_answer(raw)
+    except ValueError:
+        return []
+
+
+def _recent_entries(text: Any) -> list[dict[str, Any]]:
+    if not isinstance(text, str) or not text.strip():
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+class MusicFlows(Flows):
+    """The music app's behaviour, over an agent that can call and plan tools
+    (`call_tool`, `plan_steps`, `settings`, `app_id`, `llm`)."""
+
+    def __init__(self, agent: Any):
+        super().__init__(agent)
+        settings = agent.settings or {}
+        self.api_base = str(settings.get("api_base") or DEFAULT_API_BASE)
+        self.download_ext = str(settings.get("download_ext") or DEFAULT_DOWNLOAD_EXT)
+        self.country = settings.get("country") or None
+        self.limit = int(settings.get("search_limit") or SEARCH_LIMIT)
+        self.downloads = DownloadFlow(agent, self.api_base, self.download_ext, self.country)
+
+    def quality(self, state: Mapping[str, Any]) -> str:
+        value = state.get("quality")
+        return value if value in QUALITIES else QUALITIES[0]
+
+    # ------------------------------------------------------------------ what was said
+
+    def on_instruction(self, turn: Turn) -> dict[str, Any]:
+        intent = read_intent(turn.instruction)
+        kind = intent.kind
+        if kind == "search" and intent.free_form:
+            return self.wish(intent, turn)
+        if kind == "search":
+            return self.search(intent.query, intent.shown, turn)
+        if kind == "download":
+            return self.downloads.by_name(intent, turn.results)
+        if kind in ("next", "prev"):
+            current = song_from_dict(turn.state.get("now_playing"))
+            if current is None:
+                return self.library(turn, note="还没有正在播放的歌。")
+            return self.play(current.id, current.source, turn, offset=_OFFSET[kind])
+        if kind in ("pause", "resume"):
+            current = song_from_dict(turn.state.get("now_playing"))
+            if current is None:
+                return not_playing()
+            return self.pause(current, resume=kind == "resume")
+        if kind == "recent":
+            return self.recent(turn)
+        return self.library(turn)
+
+    # ------------------------------------------------------------------ the controls
+
+    @action("play", "play_song", "next", "prev")
+    def on_play(self, turn: Turn) -> dict[str, Any]:
+        song_id = str(turn.params.get("song_id") or "")
+        if not song_id:
+            return text_reply("没有指定要播放的歌。", status="error")
+        source = "local" if is_local_id(song_id) else str(turn.params.get("source") or "")
+        offset = _OFFSET.get(turn.action_id, 0)
+        return self.play(song_id, source, turn, offset=offset)
+
+    @action("play_local")
+    def on_play_local(self, turn: Turn) -> dict[str, Any]:
+        path = str(turn.params.get("path") or "")
+        return self.play_local(path, turn)
+
+    @action("play_recent")
+    def on_play_recent(self, turn: Turn) -> dict[str, Any]:
+        index = int(turn.params.get("index") or 0)
+        return self.play_recent(index, turn)
+
+    @action("pause", "resume")
+    def on_pause(self, turn: Turn) -> dict[str, Any]:
+        song = song_from_dict(turn.params) or song_from_dict(turn.state.get("now_playing"))
+        if song is None:
+            return not_playing()
+        return self.pause(song, resume=turn.action_id == "resume")
+
+    @action("search")
+    def on_search(self, turn: Turn) -> dict[str, Any]:
+        term = str(turn.value or turn.params.get("keyword") or "").strip()
+        if not term:
+            return self.library(turn)
+        intent = read_intent(term)
+        if intent.kind != "search":
+            return self.search(term, term, turn)
+        return self.search(intent.query, intent.shown, turn)
+
+    @action("download")
+    def on_download(self, turn: Turn) -> dict[str, Any]:
+        return self.downloads.by_url(turn.params, turn.results)
+
+    @action("filter")
+    def on_filter(self, turn: Turn) -> dict[str, Any]:
+        value = str(turn.value or "").strip()
+        return self.relist(turn, filter_value=value)
+
+    @action("set_quality")
+    def on_set_quality(self, turn: Turn) -> dict[str, Any]:
+        chosen = turn.selected or turn.value
+        return self.relist(turn, quality=str(chosen or ""))
+
+    @action("back")
+    def on_back(self, turn: Turn) -> dict[str, Any]:
+        return self.relist(turn)
+
+    @action("recent")
+    def on_recent(self, turn: Turn) -> dict[str, Any]:
+        return self.recent(turn)
+
+    def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
+        """`library` and anything else: the home view."""
+        return self.library(turn)
+
+    # ------------------------------------------------------------------ search (F-1)
+
+    def wish(self, intent: MusicIntent, turn: Turn) -> dict[str, Any]:
+        """A free-form request: the model's search term (once), then F-1's search."""
+        said = Wish(intent.query, intent.shown)
+        if not turn.results:
+            wish = interpret_wish(self.llm, intent.request, said)
+            return self.search(wish.query, wish.shown, turn, note=wish.note)
+        _, remembered, _ = turn.outcome(5)
+        if isinstance(remembered, Mapping) and remembered.get("query"):
+            said = Wish(
+                str(remembered["query"]),
+                str(remembered.get("shown") or remembered["query"]),
+                str(remembered.get("note") or ""),
+            )
+        return self.search(said.query, said.shown, turn, note=said.note)
+
+    def search(
+        self,
+        query: str,
+        shown: str,
+        turn: Turn,
+        *,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """F-1's search; with `note` (a free-form wish) the query is also read back
+        (step 5) and the note is said before the result."""
+        if not turn.results:
+            remembered: dict[str, Any] = {"query": query, "shown": shown}
+            read_back: list[dict[str, Any]] = []
+            if note is not None:
+                remembered["note"] = note
+                read_back = [
+                    {"step_id": 5, "tool": "cache_get", "args": {"key": QUERY_KEY}}
+                ]
+            return self.agent.plan_steps(
+                [
+                    {
+                        "step_id": 1,
+                        "tool": "http_request",
+                        "args": search_request(
+                            self.api_base, query, self.limit, self.country
+                        ),
+                    },
+                    {
+                        "step_id": 2,
+                        "tool": "cache_set",
+                        "args": {
+                            "key": RESULTS_KEY,
+                            "value": "{{step_1.result}}",
+                            "ttl": CACHE_TTL,
+                        },
+                    },
+                    {
+                        "step_id": 3,
+                        "tool": "cache_set",
+                        "args": {"key": QUERY_KEY, "value": remembered, "ttl": CACHE_TTL},
+                    },
+                    {"step_id": 4, "tool": LIBRARY_TOOL, "args": {}},
+                    *read_back,
+                ],
+                f"正在搜索{shown}…",
+            )
+        ok, answer, error = turn.outcome(1)
+        _, library_raw, _ = turn.outcome(4)
+        library = _songs(library_raw)
+        local = [s for s in library if song_matches(s, shown) or song_matches(s, query)]
+        catalogue: list[Song] = []
+        if ok:
+            try:
+                catalogue = parse_search_answer(answer)
+            except ValueError as exc:
+                ok, error = False, str(exc)
+        quality = self.quality(turn.state)
+        if not ok:
+            reply = self._catalogue_down(error, local or library, quality)
+        else:
+            songs = local + catalogue
+            if not songs:
+                message = f"没有找到{shown}的歌，换个关键词试试？"
+            else:
+                message = f"为你找到{shown}的 {len(songs)} 首歌"
+            reply = song_list_view(f"{shown}的歌曲", songs, message, quality=quality)
+        if note:
+            reply["message"] = f"{note}{reply['message']}"
+        return reply
+
+    def _catalogue_down(
+        self, error: str, songs: list[Song], quality: str
+    ) -> dict[str, Any]:
+        reason = "音乐目录暂时无法访问（请检查网络）"
+        if songs:
+            message = f"{reason}，先为你显示本地曲库中的 {len(songs)} 首歌"
+        else:
+            message = (
+                f"{reason}，本地曲库也还没有歌曲（可以把音乐文件放进 workspace/music/）"
+            )
+        reply = song_list_view(
+            "本地曲库",
+            songs,
+            message,
+            quality=quality,
+            empty=message,
+            notice="warning",
+            detail=error or None,
+        )
+        reply["data"]["offline"] = True
+        return reply
+
+    def relist(
+        self,
+        turn: Turn,
+        *,
+        filter_value: str = "",
+        quality: str = "",
+    ) -> dict[str, Any]:
+        """The last search again (from the cache), filtered or with a new quality."""
+        if not turn.results:
+            return self.agent.plan_steps(
+                [
+                    {"step_id": 1, "tool": "cache_get", "args": {"key": RESULTS_KEY}},
+                    {"step_id": 2, "tool": "cache_get", "args": {"key": QUERY_KEY}},
+                    {"step_id": 3, "tool": LIBRARY_TOOL, "args": {}},
+                ]
+            )
+        _, cached, _ = turn.outcome(1)
+        _, query_raw, _ = turn.outcome(2)
+        _, library_raw, _ = turn.outcome(3)
+        library = _songs(library_raw)
+        catalogue = _cached_catalogue(cached)
+        query = query_raw if isinstance(query_raw, dict) else {}
+        shown = str(query.get("shown") or query.get("query") or "")
+        if catalogue and shown:
+            local = [s for s in library if song_matches(s, shown)]
+            songs, title = local + catalogue, f"{shown}的歌曲"
+        else:
+            songs, title = library, "我的音乐"
+        new_state: dict[str, Any] = {}
+        chosen = quality if quality in QUALITIES else self.quality(turn.state)
+        if quality:
+            new_state["quality"] = chosen
+        if filter_value:
+            songs = [s for s in songs if song_matches(s, filter_value)]
+            message = f"筛选“{filter_value}”：{len(songs)} 首歌"
+            title = f"{title} · 筛选：{filter_value}"
+        elif quality:
+            message = f"音质已设为{chosen}" + (
+                "（目录只提供试听片段，本地文件按原音质播放）"
+                if chosen != QUALITIES[0]
+                else ""
+            )
+        else:
+            message = f"共 {len(songs)} 首歌"
+        return song_list_view(
+            title,
+            songs,
+            message,
+            quality=chosen,
+            filter_value=filter_value,
+            state=new_state,
+        )
+
+    # ------------------------------------------------------------------ playing
+
+    def play(
+        self,
+        song_id: str,
+        source: str,
+        turn: Turn,
+        *,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """Play `song_id` (offset 0) or its neighbour in the same list (±1)."""
+        local = source == "local" or is_local_id(song_id)
+        if not turn.results:
+            lookup = (
+                {"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}
+                if local
+                else {"step_id": 1, "tool": "cache_get", "args": {"key": RESULTS_KEY}}
+            )
+            return self.agent.plan_steps([lookup, _read_recent(2)])
+        ok, raw, error = turn.outcome(1)
+        queue = _songs(raw) if local else _cached_catalogue(raw)
+        index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
+        if index is None:
+            if not ok:
+                note = "播放列表暂时读不出来，请稍后再试。"
+            elif local:
+                note = "这首歌已不在本地曲库中。"
+            else:
+                note = "搜索结果已过期，请重新搜索。"
+            return text_reply(
+                note, actions=[library_button()], status="error", detail=error or None
+            )
+        song = queue[(index + offset) % len(queue)]
+        _, recent_text, _ = turn.outcome(2)
+        return self._start(song, recent_text)
+
+    def play_local(self, path: str, turn: Turn) -> dict[str, Any]:
+        relative = path.strip().removeprefix("workspace/").lstrip("/")
+        if not turn.results:
+            return self.agent.plan_steps(
+                [
+                    {"step_id": 1, "tool": LIBRARY_TOOL, "args": {}},
+                    _read_recent(2),
+                ]
+            )
+        _, raw, _ = turn.outcome(1)
+        song = next((s for s in _songs(raw) if s.path == relative), None)
+        if song is None:
+            return text_reply(
+                f"找不到文件 workspace/{relative}。",
+                actions=[library_button()],
+                status="error",
+            )
+        _, recent_text, _ = turn.outcome(2)
+        return self._start(song, recent_text)
+
+    def play_recent(self, index: int, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
+            return self.agent.plan_steps([_read_recent(1)])
+        _, text, _ = turn.outcome(1)
+        entries = _recent_entries(text)
+        song = song_from_dict(entries[index]) if 0 <= index < len(entries) else None
+        if song is None:
+            return text_reply(
+                "播放记录里没有这首歌。", actions=[library_button()], status="error"
+            )
+        return self._start(song, text)
+
+    def pause(self, song: Song, *, resume: bool) -> dict[str, Any]:
+        message = f"继续播放：{song.display}" if resume else f"已暂停：{song.display}"
+        return media_view(song, message, playing=resume)
+
+    def _start(self, song: Song, recent_text: Any) -> dict[str, Any]:
+        self._record(song, recent_text)
+        new_state = {"last_played": song.display, "now_playing": song.to_dict()}
+        return media_view(song, f"正在播放：{song.display}", state=new_state)
+
+    def _record(self, song: Song, recent_text: Any) -> None:
+        """Keep `recent.json` and `playlist.m3u` in the workspace (via `file_write`)."""
+        entries = [e for e in _recent_entries(recent_text) if e.get("id") != song.id]
+        entry = song.to_dict()
+        entry["played_at"] = datetime.now().isoformat(timespec="seconds")
+        entries = [entry, *entries][:RECENT_MAX]
+        lines = ["#EXTM3U"]
+        for item in entries:
+            played = song_from_dict(item)
+            if played is None:
+                continue
+            seconds = max(-1, played.duration_ms // 1000) if played.duration_ms else -1
+            lines.append(f"#EXTINF:{seconds},{played.display}")
+            lines.append(played.path if played.source == "local" else played.url)
+        try:
+            self.agent.call_tool(
+                "file_write",
+                path=RECENT_FILE,
+                content=json.dumps(entries, ensure_ascii=False, indent=1),
+            )
+            self.agent.call_tool(
+                "file_write", path=PLAYLIST_FILE, content="\n".join(lines) + "\n"
+            )
+        except Exception as exc:  # history is a convenience: playing must not fail on it
+            log = getattr(self.agent, "log", None)
+            if log is not None:
+                log.warning("could not record the play history: %s", exc)
+
+    # ------------------------------------------------------------------ library
+
+    def library(self, turn: Turn, note: str = "") -> dict[str, Any]:
+        """The home view: the songs in the workspace, and the search controls."""
+        if not turn.results:
+            return self.agent.plan_steps([{"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}])
+        ok, raw, error = turn.outcome(1)
+        songs = _songs(raw)
+        failed: dict[str, Any] = {}
+        if not ok:
+            message = "本地曲库暂时读不出来，请稍后再试"
+            failed = {"notice": "warning", "detail": error, "empty": message}
+        elif songs:
+            message = f"本地曲库有 {len(songs)} 首歌"
+        else:
+            message = "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或把音乐文件放进 workspace/music/"
+        last = turn.state.get("last_played")
+        if last:
+            message += f"，上次播放：{last}"
+        return song_list_view(
+            "我的音乐",
+            songs,
+            note + message,
+            quality=self.quality(turn.state),
+            extra_actions=[button("最近播放", "recent")],
+            **failed,
+        )
+
+    def recent(self, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
+            return self.agent.plan_steps([_read_recent(1)])
+        _, text, _ = turn.outcome(1)
+        entries = _recent_entries(text)
+        songs = [s for s in (song_from_dict(e) for e in entries) if s is not None]
+        items = [
+            {
+                "id": s.id,
+                "title": s.title,
+                "sub": " · ".join(p for p in (s.artist, e.get("played_at", "")) if p),
+            }
+            for s, e in zip(songs, entries, strict=False)
+        ]
+        actions = [
+            button("播放", "play_recent", index=i, item_id=item["id"])
+            for i, item in enumerate(items)
+        ]
+        actions.append(library_button())
+        message = f"最近播放了 {len(items)} 首歌" if items else "还没有播放记录"
+        return reply(
+            "list", {"title": "最近播放", "items": items}, actions=actions, message=message
+        )

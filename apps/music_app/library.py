@@ -1,0 +1,101 @@
+"""The user's own music: audio files in the app's workspace, with their tags read.
+
+This is the body of the music app's `music_library` custom tool (S-62): the executor
+calls the tool, the tool walks the workspace — never leaving it, never following a
+symlink out of it — and reads each file's title, artist, album and duration with
+tinytag. Files without tags are named after the file. Results are bounded.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .catalogue import Song, local_file_url, local_id
+
+__all__ = ["AUDIO_EXTENSIONS", "MAX_FILES", "scan_library", "song_matches"]
+
+AUDIO_EXTENSIONS = frozenset(
+    {".mp3", ".m4a", ".aac", ".wav", ".flac", ".ogg", ".opus", ".wma", ".aiff", ".aif"}
+)
+MAX_FILES = 500
+MAX_DEPTH = 6
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _tags(path: Path) -> dict[str, Any]:
+    try:
+        from tinytag import TinyTag
+
+        tag = TinyTag.get(str(path))
+    except Exception:  # unreadable or unknown format: fall back to the file name
+        return {}
+    return {
+        "title": (tag.title or "").strip(),
+        "artist": (tag.artist or tag.albumartist or "").strip(),
+        "album": (tag.album or "").strip(),
+        "duration": float(tag.duration or 0.0),
+    }
+
+
+def scan_library(workdir: str | os.PathLike[str], app_id: str) -> list[dict[str, Any]]:
+    """Every audio file under `workdir` as a song dict, sorted by path.
+
+    Paths are relative to the workspace (`music/a.mp3`); `url` is the controller URL
+    that serves the file to the desktop.
+    """
+    root = Path(workdir).resolve()
+    if not root.is_dir():
+        return []
+    found: list[Path] = []
+    for current, dirs, files in os.walk(root, followlinks=False):
+        here = Path(current)
+        depth = len(here.relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and depth < MAX_DEPTH)
+        for name in sorted(files):
+            if name.startswith(".") or Path(name).suffix.lower() not in AUDIO_EXTENSIONS:
+                continue
+            path = here / name
+            if path.is_symlink() or not _inside(root, path):
+                continue
+            found.append(path)
+            if len(found) >= MAX_FILES:
+                break
+        if len(found) >= MAX_FILES:
+            break
+    songs = []
+    for path in sorted(found):
+        relative = path.relative_to(root).as_posix()
+        tags = _tags(path)
+        song = Song(
+            id=local_id(relative),
+            title=tags.get("title") or path.stem,
+            artist=tags.get("artist", ""),
+            album=tags.get("album", ""),
+            duration_ms=int(tags.get("duration", 0.0) * 1000),
+            url=local_file_url(app_id, relative),
+            source="local",
+            path=relative,
+        )
+        songs.append(song.to_dict())
+    return songs
+
+
+def song_matches(song: Song, needle: str) -> bool:
+    """Whether `needle` (any of its words) appears in the song's title, artist or album."""
+    needle = (needle or "").strip().lower()
+    if not needle:
+        return True
+    haystack = " ".join((song.title, song.artist, song.album, song.path)).lower()
+    if needle in haystack:
+        return True
+    words = [w for w in needle.split() if w]
+    return bool(words) and all(w in haystack for w in words)

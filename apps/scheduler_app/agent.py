@@ -1,0 +1,14 @@
+"""SchedulerAgent: 定时任务 as the system sees it; every call goes to `flows.SchedulerFlows`."""
+
+from __future__ import annotations
+
+from aios_sdk import AIOSAgent, read_role
+
+from .flows import SchedulerFlows
+
+
+class SchedulerAgent(AIOSAgent, flows=SchedulerFlows):
+    name = "定时任务"
+    description = "定时任务与提醒"
+    icon = "⏰"
+    role_prompt = read_role(__file__)

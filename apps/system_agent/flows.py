@@ -1,0 +1,179 @@
+"""How the system-control app answers (S-80): plan a snapshot read, then command.
+
+F-3: "把播放按钮移到左上角" → a `cache_get` step for the desktop's UI snapshot
+(namespace `system`, key `ui_snapshot`) → the element and position are resolved
+(`targets`) → a `text` view, the spoken message "已将播放按钮移到左上角" and
+`ui_commands` [{"op": "move", "id": "btn_play", "x": 20, "y": 20}] that the desktop
+performs. Window operations answer with `open_window` / `close_window` /
+`focus_window`; status questions run the app's `system_status` tool and answer with
+the number asked about ("现在内存占用多少" → a card with the memory figure), or a
+dashboard, chart or table when the overview is asked for. Every UI change offers 撤销 (undo) when the snapshot
+says what the element looked like before. A phrasing the rules cannot resolve
+goes, when an LLM is configured, to the model with the snapshot (`llm`); its
+commands are validated there, and when it fails the rules' own answer stands,
+with a short note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aios_sdk import Flows, Turn, action, step_outcome
+from aios_sdk.views import button, text_reply, ui_command
+
+from .llm import commands_from_llm
+from .phrases import UiRequest, parse_request
+from .status import status_view
+from .targets import Outcome, plan_ui, plan_window, resolve_element
+
+__all__ = ["SNAPSHOT_KEY", "STATUS_TOOL", "SystemFlows", "undo_commands"]
+
+SNAPSHOT_KEY = "ui_snapshot"
+STATUS_TOOL = "system_status"
+
+NOT_UNDERSTOOD = "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态"
+HELP = (
+    "我可以调整桌面：\n"
+    "· 把播放按钮移到左上角 / move the play button to the top-left\n"
+    "· 把搜索框变大一点 / make the search box bigger\n"
+    "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
+    "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
+    "· 查看系统状态 / CPU占用多少 / 列出进程"
+)
+
+
+def _snapshot_of(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, Mapping) and "value" in value and "elements" not in value:
+        value = value["value"]  # a cache answer that wraps the value
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def undo_commands(
+    command: Mapping[str, Any], element: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The commands that put `element` back as the snapshot showed it."""
+    ident = str(element.get("id"))
+    op = command.get("op")
+    visible = element.get("visible", True)
+    if op == "move":
+        return [ui_command("move", ident, x=element.get("x", 0), y=element.get("y", 0))]
+    if op == "resize":
+        width, height = element.get("width", 0), element.get("height", 0)
+        return [ui_command("resize", ident, width=width, height=height)]
+    if op == "hide":
+        return [ui_command("show", ident)] if visible else []
+    if op == "show":
+        return [] if visible else [ui_command("hide", ident)]
+    if op == "rotate":
+        return [ui_command("rotate", ident, degrees=0)]
+    if op == "change_text" and element.get("label"):
+        return [ui_command("change_text", ident, text=element["label"])]
+    return []
+
+
+class SystemFlows(Flows):
+    """The system agent's behaviour, over an agent that plans steps (and has an `llm`)."""
+
+    def on_instruction(self, turn: Turn) -> dict[str, Any]:
+        request = parse_request(turn.instruction)
+        if request.op == "status":
+            return self.status(request.status_view, request.status_topic, turn.results)
+        if request.op == "unknown" and not turn.results and not self.llm_available():
+            return text_reply(HELP, NOT_UNDERSTOOD)
+        return self.ui(turn.instruction.strip(), request, turn.results)
+
+    @action("refresh")
+    def on_refresh(self, turn: Turn) -> dict[str, Any]:
+        view = str(turn.params.get("view") or "dashboard")
+        return self.status(view, str(turn.params.get("topic") or ""), turn.results)
+
+    @action("undo")
+    def on_undo(self, turn: Turn) -> dict[str, Any]:
+        asked = turn.params.get("commands") or []
+        commands = [c for c in asked if isinstance(c, Mapping)]
+        if not commands:
+            return text_reply("没有可以撤销的操作。")
+        return text_reply("已撤销", ui_commands=commands)
+
+    @action("help")
+    def on_help(self, turn: Turn) -> dict[str, Any]:
+        return text_reply(HELP, "这是我能做的事")
+
+    def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
+        """Anything else: the status dashboard."""
+        return self.status("dashboard", "", turn.results)
+
+    def status(self, view: str, topic: str, results: Mapping[str, Any]) -> dict[str, Any]:
+        if not results:
+            return self.agent.plan_steps(
+                [{"step_id": 1, "tool": STATUS_TOOL, "args": {"top": 8}}],
+                "正在读取系统状态…",
+            )
+        ok, status, error = step_outcome(results, 1)
+        if not ok or not isinstance(status, Mapping):
+            return text_reply(
+                "暂时读不到系统状态，请稍后再试", status="error", detail=error
+            )
+        reply = status_view(status, view, topic)
+        reply["actions"].append(button("帮助", "help"))
+        return reply
+
+    def ui(
+        self, instruction: str, request: UiRequest, results: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        if not results:
+            return self.agent.plan_steps(
+                [
+                    {
+                        "step_id": 1,
+                        "tool": "cache_get",
+                        "args": {"key": SNAPSHOT_KEY, "namespace": "system"},
+                    }
+                ],
+                "正在读取桌面布局…",
+            )
+        _, value, _ = step_outcome(results, 1)
+        snapshot = _snapshot_of(value)
+        outcome: Outcome | None = None
+        if request.op != "unknown":
+            outcome = (
+                plan_window(request, snapshot)
+                if request.op == "window"
+                else plan_ui(request, snapshot)
+            )
+        note = ""
+        if outcome is None or not outcome.ok:
+            asked = commands_from_llm(
+                self.llm, instruction, snapshot, english=request.english
+            )
+            if asked.commands:
+                outcome = Outcome(True, asked.message, asked.commands)
+            note = asked.note
+        if outcome is None:
+            return text_reply(HELP, f"{note}{NOT_UNDERSTOOD}")
+        if not outcome.ok:
+            reply = text_reply(f"{note}{outcome.message}", status="error")
+            reply["data"]["candidates"] = outcome.candidates
+            return reply
+        undo = self._undo(outcome, snapshot)
+        reply = text_reply(
+            outcome.message,
+            actions=[button("撤销", "undo", commands=undo)] if undo else [],
+            ui_commands=outcome.commands,
+        )
+        reply["data"]["commands"] = outcome.commands
+        return reply
+
+    @staticmethod
+    def _undo(outcome: Outcome, snapshot: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        elements = list((snapshot or {}).get("elements") or [])
+        undo: list[dict[str, Any]] = []
+        for command in outcome.commands:
+            element = next((e for e in elements if e.get("id") == command.get("id")), None)
+            if element is None:
+                element, _ = resolve_element(str(command.get("id")), elements)
+                element = element.element if element else None
+            if element is not None:
+                undo += undo_commands(command, element)
+        return undo

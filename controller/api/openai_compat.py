@@ -1,0 +1,175 @@
+"""The OpenAI-compatible entry of the controller: `GET /v1/models`, `POST /v1/chat/completions`.
+
+`openai_blueprint(chat, api_keys=…, heartbeat=…)` serves them for any OpenAI client
+(the `openai` package, Open WebUI, LibreChat, Continue). The edge's loopback `Host`
+and same-site `Origin` rules hold as on every route, but instead of `X-AIOS-Token`
+these routes take `Authorization: Bearer <key>`: the desktop token or one of
+config.json's `api_keys` (compared in constant time); a missing or wrong key is a
+401. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
+"param", "code"}}`. The turn itself is `controller.chat.turn`; `stream: true` answers
+with `controller.chat.stream`. docs/OPENAI_API.md says how to point a client here.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from hmac import compare_digest
+
+from flask import Blueprint, Response, jsonify, request, stream_with_context
+from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from aios_runtime.edge import loads_strict, public
+from aios_runtime.settings import Settings
+from aios_sdk.errors import AiosError, InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from controller.chat.stream import EVENTS_HEADER, turn_stream
+from controller.chat.turn import ChatService, read_turn
+from controller.chat.wire import (
+    ChatCompletion,
+    ChatCompletionRequest,
+    Choice,
+    ErrorBody,
+    ErrorDetail,
+    ModelCard,
+    ModelList,
+    ReplyMessage,
+    error_detail,
+    first_problem,
+)
+
+__all__ = ["openai_blueprint"]
+
+DEFAULT_HEARTBEAT = 10.0
+
+
+def _openai_error(status: int, detail: ErrorDetail) -> Response:
+    response = jsonify(ErrorBody(error=detail).dump())
+    response.status_code = status
+    return response
+
+
+def _error_response(exc: Exception) -> Response:
+    if isinstance(exc, HTTPException):
+        err = AiosError(exc.description or exc.name, code="http_error")
+        err.http_status = exc.code or 500
+        exc = err
+    if not isinstance(exc, AiosError):
+        exc = AiosError(f"{type(exc).__name__}: {exc}")
+    return _openai_error(exc.http_status, error_detail(exc))
+
+
+def _read_body() -> ChatCompletionRequest:
+    mimetype = request.mimetype or ""
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    limit = request.max_content_length
+    raw = request.get_data(cache=True)
+    if limit is not None and len(raw) > limit:
+        raise PayloadTooLarge(f"body larger than {limit} bytes")
+    payload = loads_strict(raw)
+    if not isinstance(payload, dict):
+        raise InvalidRequest("the body must be a JSON object", detail={"param": None})
+    try:
+        return ChatCompletionRequest.model_validate(payload)
+    except ValidationError as exc:
+        param, message = first_problem(exc)
+        raise InvalidRequest(message, detail={"param": param}) from exc
+
+
+def openai_blueprint(
+    chat: ChatService, *, desktop_token: str, settings: Callable[[], Settings]
+) -> Blueprint:
+    """The `/v1` routes over `chat`. Accepted keys: `desktop_token` and the current
+    settings' `api_keys`; seconds between `: ping`s: config.json
+    `openai_api.heartbeat_s` (default 10)."""
+
+    def api_keys() -> Iterable[str]:
+        return [desktop_token, *settings().api_keys]
+
+    def heartbeat() -> float:
+        options = (settings().model_extra or {}).get("openai_api") or {}
+        return float(options.get("heartbeat_s", DEFAULT_HEARTBEAT))
+
+    routes = Blueprint("openai", __name__, url_prefix="/v1")
+    routes.register_error_handler(Exception, _error_response)
+
+    @routes.before_request
+    def check_bearer() -> Response | None:
+        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+        presented = presented.strip().encode()
+        accepted = False
+        if scheme.lower() == "bearer" and presented:
+            for key in api_keys():  # every key compared: the time says nothing
+                accepted |= bool(key) and compare_digest(presented, key.encode())
+        if accepted:
+            return None
+        detail = ErrorDetail(
+            message="Incorrect or missing API key: send Authorization: Bearer <key> with "
+            "the desktop token (<state_dir>/token) or a key of config.json api_keys",
+            type="invalid_request_error",
+            code="invalid_api_key",
+        )
+        return _openai_error(401, detail)
+
+    @routes.get("/models")
+    @public
+    def models() -> Response:
+        cards = [ModelCard(id=name, created=chat.created) for name in chat.models()]
+        return jsonify(ModelList(data=cards).dump())
+
+    @routes.post("/chat/completions")
+    @public
+    def chat_completions() -> Response:
+        body = _read_body()
+        turn = read_turn(body, request.headers)
+        chat.check_model(turn)
+        base_url = request.host_url
+        completion_id = f"chatcmpl-{secrets.token_hex(12)}"
+        created = int(time.time())
+        if body.stream:
+            frames = turn_stream(
+                lambda: chat.answer(turn, base_url),
+                turn,
+                events=chat.events,
+                completion_id=completion_id,
+                created=created,
+                include_usage=bool(
+                    body.stream_options and body.stream_options.include_usage
+                ),
+                run_events=request.headers.get(EVENTS_HEADER, "") == "1",
+                heartbeat=heartbeat(),
+            )
+            response = Response(stream_with_context(frames), mimetype="text/event-stream")
+            response.headers["Cache-Control"] = "no-cache"
+            response.headers["X-Accel-Buffering"] = "no"
+            response.headers["X-AIOS-Session-Id"] = turn.session_id
+            return response
+        answer = chat.answer(turn, base_url)
+        completion = ChatCompletion(
+            id=completion_id,
+            created=created,
+            model=turn.model,
+            choices=[
+                Choice(
+                    message=ReplyMessage(content=answer.content, triton=answer.triton(turn))
+                )
+            ],
+            usage=answer.usage(turn),
+        )
+        response = jsonify(completion.dump())
+        response.headers["X-AIOS-Session-Id"] = turn.session_id
+        return response
+
+    @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
+    @public
+    def unknown(rest: str) -> Response:
+        detail = ErrorDetail(
+            message=f"Triton serves /v1/models and /v1/chat/completions, not /v1/{rest}",
+            type="invalid_request_error",
+            code="not_found",
+        )
+        return _openai_error(404, detail)
+
+    return routes

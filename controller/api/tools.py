@@ -1,0 +1,84 @@
+"""The controller's view of the executor's tool listing, and `GET /api/tools?app_id=X`.
+
+`ToolListings` is the controller's one source of tool lists: it asks the executor
+(`GET /tools?app_id=X`) and keeps each answer for `ttl` seconds (or until
+`invalidate`), so the injected `available_tools`, the LLM planner, the permission
+policy and the desktop's Tools window all read the same list at any moment. Its
+entries are `ToolInfo`s (name, description, provider, input_schema, risk_level,
+requires_confirmation, concurrency_safe, max_result_size_chars, available,
+unavailable_reason), and `providers` holds each provider's state (a failed one says
+why). `tools_blueprint(listings)` serves the listing to the desktop's token only.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aios_sdk.errors import Forbidden
+from aios_sdk.protocol import ToolInfo, ToolsListing
+
+if TYPE_CHECKING:
+    from flask import Blueprint
+
+__all__ = ["LISTING_TTL", "ToolListings", "tools_blueprint"]
+
+LISTING_TTL = 2.0  # seconds an executor answer is reused
+_DESKTOP = "controller"  # the identity of the desktop's token (aios_runtime.edge)
+
+
+class ToolListings:
+    """Cached executor listings per app (`fetch(app_id)` → the `/tools` answer as a dict).
+
+    `app_id` "" asks for the tools every app has. A failing fetch raises and caches
+    nothing.
+    """
+
+    def __init__(self, fetch: Callable[[str], dict[str, Any]], *, ttl: float = LISTING_TTL):
+        self._fetch = fetch
+        self._ttl = ttl
+        self._cached: dict[str, tuple[float, ToolsListing]] = {}
+        self._lock = threading.Lock()
+
+    def listing(self, app_id: str) -> ToolsListing:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cached.get(app_id)
+        if hit is not None and now - hit[0] < self._ttl:
+            return hit[1]
+        listing = ToolsListing.model_validate(self._fetch(app_id))
+        with self._lock:
+            self._cached[app_id] = (now, listing)
+        return listing
+
+    def entries(self, app_id: str) -> list[ToolInfo]:
+        return list(self.listing(app_id).tools)
+
+    def names(self, app_id: str) -> list[str]:
+        return [entry.name for entry in self.listing(app_id).tools]
+
+    def invalidate(self, app_id: str | None = None) -> None:
+        """Forget one app's listing (None: all of them)."""
+        with self._lock:
+            if app_id is None:
+                self._cached.clear()
+            else:
+                self._cached.pop(app_id, None)
+
+
+def tools_blueprint(listings: ToolListings) -> Blueprint:
+    """`GET /api/tools?app_id=X`: the app's listing and its providers' states."""
+    from flask import Blueprint, g, request  # imported when the API is served
+
+    routes = Blueprint("tools", __name__)
+
+    @routes.get("/api/tools")
+    def list_tools() -> dict[str, Any]:
+        if g.get("identity") != _DESKTOP:
+            raise Forbidden("only the desktop's token may list tools")
+        app_id = request.args.get("app_id", "")
+        return listings.listing(app_id).dump()
+
+    return routes

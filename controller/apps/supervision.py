@@ -1,0 +1,116 @@
+"""What the supervisor is configured with and what it knows of each child.
+
+`SupervisorConfig` holds the timings and bounds of supervision (config.json's
+optional `supervisor` object overrides each field by name); `SupervisedChild` is the
+record one child's state machine advances (status, process, port, token, health
+probes, restart counts, where this run's output starts in its log). `bound_log`
+keeps a child's log file within `SupervisorConfig.log_max_bytes`: a child that floods
+its output keeps running, and the controller's disk use stays bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import Future
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from controller.apps.confinement import AppConfinement
+from controller.apps.discovery import AppSpec
+
+__all__ = ["SupervisedChild", "SupervisorConfig", "bound_log"]
+
+LOG_TRIMMED = b"\n[aios: earlier output trimmed]\n"
+
+
+@dataclass
+class SupervisorConfig:
+    """Timings of supervision; overridable by config.json's `supervisor` object."""
+
+    health_interval: float = 2.0
+    health_timeout: float = 1.0
+    max_missed: int = 2
+    start_timeout: float = 20.0
+    start_poll: float = 0.02
+    backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
+    max_restarts: int = 4
+    stable_after: float = 10.0
+    stop_grace: float = 2.0
+    # a child's log is trimmed to its last quarter once it passes this size
+    log_max_bytes: int = 4 * 1024 * 1024
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any] | None) -> SupervisorConfig:
+        config = cls()
+        for f in fields(cls):
+            if raw and f.name in raw:
+                value = raw[f.name]
+                value = tuple(float(v) for v in value) if f.name == "backoff" else value
+                setattr(config, f.name, type(getattr(config, f.name))(value))
+        return config
+
+    def delay(self, failures: int) -> float:
+        return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
+
+
+@dataclass
+class SupervisedChild:
+    """One child (the executor, or an app) as the supervisor's state machine sees it."""
+
+    child_id: str
+    port: int
+    log_path: Path
+    spec: AppSpec | None = None  # None for the executor
+    token: str = ""
+    status: str = "starting"  # starting|registering|running|restarting|failed|stopped
+    proc: subprocess.Popen | None = None
+    confinement: AppConfinement | None = None  # None for the executor
+    app_pid: int | None = None  # the app itself, below bubblewrap's processes
+    error: str | None = None
+    note: str | None = None  # e.g. requirements.txt not satisfied
+    restarts: int = 0
+    failures: int = 0
+    next_start: float = 0.0
+    spawned_at: float = 0.0
+    healthy_since: float | None = None
+    last_probe: float = 0.0
+    missed: int = 0
+    settled: bool = False
+    log_offset: int = 0  # where this run's output starts in its log
+    needs_register: bool = False
+    probe: Future | None = None
+    job: Future | None = None  # registration or group kill in flight
+    published: tuple = field(default_factory=tuple)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def public_status(self) -> str:
+        if self.status in ("starting", "registering"):
+            return "restarting" if self.restarts else "starting"
+        return self.status
+
+
+def bound_log(path: Path, max_bytes: int) -> bool:
+    """Trim `path` to its last quarter of `max_bytes` once it is larger; True if trimmed.
+
+    Children write their logs with O_APPEND (`processes.spawn_child`), so after the
+    truncation their next write lands at the new end: no hole, no lost process.
+    Output written between the read and the truncation is lost (it is a log).
+    """
+    try:
+        if path.stat().st_size <= max_bytes:
+            return False
+        keep = max(max_bytes // 4, 1)
+        with open(path, "rb") as handle:
+            handle.seek(-keep, os.SEEK_END)
+            tail = handle.read(keep)
+        os.truncate(path, 0)
+        with open(path, "ab") as handle:
+            handle.write(LOG_TRIMMED + tail)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,186 @@
+"""A chat turn as OpenAI's stream: `chat.completion.chunk` Server-Sent Events.
+
+`turn_stream(...)` yields the frames of one turn: the role chunk at once (before
+any work), then, while the turn runs in a thread of its own, a `: ping` comment
+every `heartbeat` seconds without news, the text an app streams (an event of the
+turn's session whose data carries `text_delta`), and — only for a client that asked
+with `X-AIOS-Events: 1` — Ripple's run events as named SSE events a plain client
+would mistake for chunks: `run_state` (`running`, then `idle` or
+`awaiting_permission`), `task_progress` (`task_started` / `task_done`),
+`tool_result` (`step_done`), `awaiting_permission` (`confirm_request`), and every
+other event of the session under its own type (an app's `tool_call`, …); each
+`data:` is `{"type", "source", "seq", "app_id", "session_id", "data"}`. Then the
+rest of the reply's Markdown, a chunk with `finish_reason: "stop"` and the views
+(`triton`), the usage chunk when `stream_options.include_usage` asked for it, and
+`data: [DONE]`. A failure of the whole turn is OpenAI's stream error, a `data:`
+with `{"error": {...}}`, before `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from aios_sdk.errors import AiosError
+from controller.chat.turn import ChatTurn, TurnAnswer
+from controller.chat.wire import (
+    ChatCompletionChunk,
+    ChunkChoice,
+    Delta,
+    ErrorBody,
+    error_detail,
+)
+from controller.events import BusEvent, EventBus
+
+__all__ = ["EVENTS_HEADER", "error_body", "turn_stream"]
+
+log = logging.getLogger("aios.controller.chat")
+
+EVENTS_HEADER = "X-AIOS-Events"
+_RENAMED = {
+    "task_started": "task_progress",
+    "task_done": "task_progress",
+    "step_done": "tool_result",
+    "confirm_request": "awaiting_permission",
+}
+_NOT_FORWARDED = frozenset({"speak", "app_status"})  # spoken text; not about this turn
+
+
+def _frame(payload: dict[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+def error_body(exc: AiosError) -> dict[str, Any]:
+    """OpenAI's error body for `exc`."""
+    return ErrorBody(error=error_detail(exc)).dump()
+
+
+def _run_event(event: BusEvent) -> str | None:
+    if event.type in _NOT_FORWARDED:
+        return None
+    name = _RENAMED.get(event.type, event.type)
+    data = dict(event.data)
+    if event.type == "task_started":
+        data["status"] = "running"
+    data.pop("result", None)  # the final views come with the last chunk
+    payload = {
+        "type": name,
+        "source": event.type,
+        "seq": event.seq,
+        "app_id": event.app_id,
+        "session_id": event.session_id,
+        "data": data,
+    }
+    return _frame(payload, name)
+
+
+def turn_stream(
+    run: Callable[[], TurnAnswer],
+    turn: ChatTurn,
+    *,
+    events: EventBus,
+    completion_id: str,
+    created: int,
+    include_usage: bool,
+    run_events: bool,
+    heartbeat: float,
+) -> Iterator[str]:
+    """The SSE frames of one turn (see the module docstring)."""
+
+    def chunk(delta: Delta | None = None, **choice: Any) -> str:
+        body = ChatCompletionChunk(
+            id=completion_id,
+            created=created,
+            model=turn.model,
+            choices=[ChunkChoice(delta=delta or Delta(), **choice)],
+        )
+        return _frame(body.dump())
+
+    news: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    finished = threading.Event()
+    start_seq = events.last_seq
+
+    def follow() -> None:  # this session's events, while the turn runs
+        seq = start_seq
+        while not finished.is_set() and not events.closed:
+            for event in events.wait_since(seq, 1.0):
+                seq = event.seq
+                if event.session_id == turn.session_id:
+                    news.put(("event", event))
+
+    def work() -> None:
+        try:
+            news.put(("answer", run()))
+        except AiosError as exc:
+            news.put(("error", exc))
+        except Exception as exc:  # the stream must still end in OpenAI's shape
+            log.exception("chat turn failed")
+            news.put(("error", AiosError(f"{type(exc).__name__}: {exc}")))
+        finally:
+            finished.set()
+
+    yield chunk(Delta(role="assistant", content=""))
+    threading.Thread(target=follow, name="chat-events", daemon=True).start()
+    threading.Thread(target=work, name="chat-turn", daemon=True).start()
+    if run_events:
+        yield _frame({"type": "run_state", "state": "running"}, "run_state")
+    streamed = ""
+    seen = start_seq
+
+    def forward(event: BusEvent) -> Iterator[str]:
+        nonlocal streamed, seen
+        if event.seq <= seen:
+            return
+        seen = event.seq
+        delta = event.data.get("text_delta")
+        if isinstance(delta, str) and delta:
+            streamed += delta
+            yield chunk(Delta(content=delta))
+        elif run_events:
+            frame = _run_event(event)
+            if frame:
+                yield frame
+
+    while True:
+        try:
+            kind, item = news.get(timeout=heartbeat)
+        except queue.Empty:
+            yield ": ping\n\n"
+            continue
+        if kind == "event":
+            yield from forward(item)
+            continue
+        # the turn ended: what it published that the follower has not passed on yet
+        for event in events.since(seen):
+            if event.session_id == turn.session_id:
+                yield from forward(event)
+        if kind == "error":
+            yield _frame(error_body(item))
+            yield "data: [DONE]\n\n"
+            return
+        answer: TurnAnswer = item
+        rest = answer.content
+        if streamed:
+            rest = rest[len(streamed) :] if rest.startswith(streamed) else ""
+        if rest:
+            yield chunk(Delta(content=rest))
+        if run_events:
+            state = "awaiting_permission" if answer.awaiting_confirmation else "idle"
+            yield _frame({"type": "run_state", "state": state}, "run_state")
+        yield chunk(finish_reason="stop", triton=answer.triton(turn))
+        if include_usage:
+            usage = ChatCompletionChunk(
+                id=completion_id,
+                created=created,
+                model=turn.model,
+                choices=[],
+                usage=answer.usage(turn),
+            )
+            yield _frame(usage.dump())
+        yield "data: [DONE]\n\n"
+        return

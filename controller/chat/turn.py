@@ -1,0 +1,338 @@
+"""One chat request as one Triton turn: which session, which app, what instruction.
+
+`read_turn(body, headers)` reads a `ChatCompletionRequest`: the instruction is the
+last message, which must be the user's; the caller's system prompt (every `system`
+/ `developer` message) is kept for the apps as `context.caller_system_prompt`; only
+text content is taken (an image or audio part is a 400 naming it). The user is the
+body's `user`, else `X-AIOS-User-Id`, else `default`; the conversation is
+`X-AIOS-Conversation-Id`, else derived from the first user message (the same
+opening line starts the same conversation); the pair names one session,
+`sess_oa<hash>`, restored from disk like any other (`controller.sessions`).
+
+`ChatService.answer(turn)` runs it. When the session has a question waiting for the
+user's yes (a paused risky step, `controller.permissions`) and the instruction is
+an answer word (确认 / 好的 / yes → allow once, 总是允许 / always → allow always,
+取消 / 不要 / no → deny), that question is answered and its paused work resumed;
+otherwise the instruction goes through the pipeline, to the app the model names
+(`triton/<app_id>`, through `AddressedRouter`) or routed as typed (`triton`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from aios_sdk.errors import InvalidRequest, NotFound
+from aios_sdk.protocol import AppInfo, AppReply, InstructionRequest
+from controller.chat.markdown import reply_markdown
+from controller.chat.wire import ChatCompletionRequest, ChatMessage, Usage
+from controller.events import EventBus
+from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
+from controller.pipeline.admission import Admission
+from controller.pipeline.run import Pipeline
+from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
+from controller.sessions import SessionStore
+
+__all__ = [
+    "BASE_MODEL",
+    "AddressedRouter",
+    "ChatService",
+    "ChatTurn",
+    "TurnAnswer",
+    "confirmation_decision",
+    "estimate_tokens",
+    "read_turn",
+    "session_id_for",
+]
+
+BASE_MODEL = "triton"
+SYSTEM_PROMPT_KEY = "caller_system_prompt"  # in session.context, injected into Context
+USER_HEADER = "X-AIOS-User-Id"
+CONVERSATION_HEADER = "X-AIOS-Conversation-Id"
+MAX_INSTRUCTION = 4000  # InstructionRequest.text
+_ID_TEXT = re.compile(r"^[\w.@:+-]{1,200}$")
+
+
+# ------------------------------------------------------------ addressed routing
+
+_addressed: ContextVar[str | None] = ContextVar("addressed_app", default=None)
+
+
+@contextmanager
+def addressed_to(app_id: str | None) -> Iterator[None]:
+    """Within the block, `AddressedRouter` sends instructions to `app_id` (None: route)."""
+    token = _addressed.set(app_id)
+    try:
+        yield
+    finally:
+        _addressed.reset(token)
+
+
+class AddressedRouter:
+    """`inner`, except for an instruction a caller addressed to one app (`addressed_to`):
+    that one is one task for that app, without routing."""
+
+    def __init__(self, inner: Router):
+        self.inner = inner
+
+    def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
+        app_id = _addressed.get()
+        if app_id is None:
+            return self.inner.route(text, apps)
+        return RoutePlan(
+            tasks=[PlannedTask(task_id="t1", app_id=app_id, instruction=text)],
+            confidence=1.0,
+            reason=f"addressed to {app_id}",
+        )
+
+
+# ------------------------------------------------------------------- the request
+
+
+def _bad(message: str, param: str | None) -> InvalidRequest:
+    return InvalidRequest(message, detail={"param": param})
+
+
+def _content_text(message: ChatMessage, index: int) -> str:
+    content = message.content
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part_no, part in enumerate(content):
+        if part.type != "text":
+            raise _bad(
+                f"messages[{index}].content[{part_no}]: content parts of type "
+                f"{part.type!r} are not supported; Triton takes text only",
+                f"messages[{index}].content[{part_no}].type",
+            )
+        texts.append(part.text or "")
+    return "\n".join(texts)
+
+
+def session_id_for(user: str, conversation: str) -> str:
+    """The session of one user's conversation: stable across requests and restarts."""
+    digest = hashlib.sha256(f"{user}\n{conversation}".encode()).hexdigest()[:32]
+    return f"sess_oa{digest}"
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: one token per CJK character, one per 4 other ones."""
+    wide = sum(1 for ch in text if ord(ch) >= 0x2E80)
+    return wide + (len(text) - wide + 3) // 4
+
+
+@dataclass
+class ChatTurn:
+    model: str
+    app_id: str | None  # None: routed as typed
+    instruction: str
+    system_prompt: str
+    user: str
+    conversation_id: str
+    session_id: str
+    prompt_tokens: int
+
+
+def _identifier(value: str | None, what: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not _ID_TEXT.match(value):
+        raise _bad(f"{what} must be 1–200 letters, digits or ._@:+-", what)
+    return value
+
+
+def read_turn(body: ChatCompletionRequest, headers: Mapping[str, str]) -> ChatTurn:
+    """What `body` asks, as a turn of one session (`InvalidRequest` naming the field)."""
+    app_id: str | None = None
+    if body.model != BASE_MODEL:
+        prefix, _, rest = body.model.partition("/")
+        if prefix != BASE_MODEL or not rest:
+            raise NotFound(
+                f"model {body.model!r} does not exist; use {BASE_MODEL!r} or "
+                f"'{BASE_MODEL}/<app_id>' (GET /v1/models lists them)",
+                detail={"param": "model"},
+            )
+        app_id = rest
+    texts = [_content_text(m, i) for i, m in enumerate(body.messages)]
+    last = len(body.messages) - 1
+    if body.messages[last].role != "user":
+        raise _bad(
+            f"messages[{last}]: the last message must be the user's (role user), "
+            f"not {body.messages[last].role}",
+            f"messages[{last}].role",
+        )
+    instruction = texts[last].strip()
+    if not instruction:
+        raise _bad(
+            f"messages[{last}]: the user's message is empty", f"messages[{last}].content"
+        )
+    if len(instruction) > MAX_INSTRUCTION:
+        raise _bad(
+            f"messages[{last}]: the user's message is longer than {MAX_INSTRUCTION} characters",
+            f"messages[{last}].content",
+        )
+    system = "\n\n".join(
+        t.strip()
+        for m, t in zip(body.messages, texts, strict=True)
+        if m.role in ("system", "developer")
+    ).strip()
+    user = _identifier(body.user, "user") or _identifier(
+        headers.get(USER_HEADER), USER_HEADER
+    )
+    user = user or "default"
+    conversation = _identifier(headers.get(CONVERSATION_HEADER), CONVERSATION_HEADER)
+    if conversation is None:
+        first = next(
+            t for m, t in zip(body.messages, texts, strict=True) if m.role == "user"
+        )
+        conversation = "first-" + hashlib.sha256(first.strip().encode()).hexdigest()[:16]
+    return ChatTurn(
+        model=body.model,
+        app_id=app_id,
+        instruction=instruction,
+        system_prompt=system,
+        user=user,
+        conversation_id=conversation,
+        session_id=session_id_for(user, conversation),
+        prompt_tokens=sum(estimate_tokens(t) + 4 for t in texts),
+    )
+
+
+# -------------------------------------------------------------- confirmations
+
+_PUNCTUATION = " \t\r\n。！!.,，~～?？'\""
+_ALWAYS = {"总是允许", "一直允许", "始终允许", "always", "always allow"}
+_YES = {"确认", "确定", "好", "好的", "是", "是的", "可以", "同意", "执行", "继续", "允许"}
+_YES |= {"yes", "y", "ok", "okay", "sure", "confirm", "allow", "go ahead", "yes please"}
+_NO = {"取消", "不", "不要", "不用", "否", "拒绝", "算了", "别"}
+_NO |= {"no", "n", "cancel", "deny", "stop", "no thanks"}
+
+
+def confirmation_decision(text: str) -> str | None:
+    """`allow_once` / `allow_always` / `deny` when `text` is just an answer word."""
+    word = text.strip(_PUNCTUATION).lower()
+    if word in _ALWAYS:
+        return "allow_always"
+    if word in _YES:
+        return "allow_once"
+    if word in _NO:
+        return "deny"
+    return None
+
+
+# ---------------------------------------------------------------------- answers
+
+
+class AppsView(Protocol):
+    def app_infos(self) -> Sequence[AppInfo]: ...
+
+
+@dataclass
+class TurnAnswer:
+    content: str
+    session_id: str
+    views: list[dict[str, Any]] = field(default_factory=list)
+    awaiting_confirmation: str | None = None
+
+    def usage(self, turn: ChatTurn) -> Usage:
+        completion = estimate_tokens(self.content)
+        return Usage(
+            prompt_tokens=turn.prompt_tokens,
+            completion_tokens=completion,
+            total_tokens=turn.prompt_tokens + completion,
+        )
+
+    def triton(self, turn: ChatTurn) -> dict[str, Any]:
+        """The `triton` field: the session, and the views behind the text."""
+        return {
+            "session_id": self.session_id,
+            "user": turn.user,
+            "conversation_id": turn.conversation_id,
+            "views": self.views,
+            "awaiting_confirmation": self.awaiting_confirmation,
+        }
+
+
+class ChatService:
+    """Answers chat turns with the pipeline, in the sessions of `sessions`."""
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline,
+        sessions: SessionStore,
+        apps: AppsView,
+        admission: Admission,
+        confirmations: ConfirmationGate | None,
+        events: EventBus,
+    ):
+        self.events = events  # the bus the pipeline publishes on
+        self.pipeline = pipeline
+        self.sessions = sessions
+        self.apps = apps
+        self.admission = admission
+        self.confirmations = confirmations
+        self.created = int(time.time())
+
+    def models(self) -> list[str]:
+        """`triton` and `triton/<app_id>` for every installed app."""
+        return [BASE_MODEL, *(f"{BASE_MODEL}/{info.id}" for info in self.apps.app_infos())]
+
+    def check_model(self, turn: ChatTurn) -> None:
+        if turn.app_id is not None and turn.model not in self.models():
+            raise NotFound(
+                f"model {turn.model!r} does not exist: no app {turn.app_id!r} is installed "
+                "(GET /v1/models lists the models)",
+                detail={"param": "model"},
+            )
+
+    def _waiting(self, session_id: str) -> PendingConfirmation | None:
+        if self.confirmations is None:
+            return None
+        mine = [p for p in self.confirmations.pending() if p.session_id == session_id]
+        return mine[-1] if mine else None
+
+    def answer(self, turn: ChatTurn, base_url: str = "") -> TurnAnswer:
+        """Run the turn (see the module docstring); app failures are error views."""
+        sid = turn.session_id
+        with self.sessions.lock(sid):
+            session = self.sessions.get_or_create(sid)
+            if turn.system_prompt:
+                session.context[SYSTEM_PROMPT_KEY] = turn.system_prompt
+            else:
+                session.context.pop(SYSTEM_PROMPT_KEY, None)
+        decision = confirmation_decision(turn.instruction)
+        waiting = self._waiting(sid) if decision else None
+        replies: list[tuple[str, str | None, AppReply]] = []
+        if waiting is not None and decision is not None:
+            with self.admission.app(waiting.app_id):
+                reply, app_id, _ = self.pipeline.resume(waiting.confirmation_id, decision)
+            replies.append((app_id, waiting.task_id, reply))
+            fallback = reply.message or ""
+        else:
+            request = InstructionRequest(text=turn.instruction, session_id=sid)
+            with self.admission.instruction(), addressed_to(turn.app_id):
+                response = self.pipeline.instruction(request)
+            replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
+            fallback = response.message
+        parts = [reply_markdown(reply, app_id, base_url) for app_id, _, reply in replies]
+        answer = TurnAnswer(
+            content="\n\n".join(p for p in parts if p) or fallback,
+            session_id=sid,
+            views=[
+                {"app_id": app_id, "task_id": task_id, **reply.dump()}
+                for app_id, task_id, reply in replies
+            ],
+        )
+        for _, _, reply in replies:
+            if reply.view_type == "confirm":
+                answer.awaiting_confirmation = str(reply.data.get("confirmation_id") or "")
+        return answer

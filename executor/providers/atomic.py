@@ -1,0 +1,171 @@
+"""The atomic provider: the ten atomic tools and `schedule`, with the metadata the runtime enforces.
+
+The tools' descriptions and schemas are those of `executor.tools.catalog`; this module
+adds each tool's `risk_level`, `requires_confirmation`, `concurrency_safe` and
+`max_result_size_chars` (`_METADATA`). Only `process_start` needs the user's yes as
+such; the finer rules (overwriting a file the app did not create, SQL that writes, a
+program outside the whitelist) stay with the controller's permission policy and the
+executor's consent check. Reading tools are concurrency-safe; `http_request` is unless
+it saves into the workdir (`save_to`), `db_query` when its SQL only reads. After start
+the process tools (`shell_exec`, `process_start`) are listed unavailable, with the
+reason, when `tool_sandbox.require_bubblewrap` is set and bubblewrap does not work
+here. The implementations live in `executor/tools/` and are imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aios_runtime.settings import Settings
+from aios_sdk.protocol import ATOMIC_TOOLS
+from executor.consent import sql_writes
+from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
+from executor.tools.catalog import atomic_specs
+
+if TYPE_CHECKING:
+    from executor.toolbox import Toolbox
+
+__all__ = ["PROCESS_TOOLS", "AtomicProvider"]
+
+PROCESS_TOOLS = frozenset({"shell_exec", "process_start"})
+
+# tool name → (module, function); imported lazily.
+_IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
+    "http_request": ("executor.tools.http_request", "http_request"),
+    "file_read": ("executor.tools.files", "file_read"),
+    "file_write": ("executor.tools.files", "file_write"),
+    "file_list": ("executor.tools.files", "file_list"),
+    "shell_exec": ("executor.tools.commands", "shell_exec"),
+    "process_start": ("executor.tools.commands", "process_start"),
+    "db_query": ("executor.tools.db_query", "db_query"),
+    "cache_get": ("executor.tools.cache", "cache_get"),
+    "cache_set": ("executor.tools.cache", "cache_set"),
+    "notify": ("executor.tools.notify", "notify"),
+    "schedule": ("executor.tools.schedule", "schedule"),
+}
+assert tuple(_IMPLEMENTATIONS)[: len(ATOMIC_TOOLS)] == ATOMIC_TOOLS
+
+# tool → (risk, requires_confirmation, concurrency_safe, size class); a size class is
+# "read" (a file, an HTTP body, rows: up to twice `limits.response_bytes`), "output"
+# (a process's stdout and stderr: four times `limits.output_bytes`) or "small" (1 MB)
+_METADATA: dict[str, tuple[RiskLevel, bool, bool, str]] = {
+    "http_request": ("network", False, True, "read"),
+    "file_read": ("read", False, True, "read"),
+    "file_write": ("write", False, False, "small"),
+    "file_list": ("read", False, True, "small"),
+    "shell_exec": ("execute", False, False, "output"),
+    "process_start": ("execute", True, False, "output"),
+    "db_query": ("write", False, False, "read"),
+    "cache_get": ("read", False, True, "read"),
+    "cache_set": ("write", False, False, "small"),
+    "notify": ("system", False, False, "small"),
+    "schedule": ("system", False, False, "small"),
+}
+assert set(_METADATA) == set(_IMPLEMENTATIONS)
+
+_SMALL = 1_000_000
+
+
+@functools.cache
+def _implementation(tool: str) -> Callable[..., Any]:
+    module, name = _IMPLEMENTATIONS[tool]
+    return getattr(importlib.import_module(module), name)
+
+
+def _size(size_class: str, settings: Settings) -> int:
+    limits = settings.limits
+    if size_class == "read":
+        return 2 * limits.response_bytes
+    if size_class == "output":
+        return 4 * limits.output_bytes
+    return _SMALL
+
+
+def _entries(settings: Settings) -> tuple[ToolEntry, ...]:
+    entries = []
+    for spec in atomic_specs():
+        risk, confirm, safe, size_class = _METADATA[spec.name]
+        entries.append(
+            ToolEntry(
+                name=spec.name,
+                description=spec.description,
+                provider=AtomicProvider.name,
+                input_schema=spec.parameters,
+                risk_level=risk,
+                requires_confirmation=confirm,
+                concurrency_safe=safe,
+                max_result_size_chars=_size(size_class, settings),
+            )
+        )
+    return tuple(entries)
+
+
+def _settings_of(config: Any) -> Settings:
+    return config if isinstance(config, Settings) else _DEFAULT_SETTINGS
+
+
+_DEFAULT_SETTINGS = Settings()
+
+
+class AtomicProvider(ToolProvider):
+    """The atomic tools, run with the shared services of one `Toolbox`."""
+
+    name = "atomic"
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        super().__init__(toolbox.settings)
+        self.toolbox = toolbox
+        self._declared = _entries(toolbox.settings)
+
+    @classmethod
+    def declared_tools(cls, config: Any) -> list[ToolEntry]:
+        """All eleven tools, each available (`config`: the `Settings`, or None)."""
+        return list(_entries(_settings_of(config)))
+
+    def tools(self) -> list[ToolEntry]:
+        entries = list(self._declared)
+        reason = self._process_problem()
+        if reason is None:
+            return entries
+        return [
+            e.model_copy(update={"available": False, "unavailable_reason": reason})
+            if e.name in PROCESS_TOOLS
+            else e
+            for e in entries
+        ]
+
+    def _process_problem(self) -> str | None:
+        """Why the process tools cannot run here, or None."""
+        sandbox_settings = self.toolbox.settings.tool_sandbox
+        required = (sandbox_settings.model_extra or {}).get("require_bubblewrap", False)
+        if required and self.toolbox.sandbox.kind != "bubblewrap":
+            return (
+                "tool_sandbox.require_bubblewrap is set but bubblewrap does not work "
+                "on this computer"
+            )
+        return None
+
+    def prompt_text(self) -> str:
+        return (
+            "Atomic tools: paths are relative to the app's working directory "
+            "(`workspace/…`); commands run without a shell, from the whitelist; "
+            "`process_start` asks the user first."
+        )
+
+    def is_concurrency_safe(self, entry: ToolEntry, args: dict[str, Any]) -> bool:
+        if entry.name == "http_request":
+            return args.get("save_to") is None
+        if entry.name == "db_query":
+            sql = args.get("sql")
+            return isinstance(sql, str) and "{{" not in sql and not sql_writes(sql)
+        return entry.concurrency_safe
+
+    def call(self, call: ToolCall) -> Any:
+        from executor.toolbox import ToolContext
+
+        context = ToolContext(call.app, self.toolbox.settings, call.session_id,
+                              call.timeout, self.toolbox)  # fmt: skip
+        return _implementation(call.tool)(context, call.args)

@@ -1,0 +1,136 @@
+"""Compaction keeps the model context inside its window and never separates a tool
+call from its result; the display history is never touched. Also: the assistant
+without a model says so and names the apps that work offline."""
+
+from __future__ import annotations
+
+import json
+
+from apps.assistant_app.compaction import (
+    Compactor,
+    calibrated,
+    estimate_tokens,
+    exchanges,
+    hard_truncate,
+    light_cleanup,
+    targeted_trim,
+)
+from apps.assistant_app.flows import AssistantFlows
+from apps.assistant_app.messages import Conversation
+
+
+def long_conversation(rounds: int, size: int = 3000) -> Conversation:
+    conversation = Conversation()
+    conversation.ensure_system("system prompt")
+    for n in range(rounds):
+        conversation.add_user(f"question {n}")
+        call = {"id": f"c{n}", "name": "file_write",
+                "arguments": json.dumps({"path": f"f{n}.txt", "content": "x" * size})}  # fmt: skip
+        conversation.add_assistant("", [call])
+        conversation.add_tool_result(f"c{n}", "file_write", "r" * size, ok=True)
+        conversation.add_assistant(f"answer {n}", [])
+    return conversation
+
+
+def calls_answered(messages: list[dict]) -> bool:
+    """Every tool message follows the assistant message that called it."""
+    open_ids: set[str] = set()
+    for message in messages:
+        if message["role"] == "assistant":
+            open_ids = {c["id"] for c in message.get("tool_calls") or []}
+        elif message["role"] == "tool":
+            if message["tool_call_id"] not in open_ids:
+                return False
+    return True
+
+
+def test_light_cleanup_shortens_old_results_and_inputs_only() -> None:
+    conversation = long_conversation(6)
+    messages = conversation.model_messages
+    assert light_cleanup(messages, keep_recent=2) > 0
+    tools = [m for m in messages if m["role"] == "tool"]
+    assert all(len(m["content"]) < 600 for m in tools[:-2])
+    assert all(len(m["content"]) == 3000 for m in tools[-2:])
+    old_call = messages[2]["tool_calls"][0]["function"]["arguments"]
+    assert len(old_call) < 1000 and json.loads(old_call)["path"] == "f0.txt"
+    assert all(len(m["content"]) == 3000 for m in conversation.messages if m["role"] == "tool")
+
+
+def test_summary_at_three_quarters_of_the_window() -> None:
+    conversation = long_conversation(8)
+    asked: list[list[dict]] = []
+
+    def summarize(older: list[dict]) -> str:
+        asked.append(older)
+        return "the user asked eight questions; files f0..f7 were written"
+
+    compactor = Compactor(window=3000, summarize=summarize)
+    fitted, done = compactor.fit(conversation.model_messages, [], 1.0)
+    assert "summary" in done and asked
+    assert fitted[0]["role"] == "system"
+    assert "[Summary of the earlier conversation]" in fitted[1]["content"]
+    assert fitted[-1]["content"] == "answer 7" or calls_answered(fitted)
+    assert estimate_tokens(fitted) <= 3000
+    assert len(conversation.messages) == 8 * 4  # the display history stays whole
+
+
+def test_trim_without_a_summary_keeps_calls_with_their_results() -> None:
+    conversation = long_conversation(10)
+    compactor = Compactor(window=2500, summarize=None)
+    fitted, done = compactor.fit(conversation.model_messages, [], 1.0)
+    assert "trim" in done
+    assert calls_answered(fitted)
+    assert fitted[0]["role"] == "system" and fitted[0]["content"] == "system prompt"
+    assert any(m.get("content") == "question 9" for m in fitted)
+    assert estimate_tokens(fitted) <= 2500
+
+
+def test_failing_summary_falls_back_to_trim() -> None:
+    def broken(older: list[dict]) -> str:
+        raise RuntimeError("model down")
+
+    conversation = long_conversation(10)
+    fitted, done = Compactor(window=2500, summarize=broken).fit(
+        conversation.model_messages, [], 1.0
+    )
+    assert "summary" not in done and "trim" in done and calls_answered(fitted)
+
+
+def test_exchanges_group_a_call_with_its_results() -> None:
+    messages = long_conversation(2).model_messages
+    assert exchanges(messages) == [[0], [1], [2, 3], [4], [5], [6, 7], [8]]
+    kept = targeted_trim(messages, 1)
+    assert calls_answered(kept) and kept[-1]["content"] == "answer 1"
+
+
+def test_hard_truncation_is_the_last_resort() -> None:
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "y" * 40_000}]
+    cut = hard_truncate(messages, 2000)
+    assert estimate_tokens(cut) <= 2000 and cut[1]["content"].startswith("yyy")
+    assert len(messages[1]["content"]) == 40_000
+
+
+def test_estimate_is_corrected_from_usage() -> None:
+    messages = [{"role": "user", "content": "hello " * 200}]
+    ours = estimate_tokens(messages)
+    factor = calibrated(1.0, ours * 2, messages, [])
+    assert 1.9 < factor < 2.1
+    assert estimate_tokens(messages, calibration=factor) > ours * 1.8
+
+
+class _NoModel:
+    available = False
+
+
+class _Agent:
+    llm = _NoModel()
+    settings: dict = {}
+    role_prompt = "r"
+
+
+def test_without_a_model_it_says_so_and_names_the_offline_apps() -> None:
+    reply = AssistantFlows(_Agent()).handle("帮我整理文件", {"cwd_state": {}})
+    text = reply["data"]["content"]
+    assert "需要一个模型" in text and "works offline" not in text
+    assert "音乐应用" in text and "These apps work offline" in text
+    assert reply["notice"] == "warning"

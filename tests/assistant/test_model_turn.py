@@ -1,0 +1,115 @@
+"""One streamed model turn through the controller's client, against the fake server:
+text and tool-call arguments arrive in pieces and are assembled, with `usage` and
+`finish_reason`; the `/api/llm/turn` route answers the assembled message and
+publishes the streamed pieces as `agent_progress` events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from flask import Flask
+
+from aios_runtime.settings import Settings
+from controller.api.llm import llm_blueprint
+from controller.events import EventBus
+from controller.llm.client import LLMClient
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    disconnect,
+    text_reply,
+    tool_calls_reply,
+    truncated_reply,
+)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _clean(fake: FakeOpenAI) -> None:
+    fake.reset()
+
+
+@pytest.fixture
+def client(fake: FakeOpenAI) -> LLMClient:
+    return LLMClient(Settings(deepseek_api_key="k", llm_base_url=fake.base_url), max_retries=1)
+
+
+def test_streamed_text_is_assembled_with_usage(fake: FakeOpenAI, client: LLMClient) -> None:
+    usage = {"prompt_tokens": 321, "completion_tokens": 9, "total_tokens": 330}
+    fake.script(text_reply("这是一个分成很多片段流式返回的回答。", usage=usage))
+    pieces: list[tuple[str, object]] = []
+    done = client.stream([{"role": "user", "content": "hi"}], on_delta=pieces.append)
+    assert done.content == "这是一个分成很多片段流式返回的回答。"
+    assert done.finish_reason == "stop"
+    assert done.usage == {"prompt_tokens": 321, "completion_tokens": 9}
+    assert len([p for p in pieces if p[0] == "text"]) >= 2
+    sent = fake.requests[0].body
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+
+
+def test_streamed_tool_call_arguments_are_joined(fake: FakeOpenAI, client: LLMClient) -> None:
+    fake.script(tool_calls_reply(("file_read", {"path": "notes/long-name.txt"}),
+                                 ("file_list", {})))  # fmt: skip
+    pieces: list[tuple[str, object]] = []
+    done = client.stream([{"role": "user", "content": "x"}], tools=[], on_delta=pieces.append)
+    assert [(c.name, c.arguments, c.call_id) for c in done.tool_calls] == [
+        ("file_read", '{"path": "notes/long-name.txt"}', "call_1"),
+        ("file_list", "{}", "call_2"),
+    ]
+    assert done.finish_reason == "tool_calls"
+    assert len([p for p in pieces if p[0] == "tool_call"]) >= 4
+
+
+def test_cut_off_answer_says_length(fake: FakeOpenAI, client: LLMClient) -> None:
+    fake.script(truncated_reply("The answer stops in the mid"))
+    assert client.stream([{"role": "user", "content": "x"}]).finish_reason == "length"
+
+
+def test_dropped_connection_is_retried_once(fake: FakeOpenAI, client: LLMClient) -> None:
+    fake.script(disconnect(), text_reply("second try"))
+    assert client.stream([{"role": "user", "content": "x"}]).content == "second try"
+    assert len(fake.requests) == 2
+
+
+def test_turn_route_answers_the_message_and_publishes_pieces(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    bus = EventBus()
+    app = Flask("t")
+    app.register_blueprint(llm_blueprint(client, events=bus))
+
+    @app.before_request
+    def _identity() -> None:
+        from flask import g
+
+        g.identity = "assistant_app"
+
+    fake.script(tool_calls_reply(("file_read", {"path": "a.txt"}), content="让我看看文件"))
+    answer = app.test_client().post(
+        "/api/llm/turn",
+        json={"messages": [{"role": "user", "content": "读 a.txt"}],
+              "tools": [{"type": "function", "function": {"name": "file_read",
+                                                          "parameters": {"type": "object"}}}],
+              "live": {"session_id": "sess_x", "turn": 1}, "surprise": 1},
+    )  # fmt: skip
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    body = answer.get_json()
+    assert body["content"] == "让我看看文件"
+    assert body["tool_calls"] == [{"id": "call_1", "name": "file_read",
+                                   "arguments": '{"path": "a.txt"}'}]  # fmt: skip
+    assert body["finish_reason"] == "tool_calls"
+    live = [e for e in bus.since(0) if e.type == "agent_progress"]
+    assert all(e.app_id == "assistant_app" and e.session_id == "sess_x" for e in live)
+    assert "".join(e.data["text"] for e in live if e.data["kind"] == "text") == "让我看看文件"
+    deltas = "".join(e.data["arguments"] for e in live if e.data["kind"] == "tool_call_delta")
+    assert deltas == '{"path": "a.txt"}'
+    progress = app.test_client().post(
+        "/api/llm/progress", json={"session_id": "sess_x", "kind": "tool_result",
+                                   "data": {"id": "call_1", "ok": True}})  # fmt: skip
+    assert progress.status_code == 200
+    assert bus.since(0)[-1].data == {"kind": "tool_result", "id": "call_1", "ok": True}

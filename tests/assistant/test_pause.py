@@ -1,0 +1,109 @@
+"""Pause and replay: a call that needs the user's yes stops at a restorable point (a
+placeholder result, the pending request and the session saved); the desktop's
+confirmation replays the same call — also after a restart in the middle of the pause —
+and the real result replaces the placeholder. Denying gives the model the refusal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.assistant.conftest import (
+    ASSISTANT,
+    agent_requests,
+    ask,
+    assistant_config,
+    build_assistant_apps,
+)
+from tests.controller.system import launch
+from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_calls_reply
+
+PLACEHOLDER = "waiting for the user's confirmation"
+
+
+def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI) -> None:
+    apps = build_assistant_apps(tmp_path)
+    config = assistant_config(fake)
+    system = launch(tmp_path, apps, config=config)
+    try:
+        system.wait_app(ASSISTANT, "running")
+        fake.script(
+            tool_calls_reply(("file_list", {}),
+                             ("file_write", {"path": "README.txt", "content": "新的说明"})),
+        )  # fmt: skip
+        paused = ask(system, fake, "智能助手 改写说明文件")
+        assert paused["view_type"] == "confirm", paused
+        confirmation = paused["data"]["confirmation_id"]
+        readme = system.workspace(ASSISTANT) / "README.txt"
+        assert "新的说明" not in readme.read_text()
+        session = paused["session_id"]
+    finally:
+        system.stop()
+
+    system = launch(tmp_path, apps, config=config)  # same state folder
+    try:
+        system.wait_app(ASSISTANT, "running")
+        pending = system.get("/api/confirmations").json()["confirmations"]
+        assert [p["confirmation_id"] for p in pending] == [confirmation]
+        fake.reset()
+        fake.script(text_reply("已改写 `README.txt`。"))
+        answer = system.post(f"/api/confirmations/{confirmation}",
+                             {"decision": "allow_once"})  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        final = answer.json()
+        assert final["data"]["content"] == "已改写 `README.txt`。", final
+        assert readme.read_text() == "新的说明"
+        (request,) = agent_requests(fake)
+        listed, written = [m for m in request.messages if m["role"] == "tool"]
+        assert listed["tool_call_id"] == "call_1" and "README.txt" in listed["content"]
+        assert written["tool_call_id"] == "call_2"
+        assert PLACEHOLDER not in written["content"] and '"size"' in written["content"]
+        # the session kept both histories: display has the real result too
+        fake.reset()
+        fake.script(text_reply("好的。"))
+        ask(system, fake, "智能助手 谢谢", session=session)
+        (later,) = agent_requests(fake)
+        assert PLACEHOLDER not in json.dumps(later.messages, ensure_ascii=False)
+    finally:
+        system.stop()
+
+
+@pytest.fixture
+def denied_system(tmp_path: Path, fake: FakeOpenAI):
+    system = launch(tmp_path, build_assistant_apps(tmp_path), config=assistant_config(fake))
+    try:
+        system.wait_app(ASSISTANT, "running")
+        yield system
+    finally:
+        system.stop()
+
+
+def test_denied_call_is_a_refusal_for_the_model(denied_system, fake: FakeOpenAI) -> None:
+    system = denied_system
+    fake.script(tool_calls_reply(("file_write", {"path": "README.txt", "content": "x"})))
+    paused = ask(system, fake, "智能助手 覆盖说明")
+    confirmation = paused["data"]["confirmation_id"]
+    fake.reset()
+    fake.script(text_reply("好的，我没有改动文件。"))
+    final = system.post(f"/api/confirmations/{confirmation}", {"decision": "deny"}).json()
+    assert final["data"]["content"] == "好的，我没有改动文件。"
+    (request,) = agent_requests(fake)
+    refused = json.loads(request.messages[-1]["content"])
+    assert refused["code"] == "denied_by_user"
+
+
+def test_a_new_message_instead_of_a_yes_cancels_the_waiting_call(
+    denied_system, fake: FakeOpenAI
+) -> None:
+    system = denied_system
+    fake.script(tool_calls_reply(("file_write", {"path": "README.txt", "content": "y"})))
+    paused = ask(system, fake, "智能助手 再覆盖说明")
+    assert paused["view_type"] == "confirm"
+    fake.reset()
+    fake.script(text_reply("那就先不改。"))
+    ask(system, fake, "智能助手 算了，别改了", session=paused["session_id"])
+    (request,) = agent_requests(fake)
+    cancelled = [m for m in request.messages if m["role"] == "tool"][-1]
+    assert json.loads(cancelled["content"])["code"] == "not_confirmed"

@@ -1,0 +1,4 @@
+import time
+
+time.sleep(20)
+print("slept")

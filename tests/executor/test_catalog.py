@@ -1,0 +1,94 @@
+"""The atomic tools' argument schemas (S-60): one definition listed by `GET /tools` and
+checked by `jsonschema`, with messages that name the argument at fault (pure logic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator, SchemaError
+
+from aios_sdk.protocol import ATOMIC_TOOLS
+from executor.tools.catalog import ATOMIC_SCHEMAS, ATOMIC_SPECS, ArgumentSchema, InvalidArgs
+
+
+def refusal(tool: str, **args: Any) -> str:
+    with pytest.raises(InvalidArgs) as err:
+        ATOMIC_SCHEMAS[tool].check(args)
+    assert err.value.code == "invalid_args"
+    return err.value.message
+
+
+def test_the_listing_and_the_check_are_one_valid_schema_per_tool() -> None:
+    assert tuple(ATOMIC_SPECS) == tuple(ATOMIC_SCHEMAS) == ATOMIC_TOOLS
+    for name, spec in ATOMIC_SPECS.items():
+        assert ATOMIC_SCHEMAS[name].schema is spec.parameters
+        Draft202012Validator.check_schema(spec.parameters)
+        assert spec.parameters["additionalProperties"] is False
+        assert ATOMIC_SCHEMAS[name].declares("timeout")
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("file_write", {"path": "x.txt"}, "file_write: missing required argument 'content'"),
+        ("file_write", {"path": "x", "content": "a", "contents": "b"},
+         "file_write: unknown argument 'contents' (allowed: path, content, mode, "
+         "encoding, timeout)"),
+        ("shell_exec", {"cmd": 5}, "shell_exec: argument 'cmd' must be string or array, got integer"),
+        ("shell_exec", {"cmd": ["ls", 5]}, "shell_exec: argument 'cmd[1]' must be string, got integer"),
+        ("notify", {"title": "x", "level": "loud"},
+         "notify: argument 'level' must be one of ['info', 'success', 'warning', 'error']"),
+        ("file_list", {"recursive": 1}, "file_list: argument 'recursive' must be boolean, got integer"),
+        ("cache_set", {"key": "k", "value": 1, "ttl": True},
+         "cache_set: argument 'ttl' must be number or null, got boolean"),
+        ("http_request", {"url": "u", "headers": []},
+         "http_request: argument 'headers' must be object, got array"),
+        ("file_read", {"path": "a", "timeout": "soon"},
+         "file_read: argument 'timeout' must be number, got string"),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_argument_at_fault(
+    tool: str, args: dict[str, Any], message: str
+) -> None:
+    assert refusal(tool, **args) == message
+
+
+def test_missing_then_unknown_then_bad_values_come_first() -> None:
+    assert (
+        refusal("file_write", contents=5, mode="x")
+        == "file_write: missing required argument 'path'"
+    )
+    assert refusal("file_write", path="a", content="", zz=1, mode="x").startswith(
+        "file_write: unknown argument 'zz'"
+    )
+
+
+def test_null_for_an_optional_argument_counts_as_left_out() -> None:
+    ATOMIC_SCHEMAS["file_read"].check({"path": "a.txt", "encoding": None})
+    ATOMIC_SCHEMAS["http_request"].check({"url": "https://x", "save_to": None})
+    assert (
+        refusal("file_read", path=None)
+        == "file_read: argument 'path' must be string, got null"
+    )
+    assert refusal("file_read", path="a", nonsense=None).startswith(
+        "file_read: unknown argument 'nonsense'"
+    )
+
+
+def test_a_custom_schema_is_checked_as_a_schema_then_compiled() -> None:
+    with pytest.raises(SchemaError):
+        ArgumentSchema("broken", {"type": "objekt"})
+    shout = ArgumentSchema(
+        "shout",
+        {"type": "object", "properties": {"word": {"type": "string"},
+                                          "times": {"type": "integer", "minimum": 1}},
+         "required": ["word"], "additionalProperties": False},
+    )  # fmt: skip
+    shout.check({"word": "hi", "times": 2})
+    with pytest.raises(InvalidArgs) as err:
+        shout.check({"word": "hi", "times": 0})
+    assert err.value.message == "shout: argument 'times': 0 is less than the minimum of 1"
+    with pytest.raises(InvalidArgs, match="argument 'times' must be integer, got boolean"):
+        shout.check({"word": "hi", "times": True})
+    assert not shout.declares("timeout")

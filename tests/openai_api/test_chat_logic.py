@@ -1,0 +1,131 @@
+"""The `/v1` entry's plain logic, without HTTP: views as Markdown, answer words,
+session names, the stream's frames (a real `EventBus`, a scripted turn)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from aios_sdk.protocol import AppReply
+from controller.chat.markdown import CONFIRM_HINT, reply_markdown
+from controller.chat.stream import turn_stream
+from controller.chat.turn import (
+    ChatTurn,
+    TurnAnswer,
+    confirmation_decision,
+    estimate_tokens,
+    session_id_for,
+)
+from controller.events import EventBus
+from controller.sessions import SessionStore
+
+
+def _reply(view_type: str, data: dict, message: str | None = None) -> AppReply:
+    return AppReply(status="ok", view_type=view_type, data=data, message=message)
+
+
+def test_views_as_markdown() -> None:
+    media = reply_markdown(
+        _reply("media", {"url": "workspace/music/a b.mp3", "type": "audio", "title": "A"}),
+        "music_app",
+        "http://127.0.0.1:9/",
+    )
+    assert media == "[A](http://127.0.0.1:9/api/apps/music_app/files/music/a%20b.mp3) (audio)"
+    image = reply_markdown(_reply("image", {"url": "https://x.test/p.png"}), "a")
+    assert image == "![](https://x.test/p.png)"
+    rows = reply_markdown(
+        _reply("table", {"columns": [{"key": "n", "label": "Name"}], "rows": [{"n": "x"}]}),
+        "a",
+    )
+    assert rows.splitlines() == ["| Name |", "| --- |", "| x |"]
+    code = reply_markdown(_reply("code", {"code": "a = '```'", "language": "py"}), "a")
+    assert code == "````py\na = '```'\n````"
+    chart = reply_markdown(_reply("chart", {"labels": ["a"], "values": [3]}), "a")
+    assert chart.splitlines()[-1] == "| a | 3 |"
+    error = reply_markdown(AppReply.error("boom", "出错了"), "a")
+    assert error == "⚠️ 出错了"
+    confirm = reply_markdown(_reply("confirm", {}, "需要你的确认：删除"), "a")
+    assert confirm == f"需要你的确认：删除\n\n{CONFIRM_HINT}"
+    unknown = reply_markdown(_reply("sparkles", {"k": 1}, "看看"), "a")
+    assert unknown.startswith("看看\n\n```json\n")
+    assert reply_markdown(_reply("text", {"content": "  "}, "说完了"), "a") == "说完了"
+
+
+def test_answer_words() -> None:
+    for word in ("确认", "好的。", "Yes!", "ok", " 可以 "):
+        assert confirmation_decision(word) == "allow_once", word
+    for word in ("取消", "不要", "No", "cancel"):
+        assert confirmation_decision(word) == "deny", word
+    assert confirmation_decision("总是允许") == "allow_always"
+    for text in ("好的，帮我播放音乐", "yes and also", "确认一下天气"):
+        assert confirmation_decision(text) is None, text
+
+
+def test_session_names_are_stable_and_restored_from_disk(tmp_path: Path) -> None:
+    sid = session_id_for("ann", "conv-1")
+    assert sid == session_id_for("ann", "conv-1")
+    assert sid != session_id_for("ann", "conv-2") != session_id_for("bob", "conv-1")
+    store = SessionStore(tmp_path)
+    session = store.get_or_create(sid)
+    session.add_turn("instruction", "hello")
+    store.save(session)
+    again = SessionStore(tmp_path).get_or_create(sid)  # as after a restart
+    assert [t["text"] for t in again.history] == ["hello"]
+
+
+def test_estimate_tokens() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("你好") == 2
+    assert estimate_tokens("abcdefgh") == 2
+
+
+def _turn() -> ChatTurn:
+    return ChatTurn(
+        model="triton/x", app_id="x", instruction="hi", system_prompt="", user="u",
+        conversation_id="c", session_id="sess_abcd1234", prompt_tokens=3,
+    )  # fmt: skip
+
+
+def _frames(bus: EventBus, run, *, run_events: bool) -> list[str]:
+    stream = turn_stream(
+        run, _turn(), events=bus, completion_id="chatcmpl-1", created=1,
+        include_usage=True, run_events=run_events, heartbeat=0.05,
+    )  # fmt: skip
+    return [frame for frame in "".join(stream).split("\n\n") if frame]
+
+
+def test_stream_passes_streamed_text_and_sends_only_the_rest() -> None:
+    bus = EventBus()
+    go = threading.Event()
+
+    def run() -> TurnAnswer:
+        go.wait(5)
+        for piece in ("Hel", "lo"):
+            bus.publish("notify", {"text_delta": piece}, session_id="sess_abcd1234")
+        bus.publish("notify", {"text_delta": "other"}, session_id="sess_other")
+        return TurnAnswer(content="Hello world", session_id="sess_abcd1234")
+
+    threading.Timer(0.2, go.set).start()
+    frames = _frames(bus, run, run_events=False)
+    assert ": ping" in frames
+    chunks = [json.loads(f[6:]) for f in frames if f.startswith("data: {")]
+    texts = [c["choices"][0]["delta"].get("content") for c in chunks if c["choices"]]
+    assert texts[0] == "" and chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert "".join(t or "" for t in texts) == "Hello world"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["prompt_tokens"] == 3
+    assert frames[-1] == "data: [DONE]"
+    assert not any(f.startswith("event:") for f in frames)
+
+
+def test_stream_error_is_openai_shaped() -> None:
+    from aios_sdk.errors import Overloaded
+
+    def run() -> TurnAnswer:
+        raise Overloaded("too busy")
+
+    frames = _frames(EventBus(), run, run_events=True)
+    (error,) = [json.loads(f[6:]) for f in frames if f.startswith('data: {"error"')]
+    assert error["error"]["code"] == "overloaded"
+    assert error["error"]["type"] == "server_error"
+    assert frames[-1] == "data: [DONE]"

@@ -1,0 +1,148 @@
+"""The scheduler app's words, offline, in Chinese and English, at a fixed `now`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.scheduler_app.phrases import chinese_number, understand
+
+NOW = datetime(2030, 5, 6, 14, 0, tzinfo=UTC)  # a Monday afternoon
+
+CASES = [
+    (
+        "10分钟后提醒我喝水",
+        "喝水提醒",
+        "提醒我喝水",
+        {"schedule_type": "once", "run_at": "2030-05-06T14:10:00+00:00"},
+    ),  # fmt: skip
+    (
+        "明天早上8点叫我起床",
+        "起床提醒",
+        "提醒我起床",
+        {"schedule_type": "once", "run_at": "2030-05-07T08:00:00+00:00"},
+    ),  # fmt: skip
+    (
+        "每天早上8点播放音乐",
+        "播放音乐",
+        "播放音乐",
+        {"schedule_type": "cron", "cron": "0 8 * * *"},
+    ),
+    (
+        "每周一上午9点查看CPU",
+        "查看CPU",
+        "查看CPU",
+        {"schedule_type": "cron", "cron": "0 9 * * mon"},
+    ),
+    (
+        "每隔半小时提醒我休息",
+        "休息提醒",
+        "提醒我休息",
+        {"schedule_type": "interval", "interval_s": 1800.0},
+    ),  # fmt: skip
+    (
+        "remind me in 5 minutes to stretch",
+        "stretch reminder",
+        "remind me to stretch",
+        {"schedule_type": "once", "run_at": "2030-05-06T14:05:00+00:00"},
+    ),  # fmt: skip
+    (
+        "下午3点半提醒我开会",
+        "开会提醒",
+        "提醒我开会",
+        {"schedule_type": "once", "run_at": "2030-05-06T15:30:00+00:00"},
+    ),  # fmt: skip
+    (
+        "每天晚上10点提醒我睡觉",
+        "睡觉提醒",
+        "提醒我睡觉",
+        {"schedule_type": "cron", "cron": "0 22 * * *"},
+    ),  # fmt: skip
+    (
+        "每隔两小时提醒我喝水",
+        "喝水提醒",
+        "提醒我喝水",
+        {"schedule_type": "interval", "interval_s": 7200.0},
+    ),  # fmt: skip
+    (
+        "每周五下午5点提醒我写周报",
+        "写周报提醒",
+        "提醒我写周报",
+        {"schedule_type": "cron", "cron": "0 17 * * fri"},
+    ),  # fmt: skip
+    (
+        "30秒后提醒我看锅",
+        "看锅提醒",
+        "提醒我看锅",
+        {"schedule_type": "once", "run_at": "2030-05-06T14:00:30+00:00"},
+    ),  # fmt: skip
+    (
+        "remind me tomorrow at 9am to call mom",
+        "call mom reminder",
+        "remind me to call mom",
+        {"schedule_type": "once", "run_at": "2030-05-07T09:00:00+00:00"},
+    ),  # fmt: skip
+    (
+        "every day at 7:30am check the weather",
+        "check the weather",
+        "check the weather",
+        {"schedule_type": "cron", "cron": "30 7 * * *"},
+    ),  # fmt: skip
+    (
+        "every 10 minutes remind me to blink",
+        "blink reminder",
+        "remind me to blink",
+        {"schedule_type": "interval", "interval_s": 600.0},
+    ),  # fmt: skip
+    (
+        "every monday at 9 check cpu",
+        "check cpu",
+        "check cpu",
+        {"schedule_type": "cron", "cron": "0 9 * * mon"},
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("text", "name", "what", "schedule"), CASES)
+def test_words_become_a_job(text, name, what, schedule):
+    request = understand(text, NOW)
+    assert (request.kind, request.name, request.what, request.schedule) == (
+        "create",
+        name,
+        what,
+        schedule,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "target"),
+    [
+        ("取消喝水提醒", "cancel", "喝水"),
+        ("删除起床的提醒", "cancel", "起床"),
+        ("cancel the stretch reminder", "cancel", "stretch"),
+        ("我有哪些定时任务", "list", ""),
+        ("列出我的提醒", "list", ""),
+        ("list my reminders", "list", ""),
+        ("", "list", ""),
+        ("提醒我喝水", "remind_now", ""),
+        ("remind me to stretch", "remind_now", ""),
+    ],
+)
+def test_list_cancel_and_a_reminder_that_is_due(text, kind, target):
+    request = understand(text, NOW)
+    assert (request.kind, request.target) == (kind, target)
+
+
+def test_a_time_already_past_today_means_tomorrow():
+    assert (
+        understand("8点提醒我吃药", NOW).schedule["run_at"] == "2030-05-07T08:00:00+00:00"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("10", 10), ("十", 10), ("十五", 15), ("二十", 20), ("两", 2), ("半", 0.5)],
+)
+def test_chinese_numbers(text, value):
+    assert chinese_number(text) == value

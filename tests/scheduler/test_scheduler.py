@@ -1,0 +1,258 @@
+"""The scheduler's logic with an injected clock: no test sleeps for a schedule."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime
+
+import pytest
+
+from aios_sdk.errors import InvalidRequest, NotFound
+from aios_sdk.protocol import ScheduleJob, ScheduleJobPatch
+from controller.pipeline.cancel import Cancelled, TaskCancels
+from controller.scheduler import JobRunner, JobStore, Scheduler
+from controller.scheduler.scheduler import CommandReview, JobRunning, NeedsUserConfirmation
+
+
+def when(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def agent_job(**kw) -> ScheduleJob:
+    fields = {"name": "喝水提醒", "execution_type": "agent", "schedule_type": "interval",
+              "interval_s": 60, "app_id": "scheduler_app", "instruction": "提醒我喝水"}  # fmt: skip
+    return ScheduleJob(**{**fields, **kw})
+
+
+def command_job(**kw) -> ScheduleJob:
+    fields = {"name": "echo", "execution_type": "command", "schedule_type": "interval",
+              "interval_s": 1, "app_id": "hello_app", "command": ["echo", "hi"]}  # fmt: skip
+    return ScheduleJob(**{**fields, **kw})
+
+
+def test_interval_job_runs_when_the_clock_says_so(make_scheduler, clock, pipeline, toasts):
+    scheduler = make_scheduler()
+    job = scheduler.create(agent_job())
+    assert job["next_run_at"].startswith("2030-05-06T08:01:00")
+    assert scheduler.tick() == []
+    clock.advance(seconds=60)
+    assert len(scheduler.tick()) == 1
+    assert scheduler.wait_idle()
+    assert pipeline.said == [("提醒我喝水", "sess_sched" + job["id"][4:])]
+    assert toasts[-1][0] == "定时任务「喝水提醒」已运行"
+    (run,) = scheduler.runs(job["id"])
+    assert run["status"] == "ok" and run["summary"] == "done: 提醒我喝水"
+    assert scheduler.get(job["id"])["next_run_at"].startswith("2030-05-06T08:02:00")
+
+
+def test_command_job_goes_to_the_executor_with_its_app(make_scheduler, clock, executor):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job(timeout=5))
+    clock.advance(seconds=1)
+    scheduler.tick()
+    scheduler.wait_idle()
+    (body,) = executor.bodies
+    assert body["app_id"] == "hello_app"
+    assert body["steps"] == [{"step_id": 1, "tool": "shell_exec",
+                              "args": {"cmd": ["echo", "hi"], "timeout": 5.0}}]  # fmt: skip
+    (run,) = scheduler.runs(job["id"])
+    assert run["status"] == "ok" and run["output_tail"] == "hi\n"
+
+
+def test_command_timeout_and_failure_are_recorded(make_scheduler, clock, executor):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job())
+    executor.answer = {"status": "error", "code": "tool_timeout", "error": "took too long",
+                       "result": {"stdout": "partial", "stderr": ""}}  # fmt: skip
+    clock.advance(seconds=1)
+    scheduler.tick()
+    scheduler.wait_idle()
+    executor.answer = {
+        "status": "ok",
+        "result": {"returncode": 3, "stdout": "", "stderr": "bad"},
+    }
+    clock.advance(seconds=1)
+    scheduler.tick()
+    scheduler.wait_idle()
+    newest, oldest = scheduler.runs(job["id"])
+    assert (oldest["status"], oldest["output_tail"]) == ("timeout", "partial")
+    assert (newest["status"], newest["summary"]) == ("error", "exit code 3")
+
+
+def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts):
+    """The pipeline's own cancellation (`TaskCancels`) stops the run's blocking call."""
+    cancels = TaskCancels()
+    blocker, outcome = threading.Event(), []
+
+    def slow_pipeline(text: str, session_id: str) -> dict:
+        with cancels.running(session_id, "hello_app"):
+            try:
+                cancels.guard(lambda: blocker.wait(30))
+            except Cancelled as exc:
+                outcome.append(exc.code)
+                raise
+        return {}
+
+    notify = lambda *a: toasts.append(a)  # noqa: E731
+    cancel = lambda sid: cancels.cancel_app("hello_app", sid)  # noqa: E731
+    scheduler = Scheduler(
+        JobStore(tmp_path / "state"),
+        JobRunner(lambda *a: {}, slow_pipeline, notify, cancel),
+        clock=clock,
+    )
+    job = scheduler.create(agent_job(timeout=0.3))
+    clock.advance(seconds=60)
+    scheduler.tick()
+    assert scheduler.wait_idle(3)
+    assert outcome == ["cancelled"] and not blocker.is_set()
+    (run,) = scheduler.runs(job["id"])
+    assert run["status"] == "timeout" and "cancelled" in run["summary"], run
+    assert run["duration_s"] < 2
+    assert "超时" in toasts[-1][0]
+    assert scheduler.get(job["id"])["running"] is False
+    blocker.set()
+
+
+def test_a_running_job_never_overlaps_itself(make_scheduler, clock, executor):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job())
+    executor.gate = threading.Event()
+    clock.advance(seconds=1)
+    assert len(scheduler.tick()) == 1
+    for _ in range(3):
+        clock.advance(seconds=1)
+        assert scheduler.tick() == []
+    with pytest.raises(JobRunning):
+        scheduler.run_now(job["id"])
+    executor.gate.set()
+    scheduler.wait_idle()
+    entry = scheduler.get(job["id"])
+    assert len(executor.bodies) == 1 and entry["skipped"] == 3 and entry["run_count"] == 1
+
+
+def test_catch_up_after_downtime_is_one_run(make_scheduler, clock, executor, tmp_path):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job(interval_s=10))
+    scheduler.stop()
+    clock.advance(hours=5)  # the controller was down for five hours
+    again = make_scheduler()
+    assert len(again.tick()) == 1
+    again.wait_idle()
+    assert again.tick() == []
+    (run,) = again.runs(job["id"])
+    assert run["trigger"] == "catch_up"
+    assert when(again.get(job["id"])["next_run_at"]) > clock.now
+
+
+def test_restart_keeps_jobs_and_closes_interrupted_runs(make_scheduler, clock, executor):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job())
+    executor.gate = threading.Event()
+    clock.advance(seconds=1)
+    scheduler.tick()  # running when the controller "stops"
+    again = make_scheduler()
+    executor.gate.set()
+    entry = again.get(job["id"])
+    assert entry["name"] == "echo" and entry["running"] is False
+    runs = again.runs(job["id"])
+    assert runs[0]["status"] == "error" and "interrupted" in runs[0]["summary"]
+    scheduler.wait_idle()
+
+
+def test_once_and_max_runs_end_the_job(make_scheduler, clock, pipeline):
+    scheduler = make_scheduler()
+    once = scheduler.create(agent_job(schedule_type="once", interval_s=None,
+                                      run_at="2030-05-06T08:10:00+00:00"))  # fmt: skip
+    limited = scheduler.create(agent_job(name="twice", interval_s=60, max_runs=2))
+    for _ in range(12):
+        clock.advance(minutes=1)
+        scheduler.tick()
+        scheduler.wait_idle()
+    assert scheduler.get(once["id"])["next_run_at"] is None
+    assert scheduler.get(once["id"])["run_count"] == 1
+    assert scheduler.get(limited["id"])["run_count"] == 2
+    assert scheduler.get(limited["id"])["next_run_at"] is None
+
+
+def test_cron_in_local_time_and_bad_cron_names_the_field(make_scheduler, clock):
+    scheduler = make_scheduler()
+    job = scheduler.create(
+        agent_job(schedule_type="cron", interval_s=None, cron="0 9 * * mon")
+    )
+    assert job["next_run_at"][:16] in {"2030-05-06T09:00", "2030-05-13T09:00"}
+    with pytest.raises(InvalidRequest, match="cron"):
+        scheduler.create(
+            agent_job(schedule_type="cron", interval_s=None, cron="99 9 * * mon")
+        )
+
+
+def test_disable_enable_and_patch(make_scheduler, clock, pipeline):
+    scheduler = make_scheduler()
+    job = scheduler.create(agent_job())
+    off = scheduler.update(job["id"], ScheduleJobPatch(enabled=False))
+    assert off["enabled"] is False and off["next_run_at"] is None
+    clock.advance(minutes=5)
+    assert scheduler.tick() == []
+    on = scheduler.update(job["id"], ScheduleJobPatch(enabled=True, interval_s=30))
+    assert on["interval_s"] == 30 and when(on["next_run_at"]) > clock.now
+
+
+def test_apps_see_only_their_own_jobs(make_scheduler):
+    scheduler = make_scheduler()
+    mine = scheduler.create(agent_job(app_id="someone_else"), caller="music_app")
+    assert mine["app_id"] == "music_app"  # an app's job is always its own
+    other = scheduler.create(agent_job(app_id="hello_app"))
+    assert [j["id"] for j in scheduler.jobs(caller="music_app")] == [mine["id"]]
+    with pytest.raises(NotFound):
+        scheduler.delete(other["id"], caller="music_app")
+    assert len(scheduler.jobs(caller="scheduler_app")) == 2  # the window sees every job
+
+
+def test_risky_command_waits_for_the_users_yes(make_scheduler, clock, executor, toasts):
+    asked = lambda job: CommandReview("运行程序 rm -rf workspace", ["rm"])  # noqa: E731
+    scheduler = make_scheduler(review=asked)
+    job = scheduler.create(command_job(command="rm -rf workspace"), caller="hello_app")
+    assert job["enabled"] is False and job["awaiting_confirmation"]
+    assert "需要你的确认" in toasts[-1][0]
+    clock.advance(seconds=5)
+    assert scheduler.tick() == []
+    with pytest.raises(NeedsUserConfirmation):
+        scheduler.update(job["id"], ScheduleJobPatch(enabled=True), caller="hello_app")
+    with pytest.raises(NeedsUserConfirmation):
+        scheduler.run_now(job["id"])
+    yes = scheduler.update(job["id"], ScheduleJobPatch(enabled=True))  # the user's token
+    assert yes["enabled"] and yes["awaiting_confirmation"] is None
+    clock.advance(seconds=1)
+    scheduler.tick()
+    scheduler.wait_idle()
+    assert executor.bodies[0]["approved_commands"] == ["rm"]
+
+
+def test_corrupt_files_cost_only_themselves(make_scheduler, tmp_path, clock):
+    scheduler = make_scheduler()
+    a = scheduler.create(agent_job(name="a"))
+    b = scheduler.create(agent_job(name="b"))
+    c = scheduler.create(agent_job(name="c"))
+    clock.advance(seconds=60)
+    scheduler.tick()
+    scheduler.wait_idle()
+    state = tmp_path / "state"
+    lines = (state / "jobs.json").read_text().splitlines()
+    assert len(lines) == 5  # one job per line
+    lines[2] = lines[2][:20]  # job b damaged mid-line
+    (state / "jobs.json").write_text("\n".join(lines))
+    (state / "jobs-state.json").write_text("{not json")
+    run_file = next((state / "runs" / a["id"]).glob("run_*.json"))
+    run_file.write_text("garbage")
+    again = make_scheduler()
+    assert {j["id"] for j in again.jobs()} == {a["id"], c["id"]}
+    assert any("jobs.json is corrupt" in p for p in again.problems)
+    assert any("jobs-state.json is corrupt" in p for p in again.problems)
+    assert list(state.glob("jobs.json.corrupt-*")) and list(
+        state.glob("jobs-state.json.corrupt-*")
+    )
+    assert again.runs(a["id"]) == []
+    assert any(run_file.name in p for p in again.problems)
+    assert json.loads((state / "jobs.json").read_text())["jobs"]  # rewritten whole
+    assert b["id"] not in (state / "jobs.json").read_text()

@@ -1,0 +1,54 @@
+"""End to end with real processes: `aios start --headless`, the executor, the apps.
+
+A 1-second interval command job runs through the executor and shows up in its
+runs; the scheduler app turns words into a job through the `schedule` tool (app
+token → executor → controller), and the job survives a restart.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.controller.system import build_apps_dir, copy_shipped_apps, launch
+
+pytestmark = pytest.mark.slow
+
+
+def test_interval_job_runs_and_words_become_jobs(tmp_path):
+    apps = build_apps_dir(tmp_path / "apps", test_apps=())
+    copy_shipped_apps(apps, ("scheduler_app",))
+    system = launch(tmp_path, apps)
+    try:
+        system.wait_app("scheduler_app", "running")
+        job = {"name": "tick", "execution_type": "command", "schedule_type": "interval",
+               "interval_s": 1, "app_id": "hello_app", "command": ["echo", "tick"],
+               "timeout": 5}  # fmt: skip
+        created = system.post("/api/schedules", job)
+        assert created.status_code == 201, created.text
+        job_id = created.json()["id"]
+
+        def two_runs():
+            runs = system.get(f"/api/schedules/{job_id}/runs").json()["runs"]
+            return runs if len(runs) >= 2 else None
+
+        runs = system.wait_for(two_runs, timeout=20, what="two runs of the 1 s job")
+        assert {r["status"] for r in runs} == {"ok"}, runs
+        assert runs[0]["output_tail"] == "tick\n"
+        assert (system.state_dir / "runs" / job_id).is_dir()
+
+        answer = system.say("10分钟后提醒我喝水")
+        assert answer["tasks"][0]["app_id"] == "scheduler_app", answer
+        assert answer["tasks"][0]["result"]["status"] == "ok", answer
+        jobs = system.get("/api/schedules").json()["jobs"]
+        reminder = next(j for j in jobs if j["app_id"] == "scheduler_app")
+        assert reminder["name"] == "喝水提醒" and reminder["instruction"] == "提醒我喝水"
+        assert system.get(f"/api/schedules/{job_id}").status_code in (404, 405)
+    finally:
+        system.stop()
+
+    again = launch(tmp_path, apps, state_dir=system.state_dir)
+    try:
+        names = {j["name"] for j in again.get("/api/schedules").json()["jobs"]}
+        assert names == {"tick", "喝水提醒"}
+    finally:
+        again.stop()
