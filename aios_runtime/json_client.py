@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import urllib3
+from urllib3.connection import HTTPConnection
 from urllib3.exceptions import HTTPError, NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 
@@ -35,12 +39,14 @@ __all__ = [
     "TOKEN_HEADER",
     "JsonAnswer",
     "PeerTimeout",
+    "abort",
     "close_pools",
     "json_bytes",
     "new_pool",
     "pool_for",
     "request_json",
     "send_json",
+    "watched",
 ]
 
 TOKEN_HEADER = "X-AIOS-Token"  # aios_runtime.edge.TOKEN_HEADER, without importing Flask
@@ -70,6 +76,46 @@ class JsonAnswer:
     raw: bytes
 
 
+_watch = threading.local()
+
+
+class _WatchedConnection(HTTPConnection):
+    """A connection that names itself to the sending thread's watcher (`watched`)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        watcher = getattr(_watch, "watcher", None)
+        if watcher is not None:
+            watcher(self)
+        super().request(*args, **kwargs)
+
+
+class _Pool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _WatchedConnection
+
+
+@contextmanager
+def watched(watcher: Callable[[HTTPConnection], None]) -> Iterator[None]:
+    """Within the block, every request this thread sends is first announced to
+    `watcher` with the connection carrying it, so another thread can `abort` it."""
+    outer = getattr(_watch, "watcher", None)
+    _watch.watcher = watcher
+    try:
+        yield
+    finally:
+        _watch.watcher = outer
+
+
+def abort(connection: HTTPConnection) -> None:
+    """Shut a connection down from any thread: a call waiting on it fails at once
+    (as `AppUnreachable`); the pool then drops that connection."""
+    sock = connection.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 _pools: dict[tuple[str, int], urllib3.HTTPConnectionPool] = {}
 _pools_lock = threading.Lock()
 
@@ -79,9 +125,7 @@ def new_pool(
 ) -> urllib3.HTTPConnectionPool:
     """A pool keeping up to `maxsize` connections to `host:port` (more are opened when
     more calls run at once, and closed after use); requests are never retried."""
-    return urllib3.HTTPConnectionPool(
-        host, port, maxsize=maxsize, block=False, retries=False
-    )
+    return _Pool(host, port, maxsize=maxsize, block=False, retries=False)
 
 
 def pool_for(host: str, port: int) -> urllib3.HTTPConnectionPool:

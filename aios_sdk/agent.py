@@ -452,7 +452,9 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(context, Mapping) and context.get("session_id"):
             _current.session_id = str(context["session_id"])
         tools = context.get("available_tools") if isinstance(context, Mapping) else None
-        _current.available_tools = frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
+        _current.available_tools = (
+            frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
+        )
         try:
             return handle(self, *args, **kwargs)
         finally:

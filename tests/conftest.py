@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+from collections.abc import Iterator
 
 import pytest
+from flask import Flask
+
+from aios_runtime.serving import start_server
 
 _real_connect = socket.socket.connect
 
@@ -34,3 +39,21 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
         return _real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+
+
+@pytest.fixture()
+def slow_peer() -> Iterator[str]:
+    """A real HTTP peer whose `/slow` answers only when released (or after 10 s)."""
+    app = Flask("slow_peer")
+    release = threading.Event()
+
+    @app.post("/slow")
+    def slow() -> dict[str, bool]:
+        return {"released": release.wait(10)}
+
+    server = start_server(app, 0, threads=4)
+    try:
+        yield server.url
+    finally:
+        release.set()
+        server.stop()

@@ -1,24 +1,26 @@
 """Stopping an app's running work on the user's request (the desktop's cancel button).
 
 `TaskCancels` knows the work in progress — one entry per `Pipeline.drive`, found by
-its task id or by (session id, app id) — and lets a blocking call of that work (the
+its task id or by (session id, app id) — and lets a blocking hop of that work (the
 app's HTTP call, the executor's `/run`) be abandoned: `guard(call)` runs the call on
-a pool thread and returns its result, or raises `Cancelled` as soon as
-`cancel_task` / `cancel_app` is called for the current work. After a cancel no
-further app call or step round of that work starts. A call already sent is not
-recalled: the executor finishes (or times out) the step it is running, and its
-result is dropped.
+the calling thread and raises `Cancelled` as soon as `cancel_task` / `cancel_app` is
+called for the current work, by shutting down the connection the call waits on
+(`aios_runtime.json_client.watched` / `abort`). After a cancel no further app call or
+step round of that work starts. A request already sent is not recalled: the
+executor finishes (or times out) the step it is running, and its result is dropped.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from urllib3.connection import HTTPConnection
+
+from aios_runtime.json_client import abort, watched
 from aios_sdk.errors import AiosError
 
 __all__ = ["Cancelled", "TaskCancels", "Work"]
@@ -41,22 +43,26 @@ class Work:
     app_id: str
     task_id: str | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
-    _wakers: set[threading.Event] = field(default_factory=set)
+    _connections: set[HTTPConnection] = field(default_factory=set)
 
     def cancel(self) -> None:
         self.cancelled.set()
-        for waker in list(self._wakers):
-            waker.set()
+        for connection in list(self._connections):
+            abort(connection)
+
+    def _watch(self, connection: HTTPConnection) -> None:
+        self._connections.add(connection)
+        if self.cancelled.is_set():  # cancelled between the check and the send
+            abort(connection)
 
 
 class TaskCancels:
     """The running work of the pipeline and the cancel requests against it."""
 
-    def __init__(self, max_threads: int = 64):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._works: set[Work] = set()
         self._current = threading.local()
-        self._pool = ThreadPoolExecutor(max_threads, thread_name_prefix="guarded")
 
     @contextmanager
     def running(
@@ -95,20 +101,21 @@ class TaskCancels:
     def guard(self, call: Callable[[], _T]) -> _T:
         """`call()`, abandoned with `Cancelled` when the current work is cancelled.
 
-        Outside `running` (or with nothing to cancel) the call runs on this thread."""
+        Outside `running` the call runs unguarded."""
         work: Work | None = getattr(self._current, "work", None)
         if work is None:
             return call()
         if work.cancelled.is_set():
             raise Cancelled("已取消 (cancelled)")
-        waker = threading.Event()
-        future = self._pool.submit(call)
-        future.add_done_callback(lambda _: waker.set())
-        work._wakers.add(waker)
         try:
-            waker.wait()
+            with watched(work._watch):
+                result = call()
+        except AiosError:
+            if work.cancelled.is_set():
+                raise Cancelled("已取消 (cancelled)") from None
+            raise
         finally:
-            work._wakers.discard(waker)
+            work._connections.clear()
         if work.cancelled.is_set():
             raise Cancelled("已取消 (cancelled)")
-        return future.result()
+        return result

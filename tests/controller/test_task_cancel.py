@@ -8,18 +8,18 @@ import time
 
 import pytest
 
+from aios_runtime.json_client import request_json
 from controller.pipeline.cancel import Cancelled, TaskCancels
 
 
-def test_cancel_abandons_the_running_call_and_the_next_ones() -> None:
+def test_cancel_abandons_the_running_call_and_the_next_ones(slow_peer: str) -> None:
     cancels = TaskCancels()
-    release = threading.Event()
     outcome: dict[str, object] = {}
 
     def work() -> None:
         with cancels.running("s1", "slow_app", "t1"):
             try:
-                cancels.guard(lambda: release.wait(10))
+                cancels.guard(lambda: request_json("POST", f"{slow_peer}/slow", {}))
             except Cancelled as exc:
                 outcome["first"] = exc.code
             try:
@@ -29,15 +29,20 @@ def test_cancel_abandons_the_running_call_and_the_next_ones() -> None:
 
     thread = threading.Thread(target=work)
     thread.start()
-    time.sleep(0.1)
+    time.sleep(0.3)  # the request is on the wire, waiting for its answer
     assert cancels.cancel_task("other") == 0
     started = time.monotonic()
     assert cancels.cancel_task("t1") == 1
     thread.join(2)
     assert time.monotonic() - started < 1
     assert outcome == {"first": "cancelled", "second": "refused"}
-    release.set()
     assert cancels.cancel_task("t1") == 0  # ended work is forgotten
+
+
+def test_a_call_that_is_not_cancelled_answers_normally(slow_peer: str) -> None:
+    cancels = TaskCancels()
+    with cancels.running("s1", "app", "t2"):
+        assert cancels.guard(lambda: 7) == 7
 
 
 def test_cancel_by_app_and_session_only_touches_that_work() -> None:

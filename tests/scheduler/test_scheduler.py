@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from aios_runtime.json_client import request_json
 from aios_sdk.errors import InvalidRequest, NotFound
 from aios_sdk.protocol import ScheduleJob, ScheduleJobPatch
 from controller.pipeline.cancel import Cancelled, TaskCancels
@@ -80,15 +81,15 @@ def test_command_timeout_and_failure_are_recorded(make_scheduler, clock, executo
     assert (newest["status"], newest["summary"]) == ("error", "exit code 3")
 
 
-def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts):
+def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts, slow_peer):
     """The pipeline's own cancellation (`TaskCancels`) stops the run's blocking call."""
     cancels = TaskCancels()
-    blocker, outcome = threading.Event(), []
+    outcome = []
 
     def slow_pipeline(text: str, session_id: str) -> dict:
         with cancels.running(session_id, "hello_app"):
             try:
-                cancels.guard(lambda: blocker.wait(30))
+                cancels.guard(lambda: request_json("POST", f"{slow_peer}/slow", {}))
             except Cancelled as exc:
                 outcome.append(exc.code)
                 raise
@@ -105,13 +106,12 @@ def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts):
     clock.advance(seconds=60)
     scheduler.tick()
     assert scheduler.wait_idle(3)
-    assert outcome == ["cancelled"] and not blocker.is_set()
+    assert outcome == ["cancelled"]
     (run,) = scheduler.runs(job["id"])
     assert run["status"] == "timeout" and "cancelled" in run["summary"], run
     assert run["duration_s"] < 2
     assert "超时" in toasts[-1][0]
     assert scheduler.get(job["id"])["running"] is False
-    blocker.set()
 
 
 def test_a_running_job_never_overlaps_itself(make_scheduler, clock, executor):
