@@ -17,6 +17,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from aios_runtime.workdir import is_inside
 
 __all__ = ["SYSTEM_DIRS", "bwrap_argv", "bwrap_works", "find_bwrap", "mask_list"]
 
@@ -45,10 +48,6 @@ def bwrap_works(bwrap: str, *, share_network: bool = False) -> bool:
     return done.returncode == 0
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def mask_list(paths: Iterable[str | os.PathLike[str]], keep: Iterable[str]) -> list[str]:
     """The real paths of `paths` to hide: existing folders, never a system folder nor
     one of `keep`, and none already inside `/tmp` or a broader mask."""
@@ -61,7 +60,7 @@ def mask_list(paths: Iterable[str | os.PathLike[str]], keep: Iterable[str]) -> l
         wanted.append(real)
     masks: list[str] = []
     for real in sorted(set(wanted), key=len):  # broader first
-        if not any(_inside(real, m) for m in ["/tmp", *masks]):
+        if not any(is_inside(Path(real), Path(m)) for m in ["/tmp", *masks]):
             masks.append(real)
     return masks
 
@@ -103,7 +102,9 @@ def bwrap_argv(
         wrapped += ["--tmpfs", mask]
     for path in readable:
         real = os.path.realpath(path)
-        if os.path.exists(real) and any(_inside(real, m) for m in ["/tmp", *masks]):
+        if os.path.exists(real) and any(
+            is_inside(Path(real), Path(m)) for m in ["/tmp", *masks]
+        ):
             wrapped += ["--ro-bind", real, real]
     for real in writable:
         wrapped += ["--bind", real, real]

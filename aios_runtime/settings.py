@@ -35,7 +35,9 @@ __all__ = [
     "ToolSandbox",
     "load_settings",
     "load_settings_or_set_aside",
-    "save_settings",
+    "save_user_settings",
+    "saved_keys",
+    "user_settings_path",
 ]
 
 PositiveSeconds = Annotated[float, Field(gt=0, le=3600)]
@@ -138,6 +140,18 @@ class McpDeclaredTool(BaseModel):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
 
 
+class McpServerLimits(BaseModel):
+    """config.json `mcp_servers.<name>.limits`: the server process's rlimits and task
+    ceiling; unset: the executor's `limits` (`memory_bytes`, `file_size_bytes`,
+    `tasks_per_run`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_bytes: int | None = Field(default=None, gt=0)  # address space (RLIMIT_AS)
+    file_size_bytes: int | None = Field(default=None, gt=0)  # RLIMIT_FSIZE
+    tasks: int | None = Field(default=None, gt=1)  # pids cgroup, else RLIMIT_NPROC
+
+
 class McpServerSettings(BaseModel):
     """config.json `mcp_servers.<name>`: one stdio MCP server the executor runs (docs/MCP.md)."""
 
@@ -155,6 +169,7 @@ class McpServerSettings(BaseModel):
     max_result_size_chars: int = Field(default=20000, gt=0)
     readable: list[str] = Field(default_factory=list)  # more folders it may read
     tools: list[McpDeclaredTool] = Field(default_factory=list)
+    limits: McpServerLimits = Field(default_factory=McpServerLimits)
 
 
 class McpOutSettings(BaseModel):
@@ -207,18 +222,38 @@ _ENV_OVERRIDES = {
 }
 
 
+USER_SETTINGS_NAME = "settings.json"
+
+
+def user_settings_path(state_dir: str | os.PathLike[str]) -> Path:
+    """Where the settings the user saves from the desktop live: the state folder."""
+    return Path(state_dir) / USER_SETTINGS_NAME
+
+
+def _read_object(path: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise InvalidRequest(f"{path}: must hold a JSON object")
+    return raw
+
+
 def load_settings(
-    path: str | os.PathLike[str] | None, env: dict[str, str] | None = None
+    path: str | os.PathLike[str] | None,
+    env: dict[str, str] | None = None,
+    *,
+    user: str | os.PathLike[str] | None = None,
 ) -> Settings:
-    """Read `config.json` (missing file → defaults) and apply environment overrides."""
+    """Read `config.json` (missing file → defaults), put the user's saved settings
+    (`user`, top-level keys, see `user_settings_path`) over it, and apply environment
+    overrides."""
     raw: dict[str, Any] = {}
     if path is not None and Path(path).exists():
-        try:
-            raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InvalidRequest(f"{path}: not valid JSON ({exc})") from exc
-        if not isinstance(raw, dict):
-            raise InvalidRequest(f"{path}: must hold a JSON object")
+        raw = _read_object(Path(path))
+    if user is not None and Path(user).exists():
+        raw.update(_read_object(Path(user)))
     env = os.environ if env is None else env
     for var, key in _ENV_OVERRIDES.items():
         if env.get(var):
@@ -226,36 +261,62 @@ def load_settings(
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise InvalidRequest(
-            f"{path or 'config'}: {describe_validation_error(exc)}"
-        ) from exc
+        where = f"{path or 'config'}" + (f" with {user}" if user else "")
+        raise InvalidRequest(f"{where}: {describe_validation_error(exc)}") from exc
 
 
-def load_settings_or_set_aside(
-    path: str | os.PathLike[str], env: dict[str, str] | None = None
-) -> Settings:
-    """`load_settings`, except that a `config.json` that is not JSON at all (corrupt
-    or cut short) is set aside as `config.json.corrupt-<time>`, reported by name, and
-    the defaults are used. A readable file with a bad value still raises."""
+def _set_aside_if_unreadable(path: Path) -> bool:
+    """Set `path` aside (reported by name) when it is not a JSON object; True if so."""
     from aios_runtime.files import set_aside
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        parsed = json.loads(text)
+        parsed = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return load_settings(path, env)
+        return False
     except ValueError as exc:  # JSON or UTF-8
-        set_aside(Path(path), f"not valid JSON: {exc}")
-        return load_settings(None, env)
+        set_aside(path, f"not valid JSON: {exc}")
+        return True
     if not isinstance(parsed, dict):
-        set_aside(Path(path), "not a JSON object")
-        return load_settings(None, env)
-    return load_settings(path, env)
+        set_aside(path, "not a JSON object")
+        return True
+    return False
 
 
-def save_settings(settings: Settings, path: str | os.PathLike[str]) -> None:
-    """Write `config.json` atomically (temp file, fsync, rename)."""
+def load_settings_or_set_aside(
+    path: str | os.PathLike[str],
+    env: dict[str, str] | None = None,
+    *,
+    user: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """`load_settings`, except that a `config.json` or user settings file that is not
+    JSON at all (corrupt or cut short) is set aside as `<name>.corrupt-<time>`,
+    reported by name, and left out (the defaults are used). A readable file with a
+    bad value still raises."""
+    config: Path | None = Path(path)
+    if _set_aside_if_unreadable(Path(path)):
+        config = None
+    if user is not None and _set_aside_if_unreadable(Path(user)):
+        user = None
+    return load_settings(config, env, user=user)
+
+
+def saved_keys(path: str | os.PathLike[str]) -> set[str]:
+    """The top-level keys a user settings file holds (none when it is missing)."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return set()
+    return set(raw) if isinstance(raw, dict) else set()
+
+
+def save_user_settings(
+    settings: Settings, keys: set[str], path: str | os.PathLike[str]
+) -> None:
+    """Write the top-level `keys` of `settings` to the user settings file `path`
+    atomically (temp file, fsync, rename); `config.json` is never rewritten."""
     from aios_runtime.files import atomic_write_text
 
-    text = json.dumps(settings.model_dump(mode="json"), ensure_ascii=False, indent=2)
+    dumped = settings.model_dump(mode="json")
+    values = {key: dumped[key] for key in sorted(keys) if key in dumped}
+    text = json.dumps(values, ensure_ascii=False, indent=2)
     atomic_write_text(Path(path), text + "\n")

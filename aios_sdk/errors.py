@@ -29,6 +29,7 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + Cancelled: cancelled, 409 (controller.pipeline.cancel)
   + BadAppReply: bad_app_reply, 502
   + UnknownTool: unknown_tool, 400
+  + ToolUnavailable: tool_unavailable, 409 (executor.providers.registry)
   + InvalidArgs: invalid_args, 400 (executor.tools.catalog)
   + TemplateError: template_error, 400 (executor.templating)
   + ToolFailed: tool_failed, 500
@@ -36,7 +37,7 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + PathOutsideWorkdir: path_outside_workdir, 403
   + CommandNotAllowed: command_not_allowed, 403
   + UrlNotAllowed: url_not_allowed, 403
-  + NeedsConfirmation: needs_confirmation, 403 (executor.consent)
+  + NeedsConfirmation: needs_confirmation, 403
   + TooManyProcesses: too_many_processes, 429 (executor.sandbox.background)
   + LLMError: llm_error, 502 (aios_sdk.llm)
     - LLMTimeout: llm_timeout, 504 (aios_sdk.llm)
@@ -58,7 +59,12 @@ answered as `AppReply.error(code, ...)`:
 * the SDK's `call_tool`: not_connected, executor_unreachable, bad_executor_reply,
   missing_result;
 * the HTTP edge and the controller: method_not_allowed, invalid_audio, app_error (an
-  app's `handle` raised), dependency_failed, dependency_cycle, too_many_step_rounds.
+  app's `handle` raised), dependency_failed, dependency_cycle, too_many_step_rounds;
+* the OpenAI-compatible entry (`/v1`, in OpenAI's error shape): invalid_api_key;
+* skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed;
+* the assistant's tool results for its model: not_confirmed (a paused call the user
+  did not answer), max_turns, round_limit, no_fork (a sub-agent cannot fork),
+  executor_error, not_run.
 
 `tests/core/test_error_tree.py` keeps this list complete.
 """
@@ -75,6 +81,7 @@ __all__ = [
     "CommandNotAllowed",
     "Forbidden",
     "HostNotAllowed",
+    "NeedsConfirmation",
     "NotFound",
     "Overloaded",
     "PathOutsideWorkdir",
@@ -198,4 +205,11 @@ class CommandNotAllowed(AiosError):
 
 class UrlNotAllowed(AiosError):
     code = "url_not_allowed"
+    http_status = 403
+
+
+class NeedsConfirmation(AiosError):
+    """The call needs the user's yes, and it cannot be asked for on this path."""
+
+    code = "needs_confirmation"
     http_status = 403

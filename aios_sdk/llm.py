@@ -1,6 +1,6 @@
 """The LLM as apps see it: `self.llm` of an agent, talking through the controller.
 
-The API key never leaves the controller (issue 6, SECURITY.md X5): an app reaches the
+The API key never leaves the controller (SECURITY.md X5): an app reaches the
 model with its own token through the controller routes `POST /api/llm/chat`,
 `POST /api/llm/plan` and `POST /api/llm/turn` (one turn of an agent loop: OpenAI
 messages and tools in, the assembled message with `finish_reason` and `usage` out,
@@ -357,7 +357,9 @@ class AgentLLM:
                 "tools": list(tools),
                 "max_tokens": max_tokens,
                 "temperature": temperature,
-                "live": {"session_id": live_session, "turn": turn} if live_session else None,
+                "live": {"session_id": live_session, "turn": turn}
+                if live_session
+                else None,
             }
         ).dump()
         return LLMTurnReply.model_validate(self._post("/api/llm/turn", body))

@@ -578,6 +578,8 @@ class Manifest(_Model):
     sandbox: bool = True
     # true: the app means to reach the internet itself; shown to the user (A4)
     network: bool = False
+    # true: started at launch and never stopped for being idle (controller.apps)
+    keep_alive: bool = False
 
     @field_validator("handle_endpoint")
     @classmethod
@@ -589,7 +591,8 @@ class Manifest(_Model):
 
 # -------------------------------------------------------------- controller API
 
-AppStatus = Literal["starting", "running", "restarting", "failed", "stopped"]
+# idle: installed and routable, not running; it starts on first use
+AppStatus = Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
 
 
 class AppInfo(_Model):

@@ -6,10 +6,17 @@ One run measures, on this machine and under its current load (so the ratios
 hold even when the machine is busy): the loopback floor (`bench_hop`), the
 deterministic router and the share of instructions that need no model
 (`bench_routing`), a stand-alone executor's step rate, cold starts and idle
-memory of `aios start --headless` with the shipped apps, what one more app adds,
-the latency of a probe instruction through the whole pipeline against the floor,
-and many clients at once (`bench_system`). Everything runs in a temporary folder
-on ephemeral ports and every process started is stopped at the end.
+memory of `aios start --headless` with the shipped apps, what one more running app
+adds, the latency of a probe instruction through the whole pipeline against the
+floor (the probe app warmed up first), and many clients at once (`bench_system`);
+then the same system with 100 synthetic apps installed: its cold start, its idle
+memory and the first call to an app that is not running yet. Apps start on first
+use: a cold start lasts until the desktop is usable and the controller and the
+executor answer (`bench.system.RunningSystem.start`), and idle memory is the
+system's after launch, its apps installed but not started (`meta.rss_all_shipped_
+running_mb` is the same system with every shipped app opened). Everything runs in
+a temporary folder on ephemeral ports and every process started is stopped at the
+end.
 
 `--json` prints exactly one JSON object on stdout (the `KEYS` below plus `meta`);
 otherwise a table shows each figure beside its goal with ✓ or ✗. Progress goes to
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import sys
@@ -28,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +67,10 @@ GOALS: dict[str, Goal] = {
     "cold_start_s": Goal("s", "<=", 1.5),
     "rss_total_mb": Goal("MiB", "<=", 220, 1),
     "rss_per_app_mb": Goal("MiB", "<=", 35, 1),
+    # 100 synthetic apps installed beside the shipped ones, idle until first use
+    "cold_start_s_100_installed": Goal("s", "<=", 2),
+    "rss_total_mb_100_installed": Goal("MiB", "<=", 300, 1),
+    "first_call_ms_cold_app": Goal("ms", "<=", 1000, 0),
     "route_p50_ms_4": Goal("ms", "<=", 1, 3),
     "route_p50_ms_100": Goal("ms", "<=", 5, 3),
     "executor_steps_per_s": Goal("steps/s", ">=", 500, 0),
@@ -65,6 +78,8 @@ GOALS: dict[str, Goal] = {
     "concurrency_p99_ms": Goal("ms", digits=1),
     "zero_llm_share": Goal("share", ">=", 0.8),
     "first_chunk_ms": Goal("ms"),
+    # two 200 ms concurrency-safe steps of one plan over one (bench/parallel.py)
+    "parallel_steps_ratio": Goal("× one step", "<=", 1.3),
 }
 KEYS = tuple(GOALS)
 
@@ -78,10 +93,11 @@ class Plan:
     seconds: float
     routing_rounds: int
     executor_seconds: float
+    cold_calls: int = 3  # first calls to idle apps, one app each
 
 
-QUICK = Plan(1, 20, 5, 50, 2.0, 1, 0.5)
-FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0)
+QUICK = Plan(1, 20, 5, 50, 2.0, 1, 0.5, 3)
+FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0, 9)
 
 
 def _progress(text: str) -> None:
@@ -145,6 +161,10 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
         out["executor_steps_per_s"] = _timed(
             "executor steps", lambda: executor_steps_per_s(folder, plan.executor_seconds)
         )
+        from bench.parallel import parallel_steps_ratio
+
+        ratio, meta["parallel_steps"] = _timed("parallel steps", parallel_steps_ratio)
+        out["parallel_steps_ratio"] = ratio
 
         colds: list[float] = []
         rss_4: dict[str, float] = {}
@@ -157,6 +177,16 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
                 if i == plan.cold_starts - 1:
                     time.sleep(1.0)  # idle: let start-up work settle
                     rss_4 = system.rss_mb()
+                    shipped_ids = sorted(
+                        p.name for p in folder.shipped_apps.iterdir() if p.is_dir()
+                    )
+                    try:  # for the record only: what the old start-everything cost
+                        _timed("open every shipped app", partial(system.warm, shipped_ids))
+                        time.sleep(1.0)
+                        running = sum(system.rss_mb().values())
+                        meta["rss_all_shipped_running_mb"] = round(running, 1)
+                    except RuntimeError as exc:
+                        meta["rss_all_shipped_running_mb"] = f"not measured: {exc}"
             finally:
                 system.stop()
         out["cold_start_s"] = statistics.median(colds)
@@ -167,6 +197,7 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
         system = RunningSystem(folder.probe_apps, folder.config, folder.state_dir("probe"))
         try:
             _timed("start with the probe app", system.start)
+            system.warm([PROBE_APP_ID])  # the latency figures are of a warm app
             time.sleep(1.0)
             rss_5 = system.rss_mb()
             out["rss_per_app_mb"] = sum(rss_5.values()) - out["rss_total_mb"]
@@ -222,7 +253,31 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             meta["rss_after_load_mb"] = round(sum(system.rss_mb().values()), 1)
         finally:
             system.stop()
+        _at_scale(plan, folder, out, meta)
     return out
+
+
+def _at_scale(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]) -> None:
+    """The figures with 100 synthetic apps installed beside the shipped ones."""
+    from bench.system import RunningSystem, add_synthetic_apps, first_calls_ms
+
+    crowded = folder.root / "apps_100"
+    shutil.copytree(folder.shipped_apps, crowded)
+    ids = add_synthetic_apps(crowded, 100)
+    system = RunningSystem(crowded, folder.config, folder.state_dir("crowded"))
+    try:
+        cold = _timed("cold start, 100 installed", system.start)
+        out["cold_start_s_100_installed"] = cold
+        time.sleep(1.0)
+        out["rss_total_mb_100_installed"] = sum(system.rss_mb().values())
+        # apps far apart in the list, each started by its first call
+        step = max(1, len(ids) // max(plan.cold_calls, 1))
+        picks = list(range(0, len(ids), step))[: plan.cold_calls]
+        firsts = _timed("first calls to idle apps", lambda: first_calls_ms(system, picks))
+        out["first_call_ms_cold_app"] = statistics.median(firsts)
+        meta["first_calls_ms"] = [round(f, 1) for f in firsts]
+    finally:
+        system.stop()
 
 
 def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:
@@ -244,6 +299,10 @@ def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.soak:
+        from bench.soak import run_soak
+
+        return run_soak(args)
     plan = QUICK if args.quick else FULL
     if args.cold_starts:
         plan = _replace(plan, cold_starts=args.cold_starts)
@@ -294,4 +353,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--routing-set", default=str(ROUTING_SET))
     bench.add_argument("--cold-starts", type=int, default=0, help="cold starts to time")
     bench.add_argument("--seconds", type=float, default=0, help="length of the load test")
+    bench.add_argument("--soak", type=float, default=0, metavar="MINUTES",
+                       help="instead: a mixed soak; growth of fds, threads, RSS")  # fmt: skip
     bench.set_defaults(func=run_bench)

@@ -2,9 +2,15 @@
 
 `prepare_folder` makes the benchmark's throw-away world: copies of the shipped
 apps (with and without the probe app of `bench_apps/`), a config with the LLM
-switched off, and state folders. `RunningSystem` is one `aios start --headless
---ports auto` in that world (cold start = spawn to every service healthy; resident
-memory of the controller and all its children). `pipeline_latency` interleaves
+switched off, and state folders; `add_synthetic_apps` installs a hundred more
+(copies of the probe app with made-up manifests) for the figures at scale.
+`RunningSystem` is one `aios start --headless --ports auto` in that world. Apps
+start on first use, so its cold start is spawn to *the desktop usable*: the
+`ready` line printed, the desktop page served, and the controller's and the
+executor's health answered (installed apps are idle, not started); its resident
+memory is the controller's and all its children's. `warm` starts apps by opening
+them (what a first click does); `first_calls_ms` times the first instruction to
+each of several idle apps (start included). `pipeline_latency` interleaves
 floor hops and probe instructions so both see the same machine load;
 `concurrency` runs many clients at once; `executor_steps_per_s` drives a
 stand-alone executor with cheap step plans. Every process started here is stopped
@@ -31,12 +37,15 @@ from urllib.parse import parse_qs, urlsplit
 from bench.hop import HopFailed, KeepAliveClient, stop_process_group
 
 __all__ = [
+    "COLD_WORD",
     "PROBE_APP_ID",
     "PROBE_TEXT",
     "BenchFolder",
     "LoadResult",
     "RunningSystem",
+    "add_synthetic_apps",
     "concurrency",
+    "first_calls_ms",
     "executor_steps_per_s",
     "pipeline_latency",
     "prepare_folder",
@@ -46,6 +55,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PROBE_APP = Path(__file__).resolve().parent / "apps" / "bench_probe"
 PROBE_APP_ID = "bench_probe"
 PROBE_TEXT = "bench probe"
+# the one keyword of synthetic app i: "coldprobe007" names synthetic_007 only
+COLD_WORD = "coldprobe{:03d}"
 # never handed to the system under test: no model, no user state, no fixed token
 _DROPPED_ENV = (
     "DEEPSEEK_API_KEY",
@@ -133,8 +144,9 @@ class RunningSystem:
         self.token = ""
 
     def start(self, timeout: float = 60.0) -> float:
-        """Start it; seconds from spawn until the controller, the executor and every
-        app answer healthy (the `ready` line, then `/api/apps` all `running`)."""
+        """Start it; seconds from spawn until the desktop is usable: the `ready` line,
+        then the desktop page and `/api/health` with the executor `running` (apps
+        start on first use; a broken one fails the start)."""
         started = time.monotonic()
         self.proc = subprocess.Popen(
             [
@@ -156,24 +168,36 @@ class RunningSystem:
         parts = urlsplit(line.split(" ", 1)[1])
         self.url = f"{parts.scheme}://{parts.netloc}"
         self.token = parse_qs(parts.query)["token"][0]
-        expected = sum(
-            1 for app in self.apps_dir.iterdir() if (app / "manifest.json").is_file()
-        )
         client = self.client()
         try:
             while True:
-                status, apps = client.get("/api/apps")
-                running = [a for a in apps or [] if a.get("status") == "running"]
-                failed = [a for a in apps or [] if a.get("status") == "failed"]
-                if failed:
-                    raise RuntimeError(
-                        f"app {failed[0]['id']} failed: {failed[0].get('error')}"
-                    )
-                if status == 200 and len(running) == expected:
-                    return time.monotonic() - started
+                page, _ = client.get("/")
+                status, health = client.get("/api/health")
+                usable = page == 200 and status == 200 and isinstance(health, dict)
+                if usable and health.get("executor") == "running":
+                    took = time.monotonic() - started
+                    break
                 if time.monotonic() - started > timeout:
-                    raise RuntimeError(f"only {len(running)}/{expected} apps running")
+                    raise RuntimeError(f"the desktop is not usable ({status} {health})")
                 time.sleep(0.01)
+            status, apps = client.get("/api/apps")
+            failed = [a for a in apps or [] if a.get("status") == "failed"]
+            if failed:
+                raise RuntimeError(
+                    f"app {failed[0]['id']} failed: {failed[0].get('error')}"
+                )
+            return took
+        finally:
+            client.close()
+
+    def warm(self, app_ids: list[str]) -> None:
+        """Start the apps by opening each (the first open waits for its start)."""
+        client = self.client()
+        try:
+            for app_id in app_ids:
+                status, reply = client.post(f"/api/apps/{app_id}/open", {})
+                if status != 200:
+                    raise RuntimeError(f"opening {app_id} failed (HTTP {status}: {reply})")
         finally:
             client.close()
 
@@ -214,12 +238,54 @@ def _process_label(proc: Any) -> str:
     return f"pid {proc.pid}"
 
 
-def probe_error(status: int, answer: Any) -> str | None:
+def add_synthetic_apps(target: Path, count: int) -> list[str]:
+    """`count` more apps in `target`: copies of the probe app, each with the manifest
+    of `bench.routing.synthetic_profiles` plus its own keyword (`COLD_WORD`)."""
+    from bench.routing import synthetic_profiles
+
+    ids = []
+    for i, profile in enumerate(synthetic_profiles(count)):
+        folder = target / profile.app_id
+        _copy_app(PROBE_APP, folder)
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest.update(
+            name=profile.name,
+            description=profile.description,
+            keywords=[*profile.keywords, COLD_WORD.format(i)],
+            examples=list(profile.examples),
+        )
+        (folder / "manifest.json").write_text(
+            json.dumps(manifest, ensure_ascii=False), encoding="utf-8"
+        )
+        ids.append(profile.app_id)
+    return ids
+
+
+def first_calls_ms(system: RunningSystem, indexes: list[int]) -> list[float]:
+    """Milliseconds of the first instruction to each idle synthetic app (`COLD_WORD`):
+    routing, the app's start (spawn, health, registration) and its two steps."""
+    client = system.client()
+    took = []
+    try:
+        for i in indexes:
+            started = time.perf_counter()
+            status, answer = client.post("/api/instruction", {"text": COLD_WORD.format(i)})
+            elapsed = time.perf_counter() - started
+            error = probe_error(status, answer, app_id=f"synthetic_{i:03d}")
+            if error:
+                raise RuntimeError(f"the first call to synthetic_{i:03d} failed: {error}")
+            took.append(elapsed * 1000)
+    finally:
+        client.close()
+    return took
+
+
+def probe_error(status: int, answer: Any, app_id: str = PROBE_APP_ID) -> str | None:
     """Why an `/api/instruction` answer is not the probe's expected result, or None."""
     if status != 200 or not isinstance(answer, dict):
         return f"HTTP {status}"
     tasks = answer.get("tasks") or []
-    if len(tasks) != 1 or tasks[0].get("app_id") != PROBE_APP_ID:
+    if len(tasks) != 1 or tasks[0].get("app_id") != app_id:
         return f"routed to {[t.get('app_id') for t in tasks]}"
     task = tasks[0]
     if task.get("status") != "done":

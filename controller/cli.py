@@ -6,7 +6,12 @@
     aios apps [--json]
     aios stop
     aios new-app NAME [--apps-dir D] [--name "Display name"]
+    aios install PATH [--apps-dir D]   (a folder or a .zip; the running system's
+                                        apps folder when one runs)
+    aios uninstall APP_ID [--delete-workspace] [--apps-dir D]
+    aios mcp --app APP_ID [--apps-dir D] [--config F] [--state-dir S]  (docs/MCP.md)
     aios bench [--quick] [--json]  (speed and memory against their goals)
+    aios bench --soak MINUTES [--json]  (growth of fds, threads, RSS)
 
 `aios start` prints exactly one line on stdout, `ready <desktop url with ?token=>`,
 once every service is healthy, then runs until SIGINT/SIGTERM (or until the desktop
@@ -348,6 +353,69 @@ def cmd_new_app(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`aios mcp --app APP_ID`: the app's toolbox over stdio (controller/mcp_server.py)."""
+    from aios_sdk.errors import AiosError
+    from controller.mcp_server import serve_app_over_mcp
+
+    config = Path(args.config)
+    state = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    try:
+        return serve_app_over_mcp(args.app, apps_dir=Path(args.apps_dir), state_dir=state.resolve(),
+                                  config_path=config.resolve() if config.exists() else None)  # fmt: skip
+    except AiosError as exc:
+        _err(exc.message)
+        return 1
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Into the running system (registered at once), else into `--apps-dir`."""
+    from aios_sdk.errors import AiosError
+
+    source = Path(args.path).expanduser().resolve()
+    running = _Running(args.state_dir)
+    try:
+        if running.url and running.token and running.state.running_pid() is not None:
+            answer = running.call("POST", "/api/apps/install", {"path": str(source)})
+            app = answer.get("app") or {}
+            print(f"installed {answer['installed']} ({app.get('status', '?')})")
+            return 0
+        from controller.apps.installer import install_app
+
+        spec = install_app(source, Path(args.apps_dir))
+        print(f"installed {spec.app_id} into {spec.folder}")
+    except AiosError as exc:
+        _err(f"not installed: {exc.message}")
+        return 1
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    """From the running system (stopped, off the desktop), else from `--apps-dir`."""
+    from aios_sdk.errors import AiosError
+
+    keep = not args.delete_workspace
+    running = _Running(args.state_dir)
+    try:
+        if running.url and running.token and running.state.running_pid() is not None:
+            answer = running.call(
+                "POST", f"/api/apps/{args.app_id}/uninstall", {"keep_workspace": keep}
+            )
+            aside = answer.get("workspace")
+        else:
+            from controller.apps.installer import uninstall_app
+
+            aside = uninstall_app(
+                Path(args.apps_dir), args.app_id, running.state.root / "workspaces",
+                keep_workspace=keep,
+            )  # fmt: skip
+    except AiosError as exc:
+        _err(f"not uninstalled: {exc.message}")
+        return 1
+    print(f"uninstalled {args.app_id}" + (f"; its workspace is kept in {aside}" if aside else ""))
+    return 0
+
+
 # --------------------------------------------------------------------- parser
 
 
@@ -394,6 +462,26 @@ def build_parser() -> argparse.ArgumentParser:
     new_app.add_argument("--apps-dir", default="apps")
     new_app.add_argument("--name", help="display name (default: NAME)")
     new_app.set_defaults(func=cmd_new_app)
+
+    install = sub.add_parser("install", help="install an app from a folder or a .zip")
+    install.add_argument("path", metavar="PATH")
+    install.add_argument("--apps-dir", default="apps", help="when no system runs")
+    state_option(install)
+    install.set_defaults(func=cmd_install)
+
+    uninstall = sub.add_parser("uninstall", help="remove an app (its workspace kept)")
+    uninstall.add_argument("app_id", metavar="APP_ID")
+    uninstall.add_argument("--delete-workspace", action="store_true")
+    uninstall.add_argument("--apps-dir", default="apps", help="when no system runs")
+    state_option(uninstall)
+    uninstall.set_defaults(func=cmd_uninstall)
+
+    mcp = sub.add_parser("mcp", help="serve one app's tools over stdio to an MCP host")
+    mcp.add_argument("--app", required=True, metavar="APP_ID", help="the app to serve")
+    mcp.add_argument("--apps-dir", default="apps")
+    mcp.add_argument("--config", default="config.json", help="config.json to use")
+    state_option(mcp)
+    mcp.set_defaults(func=cmd_mcp)
 
     from bench.run import add_parser as add_bench
 

@@ -18,14 +18,15 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from aios_runtime.settings import load_settings_or_set_aside
+from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
 from aios_sdk.errors import AiosError
+from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
+from controller.apps.lifecycle import AppsSettings
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
 from controller.apps.processes import ExecutorLaunch
 from controller.apps.supervisor import StartupFailed, Supervisor, SupervisorConfig
 from controller.events import EventBus, ExecutorEventRelay
-from controller.api.tools import ToolListings
 from controller.pipeline.context import ContextBuilder
 from controller.state_dir import StateDir
 
@@ -65,6 +66,7 @@ class Controller:
         self.speaker: Any = None
         self._relay: ExecutorEventRelay | None = None
         self.scheduler: Any = None  # controller.scheduler.Scheduler, once serving
+        self.watcher: Any = None  # controller.apps.watcher.AppsFolderWatcher
         self.url = ""
 
     @property
@@ -82,11 +84,11 @@ class Controller:
                 "run `aios stop` first or use another --state-dir"
             )
         config_path = Path(opts.config_path).expanduser().resolve()
-        settings = load_settings_or_set_aside(config_path)
+        user_settings = user_settings_path(self.state.root)
+        settings = load_settings_or_set_aside(config_path, user=user_settings)
         # the user's workspaces live in the state folder, the apps folder stays as shipped
-        specs = discover_apps(
-            Path(opts.apps_dir).expanduser().resolve(), self.state.root / "workspaces"
-        )
+        apps_dir = Path(opts.apps_dir).expanduser().resolve()
+        specs = discover_apps(apps_dir, self.state.root / "workspaces")
         if not specs:
             _note(f"no apps found in {opts.apps_dir}")
         for spec in specs:
@@ -127,8 +129,13 @@ class Controller:
             on_registered=lambda app_id: self.tools.invalidate(
                 None if app_id == "*" else app_id
             ),
+            # apps start on first use, stop when idle; the folder may change meanwhile
+            apps_dir=apps_dir,
+            apps=AppsSettings.from_mapping(extra.get("apps")),
+            on_removed=self._publish_removed,
         )
         self.supervisor = supervisor
+        self.watcher = self._watch_apps(apps_dir, specs)
         supervisor.start()
         try:
             self._serve(settings, config_path, controller_port, ports)
@@ -144,6 +151,7 @@ class Controller:
             raise
         self._relay = ExecutorEventRelay(self.events, supervisor.executor_client.events)
         self._relay.start()
+        self.watcher.start(specs)
         self.scheduler.start()  # its first tick is the catch-up after downtime
         if opts.speak:
             self.speaker.welcome()  # S-34: "欢迎使用 Triton AIOS" once ready
@@ -156,14 +164,16 @@ class Controller:
         from aios_runtime.serving import start_server
         from controller.api.about import about_blueprint
         from controller.api.desktop import ApiServices, create_app
+        from controller.api.installs import AppInstalls, installs_blueprint
         from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
-        from controller.api.tools import tools_blueprint
         from controller.api.openai_compat import openai_blueprint
         from controller.api.schedules import (
             allow_app_tokens_for_schedule,
             schedules_blueprint,
         )
         from controller.api.tasks import tasks_blueprint
+        from controller.api.toolbox import AppToolbox, toolbox_blueprint
+        from controller.api.tools import tools_blueprint
         from controller.chat.turn import AddressedRouter, ChatService
         from controller.llm.client import LLMClient
         from controller.llm.summary import BackgroundSummarizer
@@ -173,6 +183,7 @@ class Controller:
         from controller.pipeline.run import Pipeline, PipelineLimits
         from controller.routing.llm_router import FallbackRouter, LLMRouter
         from controller.routing.router import DeterministicRouter
+        from controller.routing.skills import SkillRouter
         from controller.scheduler.wiring import build_scheduler
         from controller.sessions import Session, SessionStore
         from controller.settings_store import SettingsStore
@@ -181,7 +192,7 @@ class Controller:
 
         supervisor = self.supervisor
         assert supervisor is not None
-        store = SettingsStore(config_path, settings)
+        store = SettingsStore(user_settings_path(self.state.root), settings)
         llm = LLMClient(settings)
         store.subscribe(llm.reconfigure)
         self._summarizer = summarizer = BackgroundSummarizer(llm)
@@ -229,6 +240,11 @@ class Controller:
         def run_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             return supervisor.executor_client.run(body, timeout)
 
+        def run_scheduled_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
+            # the executor knows an app (its workdir, whitelists) only while it runs
+            supervisor.ensure_running(str(body.get("app_id") or ""))
+            return run_steps(body, timeout)
+
         def manifest_whitelist(app_id: str) -> list[str] | None:
             manifest = supervisor.spec(app_id).manifest
             return manifest.shell_whitelist if manifest else None
@@ -244,7 +260,14 @@ class Controller:
         )
         pipeline = Pipeline(
             # `triton/<app_id>` over /v1 addresses one app without routing
-            router=AddressedRouter(FallbackRouter(DeterministicRouter(), LLMRouter(llm))),
+            router=AddressedRouter(
+                FallbackRouter(
+                    # what no app claims may still match a skill's summary (技能)
+                    SkillRouter(DeterministicRouter(), self._skills),
+                    LLMRouter(llm),
+                    catch_all="assistant_app",
+                )
+            ),
             apps=supervisor,
             run_steps=run_steps,
             contexts=self.contexts,
@@ -254,7 +277,9 @@ class Controller:
             on_turn=summarise_later,
             permissions=(
                 policy := PermissionPolicy(
-                    self.state.root / "permissions.json", store.get, manifest_whitelist,
+                    self.state.root / "permissions.json",
+                    store.get,
+                    manifest_whitelist,
                     self.tools.entries,
                 )
             ),
@@ -279,7 +304,7 @@ class Controller:
         if self.options.speak:
             follow_speak_events(self.events, speaker)
         self.scheduler = build_scheduler(
-            self.state.root, run_steps=run_steps, events=self.events, policy=policy,
+            self.state.root, run_steps=run_scheduled_steps, events=self.events, policy=policy,
             instruct=lambda text, sid: instruct(text, sid, "text"), spec_of=supervisor.spec,
             confirmations=confirmations,
             cancel_session=lambda sid: sum(
@@ -307,11 +332,22 @@ class Controller:
                 blueprints=[
                     llm_blueprint(llm, events=self.events, tool_listing=self.tools.entries),
                     tools_blueprint(self.tools),
+                    toolbox_blueprint(
+                        AppToolbox(supervisor, policy, store.get, self.tools)
+                    ),
                     speech_blueprint(speaker),
                     voice_blueprint(recognizer, instruct),
                     schedules_blueprint(self.scheduler),
                     tasks_blueprint(pipeline.cancels),
                     about_blueprint(),
+                    installs_blueprint(
+                        AppInstalls(
+                            apps_dir=self.watcher.apps_dir,
+                            workspaces=self.state.root / "workspaces",
+                            rescan=self.watcher.rescan,
+                            app_infos=supervisor.app_infos,
+                        )
+                    ),
                     openai_blueprint(
                         ChatService(
                             pipeline=pipeline,
@@ -339,6 +375,11 @@ class Controller:
         threads = admission.threads_needed + 16
         self._server = start_server(app, port, threads=threads, connection_limit=1000)
 
+    def _skills(self) -> list[dict[str, Any]]:
+        """The shared skills' short forms, from the executor's listing (for routing)."""
+        skills = self.tools.listing("").providers.get("skills", {}).get("skills")
+        return skills if isinstance(skills, list) else []
+
     def _supervisor(self) -> Supervisor:
         assert self.supervisor is not None
         return self.supervisor
@@ -346,10 +387,35 @@ class Controller:
     def _publish_status(self, info: Any) -> None:
         self.events.publish("app_status", info.dump(), app_id=info.id)
 
+    def _publish_removed(self, app_id: str) -> None:
+        self.events.publish(
+            "app_status", {"id": app_id, "status": "removed"}, app_id=app_id
+        )
+
+    def _watch_apps(self, apps_dir: Path, specs: list[Any]) -> Any:
+        """The apps folder's watcher (started once the system is ready)."""
+        from controller.apps.watcher import AppsFolderWatcher
+
+        supervisor = self._supervisor()
+
+        def note_change(app_id: str, what: str, spec: Any) -> None:
+            if spec is not None and spec.error:
+                _note(f"app {app_id} not started: {spec.error}")
+
+        return AppsFolderWatcher(
+            apps_dir,
+            self.state.root / "workspaces",
+            supervisor.apply_spec,
+            supervisor.installed,
+            on_change=note_change,
+        )
+
     def stop(self) -> None:
         """Stop the scheduler, the relay, the API server and every child process group."""
         if self.scheduler is not None:
             self.scheduler.stop()
+        if self.watcher is not None:
+            self.watcher.stop()
         if self._relay is not None:
             self._relay.stop()
         if self._summarizer is not None:
@@ -377,9 +443,3 @@ def _raise_open_files(wanted: int) -> None:
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if soft != resource.RLIM_INFINITY and soft < target:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-
-
-def describe_startup_error(exc: BaseException) -> str:
-    if isinstance(exc, AiosError):
-        return exc.message
-    return f"{type(exc).__name__}: {exc}"

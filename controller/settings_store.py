@@ -1,12 +1,16 @@
-"""The live `config.json` behind `GET/PUT /api/settings`.
+"""The live settings behind `GET/PUT /api/settings`.
 
-GET shows the settings with every API key (`deepseek_api_key`, `voice_api_key`, any
-`*_api_key`) masked (`••••` plus its last four characters). PUT merges the given top-level keys over the current settings,
-validates the result with `Settings` (an error names the key at fault), keeps the
-old key when the masked value is echoed back unchanged, and saves atomically.
-Components that read settings per request (the pipeline's limits) see the change at
-once; the executor and the apps read them at start, so those changes need a restart
-(`restart_needed` in the answer says so).
+The settings are `config.json` (the defaults plus what the user wrote in it) with the
+user's saved settings over it: `path` is that user file in the state folder
+(`aios_runtime.settings.user_settings_path`); `config.json` is never rewritten. GET
+shows the settings with every API key (`deepseek_api_key`, `voice_api_key`, any
+`*_api_key`, each of `api_keys`) masked (`••••` plus its last four characters). PUT
+merges the given top-level keys over the current settings, validates the result with
+`Settings` (an error names the key at fault), keeps the old key when the masked value
+is echoed back unchanged, and saves the keys the user changed, now or before,
+atomically. Components that read settings per request (the pipeline's limits) see the
+change at once; the executor and the apps read them at start, so those changes need
+a restart (`restart_needed` in the answer says so).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aios_runtime.settings import Settings, save_settings
+from aios_runtime.settings import Settings, save_user_settings, saved_keys
 from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import describe_validation_error
 
@@ -40,8 +44,29 @@ def mask_key(key: str) -> str:
 
 
 def is_secret(name: str) -> bool:
-    """Top-level settings never shown in full: `deepseek_api_key`, `voice_api_key`, …"""
-    return name.endswith("_api_key")
+    """Top-level settings never shown in full: `deepseek_api_key`, `voice_api_key`, …,
+    and the `/v1` entry's `api_keys` (a list, each key masked)."""
+    return name.endswith("_api_key") or name == "api_keys"
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_key(value)
+    if isinstance(value, list):
+        return [mask_key(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _unmask(old: Any, new: Any) -> Any:
+    """`new`, with each masked value echoed back unchanged replaced by the old key."""
+    if isinstance(old, str) and (
+        new == mask_key(old) or (isinstance(new, str) and new.startswith(MASK))
+    ):
+        return old
+    if isinstance(old, list) and isinstance(new, list):
+        by_mask = {mask_key(k): k for k in old if isinstance(k, str)}
+        return [by_mask.get(v, v) if isinstance(v, str) else v for v in new]
+    return new
 
 
 class SettingsStore:
@@ -61,8 +86,8 @@ class SettingsStore:
     def masked(self) -> dict[str, Any]:
         raw = self._settings.model_dump(mode="json")
         for name, value in raw.items():
-            if is_secret(name) and isinstance(value, str):
-                raw[name] = mask_key(value)
+            if is_secret(name):
+                raw[name] = _mask(value)
         return raw
 
     def update(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -73,11 +98,8 @@ class SettingsStore:
             current = self._settings.model_dump(mode="json")
             merged = {**current, **changes}
             for name in [n for n in changes if is_secret(n)]:
-                old, new = current.get(name, ""), changes[name]
-                if isinstance(old, str) and (
-                    new == mask_key(old) or (isinstance(new, str) and new.startswith(MASK))
-                ):
-                    merged[name] = old  # the mask echoed back: keep the key
+                # the mask echoed back: keep the key
+                merged[name] = _unmask(current.get(name, ""), changes[name])
             try:
                 updated = Settings.model_validate(merged)
             except ValidationError as exc:
@@ -89,8 +111,9 @@ class SettingsStore:
                     f"invalid settings: {describe_validation_error(exc)}",
                     detail={"fields": fields},
                 ) from exc
-            save_settings(updated, self.path)
             changed = {k for k in merged if merged.get(k) != current.get(k)}
+            # only what the user changed, now or before, goes to the user's file
+            save_user_settings(updated, saved_keys(self.path) | changed, self.path)
             self._settings = updated
         for listener in self._listeners:
             try:

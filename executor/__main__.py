@@ -36,12 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s executor %(message)s")
 
     from aios_runtime.serving import start_server
-    from aios_runtime.settings import load_settings
+    from aios_runtime.settings import load_settings, user_settings_path
     from executor.sandbox.runner import enable_subreaper
     from executor.service import create_app
 
     enable_subreaper()
-    settings = load_settings(args.config)
+    user = user_settings_path(args.state_dir) if args.state_dir else None
+    settings = load_settings(args.config, user=user)
     app = create_app(
         settings,
         token=token,

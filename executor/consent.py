@@ -15,20 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from aios_sdk.errors import AiosError
+from aios_sdk.errors import NeedsConfirmation
 
-__all__ = ["NeedsConfirmation", "check_consent", "sql_writes"]
+__all__ = ["check_consent", "sql_writes"]
 
 _WRITE_WORDS = frozenset(
     {"insert", "update", "delete", "replace", "drop", "alter", "create", "upsert"}
 )
 _SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 _SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
-
-
-class NeedsConfirmation(AiosError):
-    code = "needs_confirmation"
-    http_status = 403
 
 
 def sql_writes(sql: str) -> bool:

@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError
+from aios_sdk.errors import AiosError, NeedsConfirmation
 from aios_sdk.protocol import Step, ToolResult
 from executor.audit import CallRecords, ToolCallLog
-from executor.consent import NeedsConfirmation, check_consent
+from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
 from executor.providers.atomic import AtomicProvider
 from executor.providers.base import ToolCall, ToolEntry
 from executor.providers.mcp import add_mcp_servers
 from executor.providers.registry import ToolSource
+from executor.providers.skills import SkillsProvider
 from executor.registry import AppRecord, AppRegistry
 from executor.sandbox.background import BackgroundProcesses
 from executor.sandbox.runner import ProcessSandbox
@@ -118,6 +119,8 @@ class Toolbox:
         self.call_log = ToolCallLog(state_dir)
         self.tools = ToolSource()
         self.tools.add(AtomicProvider(self))
+        # the skills of `<state_dir>/skills/` and the apps' `skills/` (executor/providers/skills.py)
+        self.tools.add(SkillsProvider(self, state_dir / "skills"))
         # one provider per config.json `mcp_servers` entry (executor/providers/mcp.py)
         add_mcp_servers(self.tools, settings, hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
                         log_dir=state_dir / "logs")  # fmt: skip
@@ -174,7 +177,9 @@ class Toolbox:
                 )
             if entry.provider == AtomicProvider.name:
                 check_consent(tool, args)
-        return self.tools.call(provider, entry, ToolCall(app, tool, args, timeout, session_id))
+        return self.tools.call(
+            provider, entry, ToolCall(app, tool, args, timeout, session_id)
+        )
 
     def call(
         self,
@@ -292,11 +297,18 @@ class Toolbox:
         rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]],
         session_id: str | None,
     ) -> list[ToolResult]:
-        """The outcome of each step of a run, in order; all but the first on the pool."""
+        """The outcome of each step of a run, in order; side by side (all but the first
+        on the pool) unless every step is a quick one."""
+        # quick tools end within microseconds: a thread hand-off would cost more
+        side_by_side = any(s.tool not in _QUICK_TOOLS for s, _a, f in rendered if f is None)
         pending: list[Future[ToolResult] | ToolResult | None] = []
         for index, (step, args, failed) in enumerate(rendered):
-            if failed is not None or index == 0:
-                pending.append(failed)  # the first step runs below, in this thread
+            if failed is not None:
+                pending.append(failed)
+            elif not side_by_side:
+                pending.append(self._outcome(app, step.tool, args or {}, session_id))
+            elif index == 0:
+                pending.append(None)  # the first step runs below, in this thread
             else:
                 pending.append(
                     self._steps_pool.submit(self._outcome, app, step.tool, args, session_id)

@@ -15,6 +15,7 @@ import pytest
 from flask import Flask
 
 from aios_runtime.serving import start_server
+from tests.browser import launch_chromium
 
 _real_connect = socket.socket.connect
 
@@ -57,3 +58,9 @@ def slow_peer() -> Iterator[str]:
     finally:
         release.set()
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's Chromium, one per test module (tests/browser.py)."""
+    yield from launch_chromium()

@@ -1,4 +1,4 @@
-"""智能助手: a general agent on the model-and-tools loop (Ripple's runtime, issue 16).
+"""智能助手: a general agent on the model-and-tools loop.
 
 `agent.AssistantAgent` hands every call to `flows.AssistantFlows`, which runs
 `loop.AgentLoop`: the model proposes tool calls, the runtime runs them through the

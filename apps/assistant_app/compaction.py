@@ -1,4 +1,4 @@
-"""Keeping the model context inside its window (Ripple Module 08).
+"""Keeping the model context inside its window.
 
 Only `model_messages` is changed here; the display history stays whole. Every turn
 starts with `light_cleanup` (old tool results and large old tool inputs shortened);
@@ -85,7 +85,8 @@ def _shorten_arguments(arguments: str, limit: int) -> str:
         return json.dumps({"_shortened": _shorten(arguments, limit)}, ensure_ascii=False)
     if isinstance(parsed, dict):
         parsed = {
-            k: _shorten(v, limit // 2) if isinstance(v, str) else v for k, v in parsed.items()
+            k: _shorten(v, limit // 2) if isinstance(v, str) else v
+            for k, v in parsed.items()
         }
     return json.dumps(parsed, ensure_ascii=False)
 
@@ -129,7 +130,10 @@ def exchanges(messages: Sequence[Message]) -> list[list[int]]:
 
 
 def targeted_trim(
-    messages: list[Message], budget: int, tools: Sequence[Any] = (), calibration: float = 1.0
+    messages: list[Message],
+    budget: int,
+    tools: Sequence[Any] = (),
+    calibration: float = 1.0,
 ) -> list[Message]:
     """The oldest whole exchanges dropped (never the system prompt nor the last user
     message and what follows it) until the estimate fits `budget`."""
@@ -152,14 +156,19 @@ def targeted_trim(
 
 
 def hard_truncate(
-    messages: list[Message], budget: int, tools: Sequence[Any] = (), calibration: float = 1.0
+    messages: list[Message],
+    budget: int,
+    tools: Sequence[Any] = (),
+    calibration: float = 1.0,
 ) -> list[Message]:
     """Cut the longest contents (halving) until the estimate fits `budget`."""
     messages = [dict(m) for m in messages]
     for _ in range(40):
         if estimate_tokens(messages, tools, calibration) <= budget:
             break
-        longest = max(range(len(messages)), key=lambda i: len(str(messages[i].get("content") or "")))
+        longest = max(
+            range(len(messages)), key=lambda i: len(str(messages[i].get("content") or ""))
+        )
         content = str(messages[longest].get("content") or "")
         if len(content) < 200:
             break

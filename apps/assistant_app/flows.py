@@ -75,7 +75,9 @@ class AssistantFlows(Flows):
             f"{'你' if m['role'] == 'user' else '助手'}：{m.get('content') or '(调用工具)'}"
             for m in shown[-20:]
         ]
-        return text_reply("\n\n".join(lines), message="", actions=[button("清空对话", "clear")])
+        return text_reply(
+            "\n\n".join(lines), message="", actions=[button("清空对话", "clear")]
+        )
 
     def _offline(self) -> dict[str, Any]:
         text = _offline_text()
@@ -144,4 +146,3 @@ def _offline_text() -> str:
         "The assistant needs a model, and none is configured (set an API key or a local "
         f"model server in Settings). These apps work offline: {apps}."
     )
-

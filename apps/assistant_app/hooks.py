@@ -1,4 +1,4 @@
-"""Before the loop may finish, and when a turn goes wrong (Ripple Module 12).
+"""Before the loop may finish, and when a turn goes wrong.
 
 Stop hooks run only on an answer without tool calls; each may find a problem with
 the answer's claim and say so in one sentence, which goes back to the model for one
@@ -47,7 +47,12 @@ def named_files(answer: str) -> list[str]:
     for pattern in (_WORKSPACE_PATH, _QUOTED_FILE):
         for match in pattern.finditer(answer):
             path = match.group(1).strip("./")
-            if path and not path.startswith("/") and "://" not in path and path not in found:
+            if (
+                path
+                and not path.startswith("/")
+                and "://" not in path
+                and path not in found
+            ):
                 found.append(path)
     return found[:10]
 

@@ -1,4 +1,4 @@
-"""The agent loop: the model proposes, the runtime acts (Ripple Modules 04, 07, 11, 12).
+"""The agent loop: the model proposes, the runtime acts.
 
 `AgentLoop.start(instruction)` appends the user's message and runs turns: the model
 context is fitted into the window (`compaction`), the model answers one turn through
@@ -26,7 +26,14 @@ from aios_sdk.errors import AiosError, ToolFailed
 from .compaction import Compactor, calibrated, summary_prompt
 from .hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
 from .messages import PLACEHOLDER, Conversation
-from .tools import TASK_TOOL, ProposedCall, ToolBox, ToolOutcome, outcomes_from_results, plan_for
+from .tools import (
+    TASK_TOOL,
+    ProposedCall,
+    ToolBox,
+    ToolOutcome,
+    outcomes_from_results,
+    plan_for,
+)
 
 __all__ = ["AgentLoop", "LoopSettings", "Outcome"]
 
@@ -138,7 +145,10 @@ class AgentLoop:
             ]
             self.conversation.add_assistant(
                 reply.content,
-                [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
+                [
+                    {"id": c.call_id, "name": c.name, "arguments": c.arguments}
+                    for c in calls
+                ],
             )
             if not calls:
                 problem = self._check_answer(reply.content)

@@ -47,9 +47,11 @@ class Conversation:
 
         def listed(key: str) -> list[dict[str, Any]]:
             value = state.get(key)
-            return [dict(m) for m in value if isinstance(m, Mapping)] if isinstance(
-                value, list
-            ) else []
+            return (
+                [dict(m) for m in value if isinstance(m, Mapping)]
+                if isinstance(value, list)
+                else []
+            )
 
         pending = state.get("pending")
         return cls(
@@ -110,14 +112,18 @@ class Conversation:
     def add_tool_result(
         self, call_id: str, name: str, content: str, *, ok: bool, shown: bool = True
     ) -> None:
-        self.model_messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        self.model_messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": content}
+        )
         if shown:
             self.messages.append(
                 {"role": "tool", "tool_call_id": call_id, "name": name,
                  "content": display_text(content), "is_error": not ok, "time": _now()}
             )  # fmt: skip
 
-    def replace_placeholder(self, call_id: str, name: str, content: str, *, ok: bool) -> None:
+    def replace_placeholder(
+        self, call_id: str, name: str, content: str, *, ok: bool
+    ) -> None:
         """The real result of a call that waited: in place of its placeholder."""
         for message in self.model_messages:
             if message.get("role") == "tool" and message.get("tool_call_id") == call_id:

@@ -4,7 +4,7 @@ The offer is the executor's listing for this app (`GET /tools?app_id=…`, the o
 tool source), turned into OpenAI function tools, plus the runtime's own `task` tool
 (a sub-agent; not offered to a sub-agent). A proposed call is checked here before
 anything runs: an unknown tool or arguments that are not a JSON object become an
-error result for the model (the parse error kept, as Ripple does). A valid call is
+error result for the model (the parse error kept as the call's result). A valid call is
 either *direct* — run now through the executor (`call_tool` for one call, one
 `/run` plan for several, where consecutive `concurrency_safe` steps may run side by
 side) — or *reviewed*: it may need the user's yes (`requires_confirmation`, or a tool
@@ -123,15 +123,18 @@ class ToolBox:
             return box
         try:
             answer = request_json(
-                "GET", f"{url}/tools?app_id={quote(app_id, safe='')}", token=token, timeout=10
+                "GET",
+                f"{url}/tools?app_id={quote(app_id, safe='')}",
+                token=token,
+                timeout=10,
             )
         except AiosError:
             return box
         listing = answer.body.get("tools") if isinstance(answer.body, dict) else None
         for entry in listing or []:
-            if isinstance(entry, dict) and entry.get("name"):
-                if entry.get("available", True) is not False:
-                    box.entries[str(entry["name"])] = entry
+            usable = isinstance(entry, dict) and entry.get("available", True) is not False
+            if usable and entry.get("name"):
+                box.entries[str(entry["name"])] = entry
         return box
 
     # ------------------------------------------------------------------ the offer
@@ -262,8 +265,12 @@ def outcomes_from_results(
             outcomes.append(ToolOutcome(call.call_id, call.name, True, entry.get("result")))
         else:
             outcomes.append(
-                ToolOutcome(call.call_id, call.name, False,
-                            error=str(entry.get("error") or entry.get("code") or "failed"),
-                            code=str(entry.get("code") or "tool_failed"))  # fmt: skip
+                ToolOutcome(
+                    call.call_id,
+                    call.name,
+                    False,
+                    error=str(entry.get("error") or entry.get("code") or "failed"),
+                    code=str(entry.get("code") or "tool_failed"),
+                )  # fmt: skip
             )
     return outcomes

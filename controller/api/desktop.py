@@ -142,7 +142,7 @@ def create_app(services: ApiServices) -> Flask:
             return _missing_desktop(desktop_dir)
         root = desktop_dir.resolve()
         target = (root / path).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
+        if not is_inside(target, root) or not target.is_file():
             raise NotFound(f"no desktop file {path!r}")
         response = send_file(target, max_age=0)
         response.headers["Cache-Control"] = "no-cache"

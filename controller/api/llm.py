@@ -125,7 +125,9 @@ def llm_blueprint(
             try:  # the tools offered come from the executor's listing (one source)
                 listing = tool_listing(caller)
             except Exception as exc:
-                log.warning("no tool listing for %s (%s): its own specs are used", caller, exc)
+                log.warning(
+                    "no tool listing for %s (%s): its own specs are used", caller, exc
+                )
         reply = _with_slot(lambda: plan_with_tools(client, body, listing=listing))
         return reply.dump()
 

@@ -11,7 +11,13 @@ restarts without a stable run it is `failed` — never a tight loop. Probes and
 registrations run in a small thread pool so one hung app never stalls the others;
 spawning stays on the long-lived threads (see `processes`).
 
-Calls to an app that is not `running` are answered at once with `AppUnavailable`
+Apps start on first use (`controller.apps.lifecycle`): an installed app is `idle`
+until a call needs it; that call asks the monitor to start it and waits until it
+runs (or fails), and an app without calls for `apps.idle_stop_s` is stopped and
+`idle` again (never one whose manifest says `keep_alive`). The set of apps may
+change while the system runs (`apply_spec`, driven by `controller.apps.watcher`):
+an app is added, replaced (its process restarted) or removed. Calls to an app that
+crashed or is being restarted are answered at once with `AppUnavailable`
 (`app_unavailable`), which the pipeline turns into that task's error view.
 """
 
@@ -36,6 +42,7 @@ from controller.apps.confinement import (
     confined_pid,
 )
 from controller.apps.discovery import AppSpec
+from controller.apps.lifecycle import AppLifecycle, AppsSettings, AppUse
 from controller.apps.ports import PortAssigner, port_is_free
 from controller.apps.processes import (
     REPO_ROOT,
@@ -62,7 +69,7 @@ class StartupFailed(AiosError):
     code = "startup_failed"
 
 
-class Supervisor:
+class Supervisor(AppLifecycle):
     def __init__(
         self,
         *,
@@ -77,8 +84,14 @@ class Supervisor:
         on_ports: Callable[[dict[str, int]], None] | None = None,
         on_registered: Callable[[str], None] | None = None,
         app_sandbox: dict[str, Any] | None = None,
+        apps_dir: Path | None = None,
+        apps: AppsSettings | None = None,
+        on_removed: Callable[[str], None] | None = None,
     ):
         self.config = config or SupervisorConfig()
+        self.apps_settings = apps or AppsSettings()
+        self._on_removed = on_removed or (lambda app_id: None)
+        self._wake = threading.Event()  # a caller asked for a start: tick now
         self.master_token = secrets.token_urlsafe(24)
         self._ports = ports
         self._launch = executor
@@ -92,10 +105,10 @@ class Supervisor:
         self._changed = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._pool = ThreadPoolExecutor(
-            max_workers=max(4, len(specs) + 2), thread_name_prefix="supervise"
+            max_workers=max(8, len(specs) + 2), thread_name_prefix="supervise"
         )
         self._monitor = threading.Thread(target=self._loop, name="supervisor", daemon=True)
-        self._broken = [s for s in specs if not s.ok]
+        self._broken = {s.app_id: s for s in specs if not s.ok}
         self.executor = SupervisedChild(
             "executor", ports.assign("executor"), self._logs / "executor.log"
         )
@@ -104,35 +117,16 @@ class Supervisor:
             AppSandboxSettings.from_mapping(app_sandbox),
             state_dir=executor.state_dir,
             config_file=executor.config_path,
-            apps_dirs={s.folder.parent for s in specs},
+            apps_dirs={s.folder.parent for s in specs}
+            | ({apps_dir} if apps_dir else set()),
         )
         self._apps: dict[str, SupervisedChild] = {}
+        self._use: dict[str, AppUse] = {}
         self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
         for spec in specs:
-            if not spec.ok:
-                continue
-            port = ports.assign(spec.app_id, spec.manifest.port if spec.manifest else None)
-            self._apps[spec.app_id] = SupervisedChild(
-                spec.app_id,
-                port,
-                self._logs / f"{spec.app_id}.log",
-                spec=spec,
-                token=secrets.token_urlsafe(24),
-                note=spec.requirements_note,
-                confinement=self._confiner.decide(spec),
-            )
-        # the apps and their manifests are fixed for the supervisor's life
-        self._profiles = tuple(
-            AppProfile(
-                app_id=c.spec.app_id,
-                name=c.spec.name,
-                description=c.spec.description,
-                keywords=tuple(c.spec.manifest.keywords),
-                examples=tuple(c.spec.manifest.examples),
-            )
-            for c in self._apps.values()
-            if c.spec is not None and c.spec.manifest is not None
-        )
+            if spec.ok:
+                self._apps[spec.app_id] = self._new_child(spec)
+        self._profiles = self._build_profiles()
 
     # -------------------------------------------------------------- lifecycle
 
@@ -142,11 +136,13 @@ class Supervisor:
         with self._lock:
             self._spawn(self.executor, first=True)
             for child in self._apps.values():
-                self._spawn(child, first=True)
+                if self._starts_at_launch(child.child_id):
+                    self._spawn(child, first=True)
         self._monitor.start()
 
     def wait_settled(self, timeout: float) -> None:
-        """Until the executor runs and every app was started once (healthy or not)."""
+        """Until the executor runs and every app started at launch was started once
+        (healthy or not); apps that start on first use are settled from the outset."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
@@ -168,6 +164,7 @@ class Supervisor:
     def stop(self) -> None:
         """Stop the monitor, then every process group (SIGTERM, grace, SIGKILL)."""
         self._stopping.set()
+        self._wake.set()
         if self._monitor.is_alive() and self._monitor is not threading.current_thread():
             self._monitor.join(timeout=2)
         with self._lock:
@@ -203,35 +200,29 @@ class Supervisor:
     def app_infos(self) -> list[AppInfo]:
         with self._lock:
             rows = [self._info(child) for child in self._apps.values()]
-        for spec in self._broken:
-            rows.append(
-                AppInfo(
-                    id=spec.app_id,
-                    name=spec.name,
-                    icon=spec.icon,
-                    description=spec.description,
-                    status="failed",
-                    error=spec.error,
-                )
-            )
+            broken = list(self._broken.values())
+        rows.extend(self._broken_info(spec) for spec in broken)
         return sorted(rows, key=lambda r: r.id)
 
     def profiles(self) -> tuple[AppProfile, ...]:
         """Every startable app, whatever its current status (for the router); the
-        same tuple every time, so the router finds its index for it at once."""
+        same tuple until the apps change, so the router finds its index at once."""
         return self._profiles
 
     def spec(self, app_id: str) -> AppSpec:
         child = self._apps.get(app_id)
         if child is not None and child.spec is not None:
             return child.spec
-        for spec in self._broken:
-            if spec.app_id == app_id:
-                return spec
+        broken = self._broken.get(app_id)
+        if broken is not None:
+            return broken
         raise NotFound(f"no app {app_id!r}")
 
     def target(self, app_id: str) -> AppTarget:
+        """The app ready to be called: an idle app is started first and this waits
+        for it (at most `start_timeout`); AppUnavailable when it does not run."""
         spec = self.spec(app_id)
+        self.ensure_running(app_id)
         with self._lock:
             child = self._apps.get(app_id)
             status = child.public_status() if child else "failed"
@@ -248,7 +239,8 @@ class Supervisor:
 
         def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             try:
-                return client.handle(body, timeout)
+                with self._in_use(app_id):
+                    return client.handle(body, timeout)
             except AppUnreachable as exc:
                 proc = child.proc
                 if proc is None or proc.poll() is not None:
@@ -274,13 +266,15 @@ class Supervisor:
             except Exception:  # never let supervision die
                 log.exception("supervisor tick failed")
                 busy = False
-            self._stopping.wait(self.config.start_poll if busy else 0.1)
+            self._wake.wait(self.config.start_poll if busy else 0.1)
+            self._wake.clear()
 
     def _tick(self) -> bool:
         busy = False
         for child in [self.executor, *self._apps.values()]:
             if self._stopping.is_set():
                 return False
+            busy |= self._step_use(child, time.monotonic())
             busy |= self._step(child, time.monotonic())
             self._publish_if_changed(child)
         return busy
@@ -288,7 +282,7 @@ class Supervisor:
     def _step(self, child: SupervisedChild, now: float) -> bool:
         """Advance one child's state machine; True while it needs fast polling."""
         cfg = self.config
-        if child.status in ("failed", "stopped"):
+        if child.status in ("failed", "stopped", "idle"):
             return False
         if child.status == "restarting":
             if child.job is not None and not child.job.done():

@@ -4,7 +4,7 @@
 any work), then, while the turn runs in a thread of its own, a `: ping` comment
 every `heartbeat` seconds without news, the text an app streams (an event of the
 turn's session whose data carries `text_delta`), and — only for a client that asked
-with `X-AIOS-Events: 1` — Ripple's run events as named SSE events a plain client
+with `X-AIOS-Events: 1` — the run events as named SSE events a plain client
 would mistake for chunks: `run_state` (`running`, then `idle` or
 `awaiting_permission`), `task_progress` (`task_started` / `task_done`),
 `tool_result` (`step_done`), `awaiting_permission` (`confirm_request`), and every

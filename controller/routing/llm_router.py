@@ -202,7 +202,12 @@ class LLMRouter:
 
 
 class FallbackRouter:
-    """Deterministic first; the model only for what the deterministic router doubts."""
+    """Deterministic first; the model only for what the deterministic router doubts.
+
+    With a model configured, an instruction neither router gives to any app goes whole
+    to `catch_all` (the general agent app) when that app is installed; without a
+    model it stays unclaimed, and the user is told what the installed apps can do.
+    """
 
     def __init__(
         self,
@@ -210,9 +215,11 @@ class FallbackRouter:
         llm_router: LLMRouter | None,
         *,
         threshold: float | None = None,
+        catch_all: str | None = None,
     ):
         self.deterministic = deterministic
         self.llm_router = llm_router
+        self.catch_all = catch_all
         if threshold is None:  # DeterministicRouter's `confident` (its CONFIDENT)
             threshold = getattr(deterministic, "confident", None)
         self.threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
@@ -227,6 +234,12 @@ class FallbackRouter:
         if self.llm_router is None or not self.llm_router.configured:
             return plan
         attempt = self.llm_router.attempt(text, apps)
+        if attempt.plan is not None and attempt.plan.tasks:
+            return attempt.plan
+        llm_calls = plan.llm_calls + attempt.llm_calls
+        if not plan.tasks and any(app.app_id == self.catch_all for app in apps):
+            task = PlannedTask("t1", str(self.catch_all), text)
+            return RoutePlan([task], 0.5, llm_calls, f"unclaimed: {self.catch_all}")
         if attempt.plan is not None:
             return attempt.plan
-        return dataclasses.replace(plan, llm_calls=plan.llm_calls + attempt.llm_calls)
+        return dataclasses.replace(plan, llm_calls=llm_calls)

@@ -1,4 +1,4 @@
-"""The controller's scheduler (issue 17): jobs that run an instruction or a command
+"""The controller's scheduler: jobs that run an instruction or a command
 later, or again, inside the user's boundary.
 
 `store` keeps the files (`jobs.json`, `jobs-state.json`, `runs/<job>/<run>.json`),

@@ -64,6 +64,12 @@ export const api = {
   cancelApp: (appId, sessionId) =>
     request("POST", `/api/apps/${encodeURIComponent(appId)}/cancel`, withSession({}, sessionId)),
   apps: () => request("GET", "/api/apps"),
+  /** Install an app from a .zip chosen in the browser (a File), or from a path on this machine. */
+  installZip: (file) =>
+    request("POST", `/api/apps/install?name=${encodeURIComponent(file.name || "app.zip")}`, new Blob([file], { type: "application/zip" })),
+  installPath: (path) => request("POST", "/api/apps/install", { path }),
+  uninstall: (appId, keepWorkspace = true) =>
+    request("POST", `/api/apps/${encodeURIComponent(appId)}/uninstall`, { keep_workspace: keepWorkspace }),
   tools: (appId) => request("GET", `/api/tools?app_id=${encodeURIComponent(appId || "")}`),
   instruction: (text, sessionId, source = "text") =>
     request("POST", "/api/instruction", withSession({ text, source, client_id: CLIENT_ID }, sessionId)),

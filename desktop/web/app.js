@@ -9,7 +9,7 @@ import { AgentLive } from "./agentlive.js";
 import { AppViews } from "./appview.js";
 import { createCommandBar } from "./commandbar.js";
 import { installConfirmations } from "./confirm.js";
-import { openAbout } from "./dialogs.js";
+import { openAbout, openInstall } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
 import { setLanguage, tr, translatePage } from "./i18n.js";
@@ -96,6 +96,7 @@ taskbar = createTaskbar({
     refresh,
     layout: restoreLayout,
     about: openAbout,
+    install: () => openInstall(toast, loadApps),
   },
 });
 const tray = createTray();
@@ -153,7 +154,9 @@ const events = connectEvents(
     speak: (e) => speech.say(asText(asObject(e.data).text)),
     app_status: (e) => {
       const data = asObject(e.data);
-      if (e.app_id && state.apps.has(e.app_id)) setAppStatus(e.app_id, data.status);
+      // "removed": uninstalled or its folder deleted; the list says what is left
+      if (data.status === "removed") loadApps();
+      else if (e.app_id && state.apps.has(e.app_id)) setAppStatus(e.app_id, data.status);
       else loadApps();
     },
   },

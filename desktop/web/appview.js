@@ -35,9 +35,12 @@ export class AppViews {
       win.restore();
       return win;
     }
-    this.render(win, { status: "ok", view_type: "loading", data: {}, message: tr("正在打开…", "Opening…") });
+    // an idle app is started by this open: the first answer waits for its start
+    const cold = ["idle", "starting", "stopped"].includes(appInfo(appId).status);
+    const label = cold ? tr("正在启动…", "Starting…") : tr("正在打开…", "Opening…");
+    this.render(win, { status: "ok", view_type: "loading", data: {}, message: label });
     let reply;
-    const work = this.busySoon(appId, { label: tr("正在打开…", "Opening…") });
+    const work = this.busySoon(appId, { label });
     try {
       reply = await api.open(appId, state.sessionId);
     } catch (exc) {

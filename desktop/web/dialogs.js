@@ -83,3 +83,52 @@ export function openAbout() {
       version.textContent = tr("版本未知（主控未回答）", "Version unknown (the controller did not answer)");
     });
 }
+
+/**
+ * The Install dialog: a .zip chosen here, or a folder / .zip path on this machine,
+ * sent to POST /api/apps/install. A refused install shows the controller's message
+ * (e.g. the manifest's error) in the dialog; a good one closes it and reloads the apps.
+ */
+export function openInstall(toast, reloadApps) {
+  const file = el("input", { id: "install_file", type: "file", attrs: { accept: ".zip,application/zip", "aria-label": tr("应用压缩包", "App .zip") } });
+  const path = el("input", {
+    id: "install_path",
+    type: "text",
+    attrs: { placeholder: tr("或：本机上的文件夹或 .zip 路径", "or: a folder or .zip path on this machine"), "aria-label": tr("路径", "Path") },
+  });
+  const result = el("p", { id: "install_result", className: "install-result", attrs: { role: "status" } });
+  const install = async (close) => {
+    const chosen = file.files && file.files[0];
+    const typed = path.value.trim();
+    if (!chosen && !typed) {
+      result.dataset.level = "error";
+      result.textContent = tr("请选择 .zip 文件或输入路径", "Choose a .zip file or type a path");
+      return;
+    }
+    result.dataset.level = "info";
+    result.textContent = tr("正在安装…", "Installing…");
+    try {
+      const answer = chosen ? await api.installZip(chosen) : await api.installPath(typed);
+      close();
+      toast({ title: tr("已安装", "Installed"), body: asText(answer?.app?.name || answer?.installed), level: "success" });
+      reloadApps();
+    } catch (exc) {
+      result.dataset.level = "error";
+      result.textContent = `${tr("未安装：", "Not installed: ")}${asText(exc.message)}`;
+    }
+  };
+  openModal({
+    id: "install_dialog",
+    title: tr("安装应用", "Install an app"),
+    body: [
+      el("p", { text: tr("选择一个应用的 .zip（含 manifest.json），或输入本机路径。", "Choose an app's .zip (holding manifest.json), or type a path on this machine.") }),
+      file,
+      path,
+      result,
+    ],
+    buttons: [
+      { text: tr("取消", "Cancel"), onClick: (close) => close() },
+      { id: "install_submit", text: tr("安装", "Install"), primary: true, onClick: install },
+    ],
+  });
+}

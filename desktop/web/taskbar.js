@@ -10,6 +10,7 @@ import { tr } from "./i18n.js";
 import { onAppsChanged, state } from "./state.js";
 
 const STATUS_TEXT = {
+  idle: ["未启动（用时启动）", "idle (starts on first use)"],
   starting: ["启动中", "starting"],
   running: ["运行中", "running"],
   restarting: ["重启中", "restarting"],

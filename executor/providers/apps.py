@@ -44,7 +44,9 @@ def _entry(app_id: str, spec: ToolSpec) -> ToolEntry:
         requires_confirmation=stated.get("requires_confirmation") is True,
         concurrency_safe=stated.get("concurrency_safe") is True,
         max_result_size_chars=size
-        if isinstance(size, int) and not isinstance(size, bool) and 0 < size <= APP_RESULT_CHARS
+        if isinstance(size, int)
+        and not isinstance(size, bool)
+        and 0 < size <= APP_RESULT_CHARS
         else APP_RESULT_CHARS,
     )
 

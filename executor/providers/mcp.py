@@ -8,7 +8,10 @@ bubblewrap when it works here (`aios_runtime.bubblewrap`): the file system read-
 `/root`, `/home`, the state folder and the config folder hidden, the server's own
 installation (its command's folder or prefix, the files its arguments name, `cwd`,
 `readable`) bound back read-only, a private `/tmp` as `HOME`, no network unless
-`network` is true. It never outlives the executor: it is spawned through the relay
+`network` is true, and within its limits (`limits`, else the executor's
+`limits`): address space and file size as rlimits, its tasks in a pids cgroup of its
+own (`RLIMIT_NPROC` where there is none) — a server over them fails and is restarted,
+then marked failed, like any crashed one. It never outlives the executor: it is spawned through the relay
 `mcp_launch.py` (death signal + parent check, and a message longer than
 `max_message_bytes` answered with an error instead), carries this executor's mark for
 the reaper (`aios_runtime.reaper`) and its run's own mark for `stop`. Its
@@ -49,6 +52,7 @@ from aios_runtime.settings import McpServerSettings, Settings
 from aios_sdk.errors import ToolFailed, ToolTimeout
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.providers.registry import ToolSource, ToolUnavailable
+from executor.sandbox.pids_cgroup import PidsCgroups, kill_group
 from executor.tools.catalog import ArgumentSchema
 
 __all__ = [
@@ -100,6 +104,22 @@ class McpRuntime:
     use_bubblewrap: bool = True
     max_message_bytes: int = 10 << 20  # a bigger message from a server is refused, not cut
     extra_env: dict[str, str] = field(default_factory=dict)
+    # each server's limits unless its config sets its own (config.json `limits`)
+    memory_bytes: int | None = None
+    file_size_bytes: int | None = None
+    tasks: int | None = None
+    cgroups: PidsCgroups | None = None  # a pids cgroup per server run, when usable
+
+
+def server_limits(config: McpServerConfig, runtime: McpRuntime) -> dict[str, int]:
+    """The limits a server runs under (`memory`, `fsize`, `tasks`; unset ones absent)."""
+    own = config.settings.limits
+    found = {
+        "memory": own.memory_bytes or runtime.memory_bytes,
+        "fsize": own.file_size_bytes or runtime.file_size_bytes,
+        "tasks": own.tasks or runtime.tasks,
+    }
+    return {key: int(value) for key, value in found.items() if value}
 
 
 def _entry(config: McpServerConfig, tool: str, description: str, schema: dict[str, Any],
@@ -168,17 +188,22 @@ def _installation(command: str, args: list[str], cwd: str) -> list[str]:
     return dirs
 
 
-def server_command(config: McpServerConfig, runtime: McpRuntime, env_path: str
-                   ) -> tuple[list[str], str, str]:  # fmt: skip
-    """The argv that starts the server, its working folder, and the confinement in force
-    (`"bubblewrap"` or `"none"`). Raises `ToolFailed` when the command is not found."""
+def server_command(config: McpServerConfig, runtime: McpRuntime, env_path: str,
+                   cgroup: Path | None = None) -> tuple[list[str], str, str]:  # fmt: skip
+    """The argv that starts the server (in the pids cgroup `cgroup`, if any), its
+    working folder, and the confinement in force (`"bubblewrap"` or `"none"`). Raises
+    `ToolFailed` when the command is not found."""
     settings = config.settings
     command = shutil.which(settings.command, path=env_path)
     if command is None:
-        raise ToolFailed(f"MCP server {config.name}: command {settings.command!r} not found")
+        raise ToolFailed(
+            f"MCP server {config.name}: command {settings.command!r} not found"
+        )
     command = os.path.abspath(command)
     first_file = next((a for a in settings.args if os.path.isfile(a)), None)
-    cwd = settings.cwd or (os.path.dirname(os.path.abspath(first_file)) if first_file else "/")
+    cwd = settings.cwd or (
+        os.path.dirname(os.path.abspath(first_file)) if first_file else "/"
+    )
     inner = [command, *settings.args]
     kind = "none"
     bwrap = find_bwrap() if runtime.use_bubblewrap else None
@@ -191,7 +216,16 @@ def server_command(config: McpServerConfig, runtime: McpRuntime, env_path: str
             new_session=False, read_only_masks=True,
         )  # fmt: skip
         kind = "bubblewrap"
-    launch = [sys.executable, "-I", "-S", _LAUNCH, str(os.getpid()), str(runtime.max_message_bytes)]
+    launch = [
+        sys.executable,
+        "-I",
+        "-S",
+        _LAUNCH,
+        str(os.getpid()),
+        str(runtime.max_message_bytes),
+        *(f"{key}={value}" for key, value in server_limits(config, runtime).items()),
+        *([f"cgroup={cgroup}"] if cgroup is not None else []),
+    ]
     return [*launch, "--", *inner], cwd, kind
 
 
@@ -290,6 +324,7 @@ class McpProvider(ToolProvider):
                 "state": self._state,
                 "error": self._error,
                 "sandbox": self._sandbox,
+                "limits": server_limits(self.config, self.runtime),
                 "restarts": self._restarts,
                 "skipped_tools": list(self._skipped),
                 "log": str(self.log_path),
@@ -376,11 +411,23 @@ class McpProvider(ToolProvider):
         """Run the server until it exits or stop is asked; why it ended (one line)."""
         settings = self.config.settings
         env_path = os.environ.get("PATH", "/usr/bin:/bin")
+        run = secrets.token_hex(8)
+        cgroups = self.runtime.cgroups
+        group = cgroups.create(f"mcp-{self.config.name}-{run}") if cgroups else None
+        tasks = server_limits(self.config, self.runtime).get("tasks")
+        if group is not None and tasks:
+            try:
+                (group / "pids.max").write_text(str(tasks))
+            except OSError:  # a ceiling it cannot set: no cgroup, RLIMIT_NPROC instead
+                kill_group(group)
+                group = None
         try:
-            argv, cwd, sandbox = server_command(self.config, self.runtime, env_path)
+            argv, cwd, sandbox = server_command(self.config, self.runtime, env_path, group)
         except ToolFailed as exc:
+            if group is not None:
+                kill_group(group)
             return exc.message
-        run = self._run = secrets.token_hex(8)
+        self._run = run
         self._sandbox = sandbox
         env = {
             "PATH": env_path, "HOME": "/tmp", "LANG": "C.UTF-8",
@@ -390,7 +437,9 @@ class McpProvider(ToolProvider):
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "a", encoding="utf-8", errors="replace") as errlog:
-            errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start {settings.command}\n")
+            errlog.write(
+                f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start {settings.command}\n"
+            )
             errlog.flush()
             offset = errlog.tell()
             try:
@@ -399,6 +448,8 @@ class McpProvider(ToolProvider):
                 ended = _describe(exc)
             finally:
                 kill_run(run)  # whatever the SDK's shutdown left behind
+                if group is not None:
+                    kill_group(group)
         tail = self._log_tail(offset)
         return f"{ended}{f' (stderr: {tail})' if tail else ''}"
 
@@ -478,12 +529,19 @@ class McpProvider(ToolProvider):
         server = self.config.name
         tool = call.tool.removeprefix(tool_name(server, ""))
         with self._lock:
-            session, loop, state, error = self._session, self._loop, self._state, self._error
+            session, loop, state, error = (
+                self._session,
+                self._loop,
+                self._state,
+                self._error,
+            )
         if session is None or loop is None or state != "running":
             raise ToolUnavailable(
                 f"MCP server {server} is {state}{f': {error}' if error else ''}"
             )
-        timeout = min(call.timeout or self.config.settings.timeout, self.config.settings.timeout)
+        timeout = min(
+            call.timeout or self.config.settings.timeout, self.config.settings.timeout
+        )
         future = asyncio.run_coroutine_threadsafe(
             self._call(session, tool, call.args, timeout), loop
         )
@@ -541,9 +599,18 @@ def add_mcp_servers(tools: ToolSource, settings: Settings, *, hidden_dirs: list[
         log_dir=log_dir,
         use_bubblewrap=settings.tool_sandbox.use_bubblewrap,
         max_message_bytes=settings.limits.response_bytes,
+        memory_bytes=settings.limits.memory_bytes,
+        file_size_bytes=settings.limits.file_size_bytes,
+        tasks=settings.limits.tasks_per_run,
+        # the executor's own pids hierarchy (`<root>/triton-aios/<pid>`), swept likewise
+        cgroups=PidsCgroups.detect(settings.limits.tasks_per_run)
+        if settings.mcp_servers
+        else None,
     )
     providers = mcp_providers(settings, runtime)
     for provider in providers:
         tools.add(provider, start=False)
-        threading.Thread(target=provider.start, name=f"start-{provider.name}", daemon=True).start()
+        threading.Thread(
+            target=provider.start, name=f"start-{provider.name}", daemon=True
+        ).start()
     return providers

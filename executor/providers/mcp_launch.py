@@ -1,4 +1,4 @@
-"""`python mcp_launch.py PARENT_PID MAX_LINE -- COMMAND ARGS...`: an MCP server, bound and capped.
+"""`python mcp_launch.py PARENT_PID MAX_LINE [LIMIT=VALUE...] -- COMMAND ARGS...`: a capped MCP server.
 
 The MCP SDK's stdio client spawns the server itself, with no hook into the child
 before `exec` and no limit on the length of a message. So the executor spawns this
@@ -9,8 +9,12 @@ same death signal, stdin and stderr passed through; and it copies the server's
 stdout line by line, replacing a line longer than `MAX_LINE` bytes (a JSON-RPC
 message) by a JSON-RPC error answer to the same request id, so a huge answer fails
 that one call and leaves the connection usable. A huge line whose id cannot be
-found ends the server (the client sees the connection close). Standard library
-only, so it runs with `python -I -S`.
+found ends the server (the client sees the connection close). The limits apply to
+the server (and all it starts) between fork and exec: `memory=` bytes of address
+space (`RLIMIT_AS`), `fsize=` bytes per file written (`RLIMIT_FSIZE`), `cgroup=` a
+pids cgroup folder to join (its `pids.max` is the task ceiling; joining fails
+closed), else `tasks=` more processes than the user runs now (`RLIMIT_NPROC`, which
+binds non-root users only). Standard library only, so it runs with `python -I -S`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import ctypes
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -89,24 +94,59 @@ def relay(source: int, sink: int, cap: int) -> bool:
             pieces, size, head = [], 0, b""
 
 
+def _user_tasks() -> int:
+    uid, count = os.getuid(), 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                count += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _limits(options: list[str]) -> tuple[list[tuple[int, int]], str | None]:
+    """The rlimits to set and the cgroup to join, from `KEY=VALUE` options."""
+    values = dict(option.split("=", 1) for option in options)
+    plan = []
+    if values.get("memory"):
+        plan.append((resource.RLIMIT_AS, int(values["memory"])))
+    if values.get("fsize"):
+        plan.append((resource.RLIMIT_FSIZE, int(values["fsize"])))
+    cgroup = values.get("cgroup") or None
+    if cgroup is None and values.get("tasks") and os.getuid() != 0:
+        plan.append((resource.RLIMIT_NPROC, _user_tasks() + int(values["tasks"])))
+    return plan, cgroup
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        print("usage: mcp_launch.py PARENT_PID MAX_LINE -- COMMAND [ARGS...]", file=sys.stderr)
+    if len(argv) < 4 or "--" not in argv[2:]:
+        print("usage: mcp_launch.py PARENT_PID MAX_LINE [LIMIT=VALUE...] -- COMMAND [ARGS...]",
+              file=sys.stderr)  # fmt: skip
         return 2
-    parent, cap, command = int(argv[0]), int(argv[1]), argv[3:]
+    split = argv.index("--", 2)
+    parent, cap, command = int(argv[0]), int(argv[1]), argv[split + 1 :]
+    plan, cgroup = _limits(argv[2:split])
     _die_with_parent()
     if os.getppid() != parent:  # the executor is gone already
         return 1
     me = os.getpid()
 
-    def bind() -> None:  # in the child: die with this relay
+    def bind() -> None:  # in the child: limits, then die with this relay
+        if cgroup is not None:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as procs:
+                procs.write("0")
+        for which, value in plan:
+            _, hard = resource.getrlimit(which)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
         _die_with_parent()
         if os.getppid() != me:
             os._exit(1)
 
     try:
         server = subprocess.Popen(command, stdout=subprocess.PIPE, preexec_fn=bind)  # noqa: PLW1509
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         print(f"mcp_launch: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         return 127
     assert server.stdout is not None
@@ -114,7 +154,10 @@ def main(argv: list[str]) -> int:
         print(f"mcp_launch: a message of more than {cap} bytes without an id; "
               "the server is stopped", file=sys.stderr)  # fmt: skip
         server.kill()
-    return server.wait()
+    code = server.wait()
+    if code < 0:
+        print(f"mcp_launch: the server was killed by signal {-code}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -39,7 +39,11 @@ class ToolUnavailable(AiosError):
 
 
 def _text_of(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, default=str)
+    )
 
 
 def cut_result(value: Any, limit: int) -> Any:

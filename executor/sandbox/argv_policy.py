@@ -171,7 +171,7 @@ def _path_candidates(arg: str) -> list[str]:
     return [cand for cand in found if cand]
 
 
-def _check_paths(args: list[str], workdir: Path, cwd: Path) -> None:
+def check_path_args(args: list[str], workdir: Path, cwd: Path) -> None:
     for arg in args:
         for cand in _path_candidates(arg):
             if cand.startswith("~"):
@@ -200,5 +200,5 @@ def check_argv(
     if exe is None:
         raise CommandNotAllowed(f"{name!r} not found on {FIXED_PATH}")
     _check_inline_code(name, args)
-    _check_paths(args, workdir, cwd)
+    check_path_args(args, workdir, cwd)
     return [exe, *args]

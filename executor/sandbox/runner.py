@@ -312,9 +312,15 @@ class ProcessSandbox:
         }
 
     def wrap(
-        self, argv: list[str], workdir: Path, cwd: Path, hide: Iterable[str]
+        self,
+        argv: list[str],
+        workdir: Path,
+        cwd: Path,
+        hide: Iterable[str],
+        readable: Iterable[str] = (),
     ) -> list[str]:
-        """`argv` as it is actually executed (inside bubblewrap when in force)."""
+        """`argv` as it is actually executed (inside bubblewrap when in force);
+        `readable` folders are bound back read-only where a hidden folder covers them."""
         if self.kind != "bubblewrap":
             return argv
         return bwrap_argv(
@@ -322,6 +328,7 @@ class ProcessSandbox:
             argv,
             cwd=cwd,
             hidden=["/root", "/home", *self._hidden, *hide],
+            readable=readable,
             writable=[workdir],
         )
 
@@ -334,6 +341,7 @@ class ProcessSandbox:
         hide: Iterable[str] = (),
         stdout: int | IO[Any] = subprocess.PIPE,
         stderr: int | IO[Any] = subprocess.PIPE,
+        readable: Iterable[str] = (),
     ) -> tuple[subprocess.Popen, str]:
         """Start `argv` sandboxed in its own session; answer the process and its marker."""
         marker = secrets.token_hex(12)
@@ -343,7 +351,7 @@ class ProcessSandbox:
         try:
             with _owned_lock:
                 proc = subprocess.Popen(
-                    self.wrap(argv, workdir, cwd, hide),
+                    self.wrap(argv, workdir, cwd, hide, readable),
                     cwd=cwd,
                     env=self.environment(workdir, marker),
                     stdin=subprocess.DEVNULL,
@@ -368,13 +376,16 @@ class ProcessSandbox:
         cwd: Path,
         timeout: float,
         hide: Iterable[str] = (),
+        readable: Iterable[str] = (),
     ) -> CapturedRun:
         """Run to completion (or `timeout`), output capped at `limits.output_bytes`.
 
         When the command exits, descendants it left behind get a short grace to
         finish writing and are then killed: a foreground run owns its processes.
         """
-        proc, marker = self.spawn(argv, workdir=workdir, cwd=cwd, hide=hide)
+        proc, marker = self.spawn(
+            argv, workdir=workdir, cwd=cwd, hide=hide, readable=readable
+        )
         with self._active_lock:
             self._active[proc.pid] = marker
         try:

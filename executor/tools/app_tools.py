@@ -25,7 +25,9 @@ __all__ = ["call_custom_tool"]
 _MAX_REPLY = 10 << 20
 
 
-def call_custom_tool(app: AppRecord, name: str, args: dict[str, Any], timeout: float) -> Any:
+def call_custom_tool(
+    app: AppRecord, name: str, args: dict[str, Any], timeout: float
+) -> Any:
     """Run the app's tool `name` within `timeout` seconds; its `result`, or its error."""
     if not app.url:
         raise AppUnreachable(f"{app.app_id} registered no URL for its custom tools")
@@ -47,9 +49,7 @@ def call_custom_tool(app: AppRecord, name: str, args: dict[str, Any], timeout: f
     except TimeoutError as exc:
         raise ToolTimeout(f"custom tool {name} took longer than {timeout:g}s") from exc
     except (OSError, http.client.HTTPException) as exc:
-        raise AppUnreachable(
-            f"{app.app_id} unreachable for tool {name}: {exc}"
-        ) from exc
+        raise AppUnreachable(f"{app.app_id} unreachable for tool {name}: {exc}") from exc
     finally:
         conn.close()
     try:

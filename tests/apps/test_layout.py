@@ -14,7 +14,7 @@ import pytest
 from tests.procs import ROOT
 
 APPS = ROOT / "apps"
-PACKAGED = ("music_app", "code_app", "system_agent", "scheduler_app")
+PACKAGED = ("music_app", "code_app", "system_agent", "scheduler_app", "skills_app")
 ENTRY = 'from aios_sdk import serve_package\n\nif __name__ == "__main__":\n    serve_package(__file__)\n'
 
 

@@ -41,7 +41,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[RunningSystem]:
+def system(
+    tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI
+) -> Iterator[RunningSystem]:
     root = tmp_path_factory.mktemp("assistant")
     running = launch(root, build_assistant_apps(root), config=assistant_config(fake))
     try:

@@ -38,9 +38,8 @@ def calls_answered(messages: list[dict]) -> bool:
     for message in messages:
         if message["role"] == "assistant":
             open_ids = {c["id"] for c in message.get("tool_calls") or []}
-        elif message["role"] == "tool":
-            if message["tool_call_id"] not in open_ids:
-                return False
+        elif message["role"] == "tool" and message["tool_call_id"] not in open_ids:
+            return False
     return True
 
 
@@ -53,7 +52,9 @@ def test_light_cleanup_shortens_old_results_and_inputs_only() -> None:
     assert all(len(m["content"]) == 3000 for m in tools[-2:])
     old_call = messages[2]["tool_calls"][0]["function"]["arguments"]
     assert len(old_call) < 1000 and json.loads(old_call)["path"] == "f0.txt"
-    assert all(len(m["content"]) == 3000 for m in conversation.messages if m["role"] == "tool")
+    assert all(
+        len(m["content"]) == 3000 for m in conversation.messages if m["role"] == "tool"
+    )
 
 
 def test_summary_at_three_quarters_of_the_window() -> None:
@@ -104,7 +105,10 @@ def test_exchanges_group_a_call_with_its_results() -> None:
 
 
 def test_hard_truncation_is_the_last_resort() -> None:
-    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "y" * 40_000}]
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "y" * 40_000},
+    ]
     cut = hard_truncate(messages, 2000)
     assert estimate_tokens(cut) <= 2000 and cut[1]["content"].startswith("yyy")
     assert len(messages[1]["content"]) == 40_000

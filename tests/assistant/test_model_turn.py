@@ -36,7 +36,9 @@ def _clean(fake: FakeOpenAI) -> None:
 
 @pytest.fixture
 def client(fake: FakeOpenAI) -> LLMClient:
-    return LLMClient(Settings(deepseek_api_key="k", llm_base_url=fake.base_url), max_retries=1)
+    return LLMClient(
+        Settings(deepseek_api_key="k", llm_base_url=fake.base_url), max_retries=1
+    )
 
 
 def test_streamed_text_is_assembled_with_usage(fake: FakeOpenAI, client: LLMClient) -> None:
@@ -52,11 +54,15 @@ def test_streamed_text_is_assembled_with_usage(fake: FakeOpenAI, client: LLMClie
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
 
 
-def test_streamed_tool_call_arguments_are_joined(fake: FakeOpenAI, client: LLMClient) -> None:
+def test_streamed_tool_call_arguments_are_joined(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
     fake.script(tool_calls_reply(("file_read", {"path": "notes/long-name.txt"}),
                                  ("file_list", {})))  # fmt: skip
     pieces: list[tuple[str, object]] = []
-    done = client.stream([{"role": "user", "content": "x"}], tools=[], on_delta=pieces.append)
+    done = client.stream(
+        [{"role": "user", "content": "x"}], tools=[], on_delta=pieces.append
+    )
     assert [(c.name, c.arguments, c.call_id) for c in done.tool_calls] == [
         ("file_read", '{"path": "notes/long-name.txt"}', "call_1"),
         ("file_list", "{}", "call_2"),
@@ -105,8 +111,12 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
     assert body["finish_reason"] == "tool_calls"
     live = [e for e in bus.since(0) if e.type == "agent_progress"]
     assert all(e.app_id == "assistant_app" and e.session_id == "sess_x" for e in live)
-    assert "".join(e.data["text"] for e in live if e.data["kind"] == "text") == "让我看看文件"
-    deltas = "".join(e.data["arguments"] for e in live if e.data["kind"] == "tool_call_delta")
+    assert (
+        "".join(e.data["text"] for e in live if e.data["kind"] == "text") == "让我看看文件"
+    )
+    deltas = "".join(
+        e.data["arguments"] for e in live if e.data["kind"] == "tool_call_delta"
+    )
     assert deltas == '{"path": "a.txt"}'
     progress = app.test_client().post(
         "/api/llm/progress", json={"session_id": "sess_x", "kind": "tool_result",

@@ -45,6 +45,8 @@ TEST_CONFIG: dict[str, Any] = {
     # the template plans a GET of api.example.com: refused before any connection
     "tool_sandbox": {"http_domain_whitelist": ["allowed.invalid"]},
     "app_settings": {"echo_app": {"flavour": "test"}},
+    # these tests supervise apps from launch on; lazy start is tests/apps_at_scale/'s
+    "apps": {"start_at_launch": True},
 }
 
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -185,13 +187,16 @@ def launch(
     *,
     state_dir: Path | None = None,
     ports: str = "auto",
-    config: dict[str, Any] | None = None,
+    config: dict[str, Any] | str | None = None,
     timeout: float = 60,
 ) -> RunningSystem:
     """`python -m controller start --headless …`; returns once `ready` is printed."""
     state_dir = state_dir or root / "state"
     config_path = root / "config.json"
-    config_path.write_text(json.dumps(config if config is not None else TEST_CONFIG))
+    # a str is written as it is (the fault tests start on a damaged config.json)
+    raw = config if config is not None else TEST_CONFIG
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    config_path.write_text(text)
     log_path = root / f"controller-{time.monotonic_ns()}.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     env.pop("AIOS_STATE_DIR", None)

@@ -37,7 +37,7 @@ def build(
 ) -> tuple[Flask, dict[str, Any], EventBus]:
     pipeline, _, _, bus, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("home")})
     stored: dict[str, Any] = {}
-    settings = SettingsStore(tmp_path / "config.json", Settings())
+    settings = SettingsStore(tmp_path / "settings.json", Settings())
     services = ApiServices(
         token=TOKEN,
         pipeline=pipeline,
@@ -63,6 +63,7 @@ def test_missing_desktop_is_said_plainly(tmp_path: Path) -> None:
         "running": 1,
         "executor": "running",
         "llm": "not_configured",
+        "problems": [],  # state files set aside at start, none here
     }
 
 
@@ -106,9 +107,12 @@ def test_settings_put_validates_masks_and_needs_json(tmp_path: Path) -> None:
     shown["tool_timeout"] = {"shell_exec": 5}
     again = client.put("/api/settings", json=shown, headers=H).get_json()
     assert again["restart_needed"] is True
-    saved = json.loads((tmp_path / "config.json").read_text())
-    assert saved["deepseek_api_key"] == "sk-abcdefgh1234"
-    assert saved["tool_timeout"] == {"shell_exec": 5}
+    # only what the user changed lands in the user's settings file
+    saved = json.loads((tmp_path / "settings.json").read_text())
+    assert saved == {
+        "deepseek_api_key": "sk-abcdefgh1234",
+        "tool_timeout": {"shell_exec": 5},
+    }
     wrong_type = client.put(
         "/api/settings", data="{}", headers={**H, "Content-Type": "text/plain"}
     )

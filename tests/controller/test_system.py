@@ -231,6 +231,7 @@ def test_ui_snapshot_goes_to_the_system_cache(system: RunningSystem) -> None:
 
 def test_settings_mask_the_key_and_keep_it_when_echoed(system: RunningSystem) -> None:
     config_path = system.state_dir.parent / "config.json"
+    config_before = config_path.read_text()
     put = requests.put(
         system.url + "/api/settings",
         json={"deepseek_api_key": "sk-test-1234567890"},
@@ -246,10 +247,11 @@ def test_settings_mask_the_key_and_keep_it_when_echoed(system: RunningSystem) ->
         system.url + "/api/settings", json=shown, headers=system.headers, timeout=10
     )
     assert echoed.status_code == 200, echoed.text
-    saved = json.loads(config_path.read_text())
-    assert saved["deepseek_api_key"] == "sk-test-1234567890"
-    assert saved["voice_rate"] == 1.2
-    assert saved["supervisor"]["max_restarts"] == 3  # unknown keys kept
+    # what the user changed is saved in the state folder; config.json is untouched
+    saved = json.loads((system.state_dir / "settings.json").read_text())
+    assert saved == {"deepseek_api_key": "sk-test-1234567890", "voice_rate": 1.2}
+    assert config_path.read_text() == config_before
+    assert system.get("/api/settings").json()["supervisor"]["max_restarts"] == 3
     bad = requests.put(
         system.url + "/api/settings",
         json={"voice_rate": -1},

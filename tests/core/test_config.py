@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from aios_runtime.settings import load_settings, save_settings
+from aios_runtime.settings import (
+    load_settings,
+    load_settings_or_set_aside,
+    save_user_settings,
+    saved_keys,
+    user_settings_path,
+)
 from aios_sdk.errors import InvalidRequest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,16 +83,35 @@ def test_not_json_is_a_clear_error(tmp_path: Path) -> None:
         load_settings(path, env={})
 
 
-def test_save_is_atomic_and_keeps_unknown_keys(tmp_path: Path) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(
-        json.dumps({"deepseek_api_key": "k", "custom": {"a": 1}}), encoding="utf-8"
+def test_the_users_settings_go_over_config_json_which_is_never_rewritten(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps({"deepseek_api_key": "k", "voice_rate": 0.8, "custom": {"a": 1}}),
+        encoding="utf-8",
     )
-    settings = load_settings(path, env={})
+    before = config.read_bytes()
+    user = user_settings_path(tmp_path / "state")
+    user.parent.mkdir()
+    settings = load_settings(config, env={}, user=user)
     settings.voice_rate = 1.2
-    save_settings(settings, path)
-    again = json.loads(path.read_text(encoding="utf-8"))
-    assert again["custom"] == {"a": 1}
-    assert again["voice_rate"] == 1.2
-    assert [p.name for p in tmp_path.iterdir()] == ["config.json"]  # no temp file left
-    assert os.stat(path).st_size > 0
+    save_user_settings(settings, {"voice_rate"}, user)
+    assert json.loads(user.read_text(encoding="utf-8")) == {"voice_rate": 1.2}
+    assert [p.name for p in user.parent.iterdir()] == ["settings.json"]  # no temp file
+    assert config.read_bytes() == before
+    again = load_settings(config, env={}, user=user)
+    assert again.voice_rate == 1.2 and again.deepseek_api_key == "k"
+    assert again.model_dump()["custom"] == {"a": 1}
+    assert saved_keys(user) == {"voice_rate"} and saved_keys(tmp_path / "none") == set()
+
+
+def test_an_unreadable_user_settings_file_is_set_aside(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"voice_rate": 0.8}), encoding="utf-8")
+    user = tmp_path / "settings.json"
+    user.write_text("{cut short", encoding="utf-8")
+    settings = load_settings_or_set_aside(config, env={}, user=user)
+    assert settings.voice_rate == 0.8
+    assert not user.exists()
+    assert [p.name for p in tmp_path.glob("settings.json.corrupt-*")]

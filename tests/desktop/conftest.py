@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import desktop_page
 from tests.controller.system import TEST_CONFIG, RunningSystem, launch
-from tests.procs import CHROMIUM, CHROMIUM_ARGS, ROOT
+from tests.procs import ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -63,18 +64,6 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
         running.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's Chromium is not installed (scripts/install.sh --test)")
-    with playwright_api.sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def desktop_url(system: RunningSystem) -> str:
     return f"{system.url}/?token={system.token}"
 
@@ -82,19 +71,8 @@ def desktop_url(system: RunningSystem) -> str:
 @pytest.fixture
 def page(browser, system: RunningSystem) -> Iterator[object]:
     """A fresh desktop page, loaded and showing every app's taskbar icon."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    desktop = context.new_page()
-    desktop.set_default_timeout(15000)
-    errors: list[str] = []
-    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
-    desktop.goto(desktop_url(system))
-    for app_id in APP_IDS:
-        desktop.wait_for_selector(f"#task_{app_id}")
-    try:
+    with desktop_page(browser, system, APP_IDS) as desktop:
         yield desktop
-    finally:
-        context.close()
-    assert errors == [], f"uncaught script errors on the desktop: {errors}"
 
 
 @pytest.fixture

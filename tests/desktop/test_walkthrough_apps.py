@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser import desktop_page
 from tests.controller.system import TEST_CONFIG, RunningSystem, copy_shipped_apps, launch
-from tests.desktop.conftest import desktop_url
 from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -54,19 +54,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
 
 @pytest.fixture
 def page(browser, system: RunningSystem) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    desktop = context.new_page()
-    desktop.set_default_timeout(20000)
-    errors: list[str] = []
-    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
-    desktop.goto(desktop_url(system))
-    for app_id in SHIPPED:
-        desktop.wait_for_selector(f"#task_{app_id}")
-    try:
+    with desktop_page(browser, system, SHIPPED, timeout_ms=20000) as desktop:
         yield desktop
-    finally:
-        context.close()
-    assert errors == [], f"uncaught script errors on the desktop: {errors}"
 
 
 def say(page, text: str) -> None:

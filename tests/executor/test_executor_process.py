@@ -108,7 +108,8 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
         f"{executor.url}/tools", headers={"X-AIOS-Token": executor.app_token}, timeout=5
     )
     names = [t.name for t in ToolsListing.model_validate(listing.json()).tools]
-    assert names == [*ATOMIC_TOOLS, "schedule"]  # the ten atomic tools, then schedule
+    skills = ["search_skills", "run_command", "install_skill", "reload_skills"]
+    assert names == [*ATOMIC_TOOLS, "schedule", *skills]  # the ten atomic tools, schedule, skills
 
 
 def test_tools_over_http_and_the_log_on_disk(executor: Running) -> None:

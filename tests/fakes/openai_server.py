@@ -175,7 +175,10 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
                                                           "arguments": ""}}]}))  # fmt: skip
         arguments = function.get("arguments") or ""
         for start in range(0, len(arguments), 10):
-            piece = {"index": index, "function": {"arguments": arguments[start : start + 10]}}
+            piece = {
+                "index": index,
+                "function": {"arguments": arguments[start : start + 10]},
+            }
             events.append(chunk({"tool_calls": [piece]}))
     events.append(chunk({}, choice.get("finish_reason") or "stop"))
     if include_usage:

@@ -1,4 +1,4 @@
-"""No space left on device while the controller saves its state (issue 18, item 3).
+"""No space left on device while the controller saves its state.
 
 A real system runs with its state folder and config.json on a small tmpfs; the test
 fills that disk with a filler file (a real ENOSPC, not an injected one), then saves a
@@ -91,8 +91,9 @@ def test_a_full_disk_is_an_error_the_last_state_is_kept_and_saving_resumes(
         assert risky.status_code == 507, risky.text
         assert system.get("/api/confirmations").json()["confirmations"] == []
         # the settings
-        _storage_full(_put(system, "/api/settings", {"voice_rate": 1.3}), "config.json")
+        _storage_full(_put(system, "/api/settings", {"voice_rate": 1.3}), "settings.json")
         assert (disk / "config.json").read_bytes() == config_before
+        assert not (system.state_dir / "settings.json").exists()
         # the scheduler's files
         _storage_full(system.post("/api/schedules", {**JOB, "name": "满之时"}), "jobs.json")
         assert (system.state_dir / "jobs.json").read_bytes() == jobs_before
@@ -109,7 +110,9 @@ def test_a_full_disk_is_an_error_the_last_state_is_kept_and_saving_resumes(
     assert texts[0] == "回声 第一句" and texts[-1] == "回声 第三句", texts
     assert text in texts  # refused while the disk was full, kept in memory
     assert _put(system, "/api/settings", {"voice_rate": 1.3}).status_code == 200
-    assert json.loads((disk / "config.json").read_text())["voice_rate"] == 1.3
+    saved = json.loads((system.state_dir / "settings.json").read_text())
+    assert saved == {"voice_rate": 1.3}
+    assert (disk / "config.json").read_bytes() == config_before  # never rewritten
     assert system.post("/api/schedules", {**JOB, "name": "满之后"}).status_code == 201
     names = [j["name"] for j in system.get("/api/schedules").json()["jobs"]]
     assert "满之前" in names and "满之后" in names and "满之时" not in names

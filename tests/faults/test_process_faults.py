@@ -1,4 +1,4 @@
-"""Processes that fail under the controller (issue 18, item 3): the executor killed in
+"""Processes that fail under the controller: the executor killed in
 the middle of a plan, an app that hangs, an app that floods its output.
 
 One shared system (`fault_system`). Each fault is answered with an error view of
@@ -37,6 +37,7 @@ def test_executor_killed_mid_plan_is_a_clear_error_and_the_next_plan_works(
 
     worker = threading.Thread(target=slow_plan)
     worker.start()
+
     # the plan's 5 s step is running inside the executor
     def step_running() -> bool:  # the sandbox may start it in a session of its own
         return any(
@@ -87,9 +88,11 @@ def test_a_hung_app_is_a_timeout_view_and_is_restarted(fault_system: RunningSyst
     # the other apps never noticed
     assert task_reply(system.say("回声 还在吗"))["status"] == "ok"
     after = system.wait_for(
-        lambda: (row := system.apps()["fault_app"])["status"] == "running"
-        and row["pid"] != before["pid"]
-        and row,
+        lambda: (
+            (row := system.apps()["fault_app"])["status"] == "running"
+            and row["pid"] != before["pid"]
+            and row
+        ),
         30,
         "fault_app to be restarted",
     )

@@ -208,6 +208,39 @@ def test_without_llm_the_deterministic_plan_is_returned(fake: FakeOpenAI) -> Non
     assert fake.requests == []
 
 
+ASSISTANT = AppProfile("assistant_app", "智能助手", "通用助手：用模型和工具完成任何任务")
+
+
+def test_an_unclaimed_instruction_goes_to_the_catch_all_app_only_with_a_model(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    apps = (*APPS, ASSISTANT)
+    fake.script(json_reply({"tasks": []}))  # the model does not claim it either
+    plan = FallbackRouter(
+        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
+    ).route("帮我想想周末去哪玩", apps)
+    assert [(t.app_id, t.instruction) for t in plan.tasks] == [
+        ("assistant_app", "帮我想想周末去哪玩")
+    ]
+    assert plan.llm_calls == 1
+    # the model's own choice wins over the catch-all
+    fake.script(json_reply(TWO_TASKS))
+    plan = FallbackRouter(
+        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
+    ).route("来点适合跑步的歌，然后算算总时长", apps)
+    assert [t.app_id for t in plan.tasks] == ["music_app", "code_app"]
+    # without a model, or without the app installed, nothing claims it
+    unconfigured = FallbackRouter(
+        FixedRouter(NOTHING), LLMRouter(LLMClient(Settings())), catch_all="assistant_app"
+    )
+    assert unconfigured.route("帮我想想周末去哪玩", apps) is NOTHING
+    fake.script(json_reply({"tasks": []}))
+    absent = FallbackRouter(
+        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
+    )
+    assert absent.route("帮我想想周末去哪玩", APPS).tasks == []
+
+
 def test_validate_tasks_renumbers_and_maps_dependencies() -> None:
     payload = {
         "tasks": [

@@ -31,7 +31,9 @@ def test_views_as_markdown() -> None:
         "music_app",
         "http://127.0.0.1:9/",
     )
-    assert media == "[A](http://127.0.0.1:9/api/apps/music_app/files/music/a%20b.mp3) (audio)"
+    assert (
+        media == "[A](http://127.0.0.1:9/api/apps/music_app/files/music/a%20b.mp3) (audio)"
+    )
     image = reply_markdown(_reply("image", {"url": "https://x.test/p.png"}), "a")
     assert image == "![](https://x.test/p.png)"
     rows = reply_markdown(

@@ -1,7 +1,7 @@
 """The OpenAI-compatible entry end to end: the real `openai` client against a running
 system (models, plain and streamed completions, usage, auth, unknown fields,
 `triton/<app_id>`, views as Markdown, a paused step confirmed by the next message),
-and the raw SSE stream (heartbeats, Ripple's run events only on request).
+and the raw SSE stream (heartbeats, the run events only on request).
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ def test_plain_completion_to_a_named_app_carries_the_system_prompt(
 def test_model_triton_routes_as_typed(client: openai.OpenAI) -> None:
     reply = _say(client, "triton", "回声一下 abc")
     assert reply.choices[0].message.content == "echo: 回声一下 abc"
-    assert reply.choices[0].message.model_extra["triton"]["views"][0]["app_id"] == "echo_app"
+    assert (
+        reply.choices[0].message.model_extra["triton"]["views"][0]["app_id"] == "echo_app"
+    )
 
 
 def test_streamed_chunks_role_text_finish_and_usage(client: openai.OpenAI) -> None:
@@ -143,7 +145,10 @@ def test_loopback_host_rule_still_holds(system: RunningSystem) -> None:
     assert response.status_code == 421
     response = requests.get(
         f"{system.url}/v1/models",
-        headers={"Authorization": f"Bearer {system.token}", "Origin": "https://evil.example"},
+        headers={
+            "Authorization": f"Bearer {system.token}",
+            "Origin": "https://evil.example",
+        },
         timeout=10,
     )
     assert response.status_code == 403
@@ -196,9 +201,17 @@ def test_user_and_conversation_name_a_session_on_disk(
     system: RunningSystem, client: openai.OpenAI
 ) -> None:
     first = [{"role": "user", "content": "会话开场白 x1"}]
-    again = [*first, {"role": "assistant", "content": "…"}, {"role": "user", "content": "第二句"}]
-    one = client.chat.completions.create(model="triton/echo_app", messages=first, user="ann")
-    two = client.chat.completions.create(model="triton/echo_app", messages=again, user="ann")
+    again = [
+        *first,
+        {"role": "assistant", "content": "…"},
+        {"role": "user", "content": "第二句"},
+    ]
+    one = client.chat.completions.create(
+        model="triton/echo_app", messages=first, user="ann"
+    )
+    two = client.chat.completions.create(
+        model="triton/echo_app", messages=again, user="ann"
+    )
     assert _session_of(one) == _session_of(two)
     other_user = client.chat.completions.create(
         model="triton/echo_app", messages=first, extra_headers={"X-AIOS-User-Id": "bob"}
@@ -210,7 +223,10 @@ def test_user_and_conversation_name_a_session_on_disk(
         user="ann",
         extra_headers={"X-AIOS-Conversation-Id": "conv-42"},
     )
-    assert _session_of(other_conversation) not in (_session_of(one), _session_of(other_user))
+    assert _session_of(other_conversation) not in (
+        _session_of(one),
+        _session_of(other_user),
+    )
     # the echo app's state of the first turn came back in the second (the same session)
     context = two.choices[0].message.model_extra["triton"]["views"][0]["data"]["context"]
     assert context["cwd_state"]["last_echo"] == "会话开场白 x1"
@@ -277,11 +293,17 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
         error = _assert_openai_error(_raw(system, body, **conversation), 400)
         assert error["type"] == "invalid_request_error", body
         assert error["param"] == param, (body, error)
-    for payload, content_type in ((b"{not json", "application/json"), (b"{}", "text/plain")):
+    for payload, content_type in (
+        (b"{not json", "application/json"),
+        (b"{}", "text/plain"),
+    ):
         response = requests.post(
             f"{system.url}/v1/chat/completions",
             data=payload,
-            headers={"Authorization": f"Bearer {system.token}", "Content-Type": content_type},
+            headers={
+                "Authorization": f"Bearer {system.token}",
+                "Content-Type": content_type,
+            },
             timeout=10,
         )
         assert response.status_code in (400, 415)
@@ -292,7 +314,9 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
         **conversation,
     )
     assert second.status_code == 200
-    context = second.json()["choices"][0]["message"]["triton"]["views"][0]["data"]["context"]
+    context = second.json()["choices"][0]["message"]["triton"]["views"][0]["data"][
+        "context"
+    ]
     assert context["session_id"] == session_id
     assert context["cwd_state"]["last_echo"] == "ok 1"  # nothing lost, nothing added
 
@@ -345,7 +369,9 @@ def test_a_paused_step_is_answered_by_the_next_message(
 # ---------------------------------------------------------------- raw SSE
 
 
-def test_heartbeats_while_a_slow_app_works(system: RunningSystem, client: openai.OpenAI) -> None:
+def test_heartbeats_while_a_slow_app_works(
+    system: RunningSystem, client: openai.OpenAI
+) -> None:
     body = {
         "model": "triton/views_app",
         "stream": True,
@@ -399,7 +425,11 @@ def test_awaiting_permission_event_in_the_stream(system: RunningSystem) -> None:
         "messages": [{"role": "user", "content": "启动进程"}],
     }
     frames = _sse_frames(
-        _raw(system, body, **{"X-AIOS-Events": "1", "X-AIOS-Conversation-Id": "sse-permission"})
+        _raw(
+            system,
+            body,
+            **{"X-AIOS-Events": "1", "X-AIOS-Conversation-Id": "sse-permission"},
+        )
     )
     names = [f.splitlines()[0][7:] for f in frames if f.startswith("event: ")]
     assert "awaiting_permission" in names

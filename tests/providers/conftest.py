@@ -54,8 +54,12 @@ class TestProvider(ToolProvider):
             entry("big"),
             entry("boom", concurrency_safe=False),
             entry("slow_echo"),
-            entry("ask", risk_level="system", requires_confirmation=True,
-                  concurrency_safe=False),  # fmt: skip
+            entry(
+                "ask",
+                risk_level="system",
+                requires_confirmation=True,
+                concurrency_safe=False,
+            ),  # fmt: skip
         ]
 
     def tools(self) -> list[ToolEntry]:

@@ -1,4 +1,4 @@
-"""The one tool source (issue 14): providers declare their tools, every consumer sees
+"""The one tool source: providers declare their tools, every consumer sees
 the same listing, and the runtime enforces each entry's metadata."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from aios_sdk.llm import LLMPlanRequest
 from aios_sdk.protocol import ATOMIC_TOOLS, ToolSpec
 from controller.api.tools import ToolListings, tools_blueprint
 from controller.llm.planner import offered_tools
-from controller.pipeline.context import ContextBuilder
 from controller.permissions.policy import PermissionPolicy
+from controller.pipeline.context import ContextBuilder
 from controller.sessions import Session
 from executor.providers.base import ToolEntry
 from tests.executor.conftest import APP_TOKEN, MASTER, Harness, settings_from
@@ -36,9 +36,10 @@ def test_every_entry_has_the_tool_entry_fields(make_harness) -> None:
     h = make_harness(custom_tools=CUSTOM, url="http://127.0.0.1:9")
     listing = _listing(h, APP_TOKEN)
     names = [t["name"] for t in listing["tools"]]
-    assert names == [*ATOMIC_TOOLS, "schedule", "greet"]
+    skills = ["search_skills", "run_command", "install_skill", "reload_skills"]
+    assert names == [*ATOMIC_TOOLS, "schedule", "greet", *skills]  # atomic, own, skills
     for tool in listing["tools"]:
-        assert ENTRY_FIELDS <= set(tool) | {"unavailable_reason"}, tool
+        assert set(tool) | {"unavailable_reason"} >= ENTRY_FIELDS, tool
         assert tool["parameters"] == tool["input_schema"]
     by_name = {t["name"]: t for t in listing["tools"]}
     assert by_name["greet"]["provider"] == "app:app1" and by_name["greet"]["custom"] is True
@@ -60,15 +61,21 @@ def _consumers(h: Harness) -> dict[str, list[str]]:
 
     listings = ToolListings(fetch, ttl=0)
     contexts = ContextBuilder(listings.names, cache_tools=False)
-    context = contexts.build(app_id="app1", role="", workdir=None, session=Session(session_id="sess_x"))
-    request = LLMPlanRequest(instruction="x", tools=[ToolSpec(name=n) for n in context.available_tools])
+    context = contexts.build(
+        app_id="app1", role="", workdir=None, session=Session(session_id="sess_x")
+    )
+    request = LLMPlanRequest(
+        instruction="x", tools=[ToolSpec(name=n) for n in context.available_tools]
+    )
     planner = [t.name for t in offered_tools(request.tools, listings.entries("app1"))]
     planner_all = [t.name for t in listings.entries("app1")]
     api = create_service("t", token_matches("desk-token-0123456789"))
     api.register_blueprint(tools_blueprint(listings))
-    window = api.test_client().get(
-        "/api/tools?app_id=app1", headers={"X-AIOS-Token": "desk-token-0123456789"}
-    ).get_json()
+    window = (
+        api.test_client()
+        .get("/api/tools?app_id=app1", headers={"X-AIOS-Token": "desk-token-0123456789"})
+        .get_json()
+    )
     executor = [t["name"] for t in _listing(h)["tools"]]
     # the SDK checks names against the injected available_tools
     from aios_sdk import agent as sdk_agent
@@ -128,7 +135,10 @@ def test_a_failed_provider_lists_its_tools_unavailable_with_the_reason(harness) 
     echo = next(t for t in listing["tools"] if t["name"] == "echo")
     assert echo["available"] is False
     assert echo["unavailable_reason"] == "server exited with status 3"
-    assert listing["providers"]["test"] == {"state": "failed", "error": "server exited with status 3"}
+    assert listing["providers"]["test"] == {
+        "state": "failed",
+        "error": "server exited with status 3",
+    }
     result = harness.call("echo", text="hi")
     assert result["status"] == "error" and result["code"] == "tool_unavailable"
     assert "server exited with status 3" in result["error"]
@@ -145,7 +155,9 @@ def test_a_result_over_the_limit_is_cut_with_a_marker(harness) -> None:
     assert cut["result"].endswith("…[cut 4000 of 5000 characters]")
 
 
-def test_requires_confirmation_drives_the_pause_and_the_direct_refusal(harness, tmp_path) -> None:
+def test_requires_confirmation_drives_the_pause_and_the_direct_refusal(
+    harness, tmp_path
+) -> None:
     source = harness.app.extensions["aios_toolbox"].tools
     source.add(TestProvider())
     direct = harness.call("ask", token=APP_TOKEN, text="x")
@@ -154,11 +166,15 @@ def test_requires_confirmation_drives_the_pause_and_the_direct_refusal(harness, 
 
     def entries(app_id: str) -> list[Any]:
         return ToolListings(
-            lambda a: harness.client.get(f"/tools?app_id={a}", headers={"X-AIOS-Token": MASTER}).get_json()
+            lambda a: harness.client.get(
+                f"/tools?app_id={a}", headers={"X-AIOS-Token": MASTER}
+            ).get_json()
         ).entries(app_id)
 
     settings = settings_from()
-    policy = PermissionPolicy(tmp_path / "permissions.json", lambda: settings, tool_entries=entries)
+    policy = PermissionPolicy(
+        tmp_path / "permissions.json", lambda: settings, tool_entries=entries
+    )
     plan = [
         {"step_id": 1, "tool": "echo", "args": {"text": "a"}},
         {"step_id": 2, "tool": "ask", "args": {"text": "b"}},
@@ -171,7 +187,10 @@ def test_requires_confirmation_drives_the_pause_and_the_direct_refusal(harness, 
     # without a listing the atomic provider's declared entries stand in
     fallback = PermissionPolicy(tmp_path / "p2.json", lambda: settings,
                                 tool_entries=lambda a: (_ for _ in ()).throw(OSError("down")))  # fmt: skip
-    assert [s.step_id for s in fallback.review("app1", harness.workdir, plan).risky] == [3, 4]
+    assert [s.step_id for s in fallback.review("app1", harness.workdir, plan).risky] == [
+        3,
+        4,
+    ]
 
 
 def test_consecutive_concurrency_safe_steps_run_side_by_side(harness, slow_server) -> None:
@@ -183,7 +202,11 @@ def test_consecutive_concurrency_safe_steps_run_side_by_side(harness, slow_serve
     plan = [
         {"step_id": 1, "tool": "http_request", "args": {"url": url}},
         {"step_id": 2, "tool": "http_request", "args": {"url": url, "params": {"n": 2}}},
-        {"step_id": 3, "tool": "cache_set", "args": {"key": "k", "value": "{{step_1.result.ok}}"}},
+        {
+            "step_id": 3,
+            "tool": "cache_set",
+            "args": {"key": "k", "value": "{{step_1.result.ok}}"},
+        },
         {"step_id": 4, "tool": "cache_get", "args": {"key": "k"}},
     ]
     started = time.monotonic()
@@ -228,7 +251,9 @@ def test_bad_input_fails_only_its_own_step(harness) -> None:
     assert results["step_5"]["result"]["text"] == "fine too"
 
 
-def test_process_tools_unavailable_when_required_bubblewrap_cannot_run(make_harness) -> None:
+def test_process_tools_unavailable_when_required_bubblewrap_cannot_run(
+    make_harness,
+) -> None:
     h = make_harness({"tool_sandbox": {"require_bubblewrap": True}})
     toolbox = h.app.extensions["aios_toolbox"]
     listing = {t["name"]: t for t in _listing(h)["tools"]}

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 import pytest
 import requests
 
+from tests.browser import desktop_page
 from tests.controller.system import (
     TEST_CONFIG,
     RunningSystem,
@@ -24,7 +25,6 @@ from tests.controller.system import (
     launch,
 )
 from tests.desktop.conftest import ARTIFACTS
-from tests.procs import CHROMIUM, CHROMIUM_ARGS
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.slow
@@ -48,33 +48,10 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
         running.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's Chromium is not installed (scripts/install.sh --test)")
-    with playwright_api.sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 @pytest.fixture
 def page(browser, system: RunningSystem) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    desktop = context.new_page()
-    desktop.set_default_timeout(15000)
-    errors: list[str] = []
-    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
-    desktop.goto(f"{system.url}/?token={system.token}")
-    for app_id in APPS:
-        desktop.wait_for_selector(f"#task_{app_id}")
-    try:
+    with desktop_page(browser, system, APPS) as desktop:
         yield desktop
-    finally:
-        context.close()
-    assert errors == [], f"uncaught script errors on the desktop: {errors}"
 
 
 def shot(page: object, name: str) -> None:

@@ -33,7 +33,7 @@ from tests.controller.system import (
     build_apps_dir,
     launch,
 )
-from tests.procs import CHROMIUM, CHROMIUM_ARGS, start_executor, stop
+from tests.procs import start_executor, stop
 from tests.security.fake_web import serve_fake
 
 HERE = Path(__file__).resolve().parent
@@ -234,20 +234,6 @@ def fake() -> Iterator[str]:
 
 
 # ------------------------------------------------------------------- browser
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium through Playwright (never `playwright install`)."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's Chromium is not installed (scripts/install.sh --test)")
-    with sync_api.sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @dataclass

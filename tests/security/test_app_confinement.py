@@ -130,6 +130,11 @@ def confined(
     system = launch(root, apps, state_dir=state, config=config)
     try:
         system.wait_app("nosy_app", "running")
+        system.wait_app("echo_app", "running")
+        # echo's real workspace (made at its first start): data the row must not read
+        other = Path(paths["other_workspace"])
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text("echo's own data")
         yield system, {"reads": paths, "writes": writes, "apps": apps}
     finally:
         system.stop()
@@ -149,6 +154,9 @@ def test_a1_app_code_reads_neither_the_token_nor_other_apps_nor_homes(
 ) -> None:
     system, paths = confined
     assert (system.state_dir / "token").read_text().strip() == system.token
+    # each row reads a file that is there (the controller's side sees it)
+    for what in ("token", "other_workspace", "other_shipped_workspace", "home", "root"):
+        assert Path(paths["reads"][what]).read_text(), what
     reads = _probe(system)["reads"]
     for what, path in paths["reads"].items():
         outcome = reads[path]

@@ -289,7 +289,11 @@ def test_w5_app_cannot_reach_another_apps_workspace(
 ) -> None:
     echo, executor = edge["echo_app"], edge["executor"]
     greeting = shared_system.workspace("hello_app") / "greeting.txt"
-    for path in [str(greeting), "../hello_app/greeting.txt", "../../hello_app/greeting.txt"]:
+    for path in [
+        str(greeting),
+        "../hello_app/greeting.txt",
+        "../../hello_app/greeting.txt",
+    ]:
         body = {"tool": "file_read", "args": {"path": path}}
         answer = raw_request(
             executor.port,
@@ -328,17 +332,17 @@ def test_w4_every_api_key_is_masked_by_get_settings_and_kept_when_echoed(
     keys = {
         "deepseek_api_key": "sk-deep-0123456789",
         "voice_api_key": "vk-voice-abcdef9876",
+        "api_keys": ["client-key-aaaa1111", "client-key-bbbb2222"],
     }
-    store = SettingsStore(tmp_path / "config.json", Settings.model_validate(keys))
+    store = SettingsStore(tmp_path / "settings.json", Settings.model_validate(keys))
     shown = store.masked()
     assert shown["deepseek_api_key"] == "••••6789" and shown["voice_api_key"] == "••••9876"
-    assert "sk-deep" not in json.dumps(shown) and "vk-voice" not in json.dumps(shown)
+    assert shown["api_keys"] == ["••••1111", "••••2222"]
+    text = json.dumps(shown)
+    assert "sk-deep" not in text and "vk-voice" not in text and "client-key" not in text
     store.update(shown)  # the page sends the masked values back unchanged
-    saved = json.loads((tmp_path / "config.json").read_text())
-    assert saved["deepseek_api_key"] == keys["deepseek_api_key"]
-    assert saved["voice_api_key"] == keys["voice_api_key"]
+    assert store.get().model_dump(include=set(keys)) == keys  # nothing changed
     store.update({"voice_api_key": "vk-new-key-5555"})
-    assert (
-        json.loads((tmp_path / "config.json").read_text())["voice_api_key"]
-        == "vk-new-key-5555"
-    )
+    saved = json.loads((tmp_path / "settings.json").read_text())
+    assert saved == {"voice_api_key": "vk-new-key-5555"}
+    assert store.get().deepseek_api_key == keys["deepseek_api_key"]

@@ -35,10 +35,14 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
         n = (params.arguments or {}).get("n")
         if not isinstance(n, int):
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"n must be an integer, got {n!r}")],
+                content=[
+                    types.TextContent(type="text", text=f"n must be an integer, got {n!r}")
+                ],
                 is_error=True,
             )
-        return types.CallToolResult(content=[types.TextContent(type="text", text=str(n * 2))])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=str(n * 2))]
+        )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text="called " + params.name)]
     )

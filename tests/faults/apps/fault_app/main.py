@@ -21,8 +21,12 @@ PLANS = {
             "args": {"cmd": ["sleep", "5.37"], "timeout": 30},
         }
     ],
-    "快步骤": [{"step_id": 1, "tool": "shell_exec", "args": {"cmd": ["echo", "fast-step-ok"]}}],
-    "启动进程": [{"step_id": 1, "tool": "process_start", "args": {"cmd": ["echo", "started"]}}],
+    "快步骤": [
+        {"step_id": 1, "tool": "shell_exec", "args": {"cmd": ["echo", "fast-step-ok"]}}
+    ],
+    "启动进程": [
+        {"step_id": 1, "tool": "process_start", "args": {"cmd": ["echo", "started"]}}
+    ],
 }
 
 

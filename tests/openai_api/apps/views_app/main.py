@@ -27,10 +27,15 @@ class ViewsAgent(AIOSAgent):
                 "status": "ok",
                 "view_type": "loading",
                 "data": {},
-                "steps": [{"step_id": 1, "tool": "file_read", "args": {"path": "hello.txt"}}],
+                "steps": [
+                    {"step_id": 1, "tool": "file_read", "args": {"path": "hello.txt"}}
+                ],
             }
         if "列表" in text:
-            items = [{"title": "七里香", "sub": "周杰伦"}, {"title": "晴天", "sub": "周杰伦"}]
+            items = [
+                {"title": "七里香", "sub": "周杰伦"},
+                {"title": "晴天", "sub": "周杰伦"},
+            ]
             return {
                 "status": "ok",
                 "view_type": "list",
@@ -41,17 +46,32 @@ class ViewsAgent(AIOSAgent):
             return {
                 "status": "ok",
                 "view_type": "table",
-                "data": {"columns": ["名字", "大小"], "rows": [["a.txt", 12], ["b|c.txt", 3]]},
+                "data": {
+                    "columns": ["名字", "大小"],
+                    "rows": [["a.txt", 12], ["b|c.txt", 3]],
+                },
             }
         if "代码" in text:
             code = "print('hi')\n"
-            return {"status": "ok", "view_type": "code", "data": {"language": "python", "code": code}}
+            return {
+                "status": "ok",
+                "view_type": "code",
+                "data": {"language": "python", "code": code},
+            }
         if text.startswith("慢"):
             time.sleep(float(text.split()[-1]))
-            return {"status": "ok", "view_type": "text", "data": {"content": "慢慢来，好了"}}
+            return {
+                "status": "ok",
+                "view_type": "text",
+                "data": {"content": "慢慢来，好了"},
+            }
         if "提示" in text:
             prompt = context.get("caller_system_prompt") or "(none)"
-            return {"status": "ok", "view_type": "text", "data": {"content": f"prompt: {prompt}"}}
+            return {
+                "status": "ok",
+                "view_type": "text",
+                "data": {"content": f"prompt: {prompt}"},
+            }
         return {"status": "ok", "view_type": "text", "data": {"content": f"views: {text}"}}
 
 

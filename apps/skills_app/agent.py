@@ -1,0 +1,14 @@
+"""SkillsAgent: 技能 as the system sees it; every call goes to `flows.SkillsFlows`."""
+
+from __future__ import annotations
+
+from aios_sdk import AIOSAgent, read_role
+
+from .flows import SkillsFlows
+
+
+class SkillsAgent(AIOSAgent, flows=SkillsFlows):
+    name = "技能"
+    description = "列出、运行、安装和重新加载技能"
+    icon = "🧩"
+    role_prompt = read_role(__file__)

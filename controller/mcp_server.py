@@ -1,0 +1,260 @@
+"""`aios mcp --app APP_ID`: one app's toolbox served over stdio to any MCP host.
+
+The toolbox is the app's executor listing: the atomic tools, the configured MCP
+servers' tools and the app's own `@tool` methods, each with its schema. Every call
+goes through `controller.api.toolbox.AppToolbox`, the way a planned step runs: the
+controller's permission review (a call that needs the user's yes is refused with
+`needs_confirmation`, since there is no one to ask, unless config.json
+`mcp_out.allow_confirmed_tools` names the tool), then a one-step plan on the
+executor (schema check, workdir confinement, whitelists, caps, audit log in
+`<state_dir>/tool_calls/`). Where that toolbox lives depends on the state folder:
+
+- the system runs there (a live `controller.pid`, its `token` and `ports.json`): the
+  controller's `/api/toolbox/<app_id>` routes, with the desktop's token, so the one
+  executor and the one app process of the running system serve the calls (its
+  config.json decides what is allowed);
+- it does not: `PrivateServices` starts what is needed with the controller's own
+  `Supervisor`: the executor and the app's process (the same command, environment
+  and confinement as under the controller; the app's custom tools registered from
+  its `/manifest`), stopped when the host disconnects. Every child dies with this
+  process (death signal, and the launch's reaper), so a `kill -9` of `aios mcp`
+  leaves nothing behind.
+
+The MCP side is the official `mcp` package's low-level `Server` over
+`mcp.server.stdio.stdio_server`; nothing but MCP goes to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from aios_runtime.settings import Settings, load_settings
+from aios_sdk.errors import AiosError, InvalidRequest
+from controller.api.toolbox import AppToolbox
+from controller.api.tools import ToolListings
+from controller.apps.discovery import AppSpec, discover_apps
+from controller.apps.lifecycle import AppsSettings
+from controller.apps.ports import PortAssigner
+from controller.apps.processes import ExecutorLaunch
+from controller.apps.supervision import SupervisorConfig
+from controller.apps.supervisor import Supervisor
+from controller.clients import json_call
+from controller.permissions.policy import PermissionPolicy
+from controller.state_dir import StateDir
+
+__all__ = ["ControllerToolbox", "PrivateServices", "serve_app_over_mcp"]
+
+_CALL_SLACK = 15.0  # seconds beyond the tool's own timeout an HTTP call may wait
+_READY_TIMEOUT = 60.0  # seconds the private executor and app may take to start
+
+
+class Toolbox(Protocol):
+    """One app's tools as `aios mcp` serves them."""
+
+    def listing(self) -> dict[str, Any]:
+        """`ToolsListing` as a dict, plus `allow_confirmed_tools`."""
+        ...
+
+    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
+        """A `ToolResult` as a dict; raises `AiosError` when the call was refused."""
+        ...
+
+
+class ControllerToolbox:
+    """The running system's toolbox routes for one app (desktop token)."""
+
+    def __init__(self, url: str, token: str, app_id: str, settings: Settings) -> None:
+        self.url, self.token, self.app_id = url.rstrip("/"), token, app_id
+        self.settings = settings
+
+    def listing(self) -> dict[str, Any]:
+        return json_call("GET", f"{self.url}/api/toolbox/{self.app_id}", token=self.token,
+                         timeout=_READY_TIMEOUT, what="the controller")  # fmt: skip
+
+    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
+        body = {"tool": tool, "args": args, "session_id": session_id}
+        return json_call("POST", f"{self.url}/api/toolbox/{self.app_id}/call", body,
+                         token=self.token, what="the controller",
+                         timeout=self.settings.timeout_for(tool) + _CALL_SLACK)  # fmt: skip
+
+
+def running_controller(state_dir: Path) -> tuple[str, str] | None:
+    """The URL and desktop token of the system running from `state_dir`, or None."""
+    state = StateDir(state_dir)
+    if state.running_pid() is None:
+        return None
+    url, token = state.controller_url(), state.read_token()
+    return (url, token) if url and token else None
+
+
+class PrivateServices:
+    """The executor and one app's process for `aios mcp`, run by a `Supervisor`."""
+
+    def __init__(self, spec: AppSpec, settings: Settings, config_path: Path | None,
+                 state_dir: Path) -> None:  # fmt: skip
+        extra = settings.model_extra or {}
+        self.app_id = spec.app_id
+        self.settings = settings
+        self.listings = ToolListings(
+            lambda app_id: self.supervisor.executor_client.tool_listing(app_id)
+        )
+        self.supervisor = Supervisor(
+            specs=[spec],
+            ports=PortAssigner(),
+            executor=ExecutorLaunch(
+                config_path=config_path or state_dir / "config.json", state_dir=state_dir
+            ),
+            logs_dir=state_dir / "logs" / f"mcp-out-{spec.app_id}",
+            controller_url="",  # no controller: the app's controller calls fail clearly
+            app_settings=settings.app_settings,
+            config=SupervisorConfig.from_mapping(extra.get("supervisor")),
+            app_sandbox=extra.get("app_sandbox"),
+            on_registered=lambda app_id: self.listings.invalidate(None),
+            # the app runs while the host is connected: started now, never idle-stopped
+            apps=AppsSettings(idle_stop_s=0.0, start_at_launch=True),
+        )  # fmt: skip
+        manifest = spec.manifest
+        policy = PermissionPolicy(
+            state_dir / "permissions.json",
+            lambda: settings,
+            lambda app_id: manifest.shell_whitelist if manifest else None,
+            self.listings.entries,
+        )
+        self.toolbox = AppToolbox(self.supervisor, policy, lambda: settings, self.listings)
+
+    def start(self) -> None:
+        """Start the executor and the app (from this long-lived thread: the children's
+        death signal follows it); raises `StartupFailed` when the executor does not."""
+        self.supervisor.start()
+        self.supervisor.wait_settled(_READY_TIMEOUT)
+        self.supervisor.ensure_running(self.app_id, _READY_TIMEOUT)
+
+    def stop(self) -> None:
+        self.supervisor.stop()
+
+    def listing(self) -> dict[str, Any]:
+        return self.toolbox.listing(self.app_id)
+
+    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
+        return self.toolbox.call(self.app_id, tool, args, session_id)
+
+
+# ------------------------------------------------------------------- MCP side
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _error_result(code: str, message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"[{code}] {message}")], is_error=True
+    )
+
+
+class ToolboxBridge:
+    """MCP tools and calls over one `Toolbox`."""
+
+    def __init__(self, toolbox: Toolbox, app_id: str) -> None:
+        self.toolbox, self.app_id = toolbox, app_id
+        self.session_id = f"mcp_{app_id}_{int(time.time())}"
+
+    def mcp_tools(self) -> list[types.Tool]:
+        listing = self.toolbox.listing()
+        allowed = set(listing.get("allow_confirmed_tools") or [])
+        tools = []
+        for entry in listing.get("tools", []):
+            if not entry.get("available", True):
+                continue
+            description = entry.get("description") or ""
+            if entry.get("requires_confirmation") and entry["name"] not in allowed:
+                description += (" (needs the user's yes: refused over MCP unless config.json "
+                                "mcp_out.allow_confirmed_tools lists it)")  # fmt: skip
+            annotations = types.ToolAnnotations(
+                read_only_hint=entry.get("risk_level") == "read",
+                open_world_hint=entry.get("risk_level") == "network",
+            )
+            tools.append(types.Tool(name=entry["name"], description=description,
+                                    input_schema=entry.get("input_schema") or {"type": "object"},
+                                    annotations=annotations))  # fmt: skip
+        return tools
+
+    def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+        """One call; refusals and failures as error results."""
+        try:
+            result = self.toolbox.call(tool, args, self.session_id)
+        except AiosError as exc:
+            return _error_result(exc.code, exc.message)
+        if result.get("status") != "ok":
+            return _error_result(str(result.get("code") or "tool_failed"),
+                                 str(result.get("error") or "the tool failed"))  # fmt: skip
+        value = result.get("result")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_text(value))],
+            structured_content=value if isinstance(value, dict) else None,
+        )
+
+
+def _mcp_server(bridge: ToolboxBridge) -> Server[Any]:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(bridge.mcp_tools))
+
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(bridge.call, params.name, args)
+
+    return Server(
+        f"triton-aios-{bridge.app_id}",
+        instructions=f"The tools of the Triton AIOS app {bridge.app_id}, confined to its workdir.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _serve(bridge: ToolboxBridge) -> None:
+    server = _mcp_server(bridge)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+def serve_app_over_mcp(app_id: str, *, apps_dir: Path, config_path: Path | None,
+                       state_dir: Path) -> int:  # fmt: skip
+    """Serve `app_id`'s toolbox on stdin/stdout until the host disconnects (exit status)."""
+    settings = load_settings(config_path)
+    live = running_controller(state_dir)
+    if live is not None:
+        toolbox = ControllerToolbox(*live, app_id, settings)
+        toolbox.listing()  # the app is known and runs there, or a clear error now
+        _serve(ToolboxBridge(toolbox, app_id))
+        return 0
+    state_dir.mkdir(parents=True, exist_ok=True)
+    workspaces = state_dir / "workspaces"
+    specs = {s.app_id: s for s in discover_apps(apps_dir, workspaces=workspaces)}
+    spec = specs.get(app_id)
+    if spec is None:
+        raise InvalidRequest(f"no app {app_id!r} in {apps_dir}")
+    if not spec.ok:
+        raise InvalidRequest(f"app {app_id!r} cannot be used: {spec.error}")
+    services = PrivateServices(spec, settings, config_path, state_dir)
+    try:
+        services.start()
+        services.listing()  # the app runs, or a clear error now
+        _serve(ToolboxBridge(services, app_id))
+    finally:
+        services.stop()
+    return 0

@@ -1,0 +1,132 @@
+"""Routing to skills: an instruction no app claims but a skill's summary matches goes to 技能.
+
+`SkillRouter` wraps the deterministic router (inside the `FallbackRouter`, so a
+skill is found before a model or a catch-all app is asked). It asks the inner
+router first; only when that gives no task, and the built-in skills app
+(`SKILLS_APP`) is installed, it matches the instruction against the installed skills' summaries and
+names (offline, deterministic, Chinese and English alike) and, on a match, answers
+one task for the skills app with the instruction as said — the app finds the skill
+again with `search_skills`. The skills come from a callable (the launcher reads the
+executor's listing: `providers["skills"]["skills"]`); when it fails, routing goes on
+without skills. A summary's *words* are its English words (lightly stemmed, stop
+words left out) and its CJK character pairs (filler such as 帮我 / 一下 left out), as
+the deterministic router reads text (`controller.routing.text`). A skill matches
+when it shares at least `MIN_SHARED` words with the instruction, or when the
+instruction names it; the best match wins (most shared words, then the larger share
+of the instruction explained, then the name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
+from controller.routing.text import normalize, split_units
+
+__all__ = ["MIN_SHARED", "SKILLS_APP", "SkillMatch", "SkillRouter", "match_skill", "words"]
+
+SKILLS_APP = "skills_app"
+MIN_SHARED = 2
+_SHORTEST_WORD = 3  # English words shorter than this are no evidence
+_PREFIX = 5  # "convert" and "converter" share their first five letters: one word
+
+
+@lru_cache(maxsize=4096)
+def words(text: str) -> frozenset[str]:
+    """The matching words of `text`: English words and CJK character pairs."""
+    found: set[str] = set()
+    previous: str | None = None
+    for unit in split_units(normalize(text)):
+        if unit.filler:
+            previous = None
+            continue
+        if unit.cjk:
+            if previous is not None:
+                found.add(previous + unit.text)
+            previous = unit.text
+            continue
+        previous = None
+        if len(unit.text) >= _SHORTEST_WORD:
+            found.add(unit.text)
+    return frozenset(found)
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if not (a.isascii() and b.isascii()):
+        return False
+    return len(a) >= _PREFIX and len(b) >= _PREFIX and a[:_PREFIX] == b[:_PREFIX]
+
+
+@dataclass(frozen=True)
+class SkillMatch:
+    name: str
+    shared: tuple[str, ...]  # the instruction's words the skill's summary has
+    share: float  # of the instruction's words
+
+
+def _name_said(name: str, text: str) -> bool:
+    lowered = normalize(text)
+    return len(name) >= _SHORTEST_WORD and name.lower() in lowered
+
+
+def match_skill(text: str, skills: Iterable[Mapping[str, Any]]) -> SkillMatch | None:
+    """The installed skill `text` asks for, or None (see the module text)."""
+    said = words(text)
+    best: tuple[tuple[int, float, int, str], SkillMatch] | None = None
+    for skill in skills:
+        name = str(skill.get("name") or "")
+        if not name or skill.get("error"):
+            continue
+        summary = str(skill.get("summary") or "")
+        own = words(summary) | words(name.replace("_", " ").replace("-", " "))
+        shared = tuple(sorted(w for w in said if any(_same(w, o) for o in own)))
+        named = _name_said(name, text)
+        if len(shared) < MIN_SHARED and not named:
+            continue
+        share = len(shared) / len(said) if said else 0.0
+        rank = (len(shared) + (MIN_SHARED if named else 0), share, -len(name), name)
+        found = SkillMatch(name, shared, round(share, 3))
+        if best is None or rank > best[0]:
+            best = (rank, found)
+    return best[1] if best is not None else None
+
+
+class SkillRouter:
+    """`inner`, and for an instruction it gives no task, the skills app when a skill
+    matches (`skills()`: the installed skills' short forms, `name` / `summary` /
+    `error`)."""
+
+    CONFIDENCE = 0.7  # a skill match is sure: no model need be asked to agree
+
+    def __init__(self, inner: Router, skills: Callable[[], Sequence[Mapping[str, Any]]]):
+        self.inner = inner
+        self._skills = skills
+
+    @property
+    def confident(self) -> float | None:
+        """The inner router's `confident` (what a `FallbackRouter` around this reads)."""
+        return getattr(self.inner, "confident", None)
+
+    def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
+        plan = self.inner.route(text, apps)
+        if plan.tasks or not any(app.app_id == SKILLS_APP for app in apps):
+            return plan
+        try:
+            skills = self._skills()
+        except Exception:  # the executor restarting: route without skills
+            return plan
+        found = match_skill(text, skills)
+        if found is None:
+            return plan
+        hits = ", ".join(found.shared[:4])
+        return RoutePlan(
+            tasks=[PlannedTask("t1", SKILLS_APP, text.strip())],
+            confidence=max(self.CONFIDENCE, self.confident or 0.0),
+            llm_calls=plan.llm_calls,
+            reason=f"t1→{SKILLS_APP} 技能 {found.name} [{hits}]",
+        )

@@ -1,0 +1,466 @@
+"""The skills provider: Aibox's skills as four tools, read from watched folders.
+
+Skills live in the shared folder (`<state_dir>/skills/`, where the repository's
+example skills are copied at the first start: `executor.skills.install.seed_examples`)
+and in each app's `<workdir>/skills/`; an app sees both, its own overriding a shared
+one of the same name. What a skill is and how a folder is read is
+`executor.skills.catalog`; every `--help` runs here in the sandbox, with the same
+confinement as `shell_exec` (rlimits, bubblewrap when in force, other apps' workdirs
+hidden) and the skill's folder readable. The tools: `search_skills {keyword}` (the
+matching skills ranked: name, kind, summary, content — a SKILL.md body is read at
+this point — source and folder; an empty keyword lists every skill, broken ones with
+their error), `run_command {command}` (an executable skill by name as argv[0], never a
+shell, run in the calling app's workdir like `shell_exec`; answers `{returncode,
+stdout, stderr, truncated, ok, meaning}` by the format's exit codes: 0 success, 1 bad
+arguments or a general failure, others the skill's own), `install_skill {path}` (a
+file or folder of the app's workspace into the shared folder; it changes what every
+app can do, so it `requires_confirmation`) and `reload_skills {}` (reads every folder
+again). A thread started with the provider watches the folders with `watchfiles` and
+reads a changed folder again at once (and the shared folder after every quiet
+second, which only stats its entries), so `status()["skills"]` — the shared skills'
+short forms, which the controller routes with — follows the folder within about a
+second; the thread stops with the provider.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aios_runtime.settings import Settings
+from aios_runtime.workdir import resolve_in_workdir
+from aios_sdk.errors import CommandNotAllowed, ToolFailed, ToolTimeout
+from executor.providers.base import ToolCall, ToolEntry, ToolProvider
+from executor.sandbox.argv_policy import CommandPolicy, check_path_args, split_command
+from executor.skills.catalog import (
+    HELP_TIMEOUT,
+    FolderScan,
+    HelpRun,
+    Skill,
+    bad_name,
+    skill_body,
+)
+from executor.skills.install import install_skill_from, seed_examples
+
+if TYPE_CHECKING:
+    from executor.registry import AppRecord
+    from executor.toolbox import Toolbox
+
+__all__ = ["EXAMPLES", "SkillsProvider", "rank_skills"]
+
+log = logging.getLogger("aios.executor.skills")
+
+# the repository's example skills (copied into the shared folder at the first start)
+EXAMPLES = Path(__file__).resolve().parents[2] / "skills"
+SEARCH_LIMIT = 20
+CONTENT_CHARS = 8_000  # of one skill's content in a search answer
+STATUS_LIMIT = 500  # skills in `status()`
+_WATCH_DEBOUNCE_MS = 200
+_WATCH_WAKE_MS = 1_000  # how often the watcher checks which folders to watch
+
+_EXIT_MEANINGS = {0: "success", 1: "bad arguments or a general failure"}
+
+
+def _entry(name: str, description: str, schema: dict[str, Any], risk: str,
+           confirm: bool, safe: bool, size: int) -> ToolEntry:  # fmt: skip
+    return ToolEntry(
+        name=name, description=description, provider=SkillsProvider.name,
+        input_schema={"type": "object", "additionalProperties": False, **schema},
+        risk_level=risk, requires_confirmation=confirm, concurrency_safe=safe,
+        max_result_size_chars=size,
+    )  # fmt: skip
+
+
+def _entries(settings: Settings) -> list[ToolEntry]:
+    output = 4 * settings.limits.output_bytes
+    return [
+        _entry(
+            "search_skills",
+            "Find installed skills by keyword (empty: all); each with name, kind "
+            "(executable | markdown | folder), summary, content (an executable's --help, "
+            "a Markdown skill's steps), source and folder",
+            {"properties": {"keyword": {"type": "string", "maxLength": 200}},
+             "required": ["keyword"]},
+            "read", False, True, 400_000,
+        ),
+        _entry(
+            "run_command",
+            "Run an installed executable skill: command = '<skill name> [arguments]' "
+            "(argv, no shell); answers returncode, stdout, stderr",
+            {"properties": {"command": {"anyOf": [
+                {"type": "string", "minLength": 1, "maxLength": 8000},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]}}, "required": ["command"]},
+            "execute", False, False, output,
+        ),
+        _entry(
+            "install_skill",
+            "Install a skill file or SKILL.md folder from the app's workspace into the "
+            "shared skills folder (an executable loses its extension and must answer "
+            "--help); every app can then use it",
+            {"properties": {"path": {"type": "string", "minLength": 1, "maxLength": 1000}},
+             "required": ["path"]},
+            "system", True, False, 100_000,
+        ),
+        _entry(
+            "reload_skills",
+            "Read every skills folder again; answers how many skills there are and the "
+            "broken ones with their errors",
+            {"properties": {}},
+            "read", False, False, 200_000,
+        ),
+    ]  # fmt: skip
+
+
+def _settings_of(config: Any) -> Settings:
+    return config if isinstance(config, Settings) else Settings()
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    chars = [c for c in text if "\u3400" <= c <= "\u9fff"]
+    return {a + b for a, b in zip(chars, chars[1:], strict=False)}
+
+
+def _score(skill: Skill, keyword: str) -> float:
+    """How well `skill` matches `keyword` (0: not at all): its name first, then its
+    summary, then its content; CJK keywords also by shared character pairs."""
+    said = keyword.lower().split()
+    if not said:
+        return 1.0
+    # short English words ("to", "a") match everywhere: evidence only when alone
+    words = [w for w in said if len(w) >= 3 or not w.isascii()] or said
+    name, summary, content = (
+        skill.name.lower(),
+        skill.summary.lower(),
+        skill.content.lower(),
+    )
+    score = 0.0
+    for word in words:
+        if word == name:
+            score += 10
+        elif word in name:
+            score += 5
+        if word in summary:
+            score += 3
+        elif word in content:
+            score += 1
+    phrase = " ".join(words)
+    if len(words) > 1 and phrase in summary:
+        score += 3
+    pairs = _cjk_pairs(phrase)
+    if pairs and score == 0:
+        shared = pairs & _cjk_pairs(summary)
+        score += 1.5 * len(shared) + 0.5 * len(pairs & _cjk_pairs(content) - shared)
+    return score
+
+
+def rank_skills(skills: list[Skill], keyword: str) -> list[Skill]:
+    """The skills matching `keyword`, best first (by name on a tie); every skill, by
+    name, for an empty keyword."""
+    scored = [(score, s) for s in skills if (score := _score(s, keyword)) > 0]
+    scored.sort(key=lambda pair: (-pair[0], not pair[1].usable, pair[1].name))
+    return [skill for _score_, skill in scored]
+
+
+def _found(skill: Skill) -> dict[str, Any]:
+    content = skill_body(skill) if skill.usable else skill.content
+    if len(content) > CONTENT_CHARS:
+        content = (
+            content[:CONTENT_CHARS] + f"\n…[cut {len(content) - CONTENT_CHARS} characters]"
+        )
+    found = {**skill.listed(), "content": content}
+    if skill.kind == "folder":
+        found["allowed_tools"] = list(skill.allowed_tools)
+        found["metadata"] = skill.metadata
+    if skill.usable:
+        found["use"] = (
+            f'run_command {{"command": "{skill.name} …"}} (see its --help above)'
+            if skill.kind == "executable"
+            else "read the content and follow its steps with the tools you have"
+        )
+    return found
+
+
+class SkillsProvider(ToolProvider):
+    """The four skills tools over the shared folder and the apps' `skills/` folders."""
+
+    name = "skills"
+
+    def __init__(self, toolbox: Toolbox, shared: Path, *, examples: Path | None = EXAMPLES,
+                 watch: bool = True) -> None:  # fmt: skip
+        super().__init__(toolbox.settings)
+        self.toolbox = toolbox
+        self.shared = Path(shared).resolve()
+        self.examples = examples
+        self._watch_wanted = watch
+        self.help_timeout = HELP_TIMEOUT  # seconds one `--help` may take
+        self._shared_scan = FolderScan(self.shared, "shared", self._run_help)
+        self._app_scans: dict[tuple[str, Path], FolderScan] = {}
+        self._scans_lock = threading.Lock()
+        self._snapshot: list[Skill] = []
+        self.generation = 0  # counts the shared folder's readings
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def declared_tools(cls, config: Any) -> list[ToolEntry]:
+        return _entries(_settings_of(config))
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Copy the examples at the first start; read and watch in the background."""
+        self._stopping.clear()
+        try:
+            seeded = seed_examples(self.shared, self.examples)
+            if seeded:
+                log.info(
+                    "example skills copied into %s: %s", self.shared, ", ".join(seeded)
+                )
+        except OSError as exc:
+            self._state, self._error = "failed", f"the skills folder cannot be made: {exc}"
+            return
+        self._state, self._error = "starting", None
+        self._thread = threading.Thread(target=self._run, name="aios-skills", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._state = "stopped"
+
+    def status(self) -> dict[str, Any]:
+        skills = self._snapshot
+        return {
+            "state": self._state,
+            "error": self._error,
+            "folder": str(self.shared),
+            "generation": self.generation,
+            "skills": [s.listed() for s in skills[:STATUS_LIMIT]],
+        }
+
+    def _run(self) -> None:
+        try:
+            self._refresh_shared()
+        except Exception as exc:  # a bug in reading must not kill the provider
+            log.exception("the skills folder could not be read")
+            self._state, self._error = "failed", f"{type(exc).__name__}: {exc}"
+            return
+        if self._stopping.is_set():
+            return
+        self._state = "running"
+        if self._watch_wanted:
+            self._watch()
+
+    # ------------------------------------------------------------- watching
+
+    def _watched(self) -> tuple[str, ...]:
+        folders = [self.shared]
+        folders += [r.workdir / "skills" for r in self.toolbox.registry.all()]
+        return tuple(sorted(str(f) for f in folders if f.is_dir()))
+
+    def _watch(self) -> None:
+        import watchfiles
+
+        while not self._stopping.is_set():
+            paths = self._watched()
+            if not paths:
+                self._stopping.wait(_WATCH_WAKE_MS / 1000)
+                continue
+            try:
+                for changes in watchfiles.watch(
+                    *paths, watch_filter=None, debounce=_WATCH_DEBOUNCE_MS, step=50,
+                    stop_event=self._stopping, rust_timeout=_WATCH_WAKE_MS,
+                    yield_on_timeout=True, raise_interrupt=False,
+                ):  # fmt: skip
+                    if changes:
+                        self._changed({Path(path) for _change, path in changes})
+                    else:  # a quiet second: catch what came before the watch was set
+                        self._refresh_shared()
+                    if self._watched() != paths:
+                        break  # a folder came or went: watch the new set
+                else:
+                    continue
+            except Exception:  # the folder vanished mid-watch, inotify ran out…
+                log.warning("watching the skills folders failed; retrying", exc_info=True)
+                self._stopping.wait(1.0)
+                continue
+            self._refresh_shared()  # what changed while the watch was rebuilt
+
+    def _changed(self, paths: set[Path]) -> None:
+        if any(self.shared in p.parents or p == self.shared for p in paths):
+            self._refresh_shared()
+        with self._scans_lock:
+            scans = list(self._app_scans.values())
+        for scan in scans:
+            if any(scan.folder in p.parents for p in paths):
+                scan.scan()
+
+    def _refresh_shared(self) -> list[Skill]:
+        skills = self._shared_scan.scan()
+        if [s.listed() for s in skills] != [s.listed() for s in self._snapshot]:
+            self.generation += 1
+        self._snapshot = skills
+        return skills
+
+    # -------------------------------------------------------------- reading
+
+    def _run_help(self, path: Path, folder: Path) -> HelpRun:
+        """`<path> --help` in the sandbox: a scratch workdir, the skill's folder readable."""
+        with tempfile.TemporaryDirectory(prefix="aios-skill-help-") as scratch:
+            where = Path(scratch).resolve()
+            run = self.toolbox.sandbox.run(
+                [str(path), "--help"], workdir=where, cwd=where, timeout=self.help_timeout,
+                hide=[str(r.workdir) for r in self.toolbox.registry.all()],
+                readable=[str(folder)],
+            )  # fmt: skip
+        return HelpRun(run.stdout, run.stderr, run.returncode, run.timed_out,
+                       self.help_timeout)  # fmt: skip
+
+    def _app_scan(self, app: AppRecord) -> FolderScan:
+        key = (app.app_id, app.workdir)
+        with self._scans_lock:
+            scan = self._app_scans.get(key)
+            if scan is None:
+                for old in [k for k in self._app_scans if k[0] == app.app_id]:
+                    del self._app_scans[old]
+                scan = self._app_scans[key] = FolderScan(
+                    app.workdir / "skills", "workspace", self._run_help
+                )
+        return scan
+
+    def skills_for(self, app: AppRecord | None) -> list[Skill]:
+        """Every skill `app` sees, by name: the shared ones, its own in their place."""
+        by_name = {s.name: s for s in self._refresh_shared()}
+        if app is not None:
+            by_name.update({s.name: s for s in self._app_scan(app).scan()})
+        return [by_name[name] for name in sorted(by_name)]
+
+    def prompt_text(self) -> str:
+        names = [f"{s.name} ({s.summary})" for s in self._snapshot if s.usable][:20]
+        listed = f" Installed: {'; '.join(names)}." if names else ""
+        return (
+            "Skills: `search_skills` finds them by keyword; an executable skill runs with "
+            "`run_command` ('<name> --option value', no shell); a Markdown skill's "
+            "content is steps to follow with the other tools; `install_skill` asks the "
+            f"user first.{listed}"
+        )
+
+    # ---------------------------------------------------------------- calls
+
+    def call(self, call: ToolCall) -> Any:
+        if call.tool == "search_skills":
+            return self._search(call.app, str(call.args.get("keyword") or ""))
+        if call.tool == "run_command":
+            return self._run_command(call)
+        if call.tool == "install_skill":
+            return self._install(call.app, call.args["path"])
+        if call.tool == "reload_skills":
+            return self._reload(call.app)
+        raise ToolFailed(f"the skills provider has no tool {call.tool!r}")
+
+    def _search(self, app: AppRecord, keyword: str) -> dict[str, Any]:
+        matches = rank_skills(self.skills_for(app), keyword.strip())
+        return {
+            "keyword": keyword,
+            "total": len(matches),
+            "skills": [_found(s) for s in matches[:SEARCH_LIMIT]],
+        }
+
+    def _check_interpreter(self, skill: Skill, app: Any) -> None:
+        """A skill the app wrote into its own workspace runs only through a whitelisted
+        interpreter (its `#!` line) while the command whitelist is on; a shared skill
+        was installed with the user's yes (`install_skill`)."""
+        sandbox = self.toolbox.settings.tool_sandbox
+        policy = CommandPolicy.build(
+            sandbox.enable_shell_whitelist, sandbox.shell_whitelist, app.shell_whitelist
+        )
+        if policy.whitelist is None:
+            return
+        with open(skill.path, "rb") as handle:
+            first = handle.readline(256)
+        words = (
+            first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+        )
+        if words and Path(words[0]).name == "env":
+            words = words[1:]
+        interpreter = Path(words[0]).name if words else ""
+        if interpreter not in policy.whitelist:
+            raise CommandNotAllowed(
+                f"{skill.name} is a skill of this app's own workspace and its interpreter "
+                f"{interpreter or '(none)'!r} is not in the command whitelist; install it "
+                "(install_skill, with the user's yes) to run it as a shared skill"
+            )
+
+    def _run_command(self, call: ToolCall) -> dict[str, Any]:
+        argv = split_command(call.args["command"])
+        name = argv[0]
+        if bad_name(name):
+            raise ToolFailed(
+                f"{name!r} is not a skill name: run_command runs installed skills by name",
+                code="skill_not_found",
+            )
+        skill = next((s for s in self.skills_for(call.app) if s.name == name), None)
+        if skill is None:
+            raise ToolFailed(f"no skill named {name!r} (search_skills lists them)",
+                             code="skill_not_found")  # fmt: skip
+        if skill.error:
+            raise ToolFailed(
+                f"the skill {name} is broken: {skill.error}", code="skill_broken"
+            )
+        if skill.kind != "executable":
+            raise ToolFailed(
+                f"{name} is a {skill.kind} skill: read its content (search_skills) and "
+                "follow it instead of running it",
+                code="skill_not_executable",
+            )
+        app = call.app
+        check_path_args(argv[1:], app.workdir, app.workdir)  # as for shell_exec
+        if skill.source == "workspace":
+            self._check_interpreter(skill, app)
+        run = self.toolbox.sandbox.run(
+            [str(skill.path), *argv[1:]], workdir=app.workdir, cwd=app.workdir,
+            timeout=call.timeout, readable=[str(skill.folder)],
+            hide=[str(r.workdir) for r in self.toolbox.registry.all()
+                  if r.app_id != app.app_id],
+        )  # fmt: skip
+        output = {"stdout": run.stdout, "stderr": run.stderr, "truncated": run.truncated}
+        if run.timed_out:
+            raise ToolTimeout(
+                f"{name} killed after {call.timeout:g}s (with its child processes)",
+                detail={"returncode": None, **output},
+            )
+        code = run.returncode
+        return {
+            "returncode": code,
+            **output,
+            "ok": code == 0,
+            "meaning": _EXIT_MEANINGS.get(code, f"the skill's own error code {code}")
+            if code is not None and code >= 0
+            else f"killed by signal {-(code or 0)}",
+        }
+
+    def _install(self, app: AppRecord, path: str) -> dict[str, Any]:
+        source = resolve_in_workdir(app.workdir, path)
+        if not source.exists():
+            raise ToolFailed(
+                f"{path} does not exist in the workspace", code="file_not_found"
+            )
+        installed = install_skill_from(source, self.shared, self._run_help)
+        self._refresh_shared()
+        return installed
+
+    def _reload(self, app: AppRecord) -> dict[str, Any]:
+        self._shared_scan.forget()
+        self._app_scan(app).forget()
+        skills = self.skills_for(app)
+        return {
+            "skills": len(skills),
+            "names": [s.name for s in skills],
+            "broken": [{"name": s.name, "error": s.error} for s in skills if s.error],
+        }

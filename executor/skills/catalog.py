@@ -1,0 +1,352 @@
+"""What a skill is (Aibox's format) and how one skills folder is read into `Skill`s.
+
+A skills folder holds three kinds of entry. An *executable* skill is a file not
+ending in `.md` that has the execute bit; its summary is the first non-empty line
+`<skill> --help` prints on stdout (stderr when stdout is empty) — when that line is
+an argparse `usage:` block, the first line after the block (the `description`) —
+and its content is the whole help text. A *Markdown* skill is a `.md` file: summary
+its first non-empty line without leading `#`, content the rest. A *folder* holding
+`SKILL.md` (the Agent Skills format) is a skill too: its YAML frontmatter gives
+`name` (the folder's own name), `description` (the summary), optional
+`allowed-tools` and `metadata`; its body is read only when the skill is used
+(`skill_body`). A name has only letters, digits, `_` and `-`; entries whose name
+starts with `_` or `.` are ignored. Anything else wrong — a bad name, no execute
+bit, a `--help` that hangs past `HELP_TIMEOUT`, prints nothing or floods more than
+`MAX_HELP_CHARS`, a broken frontmatter, a link out of the folder — yields a `Skill`
+with `error` set, listed but never run, and never stops the other entries.
+`FolderScan` reads a folder again cheaply: an entry whose file did not change keeps
+its earlier reading (so `--help` runs once per version of a file). `--help` itself
+is run by the caller's `HelpRunner` (the provider runs it in the sandbox).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from aios_runtime.workdir import is_inside
+
+__all__ = [
+    "HELP_TIMEOUT",
+    "MAX_HELP_CHARS",
+    "SKILL_FILE",
+    "FolderScan",
+    "HelpRun",
+    "HelpRunner",
+    "Skill",
+    "SkillKind",
+    "bad_name",
+    "help_summary",
+    "ignored_name",
+    "markdown_parts",
+    "read_entry",
+    "read_frontmatter",
+    "skill_body",
+]
+
+SkillKind = Literal["executable", "markdown", "folder"]
+
+HELP_TIMEOUT = 10.0  # seconds `<skill> --help` may take (the format's limit)
+MAX_HELP_CHARS = 16_000  # a longer help text is a flood: listed with the reason
+MAX_MARKDOWN_BYTES = 256_000  # a Markdown skill or SKILL.md read at most this far
+SKILL_FILE = "SKILL.md"
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_SECTION_HEADS = ("options:", "optional arguments:", "positional arguments:")
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One entry of a skills folder (`error` set: listed, never run)."""
+
+    name: str
+    kind: SkillKind
+    path: Path  # the file, or the folder of a SKILL.md skill
+    source: str  # "shared" or "workspace"
+    folder: Path  # the skills folder it was found in
+    summary: str = ""
+    content: str = ""
+    error: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None
+
+    def listed(self) -> dict[str, Any]:
+        """The short form: what a listing of every skill shows."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "summary": self.summary,
+            "source": self.source,
+            "folder": str(self.folder),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class HelpRun:
+    """What `<skill> --help` did."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    timed_out: bool = False
+    timeout: float = HELP_TIMEOUT  # the limit it ran under
+
+
+# (the skill's file, its skills folder) → what its `--help` printed
+HelpRunner = Callable[[Path, Path], HelpRun]
+
+
+def ignored_name(name: str) -> bool:
+    """Entries starting with `_` or `.` are not skills (drafts, editors' files)."""
+    return name.startswith(("_", "."))
+
+
+def bad_name(name: str) -> str | None:
+    """Why `name` cannot name a skill, or None."""
+    if _NAME.match(name):
+        return None
+    return f"bad name {name!r}: a skill's name has only letters, digits, '_' and '-'"
+
+
+def help_summary(text: str) -> str:
+    """The summary of a help text: its first non-empty line, or, when that opens an
+    argparse `usage:` block, the first non-empty line after the block (the
+    description); a usage block followed by no description is its own summary."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return ""
+    if not lines[first].lstrip().lower().startswith("usage:"):
+        return lines[first].strip()
+    end = first + 1
+    while end < len(lines) and lines[end].strip():  # the usage block's wrapped lines
+        end += 1
+    after = next((line.strip() for line in lines[end:] if line.strip()), "")
+    if not after or after.lower() in _SECTION_HEADS:
+        return lines[first].strip()
+    return after
+
+
+def markdown_parts(text: str) -> tuple[str, str]:
+    """(summary, content) of a Markdown skill: the first non-empty line without its
+    leading `#`s, and everything after that line."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip():
+            summary = line.strip().lstrip("#").strip()
+            return summary, "\n".join(lines[index + 1 :]).strip("\n")
+    return "", ""
+
+
+def read_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter, body) of a SKILL.md; `ValueError` saying what is wrong.
+
+    The frontmatter is the YAML between a first line `---` and the next line `---`.
+    """
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise ValueError("SKILL.md does not start with a '---' frontmatter block")
+    close = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if close is None:
+        raise ValueError("SKILL.md's frontmatter has no closing '---'")
+    try:
+        data = yaml.safe_load("".join(lines[1:close]))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"SKILL.md's frontmatter is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError("SKILL.md's frontmatter is not a mapping of fields")
+    return data, "".join(lines[close + 1 :]).strip("\n")
+
+
+def _read_text(path: Path) -> str:
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_MARKDOWN_BYTES + 1)
+    if len(data) > MAX_MARKDOWN_BYTES:
+        data = data[:MAX_MARKDOWN_BYTES]
+    return data.decode("utf-8", errors="replace")
+
+
+def skill_body(skill: Skill) -> str:
+    """What a model follows when it uses the skill: a Markdown skill's content, a
+    SKILL.md skill's body (read now), an executable's help text."""
+    if skill.kind != "folder":
+        return skill.content
+    try:
+        return read_frontmatter(_read_text(skill.path / SKILL_FILE))[1]
+    except (OSError, ValueError) as exc:
+        return f"(SKILL.md cannot be read: {exc})"
+
+
+def _allowed_tools(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(value.replace(",", " ").split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError("allowed-tools must be a list of tool names or one string of them")
+
+
+def _folder_skill(path: Path, source: str, folder: Path) -> Skill:
+    name = path.name
+    base = Skill(name, "folder", path, source, folder)
+    try:
+        meta, _body = read_frontmatter(_read_text(path / SKILL_FILE))
+        stated, description = meta.get("name"), meta.get("description")
+        if not isinstance(stated, str) or not stated.strip():
+            raise ValueError("SKILL.md's frontmatter has no 'name'")
+        if stated != name:
+            raise ValueError(f"SKILL.md names {stated!r} but its folder is {name!r}")
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError("SKILL.md's frontmatter has no 'description'")
+        metadata = meta.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ValueError("SKILL.md's 'metadata' must be a mapping")
+        allowed = _allowed_tools(meta.get("allowed-tools"))
+    except (OSError, ValueError) as exc:
+        return replace(base, error=str(exc))
+    return Skill(
+        name, "folder", path, source, folder,
+        summary=" ".join(description.split()), content=description.strip(),
+        allowed_tools=allowed, metadata=metadata,
+    )  # fmt: skip
+
+
+def _executable_skill(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill:
+    name = path.name
+    base = Skill(name, "executable", path, source, folder)
+    try:
+        ran = run_help(path, folder)
+    except Exception as exc:  # the sandbox refused: this skill is broken, not the scan
+        return replace(base, error=f"--help could not run: {exc}")
+    text = ran.stdout if ran.stdout.strip() else ran.stderr
+    summary = help_summary(text)
+    if len(text) > MAX_HELP_CHARS:  # a flood, whether or not it ever ended
+        cut = f"\n…[cut {len(text) - MAX_HELP_CHARS} characters]"
+        return replace(
+            base, summary=summary[:200], content=text[:MAX_HELP_CHARS] + cut,
+            error=f"--help printed more than {MAX_HELP_CHARS} characters",
+        )  # fmt: skip
+    if ran.timed_out:
+        return replace(base, error=f"--help did not answer within {ran.timeout:g} s")
+    if not text.strip():
+        return replace(base, error=f"--help printed nothing (exit code {ran.returncode})")
+    return Skill(name, "executable", path, source, folder, summary=summary, content=text.strip("\n"))  # fmt: skip
+
+
+def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill | None:
+    """The skill one folder entry is, None when it is none (ignored name, a folder
+    without SKILL.md); never raises for a broken skill."""
+    entry = path.name
+    if ignored_name(entry):
+        return None
+    try:
+        info = path.lstat()
+        real = path.resolve()
+    except OSError as exc:
+        return Skill(
+            entry, "markdown", path, source, folder, error=f"cannot be read: {exc}"
+        )
+    if not is_inside(real, folder.resolve()):
+        kind: SkillKind = "markdown" if entry.endswith(".md") else "executable"
+        name = entry[:-3] if kind == "markdown" else entry
+        return Skill(name, kind, path, source, folder,
+                     error="a link to a place outside its skills folder")  # fmt: skip
+    if stat.S_ISLNK(info.st_mode):
+        info = real.stat()
+    if stat.S_ISDIR(info.st_mode):
+        if not (real / SKILL_FILE).is_file():
+            return None
+        problem = bad_name(entry)
+        if problem:
+            return Skill(entry, "folder", path, source, folder, error=problem)
+        return _folder_skill(path, source, folder)
+    if entry.endswith(".md"):
+        name = entry[:-3]
+        problem = bad_name(name)
+        if problem:
+            return Skill(name, "markdown", path, source, folder, error=problem)
+        try:
+            summary, content = markdown_parts(_read_text(real))
+        except OSError as exc:
+            return Skill(name, "markdown", path, source, folder, error=f"cannot be read: {exc}")  # fmt: skip
+        if not summary:
+            return Skill(name, "markdown", path, source, folder, error="the file is empty")
+        return Skill(
+            name, "markdown", path, source, folder, summary=summary, content=content
+        )
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if not info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
+        return Skill(entry, "executable", path, source, folder,
+                     error="not executable: a skill that is not .md needs the execute bit (chmod +x)")  # fmt: skip
+    problem = bad_name(entry)
+    if problem:
+        return Skill(entry, "executable", path, source, folder,
+                     error=f"{problem} (install it without its extension)")  # fmt: skip
+    return _executable_skill(real, source, folder, run_help)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when the entry changes (for a SKILL.md folder: its SKILL.md)."""
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            info = os.stat(path / SKILL_FILE)
+        return (info.st_mtime_ns, info.st_size, info.st_mode)
+    except OSError:
+        return None
+
+
+class FolderScan:
+    """One skills folder, read again on `scan()`; unchanged entries are not re-read."""
+
+    def __init__(self, folder: Path, source: str, run_help: HelpRunner) -> None:
+        self.folder = folder
+        self.source = source
+        self._run_help = run_help
+        self._known: dict[str, tuple[tuple[int, int, int] | None, Skill | None]] = {}
+        self._lock = threading.Lock()
+
+    def scan(self) -> list[Skill]:
+        """Every skill of the folder, by name (a missing folder has none)."""
+        with self._lock:
+            try:
+                entries = sorted(os.listdir(self.folder))
+            except OSError:
+                self._known.clear()
+                return []
+            known: dict[str, tuple[tuple[int, int, int] | None, Skill | None]] = {}
+            for entry in entries:
+                if ignored_name(entry):
+                    continue
+                path = self.folder / entry
+                stamp = _stamp(path)
+                earlier = self._known.get(entry)
+                if earlier is not None and stamp is not None and earlier[0] == stamp:
+                    known[entry] = earlier
+                    continue
+                known[entry] = (
+                    stamp,
+                    read_entry(path, self.source, self.folder, self._run_help),
+                )
+            self._known = known
+            skills = [skill for _stamp_, skill in known.values() if skill is not None]
+        return sorted(skills, key=lambda s: s.name)
+
+    def forget(self) -> None:
+        """Read every entry again on the next scan (`reload_skills`)."""
+        with self._lock:
+            self._known.clear()

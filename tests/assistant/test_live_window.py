@@ -1,0 +1,69 @@
+"""The desktop shows the agent loop live, in a real browser: the tool call with its
+arguments and result while the model still works, the streamed answer, and the pause
+with its confirmation, whose yes replays the call."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.assistant.conftest import ASSISTANT
+from tests.controller.system import RunningSystem
+from tests.desktop.conftest import browser, desktop_url  # noqa: F401 (fixture)
+from tests.fakes.openai_server import FakeOpenAI, delayed, text_reply, tool_calls_reply
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def page(browser, system: RunningSystem):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    desktop = context.new_page()
+    desktop.set_default_timeout(15000)
+    errors: list[str] = []
+    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
+    desktop.goto(desktop_url(system))
+    desktop.wait_for_selector(f"#task_{ASSISTANT}")
+    try:
+        yield desktop
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def say(page, fake: FakeOpenAI, text: str) -> None:
+    fake.routes[text] = ASSISTANT
+    page.fill("#command_input", text)
+    page.press("#command_input", "Enter")
+
+
+def test_tool_calls_and_results_show_while_the_model_works(page, fake: FakeOpenAI) -> None:
+    fake.script(
+        tool_calls_reply(("file_list", {"path": "."})),
+        delayed(2.5, text_reply("工作区里只有一个说明文件 README.txt。")),
+    )
+    say(page, fake, "智能助手 列一下工作区")
+    live = page.locator(f"#agent_live_{ASSISTANT}")
+    call = live.locator(".agent-live-call")
+    expect(call).to_contain_text("file_list")
+    expect(call.locator(".agent-live-args")).to_contain_text('"path": "."')
+    expect(call.locator(".agent-live-result")).to_contain_text("README.txt")
+    expect(call).to_have_attribute("data-status", "ok")
+    window = page.locator(f"#win_{ASSISTANT}")
+    expect(window).to_contain_text("工作区里只有一个说明文件 README.txt。", timeout=20000)
+
+
+def test_the_pause_shows_its_confirmation_and_yes_replays(
+    page, fake: FakeOpenAI, system: RunningSystem
+) -> None:
+    fake.script(
+        tool_calls_reply(("file_write", {"path": "README.txt", "content": "页面确认"}))
+    )
+    say(page, fake, "智能助手 在页面里改写说明")
+    window = page.locator(f"#win_{ASSISTANT}")
+    expect(window.locator(".v-confirm")).to_be_visible(timeout=20000)
+    expect(window.locator(".confirm-step").first).to_contain_text("README.txt")
+    fake.script(text_reply("已按你的确认改写 `README.txt`。"))
+    page.locator("#confirm_allow_once").click()  # the desktop's confirmation dialog
+    expect(window).to_contain_text("已按你的确认改写", timeout=20000)
+    assert (system.workspace(ASSISTANT) / "README.txt").read_text() == "页面确认"

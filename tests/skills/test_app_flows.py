@@ -1,0 +1,165 @@
+"""技能's flows over a real executor (the skills provider, the sandbox), without processes.
+
+The agent double's `call_tool` is app1 calling the executor service with its own
+token, so `install_skill` is refused there as for a real app and must be planned
+(the controller asks the user: tests/skills/test_system.py). The model double
+answers what a model would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aios_sdk.errors import ToolFailed
+from apps.skills_app.flows import SkillsFlows
+from tests.apps.doubles import PlanningAgent, failed, ok
+from tests.executor.conftest import APP_TOKEN, Harness
+
+
+class ExecutorAgent(PlanningAgent):
+    """`call_tool` reaches the real executor as app1."""
+
+    app_id = "skills_app"
+
+    def __init__(self, harness: Harness, llm: Any = None) -> None:
+        super().__init__(llm=llm)
+        self.harness = harness
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        self.calls.append((tool_name, args))
+        answer = self.harness.client.post(
+            "/call",
+            json={"tool": tool_name, "args": args},
+            headers={"X-AIOS-Token": APP_TOKEN},
+        ).get_json()
+        if answer["status"] != "ok":
+            raise ToolFailed(
+                answer["error"], code=answer["code"], detail=answer.get("result")
+            )
+        return answer["result"]
+
+
+class ModelDouble:
+    available = True
+
+    def __init__(self, args: list[str] | None = None, steps: list[dict] | None = None):
+        self.args, self.steps = args, steps
+        self.asked: list[Any] = []
+
+    def chat(self, prompt: Any, json: bool = False, **kw: Any) -> Any:
+        self.asked.append(prompt)
+        return {"args": self.args}
+
+    def plan_steps(self, instruction: str, context: Any = None, **kw: Any) -> list[dict]:
+        self.asked.append((instruction, context))
+        return list(self.steps or [])
+
+
+def flows(harness: Harness, llm: Any = None) -> tuple[SkillsFlows, ExecutorAgent]:
+    agent = ExecutorAgent(harness, llm)
+    return SkillsFlows(agent), agent
+
+
+def widget(reply: dict, title: str) -> dict:
+    return next(w for w in reply["data"]["widgets"] if w["title"] == title)
+
+
+def test_the_window_lists_every_skill_with_kind_source_and_summary(
+    skills_harness: Harness,
+) -> None:
+    app, _ = flows(skills_harness)
+    reply = app.handle("", {})
+    assert reply["view_type"] == "table" and reply["data"]["columns"] == ["名称", "类型", "来源", "说明"]  # fmt: skip
+    rows = {r[0]: r for r in reply["data"]["rows"]}
+    assert rows["temp_convert"][1:3] == ["可执行", "共享"]
+    assert rows["code_review"][1] == "Markdown" and rows["code_review"][3].startswith(
+        "代码审查指南"
+    )
+    ids = {a["action_id"] for a in reply["actions"]}
+    assert {"show", "install", "reload"} <= ids
+    assert app.handle("list my skills", {})["view_type"] == "table"
+    assert "已重新加载" in app.handle("重新加载技能", {})["message"]
+
+
+def test_an_instruction_finds_the_skill_shows_its_form_and_runs_it(
+    skills_harness: Harness,
+) -> None:
+    app, agent = flows(skills_harness)
+    reply = app.handle("把30摄氏度换算成华氏度", {})
+    assert reply["view_type"] == "dashboard" and reply["state"] == {"skill": "temp_convert"}
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert [f["name"] for f in run["fields"]] == ["value", "to"]
+    assert "--value" in widget(reply, "说明 (--help)")["data"]["code"]
+    # the user fills the form and presses 运行
+    ran = app.handle(None, {"cwd_state": reply["state"]},
+                     {"action_id": "run", "form_values": {"value": 30, "to": "f"}})  # fmt: skip
+    assert "30 °C = 86.0 °F" in widget(ran, "输出")["data"]["code"]
+    assert ("run_command", {"command": ["temp_convert", "--value", "30", "--to", "f"]}) in agent.calls  # fmt: skip
+    assert ran["message"] == "运行完成"
+    failed_run = app.handle(None, {"cwd_state": reply["state"]},
+                            {"action_id": "run", "form_values": {"value": -900, "to": "f"}})  # fmt: skip
+    assert failed_run["notice"] == "warning" and "退出码 1" in widget(failed_run, "输出")["data"]["code"]  # fmt: skip
+
+
+def test_with_a_model_the_arguments_are_filled_and_it_runs_in_one_round(
+    skills_harness: Harness,
+) -> None:
+    model = ModelDouble(args=["-v", "98.6", "-t", "c"])
+    app, agent = flows(skills_harness, model)
+    reply = app.handle("98.6华氏度是多少摄氏度", {})
+    assert "98.6 °F = 37.0 °C" in widget(reply, "输出")["data"]["code"]
+    assert len(model.asked) == 1 and "--value" in model.asked[0]
+    assert [c[0] for c in agent.calls].count("run_command") == 1
+
+
+def test_with_a_model_a_markdown_skill_is_followed_with_the_atomic_tools(
+    skills_harness: Harness,
+) -> None:
+    steps = [{"tool": "file_list", "args": {"path": "."}}]
+    model = ModelDouble(steps=steps)
+    app, _ = flows(skills_harness, model)
+    planned = app.handle("按代码审查指南的步骤审查", {"available_tools": ["file_list", "file_read", "search_skills"]})  # fmt: skip
+    assert planned["view_type"] == "loading" and planned["steps"][0]["tool"] == "file_list"
+    instruction, context = model.asked[0]
+    assert "代码审查指南" in instruction and "file_read" in instruction
+    assert context["available_tools"] == ["file_read", "file_list"]  # atomic ones only
+    shown = app.handle("按代码审查指南的步骤审查", {"tool_results": {"step_1": ok("file_list", {"entries": []})}})  # fmt: skip
+    assert shown["view_type"] == "text" and "file_list" in shown["data"]["content"]
+    # without a model: the steps are shown
+    plain, _ = flows(skills_harness)
+    shown = plain.handle("按代码审查指南的步骤审查", {})
+    assert (
+        shown["view_type"] == "dashboard"
+        and "file_read" in widget(shown, "步骤")["data"]["code"]
+    )
+
+
+def test_install_is_planned_for_the_users_yes_and_its_outcome_shown(
+    skills_harness: Harness,
+) -> None:
+    app, _ = flows(skills_harness)
+    planned = app.handle("安装技能 hello.py", {})
+    assert planned["view_type"] == "loading"
+    assert planned["steps"] == [{"step_id": 1, "tool": "install_skill", "args": {"path": "hello.py"}}]  # fmt: skip
+    clicked = app.handle(None, {}, {"action_id": "install", "value": "tools/x.sh"})
+    assert clicked["steps"][0]["args"] == {"path": "tools/x.sh"}
+    done = app.handle("安装技能 hello.py", {"tool_results": {"step_1": ok("install_skill", {
+        "name": "hello", "kind": "executable", "summary": "Say hello", "replaced": False})}})  # fmt: skip
+    assert (
+        done["view_type"] == "table" and done["message"] == "已安装技能「hello」：Say hello"
+    )
+    denied = app.handle("安装技能 hello.py", {"tool_results": {"step_1": failed("install_skill", "no", "denied_by_user")}})  # fmt: skip
+    assert denied["message"] == "好的，没有安装"
+    # an app may not install by itself: the executor refuses the direct call
+    try:
+        ExecutorAgent(skills_harness).call_tool("install_skill", path="hello.py")
+    except ToolFailed as exc:
+        assert exc.code == "needs_confirmation"
+    else:
+        raise AssertionError("install_skill ran without the user's yes")
+
+
+def test_nothing_matching_shows_the_window(skills_harness: Harness) -> None:
+    app, _ = flows(skills_harness)
+    reply = app.handle("qwxz zzyy", {})
+    assert reply["view_type"] == "table" and "没有找到" in reply["message"]

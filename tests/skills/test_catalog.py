@@ -1,0 +1,177 @@
+"""What a skill is (Aibox's rules), read from real files in a temporary folder.
+
+`--help` runs for real here (a plain subprocess with the format's 10 s limit; the
+provider tests run it in the sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
+
+from executor.skills.catalog import (
+    HELP_TIMEOUT,
+    FolderScan,
+    HelpRun,
+    help_summary,
+    markdown_parts,
+    read_frontmatter,
+)
+from tests.skills.conftest import PY_SKILL, write_skill
+
+
+def run_help(path: Path, folder: Path, timeout: float = HELP_TIMEOUT) -> HelpRun:
+    try:
+        done = subprocess.run(
+            [str(path), "--help"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return HelpRun("", "", None, timed_out=True, timeout=timeout)
+    return HelpRun(done.stdout, done.stderr, done.returncode)
+
+
+def test_the_format_limits_help_to_ten_seconds() -> None:
+    assert HELP_TIMEOUT == 10.0
+
+
+def test_summary_is_the_first_line_or_the_argparse_description() -> None:
+    assert help_summary("\n\n  温度转换工具\n用法: x\n") == "温度转换工具"
+    parser = argparse.ArgumentParser(prog="t", description="Convert temperatures")
+    parser.add_argument("-v", "--value", required=True)
+    assert parser.format_help().startswith("usage:")
+    assert help_summary(parser.format_help()) == "Convert temperatures"
+    # a usage block that wraps onto several lines is skipped whole
+    wide = argparse.ArgumentParser(prog="wide", description="Wide one")
+    for n in range(12):
+        wide.add_argument(f"--option-number-{n}", metavar="VALUE")
+    assert len(wide.format_usage().splitlines()) > 1
+    assert help_summary(wide.format_help()) == "Wide one"
+    # no description: the usage line is all there is
+    bare = argparse.ArgumentParser(prog="bare")
+    assert help_summary(bare.format_help()) == "usage: bare [-h]"
+
+
+def test_markdown_summary_drops_the_hashes_and_content_is_the_rest() -> None:
+    summary, content = markdown_parts("\n# 代码审查指南\n\n## 技能说明\n步骤\n")
+    assert summary == "代码审查指南"
+    assert content.strip() == "## 技能说明\n步骤"
+    assert markdown_parts("just a line") == ("just a line", "")
+
+
+def test_frontmatter_is_read_with_yaml() -> None:
+    meta, body = read_frontmatter(
+        "---\nname: pdf\ndescription: 'Fill PDF forms: fields'\nallowed-tools: [file_read]\n"
+        "metadata:\n  version: 2\n---\n# Steps\n1. read\n"
+    )
+    assert meta == {
+        "name": "pdf",
+        "description": "Fill PDF forms: fields",
+        "allowed-tools": ["file_read"],
+        "metadata": {"version": 2},
+    }
+    assert body == "# Steps\n1. read"
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "skills"
+    write_skill(folder, "greet", PY_SKILL.format(name="greet", summary="Say a number"))
+    write_skill(folder, "shout", '#!/bin/bash\n[ "$1" = "--help" ] && { echo "大声说话"; echo; echo "用法: shout TEXT"; exit 0; }\necho "$1"\n')  # fmt: skip
+    write_skill(folder, "stderr_only", '#!/bin/bash\necho "help on stderr" >&2\n')
+    write_skill(folder, "review.md", "# 代码审查指南\n\n步骤一\n", executable=False)
+    write_skill(folder / "pdf", "SKILL.md",
+                "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: file_read file_write\n---\nBody\n",
+                executable=False)  # fmt: skip
+    # ignored: drafts, hidden files, a folder without SKILL.md
+    write_skill(folder, "_draft", "#!/bin/sh\necho draft\n")
+    write_skill(folder, ".hidden.md", "# hidden\n", executable=False)
+    (folder / "notes").mkdir()
+    # broken, each for its own reason
+    write_skill(folder, "tool.py", PY_SKILL.format(name="tool", summary="x"))
+    write_skill(folder, "plain", "#!/bin/sh\necho no exec bit\n", executable=False)
+    write_skill(folder, "bad name.md", "# spaced\n", executable=False)
+    write_skill(folder, "silent", "#!/bin/sh\nexit 3\n")
+    write_skill(folder, "empty.md", "\n\n", executable=False)
+    write_skill(folder / "broken", "SKILL.md", "---\nname: [oops\n---\n", executable=False)
+    write_skill(
+        folder / "unnamed", "SKILL.md", "---\ndescription: x\n---\n", executable=False
+    )
+    write_skill(folder / "other", "SKILL.md", "---\nname: else\ndescription: x\n---\n",
+                executable=False)  # fmt: skip
+    outside = tmp_path / "secret.md"
+    outside.write_text("# secret\n")
+    os.symlink(outside, folder / "link.md")
+    return folder
+
+
+def test_a_folder_lists_each_kind_and_each_broken_skill_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    skills = {s.name: s for s in FolderScan(_folder(tmp_path), "shared", run_help).scan()}
+    assert (
+        skills["greet"].kind == "executable" and skills["greet"].summary == "Say a number"
+    )
+    assert "--number" in skills["greet"].content and skills["greet"].usable
+    assert (
+        skills["shout"].summary == "大声说话"
+        and "用法: shout TEXT" in skills["shout"].content
+    )
+    assert skills["stderr_only"].summary == "help on stderr"
+    assert (skills["review"].kind, skills["review"].summary) == ("markdown", "代码审查指南")
+    assert skills["review"].content.strip() == "步骤一"
+    pdf = skills["pdf"]
+    assert (pdf.kind, pdf.summary, pdf.allowed_tools) == ("folder", "Fill PDF forms",
+                                                          ("file_read", "file_write"))  # fmt: skip
+    assert pdf.content == "Fill PDF forms"  # the body is read only when used
+    assert not {"_draft", ".hidden", "notes", "hidden"} & set(skills)
+    reasons = {name: s.error for name, s in skills.items() if s.error}
+    assert set(reasons) == {"tool.py", "plain", "bad name", "silent", "empty", "broken",
+                            "unnamed", "other", "link"}  # fmt: skip
+    assert "without its extension" in reasons["tool.py"]
+    assert "not executable" in reasons["plain"]
+    assert "bad name" in reasons["bad name"]
+    assert "printed nothing" in reasons["silent"] and "exit code 3" in reasons["silent"]
+    assert "empty" in reasons["empty"]
+    assert "not valid YAML" in reasons["broken"]
+    assert "no 'name'" in reasons["unnamed"]
+    assert "'else'" in reasons["other"]
+    assert "outside its skills folder" in reasons["link"]
+
+
+def test_a_skill_that_hangs_or_floods_is_listed_with_the_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "skills"
+    write_skill(folder, "hang", "#!/bin/sh\nsleep 30\n")
+    write_skill(folder, "flood", "#!/bin/sh\nwhile :; do echo flooding flooding; done | head -c 300000\n")  # fmt: skip
+    write_skill(folder, "fine", "#!/bin/sh\necho fine\n")
+    skills = {s.name: s for s in FolderScan(folder, "shared",
+              lambda p, f: run_help(p, f, timeout=1.0)).scan()}  # fmt: skip
+    assert skills["hang"].error == "--help did not answer within 1 s"
+    assert "more than 16000 characters" in (skills["flood"].error or "")
+    assert len(skills["flood"].content) < 16_100 and skills["flood"].summary
+    assert skills["fine"].usable and skills["fine"].summary == "fine"
+
+
+def test_help_runs_once_per_version_of_a_file(tmp_path: Path) -> None:
+    folder = tmp_path / "skills"
+    path = write_skill(folder, "count", "#!/bin/sh\necho first\n")
+    runs: list[Path] = []
+
+    def counting(p: Path, f: Path) -> HelpRun:
+        runs.append(p)
+        return run_help(p, f)
+
+    scan = FolderScan(folder, "shared", counting)
+    assert [s.summary for s in scan.scan()] == ["first"]
+    assert [s.summary for s in scan.scan()] == ["first"] and len(runs) == 1
+    path.write_text("#!/bin/sh\necho second version\n")
+    os.utime(path, ns=(1, 2))  # a different stamp even within one clock tick
+    assert [s.summary for s in scan.scan()] == ["second version"] and len(runs) == 2
+    path.unlink()
+    assert scan.scan() == []
+    scan.forget()
+    assert scan.scan() == []

@@ -1,0 +1,378 @@
+"""The skills provider through the real executor service: the listing, the four tools,
+the folders (shared, per app, the examples), bad skills, hot reload and install.
+
+Every `--help` and every `run_command` runs in the real sandbox (bubblewrap when it
+works here); the watched folder is a real folder changed while the executor runs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from executor.providers.skills import SkillsProvider
+from tests.executor.conftest import APP_TOKEN, OTHER_TOKEN, Harness
+from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
+
+EXAMPLES = {"temp_convert", "text_stats", "code_review"}
+
+
+def result(answer: dict) -> dict:
+    assert answer["status"] == "ok", answer
+    return answer["result"]
+
+
+def names(answer: dict) -> list[str]:
+    return [s["name"] for s in result(answer)["skills"]]
+
+
+# ----------------------------------------------------------------- listing
+
+
+def test_the_listing_has_the_four_tools_with_their_metadata(
+    skills_harness: Harness,
+) -> None:
+    response = skills_harness.client.get(
+        "/tools?app_id=app1", headers={"X-AIOS-Token": "master-token-for-executor-tests"}
+    )
+    body = response.get_json()
+    tools = {t["name"]: t for t in body["tools"] if t["provider"] == "skills"}
+    assert set(tools) == {"search_skills", "run_command", "install_skill", "reload_skills"}
+    assert tools["install_skill"]["requires_confirmation"] is True
+    assert tools["install_skill"]["risk_level"] == "system"
+    assert tools["run_command"]["risk_level"] == "execute"
+    assert not tools["run_command"]["requires_confirmation"]
+    assert tools["search_skills"]["concurrency_safe"] and tools["search_skills"]["risk_level"] == "read"  # fmt: skip
+    status = body["providers"]["skills"]
+    assert status["state"] == "running" and status["error"] is None
+    assert {s["name"] for s in status["skills"]} >= EXAMPLES
+
+
+def test_examples_are_copied_at_the_first_start_only_never_over_a_users_file(
+    skills_harness: Harness, shared: Path
+) -> None:
+    assert os.access(shared / "temp_convert", os.X_OK) and os.access(
+        shared / "text_stats", os.X_OK
+    )
+    assert (shared / "code_review.md").is_file()
+    (shared / "temp_convert").write_text("#!/bin/sh\necho mine\n")
+    (shared / "code_review.md").unlink()  # the user removed an example: it stays removed
+    toolbox = skills_harness.app.extensions["aios_toolbox"]
+    again = SkillsProvider(toolbox, shared, watch=False)
+    again.start()
+    wait_for(lambda: again.status()["state"] == "running")
+    assert (shared / "temp_convert").read_text() == "#!/bin/sh\necho mine\n"
+    assert not (shared / "code_review.md").exists()
+    assert listed(again)["temp_convert"]["summary"] == "mine"
+    again.stop()
+
+
+# ------------------------------------------------------------------- tools
+
+
+def test_search_ranks_by_name_summary_and_content(
+    skills_harness: Harness, shared: Path
+) -> None:
+    assert names(skills_harness.call("search_skills", keyword="温度"))[0] == "temp_convert"
+    assert names(skills_harness.call("search_skills", keyword="摄氏度换算成华氏度"))[0] == "temp_convert"  # fmt: skip
+    assert (
+        names(skills_harness.call("search_skills", keyword="text_stats"))[0] == "text_stats"
+    )
+    assert names(skills_harness.call("search_skills", keyword="no-such-thing-here")) == []
+    everything = result(skills_harness.call("search_skills", keyword=""))
+    assert {s["name"] for s in everything["skills"]} >= EXAMPLES
+    found = {s["name"]: s for s in everything["skills"]}
+    convert = found["temp_convert"]
+    assert convert["kind"] == "executable" and convert["source"] == "shared"
+    assert convert["folder"] == str(shared.resolve()) and "--value" in convert["content"]
+    review = found["code_review"]
+    assert review["kind"] == "markdown" and review["summary"].startswith("代码审查指南")
+    assert "file_read" in review["content"] and review["content"].startswith("## 技能说明")
+    write_skill(shared / "pdf", "SKILL.md",
+                "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: [file_read]\n"
+                "metadata: {author: me}\n---\n# How\n1. read the form\n", executable=False)  # fmt: skip
+    (pdf,) = result(skills_harness.call("search_skills", keyword="pdf"))["skills"]
+    assert (
+        pdf["kind"] == "folder" and pdf["content"] == "# How\n1. read the form"
+    )  # the body
+    assert pdf["allowed_tools"] == ["file_read"] and pdf["metadata"] == {"author": "me"}
+
+
+def test_run_command_runs_a_skill_by_name_with_the_exit_code_convention(
+    skills_harness: Harness,
+) -> None:
+    done = result(skills_harness.call("run_command", command="temp_convert -v 30"))
+    assert done == {"returncode": 0, "stdout": "30 °C = 86.0 °F\n", "stderr": "",
+                    "truncated": False, "ok": True, "meaning": "success"}  # fmt: skip
+    (skills_harness.workdir / "notes.txt").write_text("one two\nthree\n")
+    done = result(
+        skills_harness.call("run_command", command=["text_stats", "-f", "notes.txt"])
+    )
+    assert done["stdout"] == "lines: 2\nwords: 3\ncharacters: 14\n"
+    failed = result(skills_harness.call("run_command", command="temp_convert -v -500"))
+    assert failed["returncode"] == 1 and failed["ok"] is False
+    assert "绝对零度" in failed["stderr"] and failed["stdout"] == ""
+    assert failed["meaning"] == "bad arguments or a general failure"
+    missing = result(skills_harness.call("run_command", command="text_stats -f nope.txt"))
+    assert (
+        missing["returncode"] == 2 and missing["meaning"] == "the skill's own error code 2"
+    )
+    usage = result(skills_harness.call("run_command", command="temp_convert"))
+    assert usage["returncode"] == 2 and "required" in usage["stderr"]  # argparse's own
+
+
+def test_run_command_runs_only_skills_and_never_a_shell(skills_harness: Harness) -> None:
+    for command, code in [
+        ("ls -la", "skill_not_found"),
+        ("/bin/ls", "skill_not_found"),
+        ("../temp_convert -v 1", "skill_not_found"),
+        ("code_review", "skill_not_executable"),
+        ("temp_convert -v 30; touch pwned", "command_not_allowed"),
+        ("temp_convert -v 30 && touch pwned", "command_not_allowed"),
+        ("temp_convert -v $(touch pwned)", "command_not_allowed"),
+    ]:
+        answer = skills_harness.call("run_command", command=command)
+        assert (answer["status"], answer["code"]) == ("error", code), (command, answer)
+    assert not (skills_harness.workdir / "pwned").exists()
+    # a quoted argument stays one argument, with its shell characters as text
+    done = result(skills_harness.call("run_command", command="temp_convert -v 1 -t 'c;x'"))
+    assert done["returncode"] == 2 and "invalid choice" in done["stderr"]
+
+
+def test_a_skill_runs_confined_like_shell_exec(
+    skills_harness: Harness, shared: Path
+) -> None:
+    secret = skills_harness.other_workdir / "secret.txt"
+    write_skill(shared, "peek", "#!/bin/sh\n[ \"$1\" = --help ] && { echo peek at files; exit 0; }\n"
+                f"cat {secret} 2>&1; pwd; echo home=$HOME; touch made_here\n")  # fmt: skip
+    # a path argument outside the workdir is refused before anything runs, as for
+    # shell_exec; the path written inside the skill meets the sandbox instead
+    refused = skills_harness.call("run_command", command=["peek", str(secret)])
+    assert refused["code"] == "path_outside_workdir", refused
+    done = result(skills_harness.call("run_command", command=["peek"]))
+    workdir = str(skills_harness.workdir.resolve())
+    assert f"\n{workdir}\nhome={workdir}\n" in done["stdout"]
+    assert (skills_harness.workdir / "made_here").exists()  # it runs in the app's workdir
+    sandbox = skills_harness.app.extensions["aios_toolbox"].sandbox
+    if sandbox.kind == "bubblewrap":
+        assert "app2 secret" not in done["stdout"]  # another app's workdir is hidden
+
+
+def test_an_apps_own_skill_overrides_the_shared_one_for_that_app_only(
+    skills_harness: Harness,
+) -> None:
+    mine = skills_harness.workdir / "skills"
+    write_skill(mine, "temp_convert", "#!/usr/bin/env python3\nimport sys\nprint('my own converter' if sys.argv[1:] == ['--help'] else 'mine')\n")  # fmt: skip
+    (found,) = [s for s in result(skills_harness.call("search_skills", keyword="temp_convert"))["skills"]]  # fmt: skip
+    assert (found["source"], found["summary"]) == ("workspace", "my own converter")
+    assert (
+        result(skills_harness.call("run_command", command="temp_convert"))["stdout"]
+        == "mine\n"
+    )
+    other = skills_harness.client.post(
+        "/call", json={"tool": "run_command", "args": {"command": "temp_convert -v 0"}},
+        headers={"X-AIOS-Token": OTHER_TOKEN},
+    ).get_json()  # fmt: skip
+    assert other["result"]["stdout"] == "0 °C = 32.0 °F\n"
+
+
+def test_an_apps_own_skill_runs_only_through_a_whitelisted_interpreter(
+    skills_harness: Harness, shared: Path
+) -> None:
+    """A skill the app wrote into its workspace is not a way around the whitelist
+    (`sh` is not in it); the same script installed as a shared skill runs."""
+    script = '#!/bin/sh\n[ "$1" = --help ] && { echo says hi; exit 0; }\necho hi\n'
+    write_skill(skills_harness.workdir / "skills", "sayhi", script)
+    refused = skills_harness.call("run_command", command="sayhi")
+    assert refused["code"] == "command_not_allowed", refused
+    assert "install_skill" in refused["error"]
+    write_skill(shared, "sayhi_shared", script)
+    assert (
+        result(skills_harness.call("run_command", command="sayhi_shared"))["stdout"]
+        == "hi\n"
+    )
+
+
+# --------------------------------------------------------------- bad input
+
+
+def test_bad_skills_are_listed_with_the_reason_and_block_nothing(
+    skills_harness: Harness, shared: Path
+) -> None:
+    provider = provider_of(skills_harness)
+    provider.help_timeout = 2.0
+    write_skill(shared, "hangs", "#!/bin/sh\nsleep 60\n")
+    write_skill(shared, "floods", "#!/bin/sh\nwhile :; do echo flood flood flood; done\n")
+    write_skill(shared, "quiet", "#!/bin/sh\nexit 0\n")
+    write_skill(shared, "noexec", "#!/bin/sh\necho hi\n", executable=False)
+    write_skill(shared, "bad.name", "#!/bin/sh\necho hi\n")
+    write_skill(shared / "badmeta", "SKILL.md", "---\nname: badmeta\ndescription: [x\n---\n",
+                executable=False)  # fmt: skip
+    write_skill(shared, "good", "#!/bin/sh\necho a good one\n")
+    # while the watcher reads them (the hanging one for 2 s), the listing answers at once
+    started = time.monotonic()
+    listing = skills_harness.client.get(
+        "/tools?app_id=app1", headers={"X-AIOS-Token": "master-token-for-executor-tests"}
+    )
+    assert listing.status_code == 200 and time.monotonic() - started < 1.0
+    wait_for(lambda: "good" in listed(provider) and "hangs" in listed(provider), 15)
+    skills = listed(provider)
+    assert skills["hangs"]["error"] == "--help did not answer within 2 s"
+    assert "more than 16000 characters" in skills["floods"]["error"]
+    assert "printed nothing" in skills["quiet"]["error"]
+    assert "not executable" in skills["noexec"]["error"]
+    assert "bad name" in skills["bad.name"]["error"]
+    assert "not valid YAML" in skills["badmeta"]["error"]
+    assert skills["good"]["error"] is None and skills["good"]["summary"] == "a good one"
+    assert {n for n, s in skills.items() if s["error"] is None} >= EXAMPLES
+    answer = skills_harness.call("run_command", command="hangs")
+    assert answer["code"] == "skill_broken" and "did not answer" in answer["error"]
+    (flood,) = result(skills_harness.call("search_skills", keyword="floods"))["skills"]
+    assert len(flood["content"]) < 16_100  # capped
+    broken = {b["name"] for b in result(skills_harness.call("reload_skills"))["broken"]}
+    assert broken == {"hangs", "floods", "quiet", "noexec", "bad.name", "badmeta"}
+
+
+def test_a_run_that_floods_is_capped_and_one_that_hangs_is_killed(
+    skills_harness: Harness, shared: Path
+) -> None:
+    write_skill(shared, "spew", "#!/bin/sh\n[ \"$1\" = --help ] && { echo spews; exit 0; }\n"
+                "head -c 5000000 /dev/zero | tr '\\0' x\n")  # fmt: skip
+    write_skill(shared, "stall", "#!/bin/sh\n[ \"$1\" = --help ] && { echo stalls; exit 0; }\nsleep 60\n")  # fmt: skip
+    done = result(skills_harness.call("run_command", command="spew"))
+    assert done["truncated"] is True and len(done["stdout"]) <= 1 << 20
+    started = time.monotonic()
+    stalled = skills_harness.call("run_command", command="stall", timeout=1)
+    assert stalled["code"] == "tool_timeout" and time.monotonic() - started < 10
+
+
+# -------------------------------------------------------------- hot reload
+
+
+def test_a_skill_added_changed_or_removed_is_seen_within_two_seconds(
+    skills_harness: Harness, shared: Path
+) -> None:
+    provider = provider_of(skills_harness)
+    timings = []
+
+    def seen(check) -> None:
+        started = time.monotonic()
+        wait_for(lambda: check(listed(provider)), 2.0)
+        timings.append(time.monotonic() - started)
+
+    path = write_skill(shared, "fresh", PY_SKILL.format(name="fresh", summary="Brand new"))
+    seen(lambda s: s.get("fresh", {}).get("summary") == "Brand new")
+    path.write_text(PY_SKILL.format(name="fresh", summary="Changed words"))
+    seen(lambda s: s.get("fresh", {}).get("summary") == "Changed words")
+    write_skill(shared, "note.md", "# 一条笔记\n", executable=False)
+    seen(lambda s: s.get("note", {}).get("summary") == "一条笔记")
+    path.unlink()
+    seen(lambda s: "fresh" not in s)
+    write_skill(shared / "folder_skill", "SKILL.md", "---\nname: folder_skill\ndescription: In a folder\n---\n", executable=False)  # fmt: skip
+    seen(lambda s: s.get("folder_skill", {}).get("summary") == "In a folder")
+    assert max(timings) < 2.0, timings
+
+
+def test_reload_skills_reads_every_folder_again(
+    skills_harness: Harness, shared: Path
+) -> None:
+    answer = result(skills_harness.call("reload_skills"))
+    assert set(answer["names"]) >= EXAMPLES and answer["broken"] == []
+    write_skill(skills_harness.workdir / "skills", "own.md", "# mine\n", executable=False)
+    answer = result(skills_harness.call("reload_skills"))
+    assert "own" in answer["names"] and answer["skills"] == len(answer["names"])
+
+
+def test_the_watcher_stops_with_the_provider(skills_harness: Harness) -> None:
+    provider = provider_of(skills_harness)
+    thread = provider._thread
+    assert thread is not None and thread.is_alive()
+    skills_harness.app.extensions["aios_toolbox"].tools.remove("skills")
+    assert not thread.is_alive()
+    assert provider.status()["state"] == "stopped"
+    assert not [t for t in threading.enumerate() if t is thread]
+
+
+# ------------------------------------------------------------------ install
+
+
+def app_call(harness: Harness, tool: str, **args) -> dict:
+    return harness.client.post(
+        "/call", json={"tool": tool, "args": args}, headers={"X-AIOS-Token": APP_TOKEN}
+    ).get_json()
+
+
+def test_install_needs_the_users_yes_an_app_cannot_call_it_directly(
+    skills_harness: Harness, shared: Path
+) -> None:
+    write_skill(skills_harness.workdir, "hello.py", PY_SKILL.format(name="hello", summary="Say hello"))  # fmt: skip
+    answer = app_call(skills_harness, "install_skill", path="hello.py")
+    assert answer["code"] == "needs_confirmation"
+    assert not (shared / "hello").exists()
+    # the same app may search and run without asking
+    assert app_call(skills_harness, "search_skills", keyword="温度")["status"] == "ok"
+
+
+def test_install_puts_each_kind_in_place_by_the_formats_rules(
+    skills_harness: Harness, shared: Path
+) -> None:
+    work = skills_harness.workdir
+    write_skill(work, "hello.py", PY_SKILL.format(name="hello", summary="Say hello"), executable=False)  # fmt: skip
+    done = result(skills_harness.call("install_skill", path="workspace/hello.py"))
+    assert done["name"] == "hello" and done["kind"] == "executable" and not done["replaced"]
+    assert os.access(shared / "hello", os.X_OK) and not (shared / "hello.py").exists()
+    assert (
+        result(skills_harness.call("run_command", command="hello -n 4"))["stdout"]
+        == "got 4 \n"
+    )
+    write_skill(work, "tips.md", "# 小贴士\n多喝水\n", executable=False)
+    assert (
+        result(skills_harness.call("install_skill", path="tips.md"))["kind"] == "markdown"
+    )
+    assert (shared / "tips.md").read_text() == "# 小贴士\n多喝水\n"
+    write_skill(work / "drafts" / "forms", "SKILL.md", "---\nname: forms\ndescription: Fill forms\n---\nsteps\n", executable=False)  # fmt: skip
+    assert (
+        result(skills_harness.call("install_skill", path="drafts/forms"))["kind"]
+        == "folder"
+    )
+    assert (shared / "forms" / "SKILL.md").is_file()
+    write_skill(work, "hello.sh", "#!/bin/sh\n[ \"$1\" = --help ] && { echo hello v2; exit 0; }\necho v2\n")  # fmt: skip
+    again = result(skills_harness.call("install_skill", path="hello.sh"))
+    assert again["replaced"] is True and again["summary"] == "hello v2"
+    assert listed(provider_of(skills_harness))["hello"]["summary"] == "hello v2"
+
+
+def test_install_refuses_what_is_no_working_skill_and_changes_nothing(
+    skills_harness: Harness, shared: Path
+) -> None:
+    work = skills_harness.workdir
+    before = sorted(os.listdir(shared))
+    write_skill(work, "mute.py", "#!/bin/sh\nexit 0\n")
+    write_skill(work, "_hidden.py", "#!/bin/sh\necho x\n")
+    write_skill(work, "bad name.sh", "#!/bin/sh\necho x\n")
+    write_skill(work / "nofm", "SKILL.md", "no frontmatter\n", executable=False)
+    (work / "empty_dir").mkdir()
+    (work / "linked").mkdir()
+    os.symlink("/etc/passwd", work / "linked" / "passwd")
+    write_skill(work / "linked", "SKILL.md", "---\nname: linked\ndescription: x\n---\n", executable=False)  # fmt: skip
+    for path, words in [
+        ("mute.py", "printed nothing"),
+        ("_hidden.py", "ignored"),
+        ("bad name.sh", "bad name"),
+        ("nofm", "frontmatter"),
+        ("empty_dir", "no SKILL.md"),
+        ("linked", "symbolic link"),
+    ]:
+        answer = skills_harness.call("install_skill", path=path)
+        assert answer["code"] == "skill_install_failed" and words in answer["error"], (
+            path,
+            answer,
+        )
+    assert (
+        skills_harness.call("install_skill", path="/etc/passwd")["code"]
+        == "path_outside_workdir"
+    )
+    assert skills_harness.call("install_skill", path="nope.py")["code"] == "file_not_found"
+    assert sorted(os.listdir(shared)) == before  # nothing staged is left either

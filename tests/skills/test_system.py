@@ -1,0 +1,192 @@
+"""Skills in a real running system: the listing through the controller, routing to 技能,
+install through the real confirmation flow, and the desktop in Chromium.
+
+One `aios start --headless` with hello_app and the shipped skills_app; the shared
+skills folder is `<state_dir>/skills/` with the example skills copied in at start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.api.tools import LISTING_TTL
+from tests.controller.system import RunningSystem, copy_shipped_apps, launch
+from tests.security.conftest import open_desktop, say_in_desktop
+from tests.skills.conftest import PY_SKILL, wait_for, write_skill
+
+pytestmark = pytest.mark.slow
+SKILLS_TOOLS = {"search_skills", "run_command", "install_skill", "reload_skills"}
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    root = tmp_path_factory.mktemp("skills_system")
+    apps = copy_shipped_apps(root / "apps", ("hello_app", "skills_app"))
+    running = launch(root, apps)
+    try:
+        running.wait_app("skills_app", "running")
+        yield running
+    finally:
+        running.stop()
+
+
+def listing(system: RunningSystem, app_id: str) -> dict:
+    response = system.get(f"/api/tools?app_id={app_id}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def skills_listed(system: RunningSystem) -> dict[str, dict]:
+    status = listing(system, "skills_app")["providers"].get("skills", {})
+    return {s["name"]: s for s in status.get("skills", [])}
+
+
+def test_api_tools_lists_the_skills_tools_through_a_running_controller(system) -> None:
+    body = wait_for(
+        lambda: (b := listing(system, "skills_app"))["providers"]["skills"]["state"] == "running" and b,
+        20,
+    )  # fmt: skip
+    tools = {t["name"]: t for t in body["tools"] if t["provider"] == "skills"}
+    assert set(tools) == SKILLS_TOOLS
+    assert tools["install_skill"]["requires_confirmation"] and tools["install_skill"]["risk_level"] == "system"  # fmt: skip
+    assert {"temp_convert", "text_stats", "code_review"} <= set(skills_listed(system))
+    # every app sees them (the skills are the system's, not one app's)
+    assert {t["name"] for t in listing(system, "hello_app")["tools"]} >= SKILLS_TOOLS
+
+
+def test_an_instruction_no_app_claims_goes_to_the_matching_skill(system) -> None:
+    (task,) = system.say("把30摄氏度换算成华氏度")["tasks"]
+    assert task["app_id"] == "skills_app"
+    reply = task["result"]
+    assert reply["view_type"] == "dashboard" and "temp_convert" in reply["data"]["title"]
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert [f["name"] for f in run["fields"]] == ["value", "to"]
+    assert system.say("帮我订一张去北京的机票")["tasks"] == []  # no app and no skill
+
+
+def _confirm(system: RunningSystem, text: str) -> dict:
+    (task,) = system.say(text)["tasks"]
+    assert task["app_id"] == "skills_app"
+    reply = task["result"]
+    assert reply["view_type"] == "confirm", reply
+    (step,) = reply["data"]["steps"]
+    assert step["tool"] == "install_skill" and step["kind"] == "requires_confirmation"
+    return reply["data"]
+
+
+def test_install_pauses_for_the_users_yes_and_deny_installs_nothing(system) -> None:
+    shared = system.state_dir / "skills"
+    work = system.workspace("skills_app")
+    write_skill(work, "hello_skill.py", PY_SKILL.format(name="hello_skill", summary="Say hello"),
+                executable=False)  # fmt: skip
+    data = _confirm(system, "安装技能 hello_skill.py")
+    assert not (shared / "hello_skill").exists()  # nothing ran yet
+    final = system.post(
+        f"/api/confirmations/{data['confirmation_id']}", {"decision": "allow_once"}
+    )
+    assert final.status_code == 200, final.text
+    assert final.json()["message"] == "已安装技能「hello_skill」：Say hello"
+    assert os.access(shared / "hello_skill", os.X_OK)
+    wait_for(lambda: "hello_skill" in skills_listed(system), 5)
+    write_skill(work, "tips.md", "# 小贴士\n", executable=False)
+    data = _confirm(system, "安装技能 tips.md")
+    final = system.post(
+        f"/api/confirmations/{data['confirmation_id']}", {"decision": "deny"}
+    )
+    assert final.json()["message"] == "好的，没有安装"
+    assert not (shared / "tips.md").exists()
+
+
+def test_a_skill_dropped_into_the_folder_routes_without_a_restart(system) -> None:
+    # the executor sees it within 2 s; the controller reuses a listing up to LISTING_TTL
+    seen = 2.0 + LISTING_TTL
+    shared: Path = system.state_dir / "skills"
+    write_skill(shared, "moon_phase", "#!/bin/sh\n[ \"$1\" = --help ] && { echo '月相查询 - 查看今晚的月相 (moon phase tonight)'; exit 0; }\necho 满月\n")  # fmt: skip
+    wait_for(lambda: skills_listed(system).get("moon_phase", {}).get("summary"), seen)
+    (task,) = wait_for(lambda: system.say("查看今晚的月相")["tasks"], 4)
+    assert (
+        task["app_id"] == "skills_app" and "moon_phase" in task["result"]["data"]["title"]
+    )
+    (shared / "moon_phase").unlink()
+    wait_for(lambda: "moon_phase" not in skills_listed(system), seen)
+
+
+# ------------------------------------------------------------------- desktop
+
+
+@pytest.mark.browser
+def test_the_skills_window_lists_every_skill_and_runs_one(browser, system) -> None:
+    desktop = open_desktop(browser, system, wait_for="#task_skills_app")
+    page = desktop.page
+    try:
+        page.click("#start_button")
+        page.click("#start_menu .start-item[data-app-id=skills_app]")
+        window = page.locator("#win_skills_app")
+        row = window.locator("tr", has_text="temp_convert")
+        row.wait_for()
+        assert "可执行" in row.inner_text() and "共享" in row.inner_text()
+        assert "Markdown" in window.locator("tr", has_text="code_review").inner_text()
+        row.get_by_role("button", name="打开").click()
+        window.locator("input[name=value]").wait_for()
+        window.locator("input[name=value]").fill("100")
+        window.get_by_role("button", name="运行").click()
+        window.get_by_text("100 °C = 212.0 °F").wait_for()
+        window.get_by_role("button", name="返回列表").click()
+        window.get_by_role("button", name="重新加载").click()
+        window.locator("tr", has_text="text_stats").wait_for()
+        assert desktop.errors == []
+    finally:
+        page.context.close()
+
+
+@pytest.mark.browser
+def test_the_tools_window_shows_the_skills_tools_with_provider_and_risk(
+    browser, system
+) -> None:
+    desktop = open_desktop(browser, system, wait_for="#task_skills_app")
+    page = desktop.page
+    try:
+        page.click("#start_button")
+        page.click("#start_menu [data-system-action=tools]")
+        page.locator("#tools_dialog").wait_for()
+        page.select_option("#tools_app", "skills_app")
+        install = page.locator("#tools_rows tr[data-tool=install_skill]")
+        install.wait_for()
+        cells = install.locator("td").all_inner_texts()
+        assert cells[:3] == ["install_skill", "skills", "system"]
+        assert "需确认" in cells[3]
+        run = (
+            page.locator("#tools_rows tr[data-tool=run_command]")
+            .locator("td")
+            .all_inner_texts()
+        )
+        assert run[1:3] == ["skills", "execute"]
+        assert "skills: running" in page.locator("#tools_providers").inner_text()
+        assert desktop.errors == []
+    finally:
+        page.context.close()
+
+
+@pytest.mark.browser
+def test_the_desktop_confirms_an_install(browser, system) -> None:
+    write_skill(system.workspace("skills_app"), "desk_skill.md", "# 桌面安装的技能\n", executable=False)  # fmt: skip
+    desktop = open_desktop(browser, system, wait_for="#task_skills_app")
+    page = desktop.page
+    try:
+        say_in_desktop(desktop, "安装技能 desk_skill.md")
+        dialog = page.locator("#confirm_dialog")
+        dialog.wait_for()
+        assert "install_skill" in dialog.inner_text()
+        with page.expect_response(lambda r: "/api/confirmations/" in r.url):
+            page.locator("#confirm_allow_once").click()
+        page.locator("#win_skills_app").get_by_text(
+            "已安装技能「desk_skill」"
+        ).first.wait_for()
+        assert (system.state_dir / "skills" / "desk_skill.md").is_file()
+        assert desktop.errors == []
+    finally:
+        page.context.close()
