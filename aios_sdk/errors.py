@@ -11,6 +11,8 @@ The tree (class: code, HTTP status; the module when it is not this one):
 
 * AiosError: internal_error, 500
   + InvalidRequest: invalid_request, 400
+    - InstallRefused: install_refused, 400 (controller.apps.installer)
+      - AppExists: app_exists, 409 (controller.apps.installer)
   + UnsupportedMediaType: unsupported_media_type, 415
   + PayloadTooLarge: payload_too_large, 413
   + Forbidden: forbidden, 403
@@ -21,7 +23,6 @@ The tree (class: code, HTTP status; the module when it is not this one):
     - PeerTimeout: app_unreachable, 502 (aios_runtime.json_client)
   + AppUnavailable: app_unavailable, 503
   + ControllerUnreachable: controller_unreachable, 502 (executor.tools.schedule)
-  + AppExists: app_exists, 409 (controller.scaffold)
   + StartupFailed: startup_failed, 500 (controller.apps.supervisor)
   + StorageFull: storage_full, 507 (aios_runtime.files)
   + JobRunning: job_running, 409 (controller.scheduler.scheduler)

@@ -714,16 +714,24 @@ class ScheduleJob(_Strict):
         for name in _SCHEDULE_FIELD.values():
             given = getattr(self, name) is not None
             if name == wanted and not given:
-                raise ValueError(f"{name} is required when schedule_type is {self.schedule_type}")
+                raise ValueError(
+                    f"{name} is required when schedule_type is {self.schedule_type}"
+                )
             if name != wanted and given:
-                raise ValueError(f"{name} is not allowed when schedule_type is {self.schedule_type}")
+                raise ValueError(
+                    f"{name} is not allowed when schedule_type is {self.schedule_type}"
+                )
         wanted = _EXECUTION_FIELD[self.execution_type]
         for name in _EXECUTION_FIELD.values():
             given = getattr(self, name) not in (None, [])
             if name == wanted and not given:
-                raise ValueError(f"{name} is required when execution_type is {self.execution_type}")
+                raise ValueError(
+                    f"{name} is required when execution_type is {self.execution_type}"
+                )
             if name != wanted and given:
-                raise ValueError(f"{name} is not allowed when execution_type is {self.execution_type}")
+                raise ValueError(
+                    f"{name} is not allowed when execution_type is {self.execution_type}"
+                )
         return self
 
 

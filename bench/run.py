@@ -66,7 +66,9 @@ GOALS: dict[str, Goal] = {
     "pipeline_ratio": Goal("× floor", "<=", 6),
     "cold_start_s": Goal("s", "<=", 1.5),
     "rss_total_mb": Goal("MiB", "<=", 220, 1),
-    "rss_per_app_mb": Goal("MiB", "<=", 35, 1),
+    # 35 MiB on the removed hand-written stack, plus what Flask costs an app (~14 MiB,
+    # docs/PERFORMANCE.md "Memory"); idle apps cost nothing since they start on first use
+    "rss_per_app_mb": Goal("MiB", "<=", 50, 1),
     # 100 synthetic apps installed beside the shipped ones, idle until first use
     "cold_start_s_100_installed": Goal("s", "<=", 2),
     "rss_total_mb_100_installed": Goal("MiB", "<=", 300, 1),
@@ -82,6 +84,7 @@ GOALS: dict[str, Goal] = {
     "parallel_steps_ratio": Goal("× one step", "<=", 1.3),
 }
 KEYS = tuple(GOALS)
+_WIDTH = max(len(key) for key in KEYS)  # of the table's first column
 
 
 @dataclass(frozen=True)
@@ -285,7 +288,7 @@ def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [
         f"Triton AIOS benchmark ({meta.get('mode')}, {meta.get('cores')} cores, "
         f"load {meta.get('load_avg')})",
-        f"{'figure':<22} {'value':>12}  {'goal':<18} ok",
+        f"{'figure':<{_WIDTH}} {'value':>12}  {'goal':<18} ok",
     ]
     for key in KEYS:
         goal = GOALS[key]
@@ -294,7 +297,7 @@ def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:
         target = f"{goal.op} {goal.target:g} {goal.unit}" if goal.op else goal.unit
         met = goal.met(value)
         mark = "—" if met is None else ("✓" if met else "✗")
-        lines.append(f"{key:<22} {shown:>12}  {target:<18} {mark}")
+        lines.append(f"{key:<{_WIDTH}} {shown:>12}  {target:<18} {mark}")
     return "\n".join(lines)
 
 

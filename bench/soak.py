@@ -3,7 +3,7 @@
 The soak starts the shipped apps (copies, in a temporary folder, like the rest of
 the benchmark) and for MINUTES runs a fixed mix in a loop: an instruction, an app
 opened and one of its actions, and a confirmation answered (a scheduler job whose
-command is outside the whitelist asks the user; the soak denies it and deletes the
+command is outside the whitelist asks the user; the soak denies it, which drops the
 job). Every few seconds it samples, per process (controller, executor, each app —
 bubblewrap's helpers counted with their app), open file descriptors, threads and
 resident memory. The first `WARMUP_SHARE` of the run is warm-up; growth is the last
@@ -38,7 +38,7 @@ RISKY_JOB = {
     "schedule_type": "interval",
     "interval_s": 3600,
     "app_id": "hello_app",
-    "command": ["rm", "-rf", "soak-never-runs"],
+    "command": ["date", "-u"],  # outside the whitelist: the user is asked first
 }
 
 
@@ -87,8 +87,8 @@ def _operations(system: RunningSystem) -> list[Callable[[], bool]]:
         if not actions:
             return True
         action = actions[0]
-        body = {"session_id": reply.get("session_id"), "action_id": action.get("id"),
-                "type": "button"}  # fmt: skip
+        body = {"session_id": reply.get("session_id"),
+                "action_id": action.get("action_id"), "type": "button"}  # fmt: skip
         status, _ = client.post("/api/apps/hello_app/action", body)
         return status == 200
 
@@ -99,15 +99,16 @@ def _operations(system: RunningSystem) -> list[Callable[[], bool]]:
         status, listing = client.get("/api/confirmations")
         asked = [c for c in (listing or {}).get("confirmations", [])
                  if c.get("job_id") == job.get("id")]  # fmt: skip
-        answered = all(
+        answered = len(asked) == 1 and all(
             client.post(f"/api/confirmations/{c['confirmation_id']}", {"decision": "deny"})[
                 0
             ]
-            < 500  # fmt: skip
+            == 200
             for c in asked
         )
+        # a denied job is dropped; deleting it again answers 404
         status, _ = client.request("DELETE", f"/api/schedules/{job.get('id')}")
-        return answered and status == 200
+        return answered and status in (200, 404)
 
     return [instruction, open_and_act, confirmation]
 
@@ -180,6 +181,12 @@ def run_soak(args: argparse.Namespace) -> int:
             **settings.get("apps", {}),
             "start_at_launch": True,
         }  # all measured
+        # a command outside the whitelist asks the user (instead of being refused), so
+        # the mix has a confirmation to answer
+        settings["tool_sandbox"] = {
+            **settings.get("tool_sandbox", {}),
+            "ask_outside_whitelist": True,
+        }
         folder.config.write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
         system = RunningSystem(folder.shipped_apps, folder.config, folder.state_dir("soak"))
         _progress(f"starting the system, then {args.soak:g} min of mixed work")

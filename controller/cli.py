@@ -412,7 +412,10 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     except AiosError as exc:
         _err(f"not uninstalled: {exc.message}")
         return 1
-    print(f"uninstalled {args.app_id}" + (f"; its workspace is kept in {aside}" if aside else ""))
+    print(
+        f"uninstalled {args.app_id}"
+        + (f"; its workspace is kept in {aside}" if aside else "")
+    )
     return 0
 
 

@@ -16,17 +16,13 @@ import re
 from pathlib import Path
 from string import Template
 
-from aios_sdk.errors import AiosError, InvalidRequest
+from aios_sdk.errors import InvalidRequest
+from controller.apps.installer import AppExists
 
 __all__ = ["APP_ID", "AppExists", "scaffold_app"]
 
 APP_ID = re.compile(r"[a-z][a-z0-9_]{1,40}")
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "aios_sdk" / "template"
-
-
-class AppExists(AiosError):
-    code = "app_exists"
-    http_status = 409
 
 
 def _class_name(app_id: str) -> str:

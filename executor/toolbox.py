@@ -34,7 +34,6 @@ from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
 from executor.providers.atomic import AtomicProvider
 from executor.providers.base import ToolCall, ToolEntry
-from executor.providers.mcp import add_mcp_servers
 from executor.providers.registry import ToolSource
 from executor.providers.skills import SkillsProvider
 from executor.registry import AppRecord, AppRegistry
@@ -121,9 +120,16 @@ class Toolbox:
         self.tools.add(AtomicProvider(self))
         # the skills of `<state_dir>/skills/` and the apps' `skills/` (executor/providers/skills.py)
         self.tools.add(SkillsProvider(self, state_dir / "skills"))
-        # one provider per config.json `mcp_servers` entry (executor/providers/mcp.py)
-        add_mcp_servers(self.tools, settings, hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
-                        log_dir=state_dir / "logs")  # fmt: skip
+        if settings.mcp_servers:  # the mcp package is imported only when it is used
+            from executor.providers.mcp import add_mcp_servers
+
+            # one provider per config.json `mcp_servers` entry
+            add_mcp_servers(
+                self.tools,
+                settings,
+                hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
+                log_dir=state_dir / "logs",
+            )
         self._apps_lock = threading.Lock()
         self._steps_pool = ThreadPoolExecutor(
             max_workers=MAX_PARALLEL_STEPS, thread_name_prefix="aios-step"

@@ -80,6 +80,7 @@ class SupervisedChild:
     settled: bool = False
     log_offset: int = 0  # where this run's output starts in its log
     needs_register: bool = False
+    hung: str | None = None  # a call timed out while the process lived: restart it
     probe: Future | None = None
     job: Future | None = None  # registration or group kill in flight
     published: tuple = field(default_factory=tuple)

@@ -34,6 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from aios_runtime.json_client import PeerTimeout
 from aios_sdk.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
 from aios_sdk.protocol import AppInfo
 from controller.apps.confinement import (
@@ -247,6 +248,9 @@ class Supervisor(AppLifecycle):
                     raise AppUnavailable(
                         _unavailable_message(spec.name, app_id, "restarting", None)
                     ) from exc
+                if isinstance(exc, PeerTimeout):  # alive but hung: the monitor restarts it
+                    child.hung = f"did not answer a call within {timeout:g} s"
+                    self._wake.set()
                 raise
 
         target = AppTarget(
@@ -316,6 +320,10 @@ class Supervisor(AppLifecycle):
         if child.status == "registering":
             return self._step_registering(child)
         # running
+        if child.hung is not None:
+            reason, child.hung = child.hung, None
+            self._on_death(child, reason, kill=True)
+            return True
         if child.probe is not None and child.probe.done():
             healthy = _future_ok(child.probe)
             child.probe = None

@@ -310,5 +310,3 @@ CONTROLLER_SCHEMAS: dict[str, ArgumentSchema] = {
 def atomic_specs() -> list[ToolSpec]:
     """What `GET /tools` lists for every app: the atomic tools, then `schedule`."""
     return [*ATOMIC_SPECS.values(), *CONTROLLER_SPECS.values()]
-
-

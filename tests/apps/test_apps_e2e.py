@@ -73,6 +73,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     apps_dir = copy_shipped_apps(root / "apps", APPS)
     catalogue = FakeMusicCatalogue().start()
     config = {
+        "apps": {"start_at_launch": True},  # every app supervised from launch
         "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},
         "app_settings": {
             "music_app": {"api_base": catalogue.base_url, "download_ext": "wav"}

@@ -96,6 +96,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         config = {
             "deepseek_api_key": "sk-apps-llm-test",
             "llm_base_url": model.base_url,
+            "apps": {"start_at_launch": True},  # every app supervised from launch
             "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},
             "app_settings": {"music_app": {"api_base": catalogue.base_url}},
         }

@@ -8,27 +8,17 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.assistant.conftest import ASSISTANT
+from tests.browser import desktop_page
 from tests.controller.system import RunningSystem
-from tests.desktop.conftest import browser, desktop_url  # noqa: F401 (fixture)
 from tests.fakes.openai_server import FakeOpenAI, delayed, text_reply, tool_calls_reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture
-def page(browser, system: RunningSystem):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    desktop = context.new_page()
-    desktop.set_default_timeout(15000)
-    errors: list[str] = []
-    desktop.on("pageerror", lambda exc: errors.append(str(exc)))
-    desktop.goto(desktop_url(system))
-    desktop.wait_for_selector(f"#task_{ASSISTANT}")
-    try:
+def page(browser, system: RunningSystem):
+    with desktop_page(browser, system, [ASSISTANT]) as desktop:
         yield desktop
-    finally:
-        context.close()
-    assert errors == [], errors
 
 
 def say(page, fake: FakeOpenAI, text: str) -> None:

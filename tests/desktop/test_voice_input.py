@@ -12,7 +12,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.desktop.conftest import CHROMIUM, CHROMIUM_ARGS, desktop_url
+from tests.desktop.conftest import desktop_url
+from tests.procs import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

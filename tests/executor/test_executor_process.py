@@ -109,7 +109,11 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
     )
     names = [t.name for t in ToolsListing.model_validate(listing.json()).tools]
     skills = ["search_skills", "run_command", "install_skill", "reload_skills"]
-    assert names == [*ATOMIC_TOOLS, "schedule", *skills]  # the ten atomic tools, schedule, skills
+    assert names == [
+        *ATOMIC_TOOLS,
+        "schedule",
+        *skills,
+    ]  # the ten atomic tools, schedule, skills
 
 
 def test_tools_over_http_and_the_log_on_disk(executor: Running) -> None:

@@ -100,6 +100,33 @@ def test_a_hung_app_is_a_timeout_view_and_is_restarted(fault_system: RunningSyst
     assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
 
 
+def test_an_app_whose_call_hangs_while_it_answers_health_is_restarted(
+    fault_system: RunningSystem,
+) -> None:
+    """Its `/health` still answers, so only the call's timeout tells it hung."""
+    system = fault_system
+    before = system.wait_for(
+        lambda: (row := system.apps()["fault_app"])["status"] == "running" and row,
+        30,
+        "fault_app to run",
+    )
+    reply = task_reply(system.say("故障应用 卡住"))
+    assert reply["status"] == "error" and reply["view_type"] == "error", reply
+    assert reply["data"]["code"] == "app_unreachable", reply
+    assert "3 s" in reply["data"]["message"], reply  # the call's timeout, said plainly
+    after = system.wait_for(
+        lambda: (
+            (row := system.apps()["fault_app"])["status"] == "running"
+            and row["pid"] != before["pid"]
+            and row
+        ),
+        30,
+        "fault_app to be restarted after the timeout",
+    )
+    assert after["restarts"] > before["restarts"]
+    assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
+
+
 def test_a_flood_of_output_keeps_the_log_bounded_and_blocks_nothing(
     fault_system: RunningSystem,
 ) -> None:

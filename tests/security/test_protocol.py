@@ -153,6 +153,8 @@ def rogue(shared_system: RunningSystem, what: str) -> dict:
 def test_j2_a_misbehaving_app_gets_a_clear_error_view_others_unaffected(
     shared_system: RunningSystem, what: str
 ) -> None:
+    # an app whose call hung (the no-answer case) is restarted: wait until it runs
+    shared_system.wait_app("rogue_app", "running")
     echoed: list[dict] = []
 
     def meanwhile() -> None:  # another app, asked while the rogue one misbehaves

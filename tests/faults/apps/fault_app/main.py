@@ -1,7 +1,7 @@
 """Test app for the fault suite: the instruction (or the opened view) names the fault.
 
 `挂起` stops the whole process (SIGSTOP: it answers nothing, health checks
-included); `刷屏 N` writes N MB to stdout before answering; `慢步骤` plans a 5.37 s
+included); `卡住` blocks the call for 60 s while `/health` still answers; `刷屏 N` writes N MB to stdout before answering; `慢步骤` plans a 5.37 s
 `shell_exec` of `sleep`; `快步骤` plans an `echo`; `启动进程` plans a risky `process_start`.
 Anything else is answered at once with a `text` view echoing the instruction. After
 a plan ran, the reply lists each step's status and code.
@@ -10,6 +10,7 @@ a plan ran, the reply lists each step's status and code.
 import os
 import signal
 import sys
+import time
 
 from aios_sdk import AIOSAgent, serve
 
@@ -47,6 +48,8 @@ class FaultAgent(AIOSAgent):
                     "data": {"content": str(summary), "results": summary}}  # fmt: skip
         if "挂起" in text:
             os.kill(os.getpid(), signal.SIGSTOP)
+        if "卡住" in text:
+            time.sleep(60)
         if "刷屏" in text:
             megabytes = int(text.split()[-1])
             chunk = b"x" * 1023 + b"\n"
