@@ -9,18 +9,16 @@ timeout does.
 
 from __future__ import annotations
 
-import http.client
-import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from aios_runtime.edge import TOKEN_HEADER
+from aios_runtime.json_client import PeerTimeout, request_json
 from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
 
-__all__ = ["call_custom_tool"]
+__all__ = ["call_custom_tool", "post_for_result"]
 
 _MAX_REPLY = 10 << 20
 
@@ -34,36 +32,28 @@ def call_custom_tool(
     parts = urlsplit(app.url)
     if parts.scheme != "http" or not parts.hostname:
         raise AppUnreachable(f"app URL {app.url!r} is not http://host:port")
-    payload = json.dumps({"args": args}, ensure_ascii=False).encode("utf-8")
-    path = f"{parts.path.rstrip('/')}/tools/{quote(name, safe='')}"
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+    url = f"{app.url.rstrip('/')}/tools/{quote(name, safe='')}"
+    return post_for_result(url, {"args": args}, app.token, timeout, f"tool {name}")
+
+
+def post_for_result(url: str, body: dict[str, Any], token: str, timeout: float,
+                    what: str) -> Any:  # fmt: skip
+    """POST `body` to a loopback peer that answers `{"status": "ok", "result": …}` or
+    the error shape; the `result`, or the peer's error raised with its code.
+    `ToolTimeout` when it is late, `AppUnreachable` when nothing answers."""
     try:
-        conn.request(
-            "POST",
-            path,
-            body=payload,
-            headers={"Content-Type": "application/json", TOKEN_HEADER: app.token},
+        answer = request_json(
+            "POST", url, body, token=token, timeout=timeout, what=what, max_bytes=_MAX_REPLY
         )
-        response = conn.getresponse()
-        raw = response.read(_MAX_REPLY + 1)
-    except TimeoutError as exc:
-        raise ToolTimeout(f"custom tool {name} took longer than {timeout:g}s") from exc
-    except (OSError, http.client.HTTPException) as exc:
-        raise AppUnreachable(f"{app.app_id} unreachable for tool {name}: {exc}") from exc
-    finally:
-        conn.close()
-    try:
-        reply = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadAppReply(
-            f"tool {name}: HTTP {response.status}, not a JSON answer"
-        ) from exc
+    except PeerTimeout as exc:
+        raise ToolTimeout(f"{what} took longer than {timeout:g}s") from exc
+    reply = answer.body
     if not isinstance(reply, dict):
-        raise BadAppReply(f"tool {name}: answer is not an object")
-    if reply.get("status") == "ok" and response.status < 400:
+        raise BadAppReply(f"{what}: HTTP {answer.status}, not a JSON object")
+    if reply.get("status") == "ok" and answer.status < 400:
         return reply.get("result")
     error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
     raise AiosError(
-        str(error.get("message") or f"tool {name} failed (HTTP {response.status})"),
+        str(error.get("message") or f"{what} failed (HTTP {answer.status})"),
         code=str(error.get("code") or "tool_failed"),
     )

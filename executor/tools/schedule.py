@@ -10,14 +10,12 @@ with `controller_unreachable`.
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from aios_runtime.edge import TOKEN_HEADER
-from aios_sdk.errors import AiosError, ToolTimeout
+from aios_sdk.errors import AiosError, AppUnreachable
+from executor.tools.app_tools import post_for_result
 
 if TYPE_CHECKING:
     from executor.toolbox import ToolContext
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["ControllerUnreachable", "schedule"]
 
 ROUTE = "/api/tools/schedule"
-_MAX_REPLY = 4 << 20
 
 
 class ControllerUnreachable(AiosError):
@@ -40,32 +37,8 @@ def schedule(ctx: ToolContext, args: dict[str, Any]) -> Any:
     if parts.scheme != "http" or not parts.hostname:
         raise ControllerUnreachable("the executor was not told the controller's address")
     body = {k: v for k, v in args.items() if k != "timeout" and v is not None}
-    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=ctx.timeout)
     try:
-        conn.request(
-            "POST",
-            ROUTE,
-            body=payload,
-            headers={"Content-Type": "application/json", TOKEN_HEADER: ctx.app.token},
-        )
-        response = conn.getresponse()
-        raw = response.read(_MAX_REPLY + 1)
-    except TimeoutError as exc:
-        raise ToolTimeout(f"schedule took longer than {ctx.timeout:g}s") from exc
-    except (OSError, http.client.HTTPException) as exc:
-        raise ControllerUnreachable(f"controller unreachable: {exc}") from exc
-    finally:
-        conn.close()
-    try:
-        reply = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ControllerUnreachable(f"HTTP {response.status}, not a JSON answer") from exc
-    if isinstance(reply, dict) and reply.get("status") == "ok" and response.status < 400:
-        return reply.get("result")
-    error = reply.get("error") if isinstance(reply, dict) else None
-    error = error if isinstance(error, dict) else {}
-    raise AiosError(
-        str(error.get("message") or f"schedule failed (HTTP {response.status})"),
-        code=str(error.get("code") or "tool_failed"),
-    )
+        return post_for_result(url.rstrip("/") + ROUTE, body, ctx.app.token, ctx.timeout,
+                               "schedule")  # fmt: skip
+    except AppUnreachable as exc:
+        raise ControllerUnreachable(f"controller unreachable: {exc.message}") from exc
