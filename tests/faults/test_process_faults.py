@@ -73,6 +73,21 @@ def test_executor_killed_mid_plan_is_a_clear_error_and_the_next_plan_works(
     assert reply["data"]["results"]["step_1"]["status"] == "ok", reply
 
 
+def _assert_restarted_and_answering(system: RunningSystem, before: dict) -> None:
+    """fault_app runs again in a new process and answers."""
+    after = system.wait_for(
+        lambda: (
+            (row := system.apps()["fault_app"])["status"] == "running"
+            and row["pid"] != before["pid"]
+            and row
+        ),
+        30,
+        "fault_app to be restarted",
+    )
+    assert after["restarts"] > before["restarts"]
+    assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
+
+
 def test_a_hung_app_is_a_timeout_view_and_is_restarted(fault_system: RunningSystem) -> None:
     system = fault_system
     before = system.apps()["fault_app"]
@@ -87,17 +102,7 @@ def test_a_hung_app_is_a_timeout_view_and_is_restarted(fault_system: RunningSyst
     assert elapsed < 3 + 5, elapsed
     # the other apps never noticed
     assert task_reply(system.say("回声 还在吗"))["status"] == "ok"
-    after = system.wait_for(
-        lambda: (
-            (row := system.apps()["fault_app"])["status"] == "running"
-            and row["pid"] != before["pid"]
-            and row
-        ),
-        30,
-        "fault_app to be restarted",
-    )
-    assert after["restarts"] > before["restarts"]
-    assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
+    _assert_restarted_and_answering(system, before)
 
 
 def test_an_app_whose_call_hangs_while_it_answers_health_is_restarted(
@@ -114,17 +119,7 @@ def test_an_app_whose_call_hangs_while_it_answers_health_is_restarted(
     assert reply["status"] == "error" and reply["view_type"] == "error", reply
     assert reply["data"]["code"] == "app_unreachable", reply
     assert "3 s" in reply["data"]["message"], reply  # the call's timeout, said plainly
-    after = system.wait_for(
-        lambda: (
-            (row := system.apps()["fault_app"])["status"] == "running"
-            and row["pid"] != before["pid"]
-            and row
-        ),
-        30,
-        "fault_app to be restarted after the timeout",
-    )
-    assert after["restarts"] > before["restarts"]
-    assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
+    _assert_restarted_and_answering(system, before)
 
 
 def test_a_flood_of_output_keeps_the_log_bounded_and_blocks_nothing(
