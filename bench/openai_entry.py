@@ -13,11 +13,12 @@ request, so samples do not overlap, and its end is timed as well.
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 from typing import Any
 from urllib.parse import urlsplit
+
+from aios_runtime.json_client import new_pool
 
 __all__ = ["first_chunk_latency"]
 
@@ -27,7 +28,8 @@ def first_chunk_latency(
 ) -> tuple[list[float], list[float]]:
     """(seconds to the first body byte, seconds to the whole answer), per sample."""
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+    # one kept-alive connection of the pool the hops use (aios_runtime.json_client)
+    pool = new_pool(parts.hostname or "127.0.0.1", parts.port or 80, maxsize=1)
     body = json.dumps(
         {
             "model": f"triton/{app_id}",
@@ -45,12 +47,15 @@ def first_chunk_latency(
     try:
         for i in range(warmup + samples):
             started = time.perf_counter()
-            conn.request("POST", "/v1/chat/completions", body, headers)
-            response = conn.getresponse()
+            response = pool.urlopen(
+                "POST", "/v1/chat/completions", body=body, headers=headers,
+                timeout=60, preload_content=False,
+            )  # fmt: skip
             first = response.read1(1)
             first_at = time.perf_counter()
             rest = response.read()
             done_at = time.perf_counter()
+            response.release_conn()
             if response.status != 200 or not first:
                 raise RuntimeError(
                     f"/v1 stream failed: HTTP {response.status} {rest[:200]!r}"
@@ -61,5 +66,5 @@ def first_chunk_latency(
                 firsts.append(first_at - started)
                 wholes.append(done_at - started)
     finally:
-        conn.close()
+        pool.close()
     return firsts, wholes
