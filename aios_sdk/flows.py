@@ -44,7 +44,8 @@ class Turn:
 
     `instruction` is `""` for an action or when the window opens; `action` is the
     `action_request` (`{}` on a first call); `results` is `context["tool_results"]`
-    (`{}` until a step plan ran) and `state` is `context["cwd_state"]`.
+    (`{}` until a step plan ran) and `state` is `context["cwd_state"]`;
+    `language` / `tr(zh, en)` give the user's language and the text for it.
     """
 
     instruction: str = ""
@@ -93,6 +94,15 @@ class Turn:
     def selected(self) -> Any:
         """A select's or radio's `selected` option, else None."""
         return self.action.get("selected")
+
+    @property
+    def language(self) -> str:
+        """The user's language, `"zh-CN"` or `"en-US"` (`context["language"]`)."""
+        return "en-US" if self.context.get("language") == "en-US" else "zh-CN"
+
+    def tr(self, zh: str, en: str) -> str:
+        """The text for the user's language: `turn.tr("已保存", "Saved")`."""
+        return en if self.language == "en-US" else zh
 
     def outcome(self, step_id: int) -> tuple[bool, Any, str]:
         """`(ok, result, reason)` of step `step_id` (see `aios_sdk.step_outcome`)."""
@@ -165,7 +175,9 @@ class Flows:
 
     def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
         """The answer to an `action_id` no `@action` method claims."""
-        return self.on_instruction(Turn(results=turn.results, state=turn.state))
+        return self.on_instruction(
+            Turn(results=turn.results, state=turn.state, context=turn.context)
+        )
 
     @property
     def llm(self) -> Any | None:

@@ -51,6 +51,7 @@ __all__ = [
     "InputAction",
     "InstructionRequest",
     "InstructionResponse",
+    "Language",
     "LinkAction",
     "Manifest",
     "MoveCommand",
@@ -258,8 +259,17 @@ class AppRegistration(_Model):
 # ------------------------------------------------------------------------- context
 
 
+Language = Literal["zh-CN", "en-US"]
+"""The user's language: the desktop's (its settings' `ui_language`, else the
+browser's), else the settings' `ui_language`, else Chinese. Apps answer in it."""
+
+
 class Context(_Model):
-    """S-41: what the controller injects into every call of an app's `handle`."""
+    """S-41: what the controller injects into every call of an app's `handle`.
+
+    `language` (beyond S-41) is the language the user reads: an app writes its
+    messages and labels in it (`Turn.tr(zh, en)`).
+    """
 
     role: str = ""
     workdir: str = ""
@@ -268,6 +278,7 @@ class Context(_Model):
     session_id: str = ""
     history_summary: str = ""
     tool_results: dict[str, ToolResult] | None = None
+    language: Language = "zh-CN"
 
 
 # ------------------------------------------------------------------------ actions
@@ -407,7 +418,10 @@ class ActionRequest(_Model):
 
 
 class ActionPost(ActionRequest):
-    """Body of `POST /api/apps/<app_id>/action` from the desktop."""
+    """Body of `POST /api/apps/<app_id>/action` from the desktop (`language`: the
+    desktop's, kept for the session and not forwarded to the app)."""
+
+    language: Language | None = None
 
 
 # ---------------------------------------------------------------------- UI control
@@ -617,6 +631,7 @@ class InstructionRequest(_Model):
     # which desktop page sent it: its `task_done` events say so, and a page renders
     # from events only the results of instructions it did not send itself
     client_id: Annotated[str, Field(max_length=64)] | None = None
+    language: Language | None = None  # the desktop's; kept for the session
 
 
 class Task(_Model):
@@ -639,6 +654,7 @@ class InstructionResponse(_Model):
 
 class OpenRequest(_Model):
     session_id: str | None = None
+    language: Language | None = None
 
 
 class ConfirmationDecision(_Model):

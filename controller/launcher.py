@@ -195,6 +195,7 @@ class Controller:
         store = SettingsStore(user_settings_path(self.state.root), settings)
         llm = LLMClient(settings)
         store.subscribe(llm.reconfigure)
+        self.contexts.default_language = lambda: store.get().ui_language
         self._summarizer = summarizer = BackgroundSummarizer(llm)
         sessions = SessionStore(self.state.sessions_dir)
 

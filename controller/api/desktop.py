@@ -160,7 +160,9 @@ def create_app(services: ApiServices) -> Flask:
     def open_app(app_id: str) -> Response:
         body = read_json(OpenRequest) if request.get_data(cache=True) else OpenRequest()
         with services.admission.app(app_id):
-            reply, session_id = services.pipeline.open_app(app_id, body.session_id)
+            reply, session_id = services.pipeline.open_app(
+                app_id, body.session_id, body.language
+            )
         return jsonify({**reply.dump(), "session_id": session_id})
 
     @app.post("/api/apps/<app_id>/action")

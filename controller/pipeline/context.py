@@ -10,7 +10,9 @@ or read each time from that one cached source;
 `history_summary` is a deterministic summary of the session's last turns (until an
 LLM summariser exists); `tool_results` is set on the call after steps ran; `upstream`
 (beyond S-41) carries the results of the tasks a dependent task waits for;
-`caller_system_prompt` the system prompt of the `/v1` request that asked (if any).
+`caller_system_prompt` the system prompt of the `/v1` request that asked (if any);
+`language` the one the desktop last said it shows (kept in the session's context),
+else `default_language()` (the settings' `ui_language`), else Chinese.
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ class ContextBuilder:
         cache_tools: bool = True,
     ):
         self._list_tools = list_tools
+        # the settings' `ui_language` once the settings store exists ("" for none)
+        self.default_language: Callable[[], str] = lambda: ""
         # False when `list_tools` is itself the controller's one cached source
         # (`controller.api.tools.ToolListings`): every consumer then sees its list
         self._cache_tools = cache_tools
@@ -174,6 +178,9 @@ class ContextBuilder:
         caller_prompt = session.context.get("caller_system_prompt")
         if caller_prompt:  # the system prompt of an OpenAI client's request (/v1)
             extra["caller_system_prompt"] = caller_prompt
+        language = session.context.get("language") or self.default_language()
+        if language:
+            extra["language"] = language
         return Context(
             role=role,
             workdir=str(workdir) if workdir is not None else "",

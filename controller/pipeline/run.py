@@ -126,6 +126,7 @@ class Pipeline:
 
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
         session = self._sessions.get_or_create(request.session_id)
+        self._keep_language(session, request.language)
         profiles = self._apps.profiles()
         try:
             plan = self._router.route(request.text, profiles)
@@ -290,9 +291,12 @@ class Pipeline:
 
     # ------------------------------------------------------- open and actions
 
-    def open_app(self, app_id: str, session_id: str | None) -> tuple[AppReply, str]:
+    def open_app(
+        self, app_id: str, session_id: str | None, language: str | None = None
+    ) -> tuple[AppReply, str]:
         """S-23: the app's initial view (empty instruction) after the steps loop."""
         session = self._sessions.get_or_create(session_id)
+        self._keep_language(session, language)
         self._check_known(app_id)
         reply = self.drive(app_id, session, instruction="")
         self._record_turn(session, "open", "", [app_id], reply.message, [])
@@ -301,6 +305,7 @@ class Pipeline:
     def action(self, app_id: str, post: ActionPost) -> tuple[AppReply, str]:
         """S-53/S-55: forward one triggered action; the app's next view."""
         session = self._sessions.get_or_create(post.session_id)
+        self._keep_language(session, post.language)
         self._check_known(app_id)
         request = action_request_for(post, session.session_id)
         reply = self.drive(app_id, session, instruction=None, action_request=request)
@@ -308,6 +313,12 @@ class Pipeline:
             session, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
         )
         return reply, session.session_id
+
+    def _keep_language(self, session: Session, language: str | None) -> None:
+        """The desktop's language, for this and later calls of the session's apps."""
+        if language and session.context.get("language") != language:
+            with self._sessions.lock(session.session_id):
+                session.context["language"] = language
 
     def _check_known(self, app_id: str) -> None:
         """Unknown app → NotFound (HTTP 404); an unavailable one gets an error view."""

@@ -2,7 +2,7 @@
 // HTTP API"). The per-launch token comes from this page's own `?token=`; fetches
 // send it as X-AIOS-Token, EventSource and media URLs carry it as `?token=`.
 
-import { tr } from "./i18n.js";
+import { language, tr } from "./i18n.js";
 
 const TOKEN = new URLSearchParams(window.location.search).get("token") || "";
 // This page's id, sent with its instructions: `task_done` events carry it back, so
@@ -72,10 +72,15 @@ export const api = {
     request("POST", `/api/apps/${encodeURIComponent(appId)}/uninstall`, { keep_workspace: keepWorkspace }),
   tools: (appId) => request("GET", `/api/tools?app_id=${encodeURIComponent(appId || "")}`),
   instruction: (text, sessionId, source = "text") =>
-    request("POST", "/api/instruction", withSession({ text, source, client_id: CLIENT_ID }, sessionId)),
+    request(
+      "POST",
+      "/api/instruction",
+      withSession({ text, source, client_id: CLIENT_ID, language: userLanguage() }, sessionId),
+    ),
   open: (appId, sessionId) =>
-    request("POST", `/api/apps/${encodeURIComponent(appId)}/open`, withSession({}, sessionId)),
-  action: (appId, body) => request("POST", `/api/apps/${encodeURIComponent(appId)}/action`, body),
+    request("POST", `/api/apps/${encodeURIComponent(appId)}/open`, withSession({ language: userLanguage() }, sessionId)),
+  action: (appId, body) =>
+    request("POST", `/api/apps/${encodeURIComponent(appId)}/action`, { ...body, language: userLanguage() }),
   snapshot: (snapshot) => request("POST", "/api/ui/snapshot", snapshot),
   getSettings: () => request("GET", "/api/settings"),
   putSettings: (settings) => request("PUT", "/api/settings", settings),
@@ -93,6 +98,11 @@ export const api = {
   /** A new EventSource on the controller's event stream. */
   events: () => new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`),
 };
+
+// The language the page shows, sent with what the user asks: apps answer in it.
+function userLanguage() {
+  return language() === "en" ? "en-US" : "zh-CN";
+}
 
 function withSession(body, sessionId) {
   if (sessionId) body.session_id = sessionId;

@@ -267,6 +267,29 @@ def test_events_are_published(tmp_path: Path) -> None:
     assert events[1].data["tool"] == "http_request"
 
 
+def test_the_desktops_language_reaches_every_later_call_of_the_session(
+    tmp_path: Path,
+) -> None:
+    pipeline, apps, _, _, sessions = make_pipeline(
+        tmp_path, {"m": lambda b: text_reply("ok")}, [PlannedTask("t1", "m", "播放")]
+    )
+    first = pipeline.instruction(InstructionRequest(text="播放"))
+    assert apps.calls["m"][0]["context"]["language"] == "zh-CN"  # nothing said: Chinese
+    pipeline._contexts.default_language = lambda: "en-US"  # the settings' ui_language
+    pipeline.open_app("m", first.session_id)
+    assert apps.calls["m"][1]["context"]["language"] == "en-US"
+    pipeline._contexts.default_language = lambda: ""
+    sid = pipeline.instruction(InstructionRequest(text="播放", language="en-US")).session_id
+    _, sid = pipeline.action("m", ActionPost(action_id="play", session_id=sid))
+    pipeline.open_app("m", sid)
+    assert [c["context"]["language"] for c in apps.calls["m"][2:]] == ["en-US"] * 3
+    assert "language" not in apps.calls["m"][3]["action_request"]
+    restored = SessionStore(tmp_path / "sessions").get(sid)
+    assert restored is not None and restored.context["language"] == "en-US"
+    pipeline.open_app("m", sid, "zh-CN")  # the desktop switched back
+    assert apps.calls["m"][-1]["context"]["language"] == "zh-CN"
+
+
 def test_action_is_forwarded_with_only_its_payload_key(tmp_path: Path) -> None:
     pipeline, apps, _, _, _ = make_pipeline(tmp_path, {"m": lambda b: text_reply("played")})
     post = ActionPost(

@@ -362,6 +362,14 @@ def test_turn_reads_the_call_once() -> None:
     assert Turn.read("hi", None).action == {} and Turn.read("hi", None).action_id == ""
 
 
+def test_turn_speaks_the_users_language() -> None:
+    assert Turn.read("hi", {}).language == "zh-CN"
+    assert Turn.read("hi", {}).tr("已保存", "Saved") == "已保存"
+    english = Turn.read("hi", {"language": "en-US"})
+    assert english.language == "en-US" and english.tr("已保存", "Saved") == "Saved"
+    assert Turn.read("hi", {"language": "fr"}).language == "zh-CN"  # unknown: Chinese
+
+
 def test_flows_and_handle_are_one_or_the_other() -> None:
     with pytest.raises(TypeError, match="not both"):
 
