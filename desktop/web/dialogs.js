@@ -1,5 +1,7 @@
 // Modal dialogs of the desktop: one helper that shows a titled box over the
-// desktop (closed by ✕, Escape or a click outside), and the About box.
+// desktop (closed by ✕, Escape or a click outside), the About box, and an app's own
+// About panel. `appFacts` is the one table of how an app runs (GET /api/apps:
+// `sandbox`, `sandbox_note`, `network`) that the start menu and windows show too.
 
 import { api } from "./api.js";
 import { asText, el } from "./dom.js";
@@ -46,6 +48,88 @@ export function openModal({ id, title, body = [], buttons = [] }) {
   root.append(overlay);
   document.addEventListener("keydown", onKey);
   return { node: box, close };
+}
+
+/** How an app runs, by GET /api/apps' `sandbox`; `level` "warning" marks the unconfined. */
+const RUNS = {
+  bubblewrap: { mark: "🛡️", level: "ok", text: ["在沙箱中运行", "Runs in a sandbox"] },
+  none: { mark: "⚠️", level: "warning", text: ["未隔离运行", "Runs unconfined"] },
+};
+const INTERNET = {
+  mark: "🌐",
+  level: "info",
+  text: ["可访问互联网", "Can reach the internet"],
+  note: ["它的清单声明它自己连接互联网", "Its manifest says it connects to the internet itself"],
+};
+
+/**
+ * What the desktop says about how `app` runs: [{kind, mark, level, text, note}], its
+ * confinement (known once it was started) and whether it reaches the internet.
+ */
+export function appFacts(app) {
+  const facts = [];
+  const runs = RUNS[app?.sandbox];
+  if (runs) {
+    facts.push({ kind: "sandbox", mark: runs.mark, level: runs.level, text: tr(...runs.text), note: asText(app.sandbox_note) });
+  }
+  if (app?.network === true) {
+    facts.push({ kind: "network", mark: INTERNET.mark, level: INTERNET.level, text: tr(...INTERNET.text), note: tr(...INTERNET.note) });
+  }
+  return facts;
+}
+
+/** One fact as a small chip (its mark and text; the note as its tooltip). */
+export function factChip(fact) {
+  return el(
+    "span",
+    { className: "app-fact", title: fact.note || fact.text, dataset: { fact: fact.kind, level: fact.level } },
+    el("span", { className: "app-fact-mark", text: fact.mark, attrs: { "aria-hidden": "true" } }),
+    fact.text,
+  );
+}
+
+/** An app's About panel: its name, description and how it runs, each fact with its note. */
+export function openAppInfo(app) {
+  const name = asText(app.name || app.id);
+  const facts = appFacts(app);
+  const rows = facts.map((fact) =>
+    el(
+      "li",
+      { className: "app-info-fact", dataset: { fact: fact.kind, level: fact.level } },
+      el("span", { className: "app-fact-mark", text: fact.mark, attrs: { "aria-hidden": "true" } }),
+      el(
+        "div",
+        {},
+        el("strong", { className: "app-info-text", text: fact.text }),
+        fact.note ? el("p", { className: "app-info-note", text: fact.note }) : null,
+      ),
+    ),
+  );
+  openModal({
+    id: "app_info_dialog",
+    title: tr(`关于“${name}”`, `About ${name}`),
+    body: [
+      el(
+        "div",
+        { className: "app-info-head" },
+        el("span", { className: "app-info-icon", text: asText(app.icon || "📦") }),
+        el(
+          "div",
+          {},
+          el("p", { className: "app-info-name", text: name }),
+          el("p", { className: "app-info-desc", text: asText(app.description || "") }),
+        ),
+      ),
+      el(
+        "ul",
+        { className: "app-info-facts" },
+        rows.length
+          ? rows
+          : el("li", { className: "app-info-fact", text: tr("尚未启动：启动后这里显示它如何运行", "Not started yet: how it runs shows here once it starts") }),
+      ),
+    ],
+    buttons: [{ text: tr("好的", "OK"), primary: true, onClick: (close) => close() }],
+  });
 }
 
 /** The About box: what Triton AIOS is, its version (GET /api/version) and the shortcuts. */

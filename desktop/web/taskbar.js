@@ -1,10 +1,12 @@
 // The taskbar (S-20, S-22, S-23): start button and start menu listing every app,
 // one icon per app showing its status (starting / running / restarting / failed)
 // and whether its window is open, and the right-click system menu (settings,
-// refresh, about). The command bar and the tray live in their own modules.
+// refresh, about). Each start-menu entry says how its app runs (in a sandbox or
+// unconfined, reaching the internet: dialogs.js `appFacts`). The command bar and the tray live in their own modules.
 // Clicking the icon of the focused window minimises it; menus open above the
 // taskbar; Escape closes them.
 
+import { appFacts, factChip } from "./dialogs.js";
 import { asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { onAppsChanged, state } from "./state.js";
@@ -163,22 +165,25 @@ function buildStartItem(app, actions, closeMenus) {
         { className: "start-item-text" },
         el("span", { className: "start-item-name", text: asText(app.name || app.id) }),
         el("span", { className: "start-item-desc", text: asText(app.description || "") }),
+        el("span", { className: "start-item-facts" }),
       ),
       el("span", { className: "start-item-status" }),
     ),
   );
 }
 
-/** Show `app.status` on its taskbar icon and start-menu entry. */
+/** Show `app.status` and how it runs on its taskbar icon and start-menu entry. */
 function updateStatus(app) {
   const status = asText(app.status || "unknown");
   const label = asText(app.name || app.id);
+  const facts = appFacts(app);
+  const factLines = facts.map((f) => (f.level === "warning" && f.note ? `${f.mark} ${f.text}: ${f.note}` : `${f.mark} ${f.text}`));
   const icon = document.getElementById(`task_${app.id}`);
   if (icon) {
     icon.className = icon.className.replace(/\bstatus-\S+/g, "").trim();
     icon.classList.add(`status-${status}`);
     icon.dataset.status = status;
-    icon.title = [label, statusText(status), app.description, app.error].filter(Boolean).join("\n");
+    icon.title = [label, statusText(status), app.description, ...factLines, app.error].filter(Boolean).join("\n");
     icon.setAttribute("aria-label", `${label}（${statusText(status)}）`);
   }
   for (const item of document.querySelectorAll("#start_menu_apps .start-item")) {
@@ -187,5 +192,12 @@ function updateStatus(app) {
     const badge = item.querySelector(".start-item-status");
     badge.className = `start-item-status status-${status}`;
     badge.textContent = statusText(status);
+    const shown = item.querySelector(".start-item-facts");
+    const key = JSON.stringify(facts);
+    if (shown.dataset.key !== key) {
+      shown.dataset.key = key;
+      clear(shown);
+      shown.append(...facts.map(factChip));
+    }
   }
 }

@@ -1,9 +1,14 @@
 // Window frames on the desktop (S-21, S-24): created per app with id
 // `win_<app_id>`, dragged by the title bar, resized by edges and corners,
 // minimised to the taskbar, maximised to fill the desktop above the taskbar,
-// closed (the app process keeps running), raised on click, animated in.
+// closed (the app process keeps running), raised on click, animated in. The title
+// bar marks how the app runs (🛡️ in a sandbox, ⚠️ unconfined, 🌐 internet); the
+// mark opens the app's About panel.
 
-import { el } from "./dom.js";
+import { appFacts, openAppInfo } from "./dialogs.js";
+import { clear, el } from "./dom.js";
+import { tr } from "./i18n.js";
+import { appInfo, onAppsChanged } from "./state.js";
 
 const MIN_WIDTH = 280;
 const MIN_HEIGHT = 180;
@@ -17,6 +22,11 @@ export class AppWindow {
     this.title = el("span", { className: "win-title", text: app.name || app.id });
     this.icon = el("span", { className: "win-icon", text: app.icon || "📦" });
     this.content = el("div", { className: "win-content" });
+    this.facts = el("button", {
+      type: "button",
+      className: "win-facts",
+      on: { click: (e) => { e.stopPropagation(); openAppInfo(appInfo(this.appId)); } },
+    });
     const button = (cls, label, text, handler) =>
       el("button", {
         type: "button",
@@ -31,12 +41,13 @@ export class AppWindow {
       { className: "win-titlebar" },
       this.icon,
       this.title,
+      this.facts,
       el(
         "div",
         { className: "win-buttons" },
-        button("win-min", "最小化 Minimise", "—", () => this.minimise()),
-        button("win-max", "最大化 Maximise", "☐", () => this.toggleMaximise()),
-        button("win-close", "关闭 Close", "✕", () => this.close()),
+        button("win-min", tr("最小化", "Minimise"), "—", () => this.minimise()),
+        button("win-max", tr("最大化", "Maximise"), "☐", () => this.toggleMaximise()),
+        button("win-close", tr("关闭", "Close"), "✕", () => this.close()),
       ),
     );
     this.node = el(
@@ -55,11 +66,31 @@ export class AppWindow {
     this.node.addEventListener("pointerdown", () => this.raise(), true);
     this.titlebar.addEventListener("pointerdown", (e) => this.startDrag(e));
     this.titlebar.addEventListener("dblclick", (e) => {
-      if (!e.target.closest(".win-btn")) this.toggleMaximise();
+      if (!e.target.closest(".win-btn, .win-facts")) this.toggleMaximise();
     });
     for (const handle of this.node.querySelectorAll(".win-edge")) {
       handle.addEventListener("pointerdown", (e) => this.startResize(e, handle.dataset.edge));
     }
+    this.describe(app);
+  }
+
+  /** Mark in the title bar how `app` runs: a quiet 🛡️ when confined, ⚠️ and the words when not. */
+  describe(app) {
+    const facts = appFacts(app);
+    const key = JSON.stringify(facts);
+    if (this.facts.dataset.key === key) return;
+    this.facts.dataset.key = key;
+    const warning = facts.find((f) => f.level === "warning");
+    this.facts.dataset.level = warning ? "warning" : "ok";
+    clear(this.facts);
+    for (const fact of facts) {
+      this.facts.append(el("span", { className: "app-fact-mark", dataset: { fact: fact.kind }, text: fact.mark }));
+    }
+    if (warning) this.facts.append(el("span", { className: "win-facts-text", text: warning.text }));
+    if (facts.length === 0) this.facts.append(el("span", { className: "app-fact-mark", text: "ℹ️" }));
+    const about = tr("关于此应用", "About this app");
+    this.facts.title = [...facts.map((f) => `${f.mark} ${f.text}`), about].join("\n");
+    this.facts.setAttribute("aria-label", [about, ...facts.map((f) => f.text)].join(tr("，", ", ")));
   }
 
   get minimised() {
@@ -113,7 +144,7 @@ export class AppWindow {
   }
 
   startDrag(event) {
-    if (event.button !== 0 || event.target.closest(".win-btn")) return;
+    if (event.button !== 0 || event.target.closest(".win-btn, .win-facts")) return;
     event.preventDefault();
     const desk = this.manager.bounds();
     let start = { x: event.clientX, y: event.clientY, ...this.rect() };
@@ -189,6 +220,12 @@ export class WindowManager {
     this.windows = new Map();
     this.topZ = 10;
     this.opened = 0;
+    onAppsChanged((apps) => {
+      for (const win of this.windows.values()) {
+        const app = apps.get(win.appId);
+        if (app) win.describe(app);
+      }
+    });
   }
 
   get(appId) {

@@ -249,6 +249,7 @@ def test_each_action_type_sends_the_spec_payload(page, action_type, shot):
     sent, received = trigger(page, lambda: act(page), action_id)
     session = sent.pop("session_id")
     assert session.startswith("sess") or session
+    assert sent.pop("language") == "zh-CN"  # the page's, for the app's answer
     assert sent == {"action_id": action_id, "type": action_type, key: expected}
     assert received == {"action_id": action_id, key: expected, "session_id": session}
     assert not (PAYLOAD_KEYS - {key}) & set(received)
