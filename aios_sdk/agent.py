@@ -41,11 +41,18 @@ __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
 REQUIRED_ATTRIBUTES = ("name", "description", "icon", "role_prompt")
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 LOADING_MESSAGE = "正在处理..."
+LOADING_MESSAGE_EN = "Working…"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The session of the `handle` call running in this thread; sent with `call_tool`.
+# The session of the `handle` call running in this thread (sent with `call_tool`),
+# its available tools and the user's language (for the SDK's own default texts).
 _current = threading.local()
+
+
+def _call_language() -> str:
+    """The language of the `handle` call running in this thread (zh-CN outside one)."""
+    return getattr(_current, "language", None) or "zh-CN"
 
 
 # ---------------------------------------------------------------------------- @tool
@@ -310,16 +317,21 @@ class AIOSAgent(abc.ABC):
         )
 
     def plan_steps(
-        self, steps: Iterable[Mapping[str, Any] | Step], message: str = LOADING_MESSAGE
+        self, steps: Iterable[Mapping[str, Any] | Step], message: str | None = None
     ) -> dict[str, Any]:
         """A `loading` reply carrying `steps` for the executor (S-51, S-74).
 
         The results arrive in the next call's `context["tool_results"]`, keyed
         `"step_<id>"`. Steps without a `step_id` are numbered after the previous one.
         A tool outside the call's `available_tools` raises `ToolFailed` (`unknown_tool`).
+        Without `message` the reply says "正在处理..." (in English "Working…", when
+        the call's `context["language"]` is en-US).
         """
         planned = numbered_steps(steps)
         check_tool_names(step["tool"] for step in planned)
+        if message is None:
+            english = _call_language() == "en-US"
+            message = LOADING_MESSAGE_EN if english else LOADING_MESSAGE
         return {
             "status": "ok",
             "view_type": "loading",
@@ -440,7 +452,8 @@ def _handle_with_flows(
 
 
 def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap `handle` so `call_tool` knows the session of the call it serves."""
+    """Wrap `handle` so `call_tool` knows the session of the call it serves (and the
+    SDK's default texts its language)."""
     if getattr(handle, "__aios_tracks_session__", False):
         return handle
 
@@ -449,17 +462,22 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
         context = kwargs.get("context", args[1] if len(args) > 1 else None)
         previous = getattr(_current, "session_id", None)
         previous_tools = getattr(_current, "available_tools", None)
-        if isinstance(context, Mapping) and context.get("session_id"):
+        previous_language = getattr(_current, "language", None)
+        if not isinstance(context, Mapping):
+            context = {}
+        if context.get("session_id"):
             _current.session_id = str(context["session_id"])
-        tools = context.get("available_tools") if isinstance(context, Mapping) else None
+        tools = context.get("available_tools")
         _current.available_tools = (
             frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
         )
+        _current.language = "en-US" if context.get("language") == "en-US" else "zh-CN"
         try:
             return handle(self, *args, **kwargs)
         finally:
             _current.session_id = previous
             _current.available_tools = previous_tools
+            _current.language = previous_language
 
     tracked.__aios_tracks_session__ = True  # type: ignore[attr-defined]
     return tracked
@@ -509,17 +527,22 @@ def _collect_tools(cls: type) -> dict[str, ToolDef]:
     return found
 
 
-def step_outcome(results: Mapping[str, Any], step_id: int) -> tuple[bool, Any, str]:
+def step_outcome(
+    results: Mapping[str, Any], step_id: int, language: str | None = None
+) -> tuple[bool, Any, str]:
     """`(ok, result, reason)` of step `step_id` in a `tool_results` mapping.
 
     For flows that answer a failed step gracefully instead of raising (compare
     `AIOSAgent.step_result`): `reason` is the tool's error, its code, or "没有执行"
-    when the step did not run.
+    ("did not run" when `language` — by default the call's — is en-US) when the
+    step did not run. The reason is technical: show it as a reply's `detail`.
     """
     entry = results.get(f"step_{step_id}") or {}
     if entry.get("status") == "ok":
         return True, entry.get("result"), ""
-    return False, None, str(entry.get("error") or entry.get("code") or "没有执行")
+    english = (language or _call_language()) == "en-US"
+    not_run = "did not run" if english else "没有执行"
+    return False, None, str(entry.get("error") or entry.get("code") or not_run)
 
 
 def read_role(module_file: str) -> str:

@@ -7,7 +7,9 @@ one error shape), served on waitress by `aios_runtime.serving.start_server`. Rou
 `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
-standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error).
+standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error),
+a plain message in the user's language (`context["language"]`) and the technical text
+as `detail`.
 """
 
 from __future__ import annotations
@@ -42,25 +44,44 @@ class ToolInvocation(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-def reply_of(value: Any) -> AppReply:
+# The SDK's own error views: (Chinese, English) messages; the reason goes to `detail`.
+_FAILED = {
+    "app_error": (
+        "{name}出错了，没能完成这次请求",
+        "{name} ran into a problem and could not finish this request",
+    ),
+    "bad_app_reply": (
+        "{name}的回复格式不对，无法显示",
+        "{name} answered in a form that cannot be shown",
+    ),
+}
+
+
+def _failure_reply(code: str, app_name: str, detail: str, language: str) -> AppReply:
+    """The error view `code` (`app_error`, `bad_app_reply`) of the app `app_name`: a
+    plain message in `language` ("zh-CN" / "en-US"), the technical text as `detail`."""
+    zh, en = _FAILED[code]
+    message = (en if language == "en-US" else zh).format(name=app_name)
+    return AppReply.error(code, message).model_copy(update={"detail": detail})
+
+
+def reply_of(value: Any, app_name: str = "app", language: str = "zh-CN") -> AppReply:
     """`handle`'s return value as an `AppReply`, or the `bad_app_reply` error view."""
     if isinstance(value, AppReply):
         return value
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json", exclude_none=True)
     if not isinstance(value, dict):
-        return AppReply.error(
-            "bad_app_reply",
+        problem = (
             f"handle returned {type(value).__name__}; expected a dict with "
-            "status, view_type and data",
+            "status, view_type and data"
         )
+        return _failure_reply("bad_app_reply", app_name, problem, language)
     try:
         return AppReply.model_validate(value)
     except ValidationError as exc:
-        return AppReply.error(
-            "bad_app_reply",
-            f"handle returned a bad reply: {describe_validation_error(exc)}",
-        )
+        problem = f"handle returned a bad reply: {describe_validation_error(exc)}"
+        return _failure_reply("bad_app_reply", app_name, problem, language)
 
 
 def _readable(exc: BaseException) -> str:
@@ -106,25 +127,25 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
         request = read_json(HandleRequest)
         context = request.context.dump()
         action = request.action_request.dump() if request.action_request else None
+        language = request.context.language
         try:
             value = agent.handle(request.instruction, context, action)
         except Exception as exc:
             app_log.exception("handle failed")
-            reply = AppReply.error("app_error", f"{agent.name}: {_readable(exc)}")
+            reply = _failure_reply("app_error", agent.name, _readable(exc), language)
         else:
-            reply = reply_of(value)
+            reply = reply_of(value, agent.name, language)
         try:
             body = reply.dump()
             encoded = json_bytes(body)
         except (TypeError, ValueError) as exc:  # pydantic's serialisation error too
-            body = AppReply.error(
-                "bad_app_reply", f"handle returned data that is not JSON: {exc}"
-            ).dump()
+            problem = f"handle returned data that is not JSON: {exc}"
+            body = _failure_reply("bad_app_reply", agent.name, problem, language).dump()
             encoded = json_bytes(body)
         if body.get("view_type") == "error" and body.get("data", {}).get("code") == (
             "bad_app_reply"
         ):
-            app_log.error("%s", body.get("message"))
+            app_log.error("%s", body.get("detail"))
         return _json_response(encoded)
 
     def tool_route(name: str) -> Response:

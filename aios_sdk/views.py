@@ -8,9 +8,11 @@ per action type builds the controls (each takes `item_id=`: the `id` of the list
 item, table row or card the control is drawn in); `ui_command` a desktop command.
 A reply that answered but not fully (a source unreachable, the user's program
 failed) says so with `notice="warning"` and keeps the technical text in `detail`.
+Every text the user reads is written in their language (`turn.tr(zh, en)`).
 
     from aios_sdk.views import button, text_reply
-    return text_reply("你好", actions=[button("再说一次", "again")])
+    again = button(turn.tr("再说一次", "Say it again"), "again")
+    return text_reply(turn.tr("你好", "Hello"), actions=[again])
 """
 
 from __future__ import annotations

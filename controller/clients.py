@@ -16,6 +16,7 @@ from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
 from aios_sdk.errors import AiosError, BadAppReply
 
 __all__ = [
+    "EXECUTOR",
     "AppClient",
     "ExecutorClient",
     "HttpAnswer",
@@ -24,6 +25,7 @@ __all__ = [
     "peer_error",
 ]
 
+EXECUTOR = "the executor"  # how its failures name it ("the executor is not reachable")
 MAX_APP_REPLY = 8 << 20  # bytes of one app reply (views carry data, not files)
 
 HttpAnswer = JsonAnswer  # status, parsed JSON body (None when empty / not JSON), raw
@@ -97,7 +99,7 @@ class ExecutorClient:
             body,
             token=self.token,
             timeout=timeout or self.timeout,
-            what="the executor",
+            what=EXECUTOR,
         )
 
     def healthy(self, timeout: float = 1.0) -> bool:

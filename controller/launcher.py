@@ -302,6 +302,10 @@ class Controller:
             with admission.instruction():
                 return pipeline.instruction(request).dump()
 
+        def language_for(session_id: str | None) -> str:
+            """What the user reads: the session's language, else the settings'."""
+            return self.contexts.language(sessions.get(session_id) if session_id else None)
+
         if self.options.speak:
             follow_speak_events(self.events, speaker)
         self.scheduler = build_scheduler(
@@ -311,6 +315,7 @@ class Controller:
             cancel_session=lambda sid: sum(
                 pipeline.cancels.cancel_app(info.id, sid) for info in supervisor.app_infos()
             ),
+            language=lambda: language_for(None),  # a job has no desktop session
         )  # fmt: skip
         app = create_app(
             ApiServices(
@@ -337,7 +342,7 @@ class Controller:
                         AppToolbox(supervisor, policy, store.get, self.tools)
                     ),
                     speech_blueprint(speaker),
-                    voice_blueprint(recognizer, instruct),
+                    voice_blueprint(recognizer, instruct, language_for),
                     schedules_blueprint(self.scheduler),
                     tasks_blueprint(pipeline.cancels),
                     about_blueprint(),

@@ -9,7 +9,9 @@ back into the model context. A turn without tool calls passes the stop hooks and
 the answer. The loop ends with an `Outcome`: `answer`; `plan` (reviewed calls wait
 behind placeholders, the request is in `conversation.pending`; `resume(results)`
 replaces the placeholders with the real results and goes on); `stopped` (`max_turns`
-reached); `error` (the model failed beyond recovery). Progress goes to `progress`.
+reached); `error` (the model failed beyond recovery; its reason is the `detail`).
+What the loop itself says to the user is in their language (`tr`, a `Turn.tr`).
+Progress goes to `progress`.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class Outcome:
     text: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     code: str = ""
+    detail: str = ""  # the technical reason of an error
 
 
 @dataclass
@@ -80,6 +83,7 @@ class AgentLoop:
     tools: ToolBox
     conversation: Conversation
     system_prompt: str
+    tr: Callable[[str, str], str]  # the user's language: `Turn.tr(zh, en)`
     session_id: str = ""
     settings: LoopSettings = field(default_factory=LoopSettings)
     progress: Progress = lambda kind, data: None
@@ -161,9 +165,10 @@ class AgentLoop:
             plan = self._run_calls(calls)
             if plan is not None:
                 return plan
-        text = (
-            f"已达到最多 {self.settings.max_turns} 轮，先停在这里；说“继续”可以接着做。"
-            f" (Stopped after {self.settings.max_turns} turns; say 继续 to go on.)"
+        turns = self.settings.max_turns
+        text = self.tr(
+            f"已达到最多 {turns} 轮，先停在这里；说“继续”可以接着做。",
+            f"Stopped after {turns} turns; say “continue” to go on.",
         )
         self.conversation.add_assistant(text, [])
         self.progress("done", {"status": "stopped", "text": text})
@@ -196,9 +201,14 @@ class AgentLoop:
                     self.progress("retry", {"reason": exc.code})
                     time.sleep(0.2 * self.recovery.used)
                     continue
-                text = f"模型出错了：{exc.message} (the model failed: {exc.code})"
+                text = self.tr(
+                    "模型出错了，这次没能完成，请稍后再试。",
+                    "The model failed, so this was not finished; please try again later.",
+                )
                 self.progress("done", {"status": "error", "text": text})
-                return Outcome("error", text, code=exc.code)
+                return Outcome(
+                    "error", text, code=exc.code, detail=f"{exc.code}: {exc.message}"
+                )
             prompt_tokens = int(reply.usage.get("prompt_tokens") or 0)
             if prompt_tokens:
                 conversation.calibration = calibrated(
@@ -314,6 +324,7 @@ class AgentLoop:
             tools=ToolBox(self.tools.call_tool, dict(self.tools.entries), can_fork=False),
             conversation=Conversation(model_messages=prefix),
             system_prompt=self.system_prompt,
+            tr=self.tr,
             session_id=self.session_id,
             settings=LoopSettings(
                 max_turns=self.settings.sub_agent_turns,
@@ -345,6 +356,8 @@ class AgentLoop:
             "output": path,
             "turns": child.turns,
         }
+        if outcome.detail:
+            summary["error"] = outcome.detail  # what the parent model needs to know
         return ToolOutcome(call.call_id, call.name, outcome.kind == "answer", result=summary,
                            error="" if outcome.kind == "answer" else json.dumps(summary,
                                                                                  ensure_ascii=False))  # fmt: skip

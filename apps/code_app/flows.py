@@ -7,6 +7,8 @@ print(2**10)" writes the snippet to `snippet.py` and runs it. All side effects a
 steps for the executor (S-05); this module only plans and renders. Each file's
 查看 / 运行 sit in its row (`item_id`); a program that fails or is stopped is an
 `ok` reply with `notice="warning"`, a plain sentence, and the error text as `detail`.
+Every text the user reads is in their language (`turn.tr(zh, en)`): each flow gets
+the `Turn`.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aios_sdk import Flows, Turn, action, step_outcome
+from aios_sdk import Flows, Turn, action
 from aios_sdk.views import button, input_box, reply, select, submit_form, text_reply
 
 from .intent import CodeIntent, read_intent, safe_filename
-from .templates import TEMPLATES, match_template
+from .templates import TEMPLATES, Template, match_template
 from .writer import (
     ENABLE_HINT,
+    ENABLE_HINT_EN,
     draft_code,
     failure_note,
     program_filename,
@@ -42,30 +45,48 @@ def _run_step(step_id: int, path: str) -> dict[str, Any]:
     }
 
 
-def _plain_failure(entry: Mapping[str, Any], doing: str) -> str:
-    """What went wrong with a step, said plainly (the tool's own text is the detail)."""
+def _run_failure(turn: Turn, entry: Mapping[str, Any]) -> str:
+    """Why a run did not finish, said plainly (the tool's own text is the detail)."""
     if entry.get("code") == "tool_timeout":
-        return f"{doing}超过 {RUN_TIMEOUT} 秒，已被停止"
+        return turn.tr(
+            f"运行超过 {RUN_TIMEOUT} 秒，已被停止",
+            f"The program ran longer than {RUN_TIMEOUT} s and was stopped",
+        )
     if entry.get("code") in ("path_outside_workdir", "file_not_found"):
-        return f"{doing}失败：找不到这个文件"
-    return f"{doing}失败"
+        return turn.tr(
+            "运行失败：找不到这个文件", "Could not run it: the file is not there"
+        )
+    return turn.tr("运行失败", "The program could not be run")
 
 
-def _file_actions(path: str) -> list[dict[str, Any]]:
+def _enable_hint(turn: Turn) -> str:
+    return turn.tr(ENABLE_HINT, ENABLE_HINT_EN)
+
+
+def _template_title(turn: Turn, template: Template) -> str:
+    return turn.tr(template.title, template.title_en)
+
+
+def _files_button(turn: Turn) -> dict[str, Any]:
+    return button(turn.tr("文件列表", "Files"), "list")
+
+
+def _file_actions(turn: Turn, path: str) -> list[dict[str, Any]]:
     return [
-        button("运行", "run", path=path),
-        button("编辑", "edit", path=path),
-        button("文件列表", "list"),
+        button(turn.tr("运行", "Run"), "run", path=path),
+        button(turn.tr("编辑", "Edit"), "edit", path=path),
+        _files_button(turn),
     ]
 
 
-def _text(content: str, *, status: str = "ok", detail: str | None = None) -> dict[str, Any]:
-    return text_reply(
-        content, actions=[button("文件列表", "list")], status=status, detail=detail
-    )
+def _text(
+    turn: Turn, content: str, *, status: str = "ok", detail: str | None = None
+) -> dict[str, Any]:
+    return text_reply(content, actions=[_files_button(turn)], status=status, detail=detail)
 
 
 def _code_view(
+    turn: Turn,
     path: str,
     code: str,
     message: str,
@@ -77,7 +98,7 @@ def _code_view(
     return reply(
         "code",
         {"language": "python", "code": code, "filename": f"workspace/{path}", **extra},
-        actions=_file_actions(path),
+        actions=_file_actions(turn, path),
         message=message,
         state={"last_file": path},
         notice=notice,
@@ -85,9 +106,14 @@ def _code_view(
     )
 
 
-def _bad_name(name: str) -> dict[str, Any]:
+def _bad_name(turn: Turn, name: str) -> dict[str, Any]:
     return _text(
-        f"文件名“{name}”不行：只能是工作区里的 .py 文件（不能含 ..、绝对路径或特殊字符）。",
+        turn,
+        turn.tr(
+            f"文件名“{name}”不行：只能是工作区里的 .py 文件（不能含 ..、绝对路径或特殊字符）。",
+            f'The file name "{name}" cannot be used: it must be a .py file in the '
+            'workspace (no "..", no absolute path, no special characters).',
+        ),
         status="error",
     )
 
@@ -98,47 +124,45 @@ class CodeFlows(Flows):
     # ------------------------------------------------------------------ what was said
 
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
-        return self.on_intent(read_intent(turn.instruction), turn.results, turn.state)
+        return self.on_intent(read_intent(turn.instruction), turn)
 
-    def on_intent(
-        self, intent: CodeIntent, results: Mapping[str, Any], state: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def on_intent(self, intent: CodeIntent, turn: Turn) -> dict[str, Any]:
         kind = intent.kind
         if kind == "run_snippet":
-            return self.run_code(SNIPPET_FILE, intent.code, results)
+            return self.run_code(turn, SNIPPET_FILE, intent.code)
         if kind == "run_file":
-            return self.run_file(intent.path, results)
+            return self.run_file(turn, intent.path)
         if kind == "show":
-            return self.show(intent.path, results)
+            return self.show(turn, intent.path)
         if kind == "edit":
-            return self.edit(intent.path, results, intent.description)
+            return self.edit(turn, intent.path, intent.description)
         if kind == "new":
             name = safe_filename(intent.path)
-            return self.edit_form(name, "") if name else _bad_name(intent.path)
+            return self.edit_form(turn, name, "") if name else _bad_name(turn, intent.path)
         if kind == "write":
-            return self.write(intent.description, results)
+            return self.write(turn, intent.description)
         if kind == "help":
-            last = state.get("last_file")
+            last = turn.state.get("last_file")
             if last and any(
                 w in intent.description.lower() for w in ("运行", "执行", "run", "execute")
             ):
-                return self.run_file(str(last), results)
-            return self.help()
-        return self.listing(results)
+                return self.run_file(turn, str(last))
+            return self.help(turn)
+        return self.listing(turn)
 
     # ------------------------------------------------------------------ the controls
 
     @action("run")
     def on_run(self, turn: Turn) -> dict[str, Any]:
-        return self.run_file(str(turn.params.get("path") or ""), turn.results)
+        return self.run_file(turn, str(turn.params.get("path") or ""))
 
     @action("show")
     def on_show(self, turn: Turn) -> dict[str, Any]:
-        return self.show(str(turn.params.get("path") or ""), turn.results)
+        return self.show(turn, str(turn.params.get("path") or ""))
 
     @action("edit")
     def on_edit(self, turn: Turn) -> dict[str, Any]:
-        return self.edit(str(turn.params.get("path") or ""), turn.results)
+        return self.edit(turn, str(turn.params.get("path") or ""))
 
     @action("save", "save_run", "new")
     def on_save(self, turn: Turn) -> dict[str, Any]:
@@ -146,33 +170,34 @@ class CodeFlows(Flows):
         asked = str(form.get("path") or form.get("name") or "")
         name = safe_filename(asked)
         if name is None:
-            return _bad_name(asked)
+            return _bad_name(turn, asked)
         code = str(form.get("code") or "")
         if turn.action_id == "save_run":
-            return self.run_code(name, code, turn.results)
-        return self.save(name, code, turn.results)
+            return self.run_code(turn, name, code)
+        return self.save(turn, name, code)
 
     @action("use_template")
     def on_use_template(self, turn: Turn) -> dict[str, Any]:
         key = str(turn.params.get("key") or turn.selected or "")
-        template = next((t for t in TEMPLATES if key in (t.key, t.title)), None)
+        template = next((t for t in TEMPLATES if key in (t.key, t.title, t.title_en)), None)
         if template is None:
-            return self.help()
-        note = f"已用模板“{template.title}”写好"
-        return self.save(template.filename, template.code, turn.results, note=note)
+            return self.help(turn)
+        title = _template_title(turn, template)
+        note = turn.tr(f"已用模板“{title}”写好", f'Written from the template "{title}":')
+        return self.save(turn, template.filename, template.code, note=note)
 
     @action("run_snippet")
     def on_run_snippet(self, turn: Turn) -> dict[str, Any]:
-        return self.run_code(SNIPPET_FILE, str(turn.value or ""), turn.results)
+        return self.run_code(turn, SNIPPET_FILE, str(turn.value or ""))
 
     def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
         """`list` and anything else: the workspace's Python files."""
-        return self.listing(turn.results)
+        return self.listing(turn)
 
     # ------------------------------------------------------------------ flows
 
-    def listing(self, results: Mapping[str, Any]) -> dict[str, Any]:
-        if not results:
+    def listing(self, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -182,48 +207,71 @@ class CodeFlows(Flows):
                     }
                 ]
             )
-        ok, listing, error = step_outcome(results, 1)
+        ok, listing, error = turn.outcome(1)
         files = (
             [f for f in (listing or {}).get("files", []) if not f.get("is_dir")]
             if ok
             else []
         )
         items = [
-            {"title": f["name"], "sub": f"{f.get('size', 0)} 字节", "id": f["name"]}
+            {
+                "title": f["name"],
+                "sub": turn.tr(f"{f.get('size', 0)} 字节", f"{f.get('size', 0)} bytes"),
+                "id": f["name"],
+            }
             for f in files
         ]
         actions: list[dict[str, Any]] = []
         for f in files[:30]:
             actions += [
-                button("查看", "show", path=f["name"], item_id=f["name"]),
-                button("运行", "run", path=f["name"], item_id=f["name"]),
+                button(turn.tr("查看", "View"), "show", path=f["name"], item_id=f["name"]),
+                button(turn.tr("运行", "Run"), "run", path=f["name"], item_id=f["name"]),
             ]
-        actions += _common_actions()
+        actions += _common_actions(turn)
+        title = turn.tr("我的 Python 文件", "My Python files")
         if not ok:
             return reply(
                 "list",
-                {"title": "我的 Python 文件", "items": [], "empty": "工作区暂时读不出来"},
+                {
+                    "title": title,
+                    "items": [],
+                    "empty": turn.tr(
+                        "工作区暂时读不出来", "The workspace cannot be read right now"
+                    ),
+                },
                 actions=actions,
-                message="读取工作区失败，请稍后再试",
+                message=turn.tr(
+                    "读取工作区失败，请稍后再试",
+                    "Could not read the workspace; please try again later",
+                ),
                 notice="warning",
                 detail=error,
             )
         elif files:
-            message = f"工作区有 {len(files)} 个 Python 文件"
+            count = len(files)
+            message = turn.tr(
+                f"工作区有 {count} 个 Python 文件",
+                f"The workspace has {count} Python file{'s' * (count != 1)}",
+            )
         else:
-            message = "工作区还没有 Python 文件。试试“执行代码 print(2**10)”或“写一个计算斐波那契数列的程序”"
+            message = turn.tr(
+                "工作区还没有 Python 文件。试试“执行代码 print(2**10)”或“写一个计算斐波那契数列的程序”",
+                'The workspace has no Python files yet. Try "run print(2**10)" or '
+                '"write a program that prints the Fibonacci numbers"',
+            )
         return reply(
-            "list",
-            {"title": "我的 Python 文件", "items": items},
-            actions=actions,
-            message=message,
+            "list", {"title": title, "items": items}, actions=actions, message=message
         )
 
-    def run_code(self, path: str, code: str, results: Mapping[str, Any]) -> dict[str, Any]:
+    def run_code(self, turn: Turn, path: str, code: str) -> dict[str, Any]:
         """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024."""
         if not code.strip():
-            return _text("没有要运行的代码。", status="error")
-        if not results:
+            return _text(
+                turn,
+                turn.tr("没有要运行的代码。", "There is no code to run."),
+                status="error",
+            )
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -233,51 +281,56 @@ class CodeFlows(Flows):
                     },
                     _run_step(2, path),
                 ],
-                "正在运行…",
+                turn.tr("正在运行…", "Running…"),
             )
-        ok, _, error = step_outcome(results, 1)
+        ok, _, error = turn.outcome(1)
         if not ok:
-            return _text(f"写入 {path} 失败", status="error", detail=error)
-        return self._ran(path, code, results, 2)
+            message = turn.tr(f"写入 {path} 失败", f"Could not write {path}")
+            return _text(turn, message, status="error", detail=error)
+        return self._ran(turn, path, code, 2)
 
-    def run_file(self, path: str, results: Mapping[str, Any]) -> dict[str, Any]:
-        name, early = self._read_first(path, results, run=True)
+    def run_file(self, turn: Turn, path: str) -> dict[str, Any]:
+        name, early = self._read_first(turn, path, run=True)
         if early is not None:
             return early
-        ok, code, error = step_outcome(results, 1)
+        ok, code, error = turn.outcome(1)
         if not ok:
-            return _text(f"找不到 workspace/{name}", status="error", detail=error)
-        return self._ran(name, str(code), results, 2)
+            return self._missing(turn, name, error)
+        return self._ran(turn, name, str(code), 2)
+
+    def _missing(self, turn: Turn, name: str, error: str) -> dict[str, Any]:
+        message = turn.tr(f"找不到 workspace/{name}", f"workspace/{name} is not there")
+        return _text(turn, message, status="error", detail=error)
 
     def _read_first(
-        self, path: str, results: Mapping[str, Any], *, run: bool = False
+        self, turn: Turn, path: str, *, run: bool = False
     ) -> tuple[str, dict[str, Any] | None]:
         """(safe name, reply to return now): the refusal, or the plan reading the file
         (and running it, with `run`); no reply once the plan's results are here."""
         name = safe_filename(path)
         if name is None:
-            return path, _bad_name(path)
-        if results:
+            return path, _bad_name(turn, path)
+        if turn.results:
             return name, None
         steps = [{"step_id": 1, "tool": "file_read", "args": {"path": name}}]
         if run:
             steps.append(_run_step(2, name))
-        return name, self.agent.plan_steps(steps, "正在运行…" if run else "正在读取…")
+            return name, self.agent.plan_steps(steps, turn.tr("正在运行…", "Running…"))
+        return name, self.agent.plan_steps(steps, turn.tr("正在读取…", "Reading…"))
 
-    def _ran(
-        self, path: str, code: str, results: Mapping[str, Any], step: int
-    ) -> dict[str, Any]:
-        ok, run, error = step_outcome(results, step)
+    def _ran(self, turn: Turn, path: str, code: str, step: int) -> dict[str, Any]:
+        ok, run, error = turn.outcome(step)
         if not ok or not isinstance(run, Mapping):
-            entry = results.get(f"step_{step}") or {}
+            entry = turn.results.get(f"step_{step}") or {}
             partial = (
                 entry.get("result") if isinstance(entry.get("result"), Mapping) else {}
             )
             output = str(partial.get("stdout") or "") + str(partial.get("stderr") or "")
             return _code_view(
+                turn,
                 path,
                 code,
-                _plain_failure(entry, "运行"),
+                _run_failure(turn, entry),
                 output=output,
                 returncode=None,
                 notice="warning",
@@ -293,13 +346,19 @@ class CodeFlows(Flows):
         )
         failed: dict[str, Any] = {}
         if returncode == 0:
-            shown = stdout.strip() or "（没有输出）"
-            message = f"运行结果：{shown[:MAX_SPOKEN]}"
+            shown = stdout.strip() or turn.tr("（没有输出）", "(no output)")
+            message = turn.tr(
+                f"运行结果：{shown[:MAX_SPOKEN]}", f"Output: {shown[:MAX_SPOKEN]}"
+            )
         else:
-            last = (stderr.strip().splitlines() or [""])[-1]
-            message = f"运行出错（退出码 {returncode}）：{last[:MAX_SPOKEN]}"
+            last = (stderr.strip().splitlines() or [""])[-1][:MAX_SPOKEN]
+            message = turn.tr(
+                f"运行出错（退出码 {returncode}）：{last}",
+                f"The program failed (exit code {returncode}): {last}",
+            )
             failed = {"notice": "warning", "detail": stderr.strip() or None}
         return _code_view(
+            turn,
             path,
             code,
             message,
@@ -311,55 +370,80 @@ class CodeFlows(Flows):
             truncated=bool(run.get("truncated")),
         )
 
-    def show(self, path: str, results: Mapping[str, Any]) -> dict[str, Any]:
-        name, early = self._read_first(path, results)
+    def show(self, turn: Turn, path: str) -> dict[str, Any]:
+        name, early = self._read_first(turn, path)
         if early is not None:
             return early
-        ok, code, error = step_outcome(results, 1)
+        ok, code, error = turn.outcome(1)
         if not ok:
-            return _text(f"找不到 workspace/{name}", status="error", detail=error)
-        return _code_view(name, str(code), f"这是 {name}")
+            return self._missing(turn, name, error)
+        return _code_view(turn, name, str(code), turn.tr(f"这是 {name}", f"This is {name}"))
 
-    def edit(
-        self, path: str, results: Mapping[str, Any], change: str = ""
-    ) -> dict[str, Any]:
+    def edit(self, turn: Turn, path: str, change: str = "") -> dict[str, Any]:
         """The edit form; with a requested `change`, the model's revision (if any) prefilled."""
-        name, early = self._read_first(path, results)
+        name, early = self._read_first(turn, path)
         if early is not None:
             return early
-        ok, code, _ = step_outcome(results, 1)
+        ok, code, _ = turn.outcome(1)
         current = str(code) if ok else ""
         if not change:
-            return self.edit_form(name, current)
-        draft = draft_code(self.llm, revision_prompt(name, current, change))
+            return self.edit_form(turn, name, current)
+        prompt = revision_prompt(name, current, change)
+        draft = draft_code(self.llm, prompt, turn.language)
         if draft.code is None:
-            why = f"{draft.note}请自己修改。" if draft.note else ENABLE_HINT
-            return self.edit_form(name, current, f"请在下面按“{change}”修改 {name}。{why}")
-        return self.edit_form(
-            name, draft.code, f"已按“{change}”改好 {name}，检查后点“保存”"
+            if draft.note:
+                why = draft.note + turn.tr(
+                    "请自己修改。", "please make the change yourself."
+                )
+            else:
+                why = _enable_hint(turn)
+            message = turn.tr(
+                f"请在下面按“{change}”修改 {name}。{why}",
+                f'Change {name} below ("{change}"). {why}',
+            )
+            return self.edit_form(turn, name, current, message)
+        message = turn.tr(
+            f"已按“{change}”改好 {name}，检查后点“保存”",
+            f'{name} is changed ("{change}"); check it, then press "Save"',
         )
+        return self.edit_form(turn, name, draft.code, message)
 
-    def edit_form(self, name: str, code: str, message: str = "") -> dict[str, Any]:
+    def edit_form(
+        self, turn: Turn, name: str, code: str, message: str = ""
+    ) -> dict[str, Any]:
         fields = [
-            {"name": "path", "label": "文件名", "type": "text", "value": name},
-            {"name": "code", "label": "代码", "type": "textarea", "value": code},
+            {
+                "name": "path",
+                "label": turn.tr("文件名", "File name"),
+                "type": "text",
+                "value": name,
+            },
+            {
+                "name": "code",
+                "label": turn.tr("代码", "Code"),
+                "type": "textarea",
+                "value": code,
+            },
         ]
+        if not message:
+            if code:
+                message = turn.tr(f"正在编辑 {name}", f"Editing {name}")
+            else:
+                message = turn.tr(f"新建 {name}", f"New file {name}")
         return reply(
             "form",
-            {"title": f"编辑 {name}", "fields": fields},
+            {"title": turn.tr(f"编辑 {name}", f"Edit {name}"), "fields": fields},
             # no fields of their own: they submit the form view, the one editable copy
             actions=[
-                submit_form("保存", "save"),
-                submit_form("保存并运行", "save_run"),
-                button("取消", "show", path=name),
+                submit_form(turn.tr("保存", "Save"), "save"),
+                submit_form(turn.tr("保存并运行", "Save and run"), "save_run"),
+                button(turn.tr("取消", "Cancel"), "show", path=name),
             ],
-            message=message or (f"正在编辑 {name}" if code else f"新建 {name}"),
+            message=message,
         )
 
-    def save(
-        self, name: str, code: str, results: Mapping[str, Any], note: str = "已保存"
-    ) -> dict[str, Any]:
-        if not results:
+    def save(self, turn: Turn, name: str, code: str, note: str = "") -> dict[str, Any]:
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -369,12 +453,17 @@ class CodeFlows(Flows):
                     }
                 ]
             )
-        ok, _, error = step_outcome(results, 1)
+        ok, _, error = turn.outcome(1)
         if not ok:
-            return _text(f"保存 {name} 失败，文件没有改动", status="error", detail=error)
-        return _code_view(name, code, f"{note} workspace/{name}")
+            message = turn.tr(
+                f"保存 {name} 失败，文件没有改动",
+                f"Could not save {name}; the file is unchanged",
+            )
+            return _text(turn, message, status="error", detail=error)
+        note = note or turn.tr("已保存", "Saved")
+        return _code_view(turn, name, code, f"{note} workspace/{name}")
 
-    def write(self, description: str, results: Mapping[str, Any]) -> dict[str, Any]:
+    def write(self, turn: Turn, description: str) -> dict[str, Any]:
         """ "写一个…": the LLM writes it when configured; otherwise a template.
 
         Planned as [file_write, file_read]: the second call shows what was written
@@ -382,29 +471,45 @@ class CodeFlows(Flows):
         fails is never an error: the template (or the template list) with a note.
         """
         template = match_template(description)
-        if results:
-            ok, written, error = step_outcome(results, 1)
+        if turn.results:
+            ok, written, error = turn.outcome(1)
             if not ok:
-                return _text("写入失败", status="error", detail=error)
+                message = turn.tr("写入失败", "Could not write the file")
+                return _text(turn, message, status="error", detail=error)
             path = str((written or {}).get("path") or "").removeprefix("workspace/")
-            _, code, _ = step_outcome(results, 2)
+            _, code, _ = turn.outcome(2)
             if template is not None and str(code or "") == template.code:
-                why = failure_note() if self.llm_available() else ""
-                message = f"{why}已用模板“{template.title}”写好 {path}。"
-                if not why:
-                    message += ENABLE_HINT
+                title = _template_title(turn, template)
+                if self.llm_available():  # the model was asked, and failed
+                    message = failure_note(language=turn.language) + turn.tr(
+                        f"已用模板“{title}”写好 {path}。",
+                        f'wrote {path} from the template "{title}".',
+                    )
+                else:
+                    message = turn.tr(
+                        f"已用模板“{title}”写好 {path}。",
+                        f'Wrote {path} from the template "{title}". ',
+                    ) + _enable_hint(turn)
             else:
-                message = f"已根据描述写好 {path}，可以运行或编辑"
-            return _code_view(path, str(code or ""), message)
-        draft = draft_code(self.llm, description)
+                message = turn.tr(
+                    f"已根据描述写好 {path}，可以运行或编辑",
+                    f"Wrote {path} from your description; you can run or edit it",
+                )
+            return _code_view(turn, path, str(code or ""), message)
+        draft = draft_code(self.llm, description, turn.language)
         if draft.code is not None:
-            return self._write_plan(program_filename(description), draft.code)
+            return self._write_plan(turn, program_filename(description), draft.code)
         if template is not None:
-            return self._write_plan(template.filename, template.code)
-        why = f"{draft.note}先从模板开始吧。" if draft.note else ENABLE_HINT
-        return self.templates_view(f"没有找到合适的模板。{why}")
+            return self._write_plan(turn, template.filename, template.code)
+        if draft.note:
+            why = draft.note + turn.tr("先从模板开始吧。", "start from a template.")
+        else:
+            why = _enable_hint(turn)
+        return self.templates_view(
+            turn, turn.tr(f"没有找到合适的模板。{why}", f"No template fits. {why}")
+        )
 
-    def _write_plan(self, name: str, code: str) -> dict[str, Any]:
+    def _write_plan(self, turn: Turn, name: str, code: str) -> dict[str, Any]:
         return self.agent.plan_steps(
             [
                 {
@@ -414,41 +519,57 @@ class CodeFlows(Flows):
                 },
                 {"step_id": 2, "tool": "file_read", "args": {"path": name}},
             ],
-            "正在写代码…",
+            turn.tr("正在写代码…", "Writing the code…"),
         )
 
-    def templates_view(self, message: str) -> dict[str, Any]:
-        items = [{"title": t.title, "sub": t.filename, "id": t.key} for t in TEMPLATES]
-        actions = [
-            button("使用", "use_template", key=t.key, item_id=t.key) for t in TEMPLATES
+    def templates_view(self, turn: Turn, message: str) -> dict[str, Any]:
+        items = [
+            {"title": _template_title(turn, t), "sub": t.filename, "id": t.key}
+            for t in TEMPLATES
         ]
-        actions += _common_actions()
+        use = turn.tr("使用", "Use")
+        actions = [button(use, "use_template", key=t.key, item_id=t.key) for t in TEMPLATES]
+        actions += _common_actions(turn)
+        title = turn.tr("代码模板", "Code templates")
         return reply(
-            "list", {"title": "代码模板", "items": items}, actions=actions, message=message
+            "list", {"title": title, "items": items}, actions=actions, message=message
         )
 
-    def help(self) -> dict[str, Any]:
+    def help(self, turn: Turn) -> dict[str, Any]:
         return self.templates_view(
-            "我可以写、看、改、运行 Python 代码。试试：“执行代码 print(2**10)”、“运行 hello.py”、"
-            "“列出我的代码文件”、“写一个计算斐波那契数列的程序”。"
+            turn,
+            turn.tr(
+                "我可以写、看、改、运行 Python 代码。试试：“执行代码 print(2**10)”、“运行 hello.py”、"
+                "“列出我的代码文件”、“写一个计算斐波那契数列的程序”。",
+                'I can write, show, edit and run Python code. Try: "run print(2**10)", '
+                '"run hello.py", "list my code files", '
+                '"write a program that prints the Fibonacci numbers".',
+            ),
         )
 
 
-def _common_actions() -> list[dict[str, Any]]:
+def _common_actions(turn: Turn) -> list[dict[str, Any]]:
     """执行代码 (one line of Python), 新建文件, 模板: under every list."""
+    file_name, code = turn.tr("文件名", "File name"), turn.tr("代码", "Code")
     return [
-        input_box("执行代码", "run_snippet", "输入一行 Python，如 print(2**10)"),
+        input_box(
+            turn.tr("执行代码", "Run code"),
+            "run_snippet",
+            turn.tr(
+                "输入一行 Python，如 print(2**10)", "One line of Python, e.g. print(2**10)"
+            ),
+        ),
         submit_form(
-            "新建文件",
+            turn.tr("新建文件", "New file"),
             "new",
             [
-                {"name": "path", "label": "文件名", "type": "text"},
-                {"name": "code", "label": "代码", "type": "textarea"},
+                {"name": "path", "label": file_name, "type": "text"},
+                {"name": "code", "label": code, "type": "textarea"},
             ],
         ),
         select(
-            "模板",
+            turn.tr("模板", "Template"),
             "use_template",
-            [{"label": t.title, "value": t.key} for t in TEMPLATES],
+            [{"label": _template_title(turn, t), "value": t.key} for t in TEMPLATES],
         ),
     ]

@@ -2,7 +2,8 @@
 
 `match_template("写一个计算斐波那契数列的程序")` → the `fibonacci` template. Each
 template is a small, self-contained script that runs without input and prints its
-result, so "运行" shows something at once.
+result, so "运行" shows something at once. `title` names it in Chinese, `title_en` in
+English.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ __all__ = ["TEMPLATES", "Template", "match_template"]
 class Template:
     key: str
     title: str
+    title_en: str
     filename: str
     keywords: tuple[str, ...]
     code: str
@@ -25,6 +27,7 @@ TEMPLATES: tuple[Template, ...] = (
     Template(
         "fibonacci",
         "斐波那契数列",
+        "Fibonacci numbers",
         "fibonacci.py",
         ("斐波那契", "斐波拉契", "fibonacci", "fib"),
         '''"""打印斐波那契数列的前 n 项。"""
@@ -46,6 +49,7 @@ if __name__ == "__main__":
     Template(
         "sort",
         "排序（冒泡排序与内置排序）",
+        "Sorting (bubble sort and sorted())",
         "sort_list.py",
         ("排序", "冒泡", "sort", "bubble"),
         '''"""冒泡排序，并与内置 sorted() 对照。"""
@@ -69,6 +73,7 @@ if __name__ == "__main__":
     Template(
         "primes",
         "质数（埃拉托斯特尼筛法）",
+        "Prime numbers (sieve of Eratosthenes)",
         "primes.py",
         ("质数", "素数", "prime"),
         '''"""用筛法找出 n 以内的质数。"""
@@ -90,6 +95,7 @@ if __name__ == "__main__":
     Template(
         "factorial",
         "阶乘",
+        "Factorials",
         "factorial.py",
         ("阶乘", "factorial"),
         '''"""计算 1 到 10 的阶乘。"""
@@ -110,6 +116,7 @@ if __name__ == "__main__":
     Template(
         "multiplication",
         "九九乘法表",
+        "Multiplication table",
         "multiplication_table.py",
         ("乘法表", "九九", "multiplication"),
         '''"""打印九九乘法表。"""
@@ -121,6 +128,7 @@ for i in range(1, 10):
     Template(
         "word_count",
         "词频统计",
+        "Word count",
         "word_count.py",
         ("词频", "统计单词", "单词统计", "word count", "count words", "统计"),
         '''"""统计一段文字里每个单词出现的次数。"""
@@ -137,6 +145,7 @@ if __name__ == "__main__":
     Template(
         "temperature",
         "温度换算",
+        "Temperature conversion",
         "temperature.py",
         ("温度", "摄氏", "华氏", "temperature", "celsius", "fahrenheit"),
         '''"""摄氏度与华氏度互相换算。"""
@@ -157,6 +166,7 @@ if __name__ == "__main__":
     ),
     Template(
         "hello",
+        "Hello World",
         "Hello World",
         "hello.py",
         ("hello", "你好", "问候", "入门"),

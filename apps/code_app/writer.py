@@ -5,9 +5,9 @@ With a model configured (`deepseek_api_key` in config.json, or the settings dial
 returns a `Draft` holding the code, stripped of Markdown fences and checked to parse
 as Python (parsed only, never run here). Without a model the draft has no code and
 no note, and the app falls back to its templates (`templates`) with
-`ENABLE_HINT`; when the model fails (timeout, refused key, an answer that is not a
-program) the draft has no code and a short `note` saying so, and the app falls back
-the same way. The model is reached through the SDK's `AgentLLM` (the controller
+`ENABLE_HINT` (in English `ENABLE_HINT_EN`); when the model fails (timeout, refused
+key, an answer that is not a program) the draft has no code and a short `note` saying
+so in the user's language, and the app falls back the same way. The model is reached through the SDK's `AgentLLM` (the controller
 holds the key; the app never sees it).
 """
 
@@ -20,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "ENABLE_HINT",
+    "ENABLE_HINT_EN",
     "Draft",
     "draft_code",
     "extract_code",
@@ -33,6 +34,12 @@ ENABLE_HINT = (
     "还没有配置大模型，所以先用模板。要根据描述生成代码，请在 config.json 里填写 "
     "deepseek_api_key（或在桌面“设置”里填写 API Key，也可设置环境变量 DEEPSEEK_API_KEY），"
     "任何 OpenAI 兼容的服务都可以（llm_base_url、llm_model）。"
+)
+ENABLE_HINT_EN = (
+    "No model is configured, so a template is used. To write code from a description, "
+    "set deepseek_api_key in config.json (or the API key in the desktop's Settings, or "
+    "the environment variable DEEPSEEK_API_KEY); any OpenAI-compatible service works "
+    "(llm_base_url, llm_model)."
 )
 
 SYSTEM_PROMPT = (
@@ -66,11 +73,17 @@ def extract_code(reply: str) -> str:
     return code.strip("\n") + "\n"
 
 
-def failure_note(error: BaseException | str | None = None) -> str:
-    """The short clause telling the user the model failed (a fallback follows)."""
+def failure_note(error: BaseException | str | None = None, language: str = "zh-CN") -> str:
+    """The short clause telling the user the model failed (a fallback follows), in
+    `language` ("zh-CN" or "en-US")."""
+    english = language == "en-US"
     if error is None:
-        return "大模型这次没有答上来，"
+        return (
+            "The model did not answer this time; " if english else "大模型这次没有答上来，"
+        )
     code = error if isinstance(error, str) else getattr(error, "code", "") or "error"
+    if english:
+        return f"The model did not answer this time ({code}); "
     return f"大模型这次没有答上来（{code}），"
 
 
@@ -82,8 +95,9 @@ def _parses(code: str) -> bool:
     return bool(code.strip())
 
 
-def draft_code(llm: Any | None, description: str) -> Draft:
-    """The model's program for `description`; never raises."""
+def draft_code(llm: Any | None, description: str, language: str = "zh-CN") -> Draft:
+    """The model's program for `description`; never raises (a failure's note is in
+    `language`)."""
     if llm is None:
         return Draft()
     try:
@@ -91,12 +105,12 @@ def draft_code(llm: Any | None, description: str) -> Draft:
             return Draft()
         reply = llm.chat(description, system=SYSTEM_PROMPT)
     except Exception as exc:  # the model failing is not the user's error
-        return Draft(note=failure_note(exc))
+        return Draft(note=failure_note(exc, language))
     if not isinstance(reply, str) or not reply.strip():
-        return Draft(note=failure_note("llm_bad_reply"))
+        return Draft(note=failure_note("llm_bad_reply", language))
     code = extract_code(reply)
     if not _parses(code):
-        return Draft(note=failure_note("llm_bad_reply"))
+        return Draft(note=failure_note("llm_bad_reply", language))
     return Draft(code=code)
 
 

@@ -10,17 +10,29 @@ class HelloAgent(AIOSAgent):
     role_prompt = "你是一个友好的小AI，负责打招呼"
 
     def handle(self, instruction, context, action_request=None):
+        chinese = context.get("language") != "en-US"  # the user's language
         # 用原子工具读取本地问候语
         greeting = self.call_tool("file_read", path="greeting.txt").strip()
         if action_request:  # 再说一次: what was said last time, kept in `state`
             instruction = (context.get("cwd_state") or {}).get("said", "")
         said = (instruction or "").strip()  # "" when the window opens
+        if chinese:
+            content = f"{greeting}，{said}" if said else f"{greeting}！"
+        else:  # the shipped 你好 in English; a greeting the user wrote stays theirs
+            greeting = "Hello" if greeting == "你好" else greeting
+            content = f"{greeting}, {said}" if said else f"{greeting}!"
         return {
             "status": "ok",
             "view_type": "text",
-            "data": {"content": f"{greeting}，{said}" if said else f"{greeting}！"},
-            "actions": [{"type": "button", "label": "再说一次", "action_id": "again"}],
-            "message": "已回复",
+            "data": {"content": content},
+            "actions": [
+                {
+                    "type": "button",
+                    "label": "再说一次" if chinese else "Say it again",
+                    "action_id": "again",
+                }
+            ],
+            "message": "已回复" if chinese else "Replied",
             "state": {"said": said},
         }
 

@@ -6,15 +6,15 @@
 answer is the text "已下载《七里香》到 workspace/…" with a `play_local` button.
 A catalogue whose JSON arrives as text (labelled `text/plain`, say) leaves the
 placeholder nothing to reach into: then one more round downloads the preview URL of
-the best match read here. No I/O of its own (S-05).
+the best match read here. What the user reads is in their language (`turn.tr`). No
+I/O of its own (S-05).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from aios_sdk import step_outcome
+from aios_sdk import Turn
 from aios_sdk.views import text_reply
 
 from .catalogue import Song, download_filename, parse_search_answer, search_request
@@ -31,10 +31,12 @@ class DownloadFlow:
         self.download_ext = ext
         self.country = country
 
-    def by_name(self, intent: MusicIntent, results: Mapping[str, Any]) -> dict[str, Any]:
+    def by_name(self, intent: MusicIntent, turn: Turn) -> dict[str, Any]:
         filename = download_filename(intent.title, self.download_ext)
         shown_path = f"workspace/{filename}"
-        if not results:
+        title = intent.title
+        downloading = turn.tr(f"正在下载《{title}》…", f'Downloading "{title}"…')
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -55,16 +57,20 @@ class DownloadFlow:
                     },
                     {"step_id": 3, "tool": "file_list", "args": {"path": "workspace"}},
                 ],
-                f"正在下载《{intent.title}》…",
+                downloading,
             )
-        if "step_3" not in results:
+        if "step_3" not in turn.results:
             # the second round of a fallback plan: [save_to, file_list]
-            return self._downloaded(intent.title, shown_path, results, 1)
-        ok, answer, error = step_outcome(results, 1)
+            return self._downloaded(turn, title, shown_path, 1)
+        ok, answer, error = turn.outcome(1)
         if not ok:
             return text_reply(
-                f"音乐目录暂时无法访问（请检查网络），没能下载《{intent.title}》。本地曲库仍可使用。",
-                actions=[library_button()],
+                turn.tr(
+                    f"音乐目录暂时无法访问（请检查网络），没能下载《{title}》。本地曲库仍可使用。",
+                    "The music catalogue cannot be reached right now (check the network), "
+                    f'so "{title}" was not downloaded. Your local library still works.',
+                ),
+                actions=[library_button(turn)],
                 status="error",
                 detail=error or None,
             )
@@ -74,10 +80,14 @@ class DownloadFlow:
             found = []
         if not found:
             return text_reply(
-                f"没有在音乐目录里找到《{intent.title}》。", actions=[library_button()]
+                turn.tr(
+                    f"没有在音乐目录里找到《{title}》。",
+                    f'"{title}" is not in the music catalogue.',
+                ),
+                actions=[library_button(turn)],
             )
-        best = _best_match(found, intent.title, intent.artist)
-        saved, _, _ = step_outcome(results, 2)
+        best = _best_match(found, title, intent.artist)
+        saved, _, _ = turn.outcome(2)
         if not saved and best.url:
             # The answer came back as text, so the placeholder could not reach into
             # it: download the URL read here.
@@ -90,41 +100,41 @@ class DownloadFlow:
                     },
                     {"step_id": 2, "tool": "file_list", "args": {"path": "workspace"}},
                 ],
-                f"正在下载《{intent.title}》…",
+                downloading,
             )
         note = ""
-        if best.title and intent.title.lower() not in best.title.lower():
-            note = f"（目录中的曲目：{best.display}）"
-        return self._downloaded(intent.title, shown_path, results, 2, note)
+        if best.title and title.lower() not in best.title.lower():
+            note = turn.tr(
+                f"（目录中的曲目：{best.display}）",
+                f"(the catalogue's track: {best.display})",
+            )
+        return self._downloaded(turn, title, shown_path, 2, note)
 
     def _downloaded(
-        self,
-        title: str,
-        shown_path: str,
-        results: Mapping[str, Any],
-        step: int,
-        note: str = "",
+        self, turn: Turn, title: str, shown_path: str, step: int, note: str = ""
     ) -> dict[str, Any]:
-        saved, _, error = step_outcome(results, step)
+        saved, _, error = turn.outcome(step)
         if not saved:
             return text_reply(
-                f"下载《{title}》失败",
-                actions=[library_button()],
+                turn.tr(f"下载《{title}》失败", f'Could not download "{title}"'),
+                actions=[library_button(turn)],
                 status="error",
                 detail=error or None,
             )
-        return download_done_view(title, shown_path, note)
+        return download_done_view(turn, title, shown_path, note)
 
-    def by_url(
-        self, params: Mapping[str, Any], results: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def by_url(self, turn: Turn) -> dict[str, Any]:
         """下载 on the player: the preview URL is already known, one step saves it."""
+        params = turn.params
         title = str(params.get("title") or "song")
         url = str(params.get("url") or "")
         if not url:
-            return text_reply("这首歌没有可下载的地址。", status="error")
+            return text_reply(
+                turn.tr("这首歌没有可下载的地址。", "This song has no download address."),
+                status="error",
+            )
         shown_path = f"workspace/{download_filename(title, self.download_ext)}"
-        if not results:
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -134,9 +144,9 @@ class DownloadFlow:
                     },
                     {"step_id": 2, "tool": "file_list", "args": {"path": "workspace"}},
                 ],
-                f"正在下载《{title}》…",
+                turn.tr(f"正在下载《{title}》…", f'Downloading "{title}"…'),
             )
-        return self._downloaded(title, shown_path, results, 1)
+        return self._downloaded(turn, title, shown_path, 1)
 
 
 def _best_match(songs: list[Song], title: str, artist: str) -> Song:

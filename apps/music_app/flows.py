@@ -13,7 +13,8 @@ with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` →
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
 configured (`wish`), then searched the same way; the term is read back from
-the cache in the second half, so the model is asked only once.
+the cache in the second half, so the model is asked only once. Every text the user
+reads is in their language (`turn.tr(zh, en)`); the views get the `Turn` for it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from .views import (
     library_button,
     media_view,
     not_playing,
+    quality_name,
     song_list_view,
+    songs_en,
 )
 from .wish import Wish, interpret_wish
 
@@ -117,17 +120,18 @@ class MusicFlows(Flows):
         if kind == "search":
             return self.search(intent.query, intent.shown, turn)
         if kind == "download":
-            return self.downloads.by_name(intent, turn.results)
+            return self.downloads.by_name(intent, turn)
         if kind in ("next", "prev"):
             current = song_from_dict(turn.state.get("now_playing"))
             if current is None:
-                return self.library(turn, note="还没有正在播放的歌。")
+                note = turn.tr("还没有正在播放的歌。", "Nothing is playing yet. ")
+                return self.library(turn, note=note)
             return self.play(current.id, current.source, turn, offset=_OFFSET[kind])
         if kind in ("pause", "resume"):
             current = song_from_dict(turn.state.get("now_playing"))
             if current is None:
-                return not_playing()
-            return self.pause(current, resume=kind == "resume")
+                return not_playing(turn)
+            return self.pause(turn, current, resume=kind == "resume")
         if kind == "recent":
             return self.recent(turn)
         return self.library(turn)
@@ -138,7 +142,10 @@ class MusicFlows(Flows):
     def on_play(self, turn: Turn) -> dict[str, Any]:
         song_id = str(turn.params.get("song_id") or "")
         if not song_id:
-            return text_reply("没有指定要播放的歌。", status="error")
+            return text_reply(
+                turn.tr("没有指定要播放的歌。", "No song was named to play."),
+                status="error",
+            )
         source = "local" if is_local_id(song_id) else str(turn.params.get("source") or "")
         offset = _OFFSET.get(turn.action_id, 0)
         return self.play(song_id, source, turn, offset=offset)
@@ -157,8 +164,8 @@ class MusicFlows(Flows):
     def on_pause(self, turn: Turn) -> dict[str, Any]:
         song = song_from_dict(turn.params) or song_from_dict(turn.state.get("now_playing"))
         if song is None:
-            return not_playing()
-        return self.pause(song, resume=turn.action_id == "resume")
+            return not_playing(turn)
+        return self.pause(turn, song, resume=turn.action_id == "resume")
 
     @action("search")
     def on_search(self, turn: Turn) -> dict[str, Any]:
@@ -172,7 +179,7 @@ class MusicFlows(Flows):
 
     @action("download")
     def on_download(self, turn: Turn) -> dict[str, Any]:
-        return self.downloads.by_url(turn.params, turn.results)
+        return self.downloads.by_url(turn)
 
     @action("filter")
     def on_filter(self, turn: Turn) -> dict[str, Any]:
@@ -202,7 +209,7 @@ class MusicFlows(Flows):
         """A free-form request: the model's search term (once), then F-1's search."""
         said = Wish(intent.query, intent.shown)
         if not turn.results:
-            wish = interpret_wish(self.llm, intent.request, said)
+            wish = interpret_wish(self.llm, intent.request, said, turn.language)
             return self.search(wish.query, wish.shown, turn, note=wish.note)
         _, remembered, _ = turn.outcome(5)
         if isinstance(remembered, Mapping) and remembered.get("query"):
@@ -257,7 +264,7 @@ class MusicFlows(Flows):
                     {"step_id": 4, "tool": LIBRARY_TOOL, "args": {}},
                     *read_back,
                 ],
-                f"正在搜索{shown}…",
+                turn.tr(f"正在搜索{shown}…", f"Searching for {shown}…"),
             )
         ok, answer, error = turn.outcome(1)
         _, library_raw, _ = turn.outcome(4)
@@ -271,30 +278,44 @@ class MusicFlows(Flows):
                 ok, error = False, str(exc)
         quality = self.quality(turn.state)
         if not ok:
-            reply = self._catalogue_down(error, local or library, quality)
+            reply = self._catalogue_down(turn, error, local or library, quality)
         else:
             songs = local + catalogue
             if not songs:
-                message = f"没有找到{shown}的歌，换个关键词试试？"
+                message = turn.tr(
+                    f"没有找到{shown}的歌，换个关键词试试？",
+                    f"No songs found for {shown}. Try other words?",
+                )
             else:
-                message = f"为你找到{shown}的 {len(songs)} 首歌"
-            reply = song_list_view(f"{shown}的歌曲", songs, message, quality=quality)
+                message = turn.tr(
+                    f"为你找到{shown}的 {len(songs)} 首歌",
+                    f"Found {songs_en(len(songs))} for {shown}",
+                )
+            title = turn.tr(f"{shown}的歌曲", f"Songs: {shown}")
+            reply = song_list_view(turn, title, songs, message, quality=quality)
         if note:
             reply["message"] = f"{note}{reply['message']}"
         return reply
 
     def _catalogue_down(
-        self, error: str, songs: list[Song], quality: str
+        self, turn: Turn, error: str, songs: list[Song], quality: str
     ) -> dict[str, Any]:
-        reason = "音乐目录暂时无法访问（请检查网络）"
         if songs:
-            message = f"{reason}，先为你显示本地曲库中的 {len(songs)} 首歌"
+            message = turn.tr(
+                f"音乐目录暂时无法访问（请检查网络），先为你显示本地曲库中的 {len(songs)} 首歌",
+                "The music catalogue cannot be reached right now (check the network); "
+                f"here is your local library ({songs_en(len(songs))}) instead",
+            )
         else:
-            message = (
-                f"{reason}，本地曲库也还没有歌曲（可以把音乐文件放进 workspace/music/）"
+            message = turn.tr(
+                "音乐目录暂时无法访问（请检查网络），本地曲库也还没有歌曲（可以把音乐文件放进 workspace/music/）",
+                "The music catalogue cannot be reached right now (check the network), "
+                "and your local library has no songs yet (put music files in "
+                "workspace/music/)",
             )
         reply = song_list_view(
-            "本地曲库",
+            turn,
+            turn.tr("本地曲库", "Local library"),
             songs,
             message,
             quality=quality,
@@ -330,26 +351,36 @@ class MusicFlows(Flows):
         shown = str(query.get("shown") or query.get("query") or "")
         if catalogue and shown:
             local = [s for s in library if song_matches(s, shown)]
-            songs, title = local + catalogue, f"{shown}的歌曲"
+            songs = local + catalogue
+            title = turn.tr(f"{shown}的歌曲", f"Songs: {shown}")
         else:
-            songs, title = library, "我的音乐"
+            songs, title = library, turn.tr("我的音乐", "My music")
         new_state: dict[str, Any] = {}
         chosen = quality if quality in QUALITIES else self.quality(turn.state)
         if quality:
             new_state["quality"] = chosen
         if filter_value:
             songs = [s for s in songs if song_matches(s, filter_value)]
-            message = f"筛选“{filter_value}”：{len(songs)} 首歌"
-            title = f"{title} · 筛选：{filter_value}"
-        elif quality:
-            message = f"音质已设为{chosen}" + (
-                "（目录只提供试听片段，本地文件按原音质播放）"
-                if chosen != QUALITIES[0]
-                else ""
+            message = turn.tr(
+                f"筛选“{filter_value}”：{len(songs)} 首歌",
+                f'Filter "{filter_value}": {songs_en(len(songs))}',
             )
+            title = turn.tr(
+                f"{title} · 筛选：{filter_value}", f"{title} · filter: {filter_value}"
+            )
+        elif quality:
+            message = turn.tr(
+                f"音质已设为{chosen}", f"Quality set to {quality_name(turn, chosen)}"
+            )
+            if chosen != QUALITIES[0]:
+                message += turn.tr(
+                    "（目录只提供试听片段，本地文件按原音质播放）",
+                    " (the catalogue offers previews only; local files play as they are)",
+                )
         else:
-            message = f"共 {len(songs)} 首歌"
+            message = turn.tr(f"共 {len(songs)} 首歌", songs_en(len(songs)))
         return song_list_view(
+            turn,
             title,
             songs,
             message,
@@ -382,17 +413,29 @@ class MusicFlows(Flows):
         index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
         if index is None:
             if not ok:
-                note = "播放列表暂时读不出来，请稍后再试。"
+                note = turn.tr(
+                    "播放列表暂时读不出来，请稍后再试。",
+                    "The playlist cannot be read right now; please try again later.",
+                )
             elif local:
-                note = "这首歌已不在本地曲库中。"
+                note = turn.tr(
+                    "这首歌已不在本地曲库中。",
+                    "This song is no longer in your local library.",
+                )
             else:
-                note = "搜索结果已过期，请重新搜索。"
+                note = turn.tr(
+                    "搜索结果已过期，请重新搜索。",
+                    "The search results have expired; please search again.",
+                )
             return text_reply(
-                note, actions=[library_button()], status="error", detail=error or None
+                note,
+                actions=[library_button(turn)],
+                status="error",
+                detail=error or None,
             )
         song = queue[(index + offset) % len(queue)]
         _, recent_text, _ = turn.outcome(2)
-        return self._start(song, recent_text)
+        return self._start(turn, song, recent_text)
 
     def play_local(self, path: str, turn: Turn) -> dict[str, Any]:
         relative = path.strip().removeprefix("workspace/").lstrip("/")
@@ -407,12 +450,15 @@ class MusicFlows(Flows):
         song = next((s for s in _songs(raw) if s.path == relative), None)
         if song is None:
             return text_reply(
-                f"找不到文件 workspace/{relative}。",
-                actions=[library_button()],
+                turn.tr(
+                    f"找不到文件 workspace/{relative}。",
+                    f"The file workspace/{relative} is not there.",
+                ),
+                actions=[library_button(turn)],
                 status="error",
             )
         _, recent_text, _ = turn.outcome(2)
-        return self._start(song, recent_text)
+        return self._start(turn, song, recent_text)
 
     def play_recent(self, index: int, turn: Turn) -> dict[str, Any]:
         if not turn.results:
@@ -422,18 +468,24 @@ class MusicFlows(Flows):
         song = song_from_dict(entries[index]) if 0 <= index < len(entries) else None
         if song is None:
             return text_reply(
-                "播放记录里没有这首歌。", actions=[library_button()], status="error"
+                turn.tr("播放记录里没有这首歌。", "This song is not in the play history."),
+                actions=[library_button(turn)],
+                status="error",
             )
-        return self._start(song, text)
+        return self._start(turn, song, text)
 
-    def pause(self, song: Song, *, resume: bool) -> dict[str, Any]:
-        message = f"继续播放：{song.display}" if resume else f"已暂停：{song.display}"
-        return media_view(song, message, playing=resume)
+    def pause(self, turn: Turn, song: Song, *, resume: bool) -> dict[str, Any]:
+        if resume:
+            message = turn.tr(f"继续播放：{song.display}", f"Playing again: {song.display}")
+        else:
+            message = turn.tr(f"已暂停：{song.display}", f"Paused: {song.display}")
+        return media_view(turn, song, message, playing=resume)
 
-    def _start(self, song: Song, recent_text: Any) -> dict[str, Any]:
+    def _start(self, turn: Turn, song: Song, recent_text: Any) -> dict[str, Any]:
         self._record(song, recent_text)
         new_state = {"last_played": song.display, "now_playing": song.to_dict()}
-        return media_view(song, f"正在播放：{song.display}", state=new_state)
+        message = turn.tr(f"正在播放：{song.display}", f"Now playing: {song.display}")
+        return media_view(turn, song, message, state=new_state)
 
     def _record(self, song: Song, recent_text: Any) -> None:
         """Keep `recent.json` and `playlist.m3u` in the workspace (via `file_write`)."""
@@ -473,21 +525,32 @@ class MusicFlows(Flows):
         songs = _songs(raw)
         failed: dict[str, Any] = {}
         if not ok:
-            message = "本地曲库暂时读不出来，请稍后再试"
+            message = turn.tr(
+                "本地曲库暂时读不出来，请稍后再试",
+                "Your local library cannot be read right now; please try again later",
+            )
             failed = {"notice": "warning", "detail": error, "empty": message}
         elif songs:
-            message = f"本地曲库有 {len(songs)} 首歌"
+            message = turn.tr(
+                f"本地曲库有 {len(songs)} 首歌",
+                f"Your local library has {songs_en(len(songs))}",
+            )
         else:
-            message = "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或把音乐文件放进 workspace/music/"
+            message = turn.tr(
+                "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或把音乐文件放进 workspace/music/",
+                'Your local library has no songs yet. Say "play songs by Taylor Swift", '
+                "or put music files in workspace/music/",
+            )
         last = turn.state.get("last_played")
         if last:
-            message += f"，上次播放：{last}"
+            message += turn.tr(f"，上次播放：{last}", f"; last played: {last}")
         return song_list_view(
-            "我的音乐",
+            turn,
+            turn.tr("我的音乐", "My music"),
             songs,
             note + message,
             quality=self.quality(turn.state),
-            extra_actions=[button("最近播放", "recent")],
+            extra_actions=[button(turn.tr("最近播放", "Recently played"), "recent")],
             **failed,
         )
 
@@ -505,12 +568,19 @@ class MusicFlows(Flows):
             }
             for s, e in zip(songs, entries, strict=False)
         ]
+        play = turn.tr("播放", "Play")
         actions = [
-            button("播放", "play_recent", index=i, item_id=item["id"])
+            button(play, "play_recent", index=i, item_id=item["id"])
             for i, item in enumerate(items)
         ]
-        actions.append(library_button())
-        message = f"最近播放了 {len(items)} 首歌" if items else "还没有播放记录"
+        actions.append(library_button(turn))
+        if items:
+            message = turn.tr(
+                f"最近播放了 {len(items)} 首歌", f"Recently played {songs_en(len(items))}"
+            )
+        else:
+            message = turn.tr("还没有播放记录", "No play history yet")
+        title = turn.tr("最近播放", "Recently played")
         return reply(
-            "list", {"title": "最近播放", "items": items}, actions=actions, message=message
+            "list", {"title": title, "items": items}, actions=actions, message=message
         )

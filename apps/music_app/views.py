@@ -1,18 +1,20 @@
 """The music app's replies: the song list, the player, and the plain messages.
 
 Every function returns a reply dict of the wire protocol (S-50): `view_type`,
-`data` (opaque to the system, S-06), `actions` (S-53/S-54) and a spoken `message`.
-The song list follows F-1 (播放 buttons `play` with `params.song_id`, each in its
-song's row by `item_id`, a 筛选 `input`, a 音质 `select`); a list shown because
-something failed carries `notice="warning"`, the plain reason as `message` (and as
-the empty list's text) and the technical text as `detail`; the player is a `media` view (url, type "audio", title)
-with 暂停 / 上一首 / 下一首.
+`data` (opaque to the system, S-06), `actions` (S-53/S-54) and a spoken `message`,
+its labels in the user's language (`turn.tr(zh, en)`; song names are data and stay
+as they are). The song list follows F-1 (播放 buttons `play` with `params.song_id`,
+each in its song's row by `item_id`, a 筛选 `input`, a 音质 `select`); a list shown
+because something failed carries `notice="warning"`, the plain reason as `message`
+(and as the empty list's text) and the technical text as `detail`; the player is a
+`media` view (url, type "audio", title) with 暂停 / 上一首 / 下一首.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from aios_sdk import Turn
 from aios_sdk.views import button, input_box, reply, select, text_reply
 
 from .catalogue import Song
@@ -24,18 +26,31 @@ __all__ = [
     "library_button",
     "media_view",
     "not_playing",
+    "quality_name",
     "search_actions",
     "song_list_view",
+    "songs_en",
 ]
 
-QUALITIES = ["标准", "高品", "无损"]
+QUALITIES = ["标准", "高品", "无损"]  # the values kept in `state`, whatever the language
+QUALITY_NAMES_EN = {"标准": "Standard", "高品": "High", "无损": "Lossless"}
 MAX_LISTED = 30
 
 
-def _item(song: Song) -> dict[str, Any]:
+def songs_en(count: int) -> str:
+    """ "1 song", "4 songs": the English of "4 首歌"."""
+    return "1 song" if count == 1 else f"{count} songs"
+
+
+def quality_name(turn: Turn, quality: str) -> str:
+    """A quality as the user reads it ("无损", in English "Lossless")."""
+    return turn.tr(quality, QUALITY_NAMES_EN.get(quality, quality))
+
+
+def _item(turn: Turn, song: Song) -> dict[str, Any]:
     parts = [song.artist, song.album, song.duration]
     if song.source == "local":
-        parts.append("本地")
+        parts.append(turn.tr("本地", "local"))
     return {
         "id": song.id,
         "title": song.title,
@@ -48,21 +63,36 @@ def _item(song: Song) -> dict[str, Any]:
     }
 
 
-def search_actions(quality: str, filter_value: str = "") -> list[dict[str, Any]]:
+def search_actions(
+    turn: Turn, quality: str, filter_value: str = ""
+) -> list[dict[str, Any]]:
     """The controls under every song list: 筛选, 音质, 搜索."""
+    options: list[Any] = QUALITIES
+    if turn.language == "en-US":  # the same values, English labels
+        options = [{"label": quality_name(turn, q), "value": q} for q in QUALITIES]
     return [
-        input_box("筛选", "filter", "按歌名、歌手或专辑筛选", value=filter_value),
+        input_box(
+            turn.tr("筛选", "Filter"),
+            "filter",
+            turn.tr("按歌名、歌手或专辑筛选", "Filter by title, artist or album"),
+            value=filter_value,
+        ),
         select(
-            "音质",
+            turn.tr("音质", "Quality"),
             "set_quality",
-            QUALITIES,
+            options,
             value=quality if quality in QUALITIES else QUALITIES[0],
         ),
-        input_box("搜索", "search", "歌手或歌名，如：周杰伦"),
+        input_box(
+            turn.tr("搜索", "Search"),
+            "search",
+            turn.tr("歌手或歌名，如：周杰伦", "Artist or song, e.g. Taylor Swift"),
+        ),
     ]
 
 
 def song_list_view(
+    turn: Turn,
     title: str,
     songs: list[Song],
     message: str,
@@ -79,15 +109,16 @@ def song_list_view(
 
     `empty` is what the window says when there is no song (why, if it failed)."""
     shown = songs[:MAX_LISTED]
-    data: dict[str, Any] = {"title": title, "items": [_item(s) for s in shown]}
+    data: dict[str, Any] = {"title": title, "items": [_item(turn, s) for s in shown]}
     if empty:
         data["empty"] = empty
+    play = turn.tr("播放", "Play")
     return reply(
         "list",
         data,
         actions=[
-            *(button("播放", "play", song_id=s.id, item_id=s.id) for s in shown),
-            *search_actions(quality, filter_value),
+            *(button(play, "play", song_id=s.id, item_id=s.id) for s in shown),
+            *search_actions(turn, quality, filter_value),
             *(extra_actions or []),
         ],
         message=message,
@@ -98,21 +129,26 @@ def song_list_view(
 
 
 def media_view(
-    song: Song, message: str, *, playing: bool = True, state: dict[str, Any] | None = None
+    turn: Turn,
+    song: Song,
+    message: str,
+    *,
+    playing: bool = True,
+    state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The player: a `media` view of `song` with 暂停/继续, 上一首, 下一首 (and 下载)."""
     where = {"song_id": song.id, "source": song.source}
     actions = [
-        button("暂停", "pause", **song.to_dict())
+        button(turn.tr("暂停", "Pause"), "pause", **song.to_dict())
         if playing
-        else button("继续", "resume", **song.to_dict()),
-        button("上一首", "prev", **where),
-        button("下一首", "next", **where),
+        else button(turn.tr("继续", "Resume"), "resume", **song.to_dict()),
+        button(turn.tr("上一首", "Previous"), "prev", **where),
+        button(turn.tr("下一首", "Next"), "next", **where),
     ]
     if song.source == "catalogue" and song.url:
         actions.append(
             button(
-                "下载",
+                turn.tr("下载", "Download"),
                 "download",
                 song_id=song.id,
                 url=song.url,
@@ -120,7 +156,7 @@ def media_view(
                 artist=song.artist,
             )
         )
-    actions.append(button("返回列表", "back"))
+    actions.append(button(turn.tr("返回列表", "Back to the list"), "back"))
     data = {
         "url": song.url,
         "type": "audio",
@@ -136,23 +172,33 @@ def media_view(
     return reply("media", data, actions=actions, message=message, state=state)
 
 
-def download_done_view(title: str, shown_path: str, note: str = "") -> dict[str, Any]:
+def download_done_view(
+    turn: Turn, title: str, shown_path: str, note: str = ""
+) -> dict[str, Any]:
     """F-2's answer: "已下载《七里香》到 workspace/…" with a `play_local` button."""
-    content = f"已下载《{title}》到 {shown_path}"
+    content = turn.tr(
+        f"已下载《{title}》到 {shown_path}", f'Downloaded "{title}" to {shown_path}'
+    )
     if note:
         content += f"\n{note}"
     return reply(
         "text",
         {"content": content, "path": shown_path},
-        actions=[button("播放", "play_local", path=shown_path), library_button()],
-        message="下载完成",
+        actions=[
+            button(turn.tr("播放", "Play"), "play_local", path=shown_path),
+            library_button(turn),
+        ],
+        message=turn.tr("下载完成", "Download complete"),
     )
 
 
-def not_playing() -> dict[str, Any]:
+def not_playing(turn: Turn) -> dict[str, Any]:
     """The answer to 暂停 / 下一首 when nothing plays."""
-    return text_reply("还没有正在播放的歌。", actions=[library_button()])
+    return text_reply(
+        turn.tr("还没有正在播放的歌。", "Nothing is playing yet."),
+        actions=[library_button(turn)],
+    )
 
 
-def library_button() -> dict[str, Any]:
-    return button("本地曲库", "library")
+def library_button(turn: Turn) -> dict[str, Any]:
+    return button(turn.tr("本地曲库", "Local library"), "library")

@@ -7,7 +7,8 @@ which answers `{"query": "<search term>", "title": "<a song title, optional>"}`.
 how to name it, plus a short note for the message. It never raises: without a
 model, the request's own words (`fallback`) are searched as before; when the model
 fails (timeout, refused key, malformed or empty answer) they are searched too, and
-the note says so. The app never sees the API key (the controller holds it).
+the note says so, in the user's `language`. The app never sees the API key (the
+controller holds it).
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ def _field(value: Any, limit: int) -> str:
     return text if len(text) <= limit else ""
 
 
-def interpret_wish(llm: Any | None, request: str, fallback: Wish) -> Wish:
-    """The model's search for `request`, or `fallback` (with a note if it failed)."""
+def interpret_wish(
+    llm: Any | None, request: str, fallback: Wish, language: str = "zh-CN"
+) -> Wish:
+    """The model's search for `request`, or `fallback` (with a note if it failed);
+    the note is in `language` ("zh-CN" or "en-US")."""
+    english = language == "en-US"
     if llm is None:
         return fallback
     try:
@@ -63,20 +68,28 @@ def interpret_wish(llm: Any | None, request: str, fallback: Wish) -> Wish:
             json=True,
         )
     except Exception as exc:  # the model failing is not the user's error
-        return _failed(fallback, getattr(exc, "code", "") or "llm_error")
+        return _failed(fallback, getattr(exc, "code", "") or "llm_error", english)
     if not isinstance(answer, dict):
-        return _failed(fallback, "llm_bad_reply")
+        return _failed(fallback, "llm_bad_reply", english)
     term = _field(answer.get("query"), MAX_QUERY)
     title = _field(answer.get("title"), MAX_TITLE)
     if not term and not title:
-        return _failed(fallback, "llm_bad_reply")
+        return _failed(fallback, "llm_bad_reply", english)
     if title and term and title.lower() not in term.lower():
-        query, shown = f"{title} {term}", f"{term}的{title}"
+        query = f"{title} {term}"
+        shown = f"{title} ({term})" if english else f"{term}的{title}"
     else:
         query = shown = term or title
-    return Wish(query, shown, note=f"按“{request}”搜索了“{query}”。", by_model=True)
+    if english:
+        note = f'Searched for "{query}" for "{request}". '
+    else:
+        note = f"按“{request}”搜索了“{query}”。"
+    return Wish(query, shown, note=note, by_model=True)
 
 
-def _failed(fallback: Wish, code: str) -> Wish:
-    note = f"大模型这次没有答上来（{code}），按原话搜索。"
+def _failed(fallback: Wish, code: str, english: bool) -> Wish:
+    if english:
+        note = f"The model did not answer this time ({code}); searched your own words. "
+    else:
+        note = f"大模型这次没有答上来（{code}），按原话搜索。"
     return Wish(fallback.query, fallback.shown, note=note)

@@ -4,7 +4,9 @@ What the user says is read by `phrases.understand` (in the user's local time): a
 time and a thing to do creates an `agent` job whose instruction comes back here at
 its time ("提醒我喝水" is answered at once, as a notification and a spoken line);
 "取消喝水提醒" cancels the jobs it names; a new job is answered with the window; "我有哪些定时任务" or opening the window
-lists them. The window's buttons (`views`) carry the job in their params.
+lists them. The window's buttons (`views`) carry the job in their params. Every
+answer is in the user's language (`turn.tr`); what the scheduler refused is said
+plainly, its own text kept as the `detail`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,35 @@ from .views import describe, history_view, jobs_view
 
 __all__ = ["SchedulerFlows"]
 
-HELP = "我能设定提醒和定时任务，例如「10分钟后提醒我喝水」「每天早上8点播放音乐」"
+
+def _help(turn: Turn) -> str:
+    return turn.tr(
+        "我能设定提醒和定时任务，例如「10分钟后提醒我喝水」「每天早上8点播放音乐」",
+        "I can set reminders and scheduled tasks, e.g. “remind me in 10 minutes to "
+        "drink water” or “every day at 8am play music”",
+    )
+
+
+def _refused(code: str, turn: Turn) -> str:
+    """What a refusal of the `schedule` tool means, in plain words."""
+    if code == "needs_user_confirmation":
+        return turn.tr(
+            "这个定时任务还在等你确认，请先在确认框里回答",
+            "This task is waiting for your yes: answer the confirmation first",
+        )
+    if code == "job_running":
+        return turn.tr(
+            "这个定时任务正在运行，请稍后再试", "This task is running; try again later"
+        )
+    if code == "not_found":
+        return turn.tr("这个定时任务已经不在了", "This task no longer exists")
+    if code == "invalid_request":
+        return turn.tr(
+            "这个时间设定不对，请换个说法", "That schedule is not valid; try other words"
+        )
+    return turn.tr(
+        "定时任务暂时没能完成这个操作", "The scheduler could not do that right now"
+    )
 
 
 class SchedulerFlows(Flows):
@@ -31,13 +61,14 @@ class SchedulerFlows(Flows):
         try:
             return super().handle(instruction, context, action_request)
         except ToolFailed as exc:
-            return error_reply(exc.code, exc.message)
+            turn = Turn.read(instruction, context, action_request)
+            return error_reply(exc.code, _refused(exc.code, turn), detail=exc.message)
 
     def schedule(self, verb: str, **args: Any) -> Any:
         return self.agent.call_tool("schedule", action=verb, **args)
 
-    def window(self, note: str = "") -> dict[str, Any]:
-        return jobs_view(self.schedule("list").get("jobs", []), note)
+    def window(self, turn: Turn, note: str = "") -> dict[str, Any]:
+        return jobs_view(self.schedule("list").get("jobs", []), turn, note)
 
     # -------------------------------------------------------------- words
 
@@ -45,16 +76,16 @@ class SchedulerFlows(Flows):
         said = turn.instruction
         request = understand(said, datetime.now().astimezone())
         if request.kind == "create":
-            return self.create(request)
+            return self.create(request, turn)
         if request.kind == "cancel":
-            return self.cancel_named(request.target)
+            return self.cancel_named(request.target, turn)
         if request.kind == "remind_now":
-            return self.remind_now(request.what)
+            return self.remind_now(request.what, turn)
         if request.kind == "list" or "打开" in said or not said:
-            return self.window()
-        return text_reply(HELP)
+            return self.window(turn)
+        return text_reply(_help(turn))
 
-    def create(self, request: Request) -> dict[str, Any]:
+    def create(self, request: Request, turn: Turn) -> dict[str, Any]:
         job = {
             "name": request.name[:100] or request.what[:100],
             "execution_type": "agent",
@@ -62,10 +93,11 @@ class SchedulerFlows(Flows):
             **request.schedule,
         }
         created = self.schedule("create", job=job)
-        note = f"好的，已设定「{created['name']}」：{describe(created)}"
-        return self.window(note)
+        name, when = created["name"], describe(created, turn)
+        note = turn.tr(f"好的，已设定「{name}」：{when}", f"OK, “{name}” is set: {when}")
+        return self.window(turn, note)
 
-    def cancel_named(self, target: str) -> dict[str, Any]:
+    def cancel_named(self, target: str, turn: Turn) -> dict[str, Any]:
         jobs = self.schedule("list").get("jobs", [])
         hits = [
             j
@@ -73,45 +105,56 @@ class SchedulerFlows(Flows):
             if target and (target in j["name"] or target in j.get("instruction", ""))
         ]
         if not hits:
-            return text_reply(f"没有找到「{target}」的定时任务")
+            return text_reply(
+                turn.tr(f"没有找到「{target}」的定时任务", f"No scheduled task “{target}”")
+            )
         for job in hits:
             self.schedule("cancel", job_id=job["id"])
-        return text_reply(f"已取消：{'、'.join(j['name'] for j in hits)}")
-
-    def remind_now(self, thing: str) -> dict[str, Any]:
-        """A reminder's time has come: a notification, and the line that is spoken."""
-        self.agent.call_tool("notify", title="⏰ 提醒 (reminder)", body=thing, level="info")
         return text_reply(
-            f"⏰ 提醒：{thing}",
-            message=f"提醒：{thing}",
-            actions=[button("查看定时任务", "refresh")],
+            turn.tr(
+                f"已取消：{'、'.join(j['name'] for j in hits)}",
+                f"Cancelled: {', '.join(j['name'] for j in hits)}",
+            )
+        )
+
+    def remind_now(self, thing: str, turn: Turn) -> dict[str, Any]:
+        """A reminder's time has come: a notification, and the line that is spoken."""
+        self.agent.call_tool(
+            "notify", title=turn.tr("⏰ 提醒", "⏰ Reminder"), body=thing, level="info"
+        )
+        return text_reply(
+            turn.tr(f"⏰ 提醒：{thing}", f"⏰ Reminder: {thing}"),
+            message=turn.tr(f"提醒：{thing}", f"Reminder: {thing}"),
+            actions=[button(turn.tr("查看定时任务", "Scheduled tasks"), "refresh")],
         )
 
     # ------------------------------------------------------------- clicks
 
     @action("refresh")
     def refresh(self, turn: Turn) -> dict[str, Any]:
-        return self.window()
+        return self.window(turn)
 
     @action("enable", "disable")
     def switch(self, turn: Turn) -> dict[str, Any]:
         on = turn.action_id == "enable"
         self.schedule("update", job_id=turn.params.get("job_id"), changes={"enabled": on})
-        return self.window("已启用" if on else "已停用")
+        return self.window(
+            turn, turn.tr("已启用", "Enabled") if on else turn.tr("已停用", "Disabled")
+        )
 
     @action("run")
     def run_now(self, turn: Turn) -> dict[str, Any]:
         self.schedule("run", job_id=turn.params.get("job_id"))
-        return self.window("已开始运行")
+        return self.window(turn, turn.tr("已开始运行", "Started"))
 
     @action("history")
     def history(self, turn: Turn) -> dict[str, Any]:
         job_id = turn.params.get("job_id")
         jobs = {j["id"]: j for j in self.schedule("list").get("jobs", [])}
         runs = self.schedule("runs", job_id=job_id).get("runs", [])
-        return history_view(jobs.get(job_id, {}).get("name", job_id or ""), runs)
+        return history_view(jobs.get(job_id, {}).get("name", job_id or ""), runs, turn)
 
     @action("cancel")
     def cancel(self, turn: Turn) -> dict[str, Any]:
         self.schedule("cancel", job_id=turn.params.get("job_id"))
-        return self.window("已取消")
+        return self.window(turn, turn.tr("已取消", "Cancelled"))

@@ -11,6 +11,8 @@ round and it runs at once (`run_command`), the form still shown to run it again.
 A Markdown or SKILL.md skill is shown with its steps; with a model the steps are
 planned with the atomic tools (narrowed to a SKILL.md's `allowed-tools`) and their
 results shown. Without a model nothing here fails: the form and the steps are there.
+Every answer is in the user's language (`turn.tr`); what failed is said plainly and
+the technical text kept as the `detail`.
 """
 
 from __future__ import annotations
@@ -50,7 +52,12 @@ class SkillsFlows(Flows):
         try:
             return super().handle(instruction, context, action_request)
         except ToolFailed as exc:
-            return error_reply(exc.code, exc.message)
+            turn = Turn.read(instruction, context, action_request)
+            plain = turn.tr(
+                "技能暂时用不了，请稍后再试",
+                "Skills are not available right now; try again later",
+            )
+            return error_reply(exc.code, plain, detail=exc.message)
 
     # ------------------------------------------------------------- reading
 
@@ -60,8 +67,11 @@ class SkillsFlows(Flows):
     def named(self, name: str) -> dict[str, Any] | None:
         return next((s for s in self.search(name) if s["name"] == name), None)
 
-    def window(self, note: str = "") -> dict[str, Any]:
-        return skills_window(self.search(""), note)
+    def window(
+        self, turn: Turn, note: str = "", *, notice: str | None = None, detail: str = ""
+    ) -> dict[str, Any]:
+        """The list of skills, `note` the spoken message (`notice`, `detail`: what failed)."""
+        return skills_window(self.search(""), turn, note, notice=notice, detail=detail)
 
     # --------------------------------------------------------------- words
 
@@ -70,25 +80,38 @@ class SkillsFlows(Flows):
             return self.after_plan(turn)
         said = turn.instruction.strip()
         if not said or _LIST.search(said):
-            return self.window()
+            return self.window(turn)
         if _RELOAD.search(said):
             return self.reload(turn)
         if _INSTALL.search(said):
             path = _install_path(said)
             if path:
-                return self.install(path)
+                return self.install(path, turn)
         found = [s for s in self.search(said) if not s.get("error")]
         if not found:
-            return self.window(f"没有找到与「{said}」相符的技能，这是已安装的技能")
+            return self.window(
+                turn,
+                turn.tr(
+                    f"没有找到与「{said}」相符的技能，这是已安装的技能",
+                    f"No skill matches “{said}”; these are the installed skills",
+                ),
+            )
         return self.use(found[0], said, turn)
 
     def use(self, skill: Mapping[str, Any], said: str, turn: Turn) -> dict[str, Any]:
         """Show `skill` for `said`; with a model, run it (or plan its steps) at once."""
+        name = skill["name"]
         if skill["kind"] == "executable":
-            fields = form_fields(skill.get("content", ""))
+            fields = form_fields(skill.get("content", ""), turn)
             if not self.llm_available():
                 return skill_view(
-                    skill, fields, note=f"找到技能「{skill['name']}」：填好参数后点运行"
+                    skill,
+                    fields,
+                    turn,
+                    note=turn.tr(
+                        f"找到技能「{name}」：填好参数后点运行",
+                        f"Found the skill “{name}”: fill in its fields and press Run",
+                    ),
                 )
             try:
                 args = self.fill(skill, said)
@@ -96,12 +119,18 @@ class SkillsFlows(Flows):
                 return skill_view(
                     skill,
                     fields,
-                    note=f"模型没能填好参数（{exc.message}），请手动填写后运行",
+                    turn,
+                    note=turn.tr(
+                        "模型没能填好参数，请手动填写后运行",
+                        "The model could not fill in the fields; fill them in and press Run",
+                    ),
                     notice="warning",
+                    detail=f"{exc.code}: {exc.message}",
                 )
-            return self.run_and_show(skill, [skill["name"], *args], fields)
+            return self.run_and_show(skill, [name, *args], fields, turn)
         if not self.llm_available():
-            return skill_view(skill, [], note=f"技能「{skill['name']}」的步骤如下")
+            steps = turn.tr(f"技能「{name}」的步骤如下", f"The steps of the skill “{name}”")
+            return skill_view(skill, [], turn, note=steps)
         return self.follow(skill, said, turn)
 
     def fill(self, skill: Mapping[str, Any], said: str) -> list[str]:
@@ -137,12 +166,28 @@ class SkillsFlows(Flows):
             return skill_view(
                 skill,
                 [],
-                note=f"模型没能规划步骤（{exc.message}），步骤如下",
+                turn,
+                note=turn.tr(
+                    "模型没能规划步骤，步骤如下",
+                    "The model could not plan the steps; here they are",
+                ),
                 notice="warning",
+                detail=f"{exc.code}: {exc.message}",
             )
         if not steps:
-            return skill_view(skill, [], note="这个技能不需要运行工具，步骤如下")
-        return self.agent.plan_steps(steps, f"正在按技能「{skill['name']}」执行…")
+            return skill_view(
+                skill,
+                [],
+                turn,
+                note=turn.tr(
+                    "这个技能不需要运行工具，步骤如下",
+                    "This skill needs no tools; here are its steps",
+                ),
+            )
+        name = skill["name"]
+        return self.agent.plan_steps(
+            steps, turn.tr(f"正在按技能「{name}」执行…", f"Following the skill “{name}”…")
+        )
 
     # --------------------------------------------------------------- plans
 
@@ -155,39 +200,58 @@ class SkillsFlows(Flows):
             step = turn.results[key]
             result = step.get("result") if step.get("status") == "ok" else step.get("error")
             lines.append(f"{key} {step.get('tool')}: {str(result)[:500]}")
-        return text_reply("\n".join(lines) or "没有步骤", message="已按技能的步骤执行完毕")
+        return text_reply(
+            "\n".join(lines) or turn.tr("没有步骤", "No steps"),
+            message=turn.tr("已按技能的步骤执行完毕", "Done: the skill's steps have run"),
+        )
 
-    def install(self, path: str) -> dict[str, Any]:
+    def install(self, path: str, turn: Turn) -> dict[str, Any]:
         return self.agent.plan_steps(
-            [{"tool": "install_skill", "args": {"path": path}}], f"正在安装 {path}…"
+            [{"tool": "install_skill", "args": {"path": path}}],
+            turn.tr(f"正在安装 {path}…", f"Installing {path}…"),
         )
 
     def installed(self, turn: Turn) -> dict[str, Any]:
         ok, result, reason = turn.outcome(1)
         if ok:
-            verb = "已更新" if result.get("replaced") else "已安装"
-            return self.window(
-                f"{verb}技能「{result['name']}」：{result.get('summary', '')}"
-            )
+            name, summary = result["name"], result.get("summary", "")
+            if result.get("replaced"):
+                note = turn.tr(
+                    f"已更新技能「{name}」：{summary}",
+                    f"Updated the skill “{name}”: {summary}",
+                )
+            else:
+                note = turn.tr(
+                    f"已安装技能「{name}」：{summary}",
+                    f"Installed the skill “{name}”: {summary}",
+                )
+            return self.window(turn, note)
         first = turn.results.get("step_1") or {}
         if first.get("code") == "denied_by_user":
-            return self.window("好的，没有安装")
-        return self.window(f"安装失败：{reason}")
+            return self.window(turn, turn.tr("好的，没有安装", "OK, nothing was installed"))
+        return self.window(
+            turn,
+            turn.tr("安装失败", "The skill was not installed"),
+            notice="warning",
+            detail=reason,
+        )
 
     # -------------------------------------------------------------- clicks
 
     @action("refresh")
     def refresh(self, turn: Turn) -> dict[str, Any]:
-        return self.window()
+        return self.window(turn)
 
     @action("reload")
     def reload(self, turn: Turn) -> dict[str, Any]:
         done = self.agent.call_tool("reload_skills")
         broken = len(done.get("broken") or [])
-        note = f"已重新加载：{done.get('skills', 0)} 个技能" + (
-            f"，{broken} 个有问题" if broken else ""
-        )
-        return self.window(note)
+        count = done.get("skills", 0)
+        plural = "" if count == 1 else "s"
+        note = turn.tr(f"已重新加载：{count} 个技能", f"Reloaded: {count} skill{plural}")
+        if broken:
+            note += turn.tr(f"，{broken} 个有问题", f", {broken} with problems")
+        return self.window(turn, note)
 
     @action("install")
     def install_clicked(self, turn: Turn) -> dict[str, Any]:
@@ -195,28 +259,36 @@ class SkillsFlows(Flows):
             return self.installed(turn)
         path = str(turn.value or "").strip()
         if not path:
-            return self.window("请输入工作区里技能文件的路径")
-        return self.install(path)
+            return self.window(
+                turn,
+                turn.tr(
+                    "请输入工作区里技能文件的路径",
+                    "Type the path of a skill file in the workspace",
+                ),
+            )
+        return self.install(path, turn)
 
     @action("show")
     def show(self, turn: Turn) -> dict[str, Any]:
         skill = self.named(str(turn.params.get("name") or ""))
         if skill is None:
-            return self.window("这个技能已经不在了")
+            return self.window(turn, _gone(turn))
         fields = (
-            form_fields(skill.get("content", "")) if skill["kind"] == "executable" else []
+            form_fields(skill.get("content", ""), turn)
+            if skill["kind"] == "executable"
+            else []
         )
-        return skill_view(skill, fields)
+        return skill_view(skill, fields, turn)
 
     @action("run")
     def run(self, turn: Turn) -> dict[str, Any]:
         skill = self.named(str(turn.state.get("skill") or ""))
         if skill is None:
-            return self.window("这个技能已经不在了")
+            return self.window(turn, _gone(turn))
         fields = parse_help(skill.get("content", ""))
         argv = build_argv(skill["name"], fields, turn.form_values)
         return self.run_and_show(
-            skill, argv, [f.to_field() for f in fields], turn.form_values
+            skill, argv, [f.to_field(turn) for f in fields], turn, turn.form_values
         )
 
     def run_and_show(
@@ -224,6 +296,7 @@ class SkillsFlows(Flows):
         skill: Mapping[str, Any],
         argv: list[str],
         fields: list[dict[str, Any]],
+        turn: Turn,
         values: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Run `argv` and show the skill with its output (the form keeps `values`)."""
@@ -232,23 +305,35 @@ class SkillsFlows(Flows):
         except ToolFailed as exc:
             detail = exc.detail if isinstance(exc.detail, dict) else {}
             text = (
-                output_text({**detail, "meaning": exc.message}) if detail else exc.message
+                output_text({**detail, "meaning": exc.message}, turn)
+                if detail
+                else exc.message
             )
             return skill_view(
                 skill,
                 _kept(fields, values),
+                turn,
                 output=text,
-                note=f"运行失败：{exc.message}",
+                note=turn.tr("运行失败", "The skill did not run"),
                 notice="warning",
+                detail=exc.message,
             )
         ok = result.get("returncode") == 0
+        code = result.get("returncode")
         return skill_view(
             skill,
             _kept(fields, values),
-            output=output_text(result),
-            note="运行完成" if ok else f"运行结束，退出码 {result.get('returncode')}",
+            turn,
+            output=output_text(result, turn),
+            note=turn.tr("运行完成", "Done")
+            if ok
+            else turn.tr(f"运行结束，退出码 {code}", f"Finished with exit code {code}"),
             notice=None if ok else "warning",
         )
+
+
+def _gone(turn: Turn) -> str:
+    return turn.tr("这个技能已经不在了", "This skill is no longer installed")
 
 
 def _kept(

@@ -10,7 +10,8 @@ reading of an option wins). What becomes of an option: a flag without metavar is
 checkbox; `{a,b}` choices a select; a default stated in the help — `(默认 10)`,
 `(default: 10)` — the field's value (a number makes it a number field); an option
 outside every `[...]` of an argparse `usage:` line is required. `-h` / `--help` is
-never a field.
+never a field. A field's label is its flags and its help, punctuated for the user's
+language (`to_field(turn)`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from aios_sdk import Turn
 
 __all__ = ["HelpField", "build_argv", "form_fields", "parse_help"]
 
@@ -41,16 +44,22 @@ class HelpField:
 
     name: str  # the form field's name (argparse's dest: `--max-count` → `max_count`)
     flag: str | None  # what goes into the argv (`--value`), None for a positional
-    label: str
+    shown: str  # how the help names it: "-v / --value", or the positional's name
     help: str = ""
     takes_value: bool = True
     choices: list[str] = field(default_factory=list)
     default: str | None = None
     required: bool = False
 
-    def to_field(self) -> dict[str, Any]:
+    def label(self, turn: Turn) -> str:
+        """The flags and their help: "-v / --value（温度）", "-v / --value (degrees)"."""
+        if not self.help:
+            return self.shown
+        return turn.tr(f"{self.shown}（{self.help}）", f"{self.shown} ({self.help})")
+
+    def to_field(self, turn: Turn) -> dict[str, Any]:
         """The desktop's form field (`{name, label, type, value?, options?, required?}`)."""
-        found: dict[str, Any] = {"name": self.name, "label": self.label}
+        found: dict[str, Any] = {"name": self.name, "label": self.label(turn)}
         if not self.takes_value:
             found.update(type="checkbox", value=False)
         elif self.choices:
@@ -122,11 +131,10 @@ def _option(spec: str, help_text: str) -> HelpField | None:
     if metavar and (found := _CHOICES.match(metavar)):
         choices = [c.strip() for c in found.group(1).split(",") if c.strip()]
     default = _DEFAULT.search(help_text)
-    label = " / ".join(flags) + (f"（{help_text}）" if help_text else "")
     return HelpField(
         name=_dest(flags),
         flag=flag,
-        label=label,
+        shown=" / ".join(flags),
         help=help_text,
         takes_value=metavar is not None,
         choices=choices,
@@ -156,7 +164,7 @@ def parse_help(text: str) -> list[HelpField]:
             current = None
             if parsed is not None and parsed.name not in found:
                 parsed.required = bool({parsed.flag} & required) or any(
-                    f in required for f in parsed.label.split("（")[0].split(" / ")
+                    f in required for f in parsed.shown.split(" / ")
                 )
                 found[parsed.name] = current = parsed
             continue
@@ -164,8 +172,7 @@ def parse_help(text: str) -> list[HelpField]:
             name = positional.group("name")
             if name not in found:
                 help_text = (positional.group("help") or "").strip()
-                label = name + (f"（{help_text}）" if help_text else "")
-                current = HelpField(name, None, label, help_text, required=True)
+                current = HelpField(name, None, name, help_text, required=True)
                 found[name] = current
             continue
         if current is not None and line.startswith(" " * 10):  # the help goes on
@@ -173,14 +180,12 @@ def parse_help(text: str) -> list[HelpField]:
             current.help = f"{current.help} {extra}".strip()
             if current.default is None and (default := _DEFAULT.search(current.help)):
                 current.default = default.group(1).strip()
-            base = current.label.split("（")[0]
-            current.label = f"{base}（{current.help}）"
     return list(found.values())
 
 
-def form_fields(text: str) -> list[dict[str, Any]]:
-    """`parse_help(text)` as the desktop's form fields."""
-    return [f.to_field() for f in parse_help(text)]
+def form_fields(text: str, turn: Turn) -> list[dict[str, Any]]:
+    """`parse_help(text)` as the desktop's form fields, labelled for `turn`'s user."""
+    return [f.to_field(turn) for f in parse_help(text)]
 
 
 def _text(value: Any) -> str:

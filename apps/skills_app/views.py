@@ -1,11 +1,11 @@
 """What the 技能 window shows: every skill, one skill with its form, and a run's output.
 
-Built with `aios_sdk.views`. The window is a table (name, kind, source, summary; a
-broken skill's summary is its error) with an 打开 button in each row (`show`, params
-`name`), an input to install a file of the workspace (`install`) and 重新加载
-(`reload`). A skill is a dashboard: its summary, its help text or steps, the last
-output; an executable one has a 运行 form (`run`) whose fields come from its
-`--help`.
+Built with `aios_sdk.views`, every label in the user's language (`turn.tr`). The
+window is a table (name, kind, source, summary; a broken skill's summary is its
+error) with an 打开 button in each row (`show`, params `name`), an input to install
+a file of the workspace (`install`) and 重新加载 (`reload`). A skill is a dashboard:
+its summary, its help text or steps, the last output; an executable one has a 运行
+form (`run`) whose fields come from its `--help`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,44 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aios_sdk import Turn
 from aios_sdk.views import button, input_box, reply, submit_form
 
-__all__ = ["KINDS", "output_text", "skill_view", "skills_window"]
-
-TITLE = "技能 (Skills)"
-KINDS = {"executable": "可执行", "markdown": "Markdown", "folder": "SKILL.md"}
-SOURCES = {"shared": "共享", "workspace": "本应用"}
+__all__ = ["output_text", "skill_view", "skills_window"]
 
 
-def skills_window(skills: list[Mapping[str, Any]], note: str = "") -> dict[str, Any]:
-    """Every skill with its kind, source and summary (`note`: the spoken message)."""
+def _kind_name(kind: str, turn: Turn) -> str:
+    """What a skill's kind is called: 可执行 / executable, Markdown, SKILL.md."""
+    if kind == "executable":
+        return turn.tr("可执行", "executable")
+    return {"markdown": "Markdown", "folder": "SKILL.md"}.get(kind, kind)
+
+
+def _source_name(source: str, turn: Turn) -> str:
+    if source == "shared":
+        return turn.tr("共享", "shared")
+    if source == "workspace":
+        return turn.tr("本应用", "this app")
+    return source
+
+
+def _help_title(skill: Mapping[str, Any], turn: Turn) -> str:
+    """The title over a skill's text: its `--help`, or its steps."""
+    if skill.get("kind") == "executable":
+        return turn.tr("说明 (--help)", "Help (--help)")
+    return turn.tr("步骤", "Steps")
+
+
+def skills_window(
+    skills: list[Mapping[str, Any]],
+    turn: Turn,
+    note: str = "",
+    *,
+    notice: str | None = None,
+    detail: str | None = None,
+) -> dict[str, Any]:
+    """Every skill with its kind, source and summary (`note`: the spoken message;
+    `notice` and `detail` when what was asked did not work)."""
     rows, ids, actions = [], [], []
     for skill in skills:
         name = str(skill["name"])
@@ -31,57 +58,77 @@ def skills_window(skills: list[Mapping[str, Any]], note: str = "") -> dict[str, 
         rows.append(
             [
                 name,
-                KINDS.get(skill.get("kind", ""), skill.get("kind", "")),
-                SOURCES.get(skill.get("source", ""), skill.get("source", "")),
+                _kind_name(skill.get("kind", ""), turn),
+                _source_name(skill.get("source", ""), turn),
                 summary,
             ]
         )
         ids.append(name)
-        actions.append(button("打开", "show", name=name, item_id=name))
+        actions.append(button(turn.tr("打开", "Open"), "show", name=name, item_id=name))
     actions += [
-        input_box("安装技能（工作区里的文件或文件夹）", "install", "例如 my_skill.py"),
-        button("重新加载", "reload"),
+        input_box(
+            turn.tr(
+                "安装技能（工作区里的文件或文件夹）",
+                "Install a skill (a file or folder of the workspace)",
+            ),
+            "install",
+            turn.tr("例如 my_skill.py", "e.g. my_skill.py"),
+        ),
+        button(turn.tr("重新加载", "Reload"), "reload"),
     ]
     usable = sum(1 for s in skills if not s.get("error"))
-    message = note or (f"共有 {usable} 个技能" if skills else "还没有技能")
+    none = turn.tr("还没有技能", "No skills installed yet")
+    count = turn.tr(f"共有 {usable} 个技能", f"{usable} skill{'' if usable == 1 else 's'}")
     return reply(
         "table",
         {
-            "title": TITLE,
-            "columns": ["名称", "类型", "来源", "说明"],
+            "title": turn.tr("技能", "Skills"),
+            "columns": [
+                turn.tr("名称", "Name"),
+                turn.tr("类型", "Kind"),
+                turn.tr("来源", "Source"),
+                turn.tr("说明", "Summary"),
+            ],
             "rows": rows,
             "row_ids": ids,
-            "empty": "还没有技能 (no skills installed)",
+            "empty": none,
         },
         actions=actions,
-        message=message,
+        message=note or (count if skills else none),
+        notice=notice,
+        detail=detail,
     )
 
 
-def output_text(result: Mapping[str, Any]) -> str:
+def output_text(result: Mapping[str, Any], turn: Turn) -> str:
     """A run's answer as text: the exit code and its meaning, stdout, stderr."""
-    parts = [f"退出码 {result.get('returncode')}（{result.get('meaning', '')}）"]
+    code, meaning = result.get("returncode"), result.get("meaning", "")
+    parts = [turn.tr(f"退出码 {code}（{meaning}）", f"Exit code {code} ({meaning})")]
     if result.get("stdout"):
         parts.append(str(result["stdout"]).rstrip("\n"))
     if result.get("stderr"):
         parts.append("stderr:\n" + str(result["stderr"]).rstrip("\n"))
     if result.get("truncated"):
-        parts.append("…（输出过长，已截断）")
+        parts.append(
+            turn.tr("…（输出过长，已截断）", "… (the output was too long and was cut)")
+        )
     return "\n".join(parts)
 
 
 def skill_view(
     skill: Mapping[str, Any],
     fields: list[dict[str, Any]],
+    turn: Turn,
     *,
     output: str | None = None,
     note: str = "",
     notice: str | None = None,
+    detail: str | None = None,
 ) -> dict[str, Any]:
     """One skill: what it does, its help or steps, the last output, its run form."""
     name = str(skill["name"])
-    kind = KINDS.get(skill.get("kind", ""), skill.get("kind", ""))
-    source = SOURCES.get(skill.get("source", ""), skill.get("source", ""))
+    kind = _kind_name(skill.get("kind", ""), turn)
+    source = _source_name(skill.get("source", ""), turn)
     widgets: list[dict[str, Any]] = [
         {
             "type": "text",
@@ -90,23 +137,28 @@ def skill_view(
         },
         {
             "type": "code",
-            "title": "说明 (--help)" if skill.get("kind") == "executable" else "步骤",
+            "title": _help_title(skill, turn),
             "data": {"language": "text", "code": skill.get("content", "")},
         },
     ]
     if output is not None:
         widgets.append(
-            {"type": "code", "title": "输出", "data": {"language": "text", "code": output}}
+            {
+                "type": "code",
+                "title": turn.tr("输出", "Output"),
+                "data": {"language": "text", "code": output},
+            }
         )
     actions: list[dict[str, Any]] = []
     if skill.get("kind") == "executable" and not skill.get("error"):
-        actions.append(submit_form("运行", "run", fields))
-    actions.append(button("返回列表", "refresh"))
+        actions.append(submit_form(turn.tr("运行", "Run"), "run", fields))
+    actions.append(button(turn.tr("返回列表", "Back to the list"), "refresh"))
     return reply(
         "dashboard",
-        {"title": f"技能「{name}」", "widgets": widgets},
+        {"title": turn.tr(f"技能「{name}」", f"Skill “{name}”"), "widgets": widgets},
         actions=actions,
         message=note or str(skill.get("summary", "")),
         state={"skill": name},
         notice=notice,
+        detail=detail,
     )

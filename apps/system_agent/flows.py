@@ -11,7 +11,8 @@ dashboard, chart or table when the overview is asked for. Every UI change offers
 says what the element looked like before. A phrasing the rules cannot resolve
 goes, when an LLM is configured, to the model with the snapshot (`llm`); its
 commands are validated there, and when it fails the rules' own answer stands,
-with a short note.
+with a short note. Instructions may be Chinese or English; every answer is in the
+user's language (`turn.language`: "Moved the play button to the top-left").
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aios_sdk import Flows, Turn, action, step_outcome
+from aios_sdk import Flows, Turn, action
 from aios_sdk.views import button, text_reply, ui_command
 
 from .llm import commands_from_llm
@@ -32,15 +33,32 @@ __all__ = ["SNAPSHOT_KEY", "STATUS_TOOL", "SystemFlows", "undo_commands"]
 SNAPSHOT_KEY = "ui_snapshot"
 STATUS_TOOL = "system_status"
 
-NOT_UNDERSTOOD = "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态"
-HELP = (
-    "我可以调整桌面：\n"
-    "· 把播放按钮移到左上角 / move the play button to the top-left\n"
-    "· 把搜索框变大一点 / make the search box bigger\n"
-    "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
-    "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
-    "· 查看系统状态 / CPU占用多少 / 列出进程"
-)
+
+def _not_understood(turn: Turn) -> str:
+    return turn.tr(
+        "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态",
+        "I can move, resize and hide desktop elements, manage windows and show the "
+        "system status",
+    )
+
+
+def _help(turn: Turn) -> str:
+    """What the user may say, in their language."""
+    return turn.tr(
+        "我可以调整桌面：\n"
+        "· 把播放按钮移到左上角\n"
+        "· 把搜索框变大一点\n"
+        "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
+        "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
+        "· 查看系统状态 / CPU占用多少 / 列出进程",
+        "I can change the desktop:\n"
+        "· move the play button to the top-left\n"
+        "· make the search box bigger\n"
+        "· make the play button red / rotate the play button 45 degrees / hide the "
+        "taskbar / rename the play button to Start\n"
+        "· open the code app / close the music window / switch to the music app\n"
+        "· show system status / cpu usage / list processes",
+    )
 
 
 def _snapshot_of(value: Any) -> dict[str, Any] | None:
@@ -78,51 +96,54 @@ class SystemFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         request = parse_request(turn.instruction)
         if request.op == "status":
-            return self.status(request.status_view, request.status_topic, turn.results)
+            return self.status(request.status_view, request.status_topic, turn)
         if request.op == "unknown" and not turn.results and not self.llm_available():
-            return text_reply(HELP, NOT_UNDERSTOOD)
-        return self.ui(turn.instruction.strip(), request, turn.results)
+            return text_reply(_help(turn), _not_understood(turn))
+        return self.ui(turn.instruction.strip(), request, turn)
 
     @action("refresh")
     def on_refresh(self, turn: Turn) -> dict[str, Any]:
         view = str(turn.params.get("view") or "dashboard")
-        return self.status(view, str(turn.params.get("topic") or ""), turn.results)
+        return self.status(view, str(turn.params.get("topic") or ""), turn)
 
     @action("undo")
     def on_undo(self, turn: Turn) -> dict[str, Any]:
         asked = turn.params.get("commands") or []
         commands = [c for c in asked if isinstance(c, Mapping)]
         if not commands:
-            return text_reply("没有可以撤销的操作。")
-        return text_reply("已撤销", ui_commands=commands)
+            return text_reply(turn.tr("没有可以撤销的操作。", "Nothing to undo."))
+        return text_reply(turn.tr("已撤销", "Undone"), ui_commands=commands)
 
     @action("help")
     def on_help(self, turn: Turn) -> dict[str, Any]:
-        return text_reply(HELP, "这是我能做的事")
+        return text_reply(_help(turn), turn.tr("这是我能做的事", "This is what I can do"))
 
     def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
         """Anything else: the status dashboard."""
-        return self.status("dashboard", "", turn.results)
+        return self.status("dashboard", "", turn)
 
-    def status(self, view: str, topic: str, results: Mapping[str, Any]) -> dict[str, Any]:
-        if not results:
+    def status(self, view: str, topic: str, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
             return self.agent.plan_steps(
                 [{"step_id": 1, "tool": STATUS_TOOL, "args": {"top": 8}}],
-                "正在读取系统状态…",
+                turn.tr("正在读取系统状态…", "Reading the system status…"),
             )
-        ok, status, error = step_outcome(results, 1)
+        ok, status, error = turn.outcome(1)
         if not ok or not isinstance(status, Mapping):
             return text_reply(
-                "暂时读不到系统状态，请稍后再试", status="error", detail=error
+                turn.tr(
+                    "暂时读不到系统状态，请稍后再试",
+                    "Cannot read the system status right now; please try again later",
+                ),
+                status="error",
+                detail=error,
             )
-        reply = status_view(status, view, topic)
-        reply["actions"].append(button("帮助", "help"))
+        reply = status_view(status, turn, view, topic)
+        reply["actions"].append(button(turn.tr("帮助", "Help"), "help"))
         return reply
 
-    def ui(
-        self, instruction: str, request: UiRequest, results: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        if not results:
+    def ui(self, instruction: str, request: UiRequest, turn: Turn) -> dict[str, Any]:
+        if not turn.results:
             return self.agent.plan_steps(
                 [
                     {
@@ -131,27 +152,27 @@ class SystemFlows(Flows):
                         "args": {"key": SNAPSHOT_KEY, "namespace": "system"},
                     }
                 ],
-                "正在读取桌面布局…",
+                turn.tr("正在读取桌面布局…", "Reading the desktop layout…"),
             )
-        _, value, _ = step_outcome(results, 1)
+        _, value, _ = turn.outcome(1)
         snapshot = _snapshot_of(value)
         outcome: Outcome | None = None
         if request.op != "unknown":
             outcome = (
-                plan_window(request, snapshot)
+                plan_window(request, snapshot, turn)
                 if request.op == "window"
-                else plan_ui(request, snapshot)
+                else plan_ui(request, snapshot, turn)
             )
         note = ""
         if outcome is None or not outcome.ok:
             asked = commands_from_llm(
-                self.llm, instruction, snapshot, english=request.english
+                self.llm, instruction, snapshot, english=turn.language == "en-US"
             )
             if asked.commands:
                 outcome = Outcome(True, asked.message, asked.commands)
             note = asked.note
         if outcome is None:
-            return text_reply(HELP, f"{note}{NOT_UNDERSTOOD}")
+            return text_reply(_help(turn), f"{note}{_not_understood(turn)}")
         if not outcome.ok:
             reply = text_reply(f"{note}{outcome.message}", status="error")
             reply["data"]["candidates"] = outcome.candidates
@@ -159,7 +180,9 @@ class SystemFlows(Flows):
         undo = self._undo(outcome, snapshot)
         reply = text_reply(
             outcome.message,
-            actions=[button("撤销", "undo", commands=undo)] if undo else [],
+            actions=[button(turn.tr("撤销", "Undo"), "undo", commands=undo)]
+            if undo
+            else [],
             ui_commands=outcome.commands,
         )
         reply["data"]["commands"] = outcome.commands

@@ -4,7 +4,8 @@
 the machine, so it runs as a tool, S-05/S-62): CPU, memory, disk and the busiest
 processes as plain JSON. `status_view()` turns that JSON into the answer to the
 question asked — a card with the one number ("内存占用多少") — or, for the overview,
-a `dashboard`, `chart` or `table` view, each with a 刷新 (refresh) button.
+a `dashboard`, `chart` or `table` view, each with a 刷新 (refresh) button; every
+label is in the user's language (`turn.tr`).
 Percentages are charted on a 0–100 scale, so 23 % disk looks like 23 %.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import psutil
 
+from aios_sdk import Turn
 from aios_sdk.views import button, reply
 
 __all__ = ["collect", "status_view", "status_sentence"]
@@ -89,31 +91,48 @@ def collect(top: int = 5, disk_path: str = "/") -> dict[str, Any]:
     }
 
 
-def status_sentence(status: Mapping[str, Any], topic: str = "") -> str:
+def status_sentence(status: Mapping[str, Any], turn: Turn, topic: str = "") -> str:
     """The sentence to speak: the number the user asked about, or all three."""
     cpu = status.get("cpu", {}).get("percent", 0)
     mem = status.get("memory", {})
     disk = status.get("disk", {})
     if topic == "cpu":
-        return f"CPU 占用 {cpu}%，共 {status.get('cpu', {}).get('count', '?')} 个核心"
+        cores = status.get("cpu", {}).get("count", "?")
+        return turn.tr(f"CPU 占用 {cpu}%，共 {cores} 个核心", f"CPU {cpu}%, {cores} cores")
     if topic == "memory":
-        return f"内存占用 {mem.get('percent', 0)}%（{mem.get('used_gb', 0)} / {mem.get('total_gb', 0)} GB）"
+        used = f"{mem.get('used_gb', 0)} / {mem.get('total_gb', 0)} GB"
+        percent = mem.get("percent", 0)
+        return turn.tr(f"内存占用 {percent}%（{used}）", f"Memory {percent}% ({used})")
     if topic == "disk":
-        return f"磁盘占用 {disk.get('percent', 0)}%（{disk.get('used_gb', 0)} / {disk.get('total_gb', 0)} GB）"
+        used = f"{disk.get('used_gb', 0)} / {disk.get('total_gb', 0)} GB"
+        percent = disk.get("percent", 0)
+        return turn.tr(f"磁盘占用 {percent}%（{used}）", f"Disk {percent}% ({used})")
     if topic == "process":
         procs = status.get("processes") or []
-        busiest = procs[0]["name"] if procs else "无"
-        return f"共 {status.get('process_count', 0)} 个进程，最忙的是 {busiest}"
-    return f"CPU {cpu}%，内存 {mem.get('percent', 0)}%，磁盘 {disk.get('percent', 0)}%"
+        count = status.get("process_count", 0)
+        busiest = procs[0]["name"] if procs else turn.tr("无", "none")
+        return turn.tr(
+            f"共 {count} 个进程，最忙的是 {busiest}",
+            f"{count} processes, the busiest is {busiest}",
+        )
+    return turn.tr(
+        f"CPU {cpu}%，内存 {mem.get('percent', 0)}%，磁盘 {disk.get('percent', 0)}%",
+        f"CPU {cpu}%, memory {mem.get('percent', 0)}%, disk {disk.get('percent', 0)}%",
+    )
 
 
-def _refresh(view: str, topic: str) -> dict[str, Any]:
-    return button("刷新", "refresh", view=view, topic=topic)
+def _refresh(view: str, topic: str, turn: Turn) -> dict[str, Any]:
+    return button(turn.tr("刷新", "Refresh"), "refresh", view=view, topic=topic)
 
 
-def _process_table(status: Mapping[str, Any]) -> dict[str, Any]:
+def _process_table(status: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
     return {
-        "columns": ["PID", "进程", "CPU %", "内存 %"],
+        "columns": [
+            "PID",
+            turn.tr("进程", "Process"),
+            "CPU %",
+            turn.tr("内存 %", "Memory %"),
+        ],
         "rows": [
             [p["pid"], p["name"], p["cpu"], p["memory"]]
             for p in status.get("processes") or []
@@ -121,99 +140,135 @@ def _process_table(status: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_TOPICS = {"cpu": "CPU", "memory": "内存", "disk": "磁盘"}
+def _topics(turn: Turn) -> dict[str, str]:
+    """What each figure is called: CPU, memory, disk."""
+    return {
+        "cpu": "CPU",
+        "memory": turn.tr("内存", "Memory"),
+        "disk": turn.tr("磁盘", "Disk"),
+    }
 
 
-def _answer_card(status: Mapping[str, Any], topic: str) -> dict[str, Any]:
+def _answer_card(status: Mapping[str, Any], topic: str, turn: Turn) -> dict[str, Any]:
     """The card answering "how much <topic>": the percentage and what it is of."""
     part = status.get(topic, {})
     if topic == "cpu":
-        desc = f"{part.get('count', '?')} 个核心"
+        desc = turn.tr(
+            f"{part.get('count', '?')} 个核心", f"{part.get('count', '?')} cores"
+        )
         if part.get("load"):
-            desc += " · 负载 " + " / ".join(str(x) for x in part["load"])
+            load = " / ".join(str(x) for x in part["load"])
+            desc += turn.tr(f" · 负载 {load}", f" · load {load}")
     else:
-        desc = f"已用 {part.get('used_gb', 0)} GB，共 {part.get('total_gb', 0)} GB"
+        used, total = part.get("used_gb", 0), part.get("total_gb", 0)
+        desc = turn.tr(f"已用 {used} GB，共 {total} GB", f"{used} GB used of {total} GB")
+    percent = part.get("percent", 0)
+    shown = _topics(turn)[topic]
     return {
         "cards": [
             {
                 "id": topic,
-                "title": f"{_TOPICS[topic]}占用 {part.get('percent', 0)}%",
-                "desc": f"{desc}（{status.get('time', '')}）",
+                "title": turn.tr(f"{shown}占用 {percent}%", f"{shown} {percent}%"),
+                "desc": turn.tr(
+                    f"{desc}（{status.get('time', '')}）",
+                    f"{desc} ({status.get('time', '')})",
+                ),
             }
         ]
     }
 
 
+def _usage_title(turn: Turn) -> str:
+    return turn.tr("资源占用 (%)", "Usage (%)")
+
+
 def _usage_chart(
-    status: Mapping[str, Any], title: str | None = "资源占用 (%)"
+    status: Mapping[str, Any], turn: Turn, titled: bool = True
 ) -> dict[str, Any]:
+    topics = _topics(turn)
     chart: dict[str, Any] = {
         "type": "bar",
         "max": 100,
-        "labels": ["CPU", "内存", "磁盘"],
+        "labels": [topics["cpu"], topics["memory"], topics["disk"]],
         "values": [
             float(status.get("cpu", {}).get("percent", 0)),
             float(status.get("memory", {}).get("percent", 0)),
             float(status.get("disk", {}).get("percent", 0)),
         ],
     }
-    if title:
-        chart["title"] = title
+    if titled:
+        chart["title"] = _usage_title(turn)
     return chart
 
 
 def status_view(
-    status: Mapping[str, Any], view: str = "dashboard", topic: str = ""
+    status: Mapping[str, Any], turn: Turn, view: str = "dashboard", topic: str = ""
 ) -> dict[str, Any]:
     """The reply for a `collect()` result: a card answering `topic` (cpu, memory,
     disk) unless a chart or table was asked for; else a `dashboard`, `chart` or
     `table`."""
-    message = status_sentence(status, topic)
-    actions = [_refresh(view, topic)]
-    if view == "dashboard" and topic in _TOPICS:
-        actions.append(button("系统总览", "refresh", view="dashboard", topic=""))
-        return reply("card", _answer_card(status, topic), actions=actions, message=message)
+    message = status_sentence(status, turn, topic)
+    actions = [_refresh(view, topic, turn)]
+    if view == "dashboard" and topic in _topics(turn):
+        overview = turn.tr("系统总览", "Overview")
+        actions.append(button(overview, "refresh", view="dashboard", topic=""))
+        return reply(
+            "card", _answer_card(status, topic, turn), actions=actions, message=message
+        )
     if view == "table":
-        data: dict[str, Any] = {"title": "进程（按 CPU 排序）", **_process_table(status)}
+        data: dict[str, Any] = {
+            "title": turn.tr("进程（按 CPU 排序）", "Processes (by CPU)"),
+            **_process_table(status, turn),
+        }
     elif view == "chart":
         if topic == "cpu" and status.get("cpu", {}).get("per_cpu"):
             per_cpu = status["cpu"]["per_cpu"]
             data = {
                 "type": "bar",
                 "max": 100,
-                "title": "各核心 CPU 占用 (%)",
+                "title": turn.tr("各核心 CPU 占用 (%)", "CPU per core (%)"),
                 "labels": [f"CPU{i}" for i in range(len(per_cpu))],
                 "values": [float(v) for v in per_cpu],
             }
         else:
-            data = _usage_chart(status)
+            data = _usage_chart(status, turn)
     else:
         view = "dashboard"
         cpu = status.get("cpu", {})
         mem = status.get("memory", {})
         disk = status.get("disk", {})
-        chart = _usage_chart(status, title=None)  # the widget's title says it
+        topics = _topics(turn)
+        cores = turn.tr(f"{cpu.get('count', '?')} 核", f"{cpu.get('count', '?')} cores")
         data = {
-            "title": f"系统状态 · {status.get('time', '')}",
+            "title": turn.tr("系统状态", "System status") + f" · {status.get('time', '')}",
             "widgets": [
                 {
                     "type": "text",
                     "title": "CPU",
-                    "content": f"{cpu.get('percent', 0)}% · {cpu.get('count', '?')} 核",
+                    "content": f"{cpu.get('percent', 0)}% · {cores}",
                 },
                 {
                     "type": "text",
-                    "title": "内存",
+                    "title": topics["memory"],
                     "content": f"{mem.get('percent', 0)}% · {mem.get('used_gb', 0)} / {mem.get('total_gb', 0)} GB",
                 },
                 {
                     "type": "text",
-                    "title": "磁盘",
+                    "title": topics["disk"],
                     "content": f"{disk.get('percent', 0)}% · {disk.get('used_gb', 0)} / {disk.get('total_gb', 0)} GB",
                 },
-                {"type": "chart", "title": "资源占用 (%)", "data": chart},
-                {"type": "table", "title": "最忙的进程", "data": _process_table(status)},
+                {
+                    "type": "chart",
+                    "title": _usage_title(turn),
+                    "data": _usage_chart(status, turn, titled=False),  # the widget says it
+                },
+                {
+                    "type": "table",
+                    "title": turn.tr("最忙的进程", "Busiest processes"),
+                    "data": _process_table(status, turn),
+                },
             ],
         }
-        actions.append(button("进程列表", "refresh", view="table", topic="process"))
+        processes = turn.tr("进程列表", "Processes")
+        actions.append(button(processes, "refresh", view="table", topic="process"))
     return reply(view, data, actions=actions, message=message)

@@ -4,7 +4,8 @@
 or English, fuzzily (rapidfuzz); `resolve_app("音乐窗口", elements)` finds an app
 id for window operations; `plan_ui(request, snapshot)` computes the commands —
 positions keep a 20 px margin inside the snapshot's `viewport` ("左上角" →
-(20, 20)) — and the sentence to speak ("已将播放按钮移到左上角"). Pure functions.
+(20, 20)) — and the sentence to speak, in the user's language (`turn.tr`):
+"已将播放按钮移到左上角", "Moved the play button to the top-left". Pure functions.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from .phrases import UiRequest
+from aios_sdk import Turn
+
+from .phrases import COLOR_NAMES, UiRequest, has_cjk
 
 __all__ = [
+    "APP_NAMES",
+    "APP_NAMES_EN",
     "DEFAULT_VIEWPORT",
     "MARGIN",
     "Outcome",
@@ -127,6 +132,12 @@ APP_NAMES = {
     "system_agent": "系统控制",
     "hello_app": "Hello小AI",
 }
+APP_NAMES_EN = {
+    "music_app": "Music",
+    "code_app": "Code",
+    "system_agent": "System Control",
+    "hello_app": "Hello AI",
+}
 
 _POSITION_ZH = {
     "top-left": "左上角",
@@ -139,6 +150,11 @@ _POSITION_ZH = {
     "left": "左边",
     "right": "右边",
 }
+# CSS colour → its Chinese word, for an answer in Chinese to "make it red"
+_COLOR_ZH: dict[str, str] = {}
+for _word, _css in COLOR_NAMES.items():
+    if has_cjk(_word):
+        _COLOR_ZH.setdefault(_css, f"{_word}色")
 
 
 @dataclass
@@ -341,51 +357,60 @@ def plain_number(value: float) -> float:
     return int(rounded) if abs(value - rounded) < 1e-9 else round(value, 1)
 
 
-def _name(request: UiRequest, element: Mapping[str, Any]) -> str:
-    """How to call the element in the answer: the user's own words when Chinese."""
-    if request.target and not request.english:
-        return request.target
-    if request.target:
-        return f"the {request.target}"
+def _same_language(request: UiRequest, turn: Turn) -> bool:
+    """Whether the user wrote in the language of the answer (their words fit in it)."""
+    return request.english == (turn.language == "en-US")
+
+
+def _name(request: UiRequest, element: Mapping[str, Any], turn: Turn) -> str:
+    """How to call the element in the answer: the user's own words when they fit the
+    answer's language, else the element's label."""
+    if request.target and _same_language(request, turn):
+        return f"the {request.target}" if request.english else request.target
     return str(element.get("label") or element.get("id"))
 
 
-def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
+def _color_words(request: UiRequest, turn: Turn) -> str:
+    """The colour as the user said it, or its name in the answer's language."""
+    if _same_language(request, turn) or not request.color:
+        return request.color_words
+    return turn.tr(_COLOR_ZH.get(request.color, request.color), request.color)
+
+
+def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) -> Outcome:
     """The commands and the answer for an element operation (not window/status)."""
-    en = request.english
     elements = list((snapshot or {}).get("elements") or [])
     if not elements:
         return Outcome(
             False,
-            "Desktop layout not available yet: open the desktop first."
-            if en
-            else "还没有收到桌面的界面快照，请先打开桌面再试。",
+            turn.tr(
+                "还没有收到桌面的界面快照，请先打开桌面再试。",
+                "Desktop layout not available yet: open the desktop first.",
+            ),
         )
     if not request.target:
         return Outcome(
             False,
-            "Which element? e.g. “the play button”."
-            if en
-            else "要操作哪个元素？例如“播放按钮”。",
+            turn.tr(
+                "要操作哪个元素？例如“播放按钮”。", "Which element? e.g. “the play button”."
+            ),
         )
     best, ranked = resolve_element(request.target, elements)
     if best is None:
         names = [str(r.element.get("label") or r.element.get("id")) for r in ranked[:3]]
-        listing = "、".join(names)
-        message = (
+        message = turn.tr(
+            f"桌面上没有找到“{request.target}”。"
+            + (f"是不是：{'、'.join(names)}？" if names else ""),
             f"Cannot find “{request.target}” on the desktop."
-            + (f" Did you mean: {', '.join(names)}?" if names else "")
-            if en
-            else f"桌面上没有找到“{request.target}”。"
-            + (f"是不是：{listing}？" if names else "")
+            + (f" Did you mean: {', '.join(names)}?" if names else ""),
         )
         return Outcome(False, message, candidates=names)
     element = best.element
     ident = str(element["id"])
-    name = _name(request, element)
+    name = _name(request, element, turn)
     op = request.op
     if op == "move":
-        return _move(request, element, viewport_size(snapshot or {}), name)
+        return _move(request, element, viewport_size(snapshot or {}), name, turn)
     if op == "resize":
         width = float(element.get("width") or 0)
         height = float(element.get("height") or 0)
@@ -398,9 +423,7 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
         if new_w <= 0 or new_h <= 0:
             return Outcome(
                 False,
-                "That element has no size to change."
-                if en
-                else f"{name}没有可调整的尺寸。",
+                turn.tr(f"{name}没有可调整的尺寸。", "That element has no size to change."),
             )
         command = {
             "op": "resize",
@@ -409,59 +432,59 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
             "height": plain_number(round(new_h)),
         }
         bigger = (new_w * new_h) >= (width * height)
-        if en:
-            message = f"Made {name} {'bigger' if bigger else 'smaller'}"
-        elif request.size is not None:
-            message = f"已将{name}调整为 {command['width']}×{command['height']}"
+        if request.size is not None:
+            size = f"{command['width']}×{command['height']}"
+            message = turn.tr(f"已将{name}调整为 {size}", f"Resized {name} to {size}")
+        elif bigger:
+            message = turn.tr(f"已将{name}放大", f"Made {name} bigger")
         else:
-            message = f"已将{name}{'放大' if bigger else '缩小'}"
+            message = turn.tr(f"已将{name}缩小", f"Made {name} smaller")
         return Outcome(True, message, [command])
     if op == "change_color":
         command = {"op": "change_color", "id": ident, "color": request.color}
-        message = (
-            f"Made {name} {request.color_words}"
-            if en
-            else f"已将{name}改成{request.color_words}"
-        )
+        color = _color_words(request, turn)
+        message = turn.tr(f"已将{name}改成{color}", f"Made {name} {color}")
         return Outcome(True, message, [command])
     if op == "rotate":
         degrees = plain_number(request.degrees or 0)
         command = {"op": "rotate", "id": ident, "degrees": degrees}
-        if en:
-            message = f"Rotated {name} to {degrees} degrees"
-        elif degrees == 0:
-            message = f"已将{name}转回原样"
+        if degrees == 0:
+            message = turn.tr(f"已将{name}转回原样", f"Rotated {name} to 0 degrees")
         else:
-            message = f"已将{name}旋转{degrees}度"
+            message = turn.tr(
+                f"已将{name}旋转{degrees}度", f"Rotated {name} to {degrees} degrees"
+            )
         return Outcome(True, message, [command])
-    if op in ("hide", "show"):
-        command = {"op": op, "id": ident}
-        if en:
-            message = f"{'Hid' if op == 'hide' else 'Showed'} {name}"
-        else:
-            message = f"已{'隐藏' if op == 'hide' else '显示'}{name}"
-        return Outcome(True, message, [command])
+    if op == "hide":
+        message = turn.tr(f"已隐藏{name}", f"Hid {name}")
+        return Outcome(True, message, [{"op": "hide", "id": ident}])
+    if op == "show":
+        message = turn.tr(f"已显示{name}", f"Showed {name}")
+        return Outcome(True, message, [{"op": "show", "id": ident}])
     if op == "change_text":
         command = {"op": "change_text", "id": ident, "text": request.text or ""}
-        message = (
-            f"Changed the text of {name} to “{request.text}”"
-            if en
-            else f"已将{name}的文字改为“{request.text}”"
+        message = turn.tr(
+            f"已将{name}的文字改为“{request.text}”",
+            f"Changed the text of {name} to “{request.text}”",
         )
         return Outcome(True, message, [command])
-    return Outcome(False, "I do not know how to do that." if en else "我还不会这个操作。")
+    return Outcome(False, turn.tr("我还不会这个操作。", "I do not know how to do that."))
 
 
 def _move(
-    request: UiRequest, element: Mapping[str, Any], viewport: tuple[float, float], name: str
+    request: UiRequest,
+    element: Mapping[str, Any],
+    viewport: tuple[float, float],
+    name: str,
+    turn: Turn,
 ) -> Outcome:
-    en = request.english
     ident = str(element["id"])
     if request.position:
         x, y = position_point(request.position, element, viewport)
-        where = request.position_words if not en else f"the {request.position}"
-        if not en:
-            where = _POSITION_ZH.get(request.position, request.position_words)
+        where = turn.tr(
+            _POSITION_ZH.get(request.position, request.position_words),
+            f"the {request.position}",
+        )
     elif request.point:
         x, y = plain_number(request.point[0]), plain_number(request.point[1])
         where = f"({x}, {y})"
@@ -472,12 +495,12 @@ def _move(
     else:
         return Outcome(
             False,
-            "Where to? e.g. “to the top-left”."
-            if en
-            else f"要把{name}移到哪里？例如“左上角”。",
+            turn.tr(
+                f"要把{name}移到哪里？例如“左上角”。", "Where to? e.g. “to the top-left”."
+            ),
         )
     command = {"op": "move", "id": ident, "x": x, "y": y}
-    message = f"Moved {name} to {where}" if en else f"已将{name}移到{where}"
+    message = turn.tr(f"已将{name}移到{where}", f"Moved {name} to {where}")
     return Outcome(True, message, [command])
 
 
@@ -488,9 +511,10 @@ _WINDOW_WORDS = {
 }
 
 
-def plan_window(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outcome:
+def plan_window(
+    request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn
+) -> Outcome:
     """open/close/focus an app's window; "关闭任务栏" (not an app) hides the element."""
-    en = request.english
     elements = list((snapshot or {}).get("elements") or [])
     op = request.window_op or "open_window"
     app = resolve_app(request.target, elements)
@@ -500,19 +524,22 @@ def plan_window(request: UiRequest, snapshot: Mapping[str, Any] | None) -> Outco
                 "show" if op == "open_window" else "hide", request.target, request.english
             )
             if resolve_element(request.target, elements)[0] is not None:
-                return plan_ui(fallback, snapshot)
-        known = "、".join(APP_NAMES.values())
+                return plan_ui(fallback, snapshot, turn)
         return Outcome(
             False,
-            f"No app called “{request.target}”."
-            if en
-            else f"没有找到应用“{request.target}”。已安装：{known}",
+            turn.tr(
+                f"没有找到应用“{request.target}”。已安装：{'、'.join(APP_NAMES.values())}",
+                f"No app called “{request.target}”. "
+                f"Installed: {', '.join(APP_NAMES_EN.values())}",
+            ),
         )
     app_id, display = app
     zh_verb, en_verb = _WINDOW_WORDS[op]
-    if en:
-        message = f"{en_verb} the {request.target or display}"
-    else:
-        said = request.target or display
-        message = f"{zh_verb}{said}"
+    said = request.target if _same_language(request, turn) else ""
+    message = turn.tr(
+        f"{zh_verb}{said or display}",
+        f"{en_verb} the {said}"
+        if said
+        else f"{en_verb} {APP_NAMES_EN.get(app_id, display)}",
+    )
     return Outcome(True, message, [{"op": op, "id": app_id}])

@@ -230,7 +230,7 @@ class Supervisor(AppLifecycle):
             ready = child is not None and child.status == "running"
             error = child.error if child else spec.error
         if not ready:
-            raise AppUnavailable(_unavailable_message(spec.name, app_id, status, error))
+            raise _unavailable(spec.name, app_id, status, error)
         assert child is not None
         # asked twice per task: built again only when the app moved to another port
         known = self._targets.get(app_id)
@@ -245,9 +245,7 @@ class Supervisor(AppLifecycle):
             except AppUnreachable as exc:
                 proc = child.proc
                 if proc is None or proc.poll() is not None:
-                    raise AppUnavailable(
-                        _unavailable_message(spec.name, app_id, "restarting", None)
-                    ) from exc
+                    raise _unavailable(spec.name, app_id, "restarting", None) from exc
                 if isinstance(exc, PeerTimeout):  # alive but hung: the monitor restarts it
                     child.hung = f"did not answer a call within {timeout:g} s"
                     self._wake.set()
@@ -529,33 +527,44 @@ class Supervisor(AppLifecycle):
     def _info(self, child: SupervisedChild) -> AppInfo:
         spec = child.spec
         assert spec is not None
-        error = child.error
-        if child.note and child.public_status() != "failed":
-            error = child.note if error is None else f"{error}; {child.note}"
+        status, port, error, pid = self._status_key(child)
         return AppInfo(
             id=spec.app_id,
             name=spec.name,
             icon=spec.icon,
             description=spec.description,
-            status=child.public_status(),  # type: ignore[arg-type]
-            port=child.port,
+            status=status,  # type: ignore[arg-type]
+            port=port,
             error=error,
-            pid=child.app_pid or (child.proc.pid if child.proc is not None else None),
+            pid=pid,
             restarts=child.restarts,
             sandbox=child.confinement.kind if child.confinement else None,
             sandbox_note=child.confinement.note if child.confinement else None,
             network=bool(child.confinement and child.confinement.network),
         )
 
+    @staticmethod
+    def _status_key(
+        child: SupervisedChild,
+    ) -> tuple[str, int | None, str | None, int | None]:
+        """(status, port, error, pid): what a status listener is told again on change."""
+        status = child.public_status()
+        error = child.error
+        if child.note and status != "failed":
+            error = child.note if error is None else f"{error}; {child.note}"
+        pid = child.app_pid or (child.proc.pid if child.proc is not None else None)
+        return status, child.port, error, pid
+
     def _publish_if_changed(self, child: SupervisedChild) -> None:
+        """Tell the status listener when the child's status key changed (every tick
+        asks: the `AppInfo` is built only then)."""
         if child.spec is None:
             return
-        info = self._info(child)
-        key = (info.status, info.port, info.error, info.pid)
+        key = self._status_key(child)
         if key != child.published:
             child.published = key
             try:
-                self._on_status(info)
+                self._on_status(self._info(child))
             except Exception:
                 log.exception("status listener failed")
 
@@ -567,9 +576,14 @@ def _future_ok(future: Future) -> bool:
         return False
 
 
-def _unavailable_message(name: str, app_id: str, status: str, error: str | None) -> str:
+def _unavailable(name: str, app_id: str, status: str, error: str | None) -> AppUnavailable:
+    """The error of an app that does not run now; its `detail` is the technical part
+    (an English reader's error view shows it under a plain sentence)."""
+    technical = f"app {app_id} is {status}" + (f": {error}" if error else "")
     if status in ("restarting", "starting"):
         word = "正在重启" if status == "restarting" else "正在启动"
-        return f"应用「{name}」{word}，请稍后再试 (app {app_id} is {status})"
-    detail = f"：{error}" if error else ""
-    return f"应用「{name}」不可用{detail} (app {app_id} is {status})"
+        message = f"应用「{name}」{word}，请稍后再试 (app {app_id} is {status})"
+    else:
+        detail = f"：{error}" if error else ""
+        message = f"应用「{name}」不可用{detail} (app {app_id} is {status})"
+    return AppUnavailable(message, detail=technical)

@@ -31,6 +31,7 @@ from aios_sdk.errors import InvalidRequest, NotFound
 from aios_sdk.protocol import AppReply
 from controller.events import EventBus
 from controller.permissions.policy import RiskyStep
+from controller.pipeline.context import tr
 
 __all__ = [
     "DECISIONS",
@@ -87,26 +88,40 @@ class PendingConfirmation:
         return [RiskyStep(**step) for step in self.steps]
 
 
-def confirm_reply(pending: PendingConfirmation) -> AppReply:
+def confirm_reply(pending: PendingConfirmation, language: str = "zh-CN") -> AppReply:
     """The task's answer while it waits: a `confirm` view saying what would run."""
     return AppReply(
         status="ok",
         view_type="confirm",
         data=pending.public(),
-        message=f"需要你的确认：{pending.summary}",
+        message=tr(
+            language,
+            f"需要你的确认：{pending.summary}",
+            f"Please confirm: {pending.summary}",
+        ),
     )
 
 
-def denied_results(plan: list[dict[str, Any]], risky: list[RiskyStep]) -> dict[str, Any]:
+def denied_results(
+    plan: list[dict[str, Any]], risky: list[RiskyStep], language: str = "zh-CN"
+) -> dict[str, Any]:
     """`tool_results` of a denied plan: nothing ran, every step an error `denied_by_user`."""
     asked = {step.step_id: step.sentence for step in risky}
     results: dict[str, Any] = {}
     for step in plan:
         step_id = int(step.get("step_id") or 0)
         reason = (
-            f"用户拒绝了这一步：{asked[step_id]}"
+            tr(
+                language,
+                f"用户拒绝了这一步：{asked[step_id]}",
+                f"The user refused this step: {asked[step_id]}",
+            )
             if step_id in asked
-            else "没有执行：同一计划中的另一步被用户拒绝"
+            else tr(
+                language,
+                "没有执行：同一计划中的另一步被用户拒绝",
+                "Not run: the user refused another step of the same plan",
+            )
         )
         results[f"step_{step_id}"] = {
             "tool": str(step.get("tool") or ""),
@@ -159,15 +174,21 @@ class ConfirmationGate:
         instruction: str | None,
         action_request: dict[str, Any] | None,
         upstream: list[dict[str, Any]] | None,
+        language: str = "zh-CN",
     ) -> AppReply:
-        """Persist the question, announce it, and answer the task with a confirm view."""
-        sentences = "；".join(step.sentence for step in risky)
+        """Persist the question, announce it, and answer the task with a confirm view
+        (its texts in `language`, as the policy's sentences are)."""
+        sentences = tr(language, "；", "; ").join(step.sentence for step in risky)
         pending = PendingConfirmation(
             confirmation_id=f"{_ID_PREFIX}{secrets.token_hex(8)}",
             app_id=app_id,
             app_name=app_name,
             session_id=session_id,
-            summary=f"应用「{app_name}」将要{sentences}",
+            summary=tr(
+                language,
+                f"应用「{app_name}」将要{sentences}",
+                f"The app “{app_name}” wants to {sentences}",
+            ),
             steps=[step.to_json() for step in risky],
             plan=plan,
             round=round_no,
@@ -178,7 +199,7 @@ class ConfirmationGate:
             upstream=upstream,
         )
         self._store(pending)
-        return confirm_reply(pending)
+        return confirm_reply(pending, language)
 
     def ask(
         self,

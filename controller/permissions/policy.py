@@ -40,6 +40,7 @@ from aios_runtime.settings import Settings
 from aios_runtime.workdir import resolve_in_workdir
 from aios_sdk.errors import AiosError
 from aios_sdk.protocol import ToolInfo
+from controller.pipeline.context import tr
 from executor.consent import sql_writes
 
 __all__ = ["PermissionPolicy", "Review", "RiskyStep", "sql_writes"]
@@ -182,13 +183,19 @@ class PermissionPolicy:
     # ------------------------------------------------------------- review
 
     def review(
-        self, app_id: str, workdir: Path | None, plan: list[dict[str, Any]]
+        self,
+        app_id: str,
+        workdir: Path | None,
+        plan: list[dict[str, Any]],
+        *,
+        language: str = "zh-CN",
     ) -> Review:
-        """Classify every step of `plan` (as the app wrote it, before templating)."""
+        """Classify every step of `plan` (as the app wrote it, before templating); the
+        sentences are in `language` (a clause after "will" / "将要")."""
         review = Review()
         entries = self._entries(app_id)
         for step in plan:
-            found = self._classify(app_id, workdir, step, review, entries)
+            found = self._classify(app_id, workdir, step, review, entries, language)
             if found is None:
                 continue
             with self._lock:
@@ -228,6 +235,7 @@ class PermissionPolicy:
         step: dict[str, Any],
         review: Review,
         entries: dict[str, ToolInfo],
+        language: str,
     ) -> RiskyStep | None:
         tool = str(step.get("tool") or "")
         args = step.get("args") if isinstance(step.get("args"), dict) else {}
@@ -239,36 +247,60 @@ class PermissionPolicy:
                 args.get("cmd"), args.get("args") if tool == "process_start" else None
             )
             program = os.path.basename(argv[0]) if argv else ""
-            line = _short(shlex.join(argv)) if argv else "(空命令)"
+            line = (
+                _short(shlex.join(argv))
+                if argv
+                else tr(language, "(空命令)", "(no command)")
+            )
             whitelist = self._whitelist(app_id)
             outside = whitelist is not None and program not in whitelist
             if outside and self._ask_outside() and program:
                 review.outside_whitelist.append(program)
             if tool == "process_start" and confirm:
-                where = "在后台" if args.get("background") else ""
-                return RiskyStep(step_id, tool, "process_start",
-                                 f"{where}启动程序：{line}", command=program)  # fmt: skip
+                where = tr(language, "在后台", " in the background")
+                where = where if args.get("background") else ""
+                sentence = tr(
+                    language,
+                    f"{where}启动程序：{line}",
+                    f"start the program{where}: {line}",
+                )
+                return RiskyStep(step_id, tool, "process_start", sentence, command=program)
             if outside and self._ask_outside() and program:
-                return RiskyStep(step_id, tool, "command_outside_whitelist",
-                                 f"运行白名单之外的命令：{line}", command=program)  # fmt: skip
+                sentence = tr(
+                    language,
+                    f"运行白名单之外的命令：{line}",
+                    f"run a command outside the whitelist: {line}",
+                )
+                return RiskyStep(step_id, tool, "command_outside_whitelist", sentence,
+                                 command=program)  # fmt: skip
             if confirm:
-                return RiskyStep(step_id, tool, "requires_confirmation",
-                                 f"运行命令：{line}", command=program)  # fmt: skip
+                sentence = tr(language, f"运行命令：{line}", f"run the command: {line}")
+                return RiskyStep(step_id, tool, "requires_confirmation", sentence,
+                                 command=program)  # fmt: skip
             return None
         if tool == "file_write":
-            found = self._file_write(app_id, workdir, step_id, args, review)
+            found = self._file_write(app_id, workdir, step_id, args, review, language)
             if found is not None or not confirm:
                 return found
         if tool == "db_query":
             sql = args.get("sql")
             if _templated(sql) or (isinstance(sql, str) and sql_writes(sql)):
-                dsn = str(args.get("dsn") or "")
-                return RiskyStep(step_id, tool, "db_write",
-                                 f"修改数据库 {dsn}：{_short(str(sql))}")  # fmt: skip
+                dsn, said = str(args.get("dsn") or ""), _short(str(sql))
+                sentence = tr(
+                    language,
+                    f"修改数据库 {dsn}：{said}",
+                    f"change the database {dsn}: {said}",
+                )
+                return RiskyStep(step_id, tool, "db_write", sentence)
         if confirm and entry is not None:
             what = _short(entry.description or entry.name, 120)
-            return RiskyStep(step_id, tool, "requires_confirmation",
-                             f"使用工具 {tool}（{entry.risk_level}，来自 {entry.provider}）：{what}")  # fmt: skip
+            level, source = entry.risk_level, entry.provider
+            sentence = tr(
+                language,
+                f"使用工具 {tool}（{level}，来自 {source}）：{what}",
+                f"use the tool {tool} ({level}, from {source}): {what}",
+            )
+            return RiskyStep(step_id, tool, "requires_confirmation", sentence)
         return None
 
     def _file_write(
@@ -278,13 +310,19 @@ class PermissionPolicy:
         step_id: int,
         args: dict[str, Any],
         review: Review,
+        language: str,
     ) -> RiskyStep | None:
         path = args.get("path")
         if str(args.get("mode") or "overwrite") == "append":
             return None
         if _templated(path):
-            return RiskyStep(step_id, "file_write", "file_overwrite",
-                             f"写入一个运行时才确定的文件：{_short(str(path))}")  # fmt: skip
+            named = _short(str(path))
+            sentence = tr(
+                language,
+                f"写入一个运行时才确定的文件：{named}",
+                f"write a file named only when the plan runs: {named}",
+            )
+            return RiskyStep(step_id, "file_write", "file_overwrite", sentence)
         found = _in_workdir(workdir, path)
         if found is None:
             return None  # outside the workdir or malformed: the executor refuses it
@@ -299,9 +337,13 @@ class PermissionPolicy:
         size = target.stat().st_size if target.is_file() else 0
         content = args.get("content")
         length = len(content) if isinstance(content, str) else len(json.dumps(content))
-        return RiskyStep(step_id, "file_write", "file_overwrite",
-                         f"覆盖已有文件 workspace/{rel}（原有 {size} 字节，"
-                         f"新内容 {length} 个字符）")  # fmt: skip
+        sentence = tr(
+            language,
+            f"覆盖已有文件 workspace/{rel}（原有 {size} 字节，新内容 {length} 个字符）",
+            f"overwrite the existing file workspace/{rel} ({size} bytes now, "
+            f"{length} characters new)",
+        )
+        return RiskyStep(step_id, "file_write", "file_overwrite", sentence)
 
 
 def _in_workdir(workdir: Path | None, path: Any) -> tuple[Path, str] | None:

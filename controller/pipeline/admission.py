@@ -96,7 +96,7 @@ class Admission:
     @contextmanager
     def _hold(self, gate: _Gate, what: str) -> Iterator[None]:
         if not gate.acquire(timeout=self.limits.queue_wait):
-            raise Overloaded(f"{what}正忙，请稍后再试 (busy, retry shortly)")
+            raise Overloaded(f"{what}正忙，请稍后再试。", detail="busy, retry shortly")
         try:
             yield
         finally:

@@ -12,7 +12,8 @@ LLM summariser exists); `tool_results` is set on the call after steps ran; `upst
 (beyond S-41) carries the results of the tasks a dependent task waits for;
 `caller_system_prompt` the system prompt of the `/v1` request that asked (if any);
 `language` the one the desktop last said it shows (kept in the session's context),
-else `default_language()` (the settings' `ui_language`), else Chinese.
+else `default_language()` (the settings' `ui_language`), else Chinese: `language_of`
+decides it, for the apps' context and for the controller's own messages (`tr`).
 """
 
 from __future__ import annotations
@@ -22,18 +23,21 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
-from aios_sdk.protocol import ATOMIC_TOOLS, Context
+from aios_sdk.protocol import ATOMIC_TOOLS, Context, Language
 from controller.sessions import Session
 
 __all__ = [
     "ContextBuilder",
+    "language_of",
     "summarise_history",
+    "tr",
     "workspace_files",
 ]
 
 MAX_FILES = 100
+_LANGUAGES: tuple[str, ...] = get_args(Language)
 
 
 # A directory's mtime changes whenever a name in it is added, removed or renamed, but
@@ -77,6 +81,22 @@ def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
     return names[:limit]
 
 
+def language_of(session: Session | None, default: str = "") -> Language:
+    """The language the user reads: the one the desktop last said for `session`,
+    else `default` (the settings' `ui_language`; a message built without a session
+    passes only this), else Chinese."""
+    said = session.context.get("language") if session is not None else None
+    for language in (said, default):
+        if language in _LANGUAGES:
+            return cast(Language, language)
+    return "zh-CN"
+
+
+def tr(language: str, zh: str, en: str) -> str:
+    """The text for `language` (from `language_of`): `en` for English, else `zh`."""
+    return en if language == "en-US" else zh
+
+
 def summarise_history(session: Session) -> str:
     """`history_summary`: the LLM's summary of the session when one was written
     (in the background, `llm_summary`), else the deterministic "用户刚问过…"."""
@@ -110,6 +130,10 @@ class ContextBuilder:
         self._lock = threading.Lock()
         # per session: (history length, its last turn, LLM summary) → the summary
         self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
+
+    def language(self, session: Session | None) -> Language:
+        """`language_of(session)`, falling back to the settings' `ui_language`."""
+        return language_of(session, self.default_language())
 
     def available_tools(self, app_id: str) -> list[str]:
         return list(self._tool_names(app_id))
@@ -178,9 +202,6 @@ class ContextBuilder:
         caller_prompt = session.context.get("caller_system_prompt")
         if caller_prompt:  # the system prompt of an OpenAI client's request (/v1)
             extra["caller_system_prompt"] = caller_prompt
-        language = session.context.get("language") or self.default_language()
-        if language:
-            extra["language"] = language
         return Context(
             role=role,
             workdir=str(workdir) if workdir is not None else "",
@@ -189,5 +210,6 @@ class ContextBuilder:
             session_id=session.session_id,
             history_summary=self._summary(session),
             tool_results=tool_results,
+            language=self.language(session),
             **extra,
         )

@@ -45,7 +45,8 @@ from controller.permissions.confirmations import (
 from controller.permissions.policy import PermissionPolicy, Review
 from controller.pipeline.actions import action_request_for
 from controller.pipeline.cancel import TaskCancels
-from controller.pipeline.context import ContextBuilder
+from controller.pipeline.context import ContextBuilder, tr
+from controller.pipeline.failures import app_name, failure_view
 from controller.routing.router import AppProfile, RoutePlan, Router, no_match_message
 from controller.sessions import Session, SessionStore
 
@@ -127,19 +128,24 @@ class Pipeline:
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
         session = self._sessions.get_or_create(request.session_id)
         self._keep_language(session, request.language)
+        language = self._contexts.language(session)
         profiles = self._apps.profiles()
+        failure = ""
         try:
             plan = self._router.route(request.text, profiles)
         except Exception as exc:  # a router bug must not lose the user's request
             log.exception("router failed on %r", request.text)
-            plan = RoutePlan(
-                tasks=[],
-                confidence=0.0,
-                reason=f"无法理解这条指令（路由出错：{type(exc).__name__}）。"
-                + no_match_message(profiles),
+            failed = type(exc).__name__
+            failure = tr(
+                language,
+                f"无法理解这条指令（路由出错：{failed}）。",
+                f"Routing this instruction failed ({failed}). ",
             )
+            plan = RoutePlan(tasks=[], confidence=0.0)
         if not plan.tasks:
-            message = plan.reason or no_match_message(profiles)
+            # a router's reason is its own Chinese text: English readers get English
+            reason = plan.reason if language == "zh-CN" else ""
+            message = failure + (reason or no_match_message(profiles, language))
             self._record_turn(session, "instruction", request.text, [], message, [])
             return InstructionResponse(
                 session_id=session.session_id,
@@ -158,7 +164,7 @@ class Pipeline:
         ]
         self._run_tasks(tasks, session, request.client_id)
         messages = [t.result.message for t in tasks if t.result and t.result.message]
-        message = "；".join(messages)
+        message = tr(language, "；", "; ").join(messages)
         self._record_turn(
             session,
             "instruction",
@@ -193,7 +199,12 @@ class Pipeline:
                 for task in pending:
                     task.status = "error"
                     task.result = AppReply.error(
-                        "dependency_cycle", "任务之间的依赖形成了环，无法执行"
+                        "dependency_cycle",
+                        tr(
+                            self._contexts.language(session),
+                            "任务之间的依赖形成了环，无法执行",
+                            "These tasks wait for each other in a circle, so none of them ran.",
+                        ),
                     )
                 return
             for task in ready:
@@ -217,9 +228,14 @@ class Pipeline:
         failed = [d for d in task.depends_on if by_id[d].status == "error"]
         if failed:
             task.status = "error"
+            names = ", ".join(failed)
             task.result = AppReply.error(
                 "dependency_failed",
-                f"没有执行：它依赖的任务 {', '.join(failed)} 失败了",
+                tr(
+                    self._contexts.language(session),
+                    f"没有执行：它依赖的任务 {names} 失败了",
+                    f"Not run: the task it waits for ({names}) failed.",
+                ),
             )
             self._finish_task(session, task, client_id)
             return
@@ -351,11 +367,11 @@ class Pipeline:
                 reply = self._steps_loop(
                     app_id, session, instruction, action_request, task_id, upstream, resume
                 )
-        except AiosError as exc:
-            reply = AppReply.error(exc.code, exc.message)
         except Exception as exc:  # a bug here must not take other tasks down
-            log.exception("pipeline: %s failed", app_id)
-            reply = AppReply.error("internal_error", f"{type(exc).__name__}: {exc}")
+            if not isinstance(exc, AiosError):
+                log.exception("pipeline: %s failed", app_id)
+            name = app_name(self._apps.profiles(), app_id)
+            reply = failure_view(exc, name, self._contexts.language(session))
         if reply.ui_commands:
             self._events.publish(
                 "ui_commands",
@@ -386,6 +402,7 @@ class Pipeline:
         resume: tuple[PendingConfirmation, str] | None = None,
     ) -> AppReply:
         limits = self.limits
+        language = self._contexts.language(session)
         target = self._apps.target(app_id)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
@@ -394,9 +411,9 @@ class Pipeline:
             pending, decision = resume
             rounds, last_plan = pending.round, pending.plan
             if decision == "deny":
-                tool_results = denied_results(pending.plan, pending.risky())
+                tool_results = denied_results(pending.plan, pending.risky(), language)
             else:
-                review = self._review(target, pending.plan)
+                review = self._review(target, pending.plan, language)
                 tool_results = self._run_round(
                     app_id, session, pending.plan, rounds, task_id, review
                 )
@@ -413,10 +430,15 @@ class Pipeline:
             if rounds >= limits.max_step_rounds:
                 return AppReply.error(
                     "too_many_step_rounds",
-                    f"应用 {target.name} 在 {limits.max_step_rounds} 轮工具调用后仍未给出结果",
+                    tr(
+                        language,
+                        f"应用 {target.name} 在 {limits.max_step_rounds} 轮工具调用后仍未给出结果",
+                        f"“{target.name}” gave no result after {limits.max_step_rounds}"
+                        " rounds of tool calls.",
+                    ),
                 )
             rounds += 1
-            review = self._review(target, plan)
+            review = self._review(target, plan, language)
             if review is not None and review.needs_confirmation:
                 assert self._confirmations is not None
                 return self._confirmations.pause(
@@ -430,6 +452,7 @@ class Pipeline:
                     instruction=instruction,
                     action_request=action_request.dump() if action_request else None,
                     upstream=upstream,
+                    language=language,
                 )
             tool_results = self._run_round(app_id, session, plan, rounds, task_id, review)
             last_plan = plan
@@ -462,7 +485,7 @@ class Pipeline:
             reply = parse(AppReply, raw)
         except InvalidRequest as exc:
             raise BadAppReply(
-                f"应用 {target.name} 的回复不符合协议：{exc.message}"
+                f"应用 {target.name} 的回复不符合协议：{exc.message}", detail=exc.message
             ) from exc
         state = raw.get("state")
         if isinstance(state, dict) and state:
@@ -521,10 +544,14 @@ class Pipeline:
 
     # ---------------------------------------------------------- confirmations
 
-    def _review(self, target: AppTarget, plan: list[dict[str, Any]]) -> Review | None:
+    def _review(
+        self, target: AppTarget, plan: list[dict[str, Any]], language: str = "zh-CN"
+    ) -> Review | None:
         if self._permissions is None:
             return None
-        return self._permissions.review(target.app_id, target.workdir, plan)
+        return self._permissions.review(
+            target.app_id, target.workdir, plan, language=language
+        )
 
     def resume(self, confirmation_id: str, decision: str) -> tuple[AppReply, str, str]:
         """The user's answer to a paused step: run it (allow) or refuse it (deny), then

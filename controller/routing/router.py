@@ -60,20 +60,23 @@ class Router(Protocol):
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan: ...
 
 
-def no_match_message(apps: Sequence[AppProfile]) -> str:
-    """The reply when no app matches: what the installed apps can do (zh + en)."""
+def no_match_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
+    """The reply when no app matches: what the installed apps can do, in `language`
+    (Chinese, or English for "en-US")."""
+    english = language == "en-US"
     if not apps:
-        return "没有已安装的应用。No apps are installed."
+        return "No apps are installed." if english else "没有已安装的应用。"
+    colon = ": " if english else "："
     lines = [
-        f"· {app.name}：{app.description}" if app.description else f"· {app.name}"
+        f"· {app.name}{colon}{app.description}" if app.description else f"· {app.name}"
         for app in apps
     ]
-    return (
-        "抱歉，我不确定该交给哪个应用处理。已安装的应用可以：\n"
-        + "\n".join(lines)
-        + "\nSorry, I could not tell which installed app should handle that."
-        + " The apps above can help with the tasks listed."
-    )
+    if english:
+        return (
+            "Sorry, I could not tell which app should handle that. The installed apps"
+            " can:\n" + "\n".join(lines)
+        )
+    return "抱歉，我不确定该交给哪个应用处理。已安装的应用可以：\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)

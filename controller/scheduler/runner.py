@@ -23,6 +23,7 @@ from typing import Any
 
 from aios_sdk.errors import AiosError
 from aios_sdk.protocol import RunRequest, ScheduleJob, ScheduleJobState, Step
+from controller.pipeline.context import tr
 
 __all__ = ["JobRunner", "RunOutcome", "job_session_id"]
 
@@ -54,7 +55,7 @@ class JobRunner:
     """Runs jobs: `run_steps(body, timeout)` is the executor's `/run`,
     `instruct(text, session_id)` the pipeline, `notify(title, body, level, app_id)`
     the toast, `cancel_session(session_id)` stops that session's pipeline work (how
-    many works it told to stop)."""
+    many works it told to stop); `language()` is the toasts' language."""
 
     def __init__(
         self,
@@ -62,11 +63,14 @@ class JobRunner:
         instruct: Callable[[str, str], dict[str, Any]],
         notify: Callable[[str, str, str, str], None] = lambda *a: None,
         cancel_session: Callable[[str], int] = lambda session_id: 0,
+        *,
+        language: Callable[[], str] = lambda: "zh-CN",
     ):
         self._run_steps = run_steps
         self._instruct = instruct
         self._notify = notify
         self._cancel_session = cancel_session
+        self._language = language
 
     def run(self, job: ScheduleJob, state: ScheduleJobState) -> RunOutcome:
         try:
@@ -120,7 +124,11 @@ class JobRunner:
         if worker.is_alive():
             stopped = self._cancel(worker, job_session_id(job.id or ""))
             self._notify(
-                f"定时任务「{job.name}」超时，已取消",
+                tr(
+                    self._language(),
+                    f"定时任务「{job.name}」超时，已取消",
+                    f"The scheduled job “{job.name}” timed out and was cancelled",
+                ),
                 job.instruction,
                 "warning",
                 job.app_id,
@@ -135,7 +143,11 @@ class JobRunner:
         status = "error" if failed or not tasks else "ok"
         summary = message or ("no app took the instruction" if not tasks else "")
         self._notify(
-            f"定时任务「{job.name}」已运行",
+            tr(
+                self._language(),
+                f"定时任务「{job.name}」已运行",
+                f"The scheduled job “{job.name}” ran",
+            ),
             summary or job.instruction,
             "info" if status == "ok" else "error",
             job.app_id,

@@ -39,6 +39,7 @@ from aios_sdk.protocol import (
     ScheduleRun,
     parse,
 )
+from controller.pipeline.context import tr
 from controller.scheduler.runner import JobRunner
 from controller.scheduler.store import JobStore
 from controller.scheduler.timing import as_local, check_schedule, next_fire, now_local
@@ -108,6 +109,7 @@ class Scheduler:
         tick_interval: float = 1.0,
         window_app: str = WINDOW_APP,
         confirmations: JobConfirmations | None = None,
+        language: Callable[[], str] = lambda: "zh-CN",
     ):
         self.store = store
         self._runner = runner
@@ -118,6 +120,7 @@ class Scheduler:
         self.tick_interval = tick_interval
         self._window_app = window_app
         self._confirmations = confirmations
+        self._language = language  # of the toasts and answers the user reads
         self._lock = threading.RLock()
         self._workers: dict[str, threading.Thread] = {}
         self._stop = threading.Event()
@@ -334,7 +337,12 @@ class Scheduler:
             self._confirmations.ask(job, review)
             return
         question = review.question or ""
-        self._notify(f"定时任务「{job.name}」需要你的确认", question, "warning", job.app_id)
+        title = tr(
+            self._language(),
+            f"定时任务「{job.name}」需要你的确认",
+            f"The scheduled job “{job.name}” needs your confirmation",
+        )
+        self._notify(title, question, "warning", job.app_id)
 
     def _withdraw(self, job_id: str) -> None:
         if self._confirmations is not None:
@@ -343,19 +351,37 @@ class Scheduler:
     def settle(self, job_id: str, allow: bool) -> str:
         """The user's answer to a job's question: allowed, the job is enabled (its
         programs approved); denied, it is dropped. A sentence saying what happened."""
+        language = self._language()
         with self._lock:
             job = self._jobs.get(job_id)
             state = self._states.get(job_id)
             if job is None or state is None:
-                return "这个定时任务已经不存在了"
+                return tr(
+                    language,
+                    "这个定时任务已经不存在了",
+                    "This scheduled job no longer exists",
+                )
+            name = job.name
             if not state.awaiting_confirmation:
-                return f"定时任务「{job.name}」不再等待确认"
+                return tr(
+                    language,
+                    f"定时任务「{name}」不再等待确认",
+                    f"The scheduled job “{name}” no longer waits for confirmation",
+                )
             if not allow:
                 self._delete(job_id)
-                return f"已拒绝，定时任务「{job.name}」没有创建"
+                return tr(
+                    language,
+                    f"已拒绝，定时任务「{name}」没有创建",
+                    f"Refused: the scheduled job “{name}” was not created",
+                )
             self._approve(job_id, job, state)
             self.store.save(self._jobs, self._states)
-            return f"已允许，定时任务「{job.name}」已启用"
+            return tr(
+                language,
+                f"已允许，定时任务「{name}」已启用",
+                f"Allowed: the scheduled job “{name}” is enabled",
+            )
 
     def _approve(
         self, job_id: str, job: ScheduleJob, state: ScheduleJobState

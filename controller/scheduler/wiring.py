@@ -7,6 +7,8 @@ step a plan would carry; a risky job's question is a confirmation of kind
 paused plan's); a reminder's or a run's toast is a `notify` event (the desktop
 shows it), spoken replies come from the pipeline itself. An agent job that outlives
 its timeout is cancelled through the pipeline's `TaskCancels` (its session's work).
+What the user reads is in `language()`: a job has no desktop session, so the launch
+passes the settings' `ui_language` (`controller.pipeline.context.language_of`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from aios_sdk.protocol import AppReply, ScheduleJob
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy
+from controller.pipeline.context import tr
 from controller.scheduler.runner import JobRunner, job_session_id
 from controller.scheduler.scheduler import CommandReview, Review, Scheduler
 from controller.scheduler.store import JobStore
@@ -35,17 +38,22 @@ def command_plan(job: ScheduleJob) -> list[dict[str, Any]]:
 
 
 def policy_review(
-    policy: PermissionPolicy, workdir_of: Callable[[str], Path | None]
+    policy: PermissionPolicy,
+    workdir_of: Callable[[str], Path | None],
+    language: Callable[[], str] = lambda: "zh-CN",
 ) -> Review:
     """What a command job needs the user's yes for (None: nothing), and the programs
     outside the whitelist to approve with it."""
 
     def review(job: ScheduleJob) -> CommandReview:
-        verdict = policy.review(job.app_id, workdir_of(job.app_id), command_plan(job))
+        said = language()
+        verdict = policy.review(
+            job.app_id, workdir_of(job.app_id), command_plan(job), language=said
+        )
         outside = list(verdict.outside_whitelist)
         if not verdict.needs_confirmation:
             return CommandReview(None, outside)
-        question = "；".join(step.sentence for step in verdict.risky)
+        question = tr(said, "；", "; ").join(step.sentence for step in verdict.risky)
         return CommandReview(question, outside, list(verdict.risky))
 
     return review
@@ -55,9 +63,15 @@ class GateConfirmations:
     """A risky job's question as a `schedule` confirmation on the desktop's gate;
     `bind(scheduler)` routes the answers (allow → enabled, deny → dropped)."""
 
-    def __init__(self, gate: ConfirmationGate, app_name: Callable[[str], str]):
+    def __init__(
+        self,
+        gate: ConfirmationGate,
+        app_name: Callable[[str], str],
+        language: Callable[[], str] = lambda: "zh-CN",
+    ):
         self._gate = gate
         self._app_name = app_name
+        self._language = language
 
     def ask(self, job: ScheduleJob, review: CommandReview) -> None:
         name = self._app_name(job.app_id)
@@ -66,7 +80,11 @@ class GateConfirmations:
             app_id=job.app_id,
             app_name=name,
             session_id=job_session_id(job.id or ""),
-            summary=f"定时任务「{job.name}」（应用「{name}」）将要{review.question}",
+            summary=tr(
+                self._language(),
+                f"定时任务「{job.name}」（应用「{name}」）将要{review.question}",
+                f"The scheduled job “{job.name}” (app “{name}”) wants to {review.question}",
+            ),
             plan=command_plan(job),
             risky=review.risky,
             job_id=job.id,
@@ -96,12 +114,14 @@ def build_scheduler(
     spec_of: Callable[[str], Any],
     confirmations: ConfirmationGate | None = None,
     cancel_session: Callable[[str], int] = lambda session_id: 0,
+    language: Callable[[], str] = lambda: "zh-CN",
 ) -> Scheduler:
     """A scheduler over `<state_dir>/jobs.json` … (not started: call `start()`).
 
     Without `confirmations` (config `permissions.confirm` off) a risky job still
     waits disabled, announced by a toast; `cancel_session(session_id)` stops the
-    pipeline work of an agent job that timed out."""
+    pipeline work of an agent job that timed out; `language()` is the one its
+    toasts and questions are written in."""
 
     def notify(title: str, body: str, level: str, app_id: str) -> None:
         events.publish(
@@ -128,14 +148,15 @@ def build_scheduler(
             return app_id
         return str(getattr(manifest, "name", "") or app_id)
 
-    asking = GateConfirmations(confirmations, app_name) if confirmations else None
+    asking = GateConfirmations(confirmations, app_name, language) if confirmations else None
     scheduler = Scheduler(
         JobStore(state_dir),
-        JobRunner(run_steps, instruct, notify, cancel_session),
-        review=policy_review(policy, workdir_of),
+        JobRunner(run_steps, instruct, notify, cancel_session, language=language),
+        review=policy_review(policy, workdir_of, language),
         notify=notify,
         app_exists=app_exists,
         confirmations=asking,
+        language=language,
     )
     if asking is not None:
         asking.bind(scheduler)

@@ -4,7 +4,8 @@ Each engine says whether it can run here (`unavailable_reason`), which languages
 serves (`serves`) and turns 16 kHz mono PCM into text (`transcribe`). Failures are
 the two voice errors: `VoiceUnavailable` (the engine cannot serve the request: not
 installed, no key, network down) and `VoiceNotUnderstood` (it listened and heard no
-command). Lower libraries' errors are translated here.
+command). Lower libraries' errors are translated here. Their messages are in the
+language a voice route set with `reading` (the user's), the technical text in `detail`.
 
 - `PocketsphinxEngine`: offline, English only, constrained by the command grammar
   (`grammar`): it hears only the phrases the installed apps declare.
@@ -19,10 +20,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from aios_sdk.errors import AiosError
+from controller.pipeline.context import tr
 from controller.routing.router import AppProfile
 from controller.voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm
 from controller.voice.grammar import CommandGrammar, build_command_grammar
@@ -35,9 +39,28 @@ __all__ = [
     "VoiceNotUnderstood",
     "VoiceUnavailable",
     "normalize_language",
+    "reading",
+    "said",
 ]
 
 log = logging.getLogger("aios.controller.voice.engines")
+
+_reader: ContextVar[str] = ContextVar("voice_reader", default="zh-CN")
+
+
+@contextmanager
+def reading(language: str) -> Iterator[None]:
+    """Within the block, voice messages are written in `language` (Chinese outside)."""
+    token = _reader.set(language)
+    try:
+        yield
+    finally:
+        _reader.reset(token)
+
+
+def said(zh: str, en: str) -> str:
+    """`zh` or `en`, whichever the reader of the current voice request reads."""
+    return tr(_reader.get(), zh, en)
 
 
 class VoiceUnavailable(AiosError):
@@ -132,8 +155,11 @@ class PocketsphinxEngine:
         grammar = self.grammar()
         if grammar.empty:
             raise VoiceUnavailable(
-                "离线英文识别没有可用的命令：已安装的应用没有英文关键词或示例。"
-                " The installed apps have no English commands to listen for."
+                said(
+                    "离线英文识别没有可用的命令：已安装的应用没有英文关键词或示例。",
+                    "Offline English recognition has nothing to listen for: the installed"
+                    " apps have no English keywords or examples.",
+                )
             )
         with self._lock:
             decoder = self._ensure_decoder()
@@ -153,7 +179,10 @@ class PocketsphinxEngine:
         text = (hypothesis.hypstr if hypothesis is not None else "").strip()
         if not text:
             raise VoiceNotUnderstood(
-                "没有听清，请再说一遍。 Not understood: say one of the apps' commands."
+                said(
+                    "没有听清，请再说一遍。",
+                    "Not understood. Please say one of the apps' commands.",
+                )
             )
         return text
 
@@ -199,16 +228,23 @@ class OpenAITranscriptionEngine:
             )
         except openai.APIStatusError as exc:
             raise VoiceUnavailable(
-                f"在线识别失败 (HTTP {exc.status_code})。 The transcription endpoint"
-                f" answered {exc.status_code}."
+                said(
+                    f"在线识别失败 (HTTP {exc.status_code})。", "Online recognition failed."
+                ),
+                detail=f"the transcription endpoint answered HTTP {exc.status_code}",
             ) from exc
         except openai.OpenAIError as exc:
             raise VoiceUnavailable(
-                f"在线识别不可用：{exc}。 The transcription endpoint cannot be reached."
+                said(
+                    f"在线识别不可用：{exc}。",
+                    "Online recognition is unavailable: the transcription endpoint"
+                    " cannot be reached.",
+                ),
+                detail=str(exc),
             ) from exc
         text = str(getattr(result, "text", result) or "").strip()
         if not text:
-            raise VoiceNotUnderstood("没有听清，请再说一遍。 Nothing was recognised.")
+            raise VoiceNotUnderstood(_not_heard())
         return text
 
 
@@ -240,14 +276,21 @@ class GoogleEngine:
         try:
             text = recognizer.recognize_google(data, language=lang)
         except sr.UnknownValueError as exc:
-            raise VoiceNotUnderstood(
-                "没有听清，请再说一遍。 Nothing was recognised."
-            ) from exc
+            raise VoiceNotUnderstood(_not_heard()) from exc
         except sr.RequestError as exc:
             raise VoiceUnavailable(
-                f"在线识别不可用：{exc}。 Google's speech endpoint cannot be reached."
+                said(
+                    f"在线识别不可用：{exc}。",
+                    "Online recognition is unavailable: Google's speech endpoint cannot"
+                    " be reached.",
+                ),
+                detail=str(exc),
             ) from exc
         text = str(text or "").strip()
         if not text:
-            raise VoiceNotUnderstood("没有听清，请再说一遍。 Nothing was recognised.")
+            raise VoiceNotUnderstood(_not_heard())
         return text
+
+
+def _not_heard() -> str:
+    return said("没有听清，请再说一遍。", "Nothing was recognised. Please say it again.")

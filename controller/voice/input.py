@@ -17,13 +17,15 @@ Config keys read from `Settings` extras (all optional):
 
 The language defaults to `default_voice` ("zh-CN"). No offline Chinese model exists
 here, so zh-CN needs an online engine or the browser's speech API; the errors and
-`status()` say so plainly.
+`status()` say so plainly, in the language the user reads (`language_for(session_id)`
+of `voice_blueprint`: the session's, else the settings' `ui_language`), the technical
+reasons in the error's `detail`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,8 @@ from controller.voice.engines import (
     VoiceNotUnderstood,
     VoiceUnavailable,
     normalize_language,
+    reading,
+    said,
 )
 
 __all__ = [
@@ -63,6 +67,10 @@ LISTED_LANGUAGES = ("zh-CN", "en-US")
 ZH_UNAVAILABLE = (
     "离线中文识别不可用：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用"
 )
+_ZH_UNAVAILABLE_EN = (
+    "Offline Chinese recognition is unavailable: configure an online recognition engine"
+    " in Settings, or use a browser that supports speech recognition."
+)
 
 # (text, session_id, source) -> the InstructionResponse as a dict
 HandleInstruction = Callable[[str, "str | None", str], dict[str, Any]]
@@ -83,6 +91,7 @@ class LanguageSupport:
     lang: str
     engines: tuple[str, ...]
     message: str | None
+    reasons: tuple[str, ...] = ()  # why each engine for `lang` cannot run (technical)
 
     @property
     def available(self) -> bool:
@@ -120,15 +129,17 @@ class VoiceConfig:
         )
 
 
-def unavailable_message(lang: str, reasons: Sequence[str] = ()) -> str:
-    """The plain sentence the UI shows when no engine can serve `lang`."""
+def unavailable_message(lang: str) -> str:
+    """The plain sentence the UI shows when no engine can serve `lang` (in the
+    language of the voice request, `engines.reading`)."""
     if lang.lower().startswith("zh"):
-        return ZH_UNAVAILABLE
-    message = (
-        f"没有可用于 {lang} 的语音识别引擎：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用。"
-        f" No speech recognition engine can serve {lang} here"
+        return said(ZH_UNAVAILABLE, _ZH_UNAVAILABLE_EN)
+    return said(
+        f"没有可用于 {lang} 的语音识别引擎：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用。",
+        f"No speech recognition engine can serve {lang} here: configure an online"
+        " recognition engine in Settings, or use a browser that supports speech"
+        " recognition.",
     )
-    return message + (f" ({'; '.join(reasons)})." if reasons else ".")
 
 
 class Recognizer:
@@ -188,8 +199,8 @@ class Recognizer:
                 usable.append(engine.name)
             else:
                 reasons.append(f"{engine.name}: {reason}")
-        message = None if usable else unavailable_message(lang, reasons)
-        return LanguageSupport(lang, tuple(usable), message)
+        message = None if usable else unavailable_message(lang)
+        return LanguageSupport(lang, tuple(usable), message, tuple(reasons))
 
     def languages(self) -> list[LanguageSupport]:
         """Support for zh-CN, en-US and the configured default language."""
@@ -216,7 +227,12 @@ class Recognizer:
             "default_language": self.config.default_language,
             "engines": engines,
             "languages": [
-                {**asdict(s), "available": s.available, "engines": list(s.engines)}
+                {
+                    "lang": s.lang,
+                    "engines": list(s.engines),
+                    "message": s.message,
+                    "available": s.available,
+                }
                 for s in self.languages()
             ],
             # The page may use its own Web Speech API (when the browser has one).
@@ -232,7 +248,10 @@ class Recognizer:
         lang = self._language(lang)
         support = self.support(lang)
         if not support.available:
-            raise VoiceUnavailable(support.message or unavailable_message(lang))
+            raise VoiceUnavailable(
+                support.message or unavailable_message(lang),
+                detail="; ".join(support.reasons) or None,
+            )
         last: AiosError | None = None
         by_name = {engine.name: engine for engine in self._engines}
         for name in support.engines:
@@ -262,10 +281,13 @@ class Recognizer:
                     source, timeout=timeout, phrase_time_limit=phrase_limit
                 )
         except sr.WaitTimeoutError as exc:
-            raise VoiceNotUnderstood("没有听到声音。 No speech was heard.") from exc
+            raise VoiceNotUnderstood(
+                said("没有听到声音。", "No speech was heard.")
+            ) from exc
         except (OSError, AttributeError) as exc:
             raise VoiceUnavailable(
-                f"没有可用的麦克风：{exc}。 No microphone could be opened."
+                said(f"没有可用的麦克风：{exc}。", "No microphone could be opened."),
+                detail=str(exc),
             ) from exc
         return self.recognize(audio.get_wav_data(), lang)
 
@@ -275,15 +297,17 @@ def microphone_reason() -> str | None:
     try:
         import speech_recognition  # noqa: F401
     except ImportError:
-        return (
-            "麦克风录音需要 SpeechRecognition。 Microphone capture needs SpeechRecognition."
+        return said(
+            "麦克风录音需要 SpeechRecognition。",
+            "Microphone capture needs SpeechRecognition.",
         )
     try:
         import pyaudio  # noqa: F401
     except ImportError:
-        return (
-            "麦克风录音需要 PyAudio（pip install pyaudio）。"
-            " Microphone capture needs PyAudio; record in the page instead."
+        return said(
+            "麦克风录音需要 PyAudio（pip install pyaudio）。",
+            "Microphone capture needs PyAudio (pip install pyaudio); record in the page"
+            " instead.",
         )
     return None
 
@@ -320,9 +344,12 @@ def _transcript_body(transcript: Transcript) -> dict[str, Any]:
 
 
 def voice_blueprint(
-    recognizer: Recognizer, handle_instruction: HandleInstruction
+    recognizer: Recognizer,
+    handle_instruction: HandleInstruction,
+    language_for: Callable[[str | None], str] = lambda session_id: "zh-CN",
 ) -> Blueprint:
     """Routes for voice input; register on the controller's `create_service` app.
+    Their messages are in `language_for(session_id)` (the language the user reads).
 
     - `POST /api/voice`: a WAV (multipart `audio`, optional `lang`, `session_id`) →
       the instruction response (sent with `source: "voice"`) plus `transcript` and
@@ -338,7 +365,8 @@ def voice_blueprint(
     @bp.post("/api/voice")
     def voice_instruction() -> Any:
         data, lang, session_id = _uploaded_audio()
-        transcript = recognizer.recognize(data, lang)
+        with reading(language_for(session_id or None)):
+            transcript = recognizer.recognize(data, lang)
         reply = dict(handle_instruction(transcript.text, session_id or None, "voice"))
         reply["transcript"] = transcript.text
         reply["recognition"] = {"engine": transcript.engine, "lang": transcript.lang}
@@ -346,16 +374,20 @@ def voice_blueprint(
 
     @bp.post("/api/voice/transcribe")
     def voice_transcribe() -> Any:
-        data, lang, _ = _uploaded_audio()
-        return jsonify(_transcript_body(recognizer.recognize(data, lang)))
+        data, lang, session_id = _uploaded_audio()
+        with reading(language_for(session_id or None)):
+            return jsonify(_transcript_body(recognizer.recognize(data, lang)))
 
     @bp.post("/api/voice/listen")
     def voice_listen() -> Any:
-        return jsonify(_transcript_body(recognizer.listen_once(request.args.get("lang"))))
+        with reading(language_for(request.args.get("session_id") or None)):
+            transcript = recognizer.listen_once(request.args.get("lang"))
+        return jsonify(_transcript_body(transcript))
 
     @bp.get("/api/voice/status")
     def voice_status() -> Any:
-        return jsonify(recognizer.status())
+        with reading(language_for(None)):
+            return jsonify(recognizer.status())
 
     return bp
 

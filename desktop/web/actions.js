@@ -4,6 +4,7 @@
 // value | href | on — through `ctx.send`. Labels are set as text (SECURITY.md Q2).
 
 import { asArray, asObject, asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 import { collectForm, formField, normalizeOption } from "./views.js";
 
 /**
@@ -63,7 +64,7 @@ function buildButton(action, ctx) {
 /** With fields of its own: a small form. Without: a button submitting the window's form view. */
 function buildSubmitForm(action, ctx) {
   const fields = asArray(action.fields);
-  const text = labelOf(action) || "提交";
+  const text = labelOf(action) || tr("提交", "Submit");
   if (fields.length === 0) {
     return el("button", {
       type: "button",
@@ -150,7 +151,7 @@ function buildInput(action, ctx) {
     value: asText(action.value ?? ""),
     attrs: { "aria-label": labelOf(action) },
   });
-  const go = el("button", { type: "submit", className: "act-go", text: "确定" });
+  const go = el("button", { type: "submit", className: "act-go", text: tr("确定", "OK") });
   const form = el("form", { className: "act-group act-input-form" }, el("span", { className: "act-label", text: labelOf(action) }), input, go);
   form.addEventListener("submit", (event) => {
     event.preventDefault();

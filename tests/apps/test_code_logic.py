@@ -9,6 +9,7 @@ template really runs.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -348,3 +349,80 @@ def test_code_is_never_cut_at_a_semicolon(said: str, code: str) -> None:
         "打开音乐",
         "播放七里香",
     ]
+
+
+# ------------------------------------------------------------------ in English
+
+EN = {"language": "en-US"}
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _readable_texts(reply: dict) -> list[str]:
+    """The labels, placeholders and field labels the user reads under the view."""
+    texts = []
+    for action in reply["actions"]:
+        texts += [action["label"], action.get("placeholder") or ""]
+        texts += [f["label"] for f in action.get("fields", [])]
+        texts += [o["label"] for o in action.get("options", []) if isinstance(o, dict)]
+    return [t for t in texts if t]
+
+
+def test_in_english_the_views_and_labels_are_english() -> None:
+    flows = CodeFlows(PlanningAgent())
+    listing = {"files": [{"name": "a.py", "size": 3}]}
+    reply = flows.handle(
+        "show my python files", {**EN, "tool_results": {"step_1": ok("file_list", listing)}}
+    )
+    assert reply["data"]["title"] == "My Python files"
+    assert reply["message"] == "The workspace has 1 Python file"
+    assert reply["data"]["items"][0]["sub"] == "3 bytes"
+    texts = _readable_texts(reply)
+    assert {"View", "Run", "Run code", "New file", "File name", "Template"} <= set(texts)
+    assert not [t for t in texts if CHINESE.search(t)], texts
+    form = flows.handle(
+        "edit a.py", {**EN, "tool_results": {"step_1": ok("file_read", "x = 1\n")}}
+    )
+    assert form["data"]["title"] == "Edit a.py" and form["message"] == "Editing a.py"
+    assert [f["label"] for f in form["data"]["fields"]] == ["File name", "Code"]
+    assert [a["label"] for a in form["actions"]] == ["Save", "Save and run", "Cancel"]
+    templates = flows.handle("write a program that can fly", EN)
+    assert templates["data"]["title"] == "Code templates"
+    assert templates["message"].startswith("No template fits. No model is configured")
+    assert "deepseek_api_key" in templates["message"]
+    assert not [i for i in templates["data"]["items"] if CHINESE.search(i["title"])]
+
+
+def test_in_english_errors_are_english_with_the_detail_folded() -> None:
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle("run print(2**10)", EN)
+    assert plan["message"] == "Running…"
+    ran = {
+        "step_1": ok("file_write", {"path": "workspace/snippet.py"}),
+        "step_2": ok("shell_exec", {"returncode": 0, "stdout": "1024\n", "stderr": ""}),
+    }
+    assert flows.handle("run print(2**10)", {**EN, "tool_results": ran})["message"] == (
+        "Output: 1024"
+    )
+    crashed = {
+        "step_1": ok("file_read", "1/0\n"),
+        "step_2": ok("shell_exec", {"returncode": 1, "stdout": "", "stderr": "Traceback…\nZeroDivisionError: division by zero\n"}),
+    }  # fmt: skip
+    reply = flows.handle("run bad.py", {**EN, "tool_results": crashed})
+    assert reply["message"] == (
+        "The program failed (exit code 1): ZeroDivisionError: division by zero"
+    )
+    assert reply["notice"] == "warning" and reply["detail"].startswith("Traceback")
+    assert [a["label"] for a in reply["actions"]] == ["Run", "Edit", "Files"]
+    missing = {"step_1": failed("file_read", "[Errno 2] No such file", "file_not_found")}
+    gone = flows.handle("run gone.py", {**EN, "tool_results": missing})
+    assert gone["status"] == "error" and gone["data"]["content"] == (
+        "workspace/gone.py is not there"
+    )
+    assert gone["detail"] == "[Errno 2] No such file"
+    refused = flows.handle("run ../x.py", EN)
+    assert refused["status"] == "error" and not CHINESE.search(refused["data"]["content"])
+    saved = {"action_id": "save", "form_values": {"path": "a.py", "code": "x = 2\n"}}
+    disk_full = {"step_1": failed("file_write", "disk full", "io_error")}
+    reply = flows.handle(None, {**EN, "tool_results": disk_full}, saved)
+    assert reply["message"] == "Could not save a.py; the file is unchanged"
+    assert reply["detail"] == "disk full"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -443,3 +444,84 @@ def test_history_failure_does_not_stop_playing(catalogue) -> None:
         {"action_id": "play", "params": {"song_id": "1001"}},
     )
     assert reply["view_type"] == "media"
+
+
+# ------------------------------------------------------------------ in English
+
+EN = {"language": "en-US"}
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _labels(reply: dict) -> list[str]:
+    """Every label and placeholder the user reads under the view."""
+    texts = []
+    for action in reply["actions"]:
+        texts += [action["label"], action.get("placeholder") or ""]
+        texts += [o["label"] for o in action.get("options", []) if isinstance(o, dict)]
+    return [t for t in texts if t]
+
+
+def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    local = {"id": "local:music/a.wav", "title": "晴天", "artist": "周杰伦",
+             "source": "local", "path": "music/a.wav"}  # fmt: skip
+    refused = "[Errno 111] Connection refused"
+    results = {
+        "step_1": failed("http_request", refused, "connection_failed"),
+        "step_2": failed("cache_set", "depends on a failed step"),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, [local]),
+    }
+    reply = flows.handle("play songs by Taylor Swift", {**EN, "tool_results": results})
+    assert reply["status"] == "ok" and reply["notice"] == "warning"
+    assert reply["message"] == (
+        "The music catalogue cannot be reached right now (check the network); "
+        "here is your local library (1 song) instead"
+    )
+    assert reply["detail"] == refused and "Errno" not in reply["message"]
+    assert reply["data"]["title"] == "Local library"
+    assert reply["data"]["items"][0]["title"] == "晴天"  # a song's name is data
+    assert reply["data"]["items"][0]["sub"] == "周杰伦 · local"
+    labels = _labels(reply)
+    assert "Play" in labels and "Filter" in labels and "Quality" in labels
+    assert not [t for t in labels if CHINESE.search(t)], labels
+    quality = next(a for a in reply["actions"] if a["action_id"] == "set_quality")
+    assert [o["value"] for o in quality["options"]] == ["标准", "高品", "无损"]
+    assert quality["options"][2]["label"] == "Lossless"
+    nothing = {**results, "step_4": ok(LIBRARY_TOOL, [])}
+    empty = flows.handle("play songs by Taylor Swift", {**EN, "tool_results": nothing})
+    assert empty["data"]["empty"] == empty["message"]
+    assert not CHINESE.search(empty["message"]) and empty["notice"] == "warning"
+
+
+def test_search_player_and_download_speak_english(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    plan = flows.handle("play songs by Taylor Swift", EN)
+    assert plan["message"] == "Searching for Taylor Swift…"
+    assert plan["steps"][0]["args"]["params"]["term"] == "Taylor Swift"
+    found = flows.handle(
+        "周杰伦", {**EN, "tool_results": _search_results(catalogue, "周杰伦")}
+    )
+    assert found["message"] == "Found 4 songs for 周杰伦"
+    assert found["data"]["title"] == "Songs: 周杰伦"
+    song = parse_search_answer(catalogue.search("七里香"))[0].to_dict()
+    paused = flows.handle(None, EN, {"action_id": "pause", "params": song})
+    assert paused["message"] == "Paused: 周杰伦 - 七里香"
+    assert [a["label"] for a in paused["actions"]] == [
+        "Resume", "Previous", "Next", "Download", "Back to the list",
+    ]  # fmt: skip
+    down = {
+        "step_1": failed("http_request", "[Errno -2] Name or service not known"),
+        "step_2": failed("http_request", "depends on a failed step"),
+        "step_3": ok("file_list", {"files": []}),
+    }
+    reply = flows.handle("download the song Yesterday", {**EN, "tool_results": down})
+    assert reply["status"] == "error" and "Errno" in reply["detail"]
+    assert reply["data"]["content"].startswith("The music catalogue cannot be reached")
+    assert reply["actions"] == [
+        {"type": "button", "label": "Local library", "action_id": "library"}
+    ]
+    home = flows.handle("", {**EN, "tool_results": {"step_1": ok(LIBRARY_TOOL, [])}})
+    assert home["data"]["title"] == "My music"
+    assert home["message"].startswith("Your local library has no songs yet.")
+    assert not [t for t in _labels(home) if CHINESE.search(t)]

@@ -2,7 +2,8 @@
 
 Chinese and English phrasings, against a snapshot shaped like the desktop's, become
 the right S-82 UI commands (F-3: "把播放按钮移到左上角" → move btn_play to (20, 20));
-window operations, status questions, failures and undo are covered too. The
+window operations, status questions, failures and undo are covered too, and every
+answer in the user's language (`context["language"]`: zh-CN, en-US). The
 `system_status` tool's body reads the real machine with psutil.
 """
 
@@ -12,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from aios_sdk import Turn
 from aios_sdk.protocol import AppReply, parse
 from apps.system_agent.flows import SystemFlows
-from apps.system_agent.phrases import parse_request
+from apps.system_agent.phrases import has_cjk, parse_request
 from apps.system_agent.status import collect, status_view
 from apps.system_agent.targets import (
     plan_ui,
@@ -42,12 +44,17 @@ SNAPSHOT: dict[str, Any] = {
 }  # fmt: skip
 
 
+ZH = Turn(context={"language": "zh-CN"})
+EN = Turn(context={"language": "en-US"})
+IN_ENGLISH = {"language": "en-US"}
+
+
 def commands_for(text: str, snapshot: dict[str, Any] = SNAPSHOT) -> list[dict[str, Any]]:
     request = parse_request(text)
     outcome = (
-        plan_window(request, snapshot)
+        plan_window(request, snapshot, ZH)
         if request.op == "window"
-        else plan_ui(request, snapshot)
+        else plan_ui(request, snapshot, ZH)
     )
     assert outcome.ok, f"{text!r}: {outcome.message}"
     return outcome.commands
@@ -150,8 +157,6 @@ def test_phrasing_becomes_the_right_command(text: str, command: dict[str, Any]) 
 
 
 def test_there_are_enough_phrasings_in_both_languages() -> None:
-    from apps.system_agent.phrases import has_cjk
-
     chinese = [t for t, _ in PHRASINGS if has_cjk(t)]
     english = [t for t, _ in PHRASINGS if not has_cjk(t)]
     assert len(PHRASINGS) >= 20 and len(chinese) >= 10 and len(english) >= 10
@@ -166,9 +171,9 @@ def test_every_command_is_a_valid_protocol_ui_command() -> None:
 
 
 def test_f3_message_is_the_one_to_speak() -> None:
-    outcome = plan_ui(parse_request("把播放按钮移到左上角"), SNAPSHOT)
+    outcome = plan_ui(parse_request("把播放按钮移到左上角"), SNAPSHOT, ZH)
     assert outcome.message == "已将播放按钮移到左上角"
-    english = plan_ui(parse_request("move the play button to the top-left"), SNAPSHOT)
+    english = plan_ui(parse_request("move the play button to the top-left"), SNAPSHOT, EN)
     assert english.message == "Moved the play button to the top-left"
 
 
@@ -209,13 +214,13 @@ def test_resolution_by_id_label_and_translation() -> None:
 
 
 def test_unknown_element_and_missing_snapshot_give_clear_answers() -> None:
-    outcome = plan_ui(parse_request("把天气按钮移到左上角"), SNAPSHOT)
+    outcome = plan_ui(parse_request("把天气按钮移到左上角"), SNAPSHOT, ZH)
     assert not outcome.ok and "没有找到“天气按钮”" in outcome.message
-    no_snapshot = plan_ui(parse_request("把播放按钮移到左上角"), None)
+    no_snapshot = plan_ui(parse_request("把播放按钮移到左上角"), None, ZH)
     assert not no_snapshot.ok and "界面快照" in no_snapshot.message
-    nowhere = plan_ui(parse_request("移动播放按钮"), SNAPSHOT)
+    nowhere = plan_ui(parse_request("移动播放按钮"), SNAPSHOT, ZH)
     assert not nowhere.ok and "移到哪里" in nowhere.message
-    closing_the_taskbar = plan_window(parse_request("关闭任务栏"), SNAPSHOT)
+    closing_the_taskbar = plan_window(parse_request("关闭任务栏"), SNAPSHOT, ZH)
     assert closing_the_taskbar.commands == [{"op": "hide", "id": "taskbar"}]
 
 
@@ -263,7 +268,7 @@ def test_f3_plans_cache_get_of_the_system_snapshot() -> None:
     assert reply["message"] == "已将播放按钮移到左上角"
     assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
     undo = reply["actions"][0]
-    assert undo["action_id"] == "undo"
+    assert (undo["action_id"], undo["label"]) == ("undo", "撤销")
     assert undo["params"]["commands"] == [
         {"op": "move", "id": "btn_play", "x": 100, "y": 200}
     ]
@@ -290,11 +295,23 @@ def test_flows_answer_errors_as_text() -> None:
     assert "boom" not in broken["message"] and broken["detail"] == "boom"
 
 
-def test_help_says_the_same_in_both_languages() -> None:
+def test_help_is_in_the_users_language_and_its_examples_work() -> None:
     flows = SystemFlows(PlanningAgent())
-    content = flows.handle("今天天气怎么样", {})["data"]["content"]
-    assert "左上角 / move the play button to the top-left" in content
-    assert "变大一点 / make the search box bigger" in content
+    chinese = flows.handle("今天天气怎么样", {})
+    english = flows.handle("what is the weather today", IN_ENGLISH)
+    zh_text, en_text = chinese["data"]["content"], english["data"]["content"]
+    assert "· 把播放按钮移到左上角\n" in zh_text and "move the play button" not in zh_text
+    assert "· move the play button to the top-left\n" in en_text and not has_cjk(en_text)
+    assert chinese["message"].startswith("我可以") and not has_cjk(english["message"])
+    for text in (zh_text, en_text):
+        examples = [
+            example.strip()
+            for line in text.splitlines()[1:]
+            for example in line.lstrip("· ").split(" / ")
+        ]
+        assert len(examples) >= 10
+        for example in examples:
+            assert parse_request(example).op != "unknown", example
 
 
 def test_the_agent_and_its_manifest_share_one_icon() -> None:
@@ -323,7 +340,7 @@ def test_a_question_about_one_number_is_answered_with_that_number() -> None:
 
 
 def test_the_dashboard_charts_percentages_on_a_full_scale() -> None:
-    dashboard = status_view(collect(top=3))
+    dashboard = status_view(collect(top=3), ZH)
     chart = next(w for w in dashboard["data"]["widgets"] if w["type"] == "chart")
     assert chart["title"] == "资源占用 (%)" and "title" not in chart["data"]  # said once
     assert chart["data"]["max"] == 100
@@ -346,10 +363,10 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
     assert {w["type"] for w in reply["data"]["widgets"]} == {"text", "chart", "table"}
     assert reply["actions"][0]["action_id"] == "refresh"
     assert reply["message"].startswith("CPU ")
-    table = status_view(status, "table", "process")
+    table = status_view(status, ZH, "table", "process")
     assert table["data"]["columns"] == ["PID", "进程", "CPU %", "内存 %"]
     assert len(table["data"]["rows"]) == len(status["processes"])
-    chart = status_view(status, "chart", "cpu")
+    chart = status_view(status, ZH, "chart", "cpu")
     assert (
         len(chart["data"]["labels"])
         == len(chart["data"]["values"])
@@ -406,3 +423,95 @@ def test_phrasings_against_the_desktops_snapshot_shape(
     text: str, command: dict[str, Any]
 ) -> None:
     assert commands_for(text, DESKTOP_SNAPSHOT) == [command]
+
+
+# ------------------------------------------------------------------ in English
+
+
+def test_answers_follow_the_users_language_not_the_instructions() -> None:
+    snapshot = {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}}
+    flows = SystemFlows(PlanningAgent())
+    english = flows.handle(
+        "move the play button to the top-left", {**snapshot, **IN_ENGLISH}
+    )
+    assert english["status"] == "ok" and "notice" not in english
+    assert english["message"] == "Moved the play button to the top-left"
+    assert english["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
+    assert [a["label"] for a in english["actions"]] == ["Undo"]
+    # said in Chinese on an English desktop: the element's label names it
+    said_in_chinese = flows.handle("把播放按钮改成红色", {**snapshot, **IN_ENGLISH})
+    assert said_in_chinese["message"] == "Made 播放 red"
+    # said in English on a Chinese desktop: a Chinese answer, the same commands
+    for context in ({**snapshot, "language": "zh-CN"}, snapshot):
+        reply = flows.handle("make the play button red", context)
+        assert reply["message"] == "已将播放改成红色"
+        assert reply["ui_commands"] == [
+            {"op": "change_color", "id": "btn_play", "color": "red"}
+        ]
+        assert reply["actions"] == []  # the snapshot has no colour to go back to
+    opened = flows.handle("打开代码应用", {**snapshot, **IN_ENGLISH})
+    assert opened["message"] == "Opened Code"
+    assert flows.handle("open the code app", snapshot)["message"] == "已打开代码应用"
+
+
+def test_failures_in_english_keep_their_status_and_their_detail() -> None:
+    flows = SystemFlows(PlanningAgent())
+    no_snapshot = {"tool_results": {"step_1": ok("cache_get", None)}}
+    missing = flows.handle("把播放按钮移到左上角", {**no_snapshot, **IN_ENGLISH})
+    assert missing["status"] == "error" and "ui_commands" not in missing
+    assert missing["message"] == "Desktop layout not available yet: open the desktop first."
+    unknown = flows.handle(
+        "move the weather button to the top-left",
+        {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
+    )
+    assert unknown["status"] == "error" and "Cannot find" in unknown["message"]
+    broken = {"tool_results": {"step_1": failed("system_status", "psutil: boom")}}
+    for context, said in (
+        ({**broken, **IN_ENGLISH}, "Cannot read the system status right now"),
+        ({**broken, "language": "zh-CN"}, "暂时读不到系统状态"),
+    ):
+        reply = flows.handle("查看系统状态", context)
+        assert reply["status"] == "error" and "notice" not in reply
+        assert reply["message"].startswith(said) and "boom" not in reply["message"]
+        assert reply["detail"] == "psutil: boom"
+    assert not has_cjk(flows.handle("查看系统状态", {**broken, **IN_ENGLISH})["message"])
+    nothing = flows.handle(None, IN_ENGLISH, {"action_id": "undo", "params": {}})
+    assert nothing["message"] == "Nothing to undo."
+
+
+def test_the_dashboard_and_its_labels_in_english() -> None:
+    status = collect(top=3)
+    results = {"tool_results": {"step_1": ok("system_status", status)}}
+    flows = SystemFlows(PlanningAgent())
+    plan = flows.handle("show system status", IN_ENGLISH)
+    assert plan["message"] == "Reading the system status…"
+    dashboard = flows.handle("show system status", {**results, **IN_ENGLISH})
+    assert dashboard["view_type"] == "dashboard" and dashboard["status"] == "ok"
+    assert dashboard["data"]["title"].startswith("System status · ")
+    titles = [w["title"] for w in dashboard["data"]["widgets"]]
+    assert titles == ["CPU", "Memory", "Disk", "Usage (%)", "Busiest processes"]
+    chart = dashboard["data"]["widgets"][3]["data"]
+    assert chart["labels"] == ["CPU", "Memory", "Disk"]
+    table = dashboard["data"]["widgets"][4]["data"]
+    assert table["columns"] == ["PID", "Process", "CPU %", "Memory %"]
+    assert dashboard["data"]["widgets"][0]["content"].endswith(" cores")
+    labels = [a["label"] for a in dashboard["actions"]]
+    assert labels == ["Refresh", "Processes", "Help"]
+    assert dashboard["message"].startswith("CPU ") and ", memory " in dashboard["message"]
+    card = flows.handle("how much memory is used", {**results, **IN_ENGLISH})
+    assert card["data"]["cards"][0]["title"] == f"Memory {status['memory']['percent']}%"
+    assert "GB used of" in card["data"]["cards"][0]["desc"]
+    assert [a["label"] for a in card["actions"]] == ["Refresh", "Overview", "Help"]
+    for reply in (dashboard, card):
+        texts = [reply["message"], reply["data"].get("title", ""), *labels]
+        texts += [w["title"] for w in reply["data"].get("widgets", [])]
+        texts += [c["title"] + c["desc"] for c in reply["data"].get("cards", [])]
+        assert not any(has_cjk(t) for t in texts), texts
+        parse(AppReply, reply)
+    # the same call on a Chinese desktop is as it was
+    chinese = flows.handle("查看系统状态", {**results, "language": "zh-CN"})
+    assert [w["title"] for w in chinese["data"]["widgets"]] == [
+        "CPU", "内存", "磁盘", "资源占用 (%)", "最忙的进程"
+    ]  # fmt: skip
+    assert [a["label"] for a in chinese["actions"]] == ["刷新", "进程列表", "帮助"]
+    assert chinese["data"]["title"].startswith("系统状态 · ")

@@ -13,7 +13,13 @@ import pytest
 from aios_sdk.errors import InvalidRequest
 from aios_sdk.protocol import ATOMIC_TOOLS
 from controller.events import EventBus, ExecutorEventRelay, sse_stream
-from controller.pipeline.context import ContextBuilder, summarise_history, workspace_files
+from controller.pipeline.context import (
+    ContextBuilder,
+    language_of,
+    summarise_history,
+    tr,
+    workspace_files,
+)
 from controller.sessions import MAX_HISTORY, Session, SessionStore, load_session_file
 
 
@@ -232,3 +238,17 @@ def test_the_builders_default_summary_is_summarise_history(tmp_path: Path) -> No
     session.add_turn("instruction", "再来一首")
     context = builder.build(app_id="a", role="", workdir=tmp_path, session=session)
     assert context.history_summary == "用户在听周杰伦" == summarise_history(session)
+
+
+def test_the_language_is_the_sessions_else_the_settings_else_chinese() -> None:
+    session = Session(session_id="sess_language1")
+    assert language_of(None) == language_of(session) == "zh-CN"
+    assert language_of(None, "en-US") == language_of(session, "en-US") == "en-US"
+    session.context["language"] = "en-US"  # what the desktop said
+    assert language_of(session, "zh-CN") == "en-US"
+    session.context["language"] = "fr-FR"  # not one the system speaks
+    assert language_of(session, "") == "zh-CN"
+    builder = ContextBuilder(lambda app_id: [])
+    builder.default_language = lambda: "en-US"
+    assert builder.language(None) == "en-US"
+    assert (tr("en-US", "你好", "Hello"), tr("zh-CN", "你好", "Hello")) == ("Hello", "你好")

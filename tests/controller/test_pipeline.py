@@ -7,17 +7,24 @@ is a function from a `RunRequest` dict to a `RunResponse` dict.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from aios_runtime.json_client import PeerTimeout
+from aios_runtime.settings import Settings
 from aios_sdk.errors import AppUnreachable, NotFound
 from aios_sdk.protocol import ActionPost, InstructionRequest
+from controller.permissions.confirmations import ConfirmationGate
+from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.actions import (
     ACTION_PAYLOAD_KEYS,
     action_request_for,
 )
+from controller.pipeline.cancel import Cancelled
+from controller.pipeline.failures import failure_view
 from controller.routing.router import PlannedTask
 from controller.sessions import SessionStore
 from tests.controller.fakes import STEP, make_pipeline, text_reply
@@ -97,7 +104,8 @@ def test_loading_reply_repeating_its_plan_is_final(tmp_path: Path) -> None:
     assert len(executor.runs) == 1 and len(apps.calls["a"]) == 2
 
 
-def test_rounds_are_capped_with_an_error_view(tmp_path: Path) -> None:
+def always_planning() -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """An app that answers every call with a new plan, never with a result."""
     counter = iter(range(1, 100))
 
     def forever(body: dict[str, Any]) -> dict[str, Any]:
@@ -109,6 +117,11 @@ def test_rounds_are_capped_with_an_error_view(tmp_path: Path) -> None:
             "steps": [{"step_id": 1, "tool": "file_read", "args": {"path": f"{n}.txt"}}],
         }
 
+    return forever
+
+
+def test_rounds_are_capped_with_an_error_view(tmp_path: Path) -> None:
+    forever = always_planning()
     pipeline, _, executor, _, _ = make_pipeline(
         tmp_path, {"a": forever}, [PlannedTask("t1", "a", "go")], max_rounds=2
     )
@@ -139,7 +152,11 @@ def test_failures_become_error_views_for_that_task_only(tmp_path: Path) -> None:
     assert [t.status for t in tasks] == ["done", "error", "error"]
     assert tasks[1].result.data["code"] == "app_unreachable"
     assert tasks[2].result.data["code"] == "bad_app_reply"
-    assert "view_type" in tasks[2].result.data["message"]
+    # a plain sentence for the user, the technical text folded away in `detail`
+    assert tasks[1].result.message == "无法连接「B」。"
+    assert tasks[1].result.detail == "app b is not reachable"
+    assert tasks[2].result.message == "「C」的回复无法读取。"
+    assert "view_type" in tasks[2].result.detail
 
 
 def test_unavailable_app_answers_at_once_with_a_clear_error(tmp_path: Path) -> None:
@@ -149,7 +166,8 @@ def test_unavailable_app_answers_at_once_with_a_clear_error(tmp_path: Path) -> N
     apps.unavailable.add("a")
     task = pipeline.instruction(InstructionRequest(text="go")).tasks[0]
     assert task.result.data["code"] == "app_unavailable"
-    assert "restarting" in task.result.message
+    assert task.result.message == "「A」现在不可用，请稍后再试。"
+    assert "restarting" in task.result.detail
     reply, _ = pipeline.open_app("a", None)
     assert reply.data["code"] == "app_unavailable"
     with pytest.raises(NotFound):
@@ -347,3 +365,186 @@ def test_a_failing_router_still_answers(tmp_path: Path) -> None:
     response = pipeline.instruction(InstructionRequest(text="hi"))
     assert response.tasks == [] and "RuntimeError" in response.message
     assert "does a" in response.message
+
+
+# ---------------------------------------------------- the user's language ------------
+
+EN = "en-US"
+
+
+def test_unavailable_app_in_english_keeps_the_technical_text_in_detail(
+    tmp_path: Path,
+) -> None:
+    pipeline, apps, _, _, _ = make_pipeline(
+        tmp_path, {"a": lambda b: text_reply("x")}, [PlannedTask("t1", "a", "go")]
+    )
+    apps.unavailable.add("a")
+    zh = pipeline.instruction(InstructionRequest(text="go")).tasks[0].result
+    assert (zh.message, zh.detail) == (
+        "「A」现在不可用，请稍后再试。",
+        "app a is restarting",
+    )
+    task = pipeline.instruction(InstructionRequest(text="go", language=EN)).tasks[0]
+    assert task.result.data["code"] == "app_unavailable"
+    assert task.result.message == (
+        "“A” is not available right now. Please try again in a moment."
+    )
+    assert task.result.data["message"] == task.result.message
+    assert task.result.detail == "app a is restarting"
+    reply, _ = pipeline.open_app("a", None, EN)
+    assert reply.message.startswith("“A” is not available") and reply.detail
+
+
+def test_failing_apps_in_english_say_so_plainly(tmp_path: Path) -> None:
+    def unreachable(body: dict[str, Any]) -> dict[str, Any]:
+        raise AppUnreachable("app b is not reachable (connection refused)")
+
+    def hung(body: dict[str, Any]) -> dict[str, Any]:
+        raise PeerTimeout("app d did not answer within 60 s")
+
+    def broken(body: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    apps = {
+        "b": unreachable,
+        "c": lambda b: {"status": "ok", "data": "not an object"},
+        "d": hung,
+        "e": broken,
+    }
+    plan = [PlannedTask(f"t{n}", app, "x") for n, app in enumerate(apps, start=1)]
+    pipeline, _, _, _, _ = make_pipeline(tmp_path, apps, plan)
+    tasks = pipeline.instruction(InstructionRequest(text="x", language=EN)).tasks
+    said = {t.app_id: (t.result.data["code"], t.result.message) for t in tasks}
+    assert said == {
+        "b": ("app_unreachable", "“B” could not be reached."),
+        "c": ("bad_app_reply", "“C” answered in a way the system cannot read."),
+        "d": ("app_unreachable", "“D” did not answer in time."),
+        "e": (
+            "internal_error",
+            "Something went wrong inside the system while running “E”.",
+        ),
+    }
+    detail = {t.app_id: t.result.detail for t in tasks}
+    assert detail["b"] == "app b is not reachable (connection refused)"
+    assert "view_type" in detail["c"] and "应用" not in detail["c"]
+    assert detail["d"] == "app d did not answer within 60 s"
+    assert detail["e"] == "RuntimeError: boom"
+    zh = pipeline.instruction(InstructionRequest(text="x", language="zh-CN")).tasks
+    assert zh[1].result.message == "「C」的回复无法读取。"
+    assert zh[1].result.detail.startswith("invalid AppReply: view_type")
+    assert zh[3].result.message == "运行「E」时系统内部出错。"
+    assert zh[3].result.detail == "RuntimeError: boom"
+
+
+def test_a_cancelled_task_in_english() -> None:
+    reply = failure_view(Cancelled("已取消 (cancelled)"), "A", EN)
+    assert (reply.data["code"], reply.message, reply.detail) == (
+        "cancelled",
+        "Cancelled.",
+        None,
+    )
+    assert failure_view(Cancelled("已取消 (cancelled)"), "A", "zh-CN").message == "已取消。"
+
+
+def test_rounds_cap_and_failed_dependency_in_english(tmp_path: Path) -> None:
+    forever = always_planning()
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": forever, "b": lambda b: text_reply("never")},
+        [PlannedTask("t1", "a", "go"), PlannedTask("t2", "b", "then", ["t1"])],
+        max_rounds=2,
+    )
+    first, second = pipeline.instruction(InstructionRequest(text="go", language=EN)).tasks
+    assert first.result.message == "“A” gave no result after 2 rounds of tool calls."
+    assert second.result.message == "Not run: the task it waits for (t1) failed."
+    response = pipeline.instruction(InstructionRequest(text="go", language="zh-CN"))
+    assert response.tasks[0].result.message == "应用 A 在 2 轮工具调用后仍未给出结果"
+    assert (
+        response.message
+        == "应用 A 在 2 轮工具调用后仍未给出结果；没有执行：它依赖的任务 t1 失败了"
+    )
+
+
+def test_messages_of_several_tasks_are_joined_for_the_language(tmp_path: Path) -> None:
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": lambda b: text_reply("1", message="Played"),
+         "b": lambda b: text_reply("2", message="Opened")},
+        [PlannedTask("t1", "a", "x"), PlannedTask("t2", "b", "y")],
+    )  # fmt: skip
+    english = pipeline.instruction(InstructionRequest(text="x", language=EN))
+    assert english.message == "Played; Opened"
+    later = pipeline.instruction(
+        InstructionRequest(text="x", session_id=english.session_id)
+    )
+    assert later.message == "Played; Opened"  # the session keeps its language
+    assert pipeline.instruction(InstructionRequest(text="x")).message == "Played；Opened"
+
+
+def test_no_match_and_a_failing_router_in_english(tmp_path: Path) -> None:
+    pipeline, _, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("x")}, [])
+    response = pipeline.instruction(InstructionRequest(text="???", language=EN))
+    assert response.message.startswith("Sorry, I could not tell which app")
+    assert "· A: does a" in response.message and "抱歉" not in response.message
+    pipeline._contexts.default_language = lambda: EN  # the settings' ui_language
+    assert pipeline.instruction(InstructionRequest(text="???")).message.startswith("Sorry")
+
+    class Broken:
+        def route(self, text: str, apps: Any) -> Any:
+            raise RuntimeError("boom")
+
+    pipeline._router = Broken()
+    message = pipeline.instruction(InstructionRequest(text="hi", language=EN)).message
+    assert message.startswith("Routing this instruction failed (RuntimeError). Sorry")
+    assert "RuntimeError" in message and "does a" in message and "路由" not in message
+
+
+def test_a_risky_step_is_asked_in_the_sessions_language(tmp_path: Path) -> None:
+    drop = {
+        "step_id": 1,
+        "tool": "db_query",
+        "args": {"dsn": "d.db", "sql": "DROP TABLE t"},
+    }
+    replies = iter(
+        [
+            {"status": "ok", "view_type": "loading", "data": {}, "steps": [drop]},
+            text_reply("refused", message="Not dropped"),
+        ]
+    )
+    pipeline, apps, executor, bus, _ = make_pipeline(
+        tmp_path, {"db": lambda b: next(replies)}, [PlannedTask("t1", "db", "drop t")]
+    )
+    settings = Settings()
+    pipeline._permissions = PermissionPolicy(
+        tmp_path / "permissions.json", lambda: settings
+    )
+    pipeline._confirmations = ConfirmationGate(tmp_path / "confirmations", bus)
+    task = pipeline.instruction(InstructionRequest(text="drop t", language=EN)).tasks[0]
+    assert task.result.view_type == "confirm" and executor.runs == []
+    assert task.result.message == (
+        "Please confirm: The app “DB” wants to change the database d.db: DROP TABLE t"
+    )
+    reply, _, _ = pipeline.resume(task.result.data["confirmation_id"], "deny")
+    assert reply.message == "Not dropped"
+    results = apps.calls["db"][1]["context"]["tool_results"]
+    assert results["step_1"]["error"].startswith("The user refused this step: change")
+
+
+def test_a_lost_executor_is_named_not_the_app(tmp_path: Path) -> None:
+    plan_once = iter([{**text_reply("wait"), "view_type": "loading", "steps": [STEP]}])
+    pipeline, _, executor, _, _ = make_pipeline(
+        tmp_path,
+        {"a": lambda b: next(plan_once, text_reply("done"))},
+        [PlannedTask("t1", "a", "go")],
+    )
+
+    def lost(body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise AppUnreachable("the executor is not reachable (RemoteDisconnected)")
+
+    pipeline._run_steps = lost
+    reply = pipeline.instruction(InstructionRequest(text="go")).tasks[0].result
+    assert reply.data["code"] == "app_unreachable"
+    assert "执行器" in reply.message and "「A」" not in reply.message
+    assert reply.detail == "the executor is not reachable (RemoteDisconnected)"
+    english = failure_view(AppUnreachable("the executor is not reachable"), "A", EN)
+    assert english.message.startswith("The service that runs tools (the executor)")

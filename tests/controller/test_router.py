@@ -234,12 +234,22 @@ def test_no_match_names_what_the_apps_can_do(router, apps):
     assert plan.reason == no_match_message(apps)
     for app in apps:
         assert app.name in plan.reason
-    assert "已安装的应用" in plan.reason and "installed app" in plan.reason
+    assert "已安装的应用" in plan.reason and "Sorry" not in plan.reason  # one language
+
+
+def test_no_match_in_english_is_english_only(apps):
+    english = no_match_message(apps, "en-US")
+    assert english.startswith("Sorry, I could not tell which app should handle that.")
+    for app in apps:
+        assert f"· {app.name}: {app.description}" in english
+    assert "已安装的应用" not in english
+    assert no_match_message([], "en-US") == "No apps are installed."
+    assert no_match_message(apps, "zh-CN") == no_match_message(apps)  # unchanged
 
 
 def test_no_match_without_apps_or_words(router, apps):
     assert router.route("播放七里香", []).tasks == []
-    assert "No apps are installed" in router.route("播放七里香", []).reason
+    assert router.route("播放七里香", []).reason == "没有已安装的应用。"
     for text in ("", "   ", "，然后 ", "then"):
         plan = router.route(text, apps)
         assert plan.tasks == [] and plan.confidence == 0.0

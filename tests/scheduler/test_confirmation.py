@@ -141,3 +141,26 @@ def test_an_answer_for_a_job_that_is_gone_says_so(make_system):
     other = make_system()
     assert job["id"] not in {j["id"] for j in other.scheduler.jobs()}
     assert "不存在" in other.answer(pending.confirmation_id, "allow_once")
+
+
+def test_the_question_and_its_answers_in_english(tmp_path, clock, executor, pipeline):
+    english = lambda: "en-US"  # noqa: E731  the settings' ui_language
+    gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
+    policy = PermissionPolicy(tmp_path / "permissions.json", settings)
+    asking = GateConfirmations(gate, lambda app_id: "Hello", english)
+    scheduler = Scheduler(
+        JobStore(tmp_path), JobRunner(executor, pipeline), clock=clock,
+        review=policy_review(policy, lambda app_id: None, english),
+        confirmations=asking, language=english,
+    )  # fmt: skip
+    asking.bind(scheduler)
+    job = scheduler.create(ScheduleJob.model_validate(RISKY))
+    assert job["awaiting_confirmation"] == "run a command outside the whitelist: date -u"
+    [pending] = gate.pending()
+    assert pending.summary == (
+        "The scheduled job “clean” (app “Hello”) wants to run a command outside the"
+        " whitelist: date -u"
+    )
+    claimed = gate.claim(pending.confirmation_id, "deny")
+    reply = gate.handler_for(claimed.kind)(claimed, "deny")
+    assert reply.message == "Refused: the scheduled job “clean” was not created"

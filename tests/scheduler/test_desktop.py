@@ -94,7 +94,7 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
 
     with page.expect_response(lambda r: r.url.endswith("/action")):
         window.get_by_role("button", name="立即运行「休息提醒」").click()
-    page.locator(".toast-title", has_text="提醒 (reminder)").wait_for()  # what it said
+    page.locator(".toast-title", has_text="⏰ 提醒").wait_for()  # what it said
     page.locator(".toast-title", has_text="「休息提醒」已运行").wait_for()  # which job ran
     runs = system.get(f"/api/schedules/{job['id']}/runs").json()["runs"]
     assert [(r["trigger"], r["status"]) for r in runs] == [("manual", "ok")], runs

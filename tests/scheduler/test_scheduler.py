@@ -256,3 +256,31 @@ def test_corrupt_files_cost_only_themselves(make_scheduler, tmp_path, clock):
     assert any(run_file.name in p for p in again.problems)
     assert json.loads((state / "jobs.json").read_text())["jobs"]  # rewritten whole
     assert b["id"] not in (state / "jobs.json").read_text()
+
+
+def test_toasts_are_in_the_settings_language(tmp_path, clock, executor, pipeline, toasts):
+    """A job has no desktop session: its toasts follow the settings' `ui_language`."""
+    notify = lambda *a: toasts.append(a)  # noqa: E731
+    english = lambda: "en-US"  # noqa: E731
+    scheduler = Scheduler(
+        JobStore(tmp_path / "state"),
+        JobRunner(executor, pipeline, notify, language=english),
+        clock=clock,
+        notify=notify,
+        review=lambda job: CommandReview("run rm -rf workspace", ["rm"]),
+        language=english,
+    )
+    scheduler.create(agent_job(name="Drink water"))
+    clock.advance(seconds=60)
+    scheduler.tick()
+    assert scheduler.wait_idle()
+    assert toasts[-1][0] == "The scheduled job “Drink water” ran"
+    risky = scheduler.create(command_job(name="clean", command="rm -rf workspace"))
+    assert toasts[-1][:2] == (
+        "The scheduled job “clean” needs your confirmation",
+        "run rm -rf workspace",
+    )
+    assert scheduler.settle(risky["id"], True) == (
+        "Allowed: the scheduled job “clean” is enabled"
+    )
+    assert scheduler.settle("job_gone", False) == "This scheduled job no longer exists"

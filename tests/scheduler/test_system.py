@@ -2,7 +2,8 @@
 
 A 1-second interval command job runs through the executor and shows up in its
 runs; the scheduler app turns words into a job through the `schedule` tool (app
-token → executor → controller), and the job survives a restart.
+token → executor → controller) and answers in the desktop's language, and the job
+survives a restart.
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ def test_interval_job_runs_and_words_become_jobs(tmp_path):
         reminder = next(j for j in jobs if j["app_id"] == "scheduler_app")
         assert reminder["name"] == "喝水提醒" and reminder["instruction"] == "提醒我喝水"
         assert system.get(f"/api/schedules/{job_id}").status_code in (404, 405)
+
+        # the desktop's language reaches the app: the same window, in English
+        english = system.post("/api/instruction", {"text": "list my reminders",
+                                                   "language": "en-US"}).json()  # fmt: skip
+        window = english["tasks"][0]["result"]
+        assert english["tasks"][0]["app_id"] == "scheduler_app", english
+        assert window["data"]["title"] == "Scheduled Tasks"
+        assert window["message"] == f"{len(window['data']['items'])} scheduled tasks"
     finally:
         system.stop()
 

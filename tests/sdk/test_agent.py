@@ -215,6 +215,31 @@ def test_plan_steps_is_the_s51_loading_reply_with_numbered_steps() -> None:
     assert AppReply.model_validate(reply).steps[3].tool == "cache_get"
 
 
+def test_the_sdks_own_texts_follow_the_calls_language() -> None:
+    """plan_steps' default message and step_outcome's "did not run", inside a call."""
+    from aios_sdk import step_outcome
+
+    class Planner(AIOSAgent):
+        name = "Planner"
+        description = "plans one step"
+        icon = "🗺️"
+        role_prompt = "you plan"
+
+        def handle(self, instruction, context, action_request=None):
+            plan = self.plan_steps([{"tool": "file_list", "args": {}}])
+            return {**plan, "data": {"reason": step_outcome({}, 1)[2]}}
+
+    english = Planner().handle("x", {"language": "en-US"})
+    assert english["message"] == "Working…"
+    assert english["data"]["reason"] == "did not run"
+    chinese = Planner().handle("x", {"language": "zh-CN"})
+    assert chinese["message"] == "正在处理..." and chinese["data"]["reason"] == "没有执行"
+    assert Planner().handle("x", {})["message"] == "正在处理..."
+    # outside a call (or told): the language given, else Chinese
+    assert step_outcome({}, 1) == (False, None, "没有执行")
+    assert step_outcome({}, 1, "en-US") == (False, None, "did not run")
+
+
 @pytest.mark.parametrize(
     ("steps", "fragment"),
     [

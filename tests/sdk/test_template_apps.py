@@ -124,6 +124,15 @@ def test_scaffolded_app_has_the_s32_layout_and_answers(tmp_path: Path) -> None:
         reply = response.json()
         assert reply["status"] == "ok" and reply["view_type"] == "text"
         assert reply["actions"][0]["action_id"] == "list_files"
+        assert reply["actions"][0]["label"] == "列出文件"
+        english = requests.post(
+            f"http://127.0.0.1:{port}/handle",
+            json={"instruction": "", "context": {"language": "en-US"}},
+            headers={"X-AIOS-Token": "scaffold-token"},
+            timeout=5,
+        ).json()  # the template writes each text in the user's language
+        assert english["data"]["content"] == "This is 我的笔记."
+        assert english["actions"][0]["label"] == "List files"
         planned = requests.post(
             f"http://127.0.0.1:{port}/handle",
             json={

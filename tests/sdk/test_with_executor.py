@@ -185,6 +185,15 @@ def test_hello_agent_greets_with_the_workspace_greeting(
     ], audit
 
 
+def test_hello_agent_speaks_english_when_the_user_reads_english(hello: App) -> None:
+    english = {"language": "en-US"}
+    reply = hello.handle(instruction="world", context=english)
+    assert reply["data"]["content"] == "Hello, world"
+    assert reply["message"] == "Replied"
+    assert [a["label"] for a in reply["actions"]] == ["Say it again"]
+    assert hello.handle(instruction="", context=english)["data"]["content"] == "Hello!"
+
+
 def test_hello_agent_initial_view_and_manifest(hello: App) -> None:
     reply = hello.handle(instruction="", context={})
     assert reply["data"]["content"] == "你好！"  # the greeting alone on first open

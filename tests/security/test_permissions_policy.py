@@ -174,3 +174,52 @@ def test_pending_confirmations_are_stored_listed_and_claimed_once(tmp_path: Path
         "DROP TABLE t" in results["step_1"]["error"]
         and "另一步" in results["step_2"]["error"]
     )
+
+
+def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
+    """The session's language (the pipeline passes it) writes the sentences, the
+    question and a refusal's reasons; Chinese stays as it was."""
+    rules = policy(tmp_path, ask=True)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "notes.txt").write_text("mine")
+    plan = [
+        {"step_id": 1, "tool": "process_start",
+         "args": {"cmd": "python3 serve.py", "background": True}},
+        {"step_id": 2, "tool": "db_query", "args": {"dsn": "d.db", "sql": "DROP TABLE t"}},
+        {"step_id": 3, "tool": "shell_exec", "args": {"cmd": "wc -l notes.txt"}},
+        {"step_id": 4, "tool": "file_write", "args": {"path": "notes.txt", "content": "x"}},
+        {"step_id": 5, "tool": "file_write", "args": {"path": "{{step_1.result}}", "content": "x"}},
+        {"step_id": 6, "tool": "file_read", "args": {"path": "x"}},
+    ]  # fmt: skip
+    english = [s.sentence for s in rules.review("app", work, plan, language="en-US").risky]
+    assert english == [
+        "start the program in the background: python3 serve.py",
+        "change the database d.db: DROP TABLE t",
+        "run a command outside the whitelist: wc -l notes.txt",
+        "overwrite the existing file workspace/notes.txt (4 bytes now, 1 characters new)",
+        "write a file named only when the plan runs: {{step_1.result}}",
+    ]
+    chinese = [s.sentence for s in rules.review("app", work, plan).risky]
+    assert chinese[:2] == [
+        "在后台启动程序：python3 serve.py",
+        "修改数据库 d.db：DROP TABLE t",
+    ]
+    assert chinese[3] == "覆盖已有文件 workspace/notes.txt（原有 4 字节，新内容 1 个字符）"
+
+    gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
+    risky = rules.review("app", work, plan[1:2], language="en-US").risky
+    reply = gate.pause(app_id="app", app_name="Notes", session_id="sess_abcd",
+                       plan=plan[1:2], risky=risky, round_no=1, task_id="t1",
+                       instruction="drop it", action_request=None, upstream=None,
+                       language="en-US")  # fmt: skip
+    summary = "The app “Notes” wants to change the database d.db: DROP TABLE t"
+    assert reply.data["summary"] == summary
+    assert reply.message == f"Please confirm: {summary}"
+    refused = denied_results(plan[:2], risky, "en-US")
+    assert refused["step_2"]["error"] == (
+        "The user refused this step: change the database d.db: DROP TABLE t"
+    )
+    assert refused["step_1"]["error"] == (
+        "Not run: the user refused another step of the same plan"
+    )

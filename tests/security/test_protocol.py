@@ -187,9 +187,10 @@ def test_j2_the_desktop_shows_the_error_in_that_apps_window_only(
         say_in_desktop(desktop, "捣乱应用 乱码")
         error = page.locator("#win_rogue_app .view-error")
         error.wait_for()
-        # the plain message is shown; the code sits in the folded technical details
-        assert "rogue_app" in error.inner_text()
-        assert "bad_app_reply" in (error.text_content() or "")
+        # a plain message names the app; code and reason sit in the folded details
+        assert "「捣乱应用」的回复无法读取" in error.inner_text()
+        folded = error.text_content() or ""
+        assert "bad_app_reply" in folded and "rogue_app answered" in folded
         assert page.locator("#win_echo_app .view-error").count() == 0
         say_in_desktop(desktop, "回声一下 之后")
         page.locator("#win_echo_app .view-text").get_by_text("之后").first.wait_for()

@@ -163,3 +163,78 @@ def test_nothing_matching_shows_the_window(skills_harness: Harness) -> None:
     app, _ = flows(skills_harness)
     reply = app.handle("qwxz zzyy", {})
     assert reply["view_type"] == "table" and "没有找到" in reply["message"]
+
+
+EN = {"language": "en-US"}
+
+
+def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> None:
+    app, _ = flows(skills_harness)
+    window = app.handle("", EN)
+    assert window["data"]["title"] == "Skills" and window["status"] == "ok"
+    assert window["data"]["columns"] == ["Name", "Kind", "Source", "Summary"]
+    rows = {r[0]: r for r in window["data"]["rows"]}
+    assert rows["temp_convert"][1:3] == ["executable", "shared"]
+    labels = {a["action_id"]: a["label"] for a in window["actions"]}
+    assert labels == {"show": "Open", "reload": "Reload",
+                      "install": "Install a skill (a file or folder of the workspace)"}  # fmt: skip
+    install = next(a for a in window["actions"] if a["action_id"] == "install")
+    assert install["placeholder"] == "e.g. my_skill.py"
+    assert window["message"].endswith(" skills")
+    # the form of an executable skill: labels, the run button, the widgets' titles
+    shown = app.handle("convert 30 celsius to fahrenheit with temp_convert", EN)
+    assert shown["data"]["title"] == "Skill “temp_convert”"
+    assert (
+        shown["message"]
+        == "Found the skill “temp_convert”: fill in its fields and press Run"
+    )
+    (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
+    assert run["label"] == "Run"
+    assert [f["label"] for f in run["fields"]] == [
+        "-v / --value (温度数值)", "-t / --to (目标单位 f 或 c (默认 f))"
+    ]  # fmt: skip
+    assert [a["label"] for a in shown["actions"]] == ["Run", "Back to the list"]
+    assert [w["title"] for w in shown["data"]["widgets"]][1] == "Help (--help)"
+    ran = app.handle(None, {"cwd_state": shown["state"], **EN},
+                     {"action_id": "run", "form_values": {"value": 30, "to": "f"}})  # fmt: skip
+    assert ran["message"] == "Done" and "notice" not in ran
+    assert widget(ran, "Output")["data"]["code"].startswith("Exit code 0 (")
+    failed_run = app.handle(None, {"cwd_state": shown["state"], **EN},
+                            {"action_id": "run", "form_values": {"value": -900, "to": "f"}})  # fmt: skip
+    assert failed_run["notice"] == "warning" and failed_run["status"] == "ok"
+    assert failed_run["message"] == "Finished with exit code 1"
+
+
+def test_failures_in_english_are_plain_and_keep_their_detail(
+    skills_harness: Harness,
+) -> None:
+    app, _ = flows(skills_harness)
+    results = {"tool_results": {"step_1": failed("install_skill", "hello.py: no such file in the workspace", "file_not_found")}}  # fmt: skip
+    for context, plain in ((EN, "The skill was not installed"), ({}, "安装失败")):
+        reply = app.handle("install skill hello.py", {**results, **context})
+        assert reply["view_type"] == "table" and reply["status"] == "ok"
+        assert reply["notice"] == "warning" and reply["message"] == plain
+        assert reply["detail"] == "hello.py: no such file in the workspace"
+    denied = {"tool_results": {"step_1": failed("install_skill", "no", "denied_by_user")}}
+    assert app.handle("install skill hello.py", {**denied, **EN})["message"] == "OK, nothing was installed"  # fmt: skip
+    gone = app.handle(None, EN, {"action_id": "show", "params": {"name": "no_such_skill"}})
+    assert gone["message"] == "This skill is no longer installed"
+
+
+class FailingModel(ModelDouble):
+    def chat(self, prompt: Any, json: bool = False, **kw: Any) -> Any:
+        raise ToolFailed("the model answered no argument list", code="llm_bad_reply")
+
+
+def test_a_model_that_fails_is_a_warning_with_the_reason_folded_away(
+    skills_harness: Harness,
+) -> None:
+    app, _ = flows(skills_harness, FailingModel())
+    for context, plain in (
+        (EN, "The model could not fill in the fields; fill them in and press Run"),
+        ({"language": "zh-CN"}, "模型没能填好参数，请手动填写后运行"),
+    ):
+        reply = app.handle("把30摄氏度换算成华氏度", context)
+        assert reply["status"] == "ok" and reply["notice"] == "warning"
+        assert reply["message"] == plain
+        assert reply["detail"] == "llm_bad_reply: the model answered no argument list"

@@ -6,9 +6,12 @@ import argparse
 import subprocess
 from pathlib import Path
 
+from aios_sdk import Turn
 from apps.skills_app.helpform import build_argv, form_fields, parse_help
 
 ROOT = Path(__file__).resolve().parents[2]
+ZH = Turn(context={"language": "zh-CN"})
+EN = Turn(context={"language": "en-US"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def test_argparse_help_becomes_fields() -> None:
-    fields = {f["name"]: f for f in form_fields(_parser().format_help())}
+    fields = {f["name"]: f for f in form_fields(_parser().format_help(), ZH)}
     assert list(fields) == ["recipient", "subject", "max_retries", "ratio", "mode", "quiet", "note"]  # fmt: skip
     assert fields["recipient"]["required"] is True and fields["recipient"]["type"] == "text"
     assert fields["subject"]["required"] is True and "标题" in fields["subject"]["label"]
@@ -62,7 +65,7 @@ def test_values_become_an_argv_the_parser_accepts() -> None:
 def test_the_shipped_examples_help_is_read() -> None:
     text = subprocess.run([str(ROOT / "skills" / "temp_convert.py"), "--help"],
                           capture_output=True, text=True, check=True).stdout  # fmt: skip
-    fields = {f["name"]: f for f in form_fields(text)}
+    fields = {f["name"]: f for f in form_fields(text, ZH)}
     assert list(fields) == ["value", "to"]  # the epilog's repeat adds nothing
     assert fields["value"]["required"] is True
     assert fields["to"]["type"] == "select" and fields["to"]["options"] == ["f", "c"]
@@ -78,5 +81,18 @@ def test_the_shipped_examples_help_is_read() -> None:
 
 
 def test_text_that_is_no_help_gives_no_fields() -> None:
-    assert form_fields("") == []
-    assert form_fields("# 代码审查指南\n\n1. read the code\n- a dash item\n") == []
+    assert form_fields("", ZH) == []
+    assert form_fields("# 代码审查指南\n\n1. read the code\n- a dash item\n", ZH) == []
+
+
+def test_labels_are_punctuated_for_the_users_language() -> None:
+    text = _parser().format_help()
+    chinese = {f["name"]: f for f in form_fields(text, ZH)}
+    english = {f["name"]: f for f in form_fields(text, EN)}
+    assert chinese["subject"]["label"] == "-s / --subject（标题）"
+    assert english["subject"]["label"] == "-s / --subject (标题)"  # the help is the skill's
+    assert chinese["recipient"]["label"] == "recipient（who gets it）"
+    assert english["recipient"]["label"] == "recipient (who gets it)"
+    assert english["quiet"]["label"] == "-q / --quiet (no output)"
+    assert english["note"]["label"].endswith("goes on and on for a while)")
+    assert {**english["mode"], "label": ""} == {**chinese["mode"], "label": ""}

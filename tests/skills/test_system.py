@@ -133,7 +133,7 @@ def test_the_skills_window_lists_every_skill_and_runs_one(browser, system) -> No
         row.get_by_role("button", name="打开").click()
         window.locator("input[name=value]").wait_for()
         window.locator("input[name=value]").fill("100")
-        window.get_by_role("button", name="运行").click()
+        window.get_by_role("button", name="运行", exact=True).click()  # not 在沙箱中运行
         window.get_by_text("100 °C = 212.0 °F").wait_for()
         window.get_by_role("button", name="返回列表").click()
         window.get_by_role("button", name="重新加载").click()

@@ -194,7 +194,8 @@ def test_chinese_without_an_engine_says_so_plainly(
     assert answer.status_code == 503
     assert answer.get_json()["error"] == {
         "code": "voice_unavailable",
-        "message": ZH_UNAVAILABLE,
+        "message": ZH_UNAVAILABLE,  # the why of each engine folded away:
+        "detail": "openai: no voice_api_key configured for the online transcription endpoint",
     }
     assert handle.calls == []
 
@@ -287,6 +288,41 @@ def test_silence_is_not_understood(client: Any, tmp_path: Path) -> None:
     answer = post_wav(client, silence.read_bytes(), lang="en")
     assert answer.status_code == 422
     assert answer.get_json()["error"]["code"] == "voice_not_understood"
+    assert answer.get_json()["error"]["message"] == "没有听清，请再说一遍。"
+
+
+def test_errors_and_status_follow_the_readers_language(
+    recognizer: Recognizer, handle: FakeInstructions, spoken: Callable[[str], bytes],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """`language_for(session_id)`: the session's language, else the settings'."""
+    app = create_service("voice-test", token_matches("tok"))
+    sessions = {"sess_english1": "en-US"}
+    app.register_blueprint(
+        voice_blueprint(recognizer, handle, lambda sid: sessions.get(sid or "", "zh-CN"))
+    )
+    client = authed(app)
+    answer = post_wav(client, spoken("say hello"), session_id="sess_english1")
+    assert answer.status_code == 503  # zh-CN speech: no engine
+    error = answer.get_json()["error"]
+    assert error["message"].startswith("Offline Chinese recognition is unavailable")
+    assert error["detail"].startswith("openai: no voice_api_key")
+    assert post_wav(client, spoken("say hello")).get_json()["error"]["message"] == (
+        ZH_UNAVAILABLE
+    )
+    silence = tmp_path / "silence.wav"
+    subprocess.run(
+        ["sox", "-n", "-r", "16000", "-c", "1", str(silence), "trim", "0", "1"], check=True
+    )
+    answer = post_wav(client, silence.read_bytes(), lang="en", session_id="sess_english1")
+    assert answer.get_json()["error"]["message"] == (
+        "Not understood. Please say one of the apps' commands."
+    )
+    sessions[""] = "en-US"  # the status has no session: the settings' language
+    status = client.get("/api/voice/status").get_json()
+    zh = next(row for row in status["languages"] if row["lang"] == "zh-CN")
+    assert zh["message"].startswith("Offline Chinese recognition is unavailable")
+    assert recognizer.support("zh-CN").message == ZH_UNAVAILABLE  # outside a request
 
 
 # ------------------------------------------------------------------ online engine
