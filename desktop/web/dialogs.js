@@ -52,8 +52,24 @@ export function openModal({ id, title, body = [], buttons = [] }) {
 
 /** How an app runs, by GET /api/apps' `sandbox`; `level` "warning" marks the unconfined. */
 const RUNS = {
-  bubblewrap: { mark: "🛡️", level: "ok", text: ["在沙箱中运行", "Runs in a sandbox"] },
-  none: { mark: "⚠️", level: "warning", text: ["未隔离运行", "Runs unconfined"] },
+  bubblewrap: {
+    mark: "🛡️",
+    level: "ok",
+    text: ["在沙箱中运行", "Runs in a sandbox"],
+    note: [
+      "系统只读，只能写自己的工作区；看不到你的主目录、设置和其他应用",
+      "The system is read-only and it writes only its own workspace; it cannot see your home folder, your settings or other apps",
+    ],
+  },
+  none: {
+    mark: "⚠️",
+    level: "warning",
+    text: ["未隔离运行", "Runs unconfined"],
+    note: [
+      "它能读写你能读写的一切：只应运行你信任的应用",
+      "It can read and write everything you can: run only apps you trust this way",
+    ],
+  },
 };
 const INTERNET = {
   mark: "🌐",
@@ -63,14 +79,21 @@ const INTERNET = {
 };
 
 /**
- * What the desktop says about how `app` runs: [{kind, mark, level, text, note}], its
+ * What the desktop says about how `app` runs: [{kind, mark, level, text, note, detail}], its
  * confinement (known once it was started) and whether it reaches the internet.
  */
 export function appFacts(app) {
   const facts = [];
   const runs = RUNS[app?.sandbox];
   if (runs) {
-    facts.push({ kind: "sandbox", mark: runs.mark, level: runs.level, text: tr(...runs.text), note: asText(app.sandbox_note) });
+    facts.push({
+      kind: "sandbox",
+      mark: runs.mark,
+      level: runs.level,
+      text: tr(...runs.text),
+      note: tr(...runs.note),
+      detail: asText(app.sandbox_note), // the controller's reason, in its technical words
+    });
   }
   if (app?.network === true) {
     facts.push({ kind: "network", mark: INTERNET.mark, level: INTERNET.level, text: tr(...INTERNET.text), note: tr(...INTERNET.note) });
@@ -78,11 +101,16 @@ export function appFacts(app) {
   return facts;
 }
 
-/** One fact as a small chip (its mark and text; the note as its tooltip). */
+/** A fact's plain note, then its technical detail, one per line. */
+export function factNote(fact) {
+  return [fact.note, fact.detail].filter(Boolean).join("\n");
+}
+
+/** One fact as a small chip (its mark and text; the note and detail as its tooltip). */
 export function factChip(fact) {
   return el(
     "span",
-    { className: "app-fact", title: fact.note || fact.text, dataset: { fact: fact.kind, level: fact.level } },
+    { className: "app-fact", title: factNote(fact) || fact.text, dataset: { fact: fact.kind, level: fact.level } },
     el("span", { className: "app-fact-mark", text: fact.mark, attrs: { "aria-hidden": "true" } }),
     fact.text,
   );
@@ -102,6 +130,9 @@ export function openAppInfo(app) {
         {},
         el("strong", { className: "app-info-text", text: fact.text }),
         fact.note ? el("p", { className: "app-info-note", text: fact.note }) : null,
+        fact.detail
+          ? el("p", { className: "app-info-detail", text: `${tr("技术细节：", "Details: ")}${fact.detail}` })
+          : null,
       ),
     ),
   );

@@ -6,7 +6,7 @@
 // Clicking the icon of the focused window minimises it; menus open above the
 // taskbar; Escape closes them.
 
-import { appFacts, factChip } from "./dialogs.js";
+import { appFacts, factChip, factNote } from "./dialogs.js";
 import { asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { onAppsChanged, state } from "./state.js";
@@ -177,7 +177,7 @@ function updateStatus(app) {
   const status = asText(app.status || "unknown");
   const label = asText(app.name || app.id);
   const facts = appFacts(app);
-  const factLines = facts.map((f) => (f.level === "warning" && f.note ? `${f.mark} ${f.text}: ${f.note}` : `${f.mark} ${f.text}`));
+  const factLines = facts.map((f) => (f.level === "warning" && f.note ? `${f.mark} ${f.text}: ${factNote(f)}` : `${f.mark} ${f.text}`));
   const icon = document.getElementById(`task_${app.id}`);
   if (icon) {
     icon.className = icon.className.replace(/\bstatus-\S+/g, "").trim();

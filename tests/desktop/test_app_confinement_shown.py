@@ -32,6 +32,8 @@ from tests.security.conftest import HAS_BWRAP, NEEDS_BWRAP
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 APP_IDS = ("hello_app", "web_app", "trusted_app")
+# what the desktop itself says an unconfined app can do (desktop/web/dialogs.js)
+UNCONFINED_NOTE = "它能读写你能读写的一切：只应运行你信任的应用"
 
 
 def _echo_copy(apps: Path, app_id: str, name: str, **manifest_fields: object) -> None:
@@ -102,7 +104,8 @@ def test_the_start_menu_says_how_each_app_runs(page, system, shot):
     expect(trusted).to_have_count(1)
     expect(trusted).to_have_text("⚠️未隔离运行")
     expect(trusted).to_have_attribute("data-level", "warning")
-    expect(trusted).to_have_attribute("title", note)  # the controller's reason
+    # plain words first, then the controller's technical reason
+    expect(trusted).to_have_attribute("title", f"{UNCONFINED_NOTE}\n{note}")
     warm = trusted.evaluate("n => getComputedStyle(n).backgroundColor")
     calm = hello.evaluate("n => getComputedStyle(n).backgroundColor")
     assert warm != calm, (warm, calm)
@@ -110,7 +113,7 @@ def test_the_start_menu_says_how_each_app_runs(page, system, shot):
     assert "internet" not in menu.inner_text() and "sandbox" not in menu.inner_text()
 
     icon_title = page.get_attribute("#task_trusted_app", "title")
-    assert f"⚠️ 未隔离运行: {note}" in icon_title, icon_title
+    assert f"⚠️ 未隔离运行: {UNCONFINED_NOTE}\n{note}" in icon_title, icon_title
     assert "可访问互联网" in page.get_attribute("#task_web_app", "title")
     shot(page, "start-menu")
 
@@ -133,7 +136,8 @@ def test_the_window_marks_an_unconfined_app_and_its_about_panel_says_why(
     expect(fact).to_have_count(1)
     expect(fact).to_have_attribute("data-level", "warning")
     expect(fact.locator(".app-info-text")).to_have_text("未隔离运行")
-    expect(fact.locator(".app-info-note")).to_have_text(note)
+    expect(fact.locator(".app-info-note")).to_have_text(UNCONFINED_NOTE)
+    expect(fact.locator(".app-info-detail")).to_have_text(f"技术细节：{note}")
     settled(panel)
     shot(page, "about-unconfined")
     page.keyboard.press("Escape")
@@ -150,7 +154,8 @@ def test_a_confined_app_that_reaches_the_internet(page, shot):
     facts = page.locator("#app_info_dialog .app-info-fact")
     expect(facts.locator(".app-info-text")).to_have_text(["在沙箱中运行", "可访问互联网"])
     expect(facts.first).to_have_attribute("data-level", "ok")
-    expect(facts.first.locator(".app-info-note")).to_contain_text("bubblewrap")
+    expect(facts.first.locator(".app-info-note")).to_contain_text("看不到你的主目录")
+    expect(facts.first.locator(".app-info-detail")).to_contain_text("bubblewrap")
     settled(page.locator("#app_info_dialog"))
     shot(page, "about-network")
 
