@@ -3,10 +3,10 @@
 Each instruction, app open, action or confirmation holds a slot while it runs:
 at most `max_instructions` instructions at once, and at most `max_app_calls` calls
 to any one app (open, action, confirmation). A request that finds no free slot
-waits in a bounded queue — at most `max_waiting` requests wait for each kind of
-slot, each at most `queue_wait` seconds — so an ordinary burst is served in turn;
-past that it is answered 503 `overloaded` at once instead of piling up behind a
-slow app. A flood aimed at one app never starves the others, and the server's
+waits in a bounded first-come-first-served queue — at most `max_waiting` requests
+wait for each kind of slot, each at most `queue_wait` seconds — so an ordinary burst
+is served in turn; past that it is answered 503 `overloaded` at once instead of
+piling up behind a slow app. A flood aimed at one app never starves the others, and the server's
 threads (more than running + waiting) stay free for health checks, the event
 stream and other apps.
 
@@ -16,6 +16,7 @@ Limits come from config.json's optional `admission` object (defaults below).
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -46,29 +47,52 @@ class AdmissionLimits:
 
 
 class _Gate:
-    """`size` slots and a queue of at most `max_waiting` waiters."""
+    """`size` slots and a first-come-first-served queue of at most `max_waiting`.
+
+    A newcomer never overtakes a waiter: while anyone waits it queues too, and a
+    released slot passes straight to the longest waiter. So a request waits about
+    its place in the queue times the time a slot is held, never starved past
+    `queue_wait` by later arrivals.
+    """
 
     def __init__(self, size: int, max_waiting: int):
-        self._slots = threading.BoundedSemaphore(size)
+        self._size = size
+        self._free = size
         self._max_waiting = max_waiting
-        self._waiting = 0
+        self._queue: deque[threading.Event] = deque()
         self._lock = threading.Lock()
 
+    @property
+    def waiting(self) -> int:
+        """How many requests wait for a slot now."""
+        with self._lock:
+            return len(self._queue)
+
     def acquire(self, timeout: float) -> bool:
-        if self._slots.acquire(blocking=False):
+        with self._lock:
+            if self._free > 0 and not self._queue:
+                self._free -= 1
+                return True
+            if len(self._queue) >= self._max_waiting:
+                return False  # the queue is full: refuse at once
+            ticket = threading.Event()
+            self._queue.append(ticket)
+        if ticket.wait(timeout):
             return True
         with self._lock:
-            if self._waiting >= self._max_waiting:
-                return False  # the queue is full: refuse at once
-            self._waiting += 1
-        try:
-            return self._slots.acquire(timeout=timeout)
-        finally:
-            with self._lock:
-                self._waiting -= 1
+            if ticket.is_set():  # the slot came just as the wait ended
+                return True
+            self._queue.remove(ticket)
+            return False
 
     def release(self) -> None:
-        self._slots.release()
+        with self._lock:
+            if self._queue:
+                self._queue.popleft().set()  # the slot passes to the longest waiter
+            elif self._free < self._size:
+                self._free += 1
+            else:
+                raise ValueError("released more slots than were taken")
 
 
 class Admission:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from aios_sdk.errors import Overloaded
-from controller.pipeline.admission import Admission, AdmissionLimits
+from controller.pipeline.admission import Admission, AdmissionLimits, _Gate
 
 
 def test_a_waiter_is_served_when_the_slot_frees() -> None:
@@ -35,6 +35,53 @@ def test_a_waiter_is_served_when_the_slot_frees() -> None:
     assert served.wait(5)
     first.join(5)
     second.join(5)
+
+
+def _until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.005)
+
+
+def test_waiters_are_served_first_come_first_served_and_never_overtaken() -> None:
+    gate = _Gate(1, max_waiting=10)
+    assert gate.acquire(timeout=0)
+    order: list[int] = []
+    done = threading.Event()
+
+    def waiter(n: int) -> None:
+        assert gate.acquire(timeout=10)
+        order.append(n)
+        gate.release()
+        if len(order) == 5:
+            done.set()
+
+    threads = []
+    for n in range(5):
+        thread = threading.Thread(target=waiter, args=(n,))
+        thread.start()
+        threads.append(thread)
+        _until(lambda n=n: gate.waiting == n + 1)  # queued in this order
+    assert not gate.acquire(timeout=0)  # a newcomer queues behind them, no barging
+    gate.release()
+    assert done.wait(10)
+    assert order == [0, 1, 2, 3, 4]
+    for thread in threads:
+        thread.join(5)
+    assert gate.acquire(timeout=0)  # every slot came back
+
+
+def test_a_waiter_that_gave_up_leaves_the_queue() -> None:
+    gate = _Gate(1, max_waiting=1)
+    assert gate.acquire(timeout=0)
+    assert not gate.acquire(timeout=0.05)  # waited, gave up
+    assert gate.waiting == 0
+    gate.release()
+    assert gate.acquire(timeout=0)  # the slot is free again, not handed to nobody
+    gate.release()
+    with pytest.raises(ValueError):
+        gate.release()
 
 
 def test_past_the_queue_the_answer_is_overloaded_at_once() -> None:
