@@ -3,14 +3,30 @@
 `PlanningAgent` offers what the apps' flows use of an `AIOSAgent` — the SDK's own
 `plan_steps`, a recording `call_tool`, `settings`, `app_id`, `llm` — so the planning and
 view logic can be tested without processes; `ok` / `failed` build entries of
-`context["tool_results"]` as the controller passes them.
+`context["tool_results"]` as the controller passes them; `EN`, `CHINESE` and
+`readable_texts` check that a reply in English has no Chinese left.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["PlanningAgent", "failed", "ok"]
+__all__ = ["CHINESE", "EN", "PlanningAgent", "failed", "ok", "readable_texts"]
+
+EN = {"language": "en-US"}  # a context in English
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def readable_texts(reply: dict[str, Any]) -> list[str]:
+    """The labels, placeholders, form field labels and options the user reads under
+    the view."""
+    texts = []
+    for action in reply["actions"]:
+        texts += [action["label"], action.get("placeholder") or ""]
+        texts += [f["label"] for f in action.get("fields", [])]
+        texts += [o["label"] for o in action.get("options", []) if isinstance(o, dict)]
+    return [t for t in texts if t]
 
 
 class PlanningAgent:

@@ -9,7 +9,6 @@ template really runs.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
@@ -20,7 +19,14 @@ from apps.code_app.flows import SNIPPET_FILE, CodeFlows
 from apps.code_app.intent import CodeIntent, read_intent, safe_filename
 from apps.code_app.templates import TEMPLATES, match_template
 from apps.code_app.writer import extract_code, generate_code, program_filename
-from tests.apps.doubles import PlanningAgent, failed, ok
+from tests.apps.doubles import (
+    CHINESE,
+    EN,
+    PlanningAgent,
+    failed,
+    ok,
+    readable_texts,
+)
 
 
 @pytest.mark.parametrize(
@@ -353,19 +359,6 @@ def test_code_is_never_cut_at_a_semicolon(said: str, code: str) -> None:
 
 # ------------------------------------------------------------------ in English
 
-EN = {"language": "en-US"}
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _readable_texts(reply: dict) -> list[str]:
-    """The labels, placeholders and field labels the user reads under the view."""
-    texts = []
-    for action in reply["actions"]:
-        texts += [action["label"], action.get("placeholder") or ""]
-        texts += [f["label"] for f in action.get("fields", [])]
-        texts += [o["label"] for o in action.get("options", []) if isinstance(o, dict)]
-    return [t for t in texts if t]
-
 
 def test_in_english_the_views_and_labels_are_english() -> None:
     flows = CodeFlows(PlanningAgent())
@@ -376,7 +369,7 @@ def test_in_english_the_views_and_labels_are_english() -> None:
     assert reply["data"]["title"] == "My Python files"
     assert reply["message"] == "The workspace has 1 Python file"
     assert reply["data"]["items"][0]["sub"] == "3 bytes"
-    texts = _readable_texts(reply)
+    texts = readable_texts(reply)
     assert {"View", "Run", "Run code", "New file", "File name", "Template"} <= set(texts)
     assert not [t for t in texts if CHINESE.search(t)], texts
     form = flows.handle(

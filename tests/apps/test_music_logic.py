@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import pytest
 
@@ -24,7 +23,14 @@ from apps.music_app.catalogue import (
 from apps.music_app.flows import LIBRARY_TOOL, MusicFlows
 from apps.music_app.intent import read_intent
 from apps.music_app.library import scan_library
-from tests.apps.doubles import PlanningAgent, failed, ok
+from tests.apps.doubles import (
+    CHINESE,
+    EN,
+    PlanningAgent,
+    failed,
+    ok,
+    readable_texts,
+)
 from tests.fakes.music_api import make_wav
 
 
@@ -448,18 +454,6 @@ def test_history_failure_does_not_stop_playing(catalogue) -> None:
 
 # ------------------------------------------------------------------ in English
 
-EN = {"language": "en-US"}
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _labels(reply: dict) -> list[str]:
-    """Every label and placeholder the user reads under the view."""
-    texts = []
-    for action in reply["actions"]:
-        texts += [action["label"], action.get("placeholder") or ""]
-        texts += [o["label"] for o in action.get("options", []) if isinstance(o, dict)]
-    return [t for t in texts if t]
-
 
 def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None:
     flows, _ = _flows(catalogue)
@@ -482,7 +476,7 @@ def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None
     assert reply["data"]["title"] == "Local library"
     assert reply["data"]["items"][0]["title"] == "晴天"  # a song's name is data
     assert reply["data"]["items"][0]["sub"] == "周杰伦 · local"
-    labels = _labels(reply)
+    labels = readable_texts(reply)
     assert "Play" in labels and "Filter" in labels and "Quality" in labels
     assert not [t for t in labels if CHINESE.search(t)], labels
     quality = next(a for a in reply["actions"] if a["action_id"] == "set_quality")
@@ -524,4 +518,4 @@ def test_search_player_and_download_speak_english(catalogue) -> None:
     home = flows.handle("", {**EN, "tool_results": {"step_1": ok(LIBRARY_TOOL, [])}})
     assert home["data"]["title"] == "My music"
     assert home["message"].startswith("Your local library has no songs yet.")
-    assert not [t for t in _labels(home) if CHINESE.search(t)]
+    assert not [t for t in readable_texts(home) if CHINESE.search(t)]

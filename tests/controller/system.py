@@ -16,7 +16,8 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,18 @@ def launch(
         apps_dir=apps_dir,
         log_path=log_path,
     )
+
+
+@contextmanager
+def serving(
+    root: Path, apps_dir: Path, app_ids: Iterable[str], **options: Any
+) -> Iterator[RunningSystem]:
+    """`launch(root, apps_dir, **options)`, once every app of `app_ids` runs; stopped
+    when the block ends (a module fixture: `with serving(...) as running: yield running`)."""
+    running = launch(root, apps_dir, **options)
+    try:
+        for app_id in app_ids:
+            running.wait_app(app_id, "running")
+        yield running
+    finally:
+        running.stop()

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import desktop_page
-from tests.controller.system import TEST_CONFIG, RunningSystem, launch
+from tests.controller.system import TEST_CONFIG, RunningSystem, serving
 from tests.procs import ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -55,13 +55,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
         shutil.copytree(ROOT / "apps" / shipped, apps / shipped, ignore=_IGNORE)
     shutil.copytree(HERE / "apps" / "gallery_app", apps / "gallery_app", ignore=_IGNORE)
     write_tone(apps / "gallery_app" / "workspace" / "tone.wav")
-    running = launch(root, apps, config=copy.deepcopy(TEST_CONFIG))
-    try:
-        for app_id in APP_IDS:
-            running.wait_app(app_id, "running")
+    with serving(root, apps, APP_IDS, config=copy.deepcopy(TEST_CONFIG)) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def desktop_url(system: RunningSystem) -> str:

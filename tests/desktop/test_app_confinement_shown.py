@@ -25,7 +25,7 @@ from tests.controller.system import (
     RunningSystem,
     copy_echo,
     copy_shipped_apps,
-    launch,
+    serving,
 )
 from tests.security.conftest import HAS_BWRAP, NEEDS_BWRAP
 
@@ -54,13 +54,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     _echo_copy(apps, "trusted_app", "信任应用", sandbox=False)
     config = copy.deepcopy(TEST_CONFIG)
     config["app_sandbox"] = {"unconfined_apps": ["trusted_app"]}
-    running = launch(root, apps, config=config)
-    try:
-        for app_id in APP_IDS:
-            running.wait_app(app_id, "running")
+    with serving(root, apps, APP_IDS, config=config) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -18,7 +18,12 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import desktop_page
-from tests.controller.system import TEST_CONFIG, RunningSystem, copy_shipped_apps, launch
+from tests.controller.system import (
+    TEST_CONFIG,
+    RunningSystem,
+    copy_shipped_apps,
+    serving,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -35,13 +40,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     # the catalogue cannot be reached: nothing listens on port 9
     config["app_settings"] = {"music_app": {"api_base": "http://127.0.0.1:9"}}
     config["tool_sandbox"] = {"http_domain_whitelist": ["127.0.0.1"]}
-    running = launch(root, apps, config=config)
-    try:
-        for app_id in SHIPPED:
-            running.wait_app(app_id, "running")
+    with serving(root, apps, SHIPPED, config=config) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -15,7 +15,12 @@ from pathlib import Path
 import openai
 import pytest
 
-from tests.controller.system import TEST_CONFIG, RunningSystem, build_apps_dir, launch
+from tests.controller.system import (
+    TEST_CONFIG,
+    RunningSystem,
+    build_apps_dir,
+    serving,
+)
 from tests.security.conftest import add_security_apps
 
 HERE = Path(__file__).resolve().parent
@@ -32,13 +37,10 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     config = copy.deepcopy(TEST_CONFIG)
     config["api_keys"] = [EXTRA_KEY]
     config["openai_api"] = {"heartbeat_s": HEARTBEAT_S}
-    running = launch(root, apps, config=config)
-    try:
-        for app_id in ("echo_app", "risky_app", "views_app", "hello_app"):
-            running.wait_app(app_id, "running")
+    with serving(
+        root, apps, ("echo_app", "risky_app", "views_app", "hello_app"), config=config
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from tests.controller.system import (
     RunningSystem,
     build_apps_dir,
     copy_shipped_apps,
-    launch,
+    serving,
 )
 from tests.desktop.conftest import ARTIFACTS
 
@@ -39,13 +39,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     root = tmp_path_factory.mktemp("scheduler_desktop")
     apps = build_apps_dir(root / "apps", test_apps=())
     copy_shipped_apps(apps, ("scheduler_app",))
-    running = launch(root, apps, config=CONFIG)
-    try:
-        for app_id in APPS:
-            running.wait_app(app_id, "running")
+    with serving(root, apps, APPS, config=CONFIG) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from tests.controller.system import (
     RunningSystem,
     add_template_app,
     build_apps_dir,
-    launch,
+    serving,
 )
 from tests.procs import start_executor, stop
 from tests.security.fake_web import serve_fake
@@ -62,13 +62,13 @@ def shared_system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningS
     apps = build_apps_dir(root / "apps", test_apps=("echo_app",))
     add_template_app(apps)
     add_security_apps(apps, SHARED_APPS)
-    running = launch(root, apps, config=copy.deepcopy(SHARED_CONFIG))
-    try:
-        for app_id in ("hello_app", "echo_app", "template_app", *SHARED_APPS):
-            running.wait_app(app_id, "running")
+    with serving(
+        root,
+        apps,
+        ("hello_app", "echo_app", "template_app", *SHARED_APPS),
+        config=copy.deepcopy(SHARED_CONFIG),
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 # ------------------------------------------------------------------ executor
