@@ -106,7 +106,7 @@ class Turn:
 
     def outcome(self, step_id: int) -> tuple[bool, Any, str]:
         """`(ok, result, reason)` of step `step_id` (see `aios_sdk.step_outcome`)."""
-        return step_outcome(self.results, step_id)
+        return step_outcome(self.results, step_id, self.language)
 
 
 def action(*action_ids: str) -> Callable[[F], F]:

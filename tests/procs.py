@@ -13,8 +13,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import requests
@@ -31,6 +32,21 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def wait_for(
+    check: Callable[[], Any], timeout: float = 10.0, what: str = "", every: float = 0.05
+) -> Any:
+    """Poll `check` until it returns something truthy (that value is returned); an
+    `AssertionError` naming `what` when `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        time.sleep(every)
 
 
 def free_port() -> int:

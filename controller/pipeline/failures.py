@@ -20,33 +20,38 @@ from controller.routing.router import AppProfile
 
 __all__ = ["app_name", "error_view", "failure_view"]
 
-# an error's code → what the user is told ({app}: the app's name)
-_CHINESE = {  # app_unavailable: the supervisor's own sentence says why
-    "app_unreachable": "无法连接「{app}」。",
-    "bad_app_reply": "「{app}」的回复无法读取。",
-    "cancelled": "已取消。",
-    "overloaded": "「{app}」正忙，请稍后再试。",
-    "internal_error": "运行「{app}」时系统内部出错。",
+# what the user is told, (Chinese, English), by the error's code ({app}: the app's
+# name); "executor": the executor (not the app) did not answer, so the steps could
+# not run; "timeout": the app answered too late; "other": any other code
+_SAID = {
+    "executor": (
+        "运行工具的服务（执行器）暂时无法连接，步骤没有完成，请稍后再试。",
+        "The service that runs tools (the executor) could not be reached;"
+        " the steps did not finish. Please try again shortly.",
+    ),
+    "timeout": ("「{app}」没有及时回答。", "“{app}” did not answer in time."),
+    "app_unavailable": (
+        "「{app}」现在不可用，请稍后再试。",
+        "“{app}” is not available right now. Please try again in a moment.",
+    ),
+    "app_unreachable": ("无法连接「{app}」。", "“{app}” could not be reached."),
+    "bad_app_reply": (
+        "「{app}」的回复无法读取。",
+        "“{app}” answered in a way the system cannot read.",
+    ),
+    "cancelled": ("已取消。", "Cancelled."),
+    "overloaded": (
+        "「{app}」正忙，请稍后再试。",
+        "“{app}” is busy. Please try again shortly.",
+    ),
+    "internal_error": (
+        "运行「{app}」时系统内部出错。",
+        "Something went wrong inside the system while running “{app}”.",
+    ),
+    "other": ("「{app}」出了问题。", "“{app}” ran into a problem."),
 }
-_ENGLISH = {
-    "app_unavailable": "“{app}” is not available right now. Please try again in a moment.",
-    "app_unreachable": "“{app}” could not be reached.",
-    "bad_app_reply": "“{app}” answered in a way the system cannot read.",
-    "cancelled": "Cancelled.",
-    "overloaded": "“{app}” is busy. Please try again shortly.",
-    "internal_error": "Something went wrong inside the system while running “{app}”.",
-}
-# the executor (not the app) did not answer: the steps could not run
-_NO_EXECUTOR = {
-    "zh-CN": "运行工具的服务（执行器）暂时无法连接，步骤没有完成，请稍后再试。",
-    "en-US": "The service that runs tools (the executor) could not be reached;"
-    " the steps did not finish. Please try again shortly.",
-}
-_TIMED_OUT = {
-    "zh-CN": "「{app}」没有及时回答。",
-    "en-US": "“{app}” did not answer in time.",
-}
-_OTHER = {"zh-CN": "「{app}」出了问题。", "en-US": "“{app}” ran into a problem."}
+# where a Chinese message of the error's own is kept (the supervisor's "正在重启…")
+_OWN_WORDS = frozenset({"app_unavailable", "other"})
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -73,20 +78,16 @@ def failure_view(exc: BaseException, app: str, language: str) -> AppReply:
         code = "internal_error"
         text = technical = f"{type(exc).__name__}: {exc}"
     english = language == "en-US"
-    table = _ENGLISH if english else _CHINESE
-    lang = "en-US" if english else "zh-CN"
     if code == "app_unreachable" and technical.startswith(EXECUTOR):
-        sentence = _NO_EXECUTOR[lang]
+        key = "executor"
     elif isinstance(exc, PeerTimeout):
-        sentence = _TIMED_OUT[lang]
-    elif code in table:
-        sentence = table[code]
-    elif not english and _CJK.search(text):
-        return error_view(code, text, technical if technical != text else None)
-    elif not english and code == "app_unavailable":
-        sentence = "「{app}」现在不可用，请稍后再试。"
+        key = "timeout"
     else:
-        sentence = _OTHER[lang]
+        key = code if code in _SAID else "other"
+    if not english and key in _OWN_WORDS and _CJK.search(text):
+        return error_view(code, text, technical if technical != text else None)
+    zh, en = _SAID[key]
+    sentence = en if english else zh
     return error_view(
         code, sentence.format(app=app), None if code == "cancelled" else technical
     )

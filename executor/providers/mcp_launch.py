@@ -94,7 +94,9 @@ def relay(source: int, sink: int, cap: int) -> bool:
             pieces, size, head = [], 0, b""
 
 
-def _user_tasks() -> int:
+def user_tasks() -> int:
+    """How many processes our user runs now (for an `RLIMIT_NPROC` ceiling); the tool
+    runner counts with this too (this module stays standard-library only)."""
     uid, count = os.getuid(), 0
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -115,7 +117,7 @@ def _limits(options: list[str]) -> tuple[list[tuple[int, int]], str | None]:
         plan.append((resource.RLIMIT_FSIZE, int(values["fsize"])))
     cgroup = values.get("cgroup") or None
     if cgroup is None and values.get("tasks") and os.getuid() != 0:
-        plan.append((resource.RLIMIT_NPROC, _user_tasks() + int(values["tasks"])))
+        plan.append((resource.RLIMIT_NPROC, user_tasks() + int(values["tasks"])))
     return plan, cgroup
 
 

@@ -36,6 +36,7 @@ from typing import IO, Any
 
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works
 from aios_runtime.settings import Limits
+from executor.providers.mcp_launch import user_tasks
 from executor.sandbox.argv_policy import FIXED_PATH
 from executor.sandbox.pids_cgroup import PidsCgroups, join_current, kill_group
 
@@ -208,18 +209,6 @@ class _CappedBuffer:
         return bytes(self.data).decode("utf-8", errors="replace")
 
 
-def _user_tasks() -> int:
-    """How many processes our user runs now (for an `RLIMIT_NPROC` ceiling)."""
-    uid, count = os.getuid(), 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                count += os.stat(f"/proc/{name}").st_uid == uid
-            except OSError:
-                pass
-    return count
-
-
 def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None]:
     """The pre-exec hook: rlimits, the run's pids cgroup, and die with the executor
     (runs in the child). Without a cgroup a non-root user gets an `RLIMIT_NPROC`
@@ -230,7 +219,7 @@ def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None
         (resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
     ]
     if group is None and os.getuid() != 0:
-        tasks = _user_tasks() + limits.tasks_per_run
+        tasks = user_tasks() + limits.tasks_per_run
         plan.append((resource.RLIMIT_NPROC, tasks, tasks))
 
     parent = os.getpid()

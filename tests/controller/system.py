@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 import psutil
 import requests
 
-from tests.procs import PYTHON, ROOT
+from tests.procs import PYTHON, ROOT, wait_for
 
 HERE = Path(__file__).resolve().parent
 TEST_APPS = HERE / "apps"
@@ -140,13 +140,10 @@ class RunningSystem:
     def wait_for(
         self, check: Callable[[], Any], timeout: float = 30, what: str = "condition"
     ) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; log: {self.log_tail()}")
+        try:
+            return wait_for(check, timeout, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; log: {self.log_tail()}") from None
 
     def wait_app(self, app_id: str, status: str, timeout: float = 30) -> dict[str, Any]:
         def check() -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ import pytest
 
 from aios_sdk.errors import Overloaded
 from controller.pipeline.admission import Admission, AdmissionLimits, _Gate
+from tests.procs import wait_for
 
 
 def test_a_waiter_is_served_when_the_slot_frees() -> None:
@@ -37,13 +38,6 @@ def test_a_waiter_is_served_when_the_slot_frees() -> None:
     second.join(5)
 
 
-def _until(condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.005)
-
-
 def test_waiters_are_served_first_come_first_served_and_never_overtaken() -> None:
     gate = _Gate(1, max_waiting=10)
     assert gate.acquire(timeout=0)
@@ -62,7 +56,7 @@ def test_waiters_are_served_first_come_first_served_and_never_overtaken() -> Non
         thread = threading.Thread(target=waiter, args=(n,))
         thread.start()
         threads.append(thread)
-        _until(lambda n=n: gate.waiting == n + 1)  # queued in this order
+        wait_for(lambda n=n: gate.waiting == n + 1, 5, f"waiter {n} queued", every=0.005)
     assert not gate.acquire(timeout=0)  # a newcomer queues behind them, no barging
     gate.release()
     assert done.wait(10)

@@ -26,6 +26,7 @@ import pytest
 import requests
 
 from aios_runtime.serving import ServerHandle, start_server
+from tests.procs import wait_for
 
 WAIT = 10.0
 
@@ -147,14 +148,6 @@ def request_bytes(
     if body:
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.02)
 
 
 # ------------------------------------------------------------------- serving
@@ -437,7 +430,9 @@ def test_stop_closes_connections_and_ends_the_threads(servers: Servers) -> None:
         socket.create_connection(("127.0.0.1", handle.port), timeout=WAIT).close()
     wait_for(
         lambda: {t.ident for t in threading.enumerate()} <= before,
+        WAIT,
         "the loop and worker threads to end",
+        every=0.02,
     )
 
 
@@ -455,7 +450,7 @@ def test_stop_from_another_thread_ends_a_foreground_server() -> None:
     ServerHandle.serve_forever = serve  # type: ignore[method-assign]
     try:
         runner.start()
-        wait_for(lambda: bool(started), "the server to start")
+        wait_for(lambda: bool(started), WAIT, "the server to start", every=0.02)
     finally:
         ServerHandle.serve_forever = original  # type: ignore[method-assign]
     handle = started[0]

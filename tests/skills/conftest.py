@@ -9,8 +9,6 @@ shared skills folder is `<state_dir>/skills/` (the examples copied in at start).
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,9 @@ from tests.executor.conftest import (  # noqa: F401  (fixtures)
     HarnessFactory,
     make_harness,
 )
+from tests.procs import wait_for
+
+__all__ = ["PY_SKILL", "listed", "provider_of", "wait_for", "write_skill"]
 
 PY_SKILL = """#!/usr/bin/env python3
 import argparse
@@ -43,16 +44,6 @@ def write_skill(folder: Path, name: str, text: str, *, executable: bool = True) 
     if executable:
         os.chmod(path, 0o755)
     return path
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or check}")
 
 
 def provider_of(harness: Harness) -> SkillsProvider:
