@@ -175,10 +175,14 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def stop_groups(procs: Iterable[subprocess.Popen], grace: float) -> None:
-    """SIGTERM each child's group, wait up to `grace` s for all, SIGKILL what is left."""
+    """SIGTERM each child's group, wait up to `grace` s for all, SIGKILL what is left.
+
+    With `grace` 0 the groups get SIGKILL at once: a frozen child given SIGTERM could
+    be woken (a stopped group left orphaned gets SIGCONT) and answer a call after the
+    supervisor gave it up."""
     procs = [p for p in procs if p is not None]
     for proc in procs:
-        if proc.poll() is None:
+        if grace > 0 and proc.poll() is None:
             _signal_group(proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     for proc in procs:

@@ -297,7 +297,7 @@ class Supervisor(AppLifecycle):
         assert child.proc is not None
         code = child.proc.poll()
         if code is not None:
-            self._on_death(child, self._exit_reason(child, code), kill=False)
+            self._on_death(child, self._exit_reason(child, code))
             return True
         if child.status == "starting":
             if child.probe is not None and child.probe.done():
@@ -310,7 +310,6 @@ class Supervisor(AppLifecycle):
                 self._on_death(
                     child,
                     f"did not answer /health within {cfg.start_timeout:g} s",
-                    kill=True,
                 )
             elif child.probe is None and now - child.last_probe >= cfg.start_poll:
                 self._submit_probe(child, now)
@@ -320,7 +319,7 @@ class Supervisor(AppLifecycle):
         # running
         if child.hung is not None:
             reason, child.hung = child.hung, None
-            self._on_death(child, reason, kill=True)
+            self._on_death(child, reason)
             return True
         if child.probe is not None and child.probe.done():
             healthy = _future_ok(child.probe)
@@ -330,7 +329,6 @@ class Supervisor(AppLifecycle):
                 self._on_death(
                     child,
                     f"stopped answering health checks ({child.missed} missed)",
-                    kill=True,
                 )
                 return True
         due = child.probe is None and now - child.last_probe >= cfg.health_interval
@@ -389,7 +387,7 @@ class Supervisor(AppLifecycle):
         child.settled = True
         child.last_probe = time.monotonic()
 
-    def _on_death(self, child: SupervisedChild, reason: str, *, kill: bool) -> None:
+    def _on_death(self, child: SupervisedChild, reason: str) -> None:
         cfg = self.config
         proc = child.proc
         child.proc = None
@@ -398,8 +396,9 @@ class Supervisor(AppLifecycle):
         child.healthy_since = None
         child.settled = True
         child.failures += 1
-        grace = cfg.stop_grace if kill else 0.0
-        child.job = self._pool.submit(stop_groups, [proc] if proc else [], grace)
+        # dead, or given up as unresponsive: its group is killed at once, so a
+        # frozen app cannot wake and answer a call that was already failed
+        child.job = self._pool.submit(stop_groups, [proc] if proc else [], 0.0)
         if child.failures > cfg.max_restarts:
             child.status = "failed"
             child.error = f"{reason}; gave up after {child.restarts} restarts"
@@ -481,7 +480,7 @@ class Supervisor(AppLifecycle):
                 )
         except OSError as exc:
             child.proc = None
-            self._on_death(child, f"could not be started: {exc}", kill=False)
+            self._on_death(child, f"could not be started: {exc}")
 
     # --------------------------------------------------------- pool workers
 
