@@ -159,6 +159,18 @@ class Toolbox:
         self.sync_app(app.app_id)
         return self.tools.find(tool, app.app_id)
 
+    def _found(self, app: AppRecord, steps: list[Step]) -> dict[int, tuple[Any, ToolEntry]]:
+        """The provider and entry of each step's tool, looked up once per plan (an
+        unknown tool is left out: its step looks again when it runs, and fails there)."""
+        self.sync_app(app.app_id)
+        found = {}
+        for step in steps:
+            try:
+                found[step.step_id] = self.tools.find(step.tool, app.app_id)
+            except Exception:  # UnknownTool, or a provider's bug
+                continue
+        return found
+
     # -------------------------------------------------------------- calls
 
     def timeout_for(self, tool: str, args: dict[str, Any]) -> float:
@@ -169,10 +181,11 @@ class Toolbox:
             return min(float(wanted), configured)
         return configured
 
-    def _invoke(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None) -> Any:  # fmt: skip
+    def _invoke(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
+                found: tuple[Any, ToolEntry] | None = None) -> Any:  # fmt: skip
         if not isinstance(args, dict):
             raise InvalidArgs("args must be an object")
-        provider, entry = self._find(app, tool)
+        provider, entry = found or self._find(app, tool)
         timeout = self.timeout_for(tool, args)
         args = self.tools.checked_args(provider, entry, args)
         if not app.reviewed:
@@ -200,12 +213,13 @@ class Toolbox:
             self._record(app, tool, args, records, None, result)
             return result
 
-    def _outcome(self, app: AppRecord, tool: str, args: dict[str, Any],
-                 session_id: str | None) -> ToolResult:  # fmt: skip
+    def _outcome(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
+                 found: tuple[Any, ToolEntry] | None = None) -> ToolResult:  # fmt: skip
         """Run one tool, timed; failures as data."""
         started = time.monotonic()
         try:
-            result = ToolResult(tool=tool, status="ok", result=self._invoke(app, tool, args, session_id))  # fmt: skip
+            value = self._invoke(app, tool, args, session_id, found)
+            result = ToolResult(tool=tool, status="ok", result=value)
         except AiosError as exc:
             result = ToolResult(
                 tool=tool,
@@ -238,20 +252,25 @@ class Toolbox:
 
     # -------------------------------------------------------------- plans
 
-    def _concurrency_safe(self, app: AppRecord, step: Step) -> bool:
+    @staticmethod
+    def _concurrency_safe(step: Step, found: tuple[Any, ToolEntry] | None) -> bool:
+        if found is None:  # an unknown tool: runs alone, and fails there
+            return False
+        provider, entry = found
         try:
-            provider, entry = self._find(app, step.tool)
             return entry.available and provider.is_concurrency_safe(entry, step.args)
-        except Exception:  # unknown tool, a provider's bug: runs alone, and fails there
+        except Exception:  # a provider's bug: runs alone, and fails there
             return False
 
-    def _batches(self, app: AppRecord, steps: list[Step]) -> list[list[Step]]:
+    def _batches(
+        self, steps: list[Step], found: dict[int, tuple[Any, ToolEntry]]
+    ) -> list[list[Step]]:
         """The plan cut into runs: a run of consecutive concurrency-safe steps none of
         which uses another's result, or a single step."""
         batches: list[list[Step]] = []
         ids: set[int] = set()
         for step in steps:
-            safe = self._concurrency_safe(app, step)
+            safe = self._concurrency_safe(step, found.get(step.step_id))
             current = batches[-1] if batches else None
             if (
                 current is not None
@@ -277,8 +296,9 @@ class Toolbox:
         in step order whether or not steps ran side by side.
         """
         done: dict[int, ToolResult] = {}
+        found = self._found(app, steps)
         with self.call_log.records(session_id) as records:
-            for batch in self._batches(app, steps):
+            for batch in self._batches(steps, found):
                 rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]] = []
                 for step in batch:
                     try:
@@ -289,7 +309,7 @@ class Toolbox:
                         rendered.append((step, None, failed))
                 if any(s.tool not in _QUICK_TOOLS for s, a, f in rendered if f is None):
                     records.write()
-                outcomes = self._run_batch(app, rendered, session_id)
+                outcomes = self._run_batch(app, rendered, session_id, found)
                 for (step, args, _failed), result in zip(rendered, outcomes, strict=True):
                     logged_args = step.args if args is None else args
                     done[step.step_id] = self._record(
@@ -302,6 +322,7 @@ class Toolbox:
         app: AppRecord,
         rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]],
         session_id: str | None,
+        found: dict[int, tuple[Any, ToolEntry]],
     ) -> list[ToolResult]:
         """The outcome of each step of a run, in order; side by side (all but the first
         on the pool) unless every step is a quick one."""
@@ -312,16 +333,21 @@ class Toolbox:
             if failed is not None:
                 pending.append(failed)
             elif not side_by_side:
-                pending.append(self._outcome(app, step.tool, args or {}, session_id))
+                pending.append(self._outcome(app, step.tool, args or {}, session_id,
+                                             found.get(step.step_id)))  # fmt: skip
             elif index == 0:
                 pending.append(None)  # the first step runs below, in this thread
             else:
+                lookup = found.get(step.step_id)
                 pending.append(
-                    self._steps_pool.submit(self._outcome, app, step.tool, args, session_id)
+                    self._steps_pool.submit(
+                        self._outcome, app, step.tool, args, session_id, lookup
+                    )
                 )
         first_step, first_args, _failed = rendered[0]
         if pending[0] is None:
-            pending[0] = self._outcome(app, first_step.tool, first_args or {}, session_id)
+            pending[0] = self._outcome(app, first_step.tool, first_args or {}, session_id,
+                                       found.get(first_step.step_id))  # fmt: skip
         return [p if isinstance(p, ToolResult) else p.result() for p in pending]  # type: ignore[union-attr]
 
     def shutdown(self) -> None:

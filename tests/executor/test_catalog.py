@@ -92,3 +92,89 @@ def test_a_custom_schema_is_checked_as_a_schema_then_compiled() -> None:
     with pytest.raises(InvalidArgs, match="argument 'times' must be integer, got boolean"):
         shout.check({"word": "hi", "times": True})
     assert not shout.declares("timeout")
+
+
+# values of every JSON type, and the edges where validators tend to differ
+_VALUES: list[Any] = [
+    None, True, False, 0, 1, -1, 1.0, 1.5, 2**70, "", "x", "workspace/a b", "ü" * 3,
+    [], ["a"], [1], ["a", "a"], {}, {"a": 1}, {"method": "GET"},
+]  # fmt: skip
+
+_OWN_SCHEMAS: dict[str, dict[str, Any]] = {
+    "nested": {
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["a", "b"]},
+            "one": {"const": 1},
+            "size": {"type": "number", "exclusiveMinimum": 0, "maximum": 10,
+                     "multipleOf": 0.5},
+            "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"},
+                     "minItems": 1, "maxItems": 2, "uniqueItems": True},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 2}]},
+            "only": {"oneOf": [{"type": "number"}, {"type": "integer"}]},
+            "meta": {"type": "object", "additionalProperties": {"type": "integer"},
+                     "minProperties": 1},
+            "not_null": {"not": {"type": "null"}},
+        },
+        "required": ["mode"],
+    },
+}  # fmt: skip
+
+
+def _cases(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every property alone with every value, all required ones set (to their first
+    good value), plus unknown keys."""
+    properties = schema.get("properties", {})
+    names = list(properties)
+    required = {
+        name: next(
+            v for v in ["a", *_VALUES] if Draft202012Validator(properties[name]).is_valid(v)
+        )
+        for name in schema.get("required", [])
+    }
+    cases: list[dict[str, Any]] = [{}, required, {**required, "unknown": 1}]
+    for name in names:
+        cases.extend({**required, name: value} for value in _VALUES)
+    return cases
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [spec.parameters for spec in ATOMIC_SPECS.values()] + list(_OWN_SCHEMAS.values()),
+    ids=[*ATOMIC_SPECS, *_OWN_SCHEMAS],
+)
+def test_the_fast_check_agrees_with_jsonschema_on_every_case(
+    schema: dict[str, Any],
+) -> None:
+    compiled = ArgumentSchema("probe", schema)
+    fast = compiled._passes
+    assert fast is not None, "every schema here is written in the shared keyword subset"
+    judge = Draft202012Validator(schema)
+    cases = _cases(schema)
+    disagreements = [c for c in cases if fast(c) != judge.is_valid(c)]
+    assert not disagreements
+    # and both outcomes occur: the corpus tells good arguments from bad ones
+    assert {judge.is_valid(c) for c in cases} == {True, False}
+
+
+def test_a_schema_outside_the_shared_keywords_is_checked_by_jsonschema_alone() -> None:
+    pair = ArgumentSchema(
+        "pair",
+        {"type": "object", "$defs": {"n": {"type": "integer"}},
+         "properties": {"xy": {"type": "array", "prefixItems": [{"$ref": "#/$defs/n"}]}}},
+    )  # fmt: skip
+    assert pair._passes is None
+    pair.check({"xy": [1, "any"]})
+    with pytest.raises(
+        InvalidArgs, match=r"argument 'xy\[0\]' must be integer, got string"
+    ):
+        pair.check({"xy": ["1"]})
+
+
+def test_a_refusal_still_names_the_fault_when_the_fast_check_ran() -> None:
+    schema = ATOMIC_SCHEMAS["cache_set"]
+    assert schema._passes is not None
+    assert not schema._passes({"key": 5})
+    assert refusal("cache_set", key=5, value=1) == (
+        "cache_set: argument 'key' must be string, got integer"
+    )
