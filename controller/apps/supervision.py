@@ -77,6 +77,7 @@ class SupervisedChild:
     healthy_since: float | None = None
     last_probe: float = 0.0
     missed: int = 0
+    answered_at: float = 0.0  # when it last answered a real call (monotonic)
     settled: bool = False
     log_offset: int = 0  # where this run's output starts in its log
     needs_register: bool = False

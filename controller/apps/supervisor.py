@@ -5,9 +5,11 @@ The executor and every app run as children in their own process groups
 child: `starting` (polled for `/health` every 20 ms) → `registering` (an app's
 `GET /manifest` custom tools and its `AppRegistration` sent to the executor) →
 `running` (health-checked every `health_interval`). A child that exits, or misses
-`max_missed` health checks in a row (SIGTERM, grace, SIGKILL to its group), goes to
-`restarting` and is started again after a growing back-off; after `max_restarts`
-restarts without a stable run it is `failed` — never a tight loop. Probes and
+`max_missed` health checks in a row, is killed with its group at once (SIGKILL) and
+goes to `restarting` and is started again after a growing back-off; after `max_restarts`
+restarts without a stable run it is `failed` — never a tight loop. An app that
+answered a real call after a probe was sent is alive: a probe that queued behind
+its work and came back late is not a miss. Probes and
 registrations run in a small thread pool so one hung app never stalls the others;
 spawning stays on the long-lived threads (see `processes`).
 
@@ -241,7 +243,9 @@ class Supervisor(AppLifecycle):
         def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             try:
                 with self._in_use(app_id):
-                    return client.handle(body, timeout)
+                    answer = client.handle(body, timeout)
+                child.answered_at = time.monotonic()
+                return answer
             except AppUnreachable as exc:
                 proc = child.proc
                 if proc is None or proc.poll() is not None:
@@ -322,7 +326,8 @@ class Supervisor(AppLifecycle):
             self._on_death(child, reason)
             return True
         if child.probe is not None and child.probe.done():
-            healthy = _future_ok(child.probe)
+            # a real call answered since the probe went out proves it alive too
+            healthy = _future_ok(child.probe) or child.answered_at >= child.last_probe
             child.probe = None
             child.missed = 0 if healthy else child.missed + 1
             if child.missed >= cfg.max_missed:

@@ -125,6 +125,29 @@ def test_an_app_whose_call_hangs_while_it_answers_health_is_restarted(
     _assert_restarted_and_answering(system, before)
 
 
+def test_an_app_answering_calls_is_not_restarted_for_late_health_checks(
+    fault_system: RunningSystem,
+) -> None:
+    """Its `/health` takes 1 s (the probe's timeout is 0.5 s) while calls answer at once:
+    busy with calls, it stays; left without calls, it is restarted."""
+    system = fault_system
+    before = system.wait_for(
+        lambda: (row := system.apps()["fault_app"])["status"] == "running" and row,
+        30,
+        "fault_app to run",
+    )
+    assert task_reply(system.say("故障应用 慢体检 3"))["status"] == "ok"
+    calls_until = time.monotonic() + 3
+    while time.monotonic() < calls_until:  # about six health checks come back late
+        assert task_reply(system.say("故障应用 你好"))["status"] == "ok"
+        time.sleep(0.1)
+    row = system.apps()["fault_app"]
+    assert (row["pid"], row["restarts"]) == (before["pid"], before["restarts"]), row
+    # the same late checks with no call in between: two misses, and a restart
+    assert task_reply(system.say("故障应用 慢体检 3"))["status"] == "ok"
+    _assert_restarted_and_answering(system, before)
+
+
 def test_a_flood_of_output_keeps_the_log_bounded_and_blocks_nothing(
     fault_system: RunningSystem,
 ) -> None:

@@ -1,7 +1,8 @@
 """Test app for the fault suite: the instruction (or the opened view) names the fault.
 
 `挂起` stops the whole process (SIGSTOP: it answers nothing, health checks
-included); `卡住` blocks the call for 60 s while `/health` still answers; `刷屏 N` writes N MB to stdout before answering; `慢步骤` plans a 5.37 s
+included); `卡住` blocks the call for 60 s while `/health` still answers; `慢体检 S`
+makes every `/health` take 1 s for the next S seconds while calls answer at once; `刷屏 N` writes N MB to stdout before answering; `慢步骤` plans a 5.37 s
 `shell_exec` of `sleep`; `快步骤` plans an `echo`; `启动进程` plans a risky `process_start`.
 Anything else is answered at once with a `text` view echoing the instruction. After
 a plan ran, the reply lists each step's status and code.
@@ -12,7 +13,13 @@ import signal
 import sys
 import time
 
-from aios_sdk import AIOSAgent, serve
+from flask import request
+
+from aios_runtime.serving import start_server
+from aios_sdk import AIOSAgent
+from aios_sdk.server import create_app
+
+SLOW_HEALTH_UNTIL = [0.0]  # monotonic time until which /health takes 1 s
 
 PLANS = {
     "慢步骤": [
@@ -50,6 +57,9 @@ class FaultAgent(AIOSAgent):
             os.kill(os.getpid(), signal.SIGSTOP)
         if "卡住" in text:
             time.sleep(60)
+        if "慢体检" in text:
+            SLOW_HEALTH_UNTIL[0] = time.monotonic() + float(text.split()[-1])
+            return {"status": "ok", "view_type": "text", "data": {"content": "slow health"}}
         if "刷屏" in text:
             megabytes = int(text.split()[-1])
             chunk = b"x" * 1023 + b"\n"
@@ -63,5 +73,12 @@ class FaultAgent(AIOSAgent):
         return {"status": "ok", "view_type": "text", "data": {"content": text or "ready"}}
 
 
+def slow_health() -> None:
+    if request.path == "/health" and time.monotonic() < SLOW_HEALTH_UNTIL[0]:
+        time.sleep(1.0)
+
+
 if __name__ == "__main__":
-    serve(FaultAgent())
+    app = create_app(FaultAgent())
+    app.before_request(slow_health)
+    start_server(app, int(os.environ["APP_PORT"]), background=False)
