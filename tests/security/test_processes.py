@@ -298,12 +298,13 @@ def test_c6_kill_9_at_random_points_while_saving_leaves_every_file_whole(
     for round_no in range(4):
         system = launch(tmp_path, apps, state_dir=state, config=copy.deepcopy(CRASH_CONFIG))
         stop = threading.Event()
+        answered = [0, 0, 0]  # this round's answered instructions, per writer
 
         def writer(
             worker: int,
             system: RunningSystem = system,
             stop: threading.Event = stop,
-            sent: list[int] = sent,
+            answered: list[int] = answered,
         ) -> None:
             session = f"sess_c6w{worker}"
             n = 0
@@ -315,7 +316,7 @@ def test_c6_kill_9_at_random_points_while_saving_leaves_every_file_whole(
                         {"text": f"写入应用 写入 {n}", "session_id": session},
                         timeout=10,
                     )
-                    sent[0] += 1
+                    answered[worker] += 1
                 except requests.RequestException:
                     return
 
@@ -324,7 +325,12 @@ def test_c6_kill_9_at_random_points_while_saving_leaves_every_file_whole(
             workers = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
             for worker in workers:
                 worker.start()
-            time.sleep(chance.uniform(0.4, 1.6))
+            # every writer has saved once (a slow machine saves less per second),
+            # then the kill comes at a random moment of the saves that follow
+            system.wait_for(
+                lambda answered=answered: all(answered), 30, "every writer's first answer"
+            )
+            time.sleep(chance.uniform(0.0, 1.2))
             kill_controller(system, tree(system))
             stop.set()
             for worker in workers:
@@ -332,6 +338,7 @@ def test_c6_kill_9_at_random_points_while_saving_leaves_every_file_whole(
         finally:
             stop.set()
             system.stop()
+        sent[0] += sum(answered)
         checked = _all_files_parse(state, workspace)
         assert checked >= 3, (
             f"round {round_no} (seed {seed}) saved too little: {checked} files"
