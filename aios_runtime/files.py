@@ -31,7 +31,7 @@ log = logging.getLogger("aios.files")
 # errors that mean "the disk cannot take it now": retrying later may succeed
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 MAX_PROBLEMS = 50
-_problems: list[str] = []
+_problems: list[tuple[Path, str]] = []  # (the file's resolved path, the note)
 _problems_lock = threading.Lock()
 
 
@@ -116,12 +116,19 @@ def set_aside(path: Path, reason: str) -> str:
     note = f"{path} is unreadable ({reason}); {where}; defaults used"
     log.warning("%s", note)
     with _problems_lock:
-        _problems.append(note)
+        _problems.append((path.resolve(), note))
         del _problems[:-MAX_PROBLEMS]
     return note
 
 
-def state_problems() -> list[str]:
-    """The notes of every file `set_aside` moved in this process, oldest first."""
+def state_problems(*under: Path) -> list[str]:
+    """The notes of the files `set_aside` moved in this process, oldest first: those
+    at or below one of the paths `under` (a state folder, a config file), or all."""
+    roots = [Path(root).resolve() for root in under]
     with _problems_lock:
-        return list(_problems)
+        kept = list(_problems)
+    return [
+        note
+        for path, note in kept
+        if not roots or any(path == root or path.is_relative_to(root) for root in roots)
+    ]

@@ -14,10 +14,12 @@ import os
 import secrets
 import sys
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from aios_runtime.files import state_problems
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
 from aios_sdk.errors import AiosError
 from controller.api.tools import ToolListings
@@ -329,6 +331,7 @@ class Controller:
                 ),
                 executor_status=supervisor.executor_status,
                 llm_status=llm.status,
+                state_problems=partial(state_problems, self.state.root, config_path),
                 authenticate=allow_app_tokens_for_schedule(
                     allow_app_tokens_for_llm(
                         token_matches(self.token), supervisor.app_for_token

@@ -32,7 +32,6 @@ from aios_runtime.edge import (
     read_json,
     token_matches,
 )
-from aios_runtime.files import state_problems
 from aios_runtime.workdir import is_inside
 from aios_sdk.errors import NotFound, PathOutsideWorkdir
 from aios_sdk.protocol import (
@@ -86,6 +85,8 @@ class ApiServices:
     admission: Admission = field(default_factory=Admission)
     # pending confirmations of risky steps (None: nothing ever pauses)
     confirmations: ConfirmationGate | None = None
+    # the notes of this launch's state files found unreadable and set aside
+    state_problems: Callable[[], list[str]] = list
 
 
 def _missing_desktop(desktop_dir: Path) -> Response:
@@ -184,7 +185,7 @@ def create_app(services: ApiServices) -> Flask:
                 "executor": services.executor_status(),
                 "llm": services.llm_status(),
                 # state files found unreadable and set aside at this launch
-                "problems": state_problems(),
+                "problems": services.state_problems(),
             }
         )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aios_runtime.files import set_aside, state_problems
 from aios_runtime.settings import (
     load_settings,
     load_settings_or_set_aside,
@@ -115,3 +116,20 @@ def test_an_unreadable_user_settings_file_is_set_aside(tmp_path: Path) -> None:
     assert settings.voice_rate == 0.8
     assert not user.exists()
     assert [p.name for p in tmp_path.glob("settings.json.corrupt-*")]
+
+
+def test_the_problems_of_one_state_folder_leave_out_another_folders(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for folder in (ours, theirs):
+        folder.mkdir()
+        (folder / "jobs.json").write_text("{cut short", encoding="utf-8")
+        set_aside(folder / "jobs.json", "not valid JSON")
+    config = tmp_path / "config.json"
+    config.write_text("[]", encoding="utf-8")
+    set_aside(config, "not a JSON object")
+    mine = state_problems(ours, config)
+    assert (
+        len(mine) == 2 and str(ours / "jobs.json") in mine[0] and "config.json" in mine[1]
+    )
+    assert not any(str(theirs) in note for note in mine)
+    assert {*mine, *state_problems(theirs)} <= set(state_problems())  # all, unfiltered
