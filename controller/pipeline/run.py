@@ -256,6 +256,7 @@ class Pipeline:
                 "task_id": task.task_id,
                 "instruction": task.instruction,
                 "depends_on": task.depends_on,
+                "client_id": client_id,  # the desktop that sent it (as in `task_done`)
             },
             app_id=task.app_id,
             session_id=session.session_id,

@@ -137,11 +137,15 @@ const events = connectEvents(
       if (e.app_id && data.result && data.client_id !== api.clientId) views.show(e.app_id, data.result);
     },
     task_started: (e) => {
+      // the event stream can lag behind the answer: a start of this desktop's own
+      // instruction that comes when none is waiting belongs to one already shown
+      if (e.data?.client_id === api.clientId && state.instructionsInFlight === 0) return;
       const label = `${tr("处理中：", "Working on: ")}${asText(e.data?.instruction ?? "")}`;
       views.status(e.app_id, label, "busy");
       if (e.app_id) views.busySoon(e.app_id, { taskId: asText(e.data?.task_id) || null, label });
     },
     step_done: (e) => {
+      if (!views.isWorking(e.app_id)) return; // its work has ended (a late event)
       const text = `${tr("步骤", "Step")} ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}: ${asText(e.data?.status ?? "")}`;
       views.status(e.app_id, text, "busy");
       views.progress(e.app_id, text);

@@ -98,6 +98,11 @@ export class AppViews {
     return work;
   }
 
+  /** Whether `appId` has work running (an open, an action, an instruction's task). */
+  isWorking(appId) {
+    return this.working.has(appId);
+  }
+
   /** A step of the running work finished: say so in its loading state. */
   progress(appId, text) {
     const work = this.working.get(appId);

@@ -17,14 +17,13 @@ export function createCommandBar({ views, toast }) {
   const mic = document.getElementById("mic_button");
   const history = [];
   let recall = 0;
-  let pending = 0;
 
   const run = async (text, source = "text") => {
     const instruction = text.trim();
     if (!instruction) return;
     history.push(instruction);
     recall = history.length;
-    pending += 1;
+    state.instructionsInFlight += 1;
     form.classList.add("busy");
     try {
       const response = await api.instruction(instruction, state.sessionId, source);
@@ -32,8 +31,8 @@ export function createCommandBar({ views, toast }) {
     } catch (exc) {
       toast({ title: tr("指令失败", "Instruction failed"), body: exc.message, level: "error" });
     } finally {
-      pending -= 1;
-      if (pending === 0) form.classList.remove("busy");
+      state.instructionsInFlight -= 1;
+      if (state.instructionsInFlight === 0) form.classList.remove("busy");
     }
   };
 

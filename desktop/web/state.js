@@ -7,6 +7,8 @@ export const state = {
   /** app id → {id, name, icon, description, status, port, error} */
   apps: new Map(),
   listeners: new Set(),
+  /** This desktop's instructions sent and not yet answered (the command bar's). */
+  instructionsInFlight: 0,
 };
 
 /** Remember the session id a reply carries, if any. */

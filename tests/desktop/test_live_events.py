@@ -1,11 +1,14 @@
 """Events the controller pushes to the desktop over SSE, against the real system:
 `speak` spoken by the page when the controller has no sound player of its own (and
 silenced by the tray's mute, which also reaches the controller), `ui_commands`
-reaching a desktop that did not make the request, and `app_status` showing an app
-restarting on its taskbar icon after it was killed.
+reaching a desktop that did not make the request, `app_status` showing an app
+restarting on its taskbar icon after it was killed, and progress events that come
+after the answer they belong to.
 """
 
 from __future__ import annotations
+
+import re
 
 import psutil
 import pytest
@@ -22,6 +25,24 @@ Object.defineProperty(window, "speechSynthesis", {
   configurable: true,
   value: { speak: (u) => window.__spoken.push(u.text), cancel: () => {} },
 });
+"""
+
+
+# Holds every event of the stream `window.__sseDelay` ms (in order) once it is set.
+LAGGING_STREAM = """
+(() => {
+  const Real = window.EventSource;
+  window.__sseDelay = 0;
+  window.EventSource = class extends Real {
+    set onmessage(handler) {
+      super.onmessage = (message) => {
+        const delay = window.__sseDelay;
+        if (delay) setTimeout(() => handler(message), delay);
+        else handler(message);
+      };
+    }
+  };
+})();
 """
 
 
@@ -157,3 +178,33 @@ def test_the_pages_own_instruction_is_rendered_once(page, system):
     expect(page.locator("#win_hello_app .v-text")).to_contain_text("你好，向我问好")
     page.wait_for_timeout(800)  # room for a late task_done event to render again
     assert page.evaluate("() => window.__textViews") == 1
+
+
+def test_progress_events_that_come_after_the_answer_leave_the_window_as_answered(
+    browser, system
+):
+    """The stream lags 1.5 s: `task_started` and `step_done` of the page's own
+    instruction come after its answer was shown. The window keeps the answer's
+    status and no loading state covers it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.add_init_script(LAGGING_STREAM)
+        page.goto(desktop_url(system))
+        page.wait_for_selector("#task_gallery_app")
+        page.evaluate("() => { window.__sseDelay = 1500; }")
+        page.fill("#command_input", "画廊 展示 chart")
+        with page.expect_response("**/api/instruction"):
+            page.press("#command_input", "Enter")
+        status = page.locator("#win_gallery_app .win-status")
+        expect(status).to_have_text("画廊：chart")
+        page.wait_for_timeout(1500 + 1200)  # the late events, and the loading delay after
+        expect(status).to_have_text("画廊：chart")
+        expect(page.locator("#win_gallery_app")).not_to_have_class(re.compile(r"\bbusy\b"))
+        # events still reach the window: an instruction sent elsewhere is shown from
+        # its own (late) events
+        assert system.say("画廊 展示 table")["tasks"][0]["status"] == "done"
+        expect(page.locator("#win_gallery_app .v-table")).to_be_visible(timeout=10_000)
+        expect(status).to_have_text("画廊：table")
+    finally:
+        context.close()
