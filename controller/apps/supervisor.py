@@ -5,13 +5,13 @@ The executor and every app run as children in their own process groups
 child: `starting` (polled for `/health` every 20 ms) → `registering` (an app's
 `GET /manifest` custom tools and its `AppRegistration` sent to the executor) →
 `running` (health-checked every `health_interval`). A child that exits, or misses
-`max_missed` health checks in a row, is killed with its group at once (SIGKILL) and
-goes to `restarting` and is started again after a growing back-off; after `max_restarts`
-restarts without a stable run it is `failed` — never a tight loop. An app that
-answered a real call after a probe was sent is alive: a probe that queued behind
-its work and came back late is not a miss. Probes and
-registrations run in a small thread pool so one hung app never stalls the others;
-spawning stays on the long-lived threads (see `processes`).
+`max_missed` health checks in a row, is killed with its group at once (SIGKILL),
+goes to `restarting` and is started again after a growing back-off; after
+`max_restarts` restarts without a stable run it is `failed` — never a tight loop.
+An app that answered a real call after a probe was sent is alive: a probe that
+queued behind its work and came back late is not a miss. Probes and registrations
+run in a small thread pool so one hung app never stalls the others; spawning stays
+on the long-lived threads (see `processes`).
 
 Apps start on first use (`controller.apps.lifecycle`): an installed app is `idle`
 until a call needs it; that call asks the monitor to start it and waits until it

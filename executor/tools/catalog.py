@@ -6,10 +6,11 @@ validator, the schema itself checked when it is defined) validates every call, s
 the listing and the check never drift apart; apps' custom tools are checked by the
 same class against the schema they registered. A break raises `InvalidArgs`
 (`invalid_args`) naming the argument at fault. A schema written only with keywords
-that mean the same in Draft 7 and Draft 2020-12 (`FAST_KEYWORDS`) is also compiled to
-Python by `fastjsonschema`, which passes good arguments about fifteen times sooner;
-`jsonschema` stays the judge: it alone rejects, and it names the fault. An optional argument given as
-`null` counts as left out. Every atomic tool also accepts `timeout` (seconds),
+that mean the same in Draft 7 and Draft 2020-12 and that both libraries check alike
+(`FAST_KEYWORDS`) is also compiled to Python by `fastjsonschema`, which passes good
+arguments about fifteen times sooner; `jsonschema` stays the judge: it alone
+rejects, and it names the fault. An optional argument given as `null` counts as
+left out. Every atomic tool also accepts `timeout` (seconds),
 which may lower the configured per-tool timeout but never raise it.
 """
 
@@ -212,13 +213,14 @@ def _json_type(value: Any) -> str:
 log = logging.getLogger("aios.executor")
 
 # keywords whose meaning Draft 7 (fastjsonschema's newest) and Draft 2020-12 share;
-# `format` is an annotation in both (no format checker runs), `default` is not applied
+# `format` is an annotation in both (no format checker runs), `default` is not
+# applied; not `multipleOf`: fastjsonschema passes 0.3 as a multiple of 0.1
 FAST_KEYWORDS = frozenset(
     {
         "type", "enum", "const", "properties", "required", "additionalProperties",
         "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
         "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "multipleOf", "minProperties", "maxProperties", "anyOf", "allOf", "oneOf",
+        "minProperties", "maxProperties", "anyOf", "allOf", "oneOf",
         "not", "title", "description", "default", "examples", "format", "$comment",
     }
 )  # fmt: skip
