@@ -10,10 +10,9 @@ install-test:
 run: install
 	python3 -m controller start
 
-# two workers, each test file whole on one (its module fixtures start one system)
 test: install-test
 	python3 -m ruff check .
-	python3 -m pytest -n 2 --dist loadfile
+	python3 -m pytest
 
 lint:
 	python3 -m ruff check . && python3 -m ruff format --check .

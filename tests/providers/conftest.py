@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -87,14 +88,19 @@ class TestProvider(ToolProvider):
 
 
 @pytest.fixture
-def slow_server() -> Iterator[ServerHandle]:
-    """A loopback HTTP server answering `GET /slow` after 200 ms."""
-    app = Flask("slow")
+def meeting_server() -> Iterator[ServerHandle]:
+    """A loopback HTTP server whose `GET /meet` answers `{"met": true}` only when two
+    requests are in it at the same time (`{"met": false}` after 10 s alone)."""
+    app = Flask("meeting")
+    meeting = threading.Barrier(2)
 
-    @app.get("/slow")
-    def slow() -> Any:
-        time.sleep(SLOW_S)
-        return {"ok": True}
+    @app.get("/meet")
+    def meet() -> Any:
+        try:
+            meeting.wait(timeout=10)
+        except threading.BrokenBarrierError:
+            return {"met": False}
+        return {"met": True}
 
     handle = start_server(app, 0, threads=8)
     yield handle

@@ -54,7 +54,13 @@ class FaultAgent(AIOSAgent):
             return {"status": "ok" if ok else "error", "view_type": "text",
                     "data": {"content": str(summary), "results": summary}}  # fmt: skip
         if "挂起" in text:
-            os.kill(os.getpid(), signal.SIGSTOP)
+            # frozen for good: woken by a SIGCONT (none is expected), it says so in its
+            # log and freezes again, so the test still meets a hung app
+            while True:
+                stopped_at = time.monotonic()
+                os.kill(os.getpid(), signal.SIGSTOP)
+                print(f"fault_app: woken {time.monotonic() - stopped_at:.3f} s after "
+                      "SIGSTOP; freezing again", file=sys.stderr, flush=True)  # fmt: skip
         if "卡住" in text:
             time.sleep(60)
         if "慢体检" in text:
