@@ -328,26 +328,23 @@ class Toolbox:
         on the pool) unless every step is a quick one."""
         # quick tools end within microseconds: a thread hand-off would cost more
         side_by_side = any(s.tool not in _QUICK_TOOLS for s, _a, f in rendered if f is None)
+
+        def run(step: Step, args: dict[str, Any] | None) -> ToolResult:
+            return self._outcome(app, step.tool, args or {}, session_id,
+                                 found.get(step.step_id))  # fmt: skip
+
         pending: list[Future[ToolResult] | ToolResult | None] = []
         for index, (step, args, failed) in enumerate(rendered):
             if failed is not None:
                 pending.append(failed)
             elif not side_by_side:
-                pending.append(self._outcome(app, step.tool, args or {}, session_id,
-                                             found.get(step.step_id)))  # fmt: skip
+                pending.append(run(step, args))
             elif index == 0:
                 pending.append(None)  # the first step runs below, in this thread
             else:
-                lookup = found.get(step.step_id)
-                pending.append(
-                    self._steps_pool.submit(
-                        self._outcome, app, step.tool, args, session_id, lookup
-                    )
-                )
-        first_step, first_args, _failed = rendered[0]
+                pending.append(self._steps_pool.submit(run, step, args))
         if pending[0] is None:
-            pending[0] = self._outcome(app, first_step.tool, first_args or {}, session_id,
-                                       found.get(first_step.step_id))  # fmt: skip
+            pending[0] = run(rendered[0][0], rendered[0][1])
         return [p if isinstance(p, ToolResult) else p.result() for p in pending]  # type: ignore[union-attr]
 
     def shutdown(self) -> None:
