@@ -1,17 +1,21 @@
-"""The loopback floor of `aios bench`: the hops' own client and a trivial Flask echo.
+"""The loopback floor of `aios bench`: the hops' own client and a trivial echo service.
 
 Every latency the benchmark reports is measured with `KeepAliveClient`, JSON over
 `aios_runtime.json_client.send_json` (the client of the controller's hops and of
 `call_tool`) on a one-connection pool of its own, so the pipeline's figures and
 the floor they are divided by pay the same client cost. `EchoServer` is the floor
-itself: a separate process serving a Flask JSON echo on waitress, the stack every
-Triton service runs on, so one floor sample is exactly one loopback hop with
-nothing behind it.
+itself: a separate process serving a JSON echo built as every Triton service is
+built — a Flask app from `aios_runtime.edge.create_service` (the edge: loopback
+`Host`, `Origin`, the token, JSON only, size limits) served by
+`aios_runtime.serving.start_server` (waitress with the services' adjustments) — so
+one floor sample is exactly one loopback hop on the services' stack with nothing
+behind it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -30,22 +34,28 @@ __all__ = [
     "stop_process_group",
 ]
 
-FLOOR_STACK = "Flask on waitress, reached with aios_runtime.json_client (urllib3)"
+FLOOR_STACK = (
+    "Flask on waitress as every service runs (aios_runtime.edge.create_service,"
+    " aios_runtime.serving.start_server), reached with aios_runtime.json_client (urllib3)"
+)
 
-# The floor: parse the JSON body and send it back, nothing else.
-_ECHO_PROGRAM = """
-from flask import Flask, request
-from waitress.server import create_server
+_TOKEN_VAR = "AIOS_BENCH_ECHO_TOKEN"
 
-app = Flask("bench_echo")
+# The floor: a service with nothing behind its edge; it sends the JSON body back.
+_ECHO_PROGRAM = f"""
+import os, threading
+from flask import request
+from aios_runtime.edge import create_service, token_matches
+from aios_runtime.serving import start_server
+
+app = create_service("bench_echo", token_matches(os.environ.pop("{_TOKEN_VAR}")))
 
 @app.post("/")
 def echo():
     return request.get_json()
 
-server = create_server(app, host="127.0.0.1", port=0, threads=4)
-print(server.effective_port, flush=True)
-server.run()
+print(start_server(app).port, flush=True)
+threading.Event().wait()
 """
 
 
@@ -92,11 +102,13 @@ class KeepAliveClient:
 
 
 class EchoServer:
-    """The floor's echo server in its own process group; a context manager."""
+    """The floor's echo server in its own process group; a context manager.
+    Requests need `token` in `X-AIOS-Token`, as at every service."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
         self.url = ""
+        self.token = secrets.token_urlsafe(24)
 
     def __enter__(self) -> EchoServer:
         self.proc = subprocess.Popen(
@@ -105,6 +117,7 @@ class EchoServer:
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env={**os.environ, _TOKEN_VAR: self.token},
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode().strip()
@@ -112,7 +125,7 @@ class EchoServer:
             self.__exit__()
             raise HopFailed(f"the echo server did not start ({line!r})")
         self.url = f"http://127.0.0.1:{line}"
-        client = KeepAliveClient(self.url, timeout=5)
+        client = KeepAliveClient(self.url, self.token, timeout=5)
         deadline = time.monotonic() + 10
         while True:  # the port is printed just before run(): wait for a first answer
             try:

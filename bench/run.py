@@ -206,7 +206,7 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             out["rss_per_app_mb"] = sum(rss_5.values()) - out["rss_total_mb"]
             meta["rss_probe_app_mb"] = round(rss_5.get("bench_probe", 0.0), 1)
 
-            floor_client = KeepAliveClient(echo.url)
+            floor_client = KeepAliveClient(echo.url, echo.token)
             client = system.client()
             try:
                 floors, pipeline = _timed(
