@@ -69,6 +69,7 @@ __all__ = [
     "SubmitFormAction",
     "SystemCacheWrite",
     "Task",
+    "TaskCancelRequest",
     "ToggleAction",
     "ToolCall",
     "ToolResult",
@@ -655,6 +656,15 @@ class InstructionResponse(_Model):
 class OpenRequest(_Model):
     session_id: str | None = None
     language: Language | None = None
+
+
+class TaskCancelRequest(_Model):
+    """Body of `POST /api/tasks/<task_id>/cancel`: whose task it is. A plan's task ids
+    ("t1", "t2") repeat from instruction to instruction, so the session (and the app,
+    when given) names which running work is meant."""
+
+    session_id: str = Field(min_length=1)
+    app_id: str | None = None
 
 
 class ConfirmationDecision(_Model):

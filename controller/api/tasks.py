@@ -2,8 +2,10 @@
 
 `tasks_blueprint(cancels)` serves
 
-- `POST /api/tasks/<task_id>/cancel` — the instruction task `task_id` (the id the
-  `task_started` event carried);
+- `POST /api/tasks/<task_id>/cancel` with `{"session_id": …, "app_id": …}` — the
+  instruction task `task_id` (the id the `task_started` event carried) of that
+  session (and app, when given): a plan's task ids repeat across instructions and
+  sessions, so the id alone names no one work;
 - `POST /api/apps/<app_id>/cancel` with `{"session_id": …}` — what the app is doing
   for that session (opening its window, answering an action);
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from aios_runtime.edge import read_json
-from aios_sdk.protocol import OpenRequest
+from aios_sdk.protocol import OpenRequest, TaskCancelRequest
 from controller.pipeline.cancel import TaskCancels
 
 __all__ = ["tasks_blueprint"]
@@ -29,7 +31,9 @@ def tasks_blueprint(cancels: TaskCancels) -> Blueprint:
 
     @routes.post("/api/tasks/<task_id>/cancel")
     def cancel_task(task_id: str) -> Response:
-        return jsonify({"status": "ok", "cancelled": cancels.cancel_task(task_id)})
+        body = read_json(TaskCancelRequest)
+        cancelled = cancels.cancel_task(task_id, body.session_id, body.app_id)
+        return jsonify({"status": "ok", "cancelled": cancelled})
 
     @routes.post("/api/apps/<app_id>/cancel")
     def cancel_app(app_id: str) -> Response:

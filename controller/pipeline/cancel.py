@@ -1,7 +1,7 @@
 """Stopping an app's running work on the user's request (the desktop's cancel button).
 
 `TaskCancels` knows the work in progress — one entry per `Pipeline.drive`, found by
-its task id or by (session id, app id) — and lets a blocking hop of that work (the
+(session id, task id) or by (session id, app id) — and lets a blocking hop of that work (the
 app's HTTP call, the executor's `/run`) be abandoned: `guard(call)` runs the call on
 the calling thread and raises `Cancelled` as soon as `cancel_task` / `cancel_app` is
 called for the current work, by shutting down the connection the call waits on
@@ -81,9 +81,16 @@ class TaskCancels:
             with self._lock:
                 self._works.discard(work)
 
-    def cancel_task(self, task_id: str) -> int:
-        """Cancel the work of the instruction task `task_id`; how many were running."""
-        return self._cancel(lambda w: w.task_id == task_id)
+    def cancel_task(self, task_id: str, session_id: str, app_id: str | None = None) -> int:
+        """Cancel the work of the instruction task `task_id` of `session_id` (and of
+        `app_id` when given: task ids repeat across instructions); how many were running."""
+        return self._cancel(
+            lambda w: (
+                w.task_id == task_id
+                and w.session_id == session_id
+                and app_id in (None, w.app_id)
+            )
+        )
 
     def cancel_app(self, app_id: str, session_id: str | None) -> int:
         """Cancel what `app_id` is doing for `session_id` (any session when None)."""

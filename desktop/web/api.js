@@ -58,8 +58,9 @@ export const api = {
   clientId: CLIENT_ID,
   health: () => request("GET", "/api/health"),
   version: () => request("GET", "/api/version"),
-  /** Ask the controller to stop the task `taskId` (its remaining steps never run). */
-  cancelTask: (taskId) => request("POST", `/api/tasks/${encodeURIComponent(taskId)}/cancel`, {}),
+  /** Ask the controller to stop the task `taskId` of the session `sessionId` and the app `appId` (its remaining steps never run). */
+  cancelTask: (taskId, sessionId, appId) =>
+    request("POST", `/api/tasks/${encodeURIComponent(taskId)}/cancel`, { session_id: sessionId, app_id: appId }),
   /** Ask the controller to stop what the app `appId` is doing for this session (an open, an action). */
   cancelApp: (appId, sessionId) =>
     request("POST", `/api/apps/${encodeURIComponent(appId)}/cancel`, withSession({}, sessionId)),

@@ -142,7 +142,9 @@ const events = connectEvents(
       if (e.data?.client_id === api.clientId && state.instructionsInFlight === 0) return;
       const label = `${tr("处理中：", "Working on: ")}${asText(e.data?.instruction ?? "")}`;
       views.status(e.app_id, label, "busy");
-      if (e.app_id) views.busySoon(e.app_id, { taskId: asText(e.data?.task_id) || null, label });
+      if (e.app_id) {
+        views.busySoon(e.app_id, { taskId: asText(e.data?.task_id) || null, sessionId: asText(e.session_id) || null, label });
+      }
     },
     step_done: (e) => {
       if (!views.isWorking(e.app_id)) return; // its work has ended (a late event)

@@ -86,13 +86,14 @@ export class AppViews {
   }
 
   /**
-   * The app `appId` has work running (`taskId` when it is an instruction's task):
+   * The app `appId` has work running (`taskId` when it is an instruction's task of
+   * the session `sessionId`):
    * after `delayMs` without an answer its window shows the loading state. Returns
    * the work's handle for `idle`.
    */
-  busySoon(appId, { taskId = null, label = "", delayMs = BUSY_DELAY_MS } = {}) {
+  busySoon(appId, { taskId = null, sessionId = null, label = "", delayMs = BUSY_DELAY_MS } = {}) {
     this.idle(appId);
-    const work = { appId, taskId, label, started: Date.now(), timer: null, ticker: null, overlay: null };
+    const work = { appId, taskId, sessionId, label, started: Date.now(), timer: null, ticker: null, overlay: null };
     this.working.set(appId, work);
     work.timer = setTimeout(() => this.showBusy(work), delayMs);
     return work;
@@ -160,7 +161,9 @@ export class AppViews {
     button.textContent = tr("正在取消…", "Cancelling…");
     try {
       const answer = asObject(
-        work.taskId ? await api.cancelTask(work.taskId) : await api.cancelApp(work.appId, state.sessionId),
+        work.taskId && work.sessionId
+          ? await api.cancelTask(work.taskId, work.sessionId, work.appId)
+          : await api.cancelApp(work.appId, state.sessionId),
       );
       if (!answer.cancelled) {
         button.textContent = tr("已经结束", "Already finished");
