@@ -17,10 +17,11 @@ then marked failed, like any crashed one. It never outlives the executor: it is 
 the reaper (`aios_runtime.reaper`) and its run's own mark for `stop`. Its
 tools are listed as `mcp__<server>__<tool>` with the schemas it answered (a schema
 that is not JSON Schema leaves the tool listed but unavailable, with the reason); a
-crashed server is restarted with back-off and, after `len(BACKOFF)` restarts without
-a stable run, marked failed with the reason (the end of its stderr). Each entry's risk
-comes from config: `risk_level` ("execute"), `requires_confirmation` unless
-`trusted`, never concurrency-safe, `max_result_size_chars` (20000).
+crashed server is restarted with back-off (`McpRuntime.backoff`) and, after that
+many restarts without a stable run, marked failed with the reason (the end of its
+stderr). Each entry's risk comes from config: `risk_level` ("execute"),
+`requires_confirmation` unless `trusted`, never concurrency-safe,
+`max_result_size_chars` (20000).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class McpRuntime:
     file_size_bytes: int | None = None
     tasks: int | None = None
     cgroups: PidsCgroups | None = None  # a pids cgroup per server run, when usable
+    backoff: tuple[float, ...] = BACKOFF  # seconds before each restart; then failed
 
 
 def server_limits(config: McpServerConfig, runtime: McpRuntime) -> dict[str, int]:
@@ -391,13 +393,14 @@ class McpProvider(ToolProvider):
                 return
             if ran and time.monotonic() - began >= STABLE_AFTER:
                 restarts = 0
-            if restarts >= len(BACKOFF):
+            backoff = self.runtime.backoff
+            if restarts >= len(backoff):
                 self._set_state("failed", f"gave up after {restarts} restarts: {reason}")
                 self._ready.set()
                 return
             self._set_state("starting", f"restarting: {reason}")
             self._ready.set()
-            with anyio.move_on_after(BACKOFF[restarts]):
+            with anyio.move_on_after(backoff[restarts]):
                 await self._stop_event.wait()
             restarts += 1
             with self._lock:

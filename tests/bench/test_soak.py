@@ -1,4 +1,4 @@
-"""`aios bench --soak 0.2 --json` runs the mixed soak end to end and reports growth.
+"""`aios bench --soak 0.1 --json` runs the mixed soak end to end and reports growth.
 
 Real processes (the soak starts the system itself in a temp folder on ephemeral
 ports). The growth figures are checked for shape and against the soak's own stated
@@ -23,7 +23,7 @@ from tests.procs import ROOT
 def test_a_short_soak_reports_flat_growth_per_process() -> None:
     before = {p.pid for p in psutil.process_iter()}
     run = subprocess.run(
-        [sys.executable, "-m", "controller", "bench", "--soak", "0.2", "--json"],
+        [sys.executable, "-m", "controller", "bench", "--soak", "0.1", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
