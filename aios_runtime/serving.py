@@ -20,8 +20,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from waitress import wasyncore
 from waitress.server import BaseWSGIServer, create_server
 
 __all__ = ["DEFAULT_BODY_CEILING", "ServerHandle", "start_server"]
@@ -56,25 +58,63 @@ class ServerHandle:
         finally:
             self._done.set()
 
-    def _close_everything(self) -> None:
-        """In the event loop's thread: close every connection, then the listener."""
+    def _close_connections(self) -> None:
+        """In the event loop's thread: close every connection and the listening socket.
+        The trigger stays open: a worker still finishing a request pulls it."""
         for channel in list(self._server.active_channels.values()):
             channel.handle_close()
-        self._server.close()  # the listening socket and the trigger
+        wasyncore.dispatcher.close(self._server)  # the listener (not the trigger, as
+        # the server's own close() would)
+
+    def _close_trigger(self, workers_ended: bool) -> None:
+        """In the event loop's thread: take the trigger out of the loop, which then has
+        nothing left to watch and returns. Its pipe is closed only when no worker is
+        left: waitress writes to the pipe's number without checking it is still open,
+        and a number closed under a late worker is soon another file's (a pipe end,
+        a socket) that the write would hit."""
+        trigger = self._server.trigger
+        if workers_ended:
+            trigger.close()
+        else:  # a worker outlived the timeout: two descriptors left open, harmlessly
+            trigger.del_channel()
+
+    def _in_loop(self, step: Callable[[], None], timeout: float) -> None:
+        """Run `step` in the event loop's thread (at once when that is this thread or
+        the loop is not running) and wait for it."""
+        loop = self._thread
+        if (
+            loop is None
+            or not loop.is_alive()
+            or self._done.is_set()
+            or (loop is threading.current_thread())
+        ):
+            step()
+            return
+        ran = threading.Event()
+
+        def run() -> None:
+            try:
+                step()
+            finally:
+                ran.set()
+
+        self._server.trigger.pull_trigger(run)
+        ran.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Close the listening socket and every connection, end the worker threads.
+        """Close the listening socket and every connection, end the worker threads
+        (each finishes the request it runs, within `timeout`), then the event loop.
 
         The sockets are closed in the event loop's own thread (through waitress's
-        trigger), which then has nothing left to watch and returns.
+        trigger); the loop returns once nothing is left to watch.
         """
-        if self._thread is not None and self._thread.is_alive() and not self._done.is_set():
-            self._server.trigger.pull_trigger(self._close_everything)
-            if self._thread is not threading.current_thread():
-                self._done.wait(timeout)
-        elif not self._done.is_set():
-            self._close_everything()
-        self._server.task_dispatcher.shutdown(cancel_pending=True, timeout=timeout)
+        self._in_loop(self._close_connections, timeout)
+        dispatcher = self._server.task_dispatcher
+        dispatcher.shutdown(cancel_pending=True, timeout=timeout)
+        self._in_loop(partial(self._close_trigger, not dispatcher.threads), timeout)
+        loop = self._thread
+        if loop is not None and loop is not threading.current_thread():
+            self._done.wait(timeout)
         self._done.set()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import http.client
 import json
+import os
 import resource
 import signal
 import socket
@@ -434,6 +435,57 @@ def test_stop_closes_connections_and_ends_the_threads(servers: Servers) -> None:
         "the loop and worker threads to end",
         every=0.02,
     )
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _holding_app(entered: threading.Event, release: threading.Event) -> Callable[..., Any]:
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        entered.set()
+        release.wait(WAIT)
+        return json_answer(start_response, "200 OK", {"released": True})
+
+    return app
+
+
+def test_stop_keeps_the_trigger_until_the_last_worker_has_finished() -> None:
+    # waitress's workers write to the trigger's pipe by its number, unchecked: closed
+    # under a worker still finishing, that number is soon another file's
+    entered, release = threading.Event(), threading.Event()
+    handle = start_server(_holding_app(entered, release), 0, threads=2)
+    fds = list(handle._server.trigger._fds)  # type: ignore[attr-defined]
+    stopper = threading.Thread(target=handle.stop, kwargs={"timeout": WAIT})
+    with Wire(handle.port) as client:
+        client.send(request_bytes("GET", "/hold"))
+        assert entered.wait(WAIT)
+        stopper.start()
+        assert client.closed_by_server()  # connections close at once
+        assert all(_is_open(fd) for fd in fds), "trigger closed under a running worker"
+        release.set()
+        stopper.join(WAIT)
+    assert not stopper.is_alive()
+    assert not any(_is_open(fd) for fd in fds), "trigger left open after the workers"
+
+
+def test_a_worker_outliving_the_stop_leaves_the_trigger_open_not_reused() -> None:
+    entered, release = threading.Event(), threading.Event()
+    handle = start_server(_holding_app(entered, release), 0, threads=2)
+    trigger = handle._server.trigger  # type: ignore[attr-defined]
+    fds = list(trigger._fds)
+    with Wire(handle.port) as client:
+        client.send(request_bytes("GET", "/hold"))
+        assert entered.wait(WAIT)
+        handle.stop(timeout=0.3)  # the worker is still held
+        assert client.closed_by_server()
+    assert all(_is_open(fd) for fd in fds)  # not closed: no other file can take them
+    trigger.pull_trigger()  # a late worker's pull lands in its own pipe
+    release.set()
 
 
 def test_stop_from_another_thread_ends_a_foreground_server() -> None:
