@@ -10,9 +10,11 @@ install-test:
 run: install
 	python3 -m controller start
 
+# the suite on one worker per core (at most 4); a module's tests stay on one worker,
+# so a module-wide system or browser is started once
 test: install-test
 	python3 -m ruff check .
-	python3 -m pytest
+	python3 -m pytest -n auto --maxprocesses=4 --dist loadfile
 
 lint:
 	python3 -m ruff check . && python3 -m ruff format --check .
