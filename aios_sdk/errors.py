@@ -21,6 +21,7 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + Overloaded: overloaded, 503
   + AppUnreachable: app_unreachable, 502
     - PeerTimeout: app_unreachable, 502 (aios_runtime.json_client)
+    - ExecutorUnreachable: executor_unreachable, 502 (controller.clients)
   + AppUnavailable: app_unavailable, 503
   + ControllerUnreachable: controller_unreachable, 502 (executor.tools.schedule)
   + StartupFailed: startup_failed, 500 (controller.apps.supervisor)
@@ -57,8 +58,8 @@ answered as `AppReply.error(code, ...)`:
   file_too_large, http_error, response_too_large, too_many_redirects,
   connection_failed, sql_not_allowed, db_error, denied_by_user (a step the user
   refused; never run);
-* the SDK's `call_tool`: not_connected, executor_unreachable, bad_executor_reply,
-  missing_result;
+* the SDK's `call_tool`: not_connected, bad_executor_reply, missing_result (and
+  executor_unreachable, as a `ToolFailed`);
 * the HTTP edge and the controller: method_not_allowed, invalid_audio, app_error (an
   app's `handle` raised), dependency_failed, dependency_cycle, too_many_step_rounds;
 * the OpenAI-compatible entry (`/v1`, in OpenAI's error shape): invalid_api_key;

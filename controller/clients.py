@@ -2,9 +2,10 @@
 
 Every call goes through `aios_runtime.json_client` (one kept-alive connection pool
 per peer, shared by all threads). Every failure is an `AiosError` at this boundary:
-`AppUnreachable` when nothing answers or the answer is late, `BadAppReply` when the
-answer is not JSON (or too large), and the peer's own error (`{"status": "error",
-"error": {code, message}}`) re-raised with its code.
+`AppUnreachable` when nothing answers or the answer is late (`ExecutorUnreachable`,
+a kind of it, when that peer is the executor), `BadAppReply` when the answer is not
+JSON (or too large), and the peer's own error (`{"status": "error", "error": {code,
+message}}`) re-raised with its code.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Any
 from urllib.parse import quote
 
 from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
-from aios_sdk.errors import AiosError, BadAppReply
+from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 
 __all__ = [
     "EXECUTOR",
     "AppClient",
     "ExecutorClient",
+    "ExecutorUnreachable",
     "HttpAnswer",
     "http_json",
     "json_call",
@@ -82,6 +84,13 @@ def json_call(
     return answer.body
 
 
+class ExecutorUnreachable(AppUnreachable):
+    """The executor did not answer (or too late): the steps could not run, the app
+    itself is not at fault."""
+
+    code = "executor_unreachable"
+
+
 class ExecutorClient:
     """The executor's HTTP API as the controller uses it (master token)."""
 
@@ -93,14 +102,17 @@ class ExecutorClient:
     def _call(
         self, method: str, path: str, body: Any = None, timeout: float | None = None
     ) -> Any:
-        return json_call(
-            method,
-            self.url + path,
-            body,
-            token=self.token,
-            timeout=timeout or self.timeout,
-            what=EXECUTOR,
-        )
+        try:
+            return json_call(
+                method,
+                self.url + path,
+                body,
+                token=self.token,
+                timeout=timeout or self.timeout,
+                what=EXECUTOR,
+            )
+        except AppUnreachable as exc:
+            raise ExecutorUnreachable(exc.message) from exc
 
     def healthy(self, timeout: float = 1.0) -> bool:
         try:

@@ -15,16 +15,15 @@ from collections.abc import Sequence
 from aios_runtime.json_client import PeerTimeout
 from aios_sdk.errors import AiosError
 from aios_sdk.protocol import AppReply
-from controller.clients import EXECUTOR
 from controller.routing.router import AppProfile
 
 __all__ = ["app_name", "error_view", "failure_view"]
 
 # what the user is told, (Chinese, English), by the error's code ({app}: the app's
-# name); "executor": the executor (not the app) did not answer, so the steps could
-# not run; "timeout": the app answered too late; "other": any other code
+# name); executor_unreachable: the executor (not the app) did not answer, so the
+# steps could not run; "timeout": the app answered too late; "other": any other code
 _SAID = {
-    "executor": (
+    "executor_unreachable": (
         "运行工具的服务（执行器）暂时无法连接，步骤没有完成，请稍后再试。",
         "The service that runs tools (the executor) could not be reached;"
         " the steps did not finish. Please try again shortly.",
@@ -78,12 +77,9 @@ def failure_view(exc: BaseException, app: str, language: str) -> AppReply:
         code = "internal_error"
         text = technical = f"{type(exc).__name__}: {exc}"
     english = language == "en-US"
-    if code == "app_unreachable" and technical.startswith(EXECUTOR):
-        key = "executor"
-    elif isinstance(exc, PeerTimeout):
+    key = code if code in _SAID else "other"
+    if isinstance(exc, PeerTimeout):  # an app's late answer: its code is app_unreachable
         key = "timeout"
-    else:
-        key = code if code in _SAID else "other"
     if not english and key in _OWN_WORDS and _CJK.search(text):
         return error_view(code, text, technical if technical != text else None)
     zh, en = _SAID[key]

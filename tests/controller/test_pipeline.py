@@ -6,6 +6,7 @@ is a function from a `RunRequest` dict to a `RunResponse` dict.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from aios_runtime.json_client import PeerTimeout
 from aios_runtime.settings import Settings
 from aios_sdk.errors import AppUnreachable, NotFound
 from aios_sdk.protocol import ActionPost, InstructionRequest
+from controller.clients import ExecutorClient, ExecutorUnreachable
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.actions import (
@@ -539,12 +541,24 @@ def test_a_lost_executor_is_named_not_the_app(tmp_path: Path) -> None:
     )
 
     def lost(body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        raise AppUnreachable("the executor is not reachable (RemoteDisconnected)")
+        raise ExecutorUnreachable("the executor is not reachable (RemoteDisconnected)")
 
     pipeline._run_steps = lost
     reply = pipeline.instruction(InstructionRequest(text="go")).tasks[0].result
-    assert reply.data["code"] == "app_unreachable"
+    assert reply.data["code"] == "executor_unreachable"
     assert "执行器" in reply.message and "「A」" not in reply.message
     assert reply.detail == "the executor is not reachable (RemoteDisconnected)"
-    english = failure_view(AppUnreachable("the executor is not reachable"), "A", EN)
+    english = failure_view(ExecutorUnreachable("the executor is not reachable"), "A", EN)
     assert english.message.startswith("The service that runs tools (the executor)")
+    # the app's own silence names the app, whatever its message says
+    app_lost = failure_view(AppUnreachable("the executor is not reachable"), "A", EN)
+    assert "“A”" in app_lost.message and "executor" not in app_lost.message
+
+
+def test_the_executor_client_names_the_executor_when_nothing_answers() -> None:
+    with socket.socket() as unused:  # a port nobody listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    client = ExecutorClient(f"http://127.0.0.1:{port}", "token", timeout=2)
+    with pytest.raises(ExecutorUnreachable, match="the executor is not reachable"):
+        client.run({"app_id": "a", "steps": []}, timeout=2)
