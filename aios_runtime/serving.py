@@ -63,8 +63,8 @@ class ServerHandle:
         The trigger stays open: a worker still finishing a request pulls it."""
         for channel in list(self._server.active_channels.values()):
             channel.handle_close()
-        wasyncore.dispatcher.close(self._server)  # the listener (not the trigger, as
-        # the server's own close() would)
+        # the listener only: the server's own close() would close the trigger too
+        wasyncore.dispatcher.close(self._server)
 
     def _close_trigger(self, workers_ended: bool) -> None:
         """In the event loop's thread: take the trigger out of the loop, which then has

@@ -453,7 +453,13 @@ class _Watcher:
 def _descendants(root_pid: int) -> list[int]:
     """The pids below `root_pid`, from the kernel's per-thread `children` lists: a
     walk of this tree only (psutil's `children(recursive=True)` reads every process
-    of the machine, which at 100 scans a second took much of a core)."""
+    on the machine, and the watcher asks 100 times a second). Without those lists
+    (a kernel built without them), psutil's walk."""
+    if not _HAS_CHILDREN_LISTS:
+        try:
+            return [p.pid for p in psutil.Process(root_pid).children(recursive=True)]
+        except psutil.Error:
+            return []
     found: list[int] = []
     todo = [root_pid]
     while todo:
@@ -471,6 +477,9 @@ def _descendants(root_pid: int) -> list[int]:
             found.extend(kids)
             todo.extend(kids)
     return found
+
+
+_HAS_CHILDREN_LISTS = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
 def _leftovers(watched: list[psutil.Process], marker: str, tag: str) -> list[str]:
