@@ -125,6 +125,18 @@ def _timed(label: str, step: Callable[[], Any]) -> Any:
     return value
 
 
+def _all_shipped_running_mb(system: Any, shipped_apps: Path) -> float | str:
+    """For the record only (what the old start-everything cost): the running
+    system's memory once every shipped app is opened, or why it was not measured."""
+    shipped_ids = sorted(p.name for p in shipped_apps.iterdir() if p.is_dir())
+    try:
+        _timed("open every shipped app", partial(system.warm, shipped_ids))
+    except RuntimeError as exc:
+        return f"not measured: {exc}"
+    time.sleep(1.0)
+    return round(sum(system.rss_mb().values()), 1)
+
+
 def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, Any]:
     """Every figure of `KEYS`, in one run; `meta` receives the details behind them."""
     from bench.hop import FLOOR_STACK, EchoServer, KeepAliveClient
@@ -183,19 +195,11 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
                 if i == plan.cold_starts - 1:
                     time.sleep(1.0)  # idle: let start-up work settle
                     rss_4 = system.rss_mb()
-                    if not plan.all_apps_running:
-                        meta["rss_all_shipped_running_mb"] = "not measured in a quick run"
-                        continue
-                    shipped_ids = sorted(
-                        p.name for p in folder.shipped_apps.iterdir() if p.is_dir()
+                    meta["rss_all_shipped_running_mb"] = (
+                        _all_shipped_running_mb(system, folder.shipped_apps)
+                        if plan.all_apps_running
+                        else "not measured in a quick run"
                     )
-                    try:  # for the record only: what the old start-everything cost
-                        _timed("open every shipped app", partial(system.warm, shipped_ids))
-                        time.sleep(1.0)
-                        running = sum(system.rss_mb().values())
-                        meta["rss_all_shipped_running_mb"] = round(running, 1)
-                    except RuntimeError as exc:
-                        meta["rss_all_shipped_running_mb"] = f"not measured: {exc}"
             finally:
                 system.stop()
         out["cold_start_s"] = statistics.median(colds)

@@ -6,7 +6,6 @@ is a function from a `RunRequest` dict to a `RunResponse` dict.
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from controller.pipeline.failures import failure_view
 from controller.routing.router import PlannedTask
 from controller.sessions import SessionStore
 from tests.controller.fakes import STEP, make_pipeline, text_reply
+from tests.procs import free_port
 
 
 def template_app(body: dict[str, Any]) -> dict[str, Any]:
@@ -556,9 +556,7 @@ def test_a_lost_executor_is_named_not_the_app(tmp_path: Path) -> None:
 
 
 def test_the_executor_client_names_the_executor_when_nothing_answers() -> None:
-    with socket.socket() as unused:  # a port nobody listens on
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]
-    client = ExecutorClient(f"http://127.0.0.1:{port}", "token", timeout=2)
+    nobody = free_port()  # a port nobody listens on
+    client = ExecutorClient(f"http://127.0.0.1:{nobody}", "token", timeout=2)
     with pytest.raises(ExecutorUnreachable, match="the executor is not reachable"):
         client.run({"app_id": "a", "steps": []}, timeout=2)

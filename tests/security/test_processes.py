@@ -429,57 +429,21 @@ class _Watcher:
         self._thread.start()
 
     def _run(self) -> None:
-        known: set[int] = set()
         while not self._stop.is_set():
-            if not psutil.pid_exists(self.root_pid):
+            try:
+                for proc in psutil.Process(self.root_pid).children(recursive=True):
+                    try:
+                        self.seen.setdefault((proc.pid, proc.create_time()), proc)
+                    except psutil.Error:
+                        continue
+            except psutil.Error:
                 return
-            for pid in _descendants(self.root_pid):
-                if pid in known:
-                    continue
-                known.add(pid)
-                try:
-                    proc = psutil.Process(pid)
-                    self.seen.setdefault((pid, proc.create_time()), proc)
-                except psutil.Error:
-                    continue
             self._stop.wait(0.01)
 
     def stop(self) -> list[psutil.Process]:
         self._stop.set()
         self._thread.join(2)
         return list(self.seen.values())
-
-
-def _descendants(root_pid: int) -> list[int]:
-    """The pids below `root_pid`, from the kernel's per-thread `children` lists: a
-    walk of this tree only (psutil's `children(recursive=True)` reads every process
-    on the machine, and the watcher asks 100 times a second). Without those lists
-    (a kernel built without them), psutil's walk."""
-    if not _HAS_CHILDREN_LISTS:
-        try:
-            return [p.pid for p in psutil.Process(root_pid).children(recursive=True)]
-        except psutil.Error:
-            return []
-    found: list[int] = []
-    todo = [root_pid]
-    while todo:
-        pid = todo.pop()
-        try:
-            threads = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as listing:
-                    kids = [int(kid) for kid in listing.read().split()]
-            except OSError:
-                continue
-            found.extend(kids)
-            todo.extend(kids)
-    return found
-
-
-_HAS_CHILDREN_LISTS = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
 def _leftovers(watched: list[psutil.Process], marker: str, tag: str) -> list[str]:
