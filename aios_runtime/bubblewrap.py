@@ -33,16 +33,28 @@ def find_bwrap() -> str | None:
 
 def bwrap_works(bwrap: str, *, share_network: bool = False) -> bool:
     """True when `bwrap` can build a sandbox like `bwrap_argv`'s here (run for real)."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL"]  # fmt: skip
+    argv = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
     if not share_network:
         argv.append("--unshare-net")
     try:
         done = subprocess.run(
             [*argv, "--", "/bin/true"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=10, check=False,
-        )  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -90,10 +102,22 @@ def bwrap_argv(
     writable = [os.path.realpath(w) for w in writable]
     masks = mask_list(hidden, keep=writable)
     wrapped = [
-        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-        "--cap-drop", "ALL",
-    ]  # fmt: skip
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+    ]
     if not share_network:
         wrapped.append("--unshare-net")
     if new_session:

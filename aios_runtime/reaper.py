@@ -57,11 +57,20 @@ def start_reaper(
     read_end, write_end = os.pipe()  # neither is inherited by other children
     try:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", _SCRIPT, "aios-reaper", environment_mark or "",
-             str(cgroup_home or "")],
-            stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
-        )  # fmt: skip
+            [
+                "/bin/sh",
+                "-c",
+                _SCRIPT,
+                "aios-reaper",
+                environment_mark or "",
+                str(cgroup_home or ""),
+            ],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+        )
     except OSError:
         os.close(write_end)
         return None

@@ -48,9 +48,13 @@ def first_chunk_latency(
         for i in range(warmup + samples):
             started = time.perf_counter()
             response = pool.urlopen(
-                "POST", "/v1/chat/completions", body=body, headers=headers,
-                timeout=60, preload_content=False,
-            )  # fmt: skip
+                "POST",
+                "/v1/chat/completions",
+                body=body,
+                headers=headers,
+                timeout=60,
+                preload_content=False,
+            )
             first = response.read1(1)
             first_at = time.perf_counter()
             rest = response.read()

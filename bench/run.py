@@ -238,10 +238,14 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             firsts, wholes = _timed(
                 "/v1 first chunk",
                 lambda: first_chunk_latency(
-                    system.url, system.token, PROBE_APP_ID, PROBE_TEXT,
-                    plan.samples, plan.warmup,
+                    system.url,
+                    system.token,
+                    PROBE_APP_ID,
+                    PROBE_TEXT,
+                    plan.samples,
+                    plan.warmup,
                 ),
-            )  # fmt: skip
+            )
             out["first_chunk_ms"] = statistics.median(firsts) * 1000
             meta["first_chunk"] = {
                 "samples": len(firsts),
@@ -366,6 +370,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--routing-set", default=str(ROUTING_SET))
     bench.add_argument("--cold-starts", type=int, default=0, help="cold starts to time")
     bench.add_argument("--seconds", type=float, default=0, help="length of the load test")
-    bench.add_argument("--soak", type=float, default=0, metavar="MINUTES",
-                       help="instead: a mixed soak; growth of fds, threads, RSS")  # fmt: skip
+    bench.add_argument(
+        "--soak",
+        type=float,
+        default=0,
+        metavar="MINUTES",
+        help="instead: a mixed soak; growth of fds, threads, RSS",
+    )
     bench.set_defaults(func=run_bench)

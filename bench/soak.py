@@ -87,8 +87,11 @@ def _operations(system: RunningSystem) -> list[Callable[[], bool]]:
         if not actions:
             return True
         action = actions[0]
-        body = {"session_id": reply.get("session_id"),
-                "action_id": action.get("action_id"), "type": "button"}  # fmt: skip
+        body = {
+            "session_id": reply.get("session_id"),
+            "action_id": action.get("action_id"),
+            "type": "button",
+        }
         status, _ = client.post("/api/apps/hello_app/action", body)
         return status == 200
 
@@ -97,8 +100,11 @@ def _operations(system: RunningSystem) -> list[Callable[[], bool]]:
         if status != 201 or not isinstance(job, dict):
             return False
         status, listing = client.get("/api/confirmations")
-        asked = [c for c in (listing or {}).get("confirmations", [])
-                 if c.get("job_id") == job.get("id")]  # fmt: skip
+        asked = [
+            c
+            for c in (listing or {}).get("confirmations", [])
+            if c.get("job_id") == job.get("id")
+        ]
         answered = len(asked) == 1 and all(
             client.post(f"/api/confirmations/{c['confirmation_id']}", {"decision": "deny"})[
                 0
@@ -141,8 +147,11 @@ def soak(system: RunningSystem, minutes: float) -> dict[str, Any]:
         row: dict[str, Any] = {}
         for key, bound in BOUNDS.items():
             growth = round(last[label][key] - first[label][key], 1)
-            row[key] = {"after_warmup": round(first[label][key], 1),
-                        "end": round(last[label][key], 1), "growth": growth}  # fmt: skip
+            row[key] = {
+                "after_warmup": round(first[label][key], 1),
+                "end": round(last[label][key], 1),
+                "growth": growth,
+            }
             flat &= growth <= bound
         processes[label] = row
     return {

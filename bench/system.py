@@ -150,9 +150,19 @@ class RunningSystem:
         started = time.monotonic()
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "controller", "start", "--headless",
-                "--ports", "auto", "--state-dir", str(self.state_dir),
-                "--apps-dir", str(self.apps_dir), "--config", str(self.config),
+                sys.executable,
+                "-m",
+                "controller",
+                "start",
+                "--headless",
+                "--ports",
+                "auto",
+                "--state-dir",
+                str(self.state_dir),
+                "--apps-dir",
+                str(self.apps_dir),
+                "--config",
+                str(self.config),
             ],
             cwd=REPO_ROOT,
             env=_environment(),
@@ -160,7 +170,7 @@ class RunningSystem:
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         line = _read_line(self.proc, timeout)
         if not line.startswith("ready "):
             self.stop()
@@ -387,8 +397,15 @@ def executor_steps_per_s(folder: BenchFolder, seconds: float, batch: int = 10) -
     port = _free_port()
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "executor", "--port", str(port),
-            "--config", str(folder.config), "--state-dir", str(folder.state_dir("executor")),
+            sys.executable,
+            "-m",
+            "executor",
+            "--port",
+            str(port),
+            "--config",
+            str(folder.config),
+            "--state-dir",
+            str(folder.state_dir("executor")),
         ],
         cwd=REPO_ROOT,
         env={**_environment(), "AIOS_TOKEN": master},
@@ -396,7 +413,7 @@ def executor_steps_per_s(folder: BenchFolder, seconds: float, batch: int = 10) -
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     client = KeepAliveClient(f"http://127.0.0.1:{port}", master, timeout=30)
     try:
         deadline = time.monotonic() + 30

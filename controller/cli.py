@@ -361,8 +361,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     config = Path(args.config)
     state = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
     try:
-        return serve_app_over_mcp(args.app, apps_dir=Path(args.apps_dir), state_dir=state.resolve(),
-                                  config_path=config.resolve() if config.exists() else None)  # fmt: skip
+        return serve_app_over_mcp(
+            args.app,
+            apps_dir=Path(args.apps_dir),
+            state_dir=state.resolve(),
+            config_path=config.resolve() if config.exists() else None,
+        )
     except AiosError as exc:
         _err(exc.message)
         return 1
@@ -406,9 +410,11 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
             from controller.apps.installer import uninstall_app
 
             aside = uninstall_app(
-                Path(args.apps_dir), args.app_id, running.state.root / "workspaces",
+                Path(args.apps_dir),
+                args.app_id,
+                running.state.root / "workspaces",
                 keep_workspace=keep,
-            )  # fmt: skip
+            )
     except AiosError as exc:
         _err(f"not uninstalled: {exc.message}")
         return 1

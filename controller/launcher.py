@@ -311,14 +311,18 @@ class Controller:
         if self.options.speak:
             follow_speak_events(self.events, speaker)
         self.scheduler = build_scheduler(
-            self.state.root, run_steps=run_scheduled_steps, events=self.events, policy=policy,
-            instruct=lambda text, sid: instruct(text, sid, "text"), spec_of=supervisor.spec,
+            self.state.root,
+            run_steps=run_scheduled_steps,
+            events=self.events,
+            policy=policy,
+            instruct=lambda text, sid: instruct(text, sid, "text"),
+            spec_of=supervisor.spec,
             confirmations=confirmations,
             cancel_session=lambda sid: sum(
                 pipeline.cancels.cancel_app(info.id, sid) for info in supervisor.app_infos()
             ),
             language=lambda: language_for(None),  # a job has no desktop session
-        )  # fmt: skip
+        )
         app = create_app(
             ApiServices(
                 token=self.token,

@@ -77,14 +77,24 @@ class ControllerToolbox:
         self.settings = settings
 
     def listing(self) -> dict[str, Any]:
-        return json_call("GET", f"{self.url}/api/toolbox/{self.app_id}", token=self.token,
-                         timeout=_READY_TIMEOUT, what="the controller")  # fmt: skip
+        return json_call(
+            "GET",
+            f"{self.url}/api/toolbox/{self.app_id}",
+            token=self.token,
+            timeout=_READY_TIMEOUT,
+            what="the controller",
+        )
 
     def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
         body = {"tool": tool, "args": args, "session_id": session_id}
-        return json_call("POST", f"{self.url}/api/toolbox/{self.app_id}/call", body,
-                         token=self.token, what="the controller",
-                         timeout=self.settings.timeout_for(tool) + _CALL_SLACK)  # fmt: skip
+        return json_call(
+            "POST",
+            f"{self.url}/api/toolbox/{self.app_id}/call",
+            body,
+            token=self.token,
+            what="the controller",
+            timeout=self.settings.timeout_for(tool) + _CALL_SLACK,
+        )
 
 
 def running_controller(state_dir: Path) -> tuple[str, str] | None:
@@ -99,8 +109,9 @@ def running_controller(state_dir: Path) -> tuple[str, str] | None:
 class PrivateServices:
     """The executor and one app's process for `aios mcp`, run by a `Supervisor`."""
 
-    def __init__(self, spec: AppSpec, settings: Settings, config_path: Path | None,
-                 state_dir: Path) -> None:  # fmt: skip
+    def __init__(
+        self, spec: AppSpec, settings: Settings, config_path: Path | None, state_dir: Path
+    ) -> None:
         extra = settings.model_extra or {}
         self.app_id = spec.app_id
         self.settings = settings
@@ -121,7 +132,7 @@ class PrivateServices:
             on_registered=lambda app_id: self.listings.invalidate(None),
             # the app runs while the host is connected: started now, never idle-stopped
             apps=AppsSettings(idle_stop_s=0.0, start_at_launch=True),
-        )  # fmt: skip
+        )
         manifest = spec.manifest
         policy = PermissionPolicy(
             state_dir / "permissions.json",
@@ -177,15 +188,22 @@ class ToolboxBridge:
                 continue
             description = entry.get("description") or ""
             if entry.get("requires_confirmation") and entry["name"] not in allowed:
-                description += (" (needs the user's yes: refused over MCP unless config.json "
-                                "mcp_out.allow_confirmed_tools lists it)")  # fmt: skip
+                description += (
+                    " (needs the user's yes: refused over MCP unless config.json "
+                    "mcp_out.allow_confirmed_tools lists it)"
+                )
             annotations = types.ToolAnnotations(
                 read_only_hint=entry.get("risk_level") == "read",
                 open_world_hint=entry.get("risk_level") == "network",
             )
-            tools.append(types.Tool(name=entry["name"], description=description,
-                                    input_schema=entry.get("input_schema") or {"type": "object"},
-                                    annotations=annotations))  # fmt: skip
+            tools.append(
+                types.Tool(
+                    name=entry["name"],
+                    description=description,
+                    input_schema=entry.get("input_schema") or {"type": "object"},
+                    annotations=annotations,
+                )
+            )
         return tools
 
     def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
@@ -195,8 +213,10 @@ class ToolboxBridge:
         except AiosError as exc:
             return _error_result(exc.code, exc.message)
         if result.get("status") != "ok":
-            return _error_result(str(result.get("code") or "tool_failed"),
-                                 str(result.get("error") or "the tool failed"))  # fmt: skip
+            return _error_result(
+                str(result.get("code") or "tool_failed"),
+                str(result.get("error") or "the tool failed"),
+            )
         value = result.get("result")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=_text(value))],
@@ -232,8 +252,9 @@ def _serve(bridge: ToolboxBridge) -> None:
     anyio.run(run)
 
 
-def serve_app_over_mcp(app_id: str, *, apps_dir: Path, config_path: Path | None,
-                       state_dir: Path) -> int:  # fmt: skip
+def serve_app_over_mcp(
+    app_id: str, *, apps_dir: Path, config_path: Path | None, state_dir: Path
+) -> int:
     """Serve `app_id`'s toolbox on stdin/stdout until the host disconnects (exit status)."""
     settings = load_settings(config_path)
     live = running_controller(state_dir)

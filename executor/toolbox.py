@@ -181,8 +181,14 @@ class Toolbox:
             return min(float(wanted), configured)
         return configured
 
-    def _invoke(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
-                found: tuple[Any, ToolEntry] | None = None) -> Any:  # fmt: skip
+    def _invoke(
+        self,
+        app: AppRecord,
+        tool: str,
+        args: dict[str, Any],
+        session_id: str | None,
+        found: tuple[Any, ToolEntry] | None = None,
+    ) -> Any:
         if not isinstance(args, dict):
             raise InvalidArgs("args must be an object")
         provider, entry = found or self._find(app, tool)
@@ -213,8 +219,14 @@ class Toolbox:
             self._record(app, tool, args, records, None, result)
             return result
 
-    def _outcome(self, app: AppRecord, tool: str, args: dict[str, Any], session_id: str | None,
-                 found: tuple[Any, ToolEntry] | None = None) -> ToolResult:  # fmt: skip
+    def _outcome(
+        self,
+        app: AppRecord,
+        tool: str,
+        args: dict[str, Any],
+        session_id: str | None,
+        found: tuple[Any, ToolEntry] | None = None,
+    ) -> ToolResult:
         """Run one tool, timed; failures as data."""
         started = time.monotonic()
         try:
@@ -231,14 +243,23 @@ class Toolbox:
         except Exception as exc:  # a bug in a tool must not crash the request
             log.exception("tool %s failed unexpectedly", tool)
             result = ToolResult(
-                tool=tool, status="error", error=f"{type(exc).__name__}: {exc}",
+                tool=tool,
+                status="error",
+                error=f"{type(exc).__name__}: {exc}",
                 code="internal_error",
-            )  # fmt: skip
+            )
         result.duration_ms = round((time.monotonic() - started) * 1000, 1)
         return result
 
-    def _record(self, app: AppRecord, tool: str, args: Any, records: CallRecords,
-                step_id: int | None, result: ToolResult) -> ToolResult:  # fmt: skip
+    def _record(
+        self,
+        app: AppRecord,
+        tool: str,
+        args: Any,
+        records: CallRecords,
+        step_id: int | None,
+        result: ToolResult,
+    ) -> ToolResult:
         records.add(
             app_id=app.app_id,
             tool=tool,
@@ -304,8 +325,9 @@ class Toolbox:
                     try:
                         rendered.append((step, render_args(step.args, done), None))
                     except TemplateError as exc:
-                        failed = ToolResult(tool=step.tool, status="error",
-                                            error=exc.message, code=exc.code)  # fmt: skip
+                        failed = ToolResult(
+                            tool=step.tool, status="error", error=exc.message, code=exc.code
+                        )
                         rendered.append((step, None, failed))
                 if any(s.tool not in _QUICK_TOOLS for s, a, f in rendered if f is None):
                     records.write()
@@ -330,8 +352,9 @@ class Toolbox:
         side_by_side = any(s.tool not in _QUICK_TOOLS for s, _a, f in rendered if f is None)
 
         def run(step: Step, args: dict[str, Any] | None) -> ToolResult:
-            return self._outcome(app, step.tool, args or {}, session_id,
-                                 found.get(step.step_id))  # fmt: skip
+            return self._outcome(
+                app, step.tool, args or {}, session_id, found.get(step.step_id)
+            )
 
         pending: list[Future[ToolResult] | ToolResult | None] = []
         for index, (step, args, failed) in enumerate(rendered):

@@ -134,13 +134,20 @@ def start_executor(
     port = free_port()
     proc = spawn(
         [
-            PYTHON, "-m", "executor", "--port", str(port),
-            "--config", str(config_path), "--state-dir", str(home / "state"),
+            PYTHON,
+            "-m",
+            "executor",
+            "--port",
+            str(port),
+            "--config",
+            str(config_path),
+            "--state-dir",
+            str(home / "state"),
         ],
         env={"AIOS_TOKEN": token},
         cwd=ROOT,
         log=home / "executor.log",
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(f"{url}/health", proc)

@@ -51,9 +51,11 @@ class AssistantFlows(Flows):
     @action("clear")
     def on_clear(self, turn: Turn) -> dict[str, Any]:
         emptied = Conversation().to_state()
-        return text_reply(turn.tr("对话已清空。", "The conversation is cleared."),
-                          message=turn.tr("对话已清空", "The conversation is cleared"),
-                          state=emptied)  # fmt: skip
+        return text_reply(
+            turn.tr("对话已清空。", "The conversation is cleared."),
+            message=turn.tr("对话已清空", "The conversation is cleared"),
+            state=emptied,
+        )
 
     # ------------------------------------------------------------------ cases
 
@@ -110,15 +112,24 @@ class AssistantFlows(Flows):
             planned["state"] = state
             return planned
         if outcome.kind == "error":
-            return reply("text", {"content": outcome.text}, status="error",
-                         message=outcome.text[:200], detail=outcome.detail or None,
-                         state=state)  # fmt: skip
+            return reply(
+                "text",
+                {"content": outcome.text},
+                status="error",
+                message=outcome.text[:200],
+                detail=outcome.detail or None,
+                state=state,
+            )
         notice = "warning" if outcome.kind == "stopped" else None
         done = turn.tr("完成", "Done")
         first_line = (outcome.text.strip().splitlines() or [done])[0][:200]
-        return text_reply(outcome.text or turn.tr("(空回答)", "(empty answer)"),
-                          message=first_line, notice=notice, state=state,
-                          actions=[_clear_button(turn)])  # fmt: skip
+        return text_reply(
+            outcome.text or turn.tr("(空回答)", "(empty answer)"),
+            message=first_line,
+            notice=notice,
+            state=state,
+            actions=[_clear_button(turn)],
+        )
 
     # --------------------------------------------------------------- building
 

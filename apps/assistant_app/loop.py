@@ -110,13 +110,16 @@ class AgentLoop:
         placeholders, and the loop goes on where it paused."""
         pending = self.conversation.pending or {}
         self.conversation.pending = None
-        calls = [ProposedCall(c["id"], c["name"], "", c.get("args") or {})
-                 for c in pending.get("calls", [])]  # fmt: skip
+        calls = [
+            ProposedCall(c["id"], c["name"], "", c.get("args") or {})
+            for c in pending.get("calls", [])
+        ]
         self.turns = int(pending.get("turns") or 0)
         for outcome in outcomes_from_results(calls, results, pending.get("steps", [])):
             text = outcome.for_model()
-            self.conversation.replace_placeholder(outcome.call_id, outcome.name, text,
-                                                  ok=outcome.ok)  # fmt: skip
+            self.conversation.replace_placeholder(
+                outcome.call_id, outcome.name, text, ok=outcome.ok
+            )
             self._report_result(outcome)
         return self.run()
 
@@ -127,10 +130,12 @@ class AgentLoop:
             return
         self.conversation.pending = None
         for call in pending.get("calls", []):
-            outcome = ToolOutcome(call["id"], call["name"], False, error=reason,
-                                  code="not_confirmed")  # fmt: skip
-            self.conversation.replace_placeholder(call["id"], call["name"],
-                                                  outcome.for_model(), ok=False)  # fmt: skip
+            outcome = ToolOutcome(
+                call["id"], call["name"], False, error=reason, code="not_confirmed"
+            )
+            self.conversation.replace_placeholder(
+                call["id"], call["name"], outcome.for_model(), ok=False
+            )
 
     # ------------------------------------------------------------------- turns
 
@@ -242,24 +247,35 @@ class AgentLoop:
         direct: list[ProposedCall] = []
         reviewed: list[ProposedCall] = []
         for call in calls:
-            self.progress("tool_call", {"id": call.call_id, "name": call.name,
-                                        "arguments": call.arguments[:4000]})  # fmt: skip
+            self.progress(
+                "tool_call",
+                {"id": call.call_id, "name": call.name, "arguments": call.arguments[:4000]},
+            )
             if not call.valid:
-                done[call.call_id] = ToolOutcome(call.call_id, call.name, False,
-                                                 error=call.error, code=call.code)  # fmt: skip
+                done[call.call_id] = ToolOutcome(
+                    call.call_id, call.name, False, error=call.error, code=call.code
+                )
             elif call.name == TASK_TOOL:
                 done[call.call_id] = self._fork(call)
             elif self.tools.reviewed(call):
                 if self.sub_agent:
                     done[call.call_id] = ToolOutcome(
-                        call.call_id, call.name, False, code="needs_confirmation",
+                        call.call_id,
+                        call.name,
+                        False,
+                        code="needs_confirmation",
                         error="this call needs the user's yes, which a sub-agent cannot "
-                        "ask for: report what should run to the main agent")  # fmt: skip
+                        "ask for: report what should run to the main agent",
+                    )
                 elif self.conversation.plan_rounds >= self.settings.plan_rounds:
                     done[call.call_id] = ToolOutcome(
-                        call.call_id, call.name, False, code="round_limit",
+                        call.call_id,
+                        call.name,
+                        False,
+                        code="round_limit",
                         error="not run: this request reached its limit of confirmed "
-                        "plans; tell the user to say 继续 to go on")  # fmt: skip
+                        "plans; tell the user to say 继续 to go on",
+                    )
                 else:
                     reviewed.append(call)
             else:
@@ -270,9 +286,13 @@ class AgentLoop:
         for call in calls:
             outcome = done.get(call.call_id)
             if outcome is not None:
-                self.conversation.add_tool_result(call.call_id, call.name,
-                                                  outcome.for_model(), ok=outcome.ok,
-                                                  shown=not self.sub_agent)  # fmt: skip
+                self.conversation.add_tool_result(
+                    call.call_id,
+                    call.name,
+                    outcome.for_model(),
+                    ok=outcome.ok,
+                    shown=not self.sub_agent,
+                )
                 self._report_result(outcome)
             else:
                 self.conversation.model_messages.append(
@@ -288,17 +308,27 @@ class AgentLoop:
             "created": round(time.time(), 3),
         }
         self.conversation.plan_rounds += 1
-        self.progress("pause", {"calls": [{"id": c.call_id, "name": c.name,
-                                           "arguments": c.arguments[:2000]}
-                                          for c in reviewed]})  # fmt: skip
+        self.progress(
+            "pause",
+            {
+                "calls": [
+                    {"id": c.call_id, "name": c.name, "arguments": c.arguments[:2000]}
+                    for c in reviewed
+                ]
+            },
+        )
         return Outcome("plan", steps=steps)
 
     def _report_result(self, outcome: ToolOutcome) -> None:
         self.progress(
             "tool_result",
-            {"id": outcome.call_id, "name": outcome.name, "ok": outcome.ok,
-             "result": outcome.for_model()[:2000]},
-        )  # fmt: skip
+            {
+                "id": outcome.call_id,
+                "name": outcome.name,
+                "ok": outcome.ok,
+                "result": outcome.for_model()[:2000],
+            },
+        )
 
     # --------------------------------------------------------------- sub-agents
 
@@ -308,16 +338,29 @@ class AgentLoop:
         args = call.args or {}
         prompt = str(args.get("prompt") or "").strip()
         if not prompt:
-            return ToolOutcome(call.call_id, call.name, False, error="prompt is empty",
-                               code="invalid_args")  # fmt: skip
-        if any(FORK_MARK in str(m.get("content") or "")
-               for m in self.conversation.model_messages):  # fmt: skip
-            return ToolOutcome(call.call_id, call.name, False, code="no_fork",
-                               error="a sub-agent cannot fork another sub-agent")  # fmt: skip
+            return ToolOutcome(
+                call.call_id, call.name, False, error="prompt is empty", code="invalid_args"
+            )
+        if any(
+            FORK_MARK in str(m.get("content") or "")
+            for m in self.conversation.model_messages
+        ):
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="no_fork",
+                error="a sub-agent cannot fork another sub-agent",
+            )
         prefix = [dict(m) for m in self.conversation.model_messages]
         for tool_call in prefix[-1].get("tool_calls") or []:  # the parent's call message
-            prefix.append({"role": "tool", "tool_call_id": tool_call["id"],
-                           "content": "[forked: handled by a sub-agent]"})  # fmt: skip
+            prefix.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": tool_call["id"],
+                    "content": "[forked: handled by a sub-agent]",
+                }
+            )
         task_id = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or str(int(time.time()))
         child = AgentLoop(
             llm=self.llm,
@@ -345,9 +388,11 @@ class AgentLoop:
         path = ""
         if self.write_output is not None:
             try:
-                path = self.write_output(f"task-outputs/{task_id}.md",
-                                         f"# {args.get('description') or 'task'}\n\n"
-                                         f"{prompt}\n\n---\n\n{outcome.text}\n")  # fmt: skip
+                path = self.write_output(
+                    f"task-outputs/{task_id}.md",
+                    f"# {args.get('description') or 'task'}\n\n"
+                    f"{prompt}\n\n---\n\n{outcome.text}\n",
+                )
             except (ToolFailed, AiosError) as exc:
                 path = f"(not written: {exc.message})"
         summary = {
@@ -358,9 +403,15 @@ class AgentLoop:
         }
         if outcome.detail:
             summary["error"] = outcome.detail  # what the parent model needs to know
-        return ToolOutcome(call.call_id, call.name, outcome.kind == "answer", result=summary,
-                           error="" if outcome.kind == "answer" else json.dumps(summary,
-                                                                                 ensure_ascii=False))  # fmt: skip
+        return ToolOutcome(
+            call.call_id,
+            call.name,
+            outcome.kind == "answer",
+            result=summary,
+            error=""
+            if outcome.kind == "answer"
+            else json.dumps(summary, ensure_ascii=False),
+        )
 
     # --------------------------------------------------------------- compaction
 

@@ -117,9 +117,15 @@ class Conversation:
         )
         if shown:
             self.messages.append(
-                {"role": "tool", "tool_call_id": call_id, "name": name,
-                 "content": display_text(content), "is_error": not ok, "time": _now()}
-            )  # fmt: skip
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": name,
+                    "content": display_text(content),
+                    "is_error": not ok,
+                    "time": _now(),
+                }
+            )
 
     def replace_placeholder(
         self, call_id: str, name: str, content: str, *, ok: bool
@@ -132,9 +138,15 @@ class Conversation:
         else:  # compaction dropped the placeholder: the call's turn is gone too
             pass
         self.messages.append(
-            {"role": "tool", "tool_call_id": call_id, "name": name,
-             "content": display_text(content), "is_error": not ok, "time": _now()}
-        )  # fmt: skip
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "name": name,
+                "content": display_text(content),
+                "is_error": not ok,
+                "time": _now(),
+            }
+        )
 
     def last_answer(self) -> str:
         for message in reversed(self.messages):

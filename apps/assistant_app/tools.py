@@ -212,8 +212,9 @@ class ToolBox:
         try:
             result = self.call_tool(call.name, **(call.args or {}))
         except ToolFailed as exc:
-            return ToolOutcome(call.call_id, call.name, False, error=exc.message,
-                               code=exc.code)  # fmt: skip
+            return ToolOutcome(
+                call.call_id, call.name, False, error=exc.message, code=exc.code
+            )
         return ToolOutcome(call.call_id, call.name, True, result=result)
 
     def _run_plan(
@@ -227,8 +228,11 @@ class ToolBox:
             {"step_id": index, "tool": call.name, "args": call.args or {}}
             for index, call in enumerate(calls, start=1)
         ]
-        body = {"steps": steps, "app_id": os.environ.get("AIOS_APP_ID") or None,
-                "session_id": session_id}  # fmt: skip
+        body = {
+            "steps": steps,
+            "app_id": os.environ.get("AIOS_APP_ID") or None,
+            "session_id": session_id,
+        }
         try:
             answer = request_json("POST", f"{url}/run", body, token=token, timeout=600)
             results = answer.body.get("tool_results") if answer.status == 200 else None
@@ -237,8 +241,10 @@ class ToolBox:
         else:
             error = f"the executor answered HTTP {answer.status}"
         if not isinstance(results, dict):
-            return [ToolOutcome(c.call_id, c.name, False, error=error, code="executor_error")
-                    for c in calls]  # fmt: skip
+            return [
+                ToolOutcome(c.call_id, c.name, False, error=error, code="executor_error")
+                for c in calls
+            ]
         return outcomes_from_results(calls, results, range(1, len(calls) + 1))
 
 
@@ -259,8 +265,15 @@ def outcomes_from_results(
     for call, step_id in zip(calls, step_ids, strict=False):
         entry = results.get(f"step_{step_id}")
         if not isinstance(entry, Mapping):
-            outcomes.append(ToolOutcome(call.call_id, call.name, False,
-                                        error="the step did not run", code="not_run"))  # fmt: skip
+            outcomes.append(
+                ToolOutcome(
+                    call.call_id,
+                    call.name,
+                    False,
+                    error="the step did not run",
+                    code="not_run",
+                )
+            )
         elif entry.get("status") == "ok":
             outcomes.append(ToolOutcome(call.call_id, call.name, True, entry.get("result")))
         else:
@@ -271,6 +284,6 @@ def outcomes_from_results(
                     False,
                     error=str(entry.get("error") or entry.get("code") or "failed"),
                     code=str(entry.get("code") or "tool_failed"),
-                )  # fmt: skip
+                )
             )
     return outcomes

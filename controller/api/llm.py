@@ -140,8 +140,12 @@ def llm_blueprint(
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
         live = _LivePieces(events, _caller_app(), body.live) if body.live else None
-        log.info("LLM turn for %s (%d messages, %d tools)", g.get("identity"),
-                 len(messages), len(body.tools))  # fmt: skip
+        log.info(
+            "LLM turn for %s (%d messages, %d tools)",
+            g.get("identity"),
+            len(messages),
+            len(body.tools),
+        )
         completion = _with_slot(
             lambda: client.stream(
                 messages,
@@ -196,9 +200,9 @@ class _LivePieces:
             self._text.append(str(piece))
         else:
             call = self._calls.setdefault(
-                int(piece["index"]), {"index": piece["index"], "id": "", "name": "",
-                                      "arguments": ""}
-            )  # fmt: skip
+                int(piece["index"]),
+                {"index": piece["index"], "id": "", "name": "", "arguments": ""},
+            )
             call["id"] = call["id"] or piece["id"]
             call["name"] += piece["name"]
             call["arguments"] += piece["arguments"]

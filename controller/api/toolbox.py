@@ -54,8 +54,13 @@ class ToolboxApps(Protocol):
 class AppToolbox:
     """Listings and single calls for apps (see the module text)."""
 
-    def __init__(self, apps: ToolboxApps, policy: PermissionPolicy,
-                 settings: Callable[[], Settings], listings: ToolListings) -> None:  # fmt: skip
+    def __init__(
+        self,
+        apps: ToolboxApps,
+        policy: PermissionPolicy,
+        settings: Callable[[], Settings],
+        listings: ToolListings,
+    ) -> None:
         self.apps = apps
         self.policy = policy
         self.settings = settings
@@ -71,8 +76,9 @@ class AppToolbox:
     def allowed(self) -> frozenset[str]:
         return frozenset(self.settings().mcp_out.allow_confirmed_tools)
 
-    def call(self, app_id: str, tool: str, args: dict[str, Any],
-             session_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def call(
+        self, app_id: str, tool: str, args: dict[str, Any], session_id: str | None = None
+    ) -> dict[str, Any]:
         """Run `tool` for `app_id`: the `ToolResult` as a dict (failures included);
         raises `NeedsConfirmation` or `AppUnavailable` before anything runs."""
         target = self.apps.target(app_id)

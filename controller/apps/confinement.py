@@ -105,9 +105,12 @@ class Confiner:
         # is bound back (_APP_PACKAGES, the Python installation), never app code
         never = [Path(state_dir), *apps_dirs]
         self._hidden = [
-            "/root", "/home", str(REPO_ROOT), str(Path(config_file).parent),
+            "/root",
+            "/home",
+            str(REPO_ROOT),
+            str(Path(config_file).parent),
             *(str(p) for p in never),
-        ]  # fmt: skip
+        ]
         self._readable = [
             *(str(p) for p in _APP_PACKAGES),
             *(

@@ -457,7 +457,7 @@ class Supervisor(AppLifecycle):
                     env={
                         **executor_environment(self.master_token),
                         "AIOS_CONTROLLER_URL": self._controller_url,
-                    },  # fmt: skip
+                    },
                     log_path=child.log_path,
                     append=not first,
                 )

@@ -293,8 +293,17 @@ class LLMClient:
                         call["id"] = call["id"] or (piece.id or "")
                         call["name"] += name
                         call["arguments"].append(arguments)
-                        on_delta(("tool_call", {"index": piece.index, "id": piece.id or "",
-                                                "name": name, "arguments": arguments}))  # fmt: skip
+                        on_delta(
+                            (
+                                "tool_call",
+                                {
+                                    "index": piece.index,
+                                    "id": piece.id or "",
+                                    "name": name,
+                                    "arguments": arguments,
+                                },
+                            )
+                        )
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
         except openai.OpenAIError as exc:

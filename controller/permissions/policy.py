@@ -271,12 +271,14 @@ class PermissionPolicy:
                     f"运行白名单之外的命令：{line}",
                     f"run a command outside the whitelist: {line}",
                 )
-                return RiskyStep(step_id, tool, "command_outside_whitelist", sentence,
-                                 command=program)  # fmt: skip
+                return RiskyStep(
+                    step_id, tool, "command_outside_whitelist", sentence, command=program
+                )
             if confirm:
                 sentence = tr(language, f"运行命令：{line}", f"run the command: {line}")
-                return RiskyStep(step_id, tool, "requires_confirmation", sentence,
-                                 command=program)  # fmt: skip
+                return RiskyStep(
+                    step_id, tool, "requires_confirmation", sentence, command=program
+                )
             return None
         if tool == "file_write":
             found = self._file_write(app_id, workdir, step_id, args, review, language)

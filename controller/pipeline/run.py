@@ -588,8 +588,13 @@ class Pipeline:
         )
         if pending.task_id:  # the paused task ends now
             status = "done" if reply.status == "ok" else "error"
-            task = Task(task_id=pending.task_id, app_id=pending.app_id, status=status,
-                        instruction=pending.instruction or "", result=reply)  # fmt: skip
+            task = Task(
+                task_id=pending.task_id,
+                app_id=pending.app_id,
+                status=status,
+                instruction=pending.instruction or "",
+                result=reply,
+            )
             self._finish_task(session, task)
         self._record_turn(
             session,

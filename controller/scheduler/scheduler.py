@@ -226,9 +226,13 @@ class Scheduler:
         return run_id
 
     def _execute(
-        self, job: ScheduleJob, state: ScheduleJobState, run_id: str, started: datetime,
+        self,
+        job: ScheduleJob,
+        state: ScheduleJobState,
+        run_id: str,
+        started: datetime,
         trigger: str,
-    ) -> None:  # fmt: skip
+    ) -> None:
         began = time.monotonic()
         outcome = self._runner.run(job, state)
         duration = round(time.monotonic() - began, 3)
@@ -492,7 +496,9 @@ class Scheduler:
             self.store.save_states(self._states)
             return {"run_id": run_id, "job": self._entry(job)}
 
-    def runs(self, job_id: str, caller: str | None = None, limit: int = 50) -> list[dict[str, Any]]:  # fmt: skip
+    def runs(
+        self, job_id: str, caller: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
         with self._lock:
             self._job(job_id, caller)
         return [run.model_dump(mode="json") for run in self.store.runs(job_id, limit)]

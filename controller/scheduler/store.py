@@ -37,8 +37,10 @@ MAX_RUNS_KEPT = 200  # per job: older run files are removed
 
 
 def _lines(key: str, entries: list[BaseModel]) -> str:
-    body = ",\n".join(json.dumps(e.model_dump(mode="json", exclude_none=True),
-                                 ensure_ascii=False) for e in entries)  # fmt: skip
+    body = ",\n".join(
+        json.dumps(e.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+        for e in entries
+    )
     return f'{{"{key}": [\n{body}\n]}}\n' if entries else f'{{"{key}": []}}\n'
 
 
@@ -117,8 +119,11 @@ class JobStore:
     def load(self) -> tuple[dict[str, ScheduleJob], dict[str, ScheduleJobState]]:
         """The jobs and their states (states of unknown jobs dropped)."""
         with self._lock:
-            jobs = {j.id: j for j in self._read_entries(self.jobs_file, "jobs", ScheduleJob)
-                    if j.id}  # fmt: skip
+            jobs = {
+                j.id: j
+                for j in self._read_entries(self.jobs_file, "jobs", ScheduleJob)
+                if j.id
+            }
             states = {
                 s.job_id: s
                 for s in self._read_entries(self.state_file, "states", ScheduleJobState)

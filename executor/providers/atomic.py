@@ -166,6 +166,7 @@ class AtomicProvider(ToolProvider):
     def call(self, call: ToolCall) -> Any:
         from executor.toolbox import ToolContext
 
-        context = ToolContext(call.app, self.toolbox.settings, call.session_id,
-                              call.timeout, self.toolbox)  # fmt: skip
+        context = ToolContext(
+            call.app, self.toolbox.settings, call.session_id, call.timeout, self.toolbox
+        )
         return _implementation(call.tool)(context, call.args)

@@ -124,8 +124,15 @@ def server_limits(config: McpServerConfig, runtime: McpRuntime) -> dict[str, int
     return {key: int(value) for key, value in found.items() if value}
 
 
-def _entry(config: McpServerConfig, tool: str, description: str, schema: dict[str, Any],
-           *, available: bool = True, reason: str | None = None) -> ToolEntry:  # fmt: skip
+def _entry(
+    config: McpServerConfig,
+    tool: str,
+    description: str,
+    schema: dict[str, Any],
+    *,
+    available: bool = True,
+    reason: str | None = None,
+) -> ToolEntry:
     settings = config.settings
     return ToolEntry(
         name=tool_name(config.name, tool),
@@ -190,8 +197,9 @@ def _installation(command: str, args: list[str], cwd: str) -> list[str]:
     return dirs
 
 
-def server_command(config: McpServerConfig, runtime: McpRuntime, env_path: str,
-                   cgroup: Path | None = None) -> tuple[list[str], str, str]:  # fmt: skip
+def server_command(
+    config: McpServerConfig, runtime: McpRuntime, env_path: str, cgroup: Path | None = None
+) -> tuple[list[str], str, str]:
     """The argv that starts the server (in the pids cgroup `cgroup`, if any), its
     working folder, and the confinement in force (`"bubblewrap"` or `"none"`). Raises
     `ToolFailed` when the command is not found."""
@@ -212,11 +220,15 @@ def server_command(config: McpServerConfig, runtime: McpRuntime, env_path: str,
     if bwrap and _bwrap_usable(bwrap, settings.network):
         readable = [*_installation(command, settings.args, cwd), cwd, *settings.readable]
         inner = bwrap_argv(
-            bwrap, inner, cwd=cwd,
+            bwrap,
+            inner,
+            cwd=cwd,
             hidden=["/root", "/home", "/mnt", "/media", "/srv", *runtime.hidden_dirs],
-            readable=readable, share_network=settings.network,
-            new_session=False, read_only_masks=True,
-        )  # fmt: skip
+            readable=readable,
+            share_network=settings.network,
+            new_session=False,
+            read_only_masks=True,
+        )
         kind = "bubblewrap"
     launch = [
         sys.executable,
@@ -305,8 +317,16 @@ class McpProvider(ToolProvider):
         for tool in config.settings.tools:
             reason = _checked_schema(tool.name, tool.input_schema)
             schema = tool.input_schema if reason is None else {"type": "object"}
-            entries.append(_entry(config, tool.name, tool.description, schema,
-                                  available=reason is None, reason=reason))  # fmt: skip
+            entries.append(
+                _entry(
+                    config,
+                    tool.name,
+                    tool.description,
+                    schema,
+                    available=reason is None,
+                    reason=reason,
+                )
+            )
         return entries
 
     def tools(self) -> list[ToolEntry]:
@@ -433,10 +453,14 @@ class McpProvider(ToolProvider):
         self._run = run
         self._sandbox = sandbox
         env = {
-            "PATH": env_path, "HOME": "/tmp", "LANG": "C.UTF-8",
-            **self.runtime.extra_env, **settings.env,
-            OWNER_VAR: _owner(), RUN_VAR: run,
-        }  # fmt: skip
+            "PATH": env_path,
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+            **self.runtime.extra_env,
+            **settings.env,
+            OWNER_VAR: _owner(),
+            RUN_VAR: run,
+        }
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "a", encoding="utf-8", errors="replace") as errlog:
@@ -488,8 +512,16 @@ class McpProvider(ToolProvider):
                 reason = _checked_schema(tool.name, tool.input_schema)
                 schema = tool.input_schema if reason is None else {"type": "object"}
                 description = (tool.description or tool.title or "").strip()
-                entries.append(_entry(self.config, tool.name, description, schema,
-                                      available=reason is None, reason=reason))  # fmt: skip
+                entries.append(
+                    _entry(
+                        self.config,
+                        tool.name,
+                        description,
+                        schema,
+                        available=reason is None,
+                        reason=reason,
+                    )
+                )
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -557,8 +589,9 @@ class McpProvider(ToolProvider):
             raise ToolFailed(f"{call.tool}: {_error_text(result)}")
         return _answer(result)
 
-    async def _call(self, session: ClientSession, tool: str, args: dict[str, Any],
-                    timeout: float) -> mcp_types.CallToolResult:  # fmt: skip
+    async def _call(
+        self, session: ClientSession, tool: str, args: dict[str, Any], timeout: float
+    ) -> mcp_types.CallToolResult:
         server = self.config.name
         try:
             with anyio.fail_after(timeout):
@@ -593,8 +626,9 @@ def mcp_providers(settings: Settings, runtime: McpRuntime) -> list[McpProvider]:
     ]
 
 
-def add_mcp_servers(tools: ToolSource, settings: Settings, *, hidden_dirs: list[str],
-                    log_dir: Path) -> list[McpProvider]:  # fmt: skip
+def add_mcp_servers(
+    tools: ToolSource, settings: Settings, *, hidden_dirs: list[str], log_dir: Path
+) -> list[McpProvider]:
     """Add one provider per configured server to `tools` and start each in the
     background (the listing shows its declared tools until it answers)."""
     runtime = McpRuntime(

@@ -123,8 +123,10 @@ def _limits(options: list[str]) -> tuple[list[tuple[int, int]], str | None]:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or "--" not in argv[2:]:
-        print("usage: mcp_launch.py PARENT_PID MAX_LINE [LIMIT=VALUE...] -- COMMAND [ARGS...]",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "usage: mcp_launch.py PARENT_PID MAX_LINE [LIMIT=VALUE...] -- COMMAND [ARGS...]",
+            file=sys.stderr,
+        )
         return 2
     split = argv.index("--", 2)
     parent, cap, command = int(argv[0]), int(argv[1]), argv[split + 1 :]
@@ -153,8 +155,11 @@ def main(argv: list[str]) -> int:
         return 127
     assert server.stdout is not None
     if not relay(server.stdout.fileno(), sys.stdout.fileno(), cap):
-        print(f"mcp_launch: a message of more than {cap} bytes without an id; "
-              "the server is stopped", file=sys.stderr)  # fmt: skip
+        print(
+            f"mcp_launch: a message of more than {cap} bytes without an id; "
+            "the server is stopped",
+            file=sys.stderr,
+        )
         server.kill()
     code = server.wait()
     if code < 0:

@@ -194,8 +194,9 @@ class ToolSource:
 
     # ----------------------------------------------------------------- calls
 
-    def checked_args(self, provider: ToolProvider, entry: ToolEntry,
-                     args: Any) -> dict[str, Any]:  # fmt: skip
+    def checked_args(
+        self, provider: ToolProvider, entry: ToolEntry, args: Any
+    ) -> dict[str, Any]:
         """`args` checked against the entry's schema (`InvalidArgs` when they break it)."""
         from executor.tools.catalog import InvalidArgs
 

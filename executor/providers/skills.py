@@ -64,14 +64,25 @@ _WATCH_WAKE_MS = 1_000  # how often the watcher checks which folders to watch
 _EXIT_MEANINGS = {0: "success", 1: "bad arguments or a general failure"}
 
 
-def _entry(name: str, description: str, schema: dict[str, Any], risk: str,
-           confirm: bool, safe: bool, size: int) -> ToolEntry:  # fmt: skip
+def _entry(
+    name: str,
+    description: str,
+    schema: dict[str, Any],
+    risk: str,
+    confirm: bool,
+    safe: bool,
+    size: int,
+) -> ToolEntry:
     return ToolEntry(
-        name=name, description=description, provider=SkillsProvider.name,
+        name=name,
+        description=description,
+        provider=SkillsProvider.name,
         input_schema={"type": "object", "additionalProperties": False, **schema},
-        risk_level=risk, requires_confirmation=confirm, concurrency_safe=safe,
+        risk_level=risk,
+        requires_confirmation=confirm,
+        concurrency_safe=safe,
         max_result_size_chars=size,
-    )  # fmt: skip
+    )
 
 
 def _entries(settings: Settings) -> list[ToolEntry]:
@@ -82,37 +93,62 @@ def _entries(settings: Settings) -> list[ToolEntry]:
             "Find installed skills by keyword (empty: all); each with name, kind "
             "(executable | markdown | folder), summary, content (an executable's --help, "
             "a Markdown skill's steps), source and folder",
-            {"properties": {"keyword": {"type": "string", "maxLength": 200}},
-             "required": ["keyword"]},
-            "read", False, True, 400_000,
+            {
+                "properties": {"keyword": {"type": "string", "maxLength": 200}},
+                "required": ["keyword"],
+            },
+            "read",
+            False,
+            True,
+            400_000,
         ),
         _entry(
             "run_command",
             "Run an installed executable skill: command = '<skill name> [arguments]' "
             "(argv, no shell); answers returncode, stdout, stderr",
-            {"properties": {"command": {"anyOf": [
-                {"type": "string", "minLength": 1, "maxLength": 8000},
-                {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            ]}}, "required": ["command"]},
-            "execute", False, False, output,
+            {
+                "properties": {
+                    "command": {
+                        "anyOf": [
+                            {"type": "string", "minLength": 1, "maxLength": 8000},
+                            {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                        ]
+                    }
+                },
+                "required": ["command"],
+            },
+            "execute",
+            False,
+            False,
+            output,
         ),
         _entry(
             "install_skill",
             "Install a skill file or SKILL.md folder from the app's workspace into the "
             "shared skills folder (an executable loses its extension and must answer "
             "--help); every app can then use it",
-            {"properties": {"path": {"type": "string", "minLength": 1, "maxLength": 1000}},
-             "required": ["path"]},
-            "system", True, False, 100_000,
+            {
+                "properties": {
+                    "path": {"type": "string", "minLength": 1, "maxLength": 1000}
+                },
+                "required": ["path"],
+            },
+            "system",
+            True,
+            False,
+            100_000,
         ),
         _entry(
             "reload_skills",
             "Read every skills folder again; answers how many skills there are and the "
             "broken ones with their errors",
             {"properties": {}},
-            "read", False, False, 200_000,
+            "read",
+            False,
+            False,
+            200_000,
         ),
-    ]  # fmt: skip
+    ]
 
 
 def _settings_of(config: Any) -> Settings:
@@ -189,8 +225,14 @@ class SkillsProvider(ToolProvider):
 
     name = "skills"
 
-    def __init__(self, toolbox: Toolbox, shared: Path, *, examples: Path | None = EXAMPLES,
-                 watch: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        shared: Path,
+        *,
+        examples: Path | None = EXAMPLES,
+        watch: bool = True,
+    ) -> None:
         super().__init__(toolbox.settings)
         self.toolbox = toolbox
         self.shared = Path(shared).resolve()
@@ -274,10 +316,15 @@ class SkillsProvider(ToolProvider):
                 continue
             try:
                 for changes in watchfiles.watch(
-                    *paths, watch_filter=None, debounce=_WATCH_DEBOUNCE_MS, step=50,
-                    stop_event=self._stopping, rust_timeout=_WATCH_WAKE_MS,
-                    yield_on_timeout=True, raise_interrupt=False,
-                ):  # fmt: skip
+                    *paths,
+                    watch_filter=None,
+                    debounce=_WATCH_DEBOUNCE_MS,
+                    step=50,
+                    stop_event=self._stopping,
+                    rust_timeout=_WATCH_WAKE_MS,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                ):
                     if changes:
                         self._changed({Path(path) for _change, path in changes})
                     else:  # a quiet second: catch what came before the watch was set
@@ -315,12 +362,16 @@ class SkillsProvider(ToolProvider):
         with tempfile.TemporaryDirectory(prefix="aios-skill-help-") as scratch:
             where = Path(scratch).resolve()
             run = self.toolbox.sandbox.run(
-                [str(path), "--help"], workdir=where, cwd=where, timeout=self.help_timeout,
+                [str(path), "--help"],
+                workdir=where,
+                cwd=where,
+                timeout=self.help_timeout,
                 hide=[str(r.workdir) for r in self.toolbox.registry.all()],
                 readable=[str(folder)],
-            )  # fmt: skip
-        return HelpRun(run.stdout, run.stderr, run.returncode, run.timed_out,
-                       self.help_timeout)  # fmt: skip
+            )
+        return HelpRun(
+            run.stdout, run.stderr, run.returncode, run.timed_out, self.help_timeout
+        )
 
     def _app_scan(self, app: AppRecord) -> FolderScan:
         key = (app.app_id, app.workdir)
@@ -407,8 +458,10 @@ class SkillsProvider(ToolProvider):
             )
         skill = next((s for s in self.skills_for(call.app) if s.name == name), None)
         if skill is None:
-            raise ToolFailed(f"no skill named {name!r} (search_skills lists them)",
-                             code="skill_not_found")  # fmt: skip
+            raise ToolFailed(
+                f"no skill named {name!r} (search_skills lists them)",
+                code="skill_not_found",
+            )
         if skill.error:
             raise ToolFailed(
                 f"the skill {name} is broken: {skill.error}", code="skill_broken"
@@ -424,11 +477,17 @@ class SkillsProvider(ToolProvider):
         if skill.source == "workspace":
             self._check_interpreter(skill, app)
         run = self.toolbox.sandbox.run(
-            [str(skill.path), *argv[1:]], workdir=app.workdir, cwd=app.workdir,
-            timeout=call.timeout, readable=[str(skill.folder)],
-            hide=[str(r.workdir) for r in self.toolbox.registry.all()
-                  if r.app_id != app.app_id],
-        )  # fmt: skip
+            [str(skill.path), *argv[1:]],
+            workdir=app.workdir,
+            cwd=app.workdir,
+            timeout=call.timeout,
+            readable=[str(skill.folder)],
+            hide=[
+                str(r.workdir)
+                for r in self.toolbox.registry.all()
+                if r.app_id != app.app_id
+            ],
+        )
         output = {"stdout": run.stdout, "stderr": run.stderr, "truncated": run.truncated}
         if run.timed_out:
             raise ToolTimeout(

@@ -33,12 +33,39 @@ FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Programs that exist to run other programs or inline code: never allowed.
 _COMMAND_RUNNERS = frozenset(
     {
-        "env", "xargs", "nohup", "timeout", "nice", "ionice", "stdbuf", "setsid",
-        "sudo", "su", "doas", "chroot", "busybox", "strace", "ltrace", "gdb",
-        "script", "watch", "flock", "unshare", "nsenter", "bwrap", "runuser",
-        "awk", "gawk", "mawk", "nawk", "eval", "exec", "command", "builtin",
+        "env",
+        "xargs",
+        "nohup",
+        "timeout",
+        "nice",
+        "ionice",
+        "stdbuf",
+        "setsid",
+        "sudo",
+        "su",
+        "doas",
+        "chroot",
+        "busybox",
+        "strace",
+        "ltrace",
+        "gdb",
+        "script",
+        "watch",
+        "flock",
+        "unshare",
+        "nsenter",
+        "bwrap",
+        "runuser",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "eval",
+        "exec",
+        "command",
+        "builtin",
     }
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)

@@ -218,10 +218,16 @@ def _folder_skill(path: Path, source: str, folder: Path) -> Skill:
     except (OSError, ValueError) as exc:
         return replace(base, error=str(exc))
     return Skill(
-        name, "folder", path, source, folder,
-        summary=" ".join(description.split()), content=description.strip(),
-        allowed_tools=allowed, metadata=metadata,
-    )  # fmt: skip
+        name,
+        "folder",
+        path,
+        source,
+        folder,
+        summary=" ".join(description.split()),
+        content=description.strip(),
+        allowed_tools=allowed,
+        metadata=metadata,
+    )
 
 
 def _executable_skill(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill:
@@ -236,14 +242,18 @@ def _executable_skill(path: Path, source: str, folder: Path, run_help: HelpRunne
     if len(text) > MAX_HELP_CHARS:  # a flood, whether or not it ever ended
         cut = f"\n…[cut {len(text) - MAX_HELP_CHARS} characters]"
         return replace(
-            base, summary=summary[:200], content=text[:MAX_HELP_CHARS] + cut,
+            base,
+            summary=summary[:200],
+            content=text[:MAX_HELP_CHARS] + cut,
             error=f"--help printed more than {MAX_HELP_CHARS} characters",
-        )  # fmt: skip
+        )
     if ran.timed_out:
         return replace(base, error=f"--help did not answer within {ran.timeout:g} s")
     if not text.strip():
         return replace(base, error=f"--help printed nothing (exit code {ran.returncode})")
-    return Skill(name, "executable", path, source, folder, summary=summary, content=text.strip("\n"))  # fmt: skip
+    return Skill(
+        name, "executable", path, source, folder, summary=summary, content=text.strip("\n")
+    )
 
 
 def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill | None:
@@ -262,8 +272,14 @@ def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> S
     if not is_inside(real, folder.resolve()):
         kind: SkillKind = "markdown" if entry.endswith(".md") else "executable"
         name = entry[:-3] if kind == "markdown" else entry
-        return Skill(name, kind, path, source, folder,
-                     error="a link to a place outside its skills folder")  # fmt: skip
+        return Skill(
+            name,
+            kind,
+            path,
+            source,
+            folder,
+            error="a link to a place outside its skills folder",
+        )
     if stat.S_ISLNK(info.st_mode):
         info = real.stat()
     if stat.S_ISDIR(info.st_mode):
@@ -281,7 +297,9 @@ def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> S
         try:
             summary, content = markdown_parts(_read_text(real))
         except OSError as exc:
-            return Skill(name, "markdown", path, source, folder, error=f"cannot be read: {exc}")  # fmt: skip
+            return Skill(
+                name, "markdown", path, source, folder, error=f"cannot be read: {exc}"
+            )
         if not summary:
             return Skill(name, "markdown", path, source, folder, error="the file is empty")
         return Skill(
@@ -290,12 +308,24 @@ def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> S
     if not stat.S_ISREG(info.st_mode):
         return None
     if not info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
-        return Skill(entry, "executable", path, source, folder,
-                     error="not executable: a skill that is not .md needs the execute bit (chmod +x)")  # fmt: skip
+        return Skill(
+            entry,
+            "executable",
+            path,
+            source,
+            folder,
+            error="not executable: a skill that is not .md needs the execute bit (chmod +x)",
+        )
     problem = bad_name(entry)
     if problem:
-        return Skill(entry, "executable", path, source, folder,
-                     error=f"{problem} (install it without its extension)")  # fmt: skip
+        return Skill(
+            entry,
+            "executable",
+            path,
+            source,
+            folder,
+            error=f"{problem} (install it without its extension)",
+        )
     return _executable_skill(real, source, folder, run_help)
 
 

@@ -36,8 +36,9 @@ def call_custom_tool(
     return post_for_result(url, {"args": args}, app.token, timeout, f"tool {name}")
 
 
-def post_for_result(url: str, body: dict[str, Any], token: str, timeout: float,
-                    what: str) -> Any:  # fmt: skip
+def post_for_result(
+    url: str, body: dict[str, Any], token: str, timeout: float, what: str
+) -> Any:
     """POST `body` to a loopback peer that answers `{"status": "ok", "result": …}` or
     the error shape; the `result`, or the peer's error raised with its code.
     `ToolTimeout` when it is late, `AppUnreachable` when nothing answers."""

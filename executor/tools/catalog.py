@@ -203,8 +203,12 @@ def _json_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int):
         return "integer"
-    for python_type, name in ((float, "number"), (str, "string"), (dict, "object"),
-                              (list, "array")):  # fmt: skip
+    for python_type, name in (
+        (float, "number"),
+        (str, "string"),
+        (dict, "object"),
+        (list, "array"),
+    ):
         if isinstance(value, python_type):
             return name
     return type(value).__name__
@@ -217,13 +221,37 @@ log = logging.getLogger("aios.executor")
 # applied; not `multipleOf`: fastjsonschema passes 0.3 as a multiple of 0.1
 FAST_KEYWORDS = frozenset(
     {
-        "type", "enum", "const", "properties", "required", "additionalProperties",
-        "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
-        "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "minProperties", "maxProperties", "anyOf", "allOf", "oneOf",
-        "not", "title", "description", "default", "examples", "format", "$comment",
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minProperties",
+        "maxProperties",
+        "anyOf",
+        "allOf",
+        "oneOf",
+        "not",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "format",
+        "$comment",
     }
-)  # fmt: skip
+)
 
 
 def _fast_subset(schema: Any) -> bool:

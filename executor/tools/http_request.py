@@ -131,8 +131,11 @@ def _open(
     )
 
 
-def _read_chunks(conn: http.client.HTTPConnection, response: http.client.HTTPResponse,
-                 deadline: _Deadline):  # fmt: skip
+def _read_chunks(
+    conn: http.client.HTTPConnection,
+    response: http.client.HTTPResponse,
+    deadline: _Deadline,
+):
     while True:
         if conn.sock is not None:
             conn.sock.settimeout(deadline.left())
@@ -142,8 +145,14 @@ def _read_chunks(conn: http.client.HTTPConnection, response: http.client.HTTPRes
         yield chunk
 
 
-def _read_body(conn: http.client.HTTPConnection, response: http.client.HTTPResponse,
-               deadline: _Deadline, cap: int, *, strict: bool = True) -> bytes:  # fmt: skip
+def _read_body(
+    conn: http.client.HTTPConnection,
+    response: http.client.HTTPResponse,
+    deadline: _Deadline,
+    cap: int,
+    *,
+    strict: bool = True,
+) -> bytes:
     """The body, at most `cap` bytes: over the cap is an error (or, not `strict`, cut)."""
     data = bytearray()
     for chunk in _read_chunks(conn, response, deadline):
@@ -185,8 +194,13 @@ def _decode(body: bytes, content_type: str) -> Any:
     }
 
 
-def _save(conn: http.client.HTTPConnection, response: http.client.HTTPResponse,
-          deadline: _Deadline, dest: Path, cap: int) -> int:  # fmt: skip
+def _save(
+    conn: http.client.HTTPConnection,
+    response: http.client.HTTPResponse,
+    deadline: _Deadline,
+    dest: Path,
+    cap: int,
+) -> int:
     """Stream the body into `dest` through a temp file; nothing is left on failure."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
@@ -270,8 +284,14 @@ def http_request(ctx: ToolContext, args: dict[str, Any]) -> Any:
         raise InvalidArgs(f"http_request: {exc}") from exc
 
 
-def _answer(ctx: ToolContext, args: dict[str, Any], conn: http.client.HTTPConnection,
-            response: http.client.HTTPResponse, deadline: _Deadline, dest: Path | None) -> Any:  # fmt: skip
+def _answer(
+    ctx: ToolContext,
+    args: dict[str, Any],
+    conn: http.client.HTTPConnection,
+    response: http.client.HTTPResponse,
+    deadline: _Deadline,
+    dest: Path | None,
+) -> Any:
     limits = ctx.settings.limits
     content_type = response.getheader("Content-Type") or ""
     ok = 200 <= response.status < 300
@@ -287,11 +307,17 @@ def _answer(ctx: ToolContext, args: dict[str, Any], conn: http.client.HTTPConnec
         )
     if dest is not None and ok:
         size = _save(conn, response, deadline, dest, limits.download_bytes)
-        return {"path": display_path(dest, ctx.app.workdir), "size": size,
-                "content_type": content_type}  # fmt: skip
+        return {
+            "path": display_path(dest, ctx.app.workdir),
+            "size": size,
+            "content_type": content_type,
+        }
     raw_body = _read_body(conn, response, deadline, limits.response_bytes)
     decoded = _decode(raw_body, content_type) if raw_body else None
     if args.get("raw"):
-        return {"status_code": response.status, "headers": dict(response.getheaders()),
-                "body": decoded}  # fmt: skip
+        return {
+            "status_code": response.status,
+            "headers": dict(response.getheaders()),
+            "body": decoded,
+        }
     return decoded

@@ -38,7 +38,8 @@ def schedule(ctx: ToolContext, args: dict[str, Any]) -> Any:
         raise ControllerUnreachable("the executor was not told the controller's address")
     body = {k: v for k, v in args.items() if k != "timeout" and v is not None}
     try:
-        return post_for_result(url.rstrip("/") + ROUTE, body, ctx.app.token, ctx.timeout,
-                               "schedule")  # fmt: skip
+        return post_for_result(
+            url.rstrip("/") + ROUTE, body, ctx.app.token, ctx.timeout, "schedule"
+        )
     except AppUnreachable as exc:
         raise ControllerUnreachable(f"controller unreachable: {exc.message}") from exc

@@ -302,11 +302,38 @@ def test_f3_move_the_play_button_to_the_top_left(world: World) -> None:
     snapshot = {
         "viewport": {"width": 1280, "height": 800},
         "elements": [
-            {"id": "btn_play", "type": "button", "label": "播放", "x": 100, "y": 200, "width": 80, "height": 36, "visible": True},
-            {"id": "taskbar", "type": "taskbar", "label": "任务栏", "x": 0, "y": 752, "width": 1280, "height": 48, "visible": True},
-            {"id": "win_music_app", "type": "window", "label": "音乐应用", "x": 40, "y": 40, "width": 600, "height": 480, "visible": True},
+            {
+                "id": "btn_play",
+                "type": "button",
+                "label": "播放",
+                "x": 100,
+                "y": 200,
+                "width": 80,
+                "height": 36,
+                "visible": True,
+            },
+            {
+                "id": "taskbar",
+                "type": "taskbar",
+                "label": "任务栏",
+                "x": 0,
+                "y": 752,
+                "width": 1280,
+                "height": 48,
+                "visible": True,
+            },
+            {
+                "id": "win_music_app",
+                "type": "window",
+                "label": "音乐应用",
+                "x": 40,
+                "y": 40,
+                "width": 600,
+                "height": 480,
+                "visible": True,
+            },
         ],
-    }  # fmt: skip
+    }
     stored = world.system.post("/api/ui/snapshot", snapshot)
     assert stored.status_code == 200, stored.text
     task, session = world.say("把播放按钮移到左上角")

@@ -38,11 +38,38 @@ APPS = ("music_app", "code_app", "system_agent")
 SNAPSHOT = {
     "viewport": {"width": 1280, "height": 800},
     "elements": [
-        {"id": "btn_play", "type": "button", "label": "播放", "x": 300, "y": 260, "width": 80, "height": 36, "visible": True},
-        {"id": "taskbar", "type": "taskbar", "label": "任务栏", "x": 0, "y": 752, "width": 1280, "height": 48, "visible": True},
-        {"id": "win_music_app", "type": "window", "label": "音乐应用", "x": 40, "y": 40, "width": 600, "height": 480, "visible": True},
+        {
+            "id": "btn_play",
+            "type": "button",
+            "label": "播放",
+            "x": 300,
+            "y": 260,
+            "width": 80,
+            "height": 36,
+            "visible": True,
+        },
+        {
+            "id": "taskbar",
+            "type": "taskbar",
+            "label": "任务栏",
+            "x": 0,
+            "y": 752,
+            "width": 1280,
+            "height": 48,
+            "visible": True,
+        },
+        {
+            "id": "win_music_app",
+            "type": "window",
+            "label": "音乐应用",
+            "x": 40,
+            "y": 40,
+            "width": 600,
+            "height": 480,
+            "visible": True,
+        },
     ],
-}  # fmt: skip
+}
 
 
 @dataclass

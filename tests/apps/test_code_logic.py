@@ -126,8 +126,15 @@ def test_a_failing_run_shows_the_error() -> None:
     flows = CodeFlows(PlanningAgent())
     results = {
         "step_1": ok("file_read", "1/0\n"),
-        "step_2": ok("shell_exec", {"returncode": 1, "stdout": "", "stderr": "Traceback…\nZeroDivisionError: division by zero\n"}),
-    }  # fmt: skip
+        "step_2": ok(
+            "shell_exec",
+            {
+                "returncode": 1,
+                "stdout": "",
+                "stderr": "Traceback…\nZeroDivisionError: division by zero\n",
+            },
+        ),
+    }
     reply = flows.handle("运行 bad.py", {"tool_results": results})
     assert reply["message"] == "运行出错（退出码 1）：ZeroDivisionError: division by zero"
     # the program failed, the app did not: ok, but degraded, with the traceback folded
@@ -202,9 +209,10 @@ def test_edit_is_a_form_with_a_code_field_and_save_writes_it() -> None:
         "args": {"path": "hello.py"},
     }
     form = flows.handle(
-        None, {"tool_results": {"step_1": ok("file_read", "print('hi')\n")}},
+        None,
+        {"tool_results": {"step_1": ok("file_read", "print('hi')\n")}},
         {"action_id": "edit", "params": {"path": "hello.py"}},
-    )  # fmt: skip
+    )
     assert form["view_type"] == "form"
     code_field = next(f for f in form["data"]["fields"] if f["name"] == "code")
     assert code_field["value"] == "print('hi')\n"
@@ -237,8 +245,13 @@ def test_listing_shows_the_python_files() -> None:
     plan = flows.handle("列出我的代码文件", {})
     assert plan["steps"][0]["tool"] == "file_list"
     assert plan["steps"][0]["args"]["pattern"] == "*.py"
-    listing = {"path": "workspace", "files": [{"name": "a.py", "size": 10, "is_dir": False},
-                                              {"name": "lib", "size": 0, "is_dir": True}]}  # fmt: skip
+    listing = {
+        "path": "workspace",
+        "files": [
+            {"name": "a.py", "size": 10, "is_dir": False},
+            {"name": "lib", "size": 0, "is_dir": True},
+        ],
+    }
     reply = flows.handle(
         "列出我的代码文件", {"tool_results": {"step_1": ok("file_list", listing)}}
     )
@@ -398,8 +411,15 @@ def test_in_english_errors_are_english_with_the_detail_folded() -> None:
     )
     crashed = {
         "step_1": ok("file_read", "1/0\n"),
-        "step_2": ok("shell_exec", {"returncode": 1, "stdout": "", "stderr": "Traceback…\nZeroDivisionError: division by zero\n"}),
-    }  # fmt: skip
+        "step_2": ok(
+            "shell_exec",
+            {
+                "returncode": 1,
+                "stdout": "",
+                "stderr": "Traceback…\nZeroDivisionError: division by zero\n",
+            },
+        ),
+    }
     reply = flows.handle("run bad.py", {**EN, "tool_results": crashed})
     assert reply["message"] == (
         "The program failed (exit code 1): ZeroDivisionError: division by zero"

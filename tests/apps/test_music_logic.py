@@ -423,8 +423,13 @@ def test_f2_not_found_and_catalogue_down(catalogue) -> None:
 
 def test_play_local_finds_the_file_in_the_library(catalogue) -> None:
     flows, _ = _flows(catalogue)
-    song = {"id": "local:七里香.wav", "title": "七里香", "source": "local", "path": "七里香.wav",
-            "url": "/api/apps/music_app/files/%E4%B8%83%E9%87%8C%E9%A6%99.wav"}  # fmt: skip
+    song = {
+        "id": "local:七里香.wav",
+        "title": "七里香",
+        "source": "local",
+        "path": "七里香.wav",
+        "url": "/api/apps/music_app/files/%E4%B8%83%E9%87%8C%E9%A6%99.wav",
+    }
     action = {"action_id": "play_local", "params": {"path": "workspace/七里香.wav"}}
     plan = flows.handle(None, {}, action)
     assert [s["tool"] for s in plan["steps"]] == [LIBRARY_TOOL, "file_read"]
@@ -457,8 +462,13 @@ def test_history_failure_does_not_stop_playing(catalogue) -> None:
 
 def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None:
     flows, _ = _flows(catalogue)
-    local = {"id": "local:music/a.wav", "title": "晴天", "artist": "周杰伦",
-             "source": "local", "path": "music/a.wav"}  # fmt: skip
+    local = {
+        "id": "local:music/a.wav",
+        "title": "晴天",
+        "artist": "周杰伦",
+        "source": "local",
+        "path": "music/a.wav",
+    }
     refused = "[Errno 111] Connection refused"
     results = {
         "step_1": failed("http_request", refused, "connection_failed"),
@@ -502,8 +512,12 @@ def test_search_player_and_download_speak_english(catalogue) -> None:
     paused = flows.handle(None, EN, {"action_id": "pause", "params": song})
     assert paused["message"] == "Paused: 周杰伦 - 七里香"
     assert [a["label"] for a in paused["actions"]] == [
-        "Resume", "Previous", "Next", "Download", "Back to the list",
-    ]  # fmt: skip
+        "Resume",
+        "Previous",
+        "Next",
+        "Download",
+        "Back to the list",
+    ]
     down = {
         "step_1": failed("http_request", "[Errno -2] Name or service not known"),
         "step_2": failed("http_request", "depends on a failed step"),

@@ -193,11 +193,14 @@ def test_a_manifest_rewritten_while_read_settles_on_its_last_version(
     writer.start()
     writer.join()
     system.wait_for(
-        lambda: (r := system.apps().get("flux_app")) and r["name"] == "flux 59"
-        and r["status"] == "idle",
+        lambda: (
+            (r := system.apps().get("flux_app"))
+            and r["name"] == "flux 59"
+            and r["status"] == "idle"
+        ),
         5,
         "flux_app on its last manifest",
-    )  # fmt: skip
+    )
     assert system.proc.poll() is None
     _hello_still_answers(system)
 
@@ -217,8 +220,11 @@ def test_cli_install_and_uninstall_of_a_folder_and_a_zip(system: RunningSystem) 
     def aios(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [PYTHON, "-m", "controller", *args, "--state-dir", str(system.state_dir)],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     folder = _outside(system, "cli_app", **_manifest("cli_app"))
     done = aios("install", str(folder))
@@ -266,9 +272,11 @@ def test_the_install_api_refuses_bad_zips_with_a_clear_message(
     listed = set(system.apps())
     for name in ("../../escaped.txt", "/tmp/escaped.txt"):
         response = system.post(
-            "/api/apps/install?name=evil.zip", None,
-            data=zip_with(name, "owned"), headers={"Content-Type": "application/zip"},
-        )  # fmt: skip
+            "/api/apps/install?name=evil.zip",
+            None,
+            data=zip_with(name, "owned"),
+            headers={"Content-Type": "application/zip"},
+        )
         assert response.status_code == 400, response.text
         error = response.json()["error"]
         assert error["code"] == "install_refused" and "zip entry" in error["message"], error

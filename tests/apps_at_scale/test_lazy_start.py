@@ -28,8 +28,14 @@ def _apps_dir(root: Path, *, keep_alive: bool = False, crash: bool = False) -> P
     shutil.copytree(ROOT / "apps" / "hello_app", apps / "hello_app", ignore=_IGNORE)
     echo_copy(apps, "echo_app")
     if keep_alive:
-        echo_copy(apps, "keeper_app", name="守护应用", keywords=["守护专用词"],
-                  examples=[], keep_alive=True)  # fmt: skip
+        echo_copy(
+            apps,
+            "keeper_app",
+            name="守护应用",
+            keywords=["守护专用词"],
+            examples=[],
+            keep_alive=True,
+        )
     if crash:
         shutil.copytree(TEST_APPS / "crash_app", apps / "crash_app", ignore=_IGNORE)
     return apps

@@ -58,8 +58,9 @@ def _clean(fake: FakeOpenAI) -> None:
     fake.reset()
 
 
-def ask(system: RunningSystem, fake: FakeOpenAI, text: str, session: str | None = None
-        ) -> dict[str, Any]:  # fmt: skip
+def ask(
+    system: RunningSystem, fake: FakeOpenAI, text: str, session: str | None = None
+) -> dict[str, Any]:
     """`text` sent as an instruction that the (fake) router gives to the assistant."""
     fake.routes[text] = ASSISTANT
     reply = system.say(text, session_id=session)

@@ -24,8 +24,11 @@ def long_conversation(rounds: int, size: int = 3000) -> Conversation:
     conversation.ensure_system("system prompt")
     for n in range(rounds):
         conversation.add_user(f"question {n}")
-        call = {"id": f"c{n}", "name": "file_write",
-                "arguments": json.dumps({"path": f"f{n}.txt", "content": "x" * size})}  # fmt: skip
+        call = {
+            "id": f"c{n}",
+            "name": "file_write",
+            "arguments": json.dumps({"path": f"f{n}.txt", "content": "x" * size}),
+        }
         conversation.add_assistant("", [call])
         conversation.add_tool_result(f"c{n}", "file_write", "r" * size, ok=True)
         conversation.add_assistant(f"answer {n}", [])

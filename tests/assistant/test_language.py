@@ -41,10 +41,16 @@ class Model:
 
 def said(content: str = "", *calls: str) -> SimpleNamespace:
     """A model turn: `content`, and a tool call for each name in `calls`."""
-    tool_calls = [SimpleNamespace(id=f"c{i}", name=name, arguments="{}")
-                  for i, name in enumerate(calls)]  # fmt: skip
-    return SimpleNamespace(content=content, tool_calls=tool_calls, usage={},
-                           finish_reason="tool_calls" if calls else "stop")  # fmt: skip
+    tool_calls = [
+        SimpleNamespace(id=f"c{i}", name=name, arguments="{}")
+        for i, name in enumerate(calls)
+    ]
+    return SimpleNamespace(
+        content=content,
+        tool_calls=tool_calls,
+        usage={},
+        finish_reason="tool_calls" if calls else "stop",
+    )
 
 
 class Agent:
@@ -57,8 +63,13 @@ class Agent:
         return {"files": []}
 
     def plan_steps(self, steps: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
-        return {"status": "ok", "view_type": "loading", "data": {}, "steps": steps,
-                "message": message}  # fmt: skip
+        return {
+            "status": "ok",
+            "view_type": "loading",
+            "data": {},
+            "steps": steps,
+            "message": message,
+        }
 
 
 def test_an_answer_the_history_and_clearing_in_english() -> None:

@@ -57,8 +57,9 @@ def test_streamed_text_is_assembled_with_usage(fake: FakeOpenAI, client: LLMClie
 def test_streamed_tool_call_arguments_are_joined(
     fake: FakeOpenAI, client: LLMClient
 ) -> None:
-    fake.script(tool_calls_reply(("file_read", {"path": "notes/long-name.txt"}),
-                                 ("file_list", {})))  # fmt: skip
+    fake.script(
+        tool_calls_reply(("file_read", {"path": "notes/long-name.txt"}), ("file_list", {}))
+    )
     pieces: list[tuple[str, object]] = []
     done = client.stream(
         [{"role": "user", "content": "x"}], tools=[], on_delta=pieces.append
@@ -98,16 +99,24 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
     fake.script(tool_calls_reply(("file_read", {"path": "a.txt"}), content="让我看看文件"))
     answer = app.test_client().post(
         "/api/llm/turn",
-        json={"messages": [{"role": "user", "content": "读 a.txt"}],
-              "tools": [{"type": "function", "function": {"name": "file_read",
-                                                          "parameters": {"type": "object"}}}],
-              "live": {"session_id": "sess_x", "turn": 1}, "surprise": 1},
-    )  # fmt: skip
+        json={
+            "messages": [{"role": "user", "content": "读 a.txt"}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {"name": "file_read", "parameters": {"type": "object"}},
+                }
+            ],
+            "live": {"session_id": "sess_x", "turn": 1},
+            "surprise": 1,
+        },
+    )
     assert answer.status_code == 200, answer.get_data(as_text=True)
     body = answer.get_json()
     assert body["content"] == "让我看看文件"
-    assert body["tool_calls"] == [{"id": "call_1", "name": "file_read",
-                                   "arguments": '{"path": "a.txt"}'}]  # fmt: skip
+    assert body["tool_calls"] == [
+        {"id": "call_1", "name": "file_read", "arguments": '{"path": "a.txt"}'}
+    ]
     assert body["finish_reason"] == "tool_calls"
     live = [e for e in bus.since(0) if e.type == "agent_progress"]
     assert all(e.app_id == "assistant_app" and e.session_id == "sess_x" for e in live)
@@ -119,7 +128,12 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
     )
     assert deltas == '{"path": "a.txt"}'
     progress = app.test_client().post(
-        "/api/llm/progress", json={"session_id": "sess_x", "kind": "tool_result",
-                                   "data": {"id": "call_1", "ok": True}})  # fmt: skip
+        "/api/llm/progress",
+        json={
+            "session_id": "sess_x",
+            "kind": "tool_result",
+            "data": {"id": "call_1", "ok": True},
+        },
+    )
     assert progress.status_code == 200
     assert bus.since(0)[-1].data == {"kind": "tool_result", "id": "call_1", "ok": True}

@@ -30,9 +30,11 @@ def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI
     try:
         system.wait_app(ASSISTANT, "running")
         fake.script(
-            tool_calls_reply(("file_list", {}),
-                             ("file_write", {"path": "README.txt", "content": "新的说明"})),
-        )  # fmt: skip
+            tool_calls_reply(
+                ("file_list", {}),
+                ("file_write", {"path": "README.txt", "content": "新的说明"}),
+            ),
+        )
         paused = ask(system, fake, "智能助手 改写说明文件")
         assert paused["view_type"] == "confirm", paused
         confirmation = paused["data"]["confirmation_id"]
@@ -49,8 +51,9 @@ def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI
         assert [p["confirmation_id"] for p in pending] == [confirmation]
         fake.reset()
         fake.script(text_reply("已改写 `README.txt`。"))
-        answer = system.post(f"/api/confirmations/{confirmation}",
-                             {"decision": "allow_once"})  # fmt: skip
+        answer = system.post(
+            f"/api/confirmations/{confirmation}", {"decision": "allow_once"}
+        )
         assert answer.status_code == 200, answer.text
         final = answer.json()
         assert final["data"]["content"] == "已改写 `README.txt`。", final

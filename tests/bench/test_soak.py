@@ -40,7 +40,8 @@ def test_a_short_soak_reports_flat_growth_per_process() -> None:
             assert row[key]["growth"] <= bound, (label, key, row[key])
     assert report["flat"] and run.returncode == 0, run.stderr[-2000:]
     leftover = [
-        p for p in psutil.process_iter(["pid", "cmdline"])
+        p
+        for p in psutil.process_iter(["pid", "cmdline"])
         if p.pid not in before and "aios-soak-" in " ".join(p.info["cmdline"] or [])
-    ]  # fmt: skip
+    ]
     assert not leftover, leftover

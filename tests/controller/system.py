@@ -201,9 +201,19 @@ def launch(
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [
-                PYTHON, "-m", "controller", "start", "--headless",
-                "--ports", ports, "--state-dir", str(state_dir),
-                "--apps-dir", str(apps_dir), "--config", str(config_path),
+                PYTHON,
+                "-m",
+                "controller",
+                "start",
+                "--headless",
+                "--ports",
+                ports,
+                "--state-dir",
+                str(state_dir),
+                "--apps-dir",
+                str(apps_dir),
+                "--config",
+                str(config_path),
             ],
             cwd=ROOT,
             env=env,
@@ -211,7 +221,7 @@ def launch(
             stdout=subprocess.PIPE,
             stderr=log,
             start_new_session=True,
-        )  # fmt: skip
+        )
     lines: queue.Queue[str] = queue.Queue()
 
     def read() -> None:

@@ -470,10 +470,12 @@ def test_rounds_cap_and_failed_dependency_in_english(tmp_path: Path) -> None:
 def test_messages_of_several_tasks_are_joined_for_the_language(tmp_path: Path) -> None:
     pipeline, _, _, _, _ = make_pipeline(
         tmp_path,
-        {"a": lambda b: text_reply("1", message="Played"),
-         "b": lambda b: text_reply("2", message="Opened")},
+        {
+            "a": lambda b: text_reply("1", message="Played"),
+            "b": lambda b: text_reply("2", message="Opened"),
+        },
         [PlannedTask("t1", "a", "x"), PlannedTask("t2", "b", "y")],
-    )  # fmt: skip
+    )
     english = pipeline.instruction(InstructionRequest(text="x", language=EN))
     assert english.message == "Played; Opened"
     later = pipeline.instruction(

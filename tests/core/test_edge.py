@@ -257,9 +257,12 @@ def test_on_waitress_the_edge_holds_for_raw_requests(
     ok = _post(port, [("Host", f"localhost:{port}"), json_type, token])
     assert ok.status == 200 and json.loads(ok.body)["got"] == {"a": 1}
     beyond = raw_request(
-        port, "POST", "/echo", [("Host", "127.0.0.1"), json_type, token],
+        port,
+        "POST",
+        "/echo",
+        [("Host", "127.0.0.1"), json_type, token],
         content_length=8 << 20,
-    )  # fmt: skip
+    )
     assert beyond.status == 413  # waitress refuses above its ceiling, unread
 
 

@@ -43,11 +43,15 @@ def test_desktop_app_starts_like_aios_start_with_the_repository_files(tmp_path: 
     (tmp_path / "apps").mkdir()
     args = desktop_app.start_arguments(["--browser"], root=tmp_path)
     assert args == [
-        "start", "--browser",
-        "--config", str(tmp_path / "config.json"),
-        "--apps-dir", str(tmp_path / "apps"),
-        "--ports", str(tmp_path / "ports.json"),
-    ]  # fmt: skip
+        "start",
+        "--browser",
+        "--config",
+        str(tmp_path / "config.json"),
+        "--apps-dir",
+        str(tmp_path / "apps"),
+        "--ports",
+        str(tmp_path / "ports.json"),
+    ]
     given = desktop_app.start_arguments(["--ports=auto", "--apps-dir", "x"], root=tmp_path)
     assert given == [
         "start",

@@ -131,9 +131,16 @@ def test_real_window_shows_the_desktop(tmp_path: Path) -> None:
         with open(log, "wb") as err:
             proc = subprocess.Popen(
                 [
-                    PYTHON, str(ROOT / "desktop" / "desktop_app.py"),
-                    "--ports", "auto", "--state-dir", str(tmp_path / "state"),
-                    "--apps-dir", str(apps), "--config", str(config),
+                    PYTHON,
+                    str(ROOT / "desktop" / "desktop_app.py"),
+                    "--ports",
+                    "auto",
+                    "--state-dir",
+                    str(tmp_path / "state"),
+                    "--apps-dir",
+                    str(apps),
+                    "--config",
+                    str(config),
                 ],
                 cwd=tmp_path,
                 env=env,
@@ -141,7 +148,7 @@ def test_real_window_shows_the_desktop(tmp_path: Path) -> None:
                 stdout=subprocess.PIPE,
                 stderr=err,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(
             target=lambda: [lines.put(line) for line in proc.stdout], daemon=True

@@ -16,8 +16,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _add(records: Any, tool: str) -> None:
-    records.add(app_id="app1", tool=tool, args={"content": "x" * 500}, status="ok",
-                duration_ms=3.04)  # fmt: skip
+    records.add(
+        app_id="app1", tool=tool, args={"content": "x" * 500}, status="ok", duration_ms=3.04
+    )
 
 
 def test_a_requests_lines_are_written_when_it_ends(tmp_path: Path) -> None:

@@ -31,23 +31,54 @@ def test_the_listing_and_the_check_are_one_valid_schema_per_tool() -> None:
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("file_write", {"path": "x.txt"}, "file_write: missing required argument 'content'"),
-        ("file_write", {"path": "x", "content": "a", "contents": "b"},
-         "file_write: unknown argument 'contents' (allowed: path, content, mode, "
-         "encoding, timeout)"),
-        ("shell_exec", {"cmd": 5}, "shell_exec: argument 'cmd' must be string or array, got integer"),
-        ("shell_exec", {"cmd": ["ls", 5]}, "shell_exec: argument 'cmd[1]' must be string, got integer"),
-        ("notify", {"title": "x", "level": "loud"},
-         "notify: argument 'level' must be one of ['info', 'success', 'warning', 'error']"),
-        ("file_list", {"recursive": 1}, "file_list: argument 'recursive' must be boolean, got integer"),
-        ("cache_set", {"key": "k", "value": 1, "ttl": True},
-         "cache_set: argument 'ttl' must be number or null, got boolean"),
-        ("http_request", {"url": "u", "headers": []},
-         "http_request: argument 'headers' must be object, got array"),
-        ("file_read", {"path": "a", "timeout": "soon"},
-         "file_read: argument 'timeout' must be number, got string"),
+        (
+            "file_write",
+            {"path": "x.txt"},
+            "file_write: missing required argument 'content'",
+        ),
+        (
+            "file_write",
+            {"path": "x", "content": "a", "contents": "b"},
+            "file_write: unknown argument 'contents' (allowed: path, content, mode, "
+            "encoding, timeout)",
+        ),
+        (
+            "shell_exec",
+            {"cmd": 5},
+            "shell_exec: argument 'cmd' must be string or array, got integer",
+        ),
+        (
+            "shell_exec",
+            {"cmd": ["ls", 5]},
+            "shell_exec: argument 'cmd[1]' must be string, got integer",
+        ),
+        (
+            "notify",
+            {"title": "x", "level": "loud"},
+            "notify: argument 'level' must be one of ['info', 'success', 'warning', 'error']",
+        ),
+        (
+            "file_list",
+            {"recursive": 1},
+            "file_list: argument 'recursive' must be boolean, got integer",
+        ),
+        (
+            "cache_set",
+            {"key": "k", "value": 1, "ttl": True},
+            "cache_set: argument 'ttl' must be number or null, got boolean",
+        ),
+        (
+            "http_request",
+            {"url": "u", "headers": []},
+            "http_request: argument 'headers' must be object, got array",
+        ),
+        (
+            "file_read",
+            {"path": "a", "timeout": "soon"},
+            "file_read: argument 'timeout' must be number, got string",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_refusal_names_the_argument_at_fault(
     tool: str, args: dict[str, Any], message: str
 ) -> None:
@@ -81,10 +112,16 @@ def test_a_custom_schema_is_checked_as_a_schema_then_compiled() -> None:
         ArgumentSchema("broken", {"type": "objekt"})
     shout = ArgumentSchema(
         "shout",
-        {"type": "object", "properties": {"word": {"type": "string"},
-                                          "times": {"type": "integer", "minimum": 1}},
-         "required": ["word"], "additionalProperties": False},
-    )  # fmt: skip
+        {
+            "type": "object",
+            "properties": {
+                "word": {"type": "string"},
+                "times": {"type": "integer", "minimum": 1},
+            },
+            "required": ["word"],
+            "additionalProperties": False,
+        },
+    )
     shout.check({"word": "hi", "times": 2})
     with pytest.raises(InvalidArgs) as err:
         shout.check({"word": "hi", "times": 0})
@@ -96,9 +133,27 @@ def test_a_custom_schema_is_checked_as_a_schema_then_compiled() -> None:
 
 # values of every JSON type, and the edges where validators tend to differ
 _VALUES: list[Any] = [
-    None, True, False, 0, 1, -1, 1.0, 1.5, 2**70, "", "x", "workspace/a b", "ü" * 3,
-    [], ["a"], [1], ["a", "a"], {}, {"a": 1}, {"method": "GET"},
-]  # fmt: skip
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.0,
+    1.5,
+    2**70,
+    "",
+    "x",
+    "workspace/a b",
+    "ü" * 3,
+    [],
+    ["a"],
+    [1],
+    ["a", "a"],
+    {},
+    {"a": 1},
+    {"method": "GET"},
+]
 
 _OWN_SCHEMAS: dict[str, dict[str, Any]] = {
     "nested": {
@@ -107,17 +162,25 @@ _OWN_SCHEMAS: dict[str, dict[str, Any]] = {
             "mode": {"enum": ["a", "b"]},
             "one": {"const": 1},
             "size": {"type": "number", "exclusiveMinimum": 0, "maximum": 10},
-            "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"},
-                     "minItems": 1, "maxItems": 2, "uniqueItems": True},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^[a-z]+$"},
+                "minItems": 1,
+                "maxItems": 2,
+                "uniqueItems": True,
+            },
             "either": {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 2}]},
             "only": {"oneOf": [{"type": "number"}, {"type": "integer"}]},
-            "meta": {"type": "object", "additionalProperties": {"type": "integer"},
-                     "minProperties": 1},
+            "meta": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "minProperties": 1,
+            },
             "not_null": {"not": {"type": "null"}},
         },
         "required": ["mode"],
     },
-}  # fmt: skip
+}
 
 
 def _cases(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -158,8 +221,10 @@ def test_the_fast_check_agrees_with_jsonschema_on_every_case(
 
 def test_multiple_of_is_left_to_jsonschema() -> None:
     """fastjsonschema would pass 0.3 as a multiple of 0.1; jsonschema does not."""
-    tenths = ArgumentSchema("tenths", {"type": "object", "properties": {
-        "x": {"type": "number", "multipleOf": 0.1}}})  # fmt: skip
+    tenths = ArgumentSchema(
+        "tenths",
+        {"type": "object", "properties": {"x": {"type": "number", "multipleOf": 0.1}}},
+    )
     assert tenths._passes is None
     with pytest.raises(InvalidArgs, match="argument 'x'"):
         tenths.check({"x": 0.3})
@@ -168,9 +233,12 @@ def test_multiple_of_is_left_to_jsonschema() -> None:
 def test_a_schema_outside_the_shared_keywords_is_checked_by_jsonschema_alone() -> None:
     pair = ArgumentSchema(
         "pair",
-        {"type": "object", "$defs": {"n": {"type": "integer"}},
-         "properties": {"xy": {"type": "array", "prefixItems": [{"$ref": "#/$defs/n"}]}}},
-    )  # fmt: skip
+        {
+            "type": "object",
+            "$defs": {"n": {"type": "integer"}},
+            "properties": {"xy": {"type": "array", "prefixItems": [{"$ref": "#/$defs/n"}]}},
+        },
+    )
     assert pair._passes is None
     pair.check({"xy": [1, "any"]})
     with pytest.raises(

@@ -14,17 +14,26 @@ from aios_sdk.errors import AiosError, NotFound
 from tests.executor.conftest import APP_TOKEN, HarnessFactory
 
 SPECS = [
-    {"name": "my_custom_tool", "description": "自定义工具",
-     "parameters": {"type": "object", "properties": {"arg1": {"type": "string"}}}},
+    {
+        "name": "my_custom_tool",
+        "description": "自定义工具",
+        "parameters": {"type": "object", "properties": {"arg1": {"type": "string"}}},
+    },
     {"name": "fails", "description": "always fails"},
     {"name": "slow", "description": "too slow"},
     {"name": "garbage", "description": "answers garbage"},
     {"name": "file_read", "description": "tries to shadow an atomic tool"},
-    {"name": "strict", "description": "a schema as @tool derives it",
-     "parameters": {"type": "object", "properties": {"word": {"type": "string"},
-                                                     "times": {"type": "integer"}},
-                    "required": ["word"], "additionalProperties": False}},
-]  # fmt: skip
+    {
+        "name": "strict",
+        "description": "a schema as @tool derives it",
+        "parameters": {
+            "type": "object",
+            "properties": {"word": {"type": "string"}, "times": {"type": "integer"}},
+            "required": ["word"],
+            "additionalProperties": False,
+        },
+    },
+]
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +75,28 @@ def custom(make_harness: HarnessFactory, tool_app):
 
 def test_custom_tool_called_from_a_step_with_templating(custom) -> None:
     harness, seen = custom
-    results = harness.run([
-        {"step_id": 1, "tool": "file_write", "args": {"path": "n.txt", "content": "七里香"}},
-        {"step_id": 2, "tool": "file_read", "args": {"path": "n.txt"}},
-        {"step_id": 3, "tool": "my_custom_tool", "args": {"arg1": "{{step_2.result}}"}},
-        {"step_id": 4, "tool": "file_write", "args": {"path": "out.txt", "content": "{{step_3.result.len}}"}},
-    ])  # fmt: skip
+    results = harness.run(
+        [
+            {
+                "step_id": 1,
+                "tool": "file_write",
+                "args": {"path": "n.txt", "content": "七里香"},
+            },
+            {"step_id": 2, "tool": "file_read", "args": {"path": "n.txt"}},
+            {"step_id": 3, "tool": "my_custom_tool", "args": {"arg1": "{{step_2.result}}"}},
+            {
+                "step_id": 4,
+                "tool": "file_write",
+                "args": {"path": "out.txt", "content": "{{step_3.result.len}}"},
+            },
+        ]
+    )
     assert results["step_3"] == {
-        "tool": "my_custom_tool", "status": "ok", "result": {"echo": "七里香", "len": 3},
+        "tool": "my_custom_tool",
+        "status": "ok",
+        "result": {"echo": "七里香", "len": 3},
         "duration_ms": results["step_3"]["duration_ms"],
-    }  # fmt: skip
+    }
     assert (harness.workdir / "out.txt").read_text() == "3"
     assert seen == [{"name": "my_custom_tool", "args": {"arg1": "七里香"}}]
 

@@ -36,8 +36,13 @@ def test_insert_select_with_bound_params(db: str) -> None:
 
 
 def test_rows_are_capped(db: str) -> None:
-    result = run_query(db, f"with recursive c(x) as (select 1 union all select x+1 from c "
-                           f"limit {MAX_ROWS + 50}) select x from c", None, 5)  # fmt: skip
+    result = run_query(
+        db,
+        f"with recursive c(x) as (select 1 union all select x+1 from c "
+        f"limit {MAX_ROWS + 50}) select x from c",
+        None,
+        5,
+    )
     assert len(result["rows"]) == MAX_ROWS
     assert result["truncated"] is True
 

@@ -131,11 +131,18 @@ def test_tools_over_http_and_the_log_on_disk(executor: Running) -> None:
     )
     run = executor.post(
         "/run",
-        {"session_id": "sess_proc", "steps": [
-            {"step_id": 1, "tool": "file_list", "args": {"path": "workspace"}},
-            {"step_id": 2, "tool": "cache_set", "args": {"key": "n", "value": "{{step_1.result.files.0.name}}"}},
-        ]},
-    )  # fmt: skip
+        {
+            "session_id": "sess_proc",
+            "steps": [
+                {"step_id": 1, "tool": "file_list", "args": {"path": "workspace"}},
+                {
+                    "step_id": 2,
+                    "tool": "cache_set",
+                    "args": {"key": "n", "value": "{{step_1.result.files.0.name}}"},
+                },
+            ],
+        },
+    )
     results = RunResponse.model_validate(run.json()).tool_results
     assert results["step_2"].status == "ok"
     assert executor.call("cache_get", key="n").result == "hello.txt"

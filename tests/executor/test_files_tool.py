@@ -151,8 +151,10 @@ def test_file_list_pattern_sizes_and_dirs(harness: Harness) -> None:
     root = harness.call("file_list", path="workspace")["result"]
     assert root["path"] == "workspace"
     assert [(f["name"], f["is_dir"]) for f in root["files"]] == [
-        ("b.mp3", False), ("music", True), ("notes.txt", False),
-    ]  # fmt: skip
+        ("b.mp3", False),
+        ("music", True),
+        ("notes.txt", False),
+    ]
     mp3 = harness.call("file_list", pattern="*.mp3", recursive=True)["result"]["files"]
     assert [(f["name"], f["size"]) for f in mp3] == [("b.mp3", 1), ("music/a.mp3", 5)]
     sub = harness.call("file_list", path="music")["result"]

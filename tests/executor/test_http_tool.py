@@ -116,9 +116,13 @@ def test_json_answer_is_parsed_like_the_design_sample(
 
 def test_params_headers_and_json_or_text_body(harness: Harness, server: str) -> None:
     echoed = harness.call(
-        "http_request", method="POST", url=f"{server}/echo?a=1", params={"b": [2, 3], "c": True},
-        headers={"X-Custom": "yes"}, body={"k": "v"},
-    )["result"]  # fmt: skip
+        "http_request",
+        method="POST",
+        url=f"{server}/echo?a=1",
+        params={"b": [2, 3], "c": True},
+        headers={"X-Custom": "yes"},
+        body={"k": "v"},
+    )["result"]
     assert echoed["method"] == "POST" and echoed["x_custom"] == "yes"
     assert echoed["query"] == {"a": "1", "b": "2", "c": "true"}
     assert (
@@ -175,11 +179,29 @@ def test_p4_save_to_outside_is_refused(harness: Harness, server: str) -> None:
 
 def test_steps_feed_a_download_url_from_a_search(harness: Harness, server: str) -> None:
     """F-2 shape: search → download with `{{step_1.result…}}` → file_list."""
-    results = harness.run([
-        {"step_id": 1, "tool": "http_request", "args": {"method": "GET", "url": f"{server}/search", "params": {"keyword": "七里香 周杰伦"}}},
-        {"step_id": 2, "tool": "http_request", "args": {"method": "GET", "url": f"{server}{{{{step_1.result.songs.0.url}}}}", "save_to": "workspace/qilixiang.mp3"}},
-        {"step_id": 3, "tool": "file_list", "args": {"path": "workspace"}},
-    ])  # fmt: skip
+    results = harness.run(
+        [
+            {
+                "step_id": 1,
+                "tool": "http_request",
+                "args": {
+                    "method": "GET",
+                    "url": f"{server}/search",
+                    "params": {"keyword": "七里香 周杰伦"},
+                },
+            },
+            {
+                "step_id": 2,
+                "tool": "http_request",
+                "args": {
+                    "method": "GET",
+                    "url": f"{server}{{{{step_1.result.songs.0.url}}}}",
+                    "save_to": "workspace/qilixiang.mp3",
+                },
+            },
+            {"step_id": 3, "tool": "file_list", "args": {"path": "workspace"}},
+        ]
+    )
     assert results["step_2"]["status"] == "ok", results["step_2"]
     assert [f["name"] for f in results["step_3"]["result"]["files"]] == ["qilixiang.mp3"]
 
@@ -188,8 +210,13 @@ def test_r1_loopback_refused_without_the_allow_list(make_harness, server: str) -
     """R1: without `http_allow_private_hosts`, 127.0.0.1 (our own server) is refused."""
     harness = make_harness({"tool_sandbox": {"http_allow_private_hosts": []}})
     port = server.rsplit(":", 1)[1]
-    for url in (f"{server}/search", f"http://localhost:{port}/search", f"http://2130706433:{port}/",
-                f"http://[::1]:{port}/", "http://169.254.169.254/latest/meta-data/"):  # fmt: skip
+    for url in (
+        f"{server}/search",
+        f"http://localhost:{port}/search",
+        f"http://2130706433:{port}/",
+        f"http://[::1]:{port}/",
+        "http://169.254.169.254/latest/meta-data/",
+    ):
         result = harness.call("http_request", url=url)
         assert result["status"] == "error" and result["code"] == "url_not_allowed", url
 
@@ -228,9 +255,12 @@ def test_r3_redirects_are_rechecked_and_bounded(harness: Harness, server: str) -
 
 def test_redirect_303_turns_post_into_get(harness: Harness, server: str) -> None:
     result = harness.call(
-        "http_request", method="POST", url=f"{server}/redirect",
-        params={"code": "303", "to": "/echo"}, body={"a": 1},
-    )["result"]  # fmt: skip
+        "http_request",
+        method="POST",
+        url=f"{server}/redirect",
+        params={"code": "303", "to": "/echo"},
+        body={"a": 1},
+    )["result"]
     assert result["method"] == "GET" and result["body"] == ""
 
 

@@ -159,9 +159,13 @@ def test_is_inside_compares_components_not_prefixes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("entry", "../app1_evil/main.py"), ("workdir", "../app1_evil"),
-     ("entry", "link/main.py"), ("workdir", "/tmp")],
-)  # fmt: skip
+    [
+        ("entry", "../app1_evil/main.py"),
+        ("workdir", "../app1_evil"),
+        ("entry", "link/main.py"),
+        ("workdir", "/tmp"),
+    ],
+)
 def test_discovery_keeps_entry_and_workdir_inside_the_app_folder(
     tmp_path: Path, field: str, value: str
 ) -> None:
@@ -181,13 +185,21 @@ def test_the_permission_policy_reads_paths_as_the_executor_does(workdir: Path) -
     (workdir / "a.txt").write_text("a")
     assert _in_workdir(workdir, "workspace/a.txt") == (workdir / "a.txt", "a.txt")
     assert _in_workdir(workdir, str(workdir / "sub" / "new.txt")) == (
-        workdir / "sub" / "new.txt", "sub/new.txt",
-    )  # fmt: skip
+        workdir / "sub" / "new.txt",
+        "sub/new.txt",
+    )
     evil = workdir.parent / "app1_evil"
     evil.mkdir()
     (workdir / "out").symlink_to(evil)
-    for given in ("../app1_evil/x", str(evil / "x"), "out/x", "workspace//etc/passwd",
-                  "a\x00b", "workspace", ""):  # fmt: skip
+    for given in (
+        "../app1_evil/x",
+        str(evil / "x"),
+        "out/x",
+        "workspace//etc/passwd",
+        "a\x00b",
+        "workspace",
+        "",
+    ):
         assert _in_workdir(workdir, given) is None, given
         if given not in ("workspace", ""):
             with pytest.raises(PathOutsideWorkdir):

@@ -116,9 +116,17 @@ def test_unregister_removes_the_token(harness: Harness) -> None:
 def test_tools_listing_has_the_ten_tools_and_custom_ones(make_harness) -> None:
     harness = make_harness(
         url="http://127.0.0.1:9",
-        custom_tools=[{"name": "my_custom_tool", "description": "自定义工具",
-                       "parameters": {"type": "object", "properties": {"arg1": {"type": "string"}}}}],
-    )  # fmt: skip
+        custom_tools=[
+            {
+                "name": "my_custom_tool",
+                "description": "自定义工具",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"arg1": {"type": "string"}},
+                },
+            }
+        ],
+    )
     listing = ToolsListing.model_validate(
         harness.client.get("/tools", headers=APP_H).get_json()
     )
@@ -161,14 +169,36 @@ def test_run_steps_in_order_with_templating_and_independent_failures(
 ) -> None:
     results = harness.run(
         [
-            {"step_id": 1, "tool": "cache_set", "args": {"key": "songs", "value": {"songs": [{"id": "s_001", "name": "七里香"}]}}},
+            {
+                "step_id": 1,
+                "tool": "cache_set",
+                "args": {
+                    "key": "songs",
+                    "value": {"songs": [{"id": "s_001", "name": "七里香"}]},
+                },
+            },
             {"step_id": 2, "tool": "cache_get", "args": {"key": "songs"}},
-            {"step_id": 3, "tool": "file_write", "args": {"path": "workspace/recent.json", "content": "{{step_2.result}}"}},
+            {
+                "step_id": 3,
+                "tool": "file_write",
+                "args": {"path": "workspace/recent.json", "content": "{{step_2.result}}"},
+            },
             {"step_id": 4, "tool": "file_read", "args": {"path": "../../etc/passwd"}},
-            {"step_id": 5, "tool": "file_write", "args": {"path": "x.txt", "content": "{{step_4.result}}"}},
-            {"step_id": 6, "tool": "file_write", "args": {"path": "title.txt", "content": "first: {{step_2.result.songs.0.name}} ({{step_4.status}})"}},
+            {
+                "step_id": 5,
+                "tool": "file_write",
+                "args": {"path": "x.txt", "content": "{{step_4.result}}"},
+            },
+            {
+                "step_id": 6,
+                "tool": "file_write",
+                "args": {
+                    "path": "title.txt",
+                    "content": "first: {{step_2.result.songs.0.name}} ({{step_4.status}})",
+                },
+            },
         ]
-    )  # fmt: skip
+    )
     assert list(results) == [f"step_{i}" for i in range(1, 7)]
     assert results["step_3"]["result"] == {
         "path": "workspace/recent.json",

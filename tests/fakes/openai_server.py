@@ -149,16 +149,21 @@ def error_reply(
 
 
 def delayed(seconds: float, reply: ScriptedReply) -> ScriptedReply:
-    return ScriptedReply(reply.status, reply.body, reply.headers, delay=seconds,
-                         drop=reply.drop)  # fmt: skip
+    return ScriptedReply(
+        reply.status, reply.body, reply.headers, delay=seconds, drop=reply.drop
+    )
 
 
 def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
     """A completion `body` as the `chat.completion.chunk` objects a server streams."""
     choice = (body.get("choices") or [{}])[0]
     message = choice.get("message") or {}
-    base = {"id": body.get("id", "chatcmpl-fake"), "object": "chat.completion.chunk",
-            "created": body.get("created", 0), "model": body.get("model", "fake-model")}  # fmt: skip
+    base = {
+        "id": body.get("id", "chatcmpl-fake"),
+        "object": "chat.completion.chunk",
+        "created": body.get("created", 0),
+        "model": body.get("model", "fake-model"),
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -169,10 +174,20 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
         events.append(chunk({"content": content[start : start + 8]}))
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call.get("function") or {}
-        events.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"),
-                                             "type": "function",
-                                             "function": {"name": function.get("name"),
-                                                          "arguments": ""}}]}))  # fmt: skip
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call.get("id"),
+                            "type": "function",
+                            "function": {"name": function.get("name"), "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         arguments = function.get("arguments") or ""
         for start in range(0, len(arguments), 10):
             piece = {

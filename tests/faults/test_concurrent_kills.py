@@ -32,11 +32,15 @@ OTHERS = ("echo_app", "echo_one", "echo_two", "echo_three")
 CONFIG = {
     **copy.deepcopy(FAULT_CONFIG),
     # enough room for 50 clients: overload is not the fault under test
-    "admission": {"max_instructions": 64, "max_app_calls": 64, "max_waiting": 128,
-                  "queue_wait": 10},
+    "admission": {
+        "max_instructions": 64,
+        "max_app_calls": 64,
+        "max_waiting": 128,
+        "queue_wait": 10,
+    },
     # the victim dies every second, far more often than a real app: never give up
     "supervisor": {**FAULT_CONFIG["supervisor"], "backoff": [0.2], "max_restarts": 1000},
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +75,9 @@ def test_killing_one_app_every_second_affects_no_other(crowded: RunningSystem) -
             app_id = apps[turn % len(apps)]
             turn += 1
             try:
-                response = session.post(f"{system.url}/api/apps/{app_id}/open", json={},
-                                        timeout=20)  # fmt: skip
+                response = session.post(
+                    f"{system.url}/api/apps/{app_id}/open", json={}, timeout=20
+                )
             except requests.RequestException as exc:
                 with lock:
                     bad.append(f"{app_id}: {exc}")

@@ -85,10 +85,17 @@ def test_the_executor_outlives_a_server_over_its_limit(tmp_path: Path) -> None:
     headers = {"X-AIOS-Token": token}
     try:
         (tmp_path / "workdir").mkdir()
-        registration = {"app_id": "mcp_app", "workdir": str(tmp_path / "workdir"),
-                        "token": "app-token-limits"}  # fmt: skip
-        assert requests.put(f"{url}/apps/mcp_app", json=registration, headers=headers,
-                            timeout=5).status_code == 200  # fmt: skip
+        registration = {
+            "app_id": "mcp_app",
+            "workdir": str(tmp_path / "workdir"),
+            "token": "app-token-limits",
+        }
+        assert (
+            requests.put(
+                f"{url}/apps/mcp_app", json=registration, headers=headers, timeout=5
+            ).status_code
+            == 200
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             body = requests.get(f"{url}/tools", headers=headers, timeout=5).json()
@@ -103,9 +110,16 @@ def test_the_executor_outlives_a_server_over_its_limit(tmp_path: Path) -> None:
             assert servers
             for server in servers:  # bubblewrap and the server; the relay stays outside
                 assert "/mcp-hog-" in Path(f"/proc/{server.pid}/cgroup").read_text()
-        answer = requests.post(f"{url}/call", headers=headers, timeout=30, json={
-            "tool": "mcp__hog__hog", "args": {"megabytes": 1024}, "app_id": "mcp_app",
-        }).json()  # fmt: skip
+        answer = requests.post(
+            f"{url}/call",
+            headers=headers,
+            timeout=30,
+            json={
+                "tool": "mcp__hog__hog",
+                "args": {"megabytes": 1024},
+                "app_id": "mcp_app",
+            },
+        ).json()
         assert answer["status"] == "error" and answer["code"] == "tool_failed", answer
         assert proc.poll() is None
         assert requests.get(f"{url}/health", timeout=5).status_code == 200

@@ -20,16 +20,30 @@ from tests.procs import ROOT
 
 def _params(tmp_path: Path, config: dict) -> StdioServerParameters:
     apps = tmp_path / "apps"
-    shutil.copytree(ROOT / "apps" / "hello_app", apps / "hello_app",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "apps" / "hello_app",
+        apps / "hello_app",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (tmp_path / "config.json").write_text(json.dumps(config))
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "controller", "mcp", "--app", "hello_app", "--apps-dir", str(apps),
-              "--config", str(tmp_path / "config.json"), "--state-dir", str(tmp_path / "s")],
+        args=[
+            "-m",
+            "controller",
+            "mcp",
+            "--app",
+            "hello_app",
+            "--apps-dir",
+            str(apps),
+            "--config",
+            str(tmp_path / "config.json"),
+            "--state-dir",
+            str(tmp_path / "s"),
+        ],
         env={"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
         cwd=ROOT,
-    )  # fmt: skip
+    )
 
 
 def _executors_of(state_dir: Path) -> list[psutil.Process]:

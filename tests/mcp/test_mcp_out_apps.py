@@ -29,21 +29,35 @@ TOOLBOX_APP = Path(__file__).resolve().parent / "apps" / "toolbox_app"
 
 def _apps_dir(tmp_path: Path) -> Path:
     apps = tmp_path / "apps"
-    shutil.copytree(TOOLBOX_APP, apps / "toolbox_app",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        TOOLBOX_APP, apps / "toolbox_app", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return apps
 
 
 def _argv(tmp_path: Path, apps: Path, config: Path, state: Path) -> list[str]:
-    return ["-m", "controller", "mcp", "--app", "toolbox_app", "--apps-dir", str(apps),
-            "--config", str(config), "--state-dir", str(state)]  # fmt: skip
+    return [
+        "-m",
+        "controller",
+        "mcp",
+        "--app",
+        "toolbox_app",
+        "--apps-dir",
+        str(apps),
+        "--config",
+        str(config),
+        "--state-dir",
+        str(state),
+    ]
 
 
 def _params(argv: list[str]) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=argv, cwd=ROOT,
+        command=sys.executable,
+        args=argv,
+        cwd=ROOT,
         env={"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
-    )  # fmt: skip
+    )
 
 
 def _started_for(root: Path) -> list[psutil.Process]:
@@ -135,10 +149,14 @@ def test_a_killed_aios_mcp_leaves_no_process_behind(tmp_path: Path) -> None:
     config.write_text("{}")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, *_argv(tmp_path, apps, config, state)], cwd=ROOT, env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [sys.executable, *_argv(tmp_path, apps, config, state)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     try:
         entry = str(apps / "toolbox_app" / "main.py")
         deadline = time.monotonic() + 60
@@ -175,9 +193,12 @@ def test_with_the_system_running_its_controller_serves_the_calls(tmp_path: Path)
         assert system.apps()["toolbox_app"]["status"] == "idle"
         # the toolbox routes are the desktop token's only
         for headers in ({}, {"X-AIOS-Token": "wrong"}):
-            answer = requests.post(f"{system.url}/api/toolbox/toolbox_app/call",
-                                   json={"tool": "shout", "args": {"word": "x"}},
-                                   headers=headers, timeout=10)  # fmt: skip
+            answer = requests.post(
+                f"{system.url}/api/toolbox/toolbox_app/call",
+                json={"tool": "shout", "args": {"word": "x"}},
+                headers=headers,
+                timeout=10,
+            )
             assert answer.status_code in (401, 403), answer.text
         executors_before = {p.pid for p in _executors(state)}
         assert len(executors_before) == 1

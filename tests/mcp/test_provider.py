@@ -60,16 +60,23 @@ def test_lists_the_servers_tools_with_config_risk(basic: McpProvider) -> None:
     assert add.provider == "mcp:basic" and add.description == "Add two integers."
     assert add.input_schema["required"] == ["a", "b"]
     assert (add.risk_level, add.requires_confirmation, add.concurrency_safe) == (
-        "execute", True, False,
-    )  # fmt: skip
+        "execute",
+        True,
+        False,
+    )
     assert add.max_result_size_chars == 20000
     assert _call(basic, "add", a=2, b=3) == {"result": 5}
     assert _call(basic, "shout", text="hi") == {"result": "HI"}
 
 
 def test_declared_tools_come_from_config_before_start(tmp_path: Path) -> None:
-    entry = server_entry("basic", trusted=True, risk_level="read", max_result_size_chars=50,
-                         tools=[{"name": "add", "description": "adds"}])  # fmt: skip
+    entry = server_entry(
+        "basic",
+        trusted=True,
+        risk_level="read",
+        max_result_size_chars=50,
+        tools=[{"name": "add", "description": "adds"}],
+    )
     config = McpServerConfig("early", McpServerSettings.model_validate(entry))
     [declared] = McpProvider.declared_tools(config)
     assert declared.name == "mcp__early__add" and declared.risk_level == "read"

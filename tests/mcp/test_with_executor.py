@@ -31,8 +31,9 @@ def _wait_gone(tag: str, timeout: float) -> list:
 def _wait_tools(url: str, token: str, name: str, timeout: float = 30) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        body = requests.get(f"{url}/tools?app_id=mcp_app", headers={"X-AIOS-Token": token},
-                            timeout=5).json()  # fmt: skip
+        body = requests.get(
+            f"{url}/tools?app_id=mcp_app", headers={"X-AIOS-Token": token}, timeout=5
+        ).json()
         if body["providers"].get(name, {}).get("state") == "running":
             return body
         time.sleep(0.2)
@@ -55,15 +56,21 @@ class Running:
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     tmp = tmp_path_factory.mktemp("mcp_exec")
-    entries = {"basic": server_entry("basic", timeout=3),
-               "trusted": server_entry("basic", trusted=True)}  # fmt: skip
+    entries = {
+        "basic": server_entry("basic", timeout=3),
+        "trusted": server_entry("basic", trusted=True),
+    }
     proc, url, token = start_executor(tmp, config={"mcp_servers": entries})
     try:
         workdir = tmp / "workdir"
         workdir.mkdir()
         registration = {"app_id": "mcp_app", "workdir": str(workdir), "token": APP_TOKEN}
-        response = requests.put(f"{url}/apps/mcp_app", json=registration,
-                                headers={"X-AIOS-Token": token}, timeout=5)  # fmt: skip
+        response = requests.put(
+            f"{url}/apps/mcp_app",
+            json=registration,
+            headers={"X-AIOS-Token": token},
+            timeout=5,
+        )
         assert response.status_code == 200, response.text
         _wait_tools(url, token, "mcp:basic")
         _wait_tools(url, token, "mcp:trusted")
@@ -74,8 +81,11 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
 
 
 def test_the_listing_shows_the_servers_tools(running: Running) -> None:
-    body = requests.get(f"{running.url}/tools?app_id=mcp_app",
-                        headers={"X-AIOS-Token": running.token}, timeout=5).json()  # fmt: skip
+    body = requests.get(
+        f"{running.url}/tools?app_id=mcp_app",
+        headers={"X-AIOS-Token": running.token},
+        timeout=5,
+    ).json()
     tools = {t["name"]: t for t in body["tools"]}
     assert "file_read" in tools
     add = tools["mcp__basic__add"]

@@ -84,16 +84,28 @@ def test_estimate_tokens() -> None:
 
 def _turn() -> ChatTurn:
     return ChatTurn(
-        model="triton/x", app_id="x", instruction="hi", system_prompt="", user="u",
-        conversation_id="c", session_id="sess_abcd1234", prompt_tokens=3,
-    )  # fmt: skip
+        model="triton/x",
+        app_id="x",
+        instruction="hi",
+        system_prompt="",
+        user="u",
+        conversation_id="c",
+        session_id="sess_abcd1234",
+        prompt_tokens=3,
+    )
 
 
 def _frames(bus: EventBus, run, *, run_events: bool) -> list[str]:
     stream = turn_stream(
-        run, _turn(), events=bus, completion_id="chatcmpl-1", created=1,
-        include_usage=True, run_events=run_events, heartbeat=0.05,
-    )  # fmt: skip
+        run,
+        _turn(),
+        events=bus,
+        completion_id="chatcmpl-1",
+        created=1,
+        include_usage=True,
+        run_events=run_events,
+        heartbeat=0.05,
+    )
     return [frame for frame in "".join(stream).split("\n\n") if frame]
 
 

@@ -89,9 +89,12 @@ def test_model_triton_routes_as_typed(client: openai.OpenAI) -> None:
 
 def test_streamed_chunks_role_text_finish_and_usage(client: openai.OpenAI) -> None:
     stream = _say(
-        client, "triton/echo_app", "stream me", stream=True,
+        client,
+        "triton/echo_app",
+        "stream me",
+        stream=True,
         stream_options={"include_usage": True},
-    )  # fmt: skip
+    )
     chunks = list(stream)
     assert all(c.object == "chat.completion.chunk" for c in chunks)
     assert len({c.id for c in chunks}) == 1
@@ -156,10 +159,15 @@ def test_loopback_host_rule_still_holds(system: RunningSystem) -> None:
 
 def test_unknown_request_fields_are_ignored(client: openai.OpenAI) -> None:
     reply = _say(
-        client, "triton/echo_app", "extras", temperature=0.2, max_tokens=5, n=1,
+        client,
+        "triton/echo_app",
+        "extras",
+        temperature=0.2,
+        max_tokens=5,
+        n=1,
         tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
         extra_body={"some_future_field": {"x": 1}},
-    )  # fmt: skip
+    )
     assert reply.choices[0].message.content == "echo: extras"
 
 
@@ -246,21 +254,33 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
     session_id = first.json()["choices"][0]["message"]["triton"]["session_id"]
 
     cases: list[tuple[Any, str | None]] = [
-        ({"model": "triton", "messages": [{"role": "robot", "content": "hi"}]}, "messages[0].role"),
+        (
+            {"model": "triton", "messages": [{"role": "robot", "content": "hi"}]},
+            "messages[0].role",
+        ),
         ({"model": "triton", "messages": []}, "messages"),
         ({"messages": [{"role": "user", "content": "hi"}]}, "model"),
         (
-            {"model": "triton", "messages": [{"role": "tool", "content": "x", "tool_call_id": "1"}]},
+            {
+                "model": "triton",
+                "messages": [{"role": "tool", "content": "x", "tool_call_id": "1"}],
+            },
             "messages[0].role",
         ),
         (
             {
                 "model": "triton",
                 "messages": [
-                    {"role": "user", "content": [
-                        {"type": "text", "text": "look"},
-                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
-                    ]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "look"},
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": "data:image/png;base64,AA"},
+                            },
+                        ],
+                    },
                 ],
             },
             "messages[0].content[1].type",
@@ -269,7 +289,10 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
             {
                 "model": "triton",
                 "messages": [
-                    {"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}
+                    {
+                        "role": "user",
+                        "content": [{"type": "input_audio", "input_audio": {}}],
+                    }
                 ],
             },
             "messages[0].content[0].type",
@@ -284,11 +307,24 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
             },
             "messages[1].role",
         ),
-        ({"model": "triton", "messages": [{"role": "user", "content": "   "}]}, "messages[0].content"),
-        ({"model": "triton", "messages": [{"role": "user", "content": "x" * 4001}]}, "messages[0].content"),
-        ({"model": "triton", "stream": "maybe", "messages": [{"role": "user", "content": "x"}]}, "stream"),
+        (
+            {"model": "triton", "messages": [{"role": "user", "content": "   "}]},
+            "messages[0].content",
+        ),
+        (
+            {"model": "triton", "messages": [{"role": "user", "content": "x" * 4001}]},
+            "messages[0].content",
+        ),
+        (
+            {
+                "model": "triton",
+                "stream": "maybe",
+                "messages": [{"role": "user", "content": "x"}],
+            },
+            "stream",
+        ),
         ([1, 2], None),
-    ]  # fmt: skip
+    ]
     for body, param in cases:
         error = _assert_openai_error(_raw(system, body, **conversation), 400)
         assert error["type"] == "invalid_request_error", body

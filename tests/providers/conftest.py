@@ -60,7 +60,7 @@ class TestProvider(ToolProvider):
                 risk_level="system",
                 requires_confirmation=True,
                 concurrency_safe=False,
-            ),  # fmt: skip
+            ),
         ]
 
     def tools(self) -> list[ToolEntry]:

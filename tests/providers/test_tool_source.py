@@ -20,8 +20,13 @@ from tests.executor.conftest import APP_TOKEN, MASTER, Harness, settings_from
 from tests.providers.conftest import TestProvider
 
 ENTRY_FIELDS = set(ToolEntry.model_fields)
-CUSTOM = [{"name": "greet", "description": "say hi",
-           "parameters": {"type": "object", "properties": {"who": {"type": "string"}}}}]  # fmt: skip
+CUSTOM = [
+    {
+        "name": "greet",
+        "description": "say hi",
+        "parameters": {"type": "object", "properties": {"who": {"type": "string"}}},
+    }
+]
 
 
 def _listing(h: Harness, token: str = MASTER) -> dict[str, Any]:
@@ -184,8 +189,11 @@ def test_requires_confirmation_drives_the_pause_and_the_direct_refusal(
     kinds = {s.step_id: s.kind for s in review.risky}
     assert kinds == {2: "requires_confirmation", 3: "process_start", 4: "db_write"}
     # without a listing the atomic provider's declared entries stand in
-    fallback = PermissionPolicy(tmp_path / "p2.json", lambda: settings,
-                                tool_entries=lambda a: (_ for _ in ()).throw(OSError("down")))  # fmt: skip
+    fallback = PermissionPolicy(
+        tmp_path / "p2.json",
+        lambda: settings,
+        tool_entries=lambda a: (_ for _ in ()).throw(OSError("down")),
+    )
     assert [s.step_id for s in fallback.review("app1", harness.workdir, plan).risky] == [
         3,
         4,

@@ -59,8 +59,11 @@ class FakePipeline:
             "data": {},
             "message": f"done: {text}",
         }
-        return {"session_id": session_id, "message": f"done: {text}",
-                "tasks": [{"task_id": "t1", "app_id": "a", "result": reply}]}  # fmt: skip
+        return {
+            "session_id": session_id,
+            "message": f"done: {text}",
+            "tasks": [{"task_id": "t1", "app_id": "a", "result": reply}],
+        }
 
 
 @pytest.fixture

@@ -16,8 +16,14 @@ from controller.api.schedules import allow_app_tokens_for_schedule, schedules_bl
 USER = "u" * 24
 APP_TOKENS = {"a" * 24: "music_app", "b" * 24: "hello_app"}
 
-JOB = {"name": "stretch", "execution_type": "agent", "schedule_type": "interval",
-       "interval_s": 60, "app_id": "hello_app", "instruction": "remind me to stretch"}  # fmt: skip
+JOB = {
+    "name": "stretch",
+    "execution_type": "agent",
+    "schedule_type": "interval",
+    "interval_s": 60,
+    "app_id": "hello_app",
+    "instruction": "remind me to stretch",
+}
 
 
 @pytest.fixture
@@ -90,19 +96,34 @@ def test_app_tokens_reach_only_the_tool_route(client):
 
 
 def test_tool_scopes_every_action_to_the_calling_app(client):
-    mine = call(client, "POST", "/api/tools/schedule", {"action": "create", "job": JOB},
-                token="a" * 24).json["result"]  # fmt: skip
+    mine = call(
+        client,
+        "POST",
+        "/api/tools/schedule",
+        {"action": "create", "job": JOB},
+        token="a" * 24,
+    ).json["result"]
     assert mine["app_id"] == "music_app"
     theirs = call(client, "POST", "/api/schedules", JOB).json
     for action in ("cancel", "update", "run", "runs"):
         body = {"action": action, "job_id": theirs["id"], "changes": {"enabled": False}}
         answer = call(client, "POST", "/api/tools/schedule", body, token="a" * 24)
         assert answer.status_code == 404, (action, answer.json)
-    bad = call(client, "POST", "/api/tools/schedule",
-               {"action": "create", "job": {**JOB, "interval_s": 0}}, token="a" * 24)  # fmt: skip
+    bad = call(
+        client,
+        "POST",
+        "/api/tools/schedule",
+        {"action": "create", "job": {**JOB, "interval_s": 0}},
+        token="a" * 24,
+    )
     assert bad.status_code == 400 and "interval_s" in bad.json["error"]["message"]
-    gone = call(client, "POST", "/api/tools/schedule",
-                {"action": "cancel", "job_id": mine["id"]}, token="a" * 24)  # fmt: skip
+    gone = call(
+        client,
+        "POST",
+        "/api/tools/schedule",
+        {"action": "cancel", "job_id": mine["id"]},
+        token="a" * 24,
+    )
     assert gone.json["result"] == {"cancelled": mine["id"]}
 
 

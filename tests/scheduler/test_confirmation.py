@@ -21,8 +21,15 @@ from controller.permissions.policy import PermissionPolicy
 from controller.scheduler import JobRunner, JobStore, Scheduler
 from controller.scheduler.wiring import KIND, GateConfirmations, policy_review
 
-RISKY = {"name": "clean", "execution_type": "command", "schedule_type": "interval",
-         "interval_s": 60, "app_id": "hello_app", "command": ["date", "-u"], "timeout": 5}  # fmt: skip
+RISKY = {
+    "name": "clean",
+    "execution_type": "command",
+    "schedule_type": "interval",
+    "interval_s": 60,
+    "app_id": "hello_app",
+    "command": ["date", "-u"],
+    "timeout": 5,
+}
 
 
 def settings() -> Settings:
@@ -149,10 +156,13 @@ def test_the_question_and_its_answers_in_english(tmp_path, clock, executor, pipe
     policy = PermissionPolicy(tmp_path / "permissions.json", settings)
     asking = GateConfirmations(gate, lambda app_id: "Hello", english)
     scheduler = Scheduler(
-        JobStore(tmp_path), JobRunner(executor, pipeline), clock=clock,
+        JobStore(tmp_path),
+        JobRunner(executor, pipeline),
+        clock=clock,
         review=policy_review(policy, lambda app_id: None, english),
-        confirmations=asking, language=english,
-    )  # fmt: skip
+        confirmations=asking,
+        language=english,
+    )
     asking.bind(scheduler)
     job = scheduler.create(ScheduleJob.model_validate(RISKY))
     assert job["awaiting_confirmation"] == "run a command outside the whitelist: date -u"

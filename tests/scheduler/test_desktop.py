@@ -116,8 +116,14 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
 def test_a_reminder_pops_a_notification_at_its_time(page, system: RunningSystem) -> None:
     clear_jobs(system)
     at = (datetime.now().astimezone() + timedelta(seconds=1)).isoformat()
-    job = {"name": "喝水提醒", "execution_type": "agent", "schedule_type": "once",
-           "run_at": at, "app_id": "scheduler_app", "instruction": "提醒我喝水"}  # fmt: skip
+    job = {
+        "name": "喝水提醒",
+        "execution_type": "agent",
+        "schedule_type": "once",
+        "run_at": at,
+        "app_id": "scheduler_app",
+        "instruction": "提醒我喝水",
+    }
     created = system.post("/api/schedules", job)
     assert created.status_code == 201, created.text
     toast = page.locator(".toast", has_text="喝水").first
@@ -138,9 +144,15 @@ def test_a_risky_command_job_asks_in_the_confirm_dialog(
     page, system: RunningSystem
 ) -> None:
     clear_jobs(system)
-    job = {"name": "报时", "execution_type": "command", "schedule_type": "interval",
-           "interval_s": 3600, "app_id": "hello_app", "command": ["date", "-u"],
-           "timeout": 5}  # fmt: skip
+    job = {
+        "name": "报时",
+        "execution_type": "command",
+        "schedule_type": "interval",
+        "interval_s": 3600,
+        "app_id": "hello_app",
+        "command": ["date", "-u"],
+        "timeout": 5,
+    }
     created = system.post("/api/schedules", job).json()
     assert created["enabled"] is False and created["awaiting_confirmation"]
     dialog = page.locator("#confirm_dialog")

@@ -8,9 +8,16 @@ from typing import Any
 from aios_sdk.errors import ToolFailed
 from apps.scheduler_app.flows import SchedulerFlows
 
-JOB = {"id": "job_abc", "name": "休息提醒", "schedule_type": "interval", "interval_s": 1800,
-       "enabled": True, "run_count": 2, "next_run_at": "2030-05-06T08:30:00+08:00",
-       "instruction": "提醒我休息"}  # fmt: skip
+JOB = {
+    "id": "job_abc",
+    "name": "休息提醒",
+    "schedule_type": "interval",
+    "interval_s": 1800,
+    "enabled": True,
+    "run_count": 2,
+    "next_run_at": "2030-05-06T08:30:00+08:00",
+    "instruction": "提醒我休息",
+}
 
 
 class Agent:
@@ -28,8 +35,12 @@ class Agent:
         if verb == "list":
             return {"jobs": [JOB]}
         if verb == "runs":
-            run = {"started": "2030-05-06T08:00:00", "status": "ok", "duration_s": 0.5,
-                   "summary": "提醒：休息"}  # fmt: skip
+            run = {
+                "started": "2030-05-06T08:00:00",
+                "status": "ok",
+                "duration_s": 0.5,
+                "summary": "提醒：休息",
+            }
             return {"runs": [run]}
         if verb == "create":
             return {**JOB, **args["job"], "id": "job_new"}
@@ -49,16 +60,23 @@ def test_the_window_lists_jobs_with_their_controls() -> None:
     controls = {
         (a["action_id"], (a.get("params") or {}).get("job_id")) for a in view["actions"]
     }
-    assert {("disable", "job_abc"), ("run", "job_abc"), ("history", "job_abc"),
-            ("cancel", "job_abc"), ("refresh", None)} <= controls  # fmt: skip
+    assert {
+        ("disable", "job_abc"),
+        ("run", "job_abc"),
+        ("history", "job_abc"),
+        ("cancel", "job_abc"),
+        ("refresh", None),
+    } <= controls
 
 
 def test_buttons_call_the_schedule_tool_for_their_job() -> None:
     agent = Agent()
     flows = SchedulerFlows(agent)
     assert click(flows, "disable", job_id="job_abc")["message"] == "已停用"
-    assert agent.calls[0] == ("update", {"action": "update", "job_id": "job_abc",
-                                         "changes": {"enabled": False}})  # fmt: skip
+    assert agent.calls[0] == (
+        "update",
+        {"action": "update", "job_id": "job_abc", "changes": {"enabled": False}},
+    )
     assert click(flows, "run", job_id="job_abc")["message"] == "已开始运行"
     history = click(flows, "history", job_id="job_abc")
     assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "ok"
@@ -98,10 +116,16 @@ def test_the_window_speaks_the_users_language() -> None:
     sub = english["data"]["items"][0]["sub"]
     assert sub == "every 30 min · next 2030-05-06 08:30 · ran 2 times"
     labels = [a["label"] for a in english["actions"]]
-    assert labels == ["Refresh", "Disable “休息提醒”", "Run “休息提醒” now",
-                      "History of “休息提醒”", "Cancel “休息提醒”"]  # fmt: skip
-    history = SchedulerFlows(agent).handle(None, EN, {"action_id": "history",
-                                                      "params": {"job_id": "job_abc"}})  # fmt: skip
+    assert labels == [
+        "Refresh",
+        "Disable “休息提醒”",
+        "Run “休息提醒” now",
+        "History of “休息提醒”",
+        "Cancel “休息提醒”",
+    ]
+    history = SchedulerFlows(agent).handle(
+        None, EN, {"action_id": "history", "params": {"job_id": "job_abc"}}
+    )
     assert history["data"]["columns"] == ["Started", "Result", "Duration", "Summary"]
     assert history["data"]["title"] == "Runs of “休息提醒”"
     assert [a["label"] for a in history["actions"]] == ["Back to the list"]
@@ -114,9 +138,13 @@ def test_the_window_speaks_the_users_language() -> None:
         chinese["data"]["items"][0]["sub"]
         == "每 30 分钟 · 下次 2030-05-06 08:30 · 已运行 2 次"
     )
-    assert [a["label"] for a in chinese["actions"]] == ["刷新", "停用「休息提醒」",
-                                                       "立即运行「休息提醒」", "历史「休息提醒」",
-                                                       "取消「休息提醒」"]  # fmt: skip
+    assert [a["label"] for a in chinese["actions"]] == [
+        "刷新",
+        "停用「休息提醒」",
+        "立即运行「休息提醒」",
+        "历史「休息提醒」",
+        "取消「休息提醒」",
+    ]
 
 
 def test_answers_in_english_and_a_refusal_said_plainly() -> None:
@@ -158,5 +186,7 @@ def test_a_reminder_on_a_chinese_desktop_is_as_before() -> None:
     assert [a["label"] for a in reminded["actions"]] == ["查看定时任务"]
 
 
-def click_in(flows: SchedulerFlows, context: dict[str, Any], action_id: str, **params: Any) -> dict[str, Any]:  # fmt: skip
+def click_in(
+    flows: SchedulerFlows, context: dict[str, Any], action_id: str, **params: Any
+) -> dict[str, Any]:
     return flows.handle(None, context, {"action_id": action_id, "params": params})

@@ -16,13 +16,13 @@ CASES = [
         "喝水提醒",
         "提醒我喝水",
         {"schedule_type": "once", "run_at": "2030-05-06T14:10:00+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "明天早上8点叫我起床",
         "起床提醒",
         "提醒我起床",
         {"schedule_type": "once", "run_at": "2030-05-07T08:00:00+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "每天早上8点播放音乐",
         "播放音乐",
@@ -40,67 +40,67 @@ CASES = [
         "休息提醒",
         "提醒我休息",
         {"schedule_type": "interval", "interval_s": 1800.0},
-    ),  # fmt: skip
+    ),
     (
         "remind me in 5 minutes to stretch",
         "stretch reminder",
         "remind me to stretch",
         {"schedule_type": "once", "run_at": "2030-05-06T14:05:00+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "下午3点半提醒我开会",
         "开会提醒",
         "提醒我开会",
         {"schedule_type": "once", "run_at": "2030-05-06T15:30:00+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "每天晚上10点提醒我睡觉",
         "睡觉提醒",
         "提醒我睡觉",
         {"schedule_type": "cron", "cron": "0 22 * * *"},
-    ),  # fmt: skip
+    ),
     (
         "每隔两小时提醒我喝水",
         "喝水提醒",
         "提醒我喝水",
         {"schedule_type": "interval", "interval_s": 7200.0},
-    ),  # fmt: skip
+    ),
     (
         "每周五下午5点提醒我写周报",
         "写周报提醒",
         "提醒我写周报",
         {"schedule_type": "cron", "cron": "0 17 * * fri"},
-    ),  # fmt: skip
+    ),
     (
         "30秒后提醒我看锅",
         "看锅提醒",
         "提醒我看锅",
         {"schedule_type": "once", "run_at": "2030-05-06T14:00:30+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "remind me tomorrow at 9am to call mom",
         "call mom reminder",
         "remind me to call mom",
         {"schedule_type": "once", "run_at": "2030-05-07T09:00:00+00:00"},
-    ),  # fmt: skip
+    ),
     (
         "every day at 7:30am check the weather",
         "check the weather",
         "check the weather",
         {"schedule_type": "cron", "cron": "30 7 * * *"},
-    ),  # fmt: skip
+    ),
     (
         "every 10 minutes remind me to blink",
         "blink reminder",
         "remind me to blink",
         {"schedule_type": "interval", "interval_s": 600.0},
-    ),  # fmt: skip
+    ),
     (
         "every monday at 9 check cpu",
         "check cpu",
         "check cpu",
         {"schedule_type": "cron", "cron": "0 9 * * mon"},
-    ),  # fmt: skip
+    ),
 ]
 
 

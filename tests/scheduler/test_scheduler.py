@@ -21,14 +21,26 @@ def when(text: str) -> datetime:
 
 
 def agent_job(**kw) -> ScheduleJob:
-    fields = {"name": "喝水提醒", "execution_type": "agent", "schedule_type": "interval",
-              "interval_s": 60, "app_id": "scheduler_app", "instruction": "提醒我喝水"}  # fmt: skip
+    fields = {
+        "name": "喝水提醒",
+        "execution_type": "agent",
+        "schedule_type": "interval",
+        "interval_s": 60,
+        "app_id": "scheduler_app",
+        "instruction": "提醒我喝水",
+    }
     return ScheduleJob(**{**fields, **kw})
 
 
 def command_job(**kw) -> ScheduleJob:
-    fields = {"name": "echo", "execution_type": "command", "schedule_type": "interval",
-              "interval_s": 1, "app_id": "hello_app", "command": ["echo", "hi"]}  # fmt: skip
+    fields = {
+        "name": "echo",
+        "execution_type": "command",
+        "schedule_type": "interval",
+        "interval_s": 1,
+        "app_id": "hello_app",
+        "command": ["echo", "hi"],
+    }
     return ScheduleJob(**{**fields, **kw})
 
 
@@ -55,8 +67,13 @@ def test_command_job_goes_to_the_executor_with_its_app(make_scheduler, clock, ex
     scheduler.wait_idle()
     (body,) = executor.bodies
     assert body["app_id"] == "hello_app"
-    assert body["steps"] == [{"step_id": 1, "tool": "shell_exec",
-                              "args": {"cmd": ["echo", "hi"], "timeout": 5.0}}]  # fmt: skip
+    assert body["steps"] == [
+        {
+            "step_id": 1,
+            "tool": "shell_exec",
+            "args": {"cmd": ["echo", "hi"], "timeout": 5.0},
+        }
+    ]
     (run,) = scheduler.runs(job["id"])
     assert run["status"] == "ok" and run["output_tail"] == "hi\n"
 
@@ -64,8 +81,12 @@ def test_command_job_goes_to_the_executor_with_its_app(make_scheduler, clock, ex
 def test_command_timeout_and_failure_are_recorded(make_scheduler, clock, executor):
     scheduler = make_scheduler()
     job = scheduler.create(command_job())
-    executor.answer = {"status": "error", "code": "tool_timeout", "error": "took too long",
-                       "result": {"stdout": "partial", "stderr": ""}}  # fmt: skip
+    executor.answer = {
+        "status": "error",
+        "code": "tool_timeout",
+        "error": "took too long",
+        "result": {"stdout": "partial", "stderr": ""},
+    }
     clock.advance(seconds=1)
     scheduler.tick()
     scheduler.wait_idle()
@@ -162,8 +183,9 @@ def test_restart_keeps_jobs_and_closes_interrupted_runs(make_scheduler, clock, e
 
 def test_once_and_max_runs_end_the_job(make_scheduler, clock, pipeline):
     scheduler = make_scheduler()
-    once = scheduler.create(agent_job(schedule_type="once", interval_s=None,
-                                      run_at="2030-05-06T08:10:00+00:00"))  # fmt: skip
+    once = scheduler.create(
+        agent_job(schedule_type="once", interval_s=None, run_at="2030-05-06T08:10:00+00:00")
+    )
     limited = scheduler.create(agent_job(name="twice", interval_s=60, max_runs=2))
     for _ in range(12):
         clock.advance(minutes=1)

@@ -21,9 +21,15 @@ def test_interval_job_runs_and_words_become_jobs(tmp_path):
     system = launch(tmp_path, apps)
     try:
         system.wait_app("scheduler_app", "running")
-        job = {"name": "tick", "execution_type": "command", "schedule_type": "interval",
-               "interval_s": 1, "app_id": "hello_app", "command": ["echo", "tick"],
-               "timeout": 5}  # fmt: skip
+        job = {
+            "name": "tick",
+            "execution_type": "command",
+            "schedule_type": "interval",
+            "interval_s": 1,
+            "app_id": "hello_app",
+            "command": ["echo", "tick"],
+            "timeout": 5,
+        }
         created = system.post("/api/schedules", job)
         assert created.status_code == 201, created.text
         job_id = created.json()["id"]
@@ -46,8 +52,9 @@ def test_interval_job_runs_and_words_become_jobs(tmp_path):
         assert system.get(f"/api/schedules/{job_id}").status_code in (404, 405)
 
         # the desktop's language reaches the app: the same window, in English
-        english = system.post("/api/instruction", {"text": "list my reminders",
-                                                   "language": "en-US"}).json()  # fmt: skip
+        english = system.post(
+            "/api/instruction", {"text": "list my reminders", "language": "en-US"}
+        ).json()
         window = english["tasks"][0]["result"]
         assert english["tasks"][0]["app_id"] == "scheduler_app", english
         assert window["data"]["title"] == "Scheduled Tasks"

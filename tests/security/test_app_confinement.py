@@ -37,10 +37,17 @@ def test_masks_skip_system_folders_kept_folders_and_nested_ones(tmp_path: Path) 
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "keep").mkdir()
     masks = mask_list(
-        ["/", "/usr", str(tmp_path / "a" / "b"), str(tmp_path / "a"), str(tmp_path / "keep"),
-         str(tmp_path / "missing"), "/etc"],
+        [
+            "/",
+            "/usr",
+            str(tmp_path / "a" / "b"),
+            str(tmp_path / "a"),
+            str(tmp_path / "keep"),
+            str(tmp_path / "missing"),
+            "/etc",
+        ],
         keep=[str(tmp_path / "keep")],
-    )  # fmt: skip
+    )
     # under /tmp everything is hidden already by the private /tmp
     expected = [] if str(tmp_path).startswith("/tmp/") else [str(tmp_path / "a")]
     assert masks == expected
@@ -50,10 +57,16 @@ def test_the_app_command_binds_back_only_what_a_mask_hides(tmp_path: Path) -> No
     secret, work = tmp_path / "s", tmp_path / "s" / "app" / "workspace"
     work.mkdir(parents=True)
     argv = bwrap_argv(
-        "bwrap", ["python3", "main.py"], cwd=work.parent, hidden=[secret, "/home"],
-        readable=[work.parent, "/usr/lib"], writable=[work], share_network=True,
-        new_session=False, read_only_masks=True,
-    )  # fmt: skip
+        "bwrap",
+        ["python3", "main.py"],
+        cwd=work.parent,
+        hidden=[secret, "/home"],
+        readable=[work.parent, "/usr/lib"],
+        writable=[work],
+        share_network=True,
+        new_session=False,
+        read_only_masks=True,
+    )
     assert "--unshare-net" not in argv and "--new-session" not in argv
     assert {"--unshare-pid", "--die-with-parent", "--cap-drop"} <= set(argv)
     text = " ".join(argv)
@@ -124,9 +137,11 @@ def confined(
     }
     config = {
         **copy.deepcopy(TEST_CONFIG),
-        "app_settings": {"nosy_app": {"read": list(paths.values()), "write": list(writes.values())}},
+        "app_settings": {
+            "nosy_app": {"read": list(paths.values()), "write": list(writes.values())}
+        },
         "app_sandbox": {"unconfined_apps": ["trusted_app"]},
-    }  # fmt: skip
+    }
     system = launch(root, apps, state_dir=state, config=config)
     try:
         system.wait_app("nosy_app", "running")

@@ -180,11 +180,13 @@ def test_a_command_outside_the_whitelist_is_asked_and_approved_for_that_plan_onl
     assert direct["status"] == "error" and direct["code"] == "command_not_allowed"
     run = requests.post(
         f"http://127.0.0.1:{executor.port}/run",
-        json={"steps": [{"step_id": 1, "tool": "shell_exec", "args": {"cmd": ["wc", "x"]}}],
-              "approved_commands": ["wc"]},
+        json={
+            "steps": [{"step_id": 1, "tool": "shell_exec", "args": {"cmd": ["wc", "x"]}}],
+            "approved_commands": ["wc"],
+        },
         headers={"X-AIOS-Token": app.token},
         timeout=10,
-    ).json()  # fmt: skip
+    ).json()
     assert run["tool_results"]["step_1"]["code"] == "command_not_allowed"
 
 
@@ -197,8 +199,11 @@ def test_bad_decisions_unknown_ids_and_app_tokens_are_refused(
     assert decide(system, "conf_0000000000000000", "deny").status_code == 404
     assert decide(system, "../../token", "deny").status_code == 404
     app = next(s for s in services(system) if s.name == "risky_app")
-    as_app = system.post(f"/api/confirmations/{cid}", {"decision": "allow_once"},
-                         headers={"X-AIOS-Token": app.token})  # fmt: skip
+    as_app = system.post(
+        f"/api/confirmations/{cid}",
+        {"decision": "allow_once"},
+        headers={"X-AIOS-Token": app.token},
+    )
     assert as_app.status_code == 403
     assert [p["confirmation_id"] for p in pending(system)] == [cid]
     assert decide(system, cid, "deny").status_code == 200

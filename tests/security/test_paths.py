@@ -54,9 +54,17 @@ def refused(result: dict, *codes: str) -> bool:
 
 @pytest.mark.parametrize(
     "path",
-    ["../../etc/passwd", "/etc/passwd", "a/../../x", "workspace/../../x", "../app2/secret.txt",
-     "a\x00b", "/proc/self/environ", "x/" + "../" * 8 + "etc/passwd"],
-)  # fmt: skip
+    [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "a/../../x",
+        "workspace/../../x",
+        "../app2/secret.txt",
+        "a\x00b",
+        "/proc/self/environ",
+        "x/" + "../" * 8 + "etc/passwd",
+    ],
+)
 def test_p1_escapes_and_nul_get_a_clear_error_and_touch_nothing(
     executor: RunningExecutor, path: str
 ) -> None:

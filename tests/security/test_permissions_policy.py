@@ -15,7 +15,9 @@ from controller.permissions.confirmations import ConfirmationGate, denied_result
 from controller.permissions.policy import PermissionPolicy, sql_writes
 
 
-def policy(tmp_path: Path, ask: bool = False, app_whitelist: list[str] | None = None) -> PermissionPolicy:  # fmt: skip
+def policy(
+    tmp_path: Path, ask: bool = False, app_whitelist: list[str] | None = None
+) -> PermissionPolicy:
     settings = Settings.model_validate({"tool_sandbox": {"ask_outside_whitelist": ask}})
     return PermissionPolicy(
         tmp_path / "permissions.json", lambda: settings, lambda _: app_whitelist
@@ -98,9 +100,19 @@ def test_overwrites_of_files_that_are_not_the_apps_own(tmp_path: Path) -> None:
     rules.record_created("app", fresh.new_files, {"step_1": {"status": "ok"}})
     (work / "new.txt").write_text("x")
     assert kinds(review("new.txt")) == []  # now the app's own
-    assert kinds(rules.review("other_app", work, [
-        {"step_id": 1, "tool": "file_write", "args": {"path": "new.txt", "content": "y"}}
-    ])) == ["file_overwrite"]  # fmt: skip
+    assert kinds(
+        rules.review(
+            "other_app",
+            work,
+            [
+                {
+                    "step_id": 1,
+                    "tool": "file_write",
+                    "args": {"path": "new.txt", "content": "y"},
+                }
+            ],
+        )
+    ) == ["file_overwrite"]
     failed = review("failed.txt")
     rules.record_created("app", failed.new_files, {"step_1": {"status": "error"}})
     (work / "failed.txt").write_text("someone else's")
@@ -149,9 +161,18 @@ def test_pending_confirmations_are_stored_listed_and_claimed_once(tmp_path: Path
         {"step_id": 2, "tool": "file_read", "args": {"path": "x"}},
     ]
     risky = rules.review("app", tmp_path, plan).risky
-    reply = gate.pause(app_id="app", app_name="应用", session_id="sess_abcd", plan=plan,
-                       risky=risky, round_no=1, task_id="t1", instruction="删表",
-                       action_request=None, upstream=None)  # fmt: skip
+    reply = gate.pause(
+        app_id="app",
+        app_name="应用",
+        session_id="sess_abcd",
+        plan=plan,
+        risky=risky,
+        round_no=1,
+        task_id="t1",
+        instruction="删表",
+        action_request=None,
+        upstream=None,
+    )
     cid = reply.data["confirmation_id"]
     assert reply.view_type == "confirm" and "DROP TABLE t" in reply.data["summary"]
     assert [
@@ -184,14 +205,21 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
     work.mkdir()
     (work / "notes.txt").write_text("mine")
     plan = [
-        {"step_id": 1, "tool": "process_start",
-         "args": {"cmd": "python3 serve.py", "background": True}},
+        {
+            "step_id": 1,
+            "tool": "process_start",
+            "args": {"cmd": "python3 serve.py", "background": True},
+        },
         {"step_id": 2, "tool": "db_query", "args": {"dsn": "d.db", "sql": "DROP TABLE t"}},
         {"step_id": 3, "tool": "shell_exec", "args": {"cmd": "wc -l notes.txt"}},
         {"step_id": 4, "tool": "file_write", "args": {"path": "notes.txt", "content": "x"}},
-        {"step_id": 5, "tool": "file_write", "args": {"path": "{{step_1.result}}", "content": "x"}},
+        {
+            "step_id": 5,
+            "tool": "file_write",
+            "args": {"path": "{{step_1.result}}", "content": "x"},
+        },
         {"step_id": 6, "tool": "file_read", "args": {"path": "x"}},
-    ]  # fmt: skip
+    ]
     english = [s.sentence for s in rules.review("app", work, plan, language="en-US").risky]
     assert english == [
         "start the program in the background: python3 serve.py",
@@ -209,10 +237,19 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
 
     gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
     risky = rules.review("app", work, plan[1:2], language="en-US").risky
-    reply = gate.pause(app_id="app", app_name="Notes", session_id="sess_abcd",
-                       plan=plan[1:2], risky=risky, round_no=1, task_id="t1",
-                       instruction="drop it", action_request=None, upstream=None,
-                       language="en-US")  # fmt: skip
+    reply = gate.pause(
+        app_id="app",
+        app_name="Notes",
+        session_id="sess_abcd",
+        plan=plan[1:2],
+        risky=risky,
+        round_no=1,
+        task_id="t1",
+        instruction="drop it",
+        action_request=None,
+        upstream=None,
+        language="en-US",
+    )
     summary = "The app “Notes” wants to change the database d.db: DROP TABLE t"
     assert reply.data["summary"] == summary
     assert reply.message == f"Please confirm: {summary}"

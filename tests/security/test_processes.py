@@ -236,8 +236,11 @@ def test_c5_kill_9_of_the_controller_leaves_no_orphan_and_the_next_launch_has_a_
         first.wait_app("writer_app", "running")
         started = first.say(f"写入应用 后台 {tag}")
         assert started["tasks"][0]["result"]["status"] == "ok", started
-        first.wait_for(lambda: any(tag in _cmdline(p) for p in first.children()),
-                       timeout=10, what="the background tool process")  # fmt: skip
+        first.wait_for(
+            lambda: any(tag in _cmdline(p) for p in first.children()),
+            timeout=10,
+            what="the background tool process",
+        )
         watched = tree(first)
         assert len(watched) >= 4  # controller, executor, apps, the tool process
         kill_controller(first, watched)
@@ -387,11 +390,28 @@ def _start_controller(
     }
     env.pop("AIOS_STATE_DIR", None)
     proc = subprocess.Popen(
-        [PYTHON, "-m", "controller", "start", "--headless", "--ports", "auto",
-         "--state-dir", str(root / "state"), "--apps-dir", str(apps), "--config", str(config)],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=(root / "controller.log").open("wb"), start_new_session=True,
-    )  # fmt: skip
+        [
+            PYTHON,
+            "-m",
+            "controller",
+            "start",
+            "--headless",
+            "--ports",
+            "auto",
+            "--state-dir",
+            str(root / "state"),
+            "--apps-dir",
+            str(apps),
+            "--config",
+            str(config),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=(root / "controller.log").open("wb"),
+        start_new_session=True,
+    )
     lines: queue.Queue = queue.Queue()
 
     def read() -> None:
@@ -465,9 +485,11 @@ def _describe(proc: psutil.Process) -> str:
 def _act(system_url: str, token: str, text: str) -> None:
     try:
         requests.post(
-            f"{system_url}/api/instruction", json={"text": text},
-            headers={"X-AIOS-Token": token}, timeout=10,
-        )  # fmt: skip
+            f"{system_url}/api/instruction",
+            json={"text": text},
+            headers={"X-AIOS-Token": token},
+            timeout=10,
+        )
     except requests.RequestException:
         pass  # the controller is killed under it: the point of the round
 

@@ -32,7 +32,9 @@ def edges(shared_system: RunningSystem) -> list[tuple[Service, str, dict]]:
     ]
 
 
-def post(service: Service, path: str, body: bytes, content_type: str = "application/json", **kw) -> RawAnswer:  # fmt: skip
+def post(
+    service: Service, path: str, body: bytes, content_type: str = "application/json", **kw
+) -> RawAnswer:
     headers = [
         ("Host", f"127.0.0.1:{service.port}"),
         ("X-AIOS-Token", service.token),
@@ -168,8 +170,12 @@ def test_j2_a_misbehaving_app_gets_a_clear_error_view_others_unaffected(
     other.join(30)
     assert reply["status"] == "error" and reply["view_type"] == "error", reply
     assert reply["data"]["code"] in (
-        "bad_app_reply", "app_unreachable", "app_error", "app_timeout", "http_error",
-    ), reply  # fmt: skip
+        "bad_app_reply",
+        "app_unreachable",
+        "app_error",
+        "app_timeout",
+        "http_error",
+    ), reply
     assert "捣乱应用" in reply["message"] or "rogue_app" in reply["message"], reply
     assert time.monotonic() - started < 20  # bounded by app_timeout, not forever
     assert echoed and echoed[0]["tasks"][0]["result"]["status"] == "ok"

@@ -189,9 +189,15 @@ def test_x4_shell_metacharacters_in_an_argv_are_printed_literally(
 
 @pytest.mark.parametrize(
     "cmd",
-    ["echo a; touch pwned", "echo a && touch pwned", "echo a | cat", "echo `touch pwned`",
-     "echo $(touch pwned)", "echo a > pwned"],
-)  # fmt: skip
+    [
+        "echo a; touch pwned",
+        "echo a && touch pwned",
+        "echo a | cat",
+        "echo `touch pwned`",
+        "echo $(touch pwned)",
+        "echo a > pwned",
+    ],
+)
 def test_x4_a_command_string_with_shell_syntax_is_never_given_to_a_shell(
     executor: RunningExecutor, cmd: str
 ) -> None:

@@ -69,7 +69,12 @@ def test_the_window_lists_every_skill_with_kind_source_and_summary(
 ) -> None:
     app, _ = flows(skills_harness)
     reply = app.handle("", {})
-    assert reply["view_type"] == "table" and reply["data"]["columns"] == ["名称", "类型", "来源", "说明"]  # fmt: skip
+    assert reply["view_type"] == "table" and reply["data"]["columns"] == [
+        "名称",
+        "类型",
+        "来源",
+        "说明",
+    ]
     rows = {r[0]: r for r in reply["data"]["rows"]}
     assert rows["temp_convert"][1:3] == ["可执行", "共享"]
     assert rows["code_review"][1] == "Markdown" and rows["code_review"][3].startswith(
@@ -91,14 +96,26 @@ def test_an_instruction_finds_the_skill_shows_its_form_and_runs_it(
     assert [f["name"] for f in run["fields"]] == ["value", "to"]
     assert "--value" in widget(reply, "说明 (--help)")["data"]["code"]
     # the user fills the form and presses 运行
-    ran = app.handle(None, {"cwd_state": reply["state"]},
-                     {"action_id": "run", "form_values": {"value": 30, "to": "f"}})  # fmt: skip
+    ran = app.handle(
+        None,
+        {"cwd_state": reply["state"]},
+        {"action_id": "run", "form_values": {"value": 30, "to": "f"}},
+    )
     assert "30 °C = 86.0 °F" in widget(ran, "输出")["data"]["code"]
-    assert ("run_command", {"command": ["temp_convert", "--value", "30", "--to", "f"]}) in agent.calls  # fmt: skip
+    assert (
+        "run_command",
+        {"command": ["temp_convert", "--value", "30", "--to", "f"]},
+    ) in agent.calls
     assert ran["message"] == "运行完成"
-    failed_run = app.handle(None, {"cwd_state": reply["state"]},
-                            {"action_id": "run", "form_values": {"value": -900, "to": "f"}})  # fmt: skip
-    assert failed_run["notice"] == "warning" and "退出码 1" in widget(failed_run, "输出")["data"]["code"]  # fmt: skip
+    failed_run = app.handle(
+        None,
+        {"cwd_state": reply["state"]},
+        {"action_id": "run", "form_values": {"value": -900, "to": "f"}},
+    )
+    assert (
+        failed_run["notice"] == "warning"
+        and "退出码 1" in widget(failed_run, "输出")["data"]["code"]
+    )
 
 
 def test_with_a_model_the_arguments_are_filled_and_it_runs_in_one_round(
@@ -118,12 +135,18 @@ def test_with_a_model_a_markdown_skill_is_followed_with_the_atomic_tools(
     steps = [{"tool": "file_list", "args": {"path": "."}}]
     model = ModelDouble(steps=steps)
     app, _ = flows(skills_harness, model)
-    planned = app.handle("按代码审查指南的步骤审查", {"available_tools": ["file_list", "file_read", "search_skills"]})  # fmt: skip
+    planned = app.handle(
+        "按代码审查指南的步骤审查",
+        {"available_tools": ["file_list", "file_read", "search_skills"]},
+    )
     assert planned["view_type"] == "loading" and planned["steps"][0]["tool"] == "file_list"
     instruction, context = model.asked[0]
     assert "代码审查指南" in instruction and "file_read" in instruction
     assert context["available_tools"] == ["file_read", "file_list"]  # atomic ones only
-    shown = app.handle("按代码审查指南的步骤审查", {"tool_results": {"step_1": ok("file_list", {"entries": []})}})  # fmt: skip
+    shown = app.handle(
+        "按代码审查指南的步骤审查",
+        {"tool_results": {"step_1": ok("file_list", {"entries": []})}},
+    )
     assert shown["view_type"] == "text" and "file_list" in shown["data"]["content"]
     # without a model: the steps are shown
     plain, _ = flows(skills_harness)
@@ -140,15 +163,34 @@ def test_install_is_planned_for_the_users_yes_and_its_outcome_shown(
     app, _ = flows(skills_harness)
     planned = app.handle("安装技能 hello.py", {})
     assert planned["view_type"] == "loading"
-    assert planned["steps"] == [{"step_id": 1, "tool": "install_skill", "args": {"path": "hello.py"}}]  # fmt: skip
+    assert planned["steps"] == [
+        {"step_id": 1, "tool": "install_skill", "args": {"path": "hello.py"}}
+    ]
     clicked = app.handle(None, {}, {"action_id": "install", "value": "tools/x.sh"})
     assert clicked["steps"][0]["args"] == {"path": "tools/x.sh"}
-    done = app.handle("安装技能 hello.py", {"tool_results": {"step_1": ok("install_skill", {
-        "name": "hello", "kind": "executable", "summary": "Say hello", "replaced": False})}})  # fmt: skip
+    done = app.handle(
+        "安装技能 hello.py",
+        {
+            "tool_results": {
+                "step_1": ok(
+                    "install_skill",
+                    {
+                        "name": "hello",
+                        "kind": "executable",
+                        "summary": "Say hello",
+                        "replaced": False,
+                    },
+                )
+            }
+        },
+    )
     assert (
         done["view_type"] == "table" and done["message"] == "已安装技能「hello」：Say hello"
     )
-    denied = app.handle("安装技能 hello.py", {"tool_results": {"step_1": failed("install_skill", "no", "denied_by_user")}})  # fmt: skip
+    denied = app.handle(
+        "安装技能 hello.py",
+        {"tool_results": {"step_1": failed("install_skill", "no", "denied_by_user")}},
+    )
     assert denied["message"] == "好的，没有安装"
     # an app may not install by itself: the executor refuses the direct call
     try:
@@ -176,8 +218,11 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     rows = {r[0]: r for r in window["data"]["rows"]}
     assert rows["temp_convert"][1:3] == ["executable", "shared"]
     labels = {a["action_id"]: a["label"] for a in window["actions"]}
-    assert labels == {"show": "Open", "reload": "Reload",
-                      "install": "Install a skill (a file or folder of the workspace)"}  # fmt: skip
+    assert labels == {
+        "show": "Open",
+        "reload": "Reload",
+        "install": "Install a skill (a file or folder of the workspace)",
+    }
     install = next(a for a in window["actions"] if a["action_id"] == "install")
     assert install["placeholder"] == "e.g. my_skill.py"
     assert window["message"].endswith(" skills")
@@ -191,16 +236,23 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
     assert run["label"] == "Run"
     assert [f["label"] for f in run["fields"]] == [
-        "-v / --value (温度数值)", "-t / --to (目标单位 f 或 c (默认 f))"
-    ]  # fmt: skip
+        "-v / --value (温度数值)",
+        "-t / --to (目标单位 f 或 c (默认 f))",
+    ]
     assert [a["label"] for a in shown["actions"]] == ["Run", "Back to the list"]
     assert [w["title"] for w in shown["data"]["widgets"]][1] == "Help (--help)"
-    ran = app.handle(None, {"cwd_state": shown["state"], **EN},
-                     {"action_id": "run", "form_values": {"value": 30, "to": "f"}})  # fmt: skip
+    ran = app.handle(
+        None,
+        {"cwd_state": shown["state"], **EN},
+        {"action_id": "run", "form_values": {"value": 30, "to": "f"}},
+    )
     assert ran["message"] == "Done" and "notice" not in ran
     assert widget(ran, "Output")["data"]["code"].startswith("Exit code 0 (")
-    failed_run = app.handle(None, {"cwd_state": shown["state"], **EN},
-                            {"action_id": "run", "form_values": {"value": -900, "to": "f"}})  # fmt: skip
+    failed_run = app.handle(
+        None,
+        {"cwd_state": shown["state"], **EN},
+        {"action_id": "run", "form_values": {"value": -900, "to": "f"}},
+    )
     assert failed_run["notice"] == "warning" and failed_run["status"] == "ok"
     assert failed_run["message"] == "Finished with exit code 1"
 
@@ -209,14 +261,23 @@ def test_failures_in_english_are_plain_and_keep_their_detail(
     skills_harness: Harness,
 ) -> None:
     app, _ = flows(skills_harness)
-    results = {"tool_results": {"step_1": failed("install_skill", "hello.py: no such file in the workspace", "file_not_found")}}  # fmt: skip
+    results = {
+        "tool_results": {
+            "step_1": failed(
+                "install_skill", "hello.py: no such file in the workspace", "file_not_found"
+            )
+        }
+    }
     for context, plain in ((EN, "The skill was not installed"), ({}, "安装失败")):
         reply = app.handle("install skill hello.py", {**results, **context})
         assert reply["view_type"] == "table" and reply["status"] == "ok"
         assert reply["notice"] == "warning" and reply["message"] == plain
         assert reply["detail"] == "hello.py: no such file in the workspace"
     denied = {"tool_results": {"step_1": failed("install_skill", "no", "denied_by_user")}}
-    assert app.handle("install skill hello.py", {**denied, **EN})["message"] == "OK, nothing was installed"  # fmt: skip
+    assert (
+        app.handle("install skill hello.py", {**denied, **EN})["message"]
+        == "OK, nothing was installed"
+    )
     gone = app.handle(None, EN, {"action_id": "show", "params": {"name": "no_such_skill"}})
     assert gone["message"] == "This skill is no longer installed"
 

@@ -81,12 +81,19 @@ def test_frontmatter_is_read_with_yaml() -> None:
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "skills"
     write_skill(folder, "greet", PY_SKILL.format(name="greet", summary="Say a number"))
-    write_skill(folder, "shout", '#!/bin/bash\n[ "$1" = "--help" ] && { echo "大声说话"; echo; echo "用法: shout TEXT"; exit 0; }\necho "$1"\n')  # fmt: skip
+    write_skill(
+        folder,
+        "shout",
+        '#!/bin/bash\n[ "$1" = "--help" ] && { echo "大声说话"; echo; echo "用法: shout TEXT"; exit 0; }\necho "$1"\n',
+    )
     write_skill(folder, "stderr_only", '#!/bin/bash\necho "help on stderr" >&2\n')
     write_skill(folder, "review.md", "# 代码审查指南\n\n步骤一\n", executable=False)
-    write_skill(folder / "pdf", "SKILL.md",
-                "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: file_read file_write\n---\nBody\n",
-                executable=False)  # fmt: skip
+    write_skill(
+        folder / "pdf",
+        "SKILL.md",
+        "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: file_read file_write\n---\nBody\n",
+        executable=False,
+    )
     # ignored: drafts, hidden files, a folder without SKILL.md
     write_skill(folder, "_draft", "#!/bin/sh\necho draft\n")
     write_skill(folder, ".hidden.md", "# hidden\n", executable=False)
@@ -101,8 +108,12 @@ def _folder(tmp_path: Path) -> Path:
     write_skill(
         folder / "unnamed", "SKILL.md", "---\ndescription: x\n---\n", executable=False
     )
-    write_skill(folder / "other", "SKILL.md", "---\nname: else\ndescription: x\n---\n",
-                executable=False)  # fmt: skip
+    write_skill(
+        folder / "other",
+        "SKILL.md",
+        "---\nname: else\ndescription: x\n---\n",
+        executable=False,
+    )
     outside = tmp_path / "secret.md"
     outside.write_text("# secret\n")
     os.symlink(outside, folder / "link.md")
@@ -125,13 +136,25 @@ def test_a_folder_lists_each_kind_and_each_broken_skill_with_its_reason(
     assert (skills["review"].kind, skills["review"].summary) == ("markdown", "代码审查指南")
     assert skills["review"].content.strip() == "步骤一"
     pdf = skills["pdf"]
-    assert (pdf.kind, pdf.summary, pdf.allowed_tools) == ("folder", "Fill PDF forms",
-                                                          ("file_read", "file_write"))  # fmt: skip
+    assert (pdf.kind, pdf.summary, pdf.allowed_tools) == (
+        "folder",
+        "Fill PDF forms",
+        ("file_read", "file_write"),
+    )
     assert pdf.content == "Fill PDF forms"  # the body is read only when used
     assert not {"_draft", ".hidden", "notes", "hidden"} & set(skills)
     reasons = {name: s.error for name, s in skills.items() if s.error}
-    assert set(reasons) == {"tool.py", "plain", "bad name", "silent", "empty", "broken",
-                            "unnamed", "other", "link"}  # fmt: skip
+    assert set(reasons) == {
+        "tool.py",
+        "plain",
+        "bad name",
+        "silent",
+        "empty",
+        "broken",
+        "unnamed",
+        "other",
+        "link",
+    }
     assert "without its extension" in reasons["tool.py"]
     assert "not executable" in reasons["plain"]
     assert "bad name" in reasons["bad name"]
@@ -146,10 +169,18 @@ def test_a_folder_lists_each_kind_and_each_broken_skill_with_its_reason(
 def test_a_skill_that_hangs_or_floods_is_listed_with_the_reason(tmp_path: Path) -> None:
     folder = tmp_path / "skills"
     write_skill(folder, "hang", "#!/bin/sh\nsleep 30\n")
-    write_skill(folder, "flood", "#!/bin/sh\nwhile :; do echo flooding flooding; done | head -c 300000\n")  # fmt: skip
+    write_skill(
+        folder,
+        "flood",
+        "#!/bin/sh\nwhile :; do echo flooding flooding; done | head -c 300000\n",
+    )
     write_skill(folder, "fine", "#!/bin/sh\necho fine\n")
-    skills = {s.name: s for s in FolderScan(folder, "shared",
-              lambda p, f: run_help(p, f, timeout=1.0)).scan()}  # fmt: skip
+    skills = {
+        s.name: s
+        for s in FolderScan(
+            folder, "shared", lambda p, f: run_help(p, f, timeout=1.0)
+        ).scan()
+    }
     assert skills["hang"].error == "--help did not answer within 1 s"
     assert "more than 16000 characters" in (skills["flood"].error or "")
     assert len(skills["flood"].content) < 16_100 and skills["flood"].summary

@@ -20,18 +20,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-s", "--subject", required=True, help="标题")
     parser.add_argument("--max-retries", type=int, default=3, help="retries (default: 3)")
     parser.add_argument("--ratio", type=float, default=0.5, help="a ratio (默认 0.5)")
-    parser.add_argument("--mode", choices=["plain", "html"], default="html", help="格式 (默认: html)")  # fmt: skip
+    parser.add_argument(
+        "--mode", choices=["plain", "html"], default="html", help="格式 (默认: html)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no output")
     parser.add_argument(
-        "--note", help="a long help text that argparse wraps onto a second line because "
-        "it goes on and on for a while"
-    )  # fmt: skip
+        "--note",
+        help="a long help text that argparse wraps onto a second line because "
+        "it goes on and on for a while",
+    )
     return parser
 
 
 def test_argparse_help_becomes_fields() -> None:
     fields = {f["name"]: f for f in form_fields(_parser().format_help(), ZH)}
-    assert list(fields) == ["recipient", "subject", "max_retries", "ratio", "mode", "quiet", "note"]  # fmt: skip
+    assert list(fields) == [
+        "recipient",
+        "subject",
+        "max_retries",
+        "ratio",
+        "mode",
+        "quiet",
+        "note",
+    ]
     assert fields["recipient"]["required"] is True and fields["recipient"]["type"] == "text"
     assert fields["subject"]["required"] is True and "标题" in fields["subject"]["label"]
     assert fields["max_retries"] == {**fields["max_retries"], "type": "number", "value": 3}
@@ -50,27 +61,58 @@ def test_argparse_help_becomes_fields() -> None:
 def test_values_become_an_argv_the_parser_accepts() -> None:
     parser = _parser()
     fields = parse_help(parser.format_help())
-    argv = build_argv("mailer", fields, {
-        "recipient": "bob@example.com", "subject": "你好 世界", "max_retries": 5.0,
-        "ratio": 0.25, "mode": "plain", "quiet": True, "note": "",
-    })  # fmt: skip
-    assert argv == ["mailer", "--subject", "你好 世界", "--max-retries", "5", "--ratio", "0.25",
-                    "--mode", "plain", "--quiet", "bob@example.com"]  # fmt: skip
+    argv = build_argv(
+        "mailer",
+        fields,
+        {
+            "recipient": "bob@example.com",
+            "subject": "你好 世界",
+            "max_retries": 5.0,
+            "ratio": 0.25,
+            "mode": "plain",
+            "quiet": True,
+            "note": "",
+        },
+    )
+    assert argv == [
+        "mailer",
+        "--subject",
+        "你好 世界",
+        "--max-retries",
+        "5",
+        "--ratio",
+        "0.25",
+        "--mode",
+        "plain",
+        "--quiet",
+        "bob@example.com",
+    ]
     parsed = parser.parse_args(argv[1:])
     assert (parsed.recipient, parsed.subject, parsed.max_retries, parsed.quiet) == (
-        "bob@example.com", "你好 世界", 5, True
-    )  # fmt: skip
+        "bob@example.com",
+        "你好 世界",
+        5,
+        True,
+    )
 
 
 def test_the_shipped_examples_help_is_read() -> None:
-    text = subprocess.run([str(ROOT / "skills" / "temp_convert.py"), "--help"],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        [str(ROOT / "skills" / "temp_convert.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     fields = {f["name"]: f for f in form_fields(text, ZH)}
     assert list(fields) == ["value", "to"]  # the epilog's repeat adds nothing
     assert fields["value"]["required"] is True
     assert fields["to"]["type"] == "select" and fields["to"]["options"] == ["f", "c"]
-    text = subprocess.run([str(ROOT / "skills" / "text_stats.sh"), "--help"],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        [str(ROOT / "skills" / "text_stats.sh"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (only,) = parse_help(text)
     assert (only.flag, only.takes_value) == ("-f", True)
     assert build_argv("text_stats", [only], {"f": "notes.txt"}) == [

@@ -44,7 +44,10 @@ def test_the_listing_has_the_four_tools_with_their_metadata(
     assert tools["install_skill"]["risk_level"] == "system"
     assert tools["run_command"]["risk_level"] == "execute"
     assert not tools["run_command"]["requires_confirmation"]
-    assert tools["search_skills"]["concurrency_safe"] and tools["search_skills"]["risk_level"] == "read"  # fmt: skip
+    assert (
+        tools["search_skills"]["concurrency_safe"]
+        and tools["search_skills"]["risk_level"] == "read"
+    )
     status = body["providers"]["skills"]
     assert status["state"] == "running" and status["error"] is None
     assert {s["name"] for s in status["skills"]} >= EXAMPLES
@@ -76,7 +79,10 @@ def test_search_ranks_by_name_summary_and_content(
     skills_harness: Harness, shared: Path
 ) -> None:
     assert names(skills_harness.call("search_skills", keyword="温度"))[0] == "temp_convert"
-    assert names(skills_harness.call("search_skills", keyword="摄氏度换算成华氏度"))[0] == "temp_convert"  # fmt: skip
+    assert (
+        names(skills_harness.call("search_skills", keyword="摄氏度换算成华氏度"))[0]
+        == "temp_convert"
+    )
     assert (
         names(skills_harness.call("search_skills", keyword="text_stats"))[0] == "text_stats"
     )
@@ -90,9 +96,13 @@ def test_search_ranks_by_name_summary_and_content(
     review = found["code_review"]
     assert review["kind"] == "markdown" and review["summary"].startswith("代码审查指南")
     assert "file_read" in review["content"] and review["content"].startswith("## 技能说明")
-    write_skill(shared / "pdf", "SKILL.md",
-                "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: [file_read]\n"
-                "metadata: {author: me}\n---\n# How\n1. read the form\n", executable=False)  # fmt: skip
+    write_skill(
+        shared / "pdf",
+        "SKILL.md",
+        "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: [file_read]\n"
+        "metadata: {author: me}\n---\n# How\n1. read the form\n",
+        executable=False,
+    )
     (pdf,) = result(skills_harness.call("search_skills", keyword="pdf"))["skills"]
     assert (
         pdf["kind"] == "folder" and pdf["content"] == "# How\n1. read the form"
@@ -104,8 +114,14 @@ def test_run_command_runs_a_skill_by_name_with_the_exit_code_convention(
     skills_harness: Harness,
 ) -> None:
     done = result(skills_harness.call("run_command", command="temp_convert -v 30"))
-    assert done == {"returncode": 0, "stdout": "30 °C = 86.0 °F\n", "stderr": "",
-                    "truncated": False, "ok": True, "meaning": "success"}  # fmt: skip
+    assert done == {
+        "returncode": 0,
+        "stdout": "30 °C = 86.0 °F\n",
+        "stderr": "",
+        "truncated": False,
+        "ok": True,
+        "meaning": "success",
+    }
     (skills_harness.workdir / "notes.txt").write_text("one two\nthree\n")
     done = result(
         skills_harness.call("run_command", command=["text_stats", "-f", "notes.txt"])
@@ -145,8 +161,12 @@ def test_a_skill_runs_confined_like_shell_exec(
     skills_harness: Harness, shared: Path
 ) -> None:
     secret = skills_harness.other_workdir / "secret.txt"
-    write_skill(shared, "peek", "#!/bin/sh\n[ \"$1\" = --help ] && { echo peek at files; exit 0; }\n"
-                f"cat {secret} 2>&1; pwd; echo home=$HOME; touch made_here\n")  # fmt: skip
+    write_skill(
+        shared,
+        "peek",
+        '#!/bin/sh\n[ "$1" = --help ] && { echo peek at files; exit 0; }\n'
+        f"cat {secret} 2>&1; pwd; echo home=$HOME; touch made_here\n",
+    )
     # a path argument outside the workdir is refused before anything runs, as for
     # shell_exec; the path written inside the skill meets the sandbox instead
     refused = skills_harness.call("run_command", command=["peek", str(secret)])
@@ -164,17 +184,27 @@ def test_an_apps_own_skill_overrides_the_shared_one_for_that_app_only(
     skills_harness: Harness,
 ) -> None:
     mine = skills_harness.workdir / "skills"
-    write_skill(mine, "temp_convert", "#!/usr/bin/env python3\nimport sys\nprint('my own converter' if sys.argv[1:] == ['--help'] else 'mine')\n")  # fmt: skip
-    (found,) = [s for s in result(skills_harness.call("search_skills", keyword="temp_convert"))["skills"]]  # fmt: skip
+    write_skill(
+        mine,
+        "temp_convert",
+        "#!/usr/bin/env python3\nimport sys\nprint('my own converter' if sys.argv[1:] == ['--help'] else 'mine')\n",
+    )
+    (found,) = [
+        s
+        for s in result(skills_harness.call("search_skills", keyword="temp_convert"))[
+            "skills"
+        ]
+    ]
     assert (found["source"], found["summary"]) == ("workspace", "my own converter")
     assert (
         result(skills_harness.call("run_command", command="temp_convert"))["stdout"]
         == "mine\n"
     )
     other = skills_harness.client.post(
-        "/call", json={"tool": "run_command", "args": {"command": "temp_convert -v 0"}},
+        "/call",
+        json={"tool": "run_command", "args": {"command": "temp_convert -v 0"}},
         headers={"X-AIOS-Token": OTHER_TOKEN},
-    ).get_json()  # fmt: skip
+    ).get_json()
     assert other["result"]["stdout"] == "0 °C = 32.0 °F\n"
 
 
@@ -208,8 +238,12 @@ def test_bad_skills_are_listed_with_the_reason_and_block_nothing(
     write_skill(shared, "quiet", "#!/bin/sh\nexit 0\n")
     write_skill(shared, "noexec", "#!/bin/sh\necho hi\n", executable=False)
     write_skill(shared, "bad.name", "#!/bin/sh\necho hi\n")
-    write_skill(shared / "badmeta", "SKILL.md", "---\nname: badmeta\ndescription: [x\n---\n",
-                executable=False)  # fmt: skip
+    write_skill(
+        shared / "badmeta",
+        "SKILL.md",
+        "---\nname: badmeta\ndescription: [x\n---\n",
+        executable=False,
+    )
     write_skill(shared, "good", "#!/bin/sh\necho a good one\n")
     # while the watcher reads them (the hanging one for 2 s), the listing answers at once
     started = time.monotonic()
@@ -238,9 +272,17 @@ def test_bad_skills_are_listed_with_the_reason_and_block_nothing(
 def test_a_run_that_floods_is_capped_and_one_that_hangs_is_killed(
     skills_harness: Harness, shared: Path
 ) -> None:
-    write_skill(shared, "spew", "#!/bin/sh\n[ \"$1\" = --help ] && { echo spews; exit 0; }\n"
-                "head -c 5000000 /dev/zero | tr '\\0' x\n")  # fmt: skip
-    write_skill(shared, "stall", "#!/bin/sh\n[ \"$1\" = --help ] && { echo stalls; exit 0; }\nsleep 60\n")  # fmt: skip
+    write_skill(
+        shared,
+        "spew",
+        '#!/bin/sh\n[ "$1" = --help ] && { echo spews; exit 0; }\n'
+        "head -c 5000000 /dev/zero | tr '\\0' x\n",
+    )
+    write_skill(
+        shared,
+        "stall",
+        '#!/bin/sh\n[ "$1" = --help ] && { echo stalls; exit 0; }\nsleep 60\n',
+    )
     done = result(skills_harness.call("run_command", command="spew"))
     assert done["truncated"] is True and len(done["stdout"]) <= 1 << 20
     started = time.monotonic()
@@ -270,7 +312,12 @@ def test_a_skill_added_changed_or_removed_is_seen_within_two_seconds(
     seen(lambda s: s.get("note", {}).get("summary") == "一条笔记")
     path.unlink()
     seen(lambda s: "fresh" not in s)
-    write_skill(shared / "folder_skill", "SKILL.md", "---\nname: folder_skill\ndescription: In a folder\n---\n", executable=False)  # fmt: skip
+    write_skill(
+        shared / "folder_skill",
+        "SKILL.md",
+        "---\nname: folder_skill\ndescription: In a folder\n---\n",
+        executable=False,
+    )
     seen(lambda s: s.get("folder_skill", {}).get("summary") == "In a folder")
     assert max(timings) < 2.0, timings
 
@@ -307,7 +354,11 @@ def app_call(harness: Harness, tool: str, **args) -> dict:
 def test_install_needs_the_users_yes_an_app_cannot_call_it_directly(
     skills_harness: Harness, shared: Path
 ) -> None:
-    write_skill(skills_harness.workdir, "hello.py", PY_SKILL.format(name="hello", summary="Say hello"))  # fmt: skip
+    write_skill(
+        skills_harness.workdir,
+        "hello.py",
+        PY_SKILL.format(name="hello", summary="Say hello"),
+    )
     answer = app_call(skills_harness, "install_skill", path="hello.py")
     assert answer["code"] == "needs_confirmation"
     assert not (shared / "hello").exists()
@@ -319,7 +370,12 @@ def test_install_puts_each_kind_in_place_by_the_formats_rules(
     skills_harness: Harness, shared: Path
 ) -> None:
     work = skills_harness.workdir
-    write_skill(work, "hello.py", PY_SKILL.format(name="hello", summary="Say hello"), executable=False)  # fmt: skip
+    write_skill(
+        work,
+        "hello.py",
+        PY_SKILL.format(name="hello", summary="Say hello"),
+        executable=False,
+    )
     done = result(skills_harness.call("install_skill", path="workspace/hello.py"))
     assert done["name"] == "hello" and done["kind"] == "executable" and not done["replaced"]
     assert os.access(shared / "hello", os.X_OK) and not (shared / "hello.py").exists()
@@ -332,13 +388,22 @@ def test_install_puts_each_kind_in_place_by_the_formats_rules(
         result(skills_harness.call("install_skill", path="tips.md"))["kind"] == "markdown"
     )
     assert (shared / "tips.md").read_text() == "# 小贴士\n多喝水\n"
-    write_skill(work / "drafts" / "forms", "SKILL.md", "---\nname: forms\ndescription: Fill forms\n---\nsteps\n", executable=False)  # fmt: skip
+    write_skill(
+        work / "drafts" / "forms",
+        "SKILL.md",
+        "---\nname: forms\ndescription: Fill forms\n---\nsteps\n",
+        executable=False,
+    )
     assert (
         result(skills_harness.call("install_skill", path="drafts/forms"))["kind"]
         == "folder"
     )
     assert (shared / "forms" / "SKILL.md").is_file()
-    write_skill(work, "hello.sh", "#!/bin/sh\n[ \"$1\" = --help ] && { echo hello v2; exit 0; }\necho v2\n")  # fmt: skip
+    write_skill(
+        work,
+        "hello.sh",
+        '#!/bin/sh\n[ "$1" = --help ] && { echo hello v2; exit 0; }\necho v2\n',
+    )
     again = result(skills_harness.call("install_skill", path="hello.sh"))
     assert again["replaced"] is True and again["summary"] == "hello v2"
     assert listed(provider_of(skills_harness))["hello"]["summary"] == "hello v2"
@@ -356,7 +421,12 @@ def test_install_refuses_what_is_no_working_skill_and_changes_nothing(
     (work / "empty_dir").mkdir()
     (work / "linked").mkdir()
     os.symlink("/etc/passwd", work / "linked" / "passwd")
-    write_skill(work / "linked", "SKILL.md", "---\nname: linked\ndescription: x\n---\n", executable=False)  # fmt: skip
+    write_skill(
+        work / "linked",
+        "SKILL.md",
+        "---\nname: linked\ndescription: x\n---\n",
+        executable=False,
+    )
     for path, words in [
         ("mute.py", "printed nothing"),
         ("_hidden.py", "ignored"),

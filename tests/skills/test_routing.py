@@ -35,8 +35,10 @@ def _help(path: Path, folder: Path) -> HelpRun:
 def example_skills(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     shared = tmp_path_factory.mktemp("routing") / "skills"
     assert set(seed_examples(shared, ROOT / "skills")) == {
-        "temp_convert", "text_stats", "code_review.md"
-    }  # fmt: skip
+        "temp_convert",
+        "text_stats",
+        "code_review.md",
+    }
     skills = [s.listed() for s in FolderScan(shared, "shared", _help).scan()]
     assert all(s["error"] is None for s in skills)
     return skills

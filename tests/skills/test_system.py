@@ -47,12 +47,19 @@ def skills_listed(system: RunningSystem) -> dict[str, dict]:
 
 def test_api_tools_lists_the_skills_tools_through_a_running_controller(system) -> None:
     body = wait_for(
-        lambda: (b := listing(system, "skills_app"))["providers"]["skills"]["state"] == "running" and b,
+        lambda: (
+            (b := listing(system, "skills_app"))["providers"]["skills"]["state"]
+            == "running"
+            and b
+        ),
         20,
-    )  # fmt: skip
+    )
     tools = {t["name"]: t for t in body["tools"] if t["provider"] == "skills"}
     assert set(tools) == SKILLS_TOOLS
-    assert tools["install_skill"]["requires_confirmation"] and tools["install_skill"]["risk_level"] == "system"  # fmt: skip
+    assert (
+        tools["install_skill"]["requires_confirmation"]
+        and tools["install_skill"]["risk_level"] == "system"
+    )
     assert {"temp_convert", "text_stats", "code_review"} <= set(skills_listed(system))
     # every app sees them (the skills are the system's, not one app's)
     assert {t["name"] for t in listing(system, "hello_app")["tools"]} >= SKILLS_TOOLS
@@ -81,8 +88,12 @@ def _confirm(system: RunningSystem, text: str) -> dict:
 def test_install_pauses_for_the_users_yes_and_deny_installs_nothing(system) -> None:
     shared = system.state_dir / "skills"
     work = system.workspace("skills_app")
-    write_skill(work, "hello_skill.py", PY_SKILL.format(name="hello_skill", summary="Say hello"),
-                executable=False)  # fmt: skip
+    write_skill(
+        work,
+        "hello_skill.py",
+        PY_SKILL.format(name="hello_skill", summary="Say hello"),
+        executable=False,
+    )
     data = _confirm(system, "安装技能 hello_skill.py")
     assert not (shared / "hello_skill").exists()  # nothing ran yet
     final = system.post(
@@ -105,7 +116,11 @@ def test_a_skill_dropped_into_the_folder_routes_without_a_restart(system) -> Non
     # the executor sees it within 2 s; the controller reuses a listing up to LISTING_TTL
     seen = 2.0 + LISTING_TTL
     shared: Path = system.state_dir / "skills"
-    write_skill(shared, "moon_phase", "#!/bin/sh\n[ \"$1\" = --help ] && { echo '月相查询 - 查看今晚的月相 (moon phase tonight)'; exit 0; }\necho 满月\n")  # fmt: skip
+    write_skill(
+        shared,
+        "moon_phase",
+        "#!/bin/sh\n[ \"$1\" = --help ] && { echo '月相查询 - 查看今晚的月相 (moon phase tonight)'; exit 0; }\necho 满月\n",
+    )
     wait_for(lambda: skills_listed(system).get("moon_phase", {}).get("summary"), seen)
     (task,) = wait_for(lambda: system.say("查看今晚的月相")["tasks"], 4)
     assert (
@@ -173,7 +188,12 @@ def test_the_tools_window_shows_the_skills_tools_with_provider_and_risk(
 
 @pytest.mark.browser
 def test_the_desktop_confirms_an_install(browser, system) -> None:
-    write_skill(system.workspace("skills_app"), "desk_skill.md", "# 桌面安装的技能\n", executable=False)  # fmt: skip
+    write_skill(
+        system.workspace("skills_app"),
+        "desk_skill.md",
+        "# 桌面安装的技能\n",
+        executable=False,
+    )
     desktop = open_desktop(browser, system, wait_for="#task_skills_app")
     page = desktop.page
     try:

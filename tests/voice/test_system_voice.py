@@ -50,14 +50,25 @@ def test_spoken_command_is_routed_through_api_voice(
 def test_aios_say_audio_from_the_terminal(system: RunningSystem, tmp_path: Path) -> None:
     wav = speak_to_wav("say hello", tmp_path / "hello.wav")
     done = subprocess.run(
-        [PYTHON, "-m", "controller", "say", "--audio", str(wav), "--lang", "en-US", "--json",
-         "--state-dir", str(system.state_dir)],
+        [
+            PYTHON,
+            "-m",
+            "controller",
+            "say",
+            "--audio",
+            str(wav),
+            "--lang",
+            "en-US",
+            "--json",
+            "--state-dir",
+            str(system.state_dir),
+        ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=120,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert "🎤 say hello" in done.stderr
     assert '"hello_app"' in done.stdout

@@ -292,9 +292,11 @@ def test_silence_is_not_understood(client: Any, tmp_path: Path) -> None:
 
 
 def test_errors_and_status_follow_the_readers_language(
-    recognizer: Recognizer, handle: FakeInstructions, spoken: Callable[[str], bytes],
+    recognizer: Recognizer,
+    handle: FakeInstructions,
+    spoken: Callable[[str], bytes],
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     """`language_for(session_id)`: the session's language, else the settings'."""
     app = create_service("voice-test", token_matches("tok"))
     sessions = {"sess_english1": "en-US"}

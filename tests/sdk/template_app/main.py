@@ -1,6 +1,5 @@
 # The design's verbose main.py template (S-76), copied verbatim; it must run unmodified.
 # ruff: noqa: I001
-# fmt: off
 import os
 from flask import Flask, request, jsonify
 from aios_sdk import AIOSAgent

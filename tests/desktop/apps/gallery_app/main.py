@@ -19,9 +19,19 @@ from aios_sdk import AIOSAgent, serve
 
 XSS = '<img src=x onerror="window.__xss=1">'
 VIEW_NAMES = (
-    "text", "list", "card", "table", "form", "media", "image", "chart", "code",
-    "dashboard", "mystery", "xss",
-)  # fmt: skip
+    "text",
+    "list",
+    "card",
+    "table",
+    "form",
+    "media",
+    "image",
+    "chart",
+    "code",
+    "dashboard",
+    "mystery",
+    "xss",
+)
 
 
 def png_data_uri(width: int, height: int, rgb: tuple[int, int, int]) -> str:

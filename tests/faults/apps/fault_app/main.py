@@ -48,19 +48,28 @@ class FaultAgent(AIOSAgent):
         text = instruction or ""
         results = self.tool_results(context)
         if results:
-            summary = {k: {"status": r.get("status"), "code": r.get("code")}
-                       for k, r in sorted(results.items())}  # fmt: skip
+            summary = {
+                k: {"status": r.get("status"), "code": r.get("code")}
+                for k, r in sorted(results.items())
+            }
             ok = all(r["status"] == "ok" for r in summary.values())
-            return {"status": "ok" if ok else "error", "view_type": "text",
-                    "data": {"content": str(summary), "results": summary}}  # fmt: skip
+            return {
+                "status": "ok" if ok else "error",
+                "view_type": "text",
+                "data": {"content": str(summary), "results": summary},
+            }
         if "挂起" in text:
             # frozen for good: woken by a SIGCONT (none is expected), it says so in its
             # log and freezes again, so the test still meets a hung app
             while True:
                 stopped_at = time.monotonic()
                 os.kill(os.getpid(), signal.SIGSTOP)
-                print(f"fault_app: woken {time.monotonic() - stopped_at:.3f} s after "
-                      "SIGSTOP; freezing again", file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"fault_app: woken {time.monotonic() - stopped_at:.3f} s after "
+                    "SIGSTOP; freezing again",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if "卡住" in text:
             time.sleep(60)
         if "慢体检" in text:
