@@ -26,8 +26,7 @@ from flask.json.provider import DefaultJSONProvider
 from pydantic import BaseModel
 from werkzeug.exceptions import HTTPException
 
-from aios_runtime.serving import ServerHandle, start_server
-from aios_sdk.errors import (
+from aios_protocol.errors import (
     AiosError,
     Forbidden,
     HostNotAllowed,
@@ -35,7 +34,8 @@ from aios_sdk.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from aios_sdk.protocol import parse
+from aios_protocol.messages import parse
+from aios_runtime.serving import ServerHandle, start_server
 
 __all__ = [
     "DEFAULT_MAX_BODY",

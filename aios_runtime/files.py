@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from aios_sdk.errors import AiosError
+from aios_protocol.errors import AiosError
 
 __all__ = [
     "StorageFull",

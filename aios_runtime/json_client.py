@@ -31,7 +31,7 @@ from urllib3.connection import HTTPConnection
 from urllib3.exceptions import HTTPError, NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 
-from aios_sdk.errors import AppUnreachable, BadAppReply
+from aios_protocol.errors import AppUnreachable, BadAppReply
 
 __all__ = [
     "MAX_ANSWER_BYTES",

@@ -24,8 +24,8 @@ from pydantic import (
     ValidationError,
 )
 
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import describe_validation_error
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import describe_validation_error
 
 __all__ = [
     "Limits",

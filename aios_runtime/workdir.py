@@ -19,7 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-from aios_sdk.errors import InvalidRequest, PathOutsideWorkdir
+from aios_protocol.errors import InvalidRequest, PathOutsideWorkdir
 
 __all__ = [
     "WORKSPACE_ALIAS",

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
-from aios_sdk.errors import InvalidRequest, ToolFailed
-from aios_sdk.protocol import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
+from aios_protocol.errors import InvalidRequest, ToolFailed
+from aios_protocol.messages import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
 
 __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
 
@@ -301,7 +301,7 @@ class AIOSAgent(abc.ABC):
     def call_tool(self, tool_name: str, **args: Any) -> Any:
         """Run one atomic (or custom) tool now and return its `result` (S-73).
 
-        Raises `aios_sdk.errors.ToolFailed` (`.code`, `.message`) when the tool fails,
+        Raises `aios_protocol.errors.ToolFailed` (`.code`, `.message`) when the tool fails,
         the executor refuses the call or cannot be reached, or the app was not started
         by the system (`code="not_connected"`).
         """

@@ -3,7 +3,7 @@
 `ExecutorClient.call` POSTs a `protocol.ToolCall` to `<executor>/call` with the app's
 own token and returns the tool's `result`. Every way the call can fail — no executor
 configured, executor unreachable, request refused, tool failed — raises
-`aios_sdk.errors.ToolFailed` with a stable `code`, so an app needs one `except`.
+`aios_protocol.errors.ToolFailed` with a stable `code`, so an app needs one `except`.
 
 It speaks HTTP through `aios_runtime.json_client` (one kept-alive connection pool
 per executor, shared by the app's threads).
@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from aios_protocol.errors import AppUnreachable, BadAppReply, ToolFailed
+from aios_protocol.messages import ToolCall, ToolResult, describe_validation_error
 from aios_runtime.json_client import PeerTimeout, request_json
-from aios_sdk.errors import AppUnreachable, BadAppReply, ToolFailed
-from aios_sdk.protocol import ToolCall, ToolResult, describe_validation_error
 
 __all__ = ["ENV_EXECUTOR_URL", "ENV_TOKEN", "ExecutorClient", "client_from_env"]
 

@@ -29,9 +29,9 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import Context, Step, ToolSpec
 from aios_runtime.json_client import PeerTimeout, request_json
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import Context, Step, ToolSpec
 
 __all__ = [
     "AgentLLM",

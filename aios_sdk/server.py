@@ -22,12 +22,12 @@ from typing import Any
 from flask import Flask, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aios_protocol.errors import AiosError, NotFound, ToolFailed
+from aios_protocol.messages import AppReply, HandleRequest, describe_validation_error
 from aios_runtime.edge import create_service, public, read_json, token_matches
 from aios_runtime.json_client import json_bytes
 from aios_runtime.serving import start_server
 from aios_sdk.agent import AIOSAgent
-from aios_sdk.errors import AiosError, NotFound, ToolFailed
-from aios_sdk.protocol import AppReply, HandleRequest, describe_validation_error
 
 __all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]
 

@@ -1,7 +1,7 @@
 """Builders for reply dicts, views and actions (S-50, S-52, S-53, S-54, S-82).
 
 A reply is a plain dict and an app may write it by hand; these functions spell the
-field names of `aios_sdk.protocol` once, so an app cannot misspell them (the SDK
+field names of `aios_protocol.messages` once, so an app cannot misspell them (the SDK
 server still validates every reply as `protocol.AppReply`). `reply` builds any
 view; `text_reply`, `list_reply` and `error_reply` the common ones; one function
 per action type builds the controls (each takes `item_id=`: the `id` of the list

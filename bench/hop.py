@@ -23,8 +23,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from aios_protocol.errors import AiosError
 from aios_runtime.json_client import new_pool, send_json
-from aios_sdk.errors import AiosError
 
 __all__ = [
     "FLOOR_STACK",

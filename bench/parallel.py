@@ -37,8 +37,8 @@ def _slow_server(threads: int = 4) -> Any:
 
 def parallel_steps_ratio(samples: int = 3) -> tuple[float, dict[str, Any]]:
     """The ratio, and the medians behind it (ms)."""
+    from aios_protocol.messages import Step
     from aios_runtime.settings import Settings
-    from aios_sdk.protocol import Step
     from executor.registry import AppRecord, AppRegistry
     from executor.toolbox import Toolbox
 

@@ -56,7 +56,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         format="aios %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
     from controller.launcher import Controller, LaunchOptions
 
     stop = threading.Event()
@@ -242,7 +242,7 @@ def render_result(response: dict[str, Any]) -> str:
 
 
 def cmd_say(args: argparse.Namespace) -> int:
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
 
     running = _Running(args.state_dir)
     if not running.check():
@@ -285,7 +285,7 @@ def cmd_say(args: argparse.Namespace) -> int:
 
 
 def cmd_apps(args: argparse.Namespace) -> int:
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
 
     running = _Running(args.state_dir)
     if not running.check():
@@ -342,7 +342,7 @@ def cmd_new_app(args: argparse.Namespace) -> int:
     except ImportError as exc:
         _err(f"the SDK's app template is not available ({exc})")
         return 1
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
 
     try:
         path = scaffold_app(Path(args.apps_dir), args.app_id, name=args.name)
@@ -355,7 +355,7 @@ def cmd_new_app(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """`aios mcp --app APP_ID`: the app's toolbox over stdio (controller/mcp_server.py)."""
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
     from controller.mcp_server import serve_app_over_mcp
 
     config = Path(args.config)
@@ -374,7 +374,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_install(args: argparse.Namespace) -> int:
     """Into the running system (registered at once), else into `--apps-dir`."""
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
 
     source = Path(args.path).expanduser().resolve()
     running = _Running(args.state_dir)
@@ -396,7 +396,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     """From the running system (stopped, off the desktop), else from `--apps-dir`."""
-    from aios_sdk.errors import AiosError
+    from aios_protocol.errors import AiosError
 
     keep = not args.delete_workspace
     running = _Running(args.state_dir)

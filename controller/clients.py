@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply
 from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
-from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 
 __all__ = [
     "EXECUTOR",

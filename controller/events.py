@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from aios_sdk.protocol import Event, EventType
+from aios_protocol.messages import Event, EventType
 
 __all__ = ["BusEvent", "EventBus", "ExecutorEventRelay", "sse_stream"]
 

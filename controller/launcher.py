@@ -19,9 +19,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import AiosError
 from aios_runtime.files import state_problems
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
-from aios_sdk.errors import AiosError
 from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
 from controller.apps.lifecycle import AppsSettings
@@ -298,7 +298,7 @@ class Controller:
         )
 
         def instruct(text: str, session_id: str | None, source: str) -> dict[str, Any]:
-            from aios_sdk.protocol import InstructionRequest
+            from aios_protocol.messages import InstructionRequest
 
             request = InstructionRequest(text=text, session_id=session_id, source=source)
             with admission.instruction():

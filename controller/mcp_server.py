@@ -37,8 +37,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.settings import Settings, load_settings
-from aios_sdk.errors import AiosError, InvalidRequest
 from controller.api.toolbox import AppToolbox
 from controller.api.tools import ToolListings
 from controller.apps.discovery import AppSpec, discover_apps

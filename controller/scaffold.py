@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from string import Template
 
-from aios_sdk.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest
 from controller.apps.installer import AppExists
 
 __all__ = ["APP_ID", "AppExists", "scaffold_app"]

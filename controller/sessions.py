@@ -31,8 +31,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import InvalidRequest
 from aios_runtime.files import StorageFull, is_storage_full, set_aside
-from aios_sdk.errors import InvalidRequest
 
 __all__ = [
     "SESSION_ID_PATTERN",

@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import describe_validation_error
 from aios_runtime.settings import Settings, save_user_settings, saved_keys
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import describe_validation_error
 
 __all__ = ["SettingsStore", "is_secret", "mask_key"]
 

@@ -12,24 +12,12 @@ alone (it knows which files an app created itself).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from aios_sdk.errors import NeedsConfirmation
+from aios_protocol.errors import NeedsConfirmation
+from aios_protocol.tools import sql_writes
 
 __all__ = ["check_consent", "sql_writes"]
-
-_WRITE_WORDS = frozenset(
-    {"insert", "update", "delete", "replace", "drop", "alter", "create", "upsert"}
-)
-_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
-_SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
-
-
-def sql_writes(sql: str) -> bool:
-    """True when `sql` may change the database (any write keyword outside literals)."""
-    text = _SQL_STRING.sub(" ", _SQL_COMMENT.sub(" ", sql))
-    return any(word in _WRITE_WORDS for word in re.findall(r"[a-z_]+", text.lower()))
 
 
 def check_consent(tool: str, args: dict[str, Any]) -> None:

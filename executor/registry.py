@@ -16,8 +16,8 @@ from pathlib import Path
 
 from jsonschema import SchemaError
 
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import AppRegistration, ToolSpec
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import AppRegistration, ToolSpec
 from executor.tools.catalog import ArgumentSchema
 
 __all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]

@@ -21,10 +21,8 @@ from typing import Any
 
 from flask import Flask, g, request
 
-from aios_runtime.edge import create_service, public, read_json
-from aios_runtime.settings import Settings
-from aios_sdk.errors import Forbidden, InvalidRequest, NotFound, Overloaded
-from aios_sdk.protocol import (
+from aios_protocol.errors import Forbidden, InvalidRequest, NotFound, Overloaded
+from aios_protocol.messages import (
     AppRegistration,
     RunRequest,
     SystemCacheWrite,
@@ -32,6 +30,8 @@ from aios_sdk.protocol import (
     ToolResult,
     ToolsListing,
 )
+from aios_runtime.edge import create_service, public, read_json
+from aios_runtime.settings import Settings
 from executor.registry import CONTROLLER, AppRecord, AppRegistry
 from executor.toolbox import Toolbox
 from executor.tools.cache import SYSTEM_NAMESPACE

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import ToolResult
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import ToolResult
 
 __all__ = ["TemplateError", "references", "render_args"]
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import AiosError, NeedsConfirmation
+from aios_protocol.messages import Step, ToolResult
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, NeedsConfirmation
-from aios_sdk.protocol import Step, ToolResult
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name

@@ -25,6 +25,15 @@ from flask import (
 )
 from pydantic import BaseModel, ConfigDict
 
+from aios_protocol.errors import NotFound, PathOutsideWorkdir
+from aios_protocol.messages import (
+    ActionPost,
+    AppInfo,
+    ConfirmationDecision,
+    InstructionRequest,
+    OpenRequest,
+    UISnapshot,
+)
 from aios_runtime.edge import (
     Authenticator,
     create_service,
@@ -33,15 +42,6 @@ from aios_runtime.edge import (
     token_matches,
 )
 from aios_runtime.workdir import is_inside
-from aios_sdk.errors import NotFound, PathOutsideWorkdir
-from aios_sdk.protocol import (
-    ActionPost,
-    AppInfo,
-    ConfirmationDecision,
-    InstructionRequest,
-    OpenRequest,
-    UISnapshot,
-)
 from controller.apps.discovery import AppSpec
 from controller.events import EventBus, sse_stream
 from controller.permissions.confirmations import ConfirmationGate

@@ -22,9 +22,9 @@ from pathlib import Path
 from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict
 
+from aios_protocol.errors import InvalidRequest, NotFound
+from aios_protocol.messages import AppInfo
 from aios_runtime.edge import read_json
-from aios_sdk.errors import InvalidRequest, NotFound
-from aios_sdk.protocol import AppInfo
 from controller.apps.installer import install_app, uninstall_app
 
 __all__ = ["AppInstalls", "installs_blueprint"]

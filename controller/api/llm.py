@@ -31,8 +31,9 @@ from typing import Any
 
 from flask import Blueprint, g, request
 
+from aios_protocol.errors import Overloaded
+from aios_protocol.messages import ToolSpec
 from aios_runtime.edge import Authenticator, read_json
-from aios_sdk.errors import Overloaded
 from aios_sdk.llm import (
     AgentProgress,
     LLMChatReply,
@@ -43,7 +44,6 @@ from aios_sdk.llm import (
     LLMTurnRequest,
     TurnToolCall,
 )
-from aios_sdk.protocol import ToolSpec
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools

@@ -21,9 +21,14 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from aios_protocol.errors import (
+    AiosError,
+    InvalidRequest,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
 from aios_runtime.edge import loads_strict, public
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from controller.chat.stream import EVENTS_HEADER, turn_stream
 from controller.chat.turn import ChatService, read_turn
 from controller.chat.wire import (

@@ -26,9 +26,9 @@ from typing import Any
 
 from flask import Blueprint, g, request
 
+from aios_protocol.errors import Forbidden, InvalidRequest
+from aios_protocol.messages import ScheduleJob, ScheduleJobPatch, ScheduleToolCall, parse
 from aios_runtime.edge import Authenticator, read_json
-from aios_sdk.errors import Forbidden, InvalidRequest
-from aios_sdk.protocol import ScheduleJob, ScheduleJobPatch, ScheduleToolCall, parse
 from controller.scheduler.scheduler import Scheduler
 
 __all__ = ["SCHEDULE_TOOL_ROUTE", "allow_app_tokens_for_schedule", "schedules_blueprint"]

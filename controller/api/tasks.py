@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
+from aios_protocol.messages import OpenRequest, TaskCancelRequest
 from aios_runtime.edge import read_json
-from aios_sdk.protocol import OpenRequest, TaskCancelRequest
 from controller.pipeline.cancel import TaskCancels
 
 __all__ = ["tasks_blueprint"]

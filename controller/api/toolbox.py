@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from aios_protocol.errors import BadAppReply, Forbidden, NeedsConfirmation
+from aios_protocol.messages import ToolCall
 from aios_runtime.settings import Settings
-from aios_sdk.errors import BadAppReply, Forbidden, NeedsConfirmation
-from aios_sdk.protocol import ToolCall
 from controller.api.tools import ToolListings
 from controller.permissions.policy import PermissionPolicy
 

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aios_sdk.errors import Forbidden
-from aios_sdk.protocol import ToolInfo, ToolsListing
+from aios_protocol.errors import Forbidden
+from aios_protocol.messages import ToolInfo, ToolsListing
 
 if TYPE_CHECKING:
     from flask import Blueprint

@@ -38,6 +38,7 @@ __all__ = ["AppConfinement", "AppSandboxSettings", "Confiner", "confined_pid"]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # what an app imports from the repository; the rest of it stays hidden
 _APP_PACKAGES = (
+    REPO_ROOT / "aios_protocol",
     REPO_ROOT / "aios_sdk",
     REPO_ROOT / "aios_runtime",
     Path(__file__).resolve().parent / "app_site",

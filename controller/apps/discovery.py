@@ -21,8 +21,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from aios_protocol.messages import Manifest, describe_validation_error
 from aios_runtime.workdir import is_inside
-from aios_sdk.protocol import Manifest, describe_validation_error
 
 __all__ = [
     "APP_ID_PATTERN",

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from aios_protocol.errors import InvalidRequest, NotFound
 from aios_runtime.workdir import is_inside
-from aios_sdk.errors import InvalidRequest, NotFound
 from controller.apps.discovery import APP_ID_PATTERN, AppSpec, load_app
 
 __all__ = [

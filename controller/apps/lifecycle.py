@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aios_sdk.protocol import AppInfo
+from aios_protocol.messages import AppInfo
 from controller.apps.discovery import AppSpec
 from controller.apps.processes import stop_groups
 from controller.apps.supervision import SupervisedChild, SupervisorConfig

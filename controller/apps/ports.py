@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aios_sdk.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest
 
 __all__ = ["PortAssigner", "load_preferred_ports", "port_is_free"]
 

@@ -36,9 +36,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
+from aios_protocol.messages import AppInfo
 from aios_runtime.json_client import PeerTimeout
-from aios_sdk.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
-from aios_sdk.protocol import AppInfo
 from controller.apps.confinement import (
     AppSandboxSettings,
     Confiner,

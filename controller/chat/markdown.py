@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from aios_sdk.protocol import AppReply
+from aios_protocol.messages import AppReply
 
 __all__ = ["CONFIRM_HINT", "reply_markdown"]
 

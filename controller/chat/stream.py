@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from aios_sdk.errors import AiosError
+from aios_protocol.errors import AiosError
 from controller.chat.turn import ChatTurn, TurnAnswer
 from controller.chat.wire import (
     ChatCompletionChunk,

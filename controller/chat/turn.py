@@ -28,8 +28,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from aios_sdk.errors import InvalidRequest, NotFound
-from aios_sdk.protocol import AppInfo, AppReply, InstructionRequest
+from aios_protocol.errors import InvalidRequest, NotFound
+from aios_protocol.messages import AppInfo, AppReply, InstructionRequest
 from controller.chat.markdown import reply_markdown
 from controller.chat.wire import ChatCompletionRequest, ChatMessage, Usage
 from controller.events import EventBus

@@ -5,7 +5,7 @@ OpenAI client's body is taken; a field it does use with a wrong type or value is
 400 naming that field (`param`). Responses have OpenAI's shape (`chat.completion`,
 `chat.completion.chunk`, the models list, the error body) plus `triton`: the views
 behind the Markdown text, for clients that can render them. These models describe
-OpenAI's protocol, not Triton's own wire (`aios_sdk.protocol`).
+OpenAI's protocol, not Triton's own wire (`aios_protocol.messages`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
-from aios_sdk.errors import AiosError
+from aios_protocol.errors import AiosError
 
 __all__ = [
     "ChatCompletion",

@@ -25,9 +25,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aios_sdk.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import Context, Step, ToolSpec
 from aios_sdk.llm import LLMBadReply, LLMPlanReply, LLMPlanRequest
-from aios_sdk.protocol import Context, Step, ToolSpec
 from controller.llm.client import LLMClient, ModelToolCall
 
 __all__ = [

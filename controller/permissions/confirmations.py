@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import InvalidRequest, NotFound
+from aios_protocol.messages import AppReply
 from aios_runtime.files import atomic_write_text, set_aside
-from aios_sdk.errors import InvalidRequest, NotFound
-from aios_sdk.protocol import AppReply
 from controller.events import EventBus
 from controller.permissions.policy import RiskyStep
 from controller.pipeline.context import tr

@@ -35,13 +35,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import ToolInfo
+from aios_protocol.tools import declared_tools, sql_writes
 from aios_runtime.files import atomic_write_text
 from aios_runtime.settings import Settings
 from aios_runtime.workdir import resolve_in_workdir
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import ToolInfo
 from controller.pipeline.context import tr
-from executor.consent import sql_writes
 
 __all__ = ["PermissionPolicy", "Review", "RiskyStep", "sql_writes"]
 
@@ -213,9 +213,8 @@ class PermissionPolicy:
             except Exception:  # the executor busy or restarting
                 entries = None
         if entries is None:
-            from executor.providers.atomic import AtomicProvider
-
-            entries = list(AtomicProvider.declared_tools(self._settings()))
+            limits = self._settings().limits
+            entries = declared_tools(limits.response_bytes, limits.output_bytes)
         return {entry.name: entry for entry in entries}
 
     def _whitelist(self, app_id: str) -> set[str] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aios_sdk.protocol import ActionPost, ActionRequest
+from aios_protocol.messages import ActionPost, ActionRequest
 
 __all__ = ["ACTION_PAYLOAD_KEYS", "action_request_for"]
 

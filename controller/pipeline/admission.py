@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
-from aios_sdk.errors import Overloaded
+from aios_protocol.errors import Overloaded
 
 __all__ = ["Admission", "AdmissionLimits"]
 

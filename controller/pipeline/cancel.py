@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from urllib3.connection import HTTPConnection
 
+from aios_protocol.errors import AiosError
 from aios_runtime.json_client import abort, watched
-from aios_sdk.errors import AiosError
 
 __all__ = ["Cancelled", "TaskCancels", "Work"]
 

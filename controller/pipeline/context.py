@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from aios_sdk.protocol import ATOMIC_TOOLS, Context, Language
+from aios_protocol.messages import ATOMIC_TOOLS, Context, Language
 from controller.sessions import Session
 
 __all__ = [

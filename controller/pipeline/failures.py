@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import AppReply
 from aios_runtime.json_client import PeerTimeout
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import AppReply
 from controller.routing.router import AppProfile
 
 __all__ = ["app_name", "error_view", "failure_view"]

@@ -24,8 +24,14 @@ from typing import Any, Protocol
 
 from pydantic import TypeAdapter
 
-from aios_sdk.errors import AiosError, AppUnavailable, BadAppReply, InvalidRequest, NotFound
-from aios_sdk.protocol import (
+from aios_protocol.errors import (
+    AiosError,
+    AppUnavailable,
+    BadAppReply,
+    InvalidRequest,
+    NotFound,
+)
+from aios_protocol.messages import (
     ActionPost,
     ActionRequest,
     AppReply,

@@ -27,8 +27,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aios_protocol.messages import describe_validation_error
 from aios_sdk.llm import LLMBadReply, LLMError
-from aios_sdk.protocol import describe_validation_error
 from controller.llm.client import LLMClient
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import RunRequest, ScheduleJob, ScheduleJobState, Step
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import RunRequest, ScheduleJob, ScheduleJobState, Step
 from controller.pipeline.context import tr
 
 __all__ = ["JobRunner", "RunOutcome", "job_session_id"]

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from aios_sdk.errors import AiosError, NotFound
-from aios_sdk.protocol import (
+from aios_protocol.errors import AiosError, NotFound
+from aios_protocol.messages import (
     ScheduleJob,
     ScheduleJobPatch,
     ScheduleJobState,

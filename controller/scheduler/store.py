@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from aios_protocol.messages import ScheduleJob, ScheduleJobState, ScheduleRun
 from aios_runtime.files import atomic_write_text
-from aios_sdk.protocol import ScheduleJob, ScheduleJobState, ScheduleRun
 
 __all__ = ["JobStore"]
 

@@ -17,8 +17,8 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from tzlocal import get_localzone
 
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import ScheduleJob
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import ScheduleJob
 
 __all__ = ["as_local", "check_schedule", "local_zone", "next_fire", "now_local"]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import AppReply, ScheduleJob
+from aios_protocol.errors import AiosError
+from aios_protocol.messages import AppReply, ScheduleJob
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy

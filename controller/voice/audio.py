@@ -23,7 +23,7 @@ import wave
 from array import array
 from dataclasses import dataclass
 
-from aios_sdk.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest
 
 __all__ = [
     "MAX_SECONDS",

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from aios_sdk.errors import AiosError
+from aios_protocol.errors import AiosError
 from controller.pipeline.context import tr
 from controller.routing.router import AppProfile
 from controller.voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm

@@ -31,8 +31,8 @@ from typing import Any
 
 from flask import Blueprint, jsonify, request
 
+from aios_protocol.errors import AiosError, InvalidRequest, UnsupportedMediaType
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, InvalidRequest, UnsupportedMediaType
 from controller.routing.router import AppProfile
 from controller.voice.audio import PcmAudio, pcm_from_wav
 from controller.voice.engines import (

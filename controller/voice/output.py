@@ -36,9 +36,9 @@ from typing import Annotated, Any, Protocol
 from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
 
+from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.edge import read_json
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, InvalidRequest
 
 __all__ = [
     "CommandPlayer",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from aios_sdk.protocol import ToolSpec
+from aios_protocol.messages import ToolSpec
 from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
 from executor.registry import AppRecord
 

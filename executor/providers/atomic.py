@@ -1,8 +1,8 @@
 """The atomic provider: the ten atomic tools and `schedule`, with the metadata the runtime enforces.
 
-The tools' descriptions and schemas are those of `executor.tools.catalog`; this module
-adds each tool's `risk_level`, `requires_confirmation`, `concurrency_safe` and
-`max_result_size_chars` (`_METADATA`). Only `process_start` needs the user's yes as
+The tools' descriptions, schemas and metadata (`risk_level`,
+`requires_confirmation`, `concurrency_safe`, `max_result_size_chars`) are declared in
+`aios_protocol.tools`. Only `process_start` needs the user's yes as
 such; the finer rules (overwriting a file the app did not create, SQL that writes, a
 program outside the whitelist) stay with the controller's permission policy and the
 executor's consent check. Reading tools are concurrency-safe; `http_request` is unless
@@ -19,18 +19,15 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from aios_protocol.messages import ATOMIC_TOOLS
+from aios_protocol.tools import PROCESS_TOOLS, declared_tools, sql_writes
 from aios_runtime.settings import Settings
-from aios_sdk.protocol import ATOMIC_TOOLS
-from executor.consent import sql_writes
-from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
-from executor.tools.catalog import atomic_specs
+from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 
 if TYPE_CHECKING:
     from executor.toolbox import Toolbox
 
 __all__ = ["PROCESS_TOOLS", "AtomicProvider"]
-
-PROCESS_TOOLS = frozenset({"shell_exec", "process_start"})
 
 # tool name → (module, function); imported lazily.
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
@@ -48,26 +45,6 @@ _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
 }
 assert tuple(_IMPLEMENTATIONS)[: len(ATOMIC_TOOLS)] == ATOMIC_TOOLS
 
-# tool → (risk, requires_confirmation, concurrency_safe, size class); a size class is
-# "read" (a file, an HTTP body, rows: up to twice `limits.response_bytes`), "output"
-# (a process's stdout and stderr: four times `limits.output_bytes`) or "small" (1 MB)
-_METADATA: dict[str, tuple[RiskLevel, bool, bool, str]] = {
-    "http_request": ("network", False, True, "read"),
-    "file_read": ("read", False, True, "read"),
-    "file_write": ("write", False, False, "small"),
-    "file_list": ("read", False, True, "small"),
-    "shell_exec": ("execute", False, False, "output"),
-    "process_start": ("execute", True, False, "output"),
-    "db_query": ("write", False, False, "read"),
-    "cache_get": ("read", False, True, "read"),
-    "cache_set": ("write", False, False, "small"),
-    "notify": ("system", False, False, "small"),
-    "schedule": ("system", False, False, "small"),
-}
-assert set(_METADATA) == set(_IMPLEMENTATIONS)
-
-_SMALL = 1_000_000
-
 
 @functools.cache
 def _implementation(tool: str) -> Callable[..., Any]:
@@ -75,32 +52,10 @@ def _implementation(tool: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), name)
 
 
-def _size(size_class: str, settings: Settings) -> int:
-    limits = settings.limits
-    if size_class == "read":
-        return 2 * limits.response_bytes
-    if size_class == "output":
-        return 4 * limits.output_bytes
-    return _SMALL
-
-
 def _entries(settings: Settings) -> tuple[ToolEntry, ...]:
-    entries = []
-    for spec in atomic_specs():
-        risk, confirm, safe, size_class = _METADATA[spec.name]
-        entries.append(
-            ToolEntry(
-                name=spec.name,
-                description=spec.description,
-                provider=AtomicProvider.name,
-                input_schema=spec.parameters,
-                risk_level=risk,
-                requires_confirmation=confirm,
-                concurrency_safe=safe,
-                max_result_size_chars=_size(size_class, settings),
-            )
-        )
-    return tuple(entries)
+    limits = settings.limits
+    infos = declared_tools(limits.response_bytes, limits.output_bytes)
+    return tuple(ToolEntry.model_validate(info.model_dump()) for info in infos)
 
 
 def _settings_of(config: Any) -> Settings:

@@ -8,7 +8,7 @@ now stays listed with `available` false and the reason). Each `ToolEntry` states
 metadata the runtime enforces: `risk_level`, `requires_confirmation` (the permission
 pause), `concurrency_safe` (consecutive safe steps of a plan run side by side) and
 `max_result_size_chars` (longer results are cut with a marker). `ToolEntry` is the
-wire shape of one listing entry (`aios_sdk.protocol.ToolInfo`). `ToolCall` is one call
+wire shape of one listing entry (`aios_protocol.messages.ToolInfo`). `ToolCall` is one call
 as a provider receives it, its arguments already checked against `input_schema`.
 """
 
@@ -18,7 +18,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from aios_sdk.protocol import RiskLevel, ToolInfo
+from aios_protocol.messages import RiskLevel, ToolInfo
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord

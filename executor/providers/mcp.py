@@ -47,10 +47,10 @@ import mcp_types
 from jsonschema import SchemaError
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
+from aios_protocol.errors import ToolFailed, ToolTimeout
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap
 from aios_runtime.reaper import start_reaper
 from aios_runtime.settings import McpServerSettings, Settings
-from aios_sdk.errors import ToolFailed, ToolTimeout
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.providers.registry import ToolSource, ToolUnavailable
 from executor.sandbox.pids_cgroup import PidsCgroups, kill_group

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from aios_sdk.errors import AiosError, UnknownTool
+from aios_protocol.errors import AiosError, UnknownTool
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.tools.catalog import ArgumentSchema
 

@@ -30,9 +30,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aios_protocol.errors import CommandNotAllowed, ToolFailed, ToolTimeout
 from aios_runtime.settings import Settings
 from aios_runtime.workdir import resolve_in_workdir
-from aios_sdk.errors import CommandNotAllowed, ToolFailed, ToolTimeout
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.sandbox.argv_policy import CommandPolicy, check_path_args, split_command
 from executor.skills.catalog import (

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from aios_protocol.errors import CommandNotAllowed, PathOutsideWorkdir
 from aios_runtime.workdir import is_inside
-from aios_sdk.errors import CommandNotAllowed, PathOutsideWorkdir
 from executor.tools.catalog import InvalidArgs
 
 __all__ = ["FIXED_PATH", "CommandPolicy", "check_argv", "split_command"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import Popen
 
+from aios_protocol.errors import AiosError
 from aios_runtime.workdir import display_path, resolve_in_workdir
-from aios_sdk.errors import AiosError
 from executor.sandbox.runner import (
     ProcessSandbox,
     has_exited,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from aios_sdk.errors import AiosError, UrlNotAllowed
+from aios_protocol.errors import AiosError, UrlNotAllowed
 
 __all__ = [
     "IPAddress",

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.errors import ToolFailed
+from aios_protocol.errors import ToolFailed
 from executor.skills.catalog import (
     SKILL_FILE,
     HelpRunner,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
 from aios_runtime.json_client import PeerTimeout, request_json
-from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from aios_sdk.errors import Forbidden
+from aios_protocol.errors import Forbidden
 from executor.tools.catalog import InvalidArgs
 
 if TYPE_CHECKING:

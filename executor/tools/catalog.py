@@ -1,7 +1,7 @@
-"""The ten atomic tools as the executor lists them (S-60), and the check of a call's arguments.
+"""The check of a tool call's arguments against its JSON schema.
 
-Each atomic tool has one JSON schema here: `GET /tools` lists it, and an
-`ArgumentSchema` compiled from the same schema (a `jsonschema` Draft 2020-12
+Each atomic tool has one JSON schema, declared in `aios_protocol.tools`: `GET /tools`
+lists it, and an `ArgumentSchema` compiled from the same schema (a `jsonschema` Draft 2020-12
 validator, the schema itself checked when it is defined) validates every call, so
 the listing and the check never drift apart; apps' custom tools are checked by the
 same class against the schema they registered. A break raises `InvalidArgs`
@@ -24,8 +24,8 @@ from typing import Any
 import fastjsonschema
 from jsonschema import Draft202012Validator, ValidationError
 
-from aios_sdk.errors import AiosError
-from aios_sdk.protocol import ATOMIC_TOOLS, ToolSpec
+from aios_protocol.errors import AiosError
+from aios_protocol.tools import ATOMIC_SPECS, CONTROLLER_SPECS, atomic_specs
 
 __all__ = [
     "ATOMIC_SCHEMAS",
@@ -39,160 +39,6 @@ __all__ = [
 class InvalidArgs(AiosError):
     code = "invalid_args"
     http_status = 400
-
-
-_TIMEOUT = {"type": "number", "description": "seconds; may lower the configured timeout"}
-_PATH = {"type": "string", "description": "relative to the app's workdir (`workspace/…`)"}
-_CMD = {
-    "type": ["string", "array"],
-    "items": {"type": "string"},
-    "description": "argv list, or a string split like a shell would (never run by a shell)",
-}
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**properties, "timeout": _TIMEOUT},
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
-    "http_request": (
-        "HTTP(S) request to a public host; JSON answers come back parsed. "
-        "`save_to` downloads into the workdir.",
-        _schema(
-            {
-                "method": {
-                    "type": "string",
-                    "enum": ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
-                    "default": "GET",
-                },
-                "url": {"type": "string"},
-                "headers": {"type": "object"},
-                "params": {"type": "object", "description": "query parameters"},
-                "body": {
-                    "type": ["object", "array", "string", "null"],
-                    "description": "object/array sent as JSON, string sent as is",
-                },
-                "save_to": _PATH,
-                "raw": {
-                    "type": "boolean",
-                    "description": "answer {status_code, headers, body} instead of the body",
-                },
-            },
-            ["url"],
-        ),
-    ),
-    "file_read": (
-        "Read a file of the workdir; the result is its text (or base64).",
-        _schema(
-            {"path": _PATH, "encoding": {"type": "string", "enum": ["utf-8", "base64"]}},
-            ["path"],
-        ),
-    ),
-    "file_write": (
-        "Write a file of the workdir (atomic overwrite, or append); JSON values are "
-        "serialized. Result {path, size}.",
-        _schema(
-            {
-                "path": _PATH,
-                "content": {
-                    "type": ["string", "object", "array", "number", "boolean", "null"]
-                },
-                "mode": {"type": "string", "enum": ["overwrite", "append"]},
-                "encoding": {"type": "string", "enum": ["utf-8", "base64"]},
-            },
-            ["path", "content"],
-        ),
-    ),
-    "file_list": (
-        "List a directory of the workdir; names relative to it, with size and is_dir.",
-        _schema(
-            {
-                "path": _PATH,
-                "pattern": {"type": "string", "description": "glob on names, e.g. *.mp3"},
-                "recursive": {"type": "boolean"},
-            },
-            [],
-        ),
-    ),
-    "shell_exec": (
-        "Run one whitelisted command (argv, no shell) in the workdir. Result "
-        "{returncode, stdout, stderr, truncated}; a non-zero exit is still status ok.",
-        _schema({"cmd": _CMD, "cwd": _PATH}, ["cmd"]),
-    ),
-    "process_start": (
-        "Start a whitelisted program; foreground like shell_exec, or background "
-        "(tracked, output in workspace/.logs/).",
-        _schema(
-            {
-                "cmd": _CMD,
-                "args": {"type": "array", "items": {"type": "string"}},
-                "background": {"type": "boolean"},
-                "cwd": _PATH,
-            },
-            ["cmd"],
-        ),
-    ),
-    "db_query": (
-        "One SQL statement on a SQLite file of the workdir. Result {columns, rows, rowcount}.",
-        _schema(
-            {
-                "dsn": {"type": "string", "description": "data.db or sqlite:///data.db"},
-                "sql": {"type": "string"},
-                "params": {"type": ["array", "object"]},
-            },
-            ["dsn", "sql"],
-        ),
-    ),
-    "cache_get": (
-        "Read a cached value (null when missing); namespace `system` is shared, read-only.",
-        _schema(
-            {
-                "key": {"type": "string"},
-                "namespace": {"type": "string", "enum": ["app", "system"]},
-            },
-            ["key"],
-        ),
-    ),
-    "cache_set": (
-        "Cache a JSON value in the app's namespace, optionally for `ttl` seconds.",
-        _schema(
-            {
-                "key": {"type": "string"},
-                "value": {
-                    "type": ["string", "object", "array", "number", "boolean", "null"]
-                },
-                "ttl": {"type": ["number", "null"]},
-                "namespace": {
-                    "type": "string",
-                    "enum": ["app", "system"],
-                    "description": "only `app`: `system` is written by the desktop",
-                },
-            },
-            ["key", "value"],
-        ),
-    ),
-    "notify": (
-        "Show a notification on the desktop.",
-        _schema(
-            {
-                "title": {"type": "string"},
-                "body": {"type": "string"},
-                "level": {
-                    "type": "string",
-                    "enum": ["info", "success", "warning", "error"],
-                },
-            },
-            ["title"],
-        ),
-    ),
-}
-
-assert tuple(_SPECS) == ATOMIC_TOOLS, "catalog must list exactly the atomic tools"
 
 
 def _json_type(value: Any) -> str:
@@ -363,46 +209,11 @@ class ArgumentSchema:
         return f"{where}: {message}"
 
 
-ATOMIC_SPECS: dict[str, ToolSpec] = {
-    name: ToolSpec(name=name, description=desc, parameters=schema)
-    for name, (desc, schema) in _SPECS.items()
-}
 ATOMIC_SCHEMAS: dict[str, ArgumentSchema] = {
     name: ArgumentSchema(name, spec.parameters) for name, spec in ATOMIC_SPECS.items()
 }
 
 
-# beside the atomic tools, every app has `schedule`: its jobs, kept and run by the
-# controller (executor/tools/schedule.py forwards the call there)
-CONTROLLER_SPECS: dict[str, ToolSpec] = {
-    "schedule": ToolSpec(
-        name="schedule",
-        description=(
-            "Create, list, update, run or cancel this app's scheduled jobs (the controller "
-            "runs them later or again). create: job = {name, execution_type: agent|command, "
-            "schedule_type: once|interval|cron, run_at (ISO 8601, local) | interval_s | "
-            "cron (5 fields), instruction | command, timeout?, max_runs?, enabled?}; "
-            "cancel / update / run / runs: job_id; update: changes."
-        ),
-        parameters=_schema(
-            {
-                "action": {
-                    "type": "string",
-                    "enum": ["create", "list", "cancel", "update", "run", "runs"],
-                },
-                "job": {"type": "object", "description": "the job to create"},
-                "job_id": {"type": "string"},
-                "changes": {"type": "object", "description": "fields to change (update)"},
-            },
-            ["action"],
-        ),
-    )
-}
 CONTROLLER_SCHEMAS: dict[str, ArgumentSchema] = {
     name: ArgumentSchema(name, spec.parameters) for name, spec in CONTROLLER_SPECS.items()
 }
-
-
-def atomic_specs() -> list[ToolSpec]:
-    """What `GET /tools` lists for every app: the atomic tools, then `schedule`."""
-    return [*ATOMIC_SPECS.values(), *CONTROLLER_SPECS.values()]

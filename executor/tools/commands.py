@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aios_protocol.errors import ToolTimeout
 from aios_runtime.workdir import resolve_in_workdir
-from aios_sdk.errors import ToolTimeout
 from executor.sandbox.argv_policy import CommandPolicy, check_argv, split_command
 from executor.tools.catalog import InvalidArgs
 

@@ -16,8 +16,8 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
+from aios_protocol.errors import AiosError, ToolTimeout
 from aios_runtime.workdir import resolve_in_workdir
-from aios_sdk.errors import AiosError, ToolTimeout
 from executor.tools.catalog import InvalidArgs
 
 if TYPE_CHECKING:

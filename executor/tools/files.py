@@ -18,9 +18,9 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aios_protocol.errors import AiosError
 from aios_runtime.files import atomic_write_bytes
 from aios_runtime.workdir import display_path, resolve_in_workdir
-from aios_sdk.errors import AiosError
 from executor.tools.catalog import InvalidArgs
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
+from aios_protocol.errors import AiosError, ToolTimeout
 from aios_runtime.workdir import display_path, resolve_in_workdir
-from aios_sdk.errors import AiosError, ToolTimeout
 from executor.sandbox.ssrf import Target, UrlPolicy, check_url
 from executor.tools.catalog import InvalidArgs
 

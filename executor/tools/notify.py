@@ -12,7 +12,7 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from aios_sdk.protocol import Event, EventsPage
+from aios_protocol.messages import Event, EventsPage
 
 if TYPE_CHECKING:
     from executor.toolbox import ToolContext

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from aios_sdk.errors import AiosError, AppUnreachable
+from aios_protocol.errors import AiosError, AppUnreachable
 from executor.tools.app_tools import post_for_result
 
 if TYPE_CHECKING:

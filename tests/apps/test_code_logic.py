@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from aios_sdk.protocol import AppReply, parse
+from aios_protocol.messages import AppReply, parse
 from apps.code_app.flows import SNIPPET_FILE, CodeFlows
 from apps.code_app.intent import CodeIntent, read_intent, safe_filename
 from apps.code_app.templates import TEMPLATES, match_template

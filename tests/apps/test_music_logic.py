@@ -441,7 +441,7 @@ def test_play_local_finds_the_file_in_the_library(catalogue) -> None:
 
 
 def test_history_failure_does_not_stop_playing(catalogue) -> None:
-    from aios_sdk.errors import ToolFailed
+    from aios_protocol.errors import ToolFailed
 
     flows, agent = _flows(catalogue)
     agent.answers["file_write"] = ToolFailed("disk full", code="io_error")

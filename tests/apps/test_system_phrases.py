@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from aios_protocol.messages import AppReply, parse
 from aios_sdk import Turn
-from aios_sdk.protocol import AppReply, parse
 from apps.system_agent.flows import SystemFlows
 from apps.system_agent.phrases import has_cjk, parse_request
 from apps.system_agent.status import collect, status_view

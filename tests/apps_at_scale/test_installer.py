@@ -160,7 +160,7 @@ def test_uninstall_moves_the_workspace_aside_or_deletes_it(tmp_path: Path) -> No
     assert uninstall_app(apps, "drop_app", workspaces, keep_workspace=False) is None
     assert not (workspaces / "drop_app").exists()
     assert list(apps.iterdir()) == []
-    from aios_sdk.errors import NotFound
+    from aios_protocol.errors import NotFound
 
     for bad in ("keep_app", "../apps", ".hidden"):
         with pytest.raises(NotFound):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.errors import AppUnavailable, NotFound
+from aios_protocol.errors import AppUnavailable, NotFound
 from controller.events import EventBus
 from controller.pipeline.context import ContextBuilder
 from controller.pipeline.run import AppTarget, Pipeline, PipelineLimits

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from aios_sdk.errors import Overloaded
+from aios_protocol.errors import Overloaded
 from controller.pipeline.admission import Admission, AdmissionLimits, _Gate
 from tests.procs import wait_for
 

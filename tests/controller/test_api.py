@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from flask import Blueprint, Flask, g
 
+from aios_protocol.messages import AppInfo
 from aios_runtime.settings import Settings
-from aios_sdk.protocol import AppInfo
 from controller.api.desktop import ApiServices, create_app
 from controller.apps.discovery import AppSpec
 from controller.events import EventBus

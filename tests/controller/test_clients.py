@@ -13,8 +13,8 @@ import pytest
 from flask import Flask, Response, request
 from waitress.server import create_server
 
+from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply
 from aios_runtime.json_client import MAX_IDLE_PER_PEER, close_pools
-from aios_sdk.errors import AiosError, AppUnreachable, BadAppReply
 from controller.clients import (
     MAX_APP_REPLY,
     AppClient,

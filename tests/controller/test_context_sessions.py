@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import ATOMIC_TOOLS
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import ATOMIC_TOOLS
 from controller.events import EventBus, ExecutorEventRelay, sse_stream
 from controller.pipeline.context import (
     ContextBuilder,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest
 from controller.apps.discovery import check_requirements, discover_apps
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
 from controller.state_dir import StateDir

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aios_sdk.protocol import ActionPost, HandleRequest, InstructionRequest, parse
+from aios_protocol.messages import ActionPost, HandleRequest, InstructionRequest, parse
 from controller.routing.router import PlannedTask
 from tests.controller.fakes import STEP, make_pipeline, text_reply
 

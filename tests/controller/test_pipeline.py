@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from aios_protocol.errors import AppUnreachable, NotFound
+from aios_protocol.messages import ActionPost, InstructionRequest
 from aios_runtime.json_client import PeerTimeout
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AppUnreachable, NotFound
-from aios_sdk.protocol import ActionPost, InstructionRequest
 from controller.clients import ExecutorClient, ExecutorUnreachable
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.protocol import Manifest
+from aios_protocol.messages import Manifest
 from controller.routing.index import index_for
 from controller.routing.router import (
     AppProfile,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import InvalidRequest
 from aios_runtime.files import set_aside, state_problems
 from aios_runtime.settings import (
     load_settings,
@@ -15,7 +16,6 @@ from aios_runtime.settings import (
     saved_keys,
     user_settings_path,
 )
-from aios_sdk.errors import InvalidRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The error tree at the top of aios_sdk/errors.py is complete and true.
+"""The error tree at the top of aios_protocol/errors.py is complete and true.
 
 Every `AiosError` subclass of the product (every module imported) is in the tree
 under its parent, with its code and HTTP status, and is named after its code; every
@@ -13,11 +13,11 @@ import pkgutil
 import re
 from pathlib import Path
 
-import aios_sdk.errors as errors
-from aios_sdk.errors import AiosError
+import aios_protocol.errors as errors
+from aios_protocol.errors import AiosError
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("aios_sdk", "aios_runtime", "controller", "executor", "bench", "desktop")
+PACKAGES = ("aios_protocol", "aios_sdk", "aios_runtime", "controller", "executor", "bench", "desktop")
 # importing these runs a program or changes the interpreter of an app process
 NOT_IMPORTED = re.compile(r"\.__main__$|^controller\.apps\.app_site\b|^bench\.apps\b")
 # the base class is the family's name; its own code is the fallback of all others

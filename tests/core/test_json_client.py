@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from waitress.server import create_server
 
+from aios_protocol.errors import AppUnreachable, BadAppReply
 from aios_runtime.json_client import (
     MAX_IDLE_PER_PEER,
     TOKEN_HEADER,
@@ -24,7 +25,6 @@ from aios_runtime.json_client import (
     request_json,
     send_json,
 )
-from aios_sdk.errors import AppUnreachable, BadAppReply
 from tests.procs import PYTHON, free_port, spawn, stop, wait_healthy
 
 

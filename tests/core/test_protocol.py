@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import aios_sdk.protocol as protocol
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import (
+import aios_protocol.messages as protocol
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import (
     ACTION_TYPES,
     UI_OPS,
     ActionRequest,

@@ -6,8 +6,8 @@ import pytest
 import requests
 from flask import Flask, jsonify
 
+from aios_protocol.messages import InstructionRequest
 from aios_runtime.edge import create_service, public, read_json, start_server, token_matches
-from aios_sdk.protocol import InstructionRequest
 
 TOKEN = "s3cret-token"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import CommandNotAllowed, PathOutsideWorkdir
+from aios_protocol.errors import CommandNotAllowed, PathOutsideWorkdir
 from executor.sandbox.argv_policy import (
     FIXED_PATH,
     CommandPolicy,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, SchemaError
 
-from aios_sdk.protocol import ATOMIC_TOOLS
+from aios_protocol.messages import ATOMIC_TOOLS
 from executor.tools.catalog import ATOMIC_SCHEMAS, ATOMIC_SPECS, ArgumentSchema, InvalidArgs
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from flask import jsonify, request
 
+from aios_protocol.errors import AiosError, NotFound
 from aios_runtime.edge import create_service, start_server, token_matches
-from aios_sdk.errors import AiosError, NotFound
 from tests.executor.conftest import APP_TOKEN, HarnessFactory
 
 SPECS = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aios_sdk.errors import AiosError
+from aios_protocol.errors import AiosError
 from executor.tools.db_query import MAX_ROWS, dsn_path, run_query
 from tests.executor.conftest import OTHER_TOKEN, Harness
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from aios_sdk.protocol import ATOMIC_TOOLS, RunResponse, ToolResult, ToolsListing
+from aios_protocol.messages import ATOMIC_TOOLS, RunResponse, ToolResult, ToolsListing
 from tests.executor.conftest import HAS_BWRAP
 from tests.executor.test_commands import (
     NO_BWRAP,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import PathOutsideWorkdir
 from aios_runtime.workdir import display_path, is_inside, resolve_in_workdir
-from aios_sdk.errors import PathOutsideWorkdir
 from controller.apps.discovery import load_app
 from controller.permissions.policy import _in_workdir
 

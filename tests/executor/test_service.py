@@ -7,7 +7,7 @@ import json
 import threading
 import time
 
-from aios_sdk.protocol import ATOMIC_TOOLS, EventsPage, ToolsListing
+from aios_protocol.messages import ATOMIC_TOOLS, EventsPage, ToolsListing
 from executor.service import create_app
 from tests.executor.conftest import APP_TOKEN, MASTER, OTHER_TOKEN, Harness, settings_from
 

@@ -9,7 +9,7 @@ import ipaddress
 
 import pytest
 
-from aios_sdk.errors import UrlNotAllowed
+from aios_protocol.errors import UrlNotAllowed
 from executor.sandbox.ssrf import (
     UrlPolicy,
     address_refusal,

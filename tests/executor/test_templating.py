@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aios_sdk.protocol import ToolResult
+from aios_protocol.messages import ToolResult
 from executor.templating import TemplateError, references, render_args
 
 RESULTS = {

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 from flask import request
 
+from aios_protocol.errors import AiosError
 from aios_runtime.edge import ServerHandle, create_service, start_server
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError
 from aios_sdk.llm import AgentLLM, LLMNotConfigured, LLMRateLimited
 from controller.llm.client import LLMClient
 from tests.fakes.openai_server import (

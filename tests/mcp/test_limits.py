@@ -11,8 +11,8 @@ import psutil
 import pytest
 import requests
 
+from aios_protocol.errors import ToolFailed
 from aios_runtime.settings import McpServerSettings
-from aios_sdk.errors import ToolFailed
 from executor.providers.base import ToolCall
 from executor.providers.mcp import McpProvider, McpRuntime, McpServerConfig
 from executor.sandbox.pids_cgroup import PidsCgroups

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import ToolFailed, ToolTimeout
 from aios_runtime.bubblewrap import bwrap_works, find_bwrap
 from aios_runtime.settings import McpServerSettings
-from aios_sdk.errors import ToolFailed, ToolTimeout
 from executor.providers.base import ToolCall
 from executor.providers.mcp import McpProvider, McpRuntime, McpServerConfig
 from tests.mcp.conftest import server_entry, tag_of

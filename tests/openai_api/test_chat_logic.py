@@ -7,7 +7,7 @@ import json
 import threading
 from pathlib import Path
 
-from aios_sdk.protocol import AppReply
+from aios_protocol.messages import AppReply
 from controller.chat.markdown import CONFIRM_HINT, reply_markdown
 from controller.chat.stream import turn_stream
 from controller.chat.turn import (
@@ -133,7 +133,7 @@ def test_stream_passes_streamed_text_and_sends_only_the_rest() -> None:
 
 
 def test_stream_error_is_openai_shaped() -> None:
-    from aios_sdk.errors import Overloaded
+    from aios_protocol.errors import Overloaded
 
     def run() -> TurnAnswer:
         raise Overloaded("too busy")

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from aios_protocol.errors import AiosError
 from aios_runtime.serving import ServerHandle, start_server
-from aios_sdk.errors import AiosError
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from tests.executor.conftest import harness, make_harness  # noqa: F401  (fixtures)
 

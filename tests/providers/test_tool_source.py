@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from aios_protocol.errors import ToolFailed
+from aios_protocol.messages import ATOMIC_TOOLS, ToolSpec
 from aios_runtime.edge import create_service, token_matches
-from aios_sdk.errors import ToolFailed
 from aios_sdk.llm import LLMPlanRequest
-from aios_sdk.protocol import ATOMIC_TOOLS, ToolSpec
 from controller.api.tools import ToolListings, tools_blueprint
 from controller.llm.planner import offered_tools
 from controller.permissions.policy import PermissionPolicy

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pytest
 from werkzeug.serving import make_server
 
+from aios_protocol.errors import AiosError
 from aios_runtime.edge import create_service, token_matches
-from aios_sdk.errors import AiosError
 from controller.api.schedules import allow_app_tokens_for_schedule, schedules_blueprint
 
 USER = "u" * 24

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.messages import ScheduleJob, ScheduleJobPatch
 from aios_runtime.settings import Settings
-from aios_sdk.protocol import ScheduleJob, ScheduleJobPatch
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aios_sdk.errors import ToolFailed
+from aios_protocol.errors import ToolFailed
 from apps.scheduler_app.flows import SchedulerFlows
 
 JOB = {

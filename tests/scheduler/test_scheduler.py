@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
+from aios_protocol.errors import InvalidRequest, NotFound
+from aios_protocol.messages import ScheduleJob, ScheduleJobPatch
 from aios_runtime.json_client import request_json
-from aios_sdk.errors import InvalidRequest, NotFound
-from aios_sdk.protocol import ScheduleJob, ScheduleJobPatch
 from controller.pipeline.cancel import Cancelled, TaskCancels
 from controller.scheduler import JobRunner, JobStore, Scheduler
 from controller.scheduler.scheduler import CommandReview, JobRunning, NeedsUserConfirmation

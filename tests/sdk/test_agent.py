@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 import pytest
 
+from aios_protocol.errors import AiosError, InvalidRequest
+from aios_protocol.messages import AppReply, Step
 from aios_sdk import AIOSAgent, Flows, ToolFailed, Turn, action, tool, views
 from aios_sdk.agent import numbered_steps, parameters_schema
-from aios_sdk.errors import AiosError, InvalidRequest
-from aios_sdk.protocol import AppReply, Step
 from executor.tools.catalog import ArgumentSchema
 
 

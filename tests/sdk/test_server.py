@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from aios_protocol.messages import AppReply
 from aios_sdk import AIOSAgent, create_app, tool
-from aios_sdk.protocol import AppReply
 
 TOKEN = "test-token-123"
 AUTH = {"X-AIOS-Token": TOKEN}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from aios_sdk.errors import InvalidRequest
-from aios_sdk.protocol import AppReply, Manifest
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import AppReply, Manifest
 from controller.scaffold import AppExists, scaffold_app
 from tests.procs import PYTHON, free_port, spawn, stop, wait_healthy
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from aios_protocol.messages import ACTION_TYPES, AppReply
 from aios_sdk import views
-from aios_sdk.protocol import ACTION_TYPES, AppReply
 
 
 def test_every_action_builder_gives_a_valid_action_and_reply() -> None:

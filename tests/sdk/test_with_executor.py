@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from aios_protocol.messages import AppRegistration, AppReply, RunResponse
 from aios_runtime.json_client import pool_for
 from aios_sdk import AIOSAgent, ToolFailed
 from aios_sdk.client import client_from_env
-from aios_sdk.protocol import AppRegistration, AppReply, RunResponse
 from controller.scaffold import scaffold_app
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import InvalidRequest, NotFound
 from aios_runtime.settings import Settings
-from aios_sdk.errors import InvalidRequest, NotFound
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, denied_results
 from controller.permissions.policy import PermissionPolicy, sql_writes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aios_sdk.errors import ToolFailed
+from aios_protocol.errors import ToolFailed
 from apps.skills_app.flows import SkillsFlows
 from tests.apps.doubles import PlanningAgent, failed, ok
 from tests.executor.conftest import APP_TOKEN, Harness

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.edge import TOKEN_HEADER, create_service, start_server, token_matches
 from aios_runtime.settings import Settings
-from aios_sdk.errors import AiosError, InvalidRequest
 from controller.routing.router import AppProfile, DeterministicRouter
 from controller.voice.input import (
     ZH_UNAVAILABLE,

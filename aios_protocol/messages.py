@@ -1,0 +1,828 @@
+"""The one wire protocol of Triton AIOS.
+
+Every message that crosses a process boundary — controller ⇄ app, app ⇄ executor,
+controller ⇄ executor, desktop ⇄ controller — is one of the pydantic models in this
+module (S-3x, S-4x, S-5x, S-8x in docs/DESIGN.md). Services validate at their edge
+with these models and no other module re-declares a field name. A view's `data`
+stays opaque (S-06): no model here describes it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeVar, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "ACTION_TYPES",
+    "ATOMIC_TOOLS",
+    "JOB_ID_PATTERN",
+    "UI_OPS",
+    "WINDOW_OPS",
+    "RiskLevel",
+    "describe_validation_error",
+    "parse",
+    "Action",
+    "ActionPost",
+    "ActionRequest",
+    "AppInfo",
+    "AppRegistration",
+    "AppReply",
+    "AppStatus",
+    "ButtonAction",
+    "ChangeColorCommand",
+    "ChangeTextCommand",
+    "CheckboxAction",
+    "ConfirmationDecision",
+    "Context",
+    "ScheduleJob",
+    "ScheduleJobPatch",
+    "ScheduleJobState",
+    "ScheduleRun",
+    "ScheduleToolCall",
+    "DatetimeAction",
+    "Event",
+    "EventsPage",
+    "FormField",
+    "HandleRequest",
+    "HideCommand",
+    "InputAction",
+    "InstructionRequest",
+    "InstructionResponse",
+    "Language",
+    "LinkAction",
+    "Manifest",
+    "MoveCommand",
+    "OpenRequest",
+    "Option",
+    "RadioAction",
+    "ResizeCommand",
+    "RotateCommand",
+    "RunRequest",
+    "RunResponse",
+    "SelectAction",
+    "ShowCommand",
+    "SliderAction",
+    "Step",
+    "SubmitFormAction",
+    "SystemCacheWrite",
+    "Task",
+    "TaskCancelRequest",
+    "ToggleAction",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "ToolInfo",
+    "ToolsListing",
+    "UICommand",
+    "UIElement",
+    "UISnapshot",
+    "Viewport",
+    "WindowCommand",
+]
+
+
+# defer_build: a model's validator is built on its first use, not at import, so each
+# process pays only for the models it really exchanges (an app uses a handful).
+class _Model(BaseModel):
+    """Base of wire models: unknown fields are kept, so newer peers stay compatible."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready dict of this model, without unset optional noise."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class _Strict(BaseModel):
+    """Base of models whose unknown fields are a mistake worth reporting."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable line per problem, each naming the field at fault."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err.get("loc", ())) or "(body)"
+        lines.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(lines)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def parse(model: type[_M], payload: Any) -> _M:
+    """Validate `payload` as `model`; raise `InvalidRequest` naming the field at fault."""
+    from aios_protocol.errors import InvalidRequest
+
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise InvalidRequest(
+            f"invalid {model.__name__}: {describe_validation_error(exc)}"
+        ) from exc
+
+
+# ------------------------------------------------------------------ steps and tools
+
+ATOMIC_TOOLS: tuple[str, ...] = (
+    "http_request",
+    "file_read",
+    "file_write",
+    "file_list",
+    "shell_exec",
+    "process_start",
+    "db_query",
+    "cache_get",
+    "cache_set",
+    "notify",
+)
+
+
+class Step(_Model):
+    """S-56: one planned tool call. `args` may hold `{{step_N.result…}}` placeholders."""
+
+    step_id: int
+    tool: Annotated[str, Field(min_length=1, max_length=128)]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(_Model):
+    """S-57: the outcome of one tool call; failures are data, never a crashed request."""
+
+    tool: str
+    status: Literal["ok", "error"]
+    result: Any = None
+    error: str | None = None
+    code: str | None = None
+    duration_ms: float = 0.0
+
+
+class ToolSpec(_Model):
+    """A tool as the executor lists it: name, description and JSON schema of its args."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    custom: bool = False
+
+
+RiskLevel = Literal["read", "write", "execute", "network", "system"]
+
+
+class ToolInfo(ToolSpec):
+    """One entry of the executor's tool listing: a tool with the metadata the runtime enforces.
+
+    `input_schema` is the JSON Schema of the arguments; `parameters` carries the same
+    schema for readers of `ToolSpec`. `provider` names the source (`atomic`,
+    `app:<app_id>`, `skills`, `mcp:<server>`); a tool with `available` false cannot be
+    called now and `unavailable_reason` says why.
+    """
+
+    description: str
+    provider: str
+    input_schema: dict[str, Any]
+    risk_level: RiskLevel
+    requires_confirmation: bool
+    concurrency_safe: bool
+    max_result_size_chars: int
+    available: bool = True
+    unavailable_reason: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_schema(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "input_schema" not in data and "parameters" in data:
+                data = {**data, "input_schema": data["parameters"]}
+            if "parameters" not in data and "input_schema" in data:
+                data = {**data, "parameters": data["input_schema"]}
+        return data
+
+
+class ToolsListing(_Model):
+    app_id: str
+    tools: list[ToolInfo]
+    # provider id → {"state": "running"|"starting"|"failed"|"stopped", "error": str|None}
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class ToolCall(_Model):
+    """A single synchronous tool call (the SDK's `call_tool`, S-73)."""
+
+    tool: Annotated[str, Field(min_length=1, max_length=128)]
+    args: dict[str, Any] = Field(default_factory=dict)
+    app_id: str | None = None
+    session_id: str | None = None
+
+
+class RunRequest(_Model):
+    """A step plan for the executor (S-43, S-74)."""
+
+    steps: list[Step]
+    app_id: str | None = None
+    session_id: str | None = None
+    # programs outside the command whitelist the user allowed for this plan; the
+    # executor honours them from the controller (master token) only
+    approved_commands: list[str] | None = None
+
+
+class RunResponse(_Model):
+    tool_results: dict[str, ToolResult]
+
+
+class SystemCacheWrite(_Model):
+    """Body of the executor's `POST /cache/system` (controller only): one shared entry."""
+
+    key: Annotated[str, Field(min_length=1, max_length=256)]
+    value: Any = None
+    ttl: float | None = None
+
+
+class AppRegistration(_Model):
+    """What the controller tells the executor about one app it started."""
+
+    app_id: str
+    workdir: str
+    token: str
+    url: str | None = None
+    shell_whitelist: list[str] | None = None
+    http_domain_whitelist: list[str] | None = None
+    custom_tools: list[ToolSpec] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------------- context
+
+
+Language = Literal["zh-CN", "en-US"]
+"""The user's language: the desktop's (its settings' `ui_language`, else the
+browser's), else the settings' `ui_language`, else Chinese. Apps answer in it."""
+
+
+class Context(_Model):
+    """S-41: what the controller injects into every call of an app's `handle`.
+
+    `language` (beyond S-41) is the language the user reads: an app writes its
+    messages and labels in it (`Turn.tr(zh, en)`).
+    """
+
+    role: str = ""
+    workdir: str = ""
+    cwd_state: dict[str, Any] = Field(default_factory=dict)
+    available_tools: list[str] = Field(default_factory=list)
+    session_id: str = ""
+    history_summary: str = ""
+    tool_results: dict[str, ToolResult] | None = None
+    language: Language = "zh-CN"
+
+
+# ------------------------------------------------------------------------ actions
+
+ACTION_TYPES: tuple[str, ...] = (
+    "button",
+    "submit_form",
+    "select",
+    "checkbox",
+    "radio",
+    "input",
+    "link",
+    "toggle",
+    "slider",
+    "datetime",
+)
+
+
+class FormField(_Model):
+    """One field of a `submit_form` action (S-54)."""
+
+    name: str
+    label: str = ""
+    type: str = "text"
+
+
+class Option(_Model):
+    label: str
+    value: Any = None
+
+
+OptionList = list[Union[str, Option]]
+
+
+class _ActionBase(_Model):
+    """Every action's fields. `item_id` (S-54) names the `id` of the list item, table
+    row or card the control belongs to: the desktop draws it inside that item (an id
+    no item has, or none: in the action bar under the view)."""
+
+    label: str = ""
+    action_id: Annotated[str, Field(min_length=1, max_length=200)]
+    item_id: Annotated[str, Field(max_length=200)] | None = None
+
+
+class ButtonAction(_ActionBase):
+    type: Literal["button"]
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SubmitFormAction(_ActionBase):
+    type: Literal["submit_form"]
+    fields: list[FormField] = Field(default_factory=list)
+
+
+class SelectAction(_ActionBase):
+    type: Literal["select"]
+    options: OptionList = Field(default_factory=list)
+    value: Any = None
+
+
+class CheckboxAction(_ActionBase):
+    type: Literal["checkbox"]
+    options: OptionList = Field(default_factory=list)
+    checked: list[Any] = Field(default_factory=list)
+
+
+class RadioAction(_ActionBase):
+    type: Literal["radio"]
+    options: OptionList = Field(default_factory=list)
+    value: Any = None
+
+
+class InputAction(_ActionBase):
+    type: Literal["input"]
+    placeholder: str | None = None
+    value: str | None = None
+
+
+class LinkAction(_ActionBase):
+    type: Literal["link"]
+    href: str = ""
+
+
+class ToggleAction(_ActionBase):
+    type: Literal["toggle"]
+    on: bool = False
+
+
+class SliderAction(_ActionBase):
+    type: Literal["slider"]
+    min: float = 0
+    max: float = 100
+    step: float = 1
+    value: float | None = None
+
+
+class DatetimeAction(_ActionBase):
+    type: Literal["datetime"]
+    value: str | None = None
+
+
+Action = Annotated[
+    Union[
+        ButtonAction,
+        SubmitFormAction,
+        SelectAction,
+        CheckboxAction,
+        RadioAction,
+        InputAction,
+        LinkAction,
+        ToggleAction,
+        SliderAction,
+        DatetimeAction,
+    ],
+    Field(discriminator="type"),
+]
+
+
+class ActionRequest(_Model):
+    """S-53/S-55: what the system forwards to the app when an action is triggered.
+
+    Only the payload key of the action's type is set: `params` (button),
+    `form_values` (submit_form), `selected` (select, radio), `checked` (checkbox),
+    `value` (input, slider, datetime), `href` (link), `on` (toggle).
+    """
+
+    action_id: Annotated[str, Field(min_length=1, max_length=200)]
+    type: str | None = None
+    params: dict[str, Any] | None = None
+    form_values: dict[str, Any] | None = None
+    selected: Any = None
+    checked: list[Any] | None = None
+    value: Any = None
+    href: str | None = None
+    on: bool | None = None
+    session_id: str | None = None
+
+
+class ActionPost(ActionRequest):
+    """Body of `POST /api/apps/<app_id>/action` from the desktop (`language`: the
+    desktop's, kept for the session and not forwarded to the app)."""
+
+    language: Language | None = None
+
+
+# ---------------------------------------------------------------------- UI control
+
+UI_OPS: tuple[str, ...] = (
+    "move",
+    "resize",
+    "hide",
+    "show",
+    "change_color",
+    "change_text",
+    "rotate",
+)
+
+
+class _UIBase(_Strict):
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class MoveCommand(_UIBase):
+    op: Literal["move"]
+    x: float
+    y: float
+
+
+class ResizeCommand(_UIBase):
+    op: Literal["resize"]
+    width: float
+    height: float
+
+
+class HideCommand(_UIBase):
+    op: Literal["hide"]
+
+
+class ShowCommand(_UIBase):
+    op: Literal["show"]
+
+
+class ChangeColorCommand(_UIBase):
+    op: Literal["change_color"]
+    color: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ChangeTextCommand(_UIBase):
+    op: Literal["change_text"]
+    text: str
+
+
+class RotateCommand(_UIBase):
+    op: Literal["rotate"]
+    degrees: float
+
+
+WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
+
+
+class WindowCommand(_UIBase):
+    """Beyond S-82: open, close or raise the window of the app whose id is `id`."""
+
+    op: Literal["open_window", "close_window", "focus_window"]
+
+
+UICommand = Annotated[
+    Union[
+        MoveCommand,
+        ResizeCommand,
+        HideCommand,
+        ShowCommand,
+        ChangeColorCommand,
+        ChangeTextCommand,
+        RotateCommand,
+        WindowCommand,
+    ],
+    Field(discriminator="op"),
+]
+
+
+class Viewport(_Model):
+    width: float
+    height: float
+
+
+class UIElement(_Model):
+    """S-81: one element of the desktop's UI snapshot."""
+
+    id: str
+    type: str = "element"
+    label: str = ""
+    x: float = 0
+    y: float = 0
+    width: float = 0
+    height: float = 0
+    visible: bool = True
+
+
+class UISnapshot(_Model):
+    viewport: Viewport | None = None
+    elements: list[UIElement] = Field(default_factory=list)
+
+
+# -------------------------------------------------------------------- app replies
+
+
+class AppReply(_Model):
+    """S-50/S-51: an app's answer to `handle`.
+
+    `data` is opaque (S-06). `steps` go to the executor untouched (S-43).
+    `ui_commands` are S-82 desktop commands the desktop performs. `notice` marks an
+    `ok` reply as degraded (`warning`: it answered, but not all went well — a source
+    unreachable, the user's program failed) or merely informative (`info`); the
+    desktop styles its toast and window by it. `detail` is the technical text behind
+    the plain `message` (an exception, a tool's error), shown folded away.
+    """
+
+    status: Literal["ok", "error"]
+    view_type: Annotated[str, Field(min_length=1, max_length=64)]
+    data: dict[str, Any]
+    actions: list[Action] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    message: str | None = None
+    notice: Literal["info", "warning", "error"] | None = None
+    detail: str | None = None
+    ui_commands: list[UICommand] = Field(default_factory=list)
+
+    @field_validator("actions", "steps", "ui_commands", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @classmethod
+    def error(cls, code: str, message: str, **detail: Any) -> AppReply:
+        """The standard error view: readable `message`, machine `code` in `data`."""
+        return cls(
+            status="error",
+            view_type="error",
+            data={"code": code, "message": message, **detail},
+            message=message,
+        )
+
+
+class HandleRequest(_Model):
+    """S-55: the body the system POSTs to an app's `handle_endpoint`."""
+
+    instruction: str | None = None
+    context: Context = Field(default_factory=Context)
+    action_request: ActionRequest | None = None
+
+
+class Manifest(_Model):
+    """S-31: an app's `manifest.json`, plus `keywords` / `examples` for routing."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    entry: Annotated[str, Field(min_length=1)]
+    icon: str = "📦"
+    description: str = ""
+    role_prompt: str | None = None
+    workdir: str = "workspace"
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    author: str | None = None
+    version: str | None = None
+    handle_endpoint: str = "/handle"
+    keywords: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
+    shell_whitelist: list[str] | None = None
+    http_domain_whitelist: list[str] | None = None
+    # false: run unconfined, only once the user allowed it (SECURITY.md A5)
+    sandbox: bool = True
+    # true: the app means to reach the internet itself; shown to the user (A4)
+    network: bool = False
+    # true: started at launch and never stopped for being idle (controller.apps)
+    keep_alive: bool = False
+
+    @field_validator("handle_endpoint")
+    @classmethod
+    def _endpoint_is_path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/'")
+        return value
+
+
+# -------------------------------------------------------------- controller API
+
+# idle: installed and routable, not running; it starts on first use
+AppStatus = Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
+
+
+class AppInfo(_Model):
+    """One row of `GET /api/apps`."""
+
+    id: str
+    name: str
+    icon: str = "📦"
+    description: str = ""
+    status: AppStatus
+    port: int | None = None
+    error: str | None = None
+    sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs (SECURITY.md A1)
+    sandbox_note: str | None = None  # why it runs so, in words
+    network: bool = False  # its manifest says it reaches the internet itself
+
+
+class InstructionRequest(_Model):
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    session_id: str | None = None
+    source: Literal["text", "voice"] = "text"
+    # which desktop page sent it: its `task_done` events say so, and a page renders
+    # from events only the results of instructions it did not send itself
+    client_id: Annotated[str, Field(max_length=64)] | None = None
+    language: Language | None = None  # the desktop's; kept for the session
+
+
+class Task(_Model):
+    """One task of an instruction: routed to one app, maybe after other tasks."""
+
+    task_id: str
+    app_id: str
+    instruction: str
+    depends_on: list[str] = Field(default_factory=list)
+    status: Literal["pending", "running", "done", "error"] = "pending"
+    result: AppReply | None = None
+
+
+class InstructionResponse(_Model):
+    session_id: str
+    message: str
+    tasks: list[Task]
+    llm_calls: int = 0
+
+
+class OpenRequest(_Model):
+    session_id: str | None = None
+    language: Language | None = None
+
+
+class TaskCancelRequest(_Model):
+    """Body of `POST /api/tasks/<task_id>/cancel`: whose task it is. A plan's task ids
+    ("t1", "t2") repeat from instruction to instruction, so the session (and the app,
+    when given) names which running work is meant."""
+
+    session_id: str = Field(min_length=1)
+    app_id: str | None = None
+
+
+class ConfirmationDecision(_Model):
+    """Body of `POST /api/confirmations/<id>`: the user's answer to a paused step."""
+
+    decision: Literal["allow_once", "allow_always", "deny"]
+
+
+# ------------------------------------------------------------------------- events
+
+EventType = Literal[
+    "task_started",
+    "step_done",
+    "task_done",
+    "notify",
+    "ui_commands",
+    "speak",
+    "app_status",
+    "confirm_request",
+    "confirm_resolved",
+    "agent_progress",  # an app's agent loop, live (aios_sdk.llm.AgentProgress)
+]
+
+
+class Event(_Model):
+    """One event on the controller's SSE stream (and the executor's event queue)."""
+
+    type: EventType
+    seq: int = 0
+    app_id: str | None = None
+    session_id: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventsPage(_Model):
+    events: list[Event]
+    next: int
+
+
+# ---------------------------------------------------------------------- schedules
+
+JOB_ID_PATTERN = r"^job_[a-z0-9]{6,32}$"
+_SCHEDULE_FIELD = {"once": "run_at", "interval": "interval_s", "cron": "cron"}
+_EXECUTION_FIELD = {"agent": "instruction", "command": "command"}
+
+
+class ScheduleJob(_Strict):
+    """A job of the controller's scheduler: what runs, when, inside which app's boundary.
+
+    `id` is given by the controller. `run_at` (ISO 8601) without an offset is the
+    user's local time. The field named by `schedule_type` (`run_at` / `interval_s` /
+    `cron`) and the one named by `execution_type` (`instruction` / `command`) are
+    required; the other schedule and execution fields must be left out.
+    """
+
+    id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    execution_type: Literal["command", "agent"]
+    schedule_type: Literal["once", "interval", "cron"]
+    run_at: datetime | None = None
+    interval_s: Annotated[float, Field(ge=1, le=366 * 86400)] | None = None
+    cron: Annotated[str, Field(min_length=9, max_length=200)] | None = None
+    enabled: bool = True
+    timeout: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    max_runs: Annotated[int, Field(ge=1)] | None = None
+    app_id: Annotated[str, Field(min_length=1, max_length=64)]
+    instruction: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    command: Annotated[str, Field(min_length=1, max_length=4000)] | list[str] | None = None
+
+    @model_validator(mode="after")
+    def _fields_match_types(self) -> ScheduleJob:
+        wanted = _SCHEDULE_FIELD[self.schedule_type]
+        for name in _SCHEDULE_FIELD.values():
+            given = getattr(self, name) is not None
+            if name == wanted and not given:
+                raise ValueError(
+                    f"{name} is required when schedule_type is {self.schedule_type}"
+                )
+            if name != wanted and given:
+                raise ValueError(
+                    f"{name} is not allowed when schedule_type is {self.schedule_type}"
+                )
+        wanted = _EXECUTION_FIELD[self.execution_type]
+        for name in _EXECUTION_FIELD.values():
+            given = getattr(self, name) not in (None, [])
+            if name == wanted and not given:
+                raise ValueError(
+                    f"{name} is required when execution_type is {self.execution_type}"
+                )
+            if name != wanted and given:
+                raise ValueError(
+                    f"{name} is not allowed when execution_type is {self.execution_type}"
+                )
+        return self
+
+
+class ScheduleJobPatch(_Strict):
+    """Body of `PATCH /api/schedules/<id>`: the fields to change (the rest stay)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    schedule_type: Literal["once", "interval", "cron"] | None = None
+    run_at: datetime | None = None
+    interval_s: Annotated[float, Field(ge=1, le=366 * 86400)] | None = None
+    cron: Annotated[str, Field(min_length=9, max_length=200)] | None = None
+    enabled: bool | None = None
+    timeout: Annotated[float, Field(gt=0, le=86400)] | None = None
+    max_runs: Annotated[int, Field(ge=1)] | None = None
+    instruction: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    command: Annotated[str, Field(min_length=1, max_length=4000)] | list[str] | None = None
+
+
+class ScheduleJobState(_Model):
+    """A job's run state (`jobs-state.json`): when it runs next, how its runs went.
+
+    `running_run_id` is the running marker (a job never overlaps itself);
+    `awaiting_confirmation` says what waits for the user's yes (the job stays
+    disabled until the user enables it); `approved_commands` are the programs
+    outside the whitelist the user allowed for this job.
+    """
+
+    job_id: str
+    created_at: datetime
+    next_run_at: datetime | None = None
+    run_count: int = 0
+    skipped: int = 0
+    last_run_at: datetime | None = None
+    last_status: Literal["ok", "error", "timeout"] | None = None
+    running_run_id: str | None = None
+    running_since: datetime | None = None
+    awaiting_confirmation: str | None = None
+    approved_commands: list[str] = Field(default_factory=list)
+
+
+class ScheduleRun(_Model):
+    """One run of a job (`runs/<job_id>/<run_id>.json`)."""
+
+    run_id: str
+    job_id: str
+    trigger: Literal["schedule", "catch_up", "manual"] = "schedule"
+    started: datetime
+    finished: datetime | None = None
+    duration_s: float | None = None
+    status: Literal["ok", "error", "timeout"]
+    summary: str = ""
+    output_tail: str = ""
+
+
+class ScheduleToolCall(_Strict):
+    """Arguments of the `schedule` tool: an app creates, lists, changes and cancels
+    its own jobs (`job` for `create`; `job_id` for the others; `changes` for `update`)."""
+
+    action: Literal["create", "list", "cancel", "update", "run", "runs"]
+    job: dict[str, Any] | None = None
+    job_id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
+    changes: dict[str, Any] | None = None
