@@ -8,7 +8,7 @@ install-test:
 	bash scripts/install.sh --test
 
 run: install
-	python3 -m controller start
+	python3 -m aios start
 
 # the suite on one worker per core (at most 4); a module's tests stay on one worker,
 # so a module-wide system or browser is started once
@@ -20,4 +20,4 @@ lint:
 	python3 -m ruff check . && python3 -m ruff format --check .
 
 bench: install
-	python3 -m controller bench
+	python3 -m aios bench

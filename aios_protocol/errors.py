@@ -26,8 +26,8 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + ControllerUnreachable: controller_unreachable, 502 (executor.tools.schedule)
   + StartupFailed: startup_failed, 500 (controller.apps.supervisor)
   + StorageFull: storage_full, 507 (aios_runtime.files)
-  + JobRunning: job_running, 409 (controller.scheduler.scheduler)
-  + NeedsUserConfirmation: needs_user_confirmation, 403 (controller.scheduler.scheduler)
+  + JobRunning: job_running, 409 (scheduler.scheduler)
+  + NeedsUserConfirmation: needs_user_confirmation, 403 (scheduler.scheduler)
   + Cancelled: cancelled, 409 (controller.pipeline.cancel)
   + BadAppReply: bad_app_reply, 502
   + UnknownTool: unknown_tool, 400
@@ -47,9 +47,9 @@ The tree (class: code, HTTP status; the module when it is not this one):
     - LLMRateLimited: llm_rate_limited, 503 (aios_sdk.llm)
     - LLMBadReply: llm_bad_reply, 502 (aios_sdk.llm)
     - LLMNotConfigured: llm_not_configured, 503 (aios_sdk.llm)
-  + VoiceUnavailable: voice_unavailable, 503 (controller.voice.engines)
-  + VoiceNotUnderstood: voice_not_understood, 422 (controller.voice.engines)
-  + SpeechUnavailable: speech_unavailable, 503 (controller.voice.output)
+  + VoiceUnavailable: voice_unavailable, 503 (voice.engines)
+  + VoiceNotUnderstood: voice_not_understood, 422 (voice.engines)
+  + SpeechUnavailable: speech_unavailable, 503 (voice.output)
 
 Codes without a class of their own, raised as `SomeClass(message, code=...)` or
 answered as `AppReply.error(code, ...)`:

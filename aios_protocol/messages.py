@@ -28,6 +28,7 @@ __all__ = [
     "UI_OPS",
     "WINDOW_OPS",
     "RiskLevel",
+    "SystemRole",
     "describe_validation_error",
     "parse",
     "Action",
@@ -578,6 +579,9 @@ class HandleRequest(_Model):
     action_request: ActionRequest | None = None
 
 
+SystemRole = Literal["catch_all", "skills", "scheduler"]
+
+
 class Manifest(_Model):
     """S-31: an app's `manifest.json`, plus `keywords` / `examples` for routing."""
 
@@ -601,6 +605,9 @@ class Manifest(_Model):
     network: bool = False
     # true: started at launch and never stopped for being idle (controller.apps)
     keep_alive: bool = False
+    # a part the system itself relies on: `catch_all` takes what no other app claims
+    # (with a model), `skills` runs the installed skills, `scheduler` shows the jobs
+    system_role: SystemRole | None = None
 
     @field_validator("handle_endpoint")
     @classmethod

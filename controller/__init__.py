@@ -1,9 +1,9 @@
-"""The controller: the one process the desktop and the `aios` command talk to.
+"""The controller: routing, the pipeline and the apps it hands work to.
 
 It discovers and supervises the apps (`apps`), routes each instruction to them
 (`routing`, with a model when one is configured: `llm`), runs each task's steps loop
 through the executor (`pipeline`), pauses risky plans for the user (`permissions`),
-keeps sessions and events, listens and speaks (`voice`) and serves all of that over
-HTTP (`api`). `launcher` wires the pieces together for `aios start`; `cli` is the
-`aios` command.
+keeps sessions and events, and serves the desktop's API (`api`). Voice, the
+scheduler, the OpenAI-compatible entry and MCP out are packages of their own beside
+it, composed with it by `aios.compose`.
 """

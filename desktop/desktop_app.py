@@ -9,6 +9,7 @@ unless other ones are given, so it works from any current directory.
 
 from __future__ import annotations
 
+import runpy
 import sys
 from pathlib import Path
 
@@ -33,9 +34,14 @@ def start_arguments(argv: list[str], root: Path = ROOT) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from controller.cli import main as aios_main
-
-    return aios_main(start_arguments(sys.argv[1:] if argv is None else argv))
+    # the `aios` command runs as `python -m aios` would: the desktop package itself
+    # never imports the system that composes it
+    sys.argv = ["aios", *start_arguments(sys.argv[1:] if argv is None else argv)]
+    try:
+        runpy.run_module("aios", run_name="__main__", alter_sys=True)
+    except SystemExit as done:
+        return int(done.code or 0)
+    return 0
 
 
 if __name__ == "__main__":

@@ -145,6 +145,7 @@ class AppLifecycle:
                 description=c.spec.description,
                 keywords=tuple(c.spec.manifest.keywords),
                 examples=tuple(c.spec.manifest.examples),
+                system_role=c.spec.manifest.system_role,
             )
             for c in sorted(self._apps.values(), key=lambda c: c.child_id)
             if c.spec is not None and c.spec.manifest is not None

@@ -30,7 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from aios_protocol.messages import describe_validation_error
 from aios_sdk.llm import LLMBadReply, LLMError
 from controller.llm.client import LLMClient
-from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
+from controller.routing.router import (
+    AppProfile,
+    PlannedTask,
+    RoutePlan,
+    Router,
+    app_in_role,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -205,7 +211,7 @@ class FallbackRouter:
     """Deterministic first; the model only for what the deterministic router doubts.
 
     With a model configured, an instruction neither router gives to any app goes whole
-    to `catch_all` (the general agent app) when that app is installed; without a
+    to the app whose manifest gives it the `catch_all` role, when one is installed; without a
     model it stays unclaimed, and the user is told what the installed apps can do.
     """
 
@@ -215,11 +221,9 @@ class FallbackRouter:
         llm_router: LLMRouter | None,
         *,
         threshold: float | None = None,
-        catch_all: str | None = None,
     ):
         self.deterministic = deterministic
         self.llm_router = llm_router
-        self.catch_all = catch_all
         if threshold is None:  # DeterministicRouter's `confident` (its CONFIDENT)
             threshold = getattr(deterministic, "confident", None)
         self.threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
@@ -237,9 +241,10 @@ class FallbackRouter:
         if attempt.plan is not None and attempt.plan.tasks:
             return attempt.plan
         llm_calls = plan.llm_calls + attempt.llm_calls
-        if not plan.tasks and any(app.app_id == self.catch_all for app in apps):
-            task = PlannedTask("t1", str(self.catch_all), text)
-            return RoutePlan([task], 0.5, llm_calls, f"unclaimed: {self.catch_all}")
+        catch_all = app_in_role(apps, "catch_all")
+        if not plan.tasks and catch_all is not None:
+            task = PlannedTask("t1", catch_all, text)
+            return RoutePlan([task], 0.5, llm_calls, f"unclaimed: {catch_all}")
         if attempt.plan is not None:
             return attempt.plan
         return dataclasses.replace(plan, llm_calls=llm_calls)

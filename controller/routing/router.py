@@ -36,6 +36,12 @@ class AppProfile:
     description: str = ""
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
+    system_role: str | None = None  # the manifest's `system_role`
+
+
+def app_in_role(apps: Sequence[AppProfile], role: str) -> str | None:
+    """The id of the first app whose manifest gives it `role`, or None."""
+    return next((app.app_id for app in apps if app.system_role == role), None)
 
 
 @dataclass

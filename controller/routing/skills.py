@@ -23,12 +23,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
+from controller.routing.router import (
+    AppProfile,
+    PlannedTask,
+    RoutePlan,
+    Router,
+    app_in_role,
+)
 from controller.routing.text import normalize, split_units
 
-__all__ = ["MIN_SHARED", "SKILLS_APP", "SkillMatch", "SkillRouter", "match_skill", "words"]
+__all__ = ["MIN_SHARED", "SkillMatch", "SkillRouter", "match_skill", "words"]
 
-SKILLS_APP = "skills_app"
 MIN_SHARED = 2
 _SHORTEST_WORD = 3  # English words shorter than this are no evidence
 _PREFIX = 5  # "convert" and "converter" share their first five letters: one word
@@ -114,7 +119,8 @@ class SkillRouter:
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         plan = self.inner.route(text, apps)
-        if plan.tasks or not any(app.app_id == SKILLS_APP for app in apps):
+        skills_app = app_in_role(apps, "skills")
+        if plan.tasks or skills_app is None:
             return plan
         try:
             skills = self._skills()
@@ -125,8 +131,8 @@ class SkillRouter:
             return plan
         hits = ", ".join(found.shared[:4])
         return RoutePlan(
-            tasks=[PlannedTask("t1", SKILLS_APP, text.strip())],
+            tasks=[PlannedTask("t1", skills_app, text.strip())],
             confidence=max(self.CONFIDENCE, self.confident or 0.0),
             llm_calls=plan.llm_calls,
-            reason=f"t1→{SKILLS_APP} 技能 {found.name} [{hits}]",
+            reason=f"t1→{skills_app} 技能 {found.name} [{hits}]",
         )

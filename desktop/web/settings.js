@@ -12,7 +12,7 @@ import { setLanguage, tr } from "./i18n.js";
 import { speech } from "./speech.js";
 
 const VOICES = ["zh-CN", "zh-TW", "en-US", "en-GB", "ja-JP"];
-// the speech-to-text engines of controller/voice/input.py (`voice_engine`)
+// the speech-to-text engines of voice/input.py (`voice_engine`)
 const ENGINES = [
   ["auto", "自动（有密钥时用在线引擎）", "Automatic (online when a key is set)"],
   ["openai", "在线：OpenAI 兼容的转写接口", "Online: OpenAI-compatible transcription"],

@@ -1,6 +1,6 @@
 """The `schedule` tool (its schema is in `catalog.py`): an app creates, lists, changes and cancels its own scheduled jobs.
 
-The jobs live in the controller (`controller/scheduler/`), which runs them; this
+The jobs live in the controller (`scheduler/`), which runs them; this
 tool forwards the call to the controller's `POST /api/tools/schedule` with the
 calling app's own token, so the controller knows the app from the token alone and
 lets it touch only its own jobs. The controller's address is `$AIOS_CONTROLLER_URL`

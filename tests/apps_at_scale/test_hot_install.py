@@ -219,7 +219,7 @@ def test_a_taken_manifest_port_falls_back_to_a_free_one(system: RunningSystem) -
 def test_cli_install_and_uninstall_of_a_folder_and_a_zip(system: RunningSystem) -> None:
     def aios(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [PYTHON, "-m", "controller", *args, "--state-dir", str(system.state_dir)],
+            [PYTHON, "-m", "aios", *args, "--state-dir", str(system.state_dir)],
             cwd=ROOT,
             capture_output=True,
             text=True,

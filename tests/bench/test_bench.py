@@ -22,7 +22,7 @@ from tests.procs import ROOT
 def test_quick_bench_prints_one_json_object_with_every_figure() -> None:
     before = {p.pid for p in psutil.process_iter()}
     run = subprocess.run(
-        [sys.executable, "-m", "controller", "bench", "--quick", "--json"],
+        [sys.executable, "-m", "aios", "bench", "--quick", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ from tests.procs import ROOT
 def test_a_short_soak_reports_flat_growth_per_process() -> None:
     before = {p.pid for p in psutil.process_iter()}
     run = subprocess.run(
-        [sys.executable, "-m", "controller", "bench", "--soak", "0.1", "--json"],
+        [sys.executable, "-m", "aios", "bench", "--soak", "0.1", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

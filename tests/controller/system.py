@@ -188,7 +188,7 @@ def launch(
     config: dict[str, Any] | str | None = None,
     timeout: float = 60,
 ) -> RunningSystem:
-    """`python -m controller start --headless …`; returns once `ready` is printed."""
+    """`python -m aios start --headless …`; returns once `ready` is printed."""
     state_dir = state_dir or root / "state"
     config_path = root / "config.json"
     # a str is written as it is (the fault tests start on a damaged config.json)
@@ -203,7 +203,7 @@ def launch(
             [
                 PYTHON,
                 "-m",
-                "controller",
+                "aios",
                 "start",
                 "--headless",
                 "--ports",

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 def aios(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-m", "controller", *args],
+        [PYTHON, "-m", "aios", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

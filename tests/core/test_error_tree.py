@@ -15,17 +15,10 @@ from pathlib import Path
 
 import aios_protocol.errors as errors
 from aios_protocol.errors import AiosError
+from tests.product import PRODUCT_PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = (
-    "aios_protocol",
-    "aios_sdk",
-    "aios_runtime",
-    "controller",
-    "executor",
-    "bench",
-    "desktop",
-)
+PACKAGES = PRODUCT_PACKAGES
 # importing these runs a program or changes the interpreter of an app process
 NOT_IMPORTED = re.compile(r"\.__main__$|^controller\.apps\.app_site\b|^bench\.apps\b")
 # the base class is the family's name; its own code is the fallback of all others

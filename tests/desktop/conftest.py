@@ -1,6 +1,6 @@
 """Fixtures of the desktop tests: the real system with the gallery app, and Chromium.
 
-`system` starts `python -m controller start --headless --ports auto` (through the
+`system` starts `python -m aios start --headless --ports auto` (through the
 controller tests' launcher) on an apps folder holding copies of the shipped
 `hello_app` and `system_agent` and of `tests/desktop/apps/gallery_app`, and waits
 until they all run.

@@ -208,7 +208,12 @@ def test_without_llm_the_deterministic_plan_is_returned(fake: FakeOpenAI) -> Non
     assert fake.requests == []
 
 
-ASSISTANT = AppProfile("assistant_app", "智能助手", "通用助手：用模型和工具完成任何任务")
+ASSISTANT = AppProfile(
+    "assistant_app",
+    "智能助手",
+    "通用助手：用模型和工具完成任何任务",
+    system_role="catch_all",
+)
 
 
 def test_an_unclaimed_instruction_goes_to_the_catch_all_app_only_with_a_model(
@@ -216,28 +221,24 @@ def test_an_unclaimed_instruction_goes_to_the_catch_all_app_only_with_a_model(
 ) -> None:
     apps = (*APPS, ASSISTANT)
     fake.script(json_reply({"tasks": []}))  # the model does not claim it either
-    plan = FallbackRouter(
-        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
-    ).route("帮我想想周末去哪玩", apps)
+    plan = FallbackRouter(FixedRouter(NOTHING), LLMRouter(client)).route(
+        "帮我想想周末去哪玩", apps
+    )
     assert [(t.app_id, t.instruction) for t in plan.tasks] == [
         ("assistant_app", "帮我想想周末去哪玩")
     ]
     assert plan.llm_calls == 1
     # the model's own choice wins over the catch-all
     fake.script(json_reply(TWO_TASKS))
-    plan = FallbackRouter(
-        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
-    ).route("来点适合跑步的歌，然后算算总时长", apps)
+    plan = FallbackRouter(FixedRouter(NOTHING), LLMRouter(client)).route(
+        "来点适合跑步的歌，然后算算总时长", apps
+    )
     assert [t.app_id for t in plan.tasks] == ["music_app", "code_app"]
     # without a model, or without the app installed, nothing claims it
-    unconfigured = FallbackRouter(
-        FixedRouter(NOTHING), LLMRouter(LLMClient(Settings())), catch_all="assistant_app"
-    )
+    unconfigured = FallbackRouter(FixedRouter(NOTHING), LLMRouter(LLMClient(Settings())))
     assert unconfigured.route("帮我想想周末去哪玩", apps) is NOTHING
     fake.script(json_reply({"tasks": []}))
-    absent = FallbackRouter(
-        FixedRouter(NOTHING), LLMRouter(client), catch_all="assistant_app"
-    )
+    absent = FallbackRouter(FixedRouter(NOTHING), LLMRouter(client))
     assert absent.route("帮我想想周末去哪玩", APPS).tasks == []
 
 

@@ -30,7 +30,7 @@ def _params(tmp_path: Path, config: dict) -> StdioServerParameters:
         command=sys.executable,
         args=[
             "-m",
-            "controller",
+            "aios",
             "mcp",
             "--app",
             "hello_app",

@@ -38,7 +38,7 @@ def _apps_dir(tmp_path: Path) -> Path:
 def _argv(tmp_path: Path, apps: Path, config: Path, state: Path) -> list[str]:
     return [
         "-m",
-        "controller",
+        "aios",
         "mcp",
         "--app",
         "toolbox_app",

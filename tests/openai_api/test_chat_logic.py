@@ -8,17 +8,17 @@ import threading
 from pathlib import Path
 
 from aios_protocol.messages import AppReply
-from controller.chat.markdown import CONFIRM_HINT, reply_markdown
-from controller.chat.stream import turn_stream
-from controller.chat.turn import (
+from controller.events import EventBus
+from controller.sessions import SessionStore
+from openai_entry.markdown import CONFIRM_HINT, reply_markdown
+from openai_entry.stream import turn_stream
+from openai_entry.turn import (
     ChatTurn,
     TurnAnswer,
     confirmation_decision,
     estimate_tokens,
     session_id_for,
 )
-from controller.events import EventBus
-from controller.sessions import SessionStore
 
 
 def _reply(view_type: str, data: dict, message: str | None = None) -> AppReply:

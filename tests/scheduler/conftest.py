@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controller.scheduler import JobRunner, JobStore, Scheduler
+from scheduler import JobRunner, JobStore, Scheduler
 
 
 class Clock:

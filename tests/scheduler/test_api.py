@@ -11,7 +11,7 @@ from werkzeug.serving import make_server
 
 from aios_protocol.errors import AiosError
 from aios_runtime.edge import create_service, token_matches
-from controller.api.schedules import allow_app_tokens_for_schedule, schedules_blueprint
+from scheduler.api import allow_app_tokens_for_schedule, schedules_blueprint
 
 USER = "u" * 24
 APP_TOKENS = {"a" * 24: "music_app", "b" * 24: "hello_app"}

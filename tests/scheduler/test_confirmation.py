@@ -18,8 +18,8 @@ from aios_runtime.settings import Settings
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
-from controller.scheduler import JobRunner, JobStore, Scheduler
-from controller.scheduler.wiring import KIND, GateConfirmations, policy_review
+from scheduler import JobRunner, JobStore, Scheduler
+from scheduler.wiring import KIND, GateConfirmations, policy_review
 
 RISKY = {
     "name": "clean",

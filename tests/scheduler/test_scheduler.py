@@ -12,8 +12,8 @@ from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import ScheduleJob, ScheduleJobPatch
 from aios_runtime.json_client import request_json
 from controller.pipeline.cancel import Cancelled, TaskCancels
-from controller.scheduler import JobRunner, JobStore, Scheduler
-from controller.scheduler.scheduler import CommandReview, JobRunning, NeedsUserConfirmation
+from scheduler import JobRunner, JobStore, Scheduler
+from scheduler.scheduler import CommandReview, JobRunning, NeedsUserConfirmation
 
 
 def when(text: str) -> datetime:
@@ -221,7 +221,7 @@ def test_disable_enable_and_patch(make_scheduler, clock, pipeline):
 
 
 def test_apps_see_only_their_own_jobs(make_scheduler):
-    scheduler = make_scheduler()
+    scheduler = make_scheduler(manages_all=lambda app_id: app_id == "scheduler_app")
     mine = scheduler.create(agent_job(app_id="someone_else"), caller="music_app")
     assert mine["app_id"] == "music_app"  # an app's job is always its own
     other = scheduler.create(agent_job(app_id="hello_app"))

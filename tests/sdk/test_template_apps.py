@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from aios.scaffold import AppExists, scaffold_app
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import AppReply, Manifest
-from controller.scaffold import AppExists, scaffold_app
 from tests.procs import PYTHON, free_port, spawn, stop, wait_healthy
 
 TEMPLATE_APP = Path(__file__).resolve().parent / "template_app"

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from aios.scaffold import scaffold_app
 from aios_protocol.messages import AppRegistration, AppReply, RunResponse
 from aios_runtime.json_client import pool_for
 from aios_sdk import AIOSAgent, ToolFailed
 from aios_sdk.client import client_from_env
-from controller.scaffold import scaffold_app
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
 
 HERE = Path(__file__).resolve().parent

@@ -378,7 +378,7 @@ ORPHAN_CONFIG = {
 def _start_controller(
     root: Path, apps: Path, marker: str
 ) -> tuple[subprocess.Popen, queue.Queue]:
-    """`python -m controller start --headless` carrying `marker` in its environment;
+    """`python -m aios start --headless` carrying `marker` in its environment;
     its stdout lines go to the returned queue (not waited for: start-up is a target)."""
     config = root / "config.json"
     config.write_text(json.dumps(ORPHAN_CONFIG))
@@ -393,7 +393,7 @@ def _start_controller(
         [
             PYTHON,
             "-m",
-            "controller",
+            "aios",
             "start",
             "--headless",
             "--ports",

@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from controller.routing.router import AppProfile, DeterministicRouter, RoutePlan
-from controller.routing.skills import SKILLS_APP, SkillRouter, match_skill, words
+from controller.routing.skills import SkillRouter, match_skill, words
 from executor.skills.catalog import FolderScan, HelpRun
 from executor.skills.install import seed_examples
 from tests.controller.test_router import ROUTING_SET, app_ids, shipped_apps
 from tests.controller.test_routing_heldout import HELDOUT
+
+SKILLS_APP = "skills_app"  # the shipped app whose manifest has the `skills` role
 
 CASES = Path(__file__).with_name("routing_skills.json")
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.routing.router import AppProfile
-from controller.voice.grammar import profiles_from_manifests
+from voice.grammar import profiles_from_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
 ESPEAK = shutil.which("espeak-ng")

@@ -8,11 +8,11 @@ import inspect
 import pytest
 
 MODULES = [
-    "controller.voice.output",
-    "controller.voice.input",
-    "controller.voice.audio",
-    "controller.voice.engines",
-    "controller.voice.grammar",
+    "voice.output",
+    "voice.input",
+    "voice.audio",
+    "voice.engines",
+    "voice.grammar",
 ]
 
 

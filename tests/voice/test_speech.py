@@ -19,7 +19,8 @@ import pytest
 from aios_runtime.edge import TOKEN_HEADER, create_service, token_matches
 from aios_runtime.settings import Settings
 from controller.events import EventBus
-from controller.voice.output import (
+from tests.voice.conftest import needs_espeak
+from voice.output import (
     WELCOME,
     CommandPlayer,
     EspeakSynthesizer,
@@ -30,7 +31,6 @@ from controller.voice.output import (
     rate_wpm,
     speech_blueprint,
 )
-from tests.voice.conftest import needs_espeak
 
 pytestmark = needs_espeak
 

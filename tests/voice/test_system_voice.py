@@ -53,7 +53,7 @@ def test_aios_say_audio_from_the_terminal(system: RunningSystem, tmp_path: Path)
         [
             PYTHON,
             "-m",
-            "controller",
+            "aios",
             "say",
             "--audio",
             str(wav),

@@ -25,14 +25,14 @@ from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.edge import TOKEN_HEADER, create_service, start_server, token_matches
 from aios_runtime.settings import Settings
 from controller.routing.router import AppProfile, DeterministicRouter
-from controller.voice.input import (
+from tests.voice.conftest import needs_espeak
+from voice.input import (
     ZH_UNAVAILABLE,
     Recognizer,
     VoiceUnavailable,
     post_voice_file,
     voice_blueprint,
 )
-from tests.voice.conftest import needs_espeak
 
 pytestmark = needs_espeak
 
@@ -152,7 +152,7 @@ def test_any_rate_and_channel_count_is_accepted(
 def test_the_pure_python_conversion_hears_the_same(
     recognizer: Recognizer, spoken: Callable[[str], bytes], tmp_path: Path
 ) -> None:
-    from controller.voice.audio import pcm_from_wav
+    from voice.audio import pcm_from_wav
 
     source = tmp_path / "in.wav"
     source.write_bytes(spoken("run the code"))

@@ -26,19 +26,19 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from aios_protocol.errors import AiosError
-from controller.chat.turn import ChatTurn, TurnAnswer
-from controller.chat.wire import (
+from controller.events import BusEvent, EventBus
+from openai_entry.turn import ChatTurn, TurnAnswer
+from openai_entry.wire import (
     ChatCompletionChunk,
     ChunkChoice,
     Delta,
     ErrorBody,
     error_detail,
 )
-from controller.events import BusEvent, EventBus
 
 __all__ = ["EVENTS_HEADER", "error_body", "turn_stream"]
 
-log = logging.getLogger("aios.controller.chat")
+log = logging.getLogger("aios.openai_entry")
 
 EVENTS_HEADER = "X-AIOS-Events"
 _RENAMED = {

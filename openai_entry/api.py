@@ -6,8 +6,8 @@ and same-site `Origin` rules hold as on every route, but instead of `X-AIOS-Toke
 these routes take `Authorization: Bearer <key>`: the desktop token or one of
 config.json's `api_keys` (compared in constant time); a missing or wrong key is a
 401. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
-"param", "code"}}`. The turn itself is `controller.chat.turn`; `stream: true` answers
-with `controller.chat.stream`. docs/OPENAI_API.md says how to point a client here.
+"param", "code"}}`. The turn itself is `openai_entry.turn`; `stream: true` answers
+with `openai_entry.stream`. docs/OPENAI_API.md says how to point a client here.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from aios_protocol.errors import (
 )
 from aios_runtime.edge import loads_strict, public
 from aios_runtime.settings import Settings
-from controller.chat.stream import EVENTS_HEADER, turn_stream
-from controller.chat.turn import ChatService, read_turn
-from controller.chat.wire import (
+from openai_entry.stream import EVENTS_HEADER, turn_stream
+from openai_entry.turn import ChatService, read_turn
+from openai_entry.wire import (
     ChatCompletion,
     ChatCompletionRequest,
     Choice,

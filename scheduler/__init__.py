@@ -8,9 +8,9 @@ pipeline), and `scheduler` drives them from a background tick with an injectable
 clock.
 """
 
-from controller.scheduler.runner import JobRunner, RunOutcome
-from controller.scheduler.scheduler import Scheduler
-from controller.scheduler.store import JobStore
-from controller.scheduler.timing import now_local
+from scheduler.runner import JobRunner, RunOutcome
+from scheduler.scheduler import Scheduler
+from scheduler.store import JobStore
+from scheduler.timing import now_local
 
 __all__ = ["JobRunner", "JobStore", "RunOutcome", "Scheduler", "now_local"]

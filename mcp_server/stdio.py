@@ -2,7 +2,7 @@
 
 The toolbox is the app's executor listing: the atomic tools, the configured MCP
 servers' tools and the app's own `@tool` methods, each with its schema. Every call
-goes through `controller.api.toolbox.AppToolbox`, the way a planned step runs: the
+goes through `mcp_server.toolbox.AppToolbox`, the way a planned step runs: the
 controller's permission review (a call that needs the user's yes is refused with
 `needs_confirmation`, since there is no one to ask, unless config.json
 `mcp_out.allow_confirmed_tools` names the tool), then a one-step plan on the
@@ -39,7 +39,6 @@ from mcp.server.stdio import stdio_server
 
 from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.settings import Settings, load_settings
-from controller.api.toolbox import AppToolbox
 from controller.api.tools import ToolListings
 from controller.apps.discovery import AppSpec, discover_apps
 from controller.apps.lifecycle import AppsSettings
@@ -50,6 +49,7 @@ from controller.apps.supervisor import Supervisor
 from controller.clients import json_call
 from controller.permissions.policy import PermissionPolicy
 from controller.state_dir import StateDir
+from mcp_server.toolbox import AppToolbox
 
 __all__ = ["ControllerToolbox", "PrivateServices", "serve_app_over_mcp"]
 

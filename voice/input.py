@@ -34,8 +34,8 @@ from flask import Blueprint, jsonify, request
 from aios_protocol.errors import AiosError, InvalidRequest, UnsupportedMediaType
 from aios_runtime.settings import Settings
 from controller.routing.router import AppProfile
-from controller.voice.audio import PcmAudio, pcm_from_wav
-from controller.voice.engines import (
+from voice.audio import PcmAudio, pcm_from_wav
+from voice.engines import (
     GoogleEngine,
     OpenAITranscriptionEngine,
     PocketsphinxEngine,

@@ -29,7 +29,7 @@ from flask import Blueprint, g, request
 from aios_protocol.errors import Forbidden, InvalidRequest
 from aios_protocol.messages import ScheduleJob, ScheduleJobPatch, ScheduleToolCall, parse
 from aios_runtime.edge import Authenticator, read_json
-from controller.scheduler.scheduler import Scheduler
+from scheduler.scheduler import Scheduler
 
 __all__ = ["SCHEDULE_TOOL_ROUTE", "allow_app_tokens_for_schedule", "schedules_blueprint"]
 

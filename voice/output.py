@@ -62,7 +62,7 @@ __all__ = [
     "speech_blueprint",
 ]
 
-log = logging.getLogger("aios.controller.voice.output")
+log = logging.getLogger("aios.voice.output")
 
 WELCOME = "欢迎使用 Triton AIOS"
 NORMAL_RATE_WPM = 175  # espeak-ng's default speaking rate

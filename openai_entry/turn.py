@@ -30,14 +30,14 @@ from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppInfo, AppReply, InstructionRequest
-from controller.chat.markdown import reply_markdown
-from controller.chat.wire import ChatCompletionRequest, ChatMessage, Usage
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.pipeline.admission import Admission
 from controller.pipeline.run import Pipeline
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
 from controller.sessions import SessionStore
+from openai_entry.markdown import reply_markdown
+from openai_entry.wire import ChatCompletionRequest, ChatMessage, Usage
 
 __all__ = [
     "BASE_MODEL",

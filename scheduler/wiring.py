@@ -23,9 +23,9 @@ from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.context import tr
-from controller.scheduler.runner import JobRunner, job_session_id
-from controller.scheduler.scheduler import CommandReview, Review, Scheduler
-from controller.scheduler.store import JobStore
+from scheduler.runner import JobRunner, job_session_id
+from scheduler.scheduler import CommandReview, Review, Scheduler
+from scheduler.store import JobStore
 
 __all__ = ["KIND", "GateConfirmations", "build_scheduler", "policy_review"]
 
@@ -148,6 +148,13 @@ def build_scheduler(
             return app_id
         return str(getattr(manifest, "name", "") or app_id)
 
+    def manages_all(app_id: str) -> bool:
+        try:
+            manifest = spec_of(app_id).manifest
+        except AiosError:
+            return False
+        return getattr(manifest, "system_role", None) == "scheduler"
+
     asking = GateConfirmations(confirmations, app_name, language) if confirmations else None
     scheduler = Scheduler(
         JobStore(state_dir),
@@ -155,6 +162,7 @@ def build_scheduler(
         review=policy_review(policy, workdir_of, language),
         notify=notify,
         app_exists=app_exists,
+        manages_all=manages_all,
         confirmations=asking,
         language=language,
     )

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 from aios_protocol.errors import AiosError
 from controller.pipeline.context import tr
 from controller.routing.router import AppProfile
-from controller.voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm
-from controller.voice.grammar import CommandGrammar, build_command_grammar
+from voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm
+from voice.grammar import CommandGrammar, build_command_grammar
 
 __all__ = [
     "GoogleEngine",
@@ -43,7 +43,7 @@ __all__ = [
     "said",
 ]
 
-log = logging.getLogger("aios.controller.voice.engines")
+log = logging.getLogger("aios.voice.engines")
 
 _reader: ContextVar[str] = ContextVar("voice_reader", default="zh-CN")
 

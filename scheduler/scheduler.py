@@ -11,8 +11,8 @@ daemon thread, the first time at once (the catch-up).
 
 Who may do what: `caller=None` is the user (the desktop's token) and sees every
 job; an app (through the `schedule` tool) sees, changes and cancels only its own
-jobs and creates jobs for itself only; the built-in Scheduled Tasks window app
-(`window_app`) sees and manages every job but still creates only its own. A
+jobs and creates jobs for itself only; the app whose manifest gives it the
+`scheduler` role (`manages_all`) sees and manages every job but still creates only its own. A
 command the permission policy finds risky leaves the job disabled, waiting for the
 user's yes: the question goes to `confirmations` (the desktop's confirm dialog) and
 its answer comes back as `settle` — allowed, the job is enabled; denied, it is
@@ -40,9 +40,9 @@ from aios_protocol.messages import (
     parse,
 )
 from controller.pipeline.context import tr
-from controller.scheduler.runner import JobRunner
-from controller.scheduler.store import JobStore
-from controller.scheduler.timing import as_local, check_schedule, next_fire, now_local
+from scheduler.runner import JobRunner
+from scheduler.store import JobStore
+from scheduler.timing import as_local, check_schedule, next_fire, now_local
 
 __all__ = [
     "CommandReview",
@@ -51,12 +51,10 @@ __all__ = [
     "NeedsUserConfirmation",
     "Review",
     "Scheduler",
-    "WINDOW_APP",
 ]
 
 log = logging.getLogger("aios.scheduler")
 
-WINDOW_APP = "scheduler_app"
 _SCHEDULE_FIELDS = ("run_at", "interval_s", "cron")
 
 
@@ -107,7 +105,7 @@ class Scheduler:
         notify: Callable[[str, str, str, str], None] = lambda *a: None,
         app_exists: Callable[[str], bool] = lambda app_id: True,
         tick_interval: float = 1.0,
-        window_app: str = WINDOW_APP,
+        manages_all: Callable[[str], bool] = lambda app_id: False,
         confirmations: JobConfirmations | None = None,
         language: Callable[[], str] = lambda: "zh-CN",
     ):
@@ -118,7 +116,7 @@ class Scheduler:
         self._notify = notify
         self._app_exists = app_exists
         self.tick_interval = tick_interval
-        self._window_app = window_app
+        self._manages_all = manages_all
         self._confirmations = confirmations
         self._language = language  # of the toasts and answers the user reads
         self._lock = threading.RLock()
@@ -299,7 +297,7 @@ class Scheduler:
     # ------------------------------------------------------------- the jobs
 
     def _visible(self, job: ScheduleJob, caller: str | None) -> bool:
-        return caller is None or caller == self._window_app or job.app_id == caller
+        return caller is None or job.app_id == caller or self._manages_all(caller)
 
     def _job(self, job_id: str, caller: str | None) -> ScheduleJob:
         job = self._jobs.get(job_id)

@@ -67,7 +67,7 @@ class Controller:
         self._summarizer: Any = None
         self.speaker: Any = None
         self._relay: ExecutorEventRelay | None = None
-        self.scheduler: Any = None  # controller.scheduler.Scheduler, once serving
+        self.scheduler: Any = None  # scheduler.Scheduler, once serving
         self.watcher: Any = None  # controller.apps.watcher.AppsFolderWatcher
         self.url = ""
 
@@ -168,15 +168,8 @@ class Controller:
         from controller.api.desktop import ApiServices, create_app
         from controller.api.installs import AppInstalls, installs_blueprint
         from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
-        from controller.api.openai_compat import openai_blueprint
-        from controller.api.schedules import (
-            allow_app_tokens_for_schedule,
-            schedules_blueprint,
-        )
         from controller.api.tasks import tasks_blueprint
-        from controller.api.toolbox import AppToolbox, toolbox_blueprint
         from controller.api.tools import tools_blueprint
-        from controller.chat.turn import AddressedRouter, ChatService
         from controller.llm.client import LLMClient
         from controller.llm.summary import BackgroundSummarizer
         from controller.permissions.confirmations import ConfirmationGate
@@ -186,11 +179,18 @@ class Controller:
         from controller.routing.llm_router import FallbackRouter, LLMRouter
         from controller.routing.router import DeterministicRouter
         from controller.routing.skills import SkillRouter
-        from controller.scheduler.wiring import build_scheduler
         from controller.sessions import Session, SessionStore
         from controller.settings_store import SettingsStore
-        from controller.voice.input import Recognizer, voice_blueprint
-        from controller.voice.output import Speaker, follow_speak_events, speech_blueprint
+        from mcp_server.toolbox import AppToolbox, toolbox_blueprint
+        from openai_entry.api import openai_blueprint
+        from openai_entry.turn import AddressedRouter, ChatService
+        from scheduler.api import (
+            allow_app_tokens_for_schedule,
+            schedules_blueprint,
+        )
+        from scheduler.wiring import build_scheduler
+        from voice.input import Recognizer, voice_blueprint
+        from voice.output import Speaker, follow_speak_events, speech_blueprint
 
         supervisor = self.supervisor
         assert supervisor is not None
@@ -268,7 +268,6 @@ class Controller:
                     # what no app claims may still match a skill's summary (技能)
                     SkillRouter(DeterministicRouter(), self._skills),
                     LLMRouter(llm),
-                    catch_all="assistant_app",
                 )
             ),
             apps=supervisor,

@@ -1,4 +1,4 @@
-"""The `aios` command (`python -m controller …` is the same thing).
+"""The `aios` command (`python -m aios …` is the same thing).
 
     aios start [--headless|--browser] [--config F] [--apps-dir D] [--state-dir S]
                [--ports auto|F]
@@ -56,8 +56,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         format="aios %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    from aios.system import Controller, LaunchOptions
     from aios_protocol.errors import AiosError
-    from controller.launcher import Controller, LaunchOptions
 
     stop = threading.Event()
 
@@ -261,7 +261,7 @@ def cmd_say(args: argparse.Namespace) -> int:
         body["session_id"] = session
     try:
         if args.audio:
-            from controller.voice.input import post_voice_file
+            from voice.input import post_voice_file
 
             response = post_voice_file(
                 running.url, running.token, args.audio, lang=args.lang, session_id=session
@@ -338,7 +338,7 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 def cmd_new_app(args: argparse.Namespace) -> int:
     try:
-        from controller.scaffold import scaffold_app
+        from aios.scaffold import scaffold_app
     except ImportError as exc:
         _err(f"the SDK's app template is not available ({exc})")
         return 1
@@ -354,9 +354,9 @@ def cmd_new_app(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """`aios mcp --app APP_ID`: the app's toolbox over stdio (controller/mcp_server.py)."""
+    """`aios mcp --app APP_ID`: the app's toolbox over stdio (mcp_server/stdio.py)."""
     from aios_protocol.errors import AiosError
-    from controller.mcp_server import serve_app_over_mcp
+    from mcp_server.stdio import serve_app_over_mcp
 
     config = Path(args.config)
     state = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()

@@ -1,4 +1,4 @@
-"""One app's toolbox for a caller outside any plan: `aios mcp` (controller/mcp_server.py).
+"""One app's toolbox for a caller outside any plan: `aios mcp` (mcp_server/stdio.py).
 
 `AppToolbox` lists an app's tools and runs one tool call for it, the way a planned
 step runs: the app is started first (its `@tool` methods are registered with the

@@ -1,7 +1,0 @@
-"""`python -m controller …` is the `aios` command."""
-
-import sys
-
-from controller.cli import main
-
-sys.exit(main())
