@@ -8,6 +8,7 @@ a cycle hidden in a function is still a cycle of the design.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections import defaultdict
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_no_cycle_between_top_level_packages() -> None:
     cycle = _cycle(graph)
     where = [
         f"{a} → {b}: {', '.join(graph[a][b][:3])}"
-        for a, b in zip(cycle or [], (cycle or [])[1:])
+        for a, b in itertools.pairwise(cycle or [])
     ]
     assert cycle is None, (
         "import cycle: " + " → ".join(cycle or []) + "\n" + "\n".join(where)
