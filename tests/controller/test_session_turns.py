@@ -16,14 +16,11 @@ from typing import Any
 
 import pytest
 
-from aios_runtime.settings import Settings
 from aios_sdk.protocol import ActionPost, InstructionRequest
-from controller.permissions.confirmations import ConfirmationGate
-from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.context import language_of
 from controller.routing.router import PlannedTask
 from controller.sessions import SessionStore, load_session_file
-from tests.controller.fakes import STEP, make_pipeline, text_reply
+from tests.controller.fakes import STEP, asking_pipeline, make_pipeline, text_reply
 
 
 class CountingLock:
@@ -136,25 +133,7 @@ def test_each_request_takes_the_session_lock_once_and_writes_one_journal_line(
 def test_a_paused_step_and_its_answer_take_the_lock_once_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    drop = {
-        "step_id": 1,
-        "tool": "db_query",
-        "args": {"dsn": "d.db", "sql": "DROP TABLE t"},
-    }
-    replies = iter(
-        [
-            {"status": "ok", "view_type": "loading", "data": {}, "steps": [drop]},
-            text_reply("refused", message="Not dropped"),
-        ]
-    )
-    pipeline, _, executor, bus, store = make_pipeline(
-        tmp_path, {"db": lambda b: next(replies)}, [PlannedTask("t1", "db", "drop t")]
-    )
-    settings = Settings()
-    pipeline._permissions = PermissionPolicy(
-        tmp_path / "permissions.json", lambda: settings
-    )
-    pipeline._confirmations = ConfirmationGate(tmp_path / "confirmations", bus)
+    pipeline, _, executor, _, store = asking_pipeline(tmp_path)
     taken = count_locks(store, monkeypatch)
 
     response = pipeline.instruction(InstructionRequest(text="drop t"))
