@@ -17,6 +17,10 @@ changed. A save therefore writes O(what changed); a fresh snapshot replaces the 
 when a list changed in another way, and on a store's first save of a session.
 `load_session_file` replays a journal; it also reads the single JSON object (one
 line or pretty-printed) that sessions were saved as before the journal.
+
+A request changes its session through a `Turn` (`SessionStore.turn`): the turn
+records the changes while apps and the executor work, and the store applies them
+and journals them once, under the session's lock, when the request is done.
 """
 
 from __future__ import annotations
@@ -27,9 +31,12 @@ import re
 import secrets
 import threading
 import time
+from collections import ChainMap
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest
 from aios_runtime.files import StorageFull, is_storage_full, set_aside
@@ -38,6 +45,8 @@ __all__ = [
     "SESSION_ID_PATTERN",
     "Session",
     "SessionStore",
+    "SessionView",
+    "Turn",
     "load_session_file",
     "new_session_id",
 ]
@@ -105,12 +114,11 @@ class Session:
 
     def merge_agent_state(self, app_id: str, state: dict[str, Any]) -> None:
         """Merge what an app asked to keep (reply field `state`) into its state."""
-        current = self.agent_states.setdefault(app_id, {})
-        for key, value in state.items():
-            if value is None:
-                current.pop(key, None)
-            else:
-                current[key] = value
+        _merge_state(self.agent_states.setdefault(app_id, {}), state)
+
+    def agent_state(self, app_id: str) -> Mapping[str, Any]:
+        """The state the app `app_id` keeps in this session (not to be changed)."""
+        return self.agent_states.get(app_id, {})
 
     def log_tool_calls(self, entries: list[dict[str, Any]]) -> None:
         self.tool_calls_log.extend(entries)
@@ -134,6 +142,89 @@ class Session:
         del session.completed_tasks[:-MAX_COMPLETED]
         session.current_tasks = []
         return session
+
+
+def _merge_state(current: dict[str, Any], state: dict[str, Any]) -> None:
+    """An app's `state` reply field merged into its kept state: None removes a key."""
+    for key, value in state.items():
+        if value is None:
+            current.pop(key, None)
+        else:
+            current[key] = value
+
+
+class SessionView(Protocol):
+    """What reading a session needs: a `Session`, or a `Turn` that sees its own changes."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def history(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def context(self) -> Mapping[str, Any]: ...
+
+    def agent_state(self, app_id: str) -> Mapping[str, Any]: ...
+
+
+class Turn:
+    """One request's changes to its session, applied at once when the request ends.
+
+    Made by `SessionStore.turn`. The turn reads through to the session and sees its
+    own changes (`context`, `agent_state`); every change is recorded, not made, so
+    the session's lock is not taken while an app or the executor works and the
+    session's other requests go on meanwhile. The tasks of one instruction record
+    from parallel threads: each record is one list append.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.session_id = session.session_id
+        self._context: dict[str, Any] = {}
+        # reads see the session's context under the turn's own; writes go to the turn
+        self.context: ChainMap[str, Any] = ChainMap(self._context, session.context)
+        self._states: dict[str, list[dict[str, Any]]] = {}
+        self._changes: list[Callable[[Session], object]] = []
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.session.history
+
+    def agent_state(self, app_id: str) -> Mapping[str, Any]:
+        """The app's kept state with what this turn merged into it so far."""
+        merged = self._states.get(app_id)
+        if not merged:
+            return self.session.agent_state(app_id)
+        state = dict(self.session.agent_state(app_id))
+        for change in list(merged):
+            _merge_state(state, change)
+        return state
+
+    def add_turn(self, kind: str, text: str | None, **extra: Any) -> None:
+        self._changes.append(lambda session: session.add_turn(kind, text, **extra))
+
+    def start_task(self, task: dict[str, Any]) -> None:
+        self._changes.append(lambda session: session.start_task(task))
+
+    def finish_task(self, task: dict[str, Any]) -> None:
+        self._changes.append(lambda session: session.finish_task(task))
+
+    def merge_agent_state(self, app_id: str, state: dict[str, Any]) -> None:
+        self._states.setdefault(app_id, []).append(state)
+        self._changes.append(lambda session: session.merge_agent_state(app_id, state))
+
+    def log_tool_calls(self, entries: list[dict[str, Any]]) -> None:
+        self._changes.append(lambda session: session.log_tool_calls(entries))
+
+    def _apply(self) -> None:
+        """Make the recorded changes on the session, in the order they were recorded."""
+        self.session.context.update(self._context)
+        for change in self._changes:
+            change(self.session)
+        self._context.clear()
+        self._states.clear()
+        self._changes.clear()
 
 
 # `fields()` filters the dataclass's fields on every call; a save needs only the names
@@ -393,10 +484,12 @@ class _Journal:
 class SessionStore:
     """Sessions by id, loaded lazily from disk and journalled after every change.
 
-    Each session has its own lock; `lock(session_id)` serialises the requests of one
-    session while different sessions proceed in parallel. A session's journal
-    starts with a snapshot on this store's first save of it (which also replaces
-    a line a crash cut short), so a restart continues every file correctly.
+    Each session has its own lock, held only while changes are made and written:
+    `turn(session_id)` takes it once per request; `lock(session_id)` (with `save`)
+    serves a change made apart from a turn, such as the background summary. A
+    session's journal starts with a snapshot on this store's first save of it (which
+    also replaces a line a crash cut short), so a restart continues every file
+    correctly.
     """
 
     def __init__(self, folder: Path):
@@ -411,7 +504,7 @@ class SessionStore:
         return self._folder / f"{session_id}.json"
 
     def lock(self, session_id: str) -> threading.RLock:
-        lock = self._locks.get(session_id)  # taken several times per instruction
+        lock = self._locks.get(session_id)
         if lock is not None:
             return lock
         with self._guard:
@@ -461,31 +554,49 @@ class SessionStore:
             set_aside(path, f"not a session: {exc}")
             return None
 
+    @contextmanager
+    def turn(self, session_id: str | None) -> Iterator[Turn]:
+        """A request's turn on the session `session_id` (see `get_or_create`).
+
+        When the block ends, the turn's changes are made on the session and saved,
+        under the session's lock, taken this once; a block that raises changes
+        nothing. A full disk raises `StorageFull` then, the changes kept in memory.
+        """
+        turn = Turn(self.get_or_create(session_id))
+        yield turn
+        with self.lock(turn.session_id):
+            turn._apply()
+            self._write(turn.session)
+
     def save(self, session: Session) -> None:
         """Write what changed since the last save: usually one appended line.
 
         A full disk raises `StorageFull`: the file keeps its last complete version
         (a delta cut short is ignored on load) and the next save writes it all.
         """
+        with self.lock(session.session_id):
+            self._write(session)
+
+    def _write(self, session: Session) -> None:
+        """`save`, with the session's lock held."""
         session.updated = time.time()
         sid = session.session_id
-        with self.lock(sid):
-            # taken out while writing: if a write fails, the next save starts afresh
-            # (with a snapshot, which also replaces a delta line cut short)
-            journal = self._journals.pop(sid, None) or _Journal(self._path(sid))
-            path = journal.path
-            try:
-                line, snapshot = journal.next_line(session)
-                if not snapshot and not _append_line(path, line):
-                    line, snapshot = journal.snapshot(session), True
-                if snapshot:
-                    _replace_file(path, line)
-            except OSError as exc:
-                if is_storage_full(exc):
-                    raise StorageFull.writing(path, exc) from exc
-                raise
-            journal.written(line, snapshot)
-            self._journals[sid] = journal
+        # taken out while writing: if a write fails, the next save starts afresh
+        # (with a snapshot, which also replaces a delta line cut short)
+        journal = self._journals.pop(sid, None) or _Journal(self._path(sid))
+        path = journal.path
+        try:
+            line, snapshot = journal.next_line(session)
+            if not snapshot and not _append_line(path, line):
+                line, snapshot = journal.snapshot(session), True
+            if snapshot:
+                _replace_file(path, line)
+        except OSError as exc:
+            if is_storage_full(exc):
+                raise StorageFull.writing(path, exc) from exc
+            raise
+        journal.written(line, snapshot)
+        self._journals[sid] = journal
 
     def ids(self) -> list[str]:
         on_disk = {p.stem for p in self._folder.glob("sess_*.json")}

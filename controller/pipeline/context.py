@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 from aios_protocol.messages import ATOMIC_TOOLS, Context, Language
-from controller.sessions import Session
+from controller.sessions import SessionView
 
 __all__ = [
     "ContextBuilder",
@@ -81,7 +81,7 @@ def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
     return names[:limit]
 
 
-def language_of(session: Session | None, default: str = "") -> Language:
+def language_of(session: SessionView | None, default: str = "") -> Language:
     """The language the user reads: the one the desktop last said for `session`,
     else `default` (the settings' `ui_language`; a message built without a session
     passes only this), else Chinese."""
@@ -97,7 +97,7 @@ def tr(language: str, zh: str, en: str) -> str:
     return en if language == "en-US" else zh
 
 
-def summarise_history(session: Session) -> str:
+def summarise_history(session: SessionView) -> str:
     """`history_summary`: the LLM's summary of the session when one was written
     (in the background, `llm_summary`), else the deterministic "用户刚问过…"."""
     from controller.llm.summary import deterministic_summary
@@ -115,7 +115,7 @@ class ContextBuilder:
     def __init__(
         self,
         list_tools: Callable[[str], list[str]],
-        summarise: Callable[[Session], str] = summarise_history,
+        summarise: Callable[[SessionView], str] = summarise_history,
         *,
         cache_tools: bool = True,
     ):
@@ -131,7 +131,7 @@ class ContextBuilder:
         # per session: (history length, its last turn, LLM summary) → the summary
         self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
 
-    def language(self, session: Session | None) -> Language:
+    def language(self, session: SessionView | None) -> Language:
         """`language_of(session)`, falling back to the settings' `ui_language`."""
         return language_of(session, self.default_language())
 
@@ -153,7 +153,7 @@ class ContextBuilder:
                 self._tools[app_id] = list(names)
         return list(names)
 
-    def _summary(self, session: Session) -> str:
+    def _summary(self, session: SessionView) -> str:
         """`summarise(session)`, computed once per state of the history: every call
         of a steps loop (and every task of one instruction) sees the same history."""
         history = session.history
@@ -190,12 +190,12 @@ class ContextBuilder:
         app_id: str,
         role: str,
         workdir: Path | None,
-        session: Session,
+        session: SessionView,
         tool_results: dict[str, Any] | None = None,
         upstream: list[dict[str, Any]] | None = None,
     ) -> Context:
         cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
-        cwd_state.update(session.agent_states.get(app_id, {}))
+        cwd_state.update(session.agent_state(app_id))
         extra: dict[str, Any] = {}
         if upstream:
             extra["upstream"] = upstream

@@ -8,7 +8,9 @@ action (S-53/S-55) run the same steps loop. Every failure on the way becomes an
 bad request (unknown app, malformed session id).
 
 The pipeline talks to the outside world only through the small interfaces below
-(`AppDirectory`, `run_steps`), so tests drive it with plain callables.
+(`AppDirectory`, `run_steps`), so tests drive it with plain callables. Each request
+reads and changes its session through one `Turn` (`SessionStore.turn`), which
+records the changes and saves them when the request is done.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from controller.pipeline.cancel import TaskCancels
 from controller.pipeline.context import ContextBuilder, tr
 from controller.pipeline.failures import app_name, failure_view
 from controller.routing.router import AppProfile, RoutePlan, Router, no_match_message
-from controller.sessions import Session, SessionStore
+from controller.sessions import Session, SessionStore, Turn
 
 __all__ = [
     "AppDirectory",
@@ -132,9 +134,15 @@ class Pipeline:
     # ------------------------------------------------------------ instructions
 
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
-        session = self._sessions.get_or_create(request.session_id)
-        self._keep_language(session, request.language)
-        language = self._contexts.language(session)
+        with self._sessions.turn(request.session_id) as turn:
+            response = self._instruction(turn, request)
+        if self._on_turn is not None:
+            self._on_turn(turn.session)
+        return response
+
+    def _instruction(self, turn: Turn, request: InstructionRequest) -> InstructionResponse:
+        self._keep_language(turn, request.language)
+        language = self._contexts.language(turn)
         profiles = self._apps.profiles()
         failure = ""
         try:
@@ -152,9 +160,9 @@ class Pipeline:
             # a router's reason is its own Chinese text: English readers get English
             reason = plan.reason if language == "zh-CN" else ""
             message = failure + (reason or no_match_message(profiles, language))
-            self._record_turn(session, "instruction", request.text, [], message, [])
+            self._record_turn(turn, "instruction", request.text, [], message, [])
             return InstructionResponse(
-                session_id=session.session_id,
+                session_id=turn.session_id,
                 message=message,
                 tasks=[],
                 llm_calls=plan.llm_calls,
@@ -168,11 +176,11 @@ class Pipeline:
             )
             for p in plan.tasks
         ]
-        self._run_tasks(tasks, session, request.client_id)
+        self._run_tasks(tasks, turn, request.client_id)
         messages = [t.result.message for t in tasks if t.result and t.result.message]
         message = tr(language, "；", "; ").join(messages)
         self._record_turn(
-            session,
+            turn,
             "instruction",
             request.text,
             [t.app_id for t in tasks],
@@ -181,14 +189,14 @@ class Pipeline:
             source=request.source,
         )
         return InstructionResponse(
-            session_id=session.session_id,
+            session_id=turn.session_id,
             message=message,
             tasks=tasks,
             llm_calls=plan.llm_calls,
         )
 
     def _run_tasks(
-        self, tasks: list[Task], session: Session, client_id: str | None = None
+        self, tasks: list[Task], turn: Turn, client_id: str | None = None
     ) -> None:
         """Run the plan's DAG: each wave of ready tasks in parallel threads."""
         by_id = {t.task_id: t for t in tasks}
@@ -207,7 +215,7 @@ class Pipeline:
                     task.result = AppReply.error(
                         "dependency_cycle",
                         tr(
-                            self._contexts.language(session),
+                            self._contexts.language(turn),
                             "任务之间的依赖形成了环，无法执行",
                             "These tasks wait for each other in a circle, so none of them ran.",
                         ),
@@ -216,19 +224,17 @@ class Pipeline:
             for task in ready:
                 pending.remove(task)
             if len(ready) == 1:
-                self._run_task(ready[0], by_id, session, client_id)
+                self._run_task(ready[0], by_id, turn, client_id)
                 continue
             workers = min(len(ready), max(1, self.limits.max_parallel))
             with ThreadPoolExecutor(workers, thread_name_prefix="task") as pool:
-                list(
-                    pool.map(lambda t: self._run_task(t, by_id, session, client_id), ready)
-                )
+                list(pool.map(lambda t: self._run_task(t, by_id, turn, client_id), ready))
 
     def _run_task(
         self,
         task: Task,
         by_id: dict[str, Task],
-        session: Session,
+        turn: Turn,
         client_id: str | None = None,
     ) -> None:
         failed = [d for d in task.depends_on if by_id[d].status == "error"]
@@ -238,24 +244,23 @@ class Pipeline:
             task.result = AppReply.error(
                 "dependency_failed",
                 tr(
-                    self._contexts.language(session),
+                    self._contexts.language(turn),
                     f"没有执行：它依赖的任务 {names} 失败了",
                     f"Not run: the task it waits for ({names}) failed.",
                 ),
             )
-            self._finish_task(session, task, client_id)
+            self._finish_task(turn, task, client_id)
             return
         task.status = "running"
-        with self._sessions.lock(session.session_id):
-            session.start_task(
-                {
-                    "task_id": task.task_id,
-                    "app_id": task.app_id,
-                    "instruction": task.instruction,
-                    "depends_on": list(task.depends_on),
-                    "status": "running",
-                }
-            )
+        turn.start_task(
+            {
+                "task_id": task.task_id,
+                "app_id": task.app_id,
+                "instruction": task.instruction,
+                "depends_on": list(task.depends_on),
+                "status": "running",
+            }
+        )
         self._events.publish(
             "task_started",
             {
@@ -265,39 +270,36 @@ class Pipeline:
                 "client_id": client_id,  # the desktop that sent it (as in `task_done`)
             },
             app_id=task.app_id,
-            session_id=session.session_id,
+            session_id=turn.session_id,
         )
         upstream = [_upstream_entry(by_id[d]) for d in task.depends_on]
         reply = self.drive(
             task.app_id,
-            session,
+            turn,
             instruction=task.instruction,
             task_id=task.task_id,
             upstream=upstream or None,
         )
         task.result = reply
         task.status = "done" if reply.status == "ok" else "error"
-        self._finish_task(session, task, client_id)
+        self._finish_task(turn, task, client_id)
 
-    def _finish_task(
-        self, session: Session, task: Task, client_id: str | None = None
-    ) -> None:
+    def _finish_task(self, turn: Turn, task: Task, client_id: str | None = None) -> None:
         """Record the task in the session and publish `task_done` with its result
         (so a desktop shows results of instructions sent elsewhere: the CLI, voice)."""
         reply = task.result
-        with self._sessions.lock(session.session_id):
-            session.finish_task(
-                {
-                    "task_id": task.task_id,
-                    "app_id": task.app_id,
-                    "instruction": task.instruction,
-                    "depends_on": task.depends_on,
-                    "status": task.status,
-                    "view_type": reply.view_type if reply else None,
-                    "message": reply.message if reply else None,
-                    "time": round(time.time(), 3),
-                }
-            )
+        turn.finish_task(
+            {
+                "task_id": task.task_id,
+                "app_id": task.app_id,
+                "instruction": task.instruction,
+                "depends_on": task.depends_on,
+                "status": task.status,
+                "view_type": reply.view_type if reply else None,
+                "message": reply.message if reply else None,
+                "time": round(time.time(), 3),
+            }
+        )
         self._events.publish(
             "task_done",
             {
@@ -309,7 +311,7 @@ class Pipeline:
                 "client_id": client_id,
             },
             app_id=task.app_id,
-            session_id=session.session_id,
+            session_id=turn.session_id,
         )
 
     # ------------------------------------------------------- open and actions
@@ -318,30 +320,29 @@ class Pipeline:
         self, app_id: str, session_id: str | None, language: str | None = None
     ) -> tuple[AppReply, str]:
         """S-23: the app's initial view (empty instruction) after the steps loop."""
-        session = self._sessions.get_or_create(session_id)
-        self._keep_language(session, language)
-        self._check_known(app_id)
-        reply = self.drive(app_id, session, instruction="")
-        self._record_turn(session, "open", "", [app_id], reply.message, [])
-        return reply, session.session_id
+        with self._sessions.turn(session_id) as turn:
+            self._keep_language(turn, language)
+            self._check_known(app_id)
+            reply = self.drive(app_id, turn, instruction="")
+            self._record_turn(turn, "open", "", [app_id], reply.message, [])
+        return reply, turn.session_id
 
     def action(self, app_id: str, post: ActionPost) -> tuple[AppReply, str]:
         """S-53/S-55: forward one triggered action; the app's next view."""
-        session = self._sessions.get_or_create(post.session_id)
-        self._keep_language(session, post.language)
-        self._check_known(app_id)
-        request = action_request_for(post, session.session_id)
-        reply = self.drive(app_id, session, instruction=None, action_request=request)
-        self._record_turn(
-            session, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
-        )
-        return reply, session.session_id
+        with self._sessions.turn(post.session_id) as turn:
+            self._keep_language(turn, post.language)
+            self._check_known(app_id)
+            request = action_request_for(post, turn.session_id)
+            reply = self.drive(app_id, turn, instruction=None, action_request=request)
+            self._record_turn(
+                turn, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
+            )
+        return reply, turn.session_id
 
-    def _keep_language(self, session: Session, language: str | None) -> None:
+    def _keep_language(self, turn: Turn, language: str | None) -> None:
         """The desktop's language, for this and later calls of the session's apps."""
-        if language and session.context.get("language") != language:
-            with self._sessions.lock(session.session_id):
-                session.context["language"] = language
+        if language and turn.context.get("language") != language:
+            turn.context["language"] = language
 
     def _check_known(self, app_id: str) -> None:
         """Unknown app → NotFound (HTTP 404); an unavailable one gets an error view."""
@@ -355,7 +356,7 @@ class Pipeline:
     def drive(
         self,
         app_id: str,
-        session: Session,
+        turn: Turn,
         *,
         instruction: str | None,
         action_request: ActionRequest | None = None,
@@ -370,15 +371,15 @@ class Pipeline:
         user's decision on its pending plan.
         """
         try:
-            with self.cancels.running(session.session_id, app_id, task_id):
+            with self.cancels.running(turn.session_id, app_id, task_id):
                 reply = self._steps_loop(
-                    app_id, session, instruction, action_request, task_id, upstream, resume
+                    app_id, turn, instruction, action_request, task_id, upstream, resume
                 )
         except Exception as exc:  # a bug here must not take other tasks down
             if not isinstance(exc, AiosError):
                 log.exception("pipeline: %s failed", app_id)
             name = app_name(self._apps.profiles(), app_id)
-            reply = failure_view(exc, name, self._contexts.language(session))
+            reply = failure_view(exc, name, self._contexts.language(turn))
         if reply.ui_commands:
             self._events.publish(
                 "ui_commands",
@@ -387,21 +388,21 @@ class Pipeline:
                     "commands": [c.model_dump(mode="json") for c in reply.ui_commands],
                 },
                 app_id=app_id,
-                session_id=session.session_id,
+                session_id=turn.session_id,
             )
         if reply.message:
             self._events.publish(
                 "speak",
                 {"text": reply.message, "task_id": task_id, "status": reply.status},
                 app_id=app_id,
-                session_id=session.session_id,
+                session_id=turn.session_id,
             )
         return reply
 
     def _steps_loop(
         self,
         app_id: str,
-        session: Session,
+        turn: Turn,
         instruction: str | None,
         action_request: ActionRequest | None,
         task_id: str | None,
@@ -409,7 +410,7 @@ class Pipeline:
         resume: tuple[PendingConfirmation, str] | None = None,
     ) -> AppReply:
         limits = self.limits
-        language = self._contexts.language(session)
+        language = self._contexts.language(turn)
         target = self._apps.target(app_id)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
@@ -422,11 +423,11 @@ class Pipeline:
             else:
                 review = self._review(target, pending.plan, language)
                 tool_results = self._run_round(
-                    app_id, session, pending.plan, rounds, task_id, review
+                    app_id, turn, pending.plan, rounds, task_id, review
                 )
         while True:
             reply = self._call_app(
-                target, session, instruction, action_request, tool_results, upstream
+                target, turn, instruction, action_request, tool_results, upstream
             )
             if not reply.steps:
                 return reply
@@ -451,7 +452,7 @@ class Pipeline:
                 return self._confirmations.pause(
                     app_id=app_id,
                     app_name=target.name,
-                    session_id=session.session_id,
+                    session_id=turn.session_id,
                     plan=plan,
                     risky=review.risky,
                     round_no=rounds,
@@ -461,14 +462,14 @@ class Pipeline:
                     upstream=upstream,
                     language=language,
                 )
-            tool_results = self._run_round(app_id, session, plan, rounds, task_id, review)
+            tool_results = self._run_round(app_id, turn, plan, rounds, task_id, review)
             last_plan = plan
             target = self._apps.target(app_id)  # it may have died meanwhile
 
     def _call_app(
         self,
         target: AppTarget,
-        session: Session,
+        turn: Turn,
         instruction: str | None,
         action_request: ActionRequest | None,
         tool_results: dict[str, Any] | None,
@@ -478,7 +479,7 @@ class Pipeline:
             app_id=target.app_id,
             role=target.role,
             workdir=target.workdir,
-            session=session,
+            session=turn,
             tool_results=tool_results,
             upstream=upstream,
         )
@@ -496,14 +497,13 @@ class Pipeline:
             ) from exc
         state = raw.get("state")
         if isinstance(state, dict) and state:
-            with self._sessions.lock(session.session_id):
-                session.merge_agent_state(target.app_id, state)
+            turn.merge_agent_state(target.app_id, state)
         return reply
 
     def _run_round(
         self,
         app_id: str,
-        session: Session,
+        turn: Turn,
         plan: list[dict[str, Any]],
         round_no: int,
         task_id: str | None,
@@ -517,7 +517,7 @@ class Pipeline:
         body: dict[str, Any] = {
             "steps": plan,
             "app_id": app_id,
-            "session_id": session.session_id,
+            "session_id": turn.session_id,
         }
         if review is not None and review.outside_whitelist:
             body["approved_commands"] = sorted(set(review.outside_whitelist))
@@ -543,10 +543,9 @@ class Pipeline:
                 done["error"] = str(result["error"])[:300]
             entries.append({"time": logged_at, "app_id": app_id, **done})
             self._events.publish(
-                "step_done", done, app_id=app_id, session_id=session.session_id
+                "step_done", done, app_id=app_id, session_id=turn.session_id
             )
-        with self._sessions.lock(session.session_id):
-            session.log_tool_calls(entries)
+        turn.log_tool_calls(entries)
         return results
 
     # ---------------------------------------------------------- confirmations
@@ -579,45 +578,45 @@ class Pipeline:
             self._permissions.remember(pending.app_id, pending.risky())
         if settle is not None:  # not a paused plan (a scheduled job's question)
             return settle(pending, decision), pending.app_id, pending.session_id
-        session = self._sessions.get_or_create(pending.session_id)
         request = (
             parse(ActionRequest, pending.action_request) if pending.action_request else None
         )
-        reply = self.drive(
-            pending.app_id,
-            session,
-            instruction=pending.instruction,
-            action_request=request,
-            task_id=pending.task_id,
-            upstream=pending.upstream,
-            resume=(pending, decision),
-        )
-        if pending.task_id:  # the paused task ends now
-            status = "done" if reply.status == "ok" else "error"
-            task = Task(
+        with self._sessions.turn(pending.session_id) as turn:
+            reply = self.drive(
+                pending.app_id,
+                turn,
+                instruction=pending.instruction,
+                action_request=request,
                 task_id=pending.task_id,
-                app_id=pending.app_id,
-                status=status,
-                instruction=pending.instruction or "",
-                result=reply,
+                upstream=pending.upstream,
+                resume=(pending, decision),
             )
-            self._finish_task(session, task)
-        self._record_turn(
-            session,
-            "confirm",
-            decision,
-            [pending.app_id],
-            reply.message,
-            [pending.task_id] if pending.task_id else [],
-            confirmation_id=confirmation_id,
-        )
-        return reply, pending.app_id, session.session_id
+            if pending.task_id:  # the paused task ends now
+                status = "done" if reply.status == "ok" else "error"
+                task = Task(
+                    task_id=pending.task_id,
+                    app_id=pending.app_id,
+                    status=status,
+                    instruction=pending.instruction or "",
+                    result=reply,
+                )
+                self._finish_task(turn, task)
+            self._record_turn(
+                turn,
+                "confirm",
+                decision,
+                [pending.app_id],
+                reply.message,
+                [pending.task_id] if pending.task_id else [],
+                confirmation_id=confirmation_id,
+            )
+        return reply, pending.app_id, turn.session_id
 
     # -------------------------------------------------------------- sessions
 
     def _record_turn(
         self,
-        session: Session,
+        turn: Turn,
         kind: str,
         text: str,
         apps: list[str],
@@ -625,17 +624,12 @@ class Pipeline:
         task_ids: list[str],
         **extra: Any,
     ) -> None:
-        with self._sessions.lock(session.session_id):
-            session.add_turn(
-                kind, text, apps=apps, message=message or "", tasks=task_ids, **extra
-            )
-            if apps:
-                session.context["last_app_id"] = apps[-1]
-            if kind == "instruction":
-                session.context["last_instruction"] = text
-            self._sessions.save(session)
-        if kind == "instruction" and self._on_turn is not None:
-            self._on_turn(session)
+        """The request's entry in the session's history; saved when its turn ends."""
+        turn.add_turn(kind, text, apps=apps, message=message or "", tasks=task_ids, **extra)
+        if apps:
+            turn.context["last_app_id"] = apps[-1]
+        if kind == "instruction":
+            turn.context["last_instruction"] = text
 
 
 @cache

@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from aios_protocol.errors import AppUnavailable, NotFound
+from aios_runtime.settings import Settings
 from controller.events import EventBus
+from controller.permissions.confirmations import ConfirmationGate
+from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.context import ContextBuilder
 from controller.pipeline.run import AppTarget, Pipeline, PipelineLimits
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan
@@ -99,3 +102,33 @@ def make_pipeline(
 
 
 STEP = {"step_id": 1, "tool": "http_request", "args": {"url": "https://api.example.com"}}
+
+
+DROP_STEP = {
+    "step_id": 1,
+    "tool": "db_query",
+    "args": {"dsn": "d.db", "sql": "DROP TABLE t"},
+}
+
+
+def asking_pipeline(
+    tmp_path: Path,
+) -> tuple[Pipeline, FakeApps, FakeExecutor, EventBus, SessionStore]:
+    """A pipeline whose risky steps pause for the user's answer, routing to an app
+    `db` that asks to drop a table (`DROP_STEP`), then answers "Not dropped"."""
+    replies = iter(
+        [
+            {"status": "ok", "view_type": "loading", "data": {}, "steps": [DROP_STEP]},
+            text_reply("refused", message="Not dropped"),
+        ]
+    )
+    made = make_pipeline(
+        tmp_path, {"db": lambda b: next(replies)}, [PlannedTask("t1", "db", "drop t")]
+    )
+    pipeline, _, _, bus, _ = made
+    settings = Settings()
+    pipeline._permissions = PermissionPolicy(
+        tmp_path / "permissions.json", lambda: settings
+    )
+    pipeline._confirmations = ConfirmationGate(tmp_path / "confirmations", bus)
+    return made

@@ -16,10 +16,7 @@ import pytest
 from aios_protocol.errors import AppUnreachable, NotFound
 from aios_protocol.messages import ActionPost, InstructionRequest
 from aios_runtime.json_client import PeerTimeout
-from aios_runtime.settings import Settings
 from controller.clients import ExecutorClient, ExecutorUnreachable
-from controller.permissions.confirmations import ConfirmationGate
-from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.actions import (
     ACTION_PAYLOAD_KEYS,
     action_request_for,
@@ -28,7 +25,7 @@ from controller.pipeline.cancel import Cancelled
 from controller.pipeline.failures import failure_view
 from controller.routing.router import PlannedTask
 from controller.sessions import SessionStore
-from tests.controller.fakes import STEP, make_pipeline, text_reply
+from tests.controller.fakes import STEP, asking_pipeline, make_pipeline, text_reply
 from tests.procs import free_port
 
 
@@ -504,25 +501,7 @@ def test_no_match_and_a_failing_router_in_english(tmp_path: Path) -> None:
 
 
 def test_a_risky_step_is_asked_in_the_sessions_language(tmp_path: Path) -> None:
-    drop = {
-        "step_id": 1,
-        "tool": "db_query",
-        "args": {"dsn": "d.db", "sql": "DROP TABLE t"},
-    }
-    replies = iter(
-        [
-            {"status": "ok", "view_type": "loading", "data": {}, "steps": [drop]},
-            text_reply("refused", message="Not dropped"),
-        ]
-    )
-    pipeline, apps, executor, bus, _ = make_pipeline(
-        tmp_path, {"db": lambda b: next(replies)}, [PlannedTask("t1", "db", "drop t")]
-    )
-    settings = Settings()
-    pipeline._permissions = PermissionPolicy(
-        tmp_path / "permissions.json", lambda: settings
-    )
-    pipeline._confirmations = ConfirmationGate(tmp_path / "confirmations", bus)
+    pipeline, apps, executor, _, _ = asking_pipeline(tmp_path)
     task = pipeline.instruction(InstructionRequest(text="drop t", language=EN)).tasks[0]
     assert task.result.view_type == "confirm" and executor.runs == []
     assert task.result.message == (
