@@ -1,4 +1,4 @@
-"""`aios new-app NAME`: create a new app folder (S-32) from `aios_sdk/template/`.
+"""`aios new-app NAME`: create a new app folder from `aios_sdk/template/`.
 
 The folder is an app package in the shape of the shipped apps: `manifest.json`
 (with `keywords` / `examples` placeholders for the router), `__init__.py` exporting

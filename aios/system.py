@@ -1,4 +1,4 @@
-"""One launch of Triton AIOS: everything `aios start` wires together (S-34).
+"""One launch of Triton AIOS: everything `aios start` wires together.
 
 Order matters for a fast start: read settings and scan the apps (no Flask yet),
 assign ports, spawn the executor and every app at once, and only then import Flask
@@ -45,7 +45,7 @@ class LaunchOptions:
     ports: str = "ports.json"  # a port map file, or "auto"
     ready_timeout: float = 60.0
     executor_command: list[str] | None = None
-    speak: bool = True  # say replies aloud (S-91); off for --headless
+    speak: bool = True  # say replies aloud; off for --headless
 
 
 def _note(text: str) -> None:
@@ -153,7 +153,7 @@ class Controller:
         assert self.parts is not None
         self.parts.scheduler.start()  # its first tick is the catch-up after downtime
         if opts.speak:
-            self.parts.speaker.welcome()  # S-34: "欢迎使用 Triton AIOS" once ready
+            self.parts.speaker.welcome()  # the welcome line, once ready
         return self.desktop_url
 
     def _serve(

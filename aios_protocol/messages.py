@@ -4,7 +4,7 @@ Every message that crosses a process boundary — controller ⇄ app, app ⇄ ex
 controller ⇄ executor, desktop ⇄ controller — is one of the pydantic models in this
 module (S-3x, S-4x, S-5x, S-8x in docs/DESIGN.md). Services validate at their edge
 with these models and no other module re-declares a field name. A view's `data`
-stays opaque (S-06): no model here describes it.
+stays opaque: no model here describes it.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ ATOMIC_TOOLS: tuple[str, ...] = (
 
 
 class Step(_Model):
-    """S-56: one planned tool call. `args` may hold `{{step_N.result…}}` placeholders."""
+    """One planned tool call. `args` may hold `{{step_N.result…}}` placeholders."""
 
     step_id: int
     tool: Annotated[str, Field(min_length=1, max_length=128)]
@@ -161,7 +161,7 @@ class Step(_Model):
 
 
 class ToolResult(_Model):
-    """S-57: the outcome of one tool call; failures are data, never a crashed request."""
+    """The outcome of one tool call; failures are data, never a crashed request."""
 
     tool: str
     status: Literal["ok", "error"]
@@ -221,7 +221,7 @@ class ToolsListing(_Model):
 
 
 class ToolCall(_Model):
-    """A single synchronous tool call (the SDK's `call_tool`, S-73)."""
+    """A single synchronous tool call (the SDK's `call_tool`)."""
 
     tool: Annotated[str, Field(min_length=1, max_length=128)]
     args: dict[str, Any] = Field(default_factory=dict)
@@ -230,7 +230,7 @@ class ToolCall(_Model):
 
 
 class RunRequest(_Model):
-    """A step plan for the executor (S-43, S-74)."""
+    """A step plan for the executor."""
 
     steps: list[Step]
     app_id: str | None = None
@@ -273,9 +273,9 @@ browser's), else the settings' `ui_language`, else Chinese. Apps answer in it.""
 
 
 class Context(_Model):
-    """S-41: what the controller injects into every call of an app's `handle`.
+    """What the controller injects into every call of an app's `handle`.
 
-    `language` (beyond S-41) is the language the user reads: an app writes its
+    `language` is the language the user reads: an app writes its
     messages and labels in it (`Turn.tr(zh, en)`).
     """
 
@@ -306,7 +306,7 @@ ACTION_TYPES: tuple[str, ...] = (
 
 
 class FormField(_Model):
-    """One field of a `submit_form` action (S-54)."""
+    """One field of a `submit_form` action."""
 
     name: str
     label: str = ""
@@ -322,7 +322,7 @@ OptionList = list[Union[str, Option]]
 
 
 class _ActionBase(_Model):
-    """Every action's fields. `item_id` (S-54) names the `id` of the list item, table
+    """Every action's fields. `item_id` names the `id` of the list item, table
     row or card the control belongs to: the desktop draws it inside that item (an id
     no item has, or none: in the action bar under the view)."""
 
@@ -406,7 +406,7 @@ Action = Annotated[
 
 
 class ActionRequest(_Model):
-    """S-53/S-55: what the system forwards to the app when an action is triggered.
+    """What the system forwards to the app when an action is triggered.
 
     Only the payload key of the action's type is set: `params` (button),
     `form_values` (submit_form), `selected` (select, radio), `checked` (checkbox),
@@ -488,7 +488,7 @@ WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
 
 
 class WindowCommand(_UIBase):
-    """Beyond S-82: open, close or raise the window of the app whose id is `id`."""
+    """Open, close or raise the window of the app whose id is `id`."""
 
     op: Literal["open_window", "close_window", "focus_window"]
 
@@ -514,7 +514,7 @@ class Viewport(_Model):
 
 
 class UIElement(_Model):
-    """S-81: one element of the desktop's UI snapshot."""
+    """One element of the desktop's UI snapshot."""
 
     id: str
     type: str = "element"
@@ -535,10 +535,10 @@ class UISnapshot(_Model):
 
 
 class AppReply(_Model):
-    """S-50/S-51: an app's answer to `handle`.
+    """An app's answer to `handle`.
 
-    `data` is opaque (S-06). `steps` go to the executor untouched (S-43).
-    `ui_commands` are S-82 desktop commands the desktop performs. `notice` marks an
+    `data` is opaque. `steps` go to the executor untouched.
+    `ui_commands` are desktop commands the desktop performs. `notice` marks an
     `ok` reply as degraded (`warning`: it answered, but not all went well — a source
     unreachable, the user's program failed) or merely informative (`info`); the
     desktop styles its toast and window by it. `detail` is the technical text behind
@@ -572,7 +572,7 @@ class AppReply(_Model):
 
 
 class HandleRequest(_Model):
-    """S-55: the body the system POSTs to an app's `handle_endpoint`."""
+    """The body the system POSTs to an app's `handle_endpoint`."""
 
     instruction: str | None = None
     context: Context = Field(default_factory=Context)
@@ -583,7 +583,7 @@ SystemRole = Literal["catch_all", "skills", "scheduler"]
 
 
 class Manifest(_Model):
-    """S-31: an app's `manifest.json`, plus `keywords` / `examples` for routing."""
+    """An app's `manifest.json`, plus `keywords` / `examples` for routing."""
 
     name: Annotated[str, Field(min_length=1, max_length=100)]
     entry: Annotated[str, Field(min_length=1)]
@@ -599,9 +599,9 @@ class Manifest(_Model):
     examples: list[str] = Field(default_factory=list)
     shell_whitelist: list[str] | None = None
     http_domain_whitelist: list[str] | None = None
-    # false: run unconfined, only once the user allowed it (SECURITY.md A5)
+    # false: run unconfined, only once the user allowed it
     sandbox: bool = True
-    # true: the app means to reach the internet itself; shown to the user (A4)
+    # true: the app means to reach the internet itself; shown to the user
     network: bool = False
     # true: started at launch and never stopped for being idle (controller.apps)
     keep_alive: bool = False
@@ -633,7 +633,7 @@ class AppInfo(_Model):
     status: AppStatus
     port: int | None = None
     error: str | None = None
-    sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs (SECURITY.md A1)
+    sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs
     sandbox_note: str | None = None  # why it runs so, in words
     network: bool = False  # its manifest says it reaches the internet itself
 

@@ -1,4 +1,4 @@
-"""The edge every Triton service holds at its door (SECURITY.md W1–W4, J1): `Edge`.
+"""The edge every Triton service holds at its door: `Edge`.
 
 `Edge(app, authenticate)` is a Flask extension. Before any view runs it refuses a
 non-loopback `Host` (421) and a cross-site `Origin` (403), answers CORS preflights,
@@ -108,7 +108,7 @@ def _origin_is_loopback(origin: str) -> bool:
 
 
 def check_edge(host: str, origin: str | None) -> None:
-    """W1/W2: the `Host` must name loopback (421) and an `Origin`, when sent, too (403)."""
+    """The `Host` must name loopback (421) and an `Origin`, when sent, too (403)."""
     if _host_name(host) not in LOOPBACK_HOSTS:
         raise HostNotAllowed("Host must be localhost, 127.0.0.1 or [::1]")
     if origin is not None and not _origin_is_loopback(origin):
@@ -116,7 +116,7 @@ def check_edge(host: str, origin: str | None) -> None:
 
 
 def check_token(presented: str, authenticate: Authenticator) -> str:
-    """W3: the identity behind the presented token; `Forbidden` when missing or wrong."""
+    """The identity behind the presented token; `Forbidden` when missing or wrong."""
     identity = authenticate(presented) if presented else None
     if identity is None:
         raise Forbidden(f"missing or wrong {TOKEN_HEADER}")

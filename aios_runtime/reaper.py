@@ -2,8 +2,8 @@
 
 `PR_SET_PDEATHSIG` binds a direct child to its parent, but bubblewrap sets the death
 signal of its own sandboxed process only after mounting the sandbox: a parent that
-dies during those few milliseconds leaves the sandbox running, orphaned (SECURITY.md
-C5). So each owner (the controller, each executor) starts one `start_reaper` at
+dies during those few milliseconds leaves the sandbox running, orphaned. So each owner
+(the controller, each executor) starts one `start_reaper` at
 start-up: a tiny `/bin/sh` in its own session that blocks reading a pipe whose only
 write end the owner holds. When the owner dies, however it dies, the pipe reads
 end-of-file and the reaper SIGKILLs, repeating until none is left, every process

@@ -97,7 +97,7 @@ class ToolSandbox(BaseModel):
 
 
 class Limits(BaseModel):
-    """Caps applied to every tool call (S-61)."""
+    """Caps applied to every tool call."""
 
     model_config = ConfigDict(extra="allow")
 

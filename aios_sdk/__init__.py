@@ -2,8 +2,8 @@
 
     from aios_sdk import AIOSAgent, tool, serve
 
-`AIOSAgent` is the base class of a "small AI" (S-70); `tool` registers a custom
-tool (S-72); `serve(agent)` runs the agent's HTTP service on `APP_PORT` (S-75), and
+`AIOSAgent` is the base class of a "small AI"; `tool` registers a custom
+tool; `serve(agent)` runs the agent's HTTP service on `APP_PORT`, and
 `serve_package(__file__)` does so from the `main.py` of an app package. `Flows`,
 `Turn` and `action` split an app's answers into one method per case; `views` builds
 replies, views and actions; `AgentLLM` is the app's way to the model (`self.llm`);

@@ -1,13 +1,13 @@
 """`AIOSAgent`, the base class of a Triton app ("small AI"), and the `@tool` decorator.
 
 An app subclasses `AIOSAgent`, sets the class attributes `name`, `description`,
-`icon` and `role_prompt` (S-70; checked when the class is defined) and implements
-`handle(instruction, context, action_request=None)` (S-71), which returns a reply
-dict (S-50). Inside `handle` it may call an atomic tool at once with `call_tool`
-(S-73) or return a step plan with `plan_steps` (S-74) whose results come back in
+`icon` and `role_prompt` (checked when the class is defined) and implements
+`handle(instruction, context, action_request=None)`, which returns a reply
+dict. Inside `handle` it may call an atomic tool at once with `call_tool` or return a
+step plan with `plan_steps` whose results come back in
 `context["tool_results"]`. Instead of writing `handle`, an agent may hand every call
 to a `Flows` class (`aios_sdk.flows`): `class MusicAgent(AIOSAgent, flows=MusicFlows)`.
-Methods decorated with `@tool` become custom tools the executor can run (S-62, S-72);
+Methods decorated with `@tool` become custom tools the executor can run;
 their JSON schema is derived from the signature.
 
 Everything an agent needs from its process — `AIOS_APP_ID`, `AIOS_WORKDIR`,
@@ -82,7 +82,7 @@ _TOOL_MARK = "__aios_tool__"
 def tool(
     func: Callable[..., Any] | None = None, *, name: str | None = None, desc: str = ""
 ) -> Any:
-    """Register a method as a custom tool (S-72): `@tool(name="x", desc="…")`.
+    """Register a method as a custom tool: `@tool(name="x", desc="…")`.
 
     `@tool` alone uses the method's name and the first line of its docstring.
     Parameters without a default are required; type hints become JSON types.
@@ -248,13 +248,13 @@ class AIOSAgent(abc.ABC):
         context: dict[str, Any],
         action_request: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Answer one call: a reply dict with `status`, `view_type`, `data` (S-50).
+        """Answer one call: a reply dict with `status`, `view_type`, `data`.
 
         `instruction` is the user's text (`""` when the desktop opens the app's window,
         `None` with an action); `context` holds `role`, `workdir`, `cwd_state`,
         `available_tools`, `session_id`, `history_summary` and, after a step plan
         ran, `tool_results`; `action_request` is `None` on a first call, else
-        `{"action_id": …, "params"/"value"/…: …}` (S-53, S-55).
+        `{"action_id": …, "params"/"value"/…: …}`.
         """
 
     # ------------------------------------------------------------ process environment
@@ -299,7 +299,7 @@ class AIOSAgent(abc.ABC):
     # ------------------------------------------------------------------------ tools
 
     def call_tool(self, tool_name: str, **args: Any) -> Any:
-        """Run one atomic (or custom) tool now and return its `result` (S-73).
+        """Run one atomic (or custom) tool now and return its `result`.
 
         Raises `aios_protocol.errors.ToolFailed` (`.code`, `.message`) when the tool fails,
         the executor refuses the call or cannot be reached, or the app was not started
@@ -319,7 +319,7 @@ class AIOSAgent(abc.ABC):
     def plan_steps(
         self, steps: Iterable[Mapping[str, Any] | Step], message: str | None = None
     ) -> dict[str, Any]:
-        """A `loading` reply carrying `steps` for the executor (S-51, S-74).
+        """A `loading` reply carrying `steps` for the executor.
 
         The results arrive in the next call's `context["tool_results"]`, keyed
         `"step_<id>"`. Steps without a `step_id` are numbered after the previous one.
@@ -485,7 +485,7 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
 
 def check_tool_names(names: Iterable[str]) -> None:
     """Raise `ToolFailed` (`unknown_tool`) for a name outside the call's `available_tools`
-    (the executor's listing as injected, S-41); no check outside a call or without it."""
+    (the executor's listing as injected); no check outside a call or without it."""
     known = getattr(_current, "available_tools", None)
     if not known:
         return
@@ -546,7 +546,8 @@ def step_outcome(
 
 
 def read_role(module_file: str) -> str:
-    """The role prompt kept in `role.md` beside `module_file` (S-31: it may live there
+    """The role prompt kept in `role.md` beside `module_file` (the manifest allows it
+    to live there
     instead of the manifest): `role_prompt = read_role(__file__)`."""
     return (
         (Path(module_file).resolve().parent / "role.md").read_text(encoding="utf-8").strip()

@@ -1,4 +1,4 @@
-"""The app side of the executor's HTTP API: one synchronous tool call (S-73).
+"""The app side of the executor's HTTP API: one synchronous tool call.
 
 `ExecutorClient.call` POSTs a `protocol.ToolCall` to `<executor>/call` with the app's
 own token and returns the tool's `result`. Every way the call can fail — no executor

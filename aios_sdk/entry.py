@@ -3,7 +3,7 @@
 An app of several modules is a Python package — its folder holds `__init__.py`,
 which exports the agent class, beside modules that import each other relatively
 (`from .flows import MusicFlows`). The controller starts every app as
-`python main.py` in its folder (the manifest's `entry`, S-31), where a relative
+`python main.py` in its folder (the manifest's `entry`), where a relative
 import cannot work; so the package's `main.py` is only
 
     from aios_sdk import serve_package

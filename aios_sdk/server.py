@@ -1,4 +1,4 @@
-"""An app's HTTP service: `serve(agent)` / `create_app(agent)` (S-75, ARCHITECTURE "App
+"""An app's HTTP service: `serve(agent)` / `create_app(agent)` (ARCHITECTURE "App
 HTTP API").
 
 A Flask app with the edge of `aios_runtime.edge` installed (loopback Host/Origin

@@ -1,4 +1,4 @@
-"""Builders for reply dicts, views and actions (S-50, S-52, S-53, S-54, S-82).
+"""Builders for reply dicts, views and actions.
 
 A reply is a plain dict and an app may write it by hand; these functions spell the
 field names of `aios_protocol.messages` once, so an app cannot misspell them (the SDK
@@ -52,7 +52,7 @@ def reply(
     notice: str | None = None,
     detail: str | None = None,
 ) -> dict[str, Any]:
-    """An app reply (S-50); empty `steps` / `ui_commands` / `state` are left out.
+    """An app reply; empty `steps` / `ui_commands` / `state` are left out.
 
     `state` is what the app wants back as `context["cwd_state"]` in later calls of
     the same session (merged into what it kept before). `notice` (`"info"`,
@@ -286,5 +286,5 @@ def datetime_picker(
 
 
 def ui_command(op: str, element_id: str, **fields: Any) -> dict[str, Any]:
-    """A desktop command (S-82): `ui_command("move", "btn_play", x=20, y=20)`."""
+    """A desktop command: `ui_command("move", "btn_play", x=20, y=20)`."""
     return {"op": op, "id": element_id, **fields}

@@ -213,7 +213,7 @@ class AppClient:
             token=self.token,
             timeout=timeout,
             what=self.what,
-            max_bytes=MAX_APP_REPLY,  # the desktop would choke on more (J2)
+            max_bytes=MAX_APP_REPLY,  # the desktop would choke on more
         )
         body = answer.body
         if isinstance(body, dict) and body.get("status") == "error" and "view_type" in body:

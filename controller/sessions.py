@@ -1,4 +1,4 @@
-"""Session memory (S-42): every field, journalled cheaply, restored after a restart.
+"""Session memory: every field, journalled cheaply, restored after a restart.
 
 A session is one conversation with the desktop or the CLI: `session_id`
 (`sess_<hex>`), `history` (one entry per instruction, open or action), `current_tasks`
@@ -81,7 +81,7 @@ def new_session_id() -> str:
 
 @dataclass
 class Session:
-    """S-42: the memory of one conversation."""
+    """The memory of one conversation."""
 
     session_id: str
     history: list[dict[str, Any]] = field(default_factory=list)

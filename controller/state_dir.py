@@ -1,8 +1,8 @@
 """The state folder of a running controller (`--state-dir`, default `~/.aios`).
 
 What one launch leaves there for the CLI and the desktop: `ports.json` (the live
-port map, S-33: service id → port), `token` (the per-launch API token, mode 600),
-`controller.pid`; and what outlives launches: `sessions/` (S-42). The executor keeps
+port map: service id → port), `token` (the per-launch API token, mode 600),
+`controller.pid`; and what outlives launches: `sessions/`. The executor keeps
 its own files beside them (`tool_calls/`, its cache). Every write is atomic.
 """
 

@@ -1,4 +1,4 @@
-"""The tool-call log (S-61, S-42 `tool_calls_log`): one JSON line per call.
+"""The tool-call log (the session's `tool_calls_log`): one JSON line per call.
 
 Lines go to `<state_dir>/tool_calls/<session_id>.jsonl` (`no_session.jsonl` when
 the call names no session): time, app, tool, a short summary of the arguments

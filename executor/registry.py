@@ -2,7 +2,7 @@
 
 The controller registers each app it starts (`PUT /apps/<id>`); the registry maps a
 presented token to the caller's identity — the master token to `"controller"`, an
-app token to that app's id — with constant-time comparisons (SECURITY.md W4, W5).
+app token to that app's id — with constant-time comparisons.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 `create_app(settings, token, state_dir)` builds the service: a Flask app with the edge
 of `aios_runtime.edge` installed. The master token is the controller, which names
 `app_id` in bodies and alone may register apps, write the `system` cache and read
-events; an app token is that app, whatever `app_id` its body names (SECURITY.md
-W5). Tool work is bounded: at most `max_concurrent` calls run at once, one app at
+events; an app token is that app, whatever `app_id` its body names. Tool work is
+bounded: at most `max_concurrent` calls run at once, one app at
 most a third of them, and a call that cannot get a slot quickly is answered 503
-`overloaded` (D2).
+`overloaded`.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def create_app(
     toolbox = Toolbox(settings, registry, state, hidden_dirs=hidden)
     slots = threading.BoundedSemaphore(max_concurrent)
     # one app may hold at most a third of the slots: a flood from one app leaves
-    # room for the others (SECURITY.md D2)
+    # room for the others
     per_app = max(1, max_concurrent // 3)
     app_slots: dict[str, threading.BoundedSemaphore] = {}
     app_slots_lock = threading.Lock()

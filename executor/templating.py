@@ -1,4 +1,4 @@
-"""Step templating (S-56): `{{step_N.result…}}` placeholders replaced by earlier results.
+"""Step templating: `{{step_N.result…}}` placeholders replaced by earlier results.
 
 `{{step_1.result}}`, `{{step_1.result.url}}`, `{{step_1.result.results.0.previewUrl}}`
 (digits index lists) and `{{step_1.status}}`. A placeholder that is the whole string

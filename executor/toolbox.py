@@ -310,7 +310,7 @@ class Toolbox:
     def run(
         self, app: AppRecord, steps: list[Step], session_id: str | None = None
     ) -> dict[str, ToolResult]:
-        """Run a plan; answer `{"step_<id>": ToolResult}` in step order (S-57).
+        """Run a plan; answer `{"step_<id>": ToolResult}` in step order.
 
         The plan's log lines are written together when it ends, and before any
         step that may take long, so that a reader sees the steps before it; they are

@@ -1,6 +1,6 @@
 """An app's reply as readable Markdown, for chat clients that show text only.
 
-`reply_markdown(reply, app_id, base_url)` writes each view type of S-52 the way a
+`reply_markdown(reply, app_id, base_url)` writes each view type the way a
 person would read it: `text` as its content, `list` as bullets, `table` and `chart`
 as Markdown tables, `code` as a fenced block, `card` as headed sections, `media` and
 `image` as links (a workspace path becomes the controller's file URL under

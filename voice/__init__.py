@@ -1,4 +1,4 @@
-"""Voice in and out (S-90–S-92): recorded speech to an instruction, replies spoken.
+"""Voice in and out: recorded speech to an instruction, replies spoken.
 
 Input: any WAV is converted for the recognisers, a speech-to-text engine (offline
 with a grammar built from the apps, or an online endpoint) turns it into text, and

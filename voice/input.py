@@ -1,4 +1,4 @@
-"""Voice input (S-90, S-92): recorded speech → text → the controller's instruction path.
+"""Voice input: recorded speech → text → the controller's instruction path.
 
 `Recognizer` picks a speech-to-text engine from config (`voice_engine`), says which
 languages it can serve (`languages()`, `status()`), and turns a WAV of any format into

@@ -1,4 +1,4 @@
-"""Voice output (S-91): speak replies and notices without ever blocking the caller.
+"""Voice output: speak replies and notices without ever blocking the caller.
 
 `Speaker.say(text)` hands the text to one worker thread and returns at once; one
 utterance plays at a time and a new one interrupts the old (only the latest waiting
@@ -453,7 +453,7 @@ class SpeakEventSource(Protocol):
 
 
 def follow_speak_events(bus: SpeakEventSource, speaker: Speaker) -> threading.Thread:
-    """Speak the `text` of every `speak` event published from now on (S-91).
+    """Speak the `text` of every `speak` event published from now on.
 
     A daemon thread; it ends when the bus is closed. Replies that follow each other
     quickly interrupt each other: the latest one is heard in full.

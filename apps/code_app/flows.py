@@ -4,7 +4,7 @@ Write (`file_write`), show (`file_read` → `code` view), edit (a `form` with a
 `submit_form` carrying the code), run (`shell_exec` `python3 FILE`, inside the
 executor's sandbox, output shown) and list (`file_list` of `*.py`). "执行代码
 print(2**10)" writes the snippet to `snippet.py` and runs it. All side effects are
-steps for the executor (S-05); this module only plans and renders. Each file's
+steps for the executor; this module only plans and renders. Each file's
 查看 / 运行 sit in its row (`item_id`); a program that fails or is stopped is an
 `ok` reply with `notice="warning"`, a plain sentence, and the error text as `detail`.
 Every text the user reads is in their language (`turn.tr(zh, en)`): each flow gets

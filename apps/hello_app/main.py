@@ -1,4 +1,4 @@
-"""Hello小AI: the design's minimal app (S-76), one file: the agent and its `serve`."""
+"""Hello小AI: the design's minimal app, one file: the agent and its `serve`."""
 
 from aios_sdk import AIOSAgent, serve
 

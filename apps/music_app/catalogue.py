@@ -6,7 +6,7 @@ The catalogue is any server shaped like Apple's iTunes Search API (no key needed
 "collectionName", "trackTimeMillis", "previewUrl", "artworkUrl100"}, …]}`.
 This module builds the `http_request` step arguments for a search, turns an answer
 (JSON or the text of it) into `Song`s, and names downloaded files safely. It does no
-I/O: the executor makes the request (S-05).
+I/O: the executor makes the request.
 """
 
 from __future__ import annotations

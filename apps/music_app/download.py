@@ -1,4 +1,4 @@
-"""F-2: downloading a song into the workspace with `http_request` `save_to`.
+"""Downloading a song into the workspace with `http_request` `save_to`.
 
 "帮我下载周杰伦的七里香到本地" plans three steps: the catalogue search, an
 `http_request` whose `url` is `{{step_1.result.results.0.previewUrl}}` and whose
@@ -7,7 +7,7 @@ answer is the text "已下载《七里香》到 workspace/…" with a `play_loca
 A catalogue whose JSON arrives as text (labelled `text/plain`, say) leaves the
 placeholder nothing to reach into: then one more round downloads the preview URL of
 the best match read here. What the user reads is in their language (`turn.tr`). No
-I/O of its own (S-05).
+I/O of its own.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """How the music app answers: which steps to plan, and what to show when they ran.
 
 Each flow has two halves. The first call (no `tool_results`) plans steps for the
-executor (S-51, S-74); the controller runs them and calls again with the same
+executor; the controller runs them and calls again with the same
 instruction or action plus `context["tool_results"]`, and the second half turns the
 results into a view. Only atomic tools and the app's own `music_library` tool touch
-the disk or the network (S-05). Playback history (`recent.json`, `playlist.m3u`) is
+the disk or the network. Playback history (`recent.json`, `playlist.m3u`) is
 written with `file_write` through `call_tool` once the song is known.
 
-F-1: search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
-`cache_get` → `media` with 暂停 / 下一首 / 上一首. F-2: search → `http_request`
+Search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
+`cache_get` → `media` with 暂停 / 下一首 / 上一首. Download: search → `http_request`
 with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
@@ -203,10 +203,10 @@ class MusicFlows(Flows):
         """`library` and anything else: the home view."""
         return self.library(turn)
 
-    # ------------------------------------------------------------------ search (F-1)
+    # ------------------------------------------------------------------ search
 
     def wish(self, intent: MusicIntent, turn: Turn) -> dict[str, Any]:
-        """A free-form request: the model's search term (once), then F-1's search."""
+        """A free-form request: the model's search term (once), then the search."""
         said = Wish(intent.query, intent.shown)
         if not turn.results:
             wish = interpret_wish(self.llm, intent.request, said, turn.language)
@@ -228,7 +228,7 @@ class MusicFlows(Flows):
         *,
         note: str | None = None,
     ) -> dict[str, Any]:
-        """F-1's search; with `note` (a free-form wish) the query is also read back
+        """The search; with `note` (a free-form wish) the query is also read back
         (step 5) and the note is said before the result."""
         if not turn.results:
             remembered: dict[str, Any] = {"query": query, "shown": shown}

@@ -1,6 +1,6 @@
 """The user's own music: audio files in the app's workspace, with their tags read.
 
-This is the body of the music app's `music_library` custom tool (S-62): the executor
+This is the body of the music app's `music_library` custom tool: the executor
 calls the tool, the tool walks the workspace — never leaving it, never following a
 symlink out of it — and reads each file's title, artist, album and duration with
 tinytag. Files without tags are named after the file. Results are bounded.

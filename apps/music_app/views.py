@@ -1,9 +1,9 @@
 """The music app's replies: the song list, the player, and the plain messages.
 
-Every function returns a reply dict of the wire protocol (S-50): `view_type`,
-`data` (opaque to the system, S-06), `actions` (S-53/S-54) and a spoken `message`,
+Every function returns a reply dict of the wire protocol: `view_type`,
+`data` (opaque to the system), `actions` and a spoken `message`,
 its labels in the user's language (`turn.tr(zh, en)`; song names are data and stay
-as they are). The song list follows F-1 (播放 buttons `play` with `params.song_id`,
+as they are). The song list has (播放 buttons `play` with `params.song_id`,
 each in its song's row by `item_id`, a 筛选 `input`, a 音质 `select`); a list shown
 because something failed carries `notice="warning"`, the plain reason as `message`
 (and as the empty list's text) and the technical text as `detail`; the player is a
@@ -105,7 +105,7 @@ def song_list_view(
     notice: str | None = None,
     detail: str | None = None,
 ) -> dict[str, Any]:
-    """F-1's `list` view: a 播放 button in each song's row, then 筛选 / 音质 / 搜索.
+    """The song `list` view: a 播放 button in each song's row, then 筛选 / 音质 / 搜索.
 
     `empty` is what the window says when there is no song (why, if it failed)."""
     shown = songs[:MAX_LISTED]
@@ -175,7 +175,7 @@ def media_view(
 def download_done_view(
     turn: Turn, title: str, shown_path: str, note: str = ""
 ) -> dict[str, Any]:
-    """F-2's answer: "已下载《七里香》到 workspace/…" with a `play_local` button."""
+    """The download's answer: "已下载《七里香》到 workspace/…" with a `play_local` button."""
     content = turn.tr(
         f"已下载《{title}》到 {shown_path}", f'Downloaded "{title}" to {shown_path}'
     )

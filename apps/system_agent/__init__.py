@@ -1,7 +1,7 @@
 """系统控制: moves, resizes, recolours and hides desktop elements; windows; status.
 
 `agent.SystemAgent` hands every call to `flows.SystemFlows`, which plans the UI
-snapshot read and answers with S-82 `ui_commands`. What is asked is read by
+snapshot read and answers with `ui_commands`. What is asked is read by
 `phrases`; which element and which commands, by `targets`; a phrasing the rules
 cannot resolve goes to the LLM (`llm`). The machine's status is the custom tool
 `system_status` (`status`, psutil).

@@ -1,7 +1,7 @@
 """SystemAgent: 系统控制 as the system sees it, with psutil behind a custom tool.
 
 `flows.SystemFlows` answers every call. Reading the machine is a side effect, so
-it is the `system_status` tool (S-05, S-62, `status.collect`), run by the executor.
+it is the `system_status` tool (`status.collect`), run by the executor.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""How the system-control app answers (S-80): plan a snapshot read, then command.
+"""How the system-control app answers: plan a snapshot read, then command.
 
-F-3: "把播放按钮移到左上角" → a `cache_get` step for the desktop's UI snapshot
+Moving a control: "把播放按钮移到左上角" → a `cache_get` step for the desktop's UI snapshot
 (namespace `system`, key `ui_snapshot`) → the element and position are resolved
 (`targets`) → a `text` view, the spoken message "已将播放按钮移到左上角" and
 `ui_commands` [{"op": "move", "id": "btn_play", "x": 20, "y": 20}] that the desktop

@@ -3,7 +3,7 @@
 "把播放键请到屏幕的西北方向" has no rule; with a model configured, ONE chat call in
 JSON mode is given the desktop's UI snapshot (each element's id, type, label and
 geometry, the viewport, the app ids whose windows can be opened) and the allowed
-S-82 commands, and answers `{"commands": [...]}`. Nothing the model says is
+desktop commands, and answers `{"commands": [...]}`. Nothing the model says is
 trusted: every command is validated with the wire protocol's `UICommand` models,
 must name an element id (or, for window commands, an app id) that is in the
 snapshot, and gets its numbers kept on screen; anything else is discarded. The

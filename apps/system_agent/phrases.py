@@ -3,7 +3,7 @@
 `parse_request("把播放按钮移到左上角")` → `UiRequest(op="move", target="播放按钮",
 position="top-left")`. The request says *what* to do and names the element the way
 the user did; `targets` then finds that element in the desktop's UI snapshot and
-turns the request into S-82 UI commands. Recognised: move (corners, edges, centre,
+turns the request into UI commands. Recognised: move (corners, edges, centre,
 coordinates, relative moves), resize (bigger/smaller, ×N, W×H), colour, rotate,
 show/hide, change text, window open/close/focus, and system-status questions.
 Pure functions, no I/O.

@@ -1,7 +1,7 @@
 """System status: what psutil says about this machine, and the views that show it.
 
 `collect()` is the body of the system agent's `system_status` custom tool (it reads
-the machine, so it runs as a tool, S-05/S-62): CPU, memory, disk and the busiest
+the machine, so it runs as a tool): CPU, memory, disk and the busiest
 processes as plain JSON. `status_view()` turns that JSON into the answer to the
 question asked — a card with the one number ("内存占用多少") — or, for the overview,
 a `dashboard`, `chart` or `table` view, each with a 刷新 (refresh) button; every

@@ -1,4 +1,4 @@
-"""From a parsed request and the desktop's UI snapshot to S-82 UI commands.
+"""From a parsed request and the desktop's UI snapshot to UI commands.
 
 `resolve_element("播放按钮", elements)` finds `btn_play` by id or label, in Chinese
 or English, fuzzily (rapidfuzz); `resolve_app("音乐窗口", elements)` finds an app

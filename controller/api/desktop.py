@@ -81,7 +81,7 @@ class ApiServices:
     blueprints: Sequence[Blueprint] = ()
     executor_status: Callable[[], str] = lambda: "running"
     llm_status: Callable[[], str] = lambda: "not_configured"
-    # bounded concurrency: overflow is a 503 `overloaded` (SECURITY.md D2)
+    # bounded concurrency: overflow is a 503 `overloaded`
     admission: Admission = field(default_factory=Admission)
     # pending confirmations of risky steps (None: nothing ever pauses)
     confirmations: ConfirmationGate | None = None

@@ -1,4 +1,4 @@
-"""How each app process is confined (SECURITY.md A1–A6): bubblewrap, or nothing and why.
+"""How each app process is confined: bubblewrap, or nothing and why.
 
 When bubblewrap works here, every app runs inside `aios_runtime.bubblewrap.bwrap_argv`:
 the file system read-only, the app's own folder read-only and its workspace the only

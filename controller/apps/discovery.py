@@ -1,4 +1,4 @@
-"""App discovery: the apps folder scanned into app specs (S-30, S-31, S-32, S-35).
+"""App discovery: the apps folder scanned into app specs.
 
 Every subfolder holding a `manifest.json` is an app whose id is the folder name.
 A manifest that is not valid JSON, misses a required field, names an entry file that

@@ -1,4 +1,4 @@
-"""Port assignment for one launch (S-30, S-33, SECURITY.md C4).
+"""Port assignment for one launch.
 
 The tracked `ports.json` gives preferred ports keyed by service id (`controller`,
 `executor`, app ids); an app's manifest `port` is the next preference. A preferred

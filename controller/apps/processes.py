@@ -1,6 +1,6 @@
 """Child processes of the controller: how the executor and the apps are started
 (command, environment per docs/ARCHITECTURE.md), each in its own process group,
-tied to the controller's life and stopped group-wide (SECURITY.md C3, C5).
+tied to the controller's life and stopped group-wide.
 
 Each child starts in a new session (its own process group) with
 `prctl(PR_SET_PDEATHSIG, SIGKILL)`, so a `kill -9` of the controller kills it too.
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# first on an app's PYTHONPATH: its sitecustomize makes every bind loopback (W5)
+# first on an app's PYTHONPATH: its sitecustomize makes every bind loopback
 APP_SITE = Path(__file__).resolve().parent / "app_site"
 # never inherited by a child: the LLM key stays in the controller, tokens are per child
 _SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
@@ -85,7 +85,7 @@ def _base_environment() -> dict[str, str]:
 
 def start_child_reaper() -> None:
     """Once per controller process, before its first child: when it dies, the reaper
-    kills whatever of its children is left (`aios_runtime.reaper`, SECURITY.md C5)."""
+    kills whatever of its children is left (`aios_runtime.reaper`)."""
     global _reaper_started
     if not _reaper_started:
         _reaper_started = True
@@ -105,7 +105,7 @@ def app_environment(
     controller_url: str,
     settings: dict[str, Any],
 ) -> dict[str, str]:
-    """The environment an app process reads (docs/ARCHITECTURE.md, S-30)."""
+    """The environment an app process reads (docs/ARCHITECTURE.md)."""
     base = _base_environment()
     return {
         **base,

@@ -1,4 +1,4 @@
-"""Supervision of the executor and the app processes (S-30, S-34; SECURITY.md C1–C5).
+"""Supervision of the executor and the app processes.
 
 The executor and every app run as children in their own process groups
 (`processes.spawn_child`). One monitor thread drives a small state machine per

@@ -1,4 +1,4 @@
-"""The apps folder watched while the system runs: apps appear, change and go (S-30).
+"""The apps folder watched while the system runs: apps appear, change and go.
 
 `AppsFolderWatcher` follows the apps folder with `watchfiles` (inotify underneath)
 on one thread and maps every change to the app folder it lies in. Each touched app

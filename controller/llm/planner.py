@@ -11,7 +11,7 @@
 - each `ToolSpec` becomes an OpenAI function tool carrying its argument schema (names
   the OpenAI API would refuse are given a safe alias and mapped back);
 - the model's tool calls, in order, become steps 1, 2, …; later arguments may use
-  `{{step_N.result…}}` placeholders, which the executor fills in (S-56);
+  `{{step_N.result…}}` placeholders, which the executor fills in;
 - every step is checked: the tool is one of the app's tools, the arguments are a JSON
   object holding the schema's `required` keys; a plan failing a check gets ONE repair
   request quoting the problem, then `LLMBadReply`;

@@ -1,4 +1,4 @@
-"""`history_summary` of a session (S-41): by the LLM when one is configured.
+"""`history_summary` of a session: by the LLM when one is configured.
 
 `summarize_history(turns, client)` asks the model for one short sentence about what
 the user asked recently and what was done, bounded to `limit` characters; without a

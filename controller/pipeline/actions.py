@@ -1,4 +1,4 @@
-"""Forwarding a triggered action to its app (S-53, S-55).
+"""Forwarding a triggered action to its app.
 
 The desktop posts `{session_id, action_id, type, <the type's payload key>}`; the app
 receives `{action_id, <only that type's payload key>, session_id}` as its
@@ -13,7 +13,7 @@ from aios_protocol.messages import ActionPost, ActionRequest
 
 __all__ = ["ACTION_PAYLOAD_KEYS", "action_request_for"]
 
-# S-53: the one payload key the system forwards for each action type.
+# The one payload key the system forwards for each action type.
 ACTION_PAYLOAD_KEYS: dict[str, str] = {
     "button": "params",
     "submit_form": "form_values",
@@ -30,7 +30,7 @@ _PAYLOAD_FIELDS = ("params", "form_values", "selected", "checked", "value", "hre
 
 
 def action_request_for(post: ActionPost, session_id: str) -> ActionRequest:
-    """S-55: `{action_id, <the type's payload key>, session_id}`.
+    """The body an app receives: `{action_id, <the type's payload key>, session_id}`.
 
     An unknown or missing `type` forwards every payload key the desktop set.
     """

@@ -1,4 +1,4 @@
-"""Bounded work in the controller (SECURITY.md D2): overflow is a clear 503, at once.
+"""Bounded work in the controller: overflow is a clear 503, at once.
 
 Each instruction, app open, action or confirmation holds a slot while it runs:
 at most `max_instructions` instructions at once, and at most `max_app_calls` calls

@@ -1,15 +1,15 @@
-"""Context injection (S-41): the `Context` handed to every call of an app's `handle`.
+"""Context injection: the `Context` handed to every call of an app's `handle`.
 
 `role` comes from the manifest's `role_prompt` or `role.md`; `workdir` is absolute;
 `cwd_state` holds the workspace's top-level `files` (bounded) merged with the state
 the app keeps in the session's `agent_states` (an app sets it with the reply field
 `state`, e.g. `{"last_played": "周杰伦 - 七里香"}`); `available_tools` are the tool
-names the executor lists for that app (S-41 keeps them names; the full entries are
+names the executor lists for that app (names only; the full entries are
 `controller.api.tools.ToolListings`), cached per app and refreshed on re-registration,
 or read each time from that one cached source;
 `history_summary` is a deterministic summary of the session's last turns (until an
 LLM summariser exists); `tool_results` is set on the call after steps ran; `upstream`
-(beyond S-41) carries the results of the tasks a dependent task waits for;
+carries the results of the tasks a dependent task waits for;
 `caller_system_prompt` the system prompt of the `/v1` request that asked (if any);
 `language` the one the desktop last said it shows (kept in the session's context),
 else `default_language()` (the settings' `ui_language`), else Chinese: `language_of`

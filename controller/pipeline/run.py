@@ -1,9 +1,9 @@
-"""The controller's pipeline (S-40, S-43, S-51, S-53, S-55).
+"""The controller's pipeline.
 
 instruction → router plan → tasks (independent ones in parallel, dependent ones
 after what they wait for) → per task the steps loop of docs/ARCHITECTURE.md →
-`InstructionResponse`. Opening an app (S-23, empty instruction) and forwarding an
-action (S-53/S-55) run the same steps loop. Every failure on the way becomes an
+`InstructionResponse`. Opening an app (empty instruction) and forwarding an
+action run the same steps loop. Every failure on the way becomes an
 `AppReply.error` for that task only; nothing here raises to the HTTP layer except a
 bad request (unknown app, malformed session id).
 
@@ -319,7 +319,7 @@ class Pipeline:
     def open_app(
         self, app_id: str, session_id: str | None, language: str | None = None
     ) -> tuple[AppReply, str]:
-        """S-23: the app's initial view (empty instruction) after the steps loop."""
+        """The app's initial view (empty instruction) after the steps loop."""
         with self._sessions.turn(session_id) as turn:
             self._keep_language(turn, language)
             self._check_known(app_id)
@@ -328,7 +328,7 @@ class Pipeline:
         return reply, turn.session_id
 
     def action(self, app_id: str, post: ActionPost) -> tuple[AppReply, str]:
-        """S-53/S-55: forward one triggered action; the app's next view."""
+        """Forward one triggered action; the app's next view."""
         with self._sessions.turn(post.session_id) as turn:
             self._keep_language(turn, post.language)
             self._check_known(app_id)
@@ -487,7 +487,7 @@ class Pipeline:
             instruction=instruction, context=context, action_request=action_request
         )
         body = request.model_dump(mode="json", exclude_none=True)
-        body["instruction"] = instruction  # S-55: null with an action, "" on open
+        body["instruction"] = instruction  # null with an action, "" on open
         raw = self.cancels.guard(lambda: target.call(body, self.limits.app_timeout))
         try:
             reply = parse(AppReply, raw)
@@ -509,7 +509,7 @@ class Pipeline:
         task_id: str | None,
         review: Review | None = None,
     ) -> dict[str, Any]:
-        """Forward the steps untouched (S-43, plus the user's `approved_commands`);
+        """Forward the steps untouched (plus the user's `approved_commands`);
         the `tool_results` for the next call."""
         limits = self.limits
         budget = sum(limits.step_timeout(str(s.get("tool"))) for s in plan) + 10

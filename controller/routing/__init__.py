@@ -1,4 +1,4 @@
-"""Intent routing: which app handles which part of an instruction (S-11, S-40).
+"""Intent routing: which app handles which part of an instruction.
 
 The deterministic router splits a compound instruction into parts, normalises
 their text into match units and scores each part against every app's manifest,

@@ -1,4 +1,4 @@
-"""Routing by the LLM, behind the deterministic router (S-40).
+"""Routing by the LLM, behind the deterministic router.
 
 `FallbackRouter` is the `Router` the pipeline uses when an LLM may be configured:
 

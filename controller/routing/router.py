@@ -1,4 +1,4 @@
-"""Intent routing: which app handles which part of an instruction (S-11, S-40).
+"""Intent routing: which app handles which part of an instruction.
 
 The interface (`AppProfile`, `PlannedTask`, `RoutePlan`, `Router`) is what the
 pipeline depends on; `DeterministicRouter` answers without an LLM, the way

@@ -1,4 +1,4 @@
-// Actions become controls (S-53, S-54): ONE table from action `type` to a control
+// Actions become controls: ONE table from action `type` to a control
 // builder. Triggering a control sends exactly the spec's payload for its type —
 // {action_id, type} plus one key: params | form_values | selected | checked |
 // value | href | on — through `ctx.send`. Labels are set as text (SECURITY.md Q2).

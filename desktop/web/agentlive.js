@@ -1,4 +1,4 @@
-// The agent loop of an app, live in its window (`agent_progress` events, S-77):
+// The agent loop of an app, live in its window (`agent_progress` events):
 // the model's text as it streams, each tool call with its arguments and then its
 // result, a pause waiting for the user's confirmation, retries and compaction. The
 // panel lives until the app's reply is rendered (which replaces the window's

@@ -1,6 +1,6 @@
 // The desktop's entry point: builds the window manager, taskbar, tray, command
 // bar and UI-command handler, loads the apps, follows the controller's event
-// stream and keeps the UI snapshot up to date (S-20..S-24, S-34, S-80..S-82).
+// stream and keeps the UI snapshot up to date.
 // Ctrl+Alt+R (or the start menu's ↺) restores the desktop layout that UI commands
 // changed; an element a UI command changed is brought into view.
 
@@ -181,7 +181,7 @@ loadApps().then((ok) => {
       body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),
       level: "success",
     });
-    speechReady.then(() => speech.say(tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"))); // S-34 (the server says it when it can)
+    speechReady.then(() => speech.say(tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"))); // the server says it when it can
   }
 });
 setInterval(loadApps, 10000);

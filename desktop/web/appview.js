@@ -1,6 +1,6 @@
 // An app's window content: the rendered view, its action controls and a status
-// line. Owns the S-23 open flow (create the window, ask the app for its initial
-// view, render it), sending actions (S-53, S-55) and showing task results.
+// line. Owns the open flow (create the window, ask the app for its initial
+// view, render it), sending actions and showing task results.
 // While an app works longer than a moment its window shows a loading state (a
 // spinner, the elapsed seconds, its controls disabled) with a cancel button that
 // asks the controller to stop the work. A multi-line message is an answer: it is
@@ -26,7 +26,7 @@ export class AppViews {
   }
 
   /**
-   * S-23: if the app's window is open, bring it to the front; otherwise create it,
+   * If the app's window is open, bring it to the front; otherwise create it,
    * send the app an empty instruction for its initial view and render that.
    */
   async open(appId) {
@@ -260,7 +260,7 @@ export function uniqueControlId(actionId, taken) {
   return id;
 }
 
-/** A failed request as the standard error view (J2: the app's window says what broke). */
+/** A failed request as the standard error view (the app's window says what broke). */
 export function errorReply(exc) {
   const code = exc?.code || "error";
   const message = exc?.message || String(exc);

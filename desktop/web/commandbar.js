@@ -1,7 +1,7 @@
 // The command bar: typed instructions go to POST /api/instruction; each task's
 // result opens or updates its app's window, the reply's message shows in the
 // window's status line and as a toast. The 🎤 button runs voice input (voice.js,
-// S-90) and says plainly when that is not available. ↑/↓ recall history.
+// voice input) and says plainly when that is not available. ↑/↓ recall history.
 
 import { api } from "./api.js";
 import { errorReply, replyLevel } from "./appview.js";

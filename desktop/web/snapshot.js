@@ -1,4 +1,4 @@
-// The UI snapshot (S-81): every element marked with data-ui-type (windows,
+// The UI snapshot: every element marked with data-ui-type (windows,
 // taskbar, command bar, start menu, action controls …) with its geometry, posted
 // with the viewport to POST /api/ui/snapshot whenever the layout changes
 // (debounced, and only when it differs from the last one sent).

@@ -1,4 +1,4 @@
-// Voice output for the desktop (S-07, S-91). The controller speaks every `speak`
+// Voice output for the desktop. The controller speaks every `speak`
 // event itself when it has a sound player (GET /api/speech/status: `player`); the
 // page then stays quiet. Without one, `say(text)` speaks through the browser's
 // speechSynthesis (zh-CN, rate from settings). The tray's mute toggle silences

@@ -1,4 +1,4 @@
-// The taskbar (S-20, S-22, S-23): start button and start menu listing every app,
+// The taskbar: start button and start menu listing every app,
 // one icon per app showing its status (starting / running / restarting / failed)
 // and whether its window is open, and the right-click system menu (settings,
 // refresh, about). Each start-menu entry says how its app runs (in a sandbox or

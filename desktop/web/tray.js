@@ -1,4 +1,4 @@
-// The tray and clock (S-20, S-22): network (browser online + event stream
+// The tray and clock: network (browser online + event stream
 // connected), volume/mute (silences speech and media), LLM API status from
 // GET /api/health (`llm`: not_configured | ok | failing; anything else shown as
 // unknown), and a clock that opens a month calendar (closed by Escape or a click

@@ -1,4 +1,4 @@
-// UI commands (S-80..S-82): every command reaches the desktop as
+// UI commands: every command reaches the desktop as
 // window.postMessage({aios: "ui_command", command}) and ONE handler performs it:
 // move, resize, hide, show, change_color, change_text, rotate on an element id,
 // and open_window / close_window / focus_window on an app id. The seven element
@@ -28,7 +28,7 @@ export function installUiCommands(options) {
   });
 }
 
-/** Hand commands to the handler through postMessage (S-77). */
+/** Hand commands to the handler through postMessage. */
 export function postUiCommands(commands) {
   for (const command of Array.isArray(commands) ? commands : []) {
     window.postMessage({ aios: "ui_command", command }, window.location.origin);

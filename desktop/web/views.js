@@ -1,5 +1,5 @@
-// The unified view renderer (S-04, S-52): ONE table from `view_type` to a render
-// function. Each function takes the app's opaque `data` (S-06) and only places its
+// The unified view renderer: ONE table from `view_type` to a render
+// function. Each function takes the app's opaque `data` and only places its
 // values into slots — as text, never as markup (SECURITY.md Q2). Missing keys are
 // tolerated; an unknown view type is shown as readable JSON. A list item, table row
 // or card with an `id` carries it as `data-item-id` and an empty `.v-item-actions`

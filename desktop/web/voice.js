@@ -1,4 +1,4 @@
-// Voice input (S-90, S-92): the 🎤 button's single-shot recognition. The path is
+// Voice input: the 🎤 button's single-shot recognition. The path is
 // chosen from GET /api/voice/status: the server's microphone when it has one; else
 // a recording made in the page (a WAV sent to POST /api/voice, which runs the
 // instruction) when the server can recognise the language; else the browser's own

@@ -1,4 +1,4 @@
-// Window frames on the desktop (S-21, S-24): created per app with id
+// Window frames on the desktop: created per app with id
 // `win_<app_id>`, dragged by the title bar, resized by edges and corners,
 // minimised to the taskbar, maximised to fill the desktop above the taskbar,
 // closed (the app process keeps running), raised on click, animated in. The title

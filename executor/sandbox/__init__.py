@@ -1,4 +1,4 @@
-"""What confines a tool run (S-61), decided before it runs and enforced while it runs:
+"""What confines a tool run, decided before it runs and enforced while it runs:
 which programs may run with which arguments (`argv_policy`), which URLs
 `http_request` may reach (`ssrf`), how a tool process is started and killed —
 bubblewrap or rlimits, timeouts, capped output, its whole group (`runner`) — the

@@ -3,7 +3,7 @@
 `RLIMIT_NPROC` does nothing for root (the kernel exempts uid 0, also inside a user
 namespace mapped onto it), so each tool run gets its own cgroup
 `<pids root>/triton-aios/<executor pid>/<marker>` with `pids.max` =
-`limits.tasks_per_run` (SECURITY.md D1); the child joins it between fork and exec
+`limits.tasks_per_run`; the child joins it between fork and exec
 and everything it ever forks stays inside, so a kill (X6) also reaches a
 double-forked daemon that scrubbed its environment. Where the pids controller
 cannot be used (no cgroup file system, no delegated pids controller, no permission)
@@ -203,7 +203,7 @@ _reaped: set[Path] = set()
 
 def _reap_when_gone(home: Path) -> None:
     """Once per cgroup home: a reaper kills what is left in it when this process dies
-    (bubblewrap's sandbox may miss its death signal while it starts, SECURITY.md C5)."""
+    (bubblewrap's sandbox may miss its death signal while it starts)."""
     if home not in _reaped:
         _reaped.add(home)
         start_reaper(cgroup_home=home)

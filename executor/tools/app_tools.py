@@ -1,4 +1,4 @@
-"""Custom tools (S-62, S-72): an app's `@tool` methods, run by calling the app back.
+"""Custom tools: an app's `@tool` methods, run by calling the app back.
 
 The executor POSTs `{"args": {...}}` to `<app url>/tools/<name>` with that app's
 own token and expects `{"status": "ok", "result": ...}` or the error shape

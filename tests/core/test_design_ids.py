@@ -11,6 +11,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from tests.product import PRODUCT_PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 DESIGN = ROOT / "docs" / "DESIGN.md"
 CITED_SUFFIXES = {".py", ".md", ".js", ".json", ".html", ".css", ".toml", ".tmpl"}
@@ -73,3 +75,22 @@ def test_nothing_outside_the_repository_is_cited() -> None:
     assert not new, f"state the contract instead of citing: {new}"
     done = sorted(PENDING_OUTSIDE - citing)
     assert not done, f"no longer citing, drop from PENDING_OUTSIDE: {done}"
+
+
+# requirement ids and SECURITY.md's row ids (A1, C5, W3 …) belong in tests and docs,
+# where the reader has the table beside them; product code says what it means
+PRODUCT_DIRS = (*PRODUCT_PACKAGES, "apps")
+ROW_ID = re.compile(r"\b[SF]-[0-9]+\b|\b[ACDJW][0-9]\b")
+
+
+def test_product_code_says_words_not_ids() -> None:
+    citing = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _repository_files()
+        if path.relative_to(ROOT).parts[0] in PRODUCT_DIRS
+        and path.suffix in {".py", ".js", ".html", ".css"}
+        and "workspace" not in path.relative_to(ROOT).parts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ROW_ID.search(line)
+    ]
+    assert citing == [], f"say it in words: {citing[:20]}"

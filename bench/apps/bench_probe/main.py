@@ -1,6 +1,6 @@
 """The probe app of `aios bench`: one instruction, two planned steps, one text view.
 
-The first call plans `cache_set` then `file_read` (S-51: a `loading` reply with
+The first call plans `cache_set` then `file_read` (a `loading` reply with
 steps); the call after the executor ran them answers with the file's text. It is
 copied into the benchmark's own temporary apps folder, never installed for users.
 """

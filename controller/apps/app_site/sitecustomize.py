@@ -1,4 +1,4 @@
-"""Loaded at start-up by every app process the controller launches (SECURITY.md W1–W5).
+"""Loaded at start-up by every app process the controller launches.
 
 The controller puts this folder first on an app's `PYTHONPATH`, so Python imports
 this module before the app's own code runs. It makes every socket the app binds a
@@ -8,7 +8,7 @@ or any other IPv6 address becomes `::1`. And when the app imports `flask`, every
 Origin, the app's token from `AIOS_TOKEN`, `/health` public, strict JSON, the one
 error shape); an app that installs the edge itself (the SDK's `create_app`) keeps its
 own settings. The design's verbose `main.py` template (a bare Flask app with
-`app.run(host='0.0.0.0', …)`, which must run unmodified, S-76) therefore listens on
+`app.run(host='0.0.0.0', …)`, which must run unmodified) therefore listens on
 127.0.0.1 only and holds the same rules as every other service. This guards against a
 careless app, not a hostile one: code in the app process can undo it (SECURITY.md).
 
