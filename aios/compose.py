@@ -102,17 +102,17 @@ def compose(core: Core, settings: Settings) -> Composed:
         core, store, build_router(core, llm), sessions, policy, confirmations, summarizer
     )
     admission = Admission(AdmissionLimits.from_mapping(_extra(settings, "admission")))
-    instructions = Instructions(pipeline, admission, core.contexts, sessions)
+    instructions = Instructions(
+        pipeline,
+        admission,
+        core.contexts,
+        sessions,
+        core.supervisor.app_infos,
+        confirmations,
+    )
     speaker, voice_routes = build_voice(core, store, instructions)
     scheduler = build_jobs(core, pipeline, policy, confirmations, instructions)
-    chat = ChatService(
-        pipeline=pipeline,
-        sessions=sessions,
-        apps=core.supervisor,
-        admission=admission,
-        confirmations=confirmations,
-        events=core.events,
-    )
+    chat = ChatService(instructions, core.events)
     routes = [
         *voice_routes,
         schedules_blueprint(scheduler),

@@ -1,21 +1,32 @@
-"""What the parts beside the controller may ask of it: run one instruction, and say
-which language a session's user reads.
+"""What the parts beside the controller may ask of it: run one instruction, answer a
+paused step, keep a note in a session, list the apps, and say which language a
+session's user reads.
 
-Voice input and the scheduler send instructions as a typed word or a click would, and
-no more: they never see the pipeline, the sessions or the admission queue behind it.
+Voice input, the scheduler and the OpenAI-compatible entry send instructions as a
+typed word or a click would, and no more: they never see the pipeline, the sessions or
+the admission queue behind it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aios_protocol.messages import InstructionRequest, Language
+from aios_protocol.messages import (
+    AppInfo,
+    AppReply,
+    InstructionRequest,
+    InstructionResponse,
+    Language,
+)
+from controller.permissions.confirmations import ConfirmationGate
 from controller.pipeline.admission import Admission
 from controller.pipeline.context import ContextBuilder
 from controller.pipeline.run import Pipeline
 from controller.sessions import SessionStore
 
-__all__ = ["InstructionEntry", "Instructions"]
+__all__ = ["InstructionEntry", "Instructions", "Resumed"]
 
 
 class InstructionEntry(Protocol):
@@ -30,6 +41,15 @@ class InstructionEntry(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Resumed:
+    """A paused step answered: the app's reply, and whose it is."""
+
+    reply: AppReply
+    app_id: str
+    task_id: str | None
+
+
 class Instructions:
     """`InstructionEntry` over the pipeline: each instruction waits its turn in the
     admission queue, as a typed one does."""
@@ -40,16 +60,53 @@ class Instructions:
         admission: Admission,
         contexts: ContextBuilder,
         sessions: SessionStore,
+        app_infos: Callable[[], Sequence[AppInfo]],
+        confirmations: ConfirmationGate | None,
     ) -> None:
         self._pipeline = pipeline
         self._admission = admission
         self._contexts = contexts
         self._sessions = sessions
+        self._app_infos = app_infos
+        self._confirmations = confirmations
+
+    def run(self, request: InstructionRequest) -> InstructionResponse:
+        """Run one instruction once the admission queue lets it in."""
+        with self._admission.instruction():
+            return self._pipeline.instruction(request)
 
     def instruct(self, text: str, session_id: str | None, source: str) -> dict[str, Any]:
         request = InstructionRequest(text=text, session_id=session_id, source=source)
-        with self._admission.instruction():
-            return self._pipeline.instruction(request).dump()
+        return self.run(request).dump()
+
+    def resume_waiting(self, session_id: str, decision: str) -> Resumed | None:
+        """Answer the newest step of `session_id` waiting for the user's yes with
+        `decision`; None when none waits."""
+        if self._confirmations is None:
+            return None
+        mine = [p for p in self._confirmations.pending() if p.session_id == session_id]
+        if not mine:
+            return None
+        waiting = mine[-1]
+        with self._admission.app(waiting.app_id):
+            reply, app_id, _ = self._pipeline.resume(waiting.confirmation_id, decision)
+        return Resumed(reply, app_id, waiting.task_id)
+
+    def keep_note(self, session_id: str, key: str, value: str | None) -> None:
+        """Set (or, with None, drop) one entry of the session's context."""
+        with self._sessions.lock(session_id):
+            session = self._sessions.get_or_create(session_id)
+            if session.context.get(key) == (value or None):
+                return
+            if value:
+                session.context[key] = value
+            else:
+                session.context.pop(key, None)
+            self._sessions.save(session)
+
+    def app_ids(self) -> list[str]:
+        """Every installed app, running or not."""
+        return [info.id for info in self._app_infos()]
 
     def language(self, session_id: str | None) -> Language:
         session = self._sessions.get(session_id) if session_id else None

@@ -14,7 +14,8 @@ user's yes (a paused risky step, `controller.permissions`) and the instruction i
 an answer word (确认 / 好的 / yes → allow once, 总是允许 / always → allow always,
 取消 / 不要 / no → deny), that question is answered and its paused work resumed;
 otherwise the instruction goes through the pipeline, to the app the model names
-(`triton/<app_id>`, through `AddressedRouter`) or routed as typed (`triton`).
+(`triton/<app_id>`, through `AddressedRouter`) or routed as typed (`triton`). The
+pipeline is reached only through `controller.instructions.Instructions`.
 """
 
 from __future__ import annotations
@@ -26,16 +27,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from aios_protocol.errors import InvalidRequest, NotFound
-from aios_protocol.messages import AppInfo, AppReply, InstructionRequest
+from aios_protocol.messages import AppReply, InstructionRequest
 from controller.events import EventBus
-from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
-from controller.pipeline.admission import Admission
-from controller.pipeline.run import Pipeline
+from controller.instructions import Instructions
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
-from controller.sessions import SessionStore
 from openai_entry.markdown import reply_markdown
 from openai_entry.wire import ChatCompletionRequest, ChatMessage, Usage
 
@@ -231,10 +229,6 @@ def confirmation_decision(text: str) -> str | None:
 # ---------------------------------------------------------------------- answers
 
 
-class AppsView(Protocol):
-    def app_infos(self) -> Sequence[AppInfo]: ...
-
-
 @dataclass
 class TurnAnswer:
     content: str
@@ -264,27 +258,17 @@ class TurnAnswer:
 class ChatService:
     """Answers chat turns with the pipeline, in the sessions of `sessions`."""
 
-    def __init__(
-        self,
-        *,
-        pipeline: Pipeline,
-        sessions: SessionStore,
-        apps: AppsView,
-        admission: Admission,
-        confirmations: ConfirmationGate | None,
-        events: EventBus,
-    ):
+    def __init__(self, instructions: Instructions, events: EventBus):
         self.events = events  # the bus the pipeline publishes on
-        self.pipeline = pipeline
-        self.sessions = sessions
-        self.apps = apps
-        self.admission = admission
-        self.confirmations = confirmations
+        self.instructions = instructions
         self.created = int(time.time())
 
     def models(self) -> list[str]:
         """`triton` and `triton/<app_id>` for every installed app."""
-        return [BASE_MODEL, *(f"{BASE_MODEL}/{info.id}" for info in self.apps.app_infos())]
+        return [
+            BASE_MODEL,
+            *(f"{BASE_MODEL}/{app_id}" for app_id in self.instructions.app_ids()),
+        ]
 
     def check_model(self, turn: ChatTurn) -> None:
         if turn.app_id is not None and turn.model not in self.models():
@@ -294,33 +278,20 @@ class ChatService:
                 detail={"param": "model"},
             )
 
-    def _waiting(self, session_id: str) -> PendingConfirmation | None:
-        if self.confirmations is None:
-            return None
-        mine = [p for p in self.confirmations.pending() if p.session_id == session_id]
-        return mine[-1] if mine else None
-
     def answer(self, turn: ChatTurn, base_url: str = "") -> TurnAnswer:
         """Run the turn (see the module docstring); app failures are error views."""
         sid = turn.session_id
-        with self.sessions.lock(sid):
-            session = self.sessions.get_or_create(sid)
-            if turn.system_prompt:
-                session.context[SYSTEM_PROMPT_KEY] = turn.system_prompt
-            else:
-                session.context.pop(SYSTEM_PROMPT_KEY, None)
+        self.instructions.keep_note(sid, SYSTEM_PROMPT_KEY, turn.system_prompt or None)
         decision = confirmation_decision(turn.instruction)
-        waiting = self._waiting(sid) if decision else None
+        resumed = self.instructions.resume_waiting(sid, decision) if decision else None
         replies: list[tuple[str, str | None, AppReply]] = []
-        if waiting is not None and decision is not None:
-            with self.admission.app(waiting.app_id):
-                reply, app_id, _ = self.pipeline.resume(waiting.confirmation_id, decision)
-            replies.append((app_id, waiting.task_id, reply))
-            fallback = reply.message or ""
+        if resumed is not None:
+            replies.append((resumed.app_id, resumed.task_id, resumed.reply))
+            fallback = resumed.reply.message or ""
         else:
             request = InstructionRequest(text=turn.instruction, session_id=sid)
-            with self.admission.instruction(), addressed_to(turn.app_id):
-                response = self.pipeline.instruction(request)
+            with addressed_to(turn.app_id):
+                response = self.instructions.run(request)
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
             fallback = response.message
         parts = [reply_markdown(reply, app_id, base_url) for app_id, _, reply in replies]
