@@ -1,10 +1,12 @@
 """One launch of Triton AIOS: everything `aios start` wires together.
 
 Order matters for a fast start: read settings and scan the apps (no Flask yet),
-assign ports, spawn the executor and every app at once, and only then import Flask
-and serve the controller's API while the children boot; wait until the executor
-runs and every app was started once; then write the launch files (live port map,
-token, pid) and hand back the desktop URL carrying the token.
+assign ports, spawn the executor (and the apps kept alive, `keep_alive` or
+`apps.start_at_launch`; the others start on first use), and only then import Flask,
+compose the parts (`aios.compose`) and serve the controller's API while the children
+boot; wait until the executor runs and the apps started at launch answer; then write
+the launch files (live port map, token, pid) and hand back the desktop URL carrying
+the token.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A skill's `--help` read as form fields, and the form's values back into an argv.
 
-argparse's help format is the contract (Aibox's Python template prints it; its shell
+argparse's help format is the contract (the skill template prints it; its shell
 template imitates it): an option line is indented, starts with `-x` or `--name`,
 may name a metavar (`-v VALUE, --value VALUE`, `--to {f,c}`) and is followed,
 after two or more spaces or on the next deeper-indented lines, by its help. Under a

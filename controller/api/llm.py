@@ -17,7 +17,7 @@ both 503 `llm_not_configured` without a model, 503 `overloaded` when more than
 `create_service` app; the routes are token-protected by its guard.
 
 Apps present their OWN token (`AIOS_TOKEN`), not the master token, so the
-controller's authenticator must accept app tokens on these two routes, and only
+controller's authenticator must accept app tokens on these four routes, and only
 these: `allow_app_tokens_for_llm(master, app_for_token)` wraps it that way.
 """
 

@@ -2,11 +2,11 @@
 
 `SkillRouter` wraps the deterministic router (inside the `FallbackRouter`, so a
 skill is found before a model or a catch-all app is asked). It asks the inner
-router first; only when that gives no task, and the built-in skills app
-(`SKILLS_APP`) is installed, it matches the instruction against the installed skills' summaries and
-names (offline, deterministic, Chinese and English alike) and, on a match, answers
+router first; only when that gives no task, and an app whose manifest gives it the
+`skills` role is installed, it matches the instruction against the installed skills'
+summaries and names (offline, deterministic, Chinese and English alike) and, on a match, answers
 one task for the skills app with the instruction as said — the app finds the skill
-again with `search_skills`. The skills come from a callable (the launcher reads the
+again with `search_skills`. The skills come from a callable (the composition root reads the
 executor's listing: `providers["skills"]["skills"]`); when it fails, routing goes on
 without skills. A summary's *words* are its English words (lightly stemmed, stop
 words left out) and its CJK character pairs (filler such as 帮我 / 一下 left out), as

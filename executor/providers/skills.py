@@ -1,4 +1,4 @@
-"""The skills provider: Aibox's skills as four tools, read from watched folders.
+"""The skills provider: the skills as four tools, read from watched folders.
 
 Skills live in the shared folder (`<state_dir>/skills/`, where the repository's
 example skills are copied at the first start: `executor.skills.install.seed_examples`)

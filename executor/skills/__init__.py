@@ -1,1 +1,1 @@
-"""Skills (Aibox's format): finding, reading and installing them; the provider is `executor.providers.skills`."""
+"""Skills (a folder with a SKILL.md and its scripts): finding, reading and installing them; the provider is `executor.providers.skills`."""

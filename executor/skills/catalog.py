@@ -1,4 +1,4 @@
-"""What a skill is (Aibox's format) and how one skills folder is read into `Skill`s.
+"""What a skill is (a folder with a SKILL.md) and how one skills folder is read into `Skill`s.
 
 A skills folder holds three kinds of entry. An *executable* skill is a file not
 ending in `.md` that has the execute bit; its summary is the first non-empty line
