@@ -101,13 +101,7 @@ def load_routing_texts(path: Path) -> list[str]:
 def shipped_profiles(apps_dir: Path) -> tuple[AppProfile, ...]:
     """The routable apps of `apps_dir`, as the supervisor hands them to the router."""
     return tuple(
-        AppProfile(
-            app_id=spec.app_id,
-            name=spec.name,
-            description=spec.description,
-            keywords=tuple(spec.manifest.keywords),
-            examples=tuple(spec.manifest.examples),
-        )
+        AppProfile.of(spec.app_id, spec.manifest)
         for spec in discover_apps(Path(apps_dir))
         if spec.ok and spec.manifest is not None
     )

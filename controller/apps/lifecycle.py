@@ -139,14 +139,7 @@ class AppLifecycle:
     def _build_profiles(self) -> tuple[AppProfile, ...]:
         """The router's view of every startable app, running or not (from manifests)."""
         return tuple(
-            AppProfile(
-                app_id=c.spec.app_id,
-                name=c.spec.name,
-                description=c.spec.description,
-                keywords=tuple(c.spec.manifest.keywords),
-                examples=tuple(c.spec.manifest.examples),
-                system_role=c.spec.manifest.system_role,
-            )
+            AppProfile.of(c.spec.app_id, c.spec.manifest)
             for c in sorted(self._apps.values(), key=lambda c: c.child_id)
             if c.spec is not None and c.spec.manifest is not None
         )

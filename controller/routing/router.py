@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from aios_protocol.messages import Manifest
 from controller.routing.index import AppFit, RoutingIndex, index_for
 from controller.routing.split import Piece, clean_part, split_pieces
 
@@ -37,6 +38,18 @@ class AppProfile:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     system_role: str | None = None  # the manifest's `system_role`
+
+    @classmethod
+    def of(cls, app_id: str, manifest: Manifest) -> AppProfile:
+        """What the router reads of an app's manifest."""
+        return cls(
+            app_id=app_id,
+            name=manifest.name,
+            description=manifest.description,
+            keywords=tuple(manifest.keywords),
+            examples=tuple(manifest.examples),
+            system_role=manifest.system_role,
+        )
 
 
 def app_in_role(apps: Sequence[AppProfile], role: str) -> str | None:

@@ -43,15 +43,7 @@ def shipped_apps() -> tuple[AppProfile, ...]:
     profiles = []
     for path in sorted(ROOT.glob("apps/*/manifest.json")):
         manifest = Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-        profiles.append(
-            AppProfile(
-                app_id=path.parent.name,
-                name=manifest.name,
-                description=manifest.description,
-                keywords=tuple(manifest.keywords),
-                examples=tuple(manifest.examples),
-            )
-        )
+        profiles.append(AppProfile.of(path.parent.name, manifest))
     return tuple(profiles)
 
 
