@@ -259,7 +259,11 @@ def build_api(
     )
     own_routes = [
         llm_blueprint(llm, events=core.events, tool_listing=core.tools.entries),
-        tools_blueprint(core.tools),
+        tools_blueprint(
+            core.tools,
+            installed=lambda app_id: app_id in supervisor.installed(),
+            ensure_running=supervisor.ensure_running,
+        ),
         tasks_blueprint(pipeline.cancels),
         about_blueprint(),
         installs_blueprint(installs),

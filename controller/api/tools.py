@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aios_protocol.errors import Forbidden
+from aios_protocol.errors import Forbidden, NotFound
 from aios_protocol.messages import ToolInfo, ToolsListing
 
 if TYPE_CHECKING:
@@ -68,8 +68,14 @@ class ToolListings:
                 self._cached.pop(app_id, None)
 
 
-def tools_blueprint(listings: ToolListings) -> Blueprint:
-    """`GET /api/tools?app_id=X`: the app's listing and its providers' states."""
+def tools_blueprint(
+    listings: ToolListings,
+    installed: Callable[[str], bool] = lambda app_id: True,
+    ensure_running: Callable[[str], None] = lambda app_id: None,
+) -> Blueprint:
+    """`GET /api/tools?app_id=X`: the app's listing and its providers' states. An
+    installed app that is not running is started first (its own tools are known to the
+    executor only while it runs); an app that is not installed is a 404."""
     from flask import Blueprint, g, request  # imported when the API is served
 
     routes = Blueprint("tools", __name__)
@@ -79,6 +85,10 @@ def tools_blueprint(listings: ToolListings) -> Blueprint:
         if g.get("identity") != _DESKTOP:
             raise Forbidden("only the desktop's token may list tools")
         app_id = request.args.get("app_id", "")
+        if app_id:
+            if not installed(app_id):
+                raise NotFound(f"no app {app_id!r} is installed")
+            ensure_running(app_id)
         return listings.listing(app_id).dump()
 
     return routes

@@ -152,3 +152,21 @@ def test_an_app_started_at_launch_counts_its_idle_time_from_its_start(
         system.wait_app("echo_app", "idle", timeout=15)  # then stopped
     finally:
         system.stop()
+
+
+def test_the_tools_of_an_idle_app_are_listed_and_an_unknown_app_is_a_404(
+    tmp_path: Path,
+) -> None:
+    system = launch(tmp_path, _apps_dir(tmp_path), config=lazy_config())
+    try:
+        assert system.apps()["echo_app"]["status"] == "idle"
+        listed = system.get("/api/tools?app_id=echo_app")
+        assert listed.status_code == 200, listed.text  # was a 500: "not registered"
+        names = {tool["name"] for tool in listed.json()["tools"]}
+        assert {"file_read", "shell_exec", "schedule"} <= names, names
+        assert system.apps()["echo_app"]["status"] == "running"  # started to list
+        unknown = system.get("/api/tools?app_id=no_such_app")
+        assert unknown.status_code == 404, unknown.text
+        assert unknown.json()["error"]["code"] == "not_found"
+    finally:
+        system.stop()
