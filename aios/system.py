@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,7 +146,9 @@ class Controller:
                     f"using {ports.assigned[service_id]}"
                 )
             self.state.write_launch(dict(ports.assigned), self.token, os.getpid())
+            started = time.monotonic()
             supervisor.wait_settled(opts.ready_timeout)
+            self._wait_routing_sources(opts.ready_timeout - (time.monotonic() - started))
         except BaseException:
             self.stop()
             raise
@@ -186,6 +189,21 @@ class Controller:
         self._server = start_server(
             parts.app, port, threads=parts.threads, connection_limit=1000
         )
+
+    def _wait_routing_sources(self, timeout: float) -> None:
+        """Until the tool sources that routing reads (the skills' summaries) have read
+        their folders, so an instruction sent right after `ready` finds a skill; a
+        source that failed is reported by the Tools window and does not hold it up."""
+        executor = self._supervisor().executor_client
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            providers = executor.tool_listing("").get("providers") or {}
+            if (providers.get("skills") or {}).get("state") != "starting":
+                break
+            if time.monotonic() >= deadline:
+                raise StartupFailed(f"not ready after {timeout:g} s: the skills")
+            time.sleep(0.05)
+        self.tools.invalidate()  # a listing cached while they were read is stale
 
     def _supervisor(self) -> Supervisor:
         assert self.supervisor is not None

@@ -210,3 +210,16 @@ def test_the_desktop_confirms_an_install(browser, system) -> None:
         assert desktop.errors == []
     finally:
         page.context.close()
+
+
+def test_a_skill_instruction_sent_as_soon_as_ready_reaches_the_skill(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("skills_ready")
+    apps = copy_shipped_apps(root / "apps", ("hello_app", "skills_app"))
+    running = launch(root, apps)
+    try:
+        answer = running.say("把30摄氏度换算成华氏度")  # the first thing after `ready`
+        assert [task["app_id"] for task in answer["tasks"]] == ["skills_app"], answer
+    finally:
+        running.stop()
