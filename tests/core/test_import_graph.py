@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 from tests.product import PRODUCT_PACKAGES
@@ -66,10 +67,7 @@ def _cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
 def test_no_cycle_between_top_level_packages() -> None:
     graph = package_graph()
     cycle = _cycle(graph)
-    where = [
-        f"{a} → {b}: {', '.join(graph[a][b][:3])}"
-        for a, b in zip(cycle or [], (cycle or [])[1:])
-    ]
+    where = [f"{a} → {b}: {', '.join(graph[a][b][:3])}" for a, b in pairwise(cycle or [])]
     assert cycle is None, (
         "import cycle: " + " → ".join(cycle or []) + "\n" + "\n".join(where)
     )
