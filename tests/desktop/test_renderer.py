@@ -56,9 +56,11 @@ def trigger(page, act: Callable[[], None], action_id: str) -> tuple[dict, dict]:
 VIEW_CHECKS: dict[str, Callable] = {}
 
 
-def check(view: str):
+def check(view: str, into: dict[str, Callable] = VIEW_CHECKS):
+    """Register the decorated function as the check of `view` in `into`."""
+
     def register(fn):
-        VIEW_CHECKS[view] = fn
+        into[view] = fn
         return fn
 
     return register
@@ -184,14 +186,6 @@ SAMPLES = view_samples()
 SAMPLE_CHECKS: dict[str, Callable] = {}
 
 
-def sample_check(view_type: str):
-    def register(fn):
-        SAMPLE_CHECKS[view_type] = fn
-        return fn
-
-    return register
-
-
 def render_reply(page, body: dict):
     """Render the reply `body` with views.js's `renderView` (as the gallery's window
     would show it) into `#probe`; return the view's locator."""
@@ -209,13 +203,13 @@ def render_reply(page, body: dict):
     return page.locator("#probe > .view")
 
 
-@sample_check("text")
+@check("text", SAMPLE_CHECKS)
 def _text_sample(view, data):
     expect(view.locator(".v-title")).to_have_text(data["title"])
     expect(view.locator(".v-text")).to_have_text(data["content"])
 
 
-@sample_check("list")
+@check("list", SAMPLE_CHECKS)
 def _list_sample(view, data):
     items = view.locator(".v-list-item")
     expect(items.locator(".v-list-title")).to_have_text([i["title"] for i in data["items"]])
@@ -225,7 +219,7 @@ def _list_sample(view, data):
     expect(items.nth(1)).not_to_have_attribute("data-item-id", re.compile(".*"))
 
 
-@sample_check("card")
+@check("card", SAMPLE_CHECKS)
 def _card_sample(view, data):
     cards = view.locator(".v-card")
     expect(cards.locator(".v-card-title")).to_have_text(["卡片甲", "卡片乙"])
@@ -234,7 +228,7 @@ def _card_sample(view, data):
     expect(cards.nth(0).locator("img")).to_have_js_property("naturalWidth", 1)
 
 
-@sample_check("table")
+@check("table", SAMPLE_CHECKS)
 def _table_sample(view, data):
     expect(view.locator(".v-title")).to_have_text(data["title"])
     expect(view.locator("th")).to_have_text(data["columns"])
@@ -245,7 +239,7 @@ def _table_sample(view, data):
     expect(view.locator(".v-empty")).to_have_count(0)  # it has rows
 
 
-@sample_check("form")
+@check("form", SAMPLE_CHECKS)
 def _form_sample(view, data):
     expect(view).to_have_class(re.compile(r"\bv-form\b"))
     form = view
@@ -257,7 +251,7 @@ def _form_sample(view, data):
     expect(form.locator(".v-field > span")).to_have_text(["城市", "数量", "类型", "备注"])
 
 
-@sample_check("media")
+@check("media", SAMPLE_CHECKS)
 def _media_sample(view, data):
     expect(view.locator("audio.v-audio")).to_have_attribute(
         "src", re.compile(r"/api/apps/gallery_app/files/tone\.wav\?token=")
@@ -266,13 +260,13 @@ def _media_sample(view, data):
     expect(view.locator(".v-media-sub")).to_have_text("画廊")
 
 
-@sample_check("image")
+@check("image", SAMPLE_CHECKS)
 def _image_sample(view, data):
     expect(view.locator("img")).to_have_js_property("naturalWidth", 1)
     expect(view.locator("figcaption")).to_have_text("红色方块")
 
 
-@sample_check("chart")
+@check("chart", SAMPLE_CHECKS)
 def _chart_sample(view, data):
     expect(view).to_have_attribute("data-chart-type", "bar")
     expect(view.locator(".v-title")).to_have_text("销量")
@@ -284,14 +278,14 @@ def _chart_sample(view, data):
     assert heights == ["30%", "70%", "50%"]  # on the scale of `max` (10)
 
 
-@sample_check("code")
+@check("code", SAMPLE_CHECKS)
 def _code_sample(view, data):
     expect(view.locator(".v-title")).to_have_text("hello.py")
     expect(view.locator(".v-code-lang")).to_have_text("python")
     expect(view.locator("pre code")).to_have_text(data["code"])
 
 
-@sample_check("dashboard")
+@check("dashboard", SAMPLE_CHECKS)
 def _dashboard_sample(view, data):
     expect(view.locator(":scope > .v-title")).to_have_text("总览")
     widgets = view.locator(".v-widget")
@@ -307,19 +301,19 @@ def _dashboard_sample(view, data):
     expect(widgets.nth(2).locator(".v-metric-value")).to_have_text("42 %")
 
 
-@sample_check("metric")
+@check("metric", SAMPLE_CHECKS)
 def _metric_sample(view, data):
     expect(view.locator(".v-metric-value")).to_have_text("42 %")
     expect(view.locator(".v-metric-label")).to_have_text("CPU")
 
 
-@sample_check("loading")
+@check("loading", SAMPLE_CHECKS)
 def _loading_sample(view, data):
     expect(view.locator(".spinner")).to_have_count(1)
     expect(view).to_have_text("正在读取…")
 
 
-@sample_check("error")
+@check("error", SAMPLE_CHECKS)
 def _error_sample(view, data):
     expect(view).to_have_attribute("role", "alert")
     expect(view.locator(".v-error-message")).to_have_text("没有找到这首歌")

@@ -18,20 +18,6 @@ import zlib
 from aios_sdk import AIOSAgent, serve, views
 
 XSS = '<img src=x onerror="window.__xss=1">'
-VIEW_NAMES = (
-    "text",
-    "list",
-    "card",
-    "table",
-    "form",
-    "media",
-    "image",
-    "chart",
-    "code",
-    "dashboard",
-    "mystery",
-    "xss",
-)
 
 
 def png_data_uri(width: int, height: int, rgb: tuple[int, int, int]) -> str:
@@ -177,7 +163,7 @@ def show_buttons() -> list[dict]:
             "action_id": f"show_{name}",
             "params": {"view": name},
         }
-        for name in VIEW_NAMES
+        for name in VIEWS
     ]
 
 
