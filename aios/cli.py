@@ -167,59 +167,15 @@ class _Running:
         )
 
 
-def _clip(text: Any, limit: int = 400) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def render_result(response: dict[str, Any], base_url: str = "") -> str:
+    """An `InstructionResponse` as text for the terminal: each task's reply as the
+    Markdown the `/v1` entry answers with (`openai_entry.markdown`), then the labels
+    of its controls. Workspace paths become file URLs under `base_url`."""
+    from pydantic import ValidationError
 
+    from aios_protocol.messages import AppReply
+    from openai_entry.markdown import reply_markdown
 
-def _render_data(view_type: str, data: dict[str, Any]) -> list[str]:
-    """The main content of a view as a few readable lines."""
-    if view_type == "text":
-        return [_clip(data.get("content", ""), 2000)]
-    if view_type == "code":
-        return [f"```{data.get('language', '')}", _clip(data.get("code", ""), 2000), "```"]
-    if view_type == "error":
-        return [f"错误 [{data.get('code', 'error')}]: {data.get('message', '')}"]
-    if view_type == "list":
-        lines = [str(data["title"])] if data.get("title") else []
-        for item in (data.get("items") or [])[:30]:
-            if isinstance(item, dict):
-                title = item.get("title") or item.get("name") or json.dumps(item)
-                sub = item.get("sub") or item.get("artist") or ""
-                lines.append(f"  • {title}" + (f" — {sub}" if sub else ""))
-            else:
-                lines.append(f"  • {item}")
-        return lines or ["(空列表)"]
-    if view_type == "table":
-        rows = [" | ".join(str(c) for c in data.get("columns") or [])]
-        for row in (data.get("rows") or [])[:30]:
-            rows.append(
-                " | ".join(str(c) for c in row) if isinstance(row, list) else str(row)
-            )
-        return rows
-    if view_type == "card":
-        return [
-            f"  ▪ {c.get('title', '')}" + (f": {c['desc']}" if c.get("desc") else "")
-            for c in data.get("cards") or []
-            if isinstance(c, dict)
-        ]
-    if view_type in ("media", "image"):
-        label = data.get("title") or data.get("caption") or ""
-        return [f"{data.get('url', '')}" + (f" ({label})" if label else "")]
-    if view_type == "chart":
-        pairs = zip(data.get("labels") or [], data.get("values") or [], strict=False)
-        return [f"  {label}: {value}" for label, value in pairs]
-    if view_type == "form":
-        return [
-            f"  [{f.get('label') or f.get('name')}]"
-            for f in data.get("fields") or []
-            if isinstance(f, dict)
-        ]
-    return [_clip(json.dumps(data, ensure_ascii=False))]
-
-
-def render_result(response: dict[str, Any]) -> str:
-    """An `InstructionResponse` as text for the terminal."""
     lines = []
     if response.get("message"):
         lines.append(str(response["message"]))
@@ -230,14 +186,15 @@ def render_result(response: dict[str, Any]) -> str:
             f"[{task.get('task_id')}] {task.get('app_id')} ({task.get('status')}){after}: "
             f"{task.get('instruction')}"
         )
-        result = task.get("result") or {}
-        view_type = str(result.get("view_type", ""))
-        lines.append(f"  view: {view_type}")
-        data = result.get("data") if isinstance(result.get("data"), dict) else {}
-        lines.extend("  " + line for line in _render_data(view_type, data))
-        labels = [a.get("label") or a.get("action_id") for a in result.get("actions") or []]
+        try:
+            reply = AppReply.model_validate(task.get("result"))
+        except ValidationError:
+            continue  # no reply (yet): the line above says the task's status
+        shown = reply_markdown(reply, str(task.get("app_id") or ""), base_url)
+        lines.extend(f"  {line}".rstrip() for line in shown.splitlines())
+        labels = [action.label or action.action_id for action in reply.actions]
         if labels:
-            lines.append("  actions: " + ", ".join(str(label) for label in labels))
+            lines.append("  actions: " + ", ".join(labels))
     return "\n".join(lines)
 
 
@@ -279,7 +236,7 @@ def cmd_say(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(response, ensure_ascii=False, indent=2))
     else:
-        print(render_result(response))
+        print(render_result(response, running.url or ""))
     failed = [t for t in response.get("tasks") or [] if t.get("status") == "error"]
     return 1 if failed else 0
 

@@ -4,7 +4,8 @@ Every message that crosses a process boundary — controller ⇄ app, app ⇄ ex
 controller ⇄ executor, desktop ⇄ controller — is one of the pydantic models in this
 module (S-3x, S-4x, S-5x, S-8x in docs/DESIGN.md). Services validate at their edge
 with these models and no other module re-declares a field name. A view's `data`
-stays opaque: no model here describes it.
+is a plain dict here, passed on unchanged; the shape each view type's renderers
+read is written in `aios_protocol.views`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from aios_protocol.views import Choice, FormInput
 
 __all__ = [
     "ACTION_TYPES",
@@ -305,20 +308,11 @@ ACTION_TYPES: tuple[str, ...] = (
 )
 
 
-class FormField(_Model):
-    """One field of a `submit_form` action."""
-
-    name: str
-    label: str = ""
-    type: str = "text"
-
-
-class Option(_Model):
-    label: str
-    value: Any = None
-
-
-OptionList = list[Union[str, Option]]
+# A field of a `submit_form` action has the shape of a `form` view's field, and
+# an option of select / radio / checkbox that of a form field's option: one each.
+FormField = FormInput
+Option = Choice
+OptionList = list[Union[str, Choice]]
 
 
 class _ActionBase(_Model):
@@ -537,7 +531,8 @@ class UISnapshot(_Model):
 class AppReply(_Model):
     """An app's answer to `handle`.
 
-    `data` is opaque. `steps` go to the executor untouched.
+    `data` is passed on unchanged; its shape per `view_type` is in
+    `aios_protocol.views`. `steps` go to the executor untouched.
     `ui_commands` are desktop commands the desktop performs. `notice` marks an
     `ok` reply as degraded (`warning`: it answered, but not all went well — a source
     unreachable, the user's program failed) or merely informative (`info`); the

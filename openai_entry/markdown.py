@@ -1,34 +1,57 @@
-"""An app's reply as readable Markdown, for chat clients that show text only.
+"""An app's reply as readable Markdown, for chat clients and terminals that show text.
 
-`reply_markdown(reply, app_id, base_url)` writes each view type the way a
-person would read it: `text` as its content, `list` as bullets, `table` and `chart`
-as Markdown tables, `code` as a fenced block, `card` as headed sections, `media` and
-`image` as links (a workspace path becomes the controller's file URL under
-`base_url`), `form` as the fields it asks for, `dashboard` widget by widget, `confirm`
+`reply_markdown(reply, app_id, base_url)` writes each view type the way a person
+would read it, reading `data` by the shape `aios_protocol.views` gives its view type:
+`text` as its content, `list` as bullets, `table` and `chart` as Markdown tables,
+`code` as a fenced block, `card` as headed sections, `media` and `image` as links (a
+workspace path becomes the controller's file URL under `base_url`), `form` as the
+fields it asks for, `dashboard` widget by widget, `metric` as its figure, `confirm`
 as the question and how to answer it, `error` as its message. A view type it does
-not know is its message and its data as a JSON block. The reply's `message` heads
-every view but `text`, when it says something the view does not.
+not know, or `data` without its type's shape, is shown as a JSON block. The reply's
+`message` heads every view but `text`, when it says something the view does not.
+The `/v1` entry answers with it and the `aios say` command prints it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import AppReply
+from aios_protocol.views import (
+    CardData,
+    ChartData,
+    CodeData,
+    ConfirmData,
+    DashboardData,
+    ErrorData,
+    FormData,
+    ImageData,
+    ListData,
+    LoadingData,
+    MediaData,
+    MetricData,
+    TableData,
+    TextData,
+    read_view_data,
+)
 
-__all__ = ["CONFIRM_HINT", "reply_markdown"]
+__all__ = ["CONFIRM_HINT", "MARKDOWN_VIEWS", "reply_markdown", "view_markdown"]
 
 CONFIRM_HINT = "回复「确认」执行，或「取消」放弃。(Reply yes to go ahead, or no to cancel.)"
 
 
 def _text(value: Any) -> str:
+    """A value as the desktop shows it (a whole float without its `.0`, as JavaScript)."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -57,125 +80,124 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _link(url: Any, app_id: str, base_url: str) -> str:
-    """An http(s) URL as it is; a workspace path as the controller's file route."""
-    text = _text(url).strip()
-    if not text or text.startswith(("http://", "https://", "data:")):
-        return text
-    relative = text.removeprefix("workspace/").lstrip("/")
-    return f"{base_url.rstrip('/')}/api/apps/{app_id}/files/{quote(relative)}"
+def _titled(title: str | None, body: str) -> str:
+    """`body` under its bold `title` (when it has one)."""
+    return f"**{title}**\n\n{body}" if title else body
+
+
+class _Links:
+    """Where a workspace path of the app `app_id` is served, under `base_url`."""
+
+    def __init__(self, app_id: str, base_url: str) -> None:
+        self.app_id = app_id
+        self.base_url = base_url
+
+    def __call__(self, url: str) -> str:
+        """An http(s) or data: URL as it is; a workspace path as the file route."""
+        text = url.strip()
+        if not text or text.startswith(("http://", "https://", "data:")):
+            return text
+        relative = text.removeprefix("workspace/").lstrip("/")
+        return f"{self.base_url.rstrip('/')}/api/apps/{self.app_id}/files/{quote(relative)}"
 
 
 # ------------------------------------------------------------------ view types
 
 
-def _list(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    lines = [f"**{_text(data['title'])}**", ""] if data.get("title") else []
-    for item in data.get("items") or []:
-        if not isinstance(item, Mapping):
-            lines.append(f"- {_text(item)}")
-            continue
-        title = _text(item.get("title") or item.get("name") or item.get("label"))
-        sub = _text(item.get("sub") or item.get("desc") or item.get("description"))
+def _text_view(data: TextData, links: _Links) -> str:
+    return _titled(data.get("title"), data["content"])
+
+
+def _list(data: ListData, links: _Links) -> str:
+    lines = []
+    for item in data["items"]:
+        title = f"{item['icon']} {item['title']}" if item.get("icon") else item["title"]
         line = f"- **{title}**" if title else "-"
+        sub = item.get("sub")
         lines.append(f"{line} — {sub}" if sub else line)
-    return "\n".join(lines) if lines else "(空列表 / empty list)"
+    body = "\n".join(lines) or data.get("empty") or "(空列表 / empty list)"
+    return _titled(data.get("title"), body)
 
 
-def _table_view(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    columns = data.get("columns") or []
-    keys = [c.get("key", c.get("label")) if isinstance(c, Mapping) else c for c in columns]
-    names = [
-        _text(c.get("label", c.get("key"))) if isinstance(c, Mapping) else _text(c)
-        for c in columns
-    ]
-    rows: list[list[Any]] = []
-    for row in data.get("rows") or []:
-        if isinstance(row, Mapping):
-            cells = row.get("cells")
-            rows.append(
-                list(cells) if isinstance(cells, list) else [row.get(k) for k in keys]
-            )
-        elif isinstance(row, list | tuple):
-            rows.append(list(row))
-        else:
-            rows.append([row])
-    return _table(names, rows)
+def _table_view(data: TableData, links: _Links) -> str:
+    body = _table(data["columns"], data["rows"])
+    if not data["rows"] and data.get("empty"):
+        body += f"\n\n{data['empty']}"
+    return _titled(data.get("title"), body)
 
 
-def _code(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    return _fence(_text(data.get("code")), _text(data.get("language")))
+def _code(data: CodeData, links: _Links) -> str:
+    return _titled(data.get("title"), _fence(data["code"], data.get("language", "")))
 
 
-def _cards(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    parts = []
-    for card in data.get("cards") or []:
-        if not isinstance(card, Mapping):
-            parts.append(_text(card))
-            continue
-        lines = [f"### {_text(card.get('title'))}"]
+def _cards(data: CardData, links: _Links) -> str:
+    parts = [f"**{data['title']}**"] if data.get("title") else []
+    for card in data["cards"]:
+        lines = [f"### {card['title']}"]
         if card.get("image"):
-            lines.append(
-                f"![{_cell(card.get('title'))}]({_link(card['image'], app_id, base_url)})"
-            )
+            lines.append(f"![{_cell(card['title'])}]({links(card['image'])})")
         if card.get("desc"):
-            lines.append(_text(card["desc"]))
+            lines.append(card["desc"])
         parts.append("\n\n".join(lines))
     return "\n\n".join(parts)
 
 
-def _media(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    title = _text(data.get("title")) or _text(data.get("type")) or "media"
-    kind = f" ({_text(data['type'])})" if data.get("type") else ""
-    return f"[{_cell(title)}]({_link(data.get('url'), app_id, base_url)}){kind}"
+def _media(data: MediaData, links: _Links) -> str:
+    kind = data.get("type", "")
+    title = data.get("title") or kind or "media"
+    line = f"[{_cell(title)}]({links(data['url'])})" + (f" ({kind})" if kind else "")
+    return f"{line} — {data['artist']}" if data.get("artist") else line
 
 
-def _image(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    caption = _text(data.get("caption"))
-    image = f"![{_cell(caption)}]({_link(data.get('url'), app_id, base_url)})"
+def _image(data: ImageData, links: _Links) -> str:
+    caption = data.get("caption", "")
+    image = f"![{_cell(caption)}]({links(data['url'])})"
     return f"{image}\n\n{caption}" if caption else image
 
 
-def _chart(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    labels = list(data.get("labels") or [])
-    values = list(data.get("values") or [])
-    title = f"**{_text(data['title'])}**\n\n" if data.get("title") else ""
-    return title + _table(
-        ["", "value"], [list(pair) for pair in zip(labels, values, strict=False)]
-    )
+def _chart(data: ChartData, links: _Links) -> str:
+    pairs = zip(data["labels"], data["values"], strict=False)
+    return _titled(data.get("title"), _table(["", "value"], [list(p) for p in pairs]))
 
 
-def _form(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    lines = []
-    for field in data.get("fields") or []:
-        if isinstance(field, Mapping):
-            label = _text(field.get("label") or field.get("name"))
-            lines.append(f"- {label} ({_text(field.get('type') or 'text')})")
-    return "\n".join(lines)
+def _form(data: FormData, links: _Links) -> str:
+    lines = [
+        f"- {field.get('label') or field['name']} ({field.get('type') or 'text'})"
+        for field in data["fields"]
+    ]
+    return _titled(data.get("title"), "\n".join(lines))
 
 
-def _dashboard(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    parts = []
-    for widget in data.get("widgets") or []:
-        if isinstance(widget, Mapping):
-            render = _VIEWS.get(_text(widget.get("type")))
-            widget_data = (
-                widget.get("data") if isinstance(widget.get("data"), Mapping) else widget
-            )
-            parts.append(render(widget_data, app_id, base_url) if render else _json(widget))
+def _dashboard(data: DashboardData, links: _Links) -> str:
+    parts = [f"**{data['title']}**"] if data.get("title") else []
+    for part in data["widgets"]:
+        body = view_markdown(part["type"], part["data"], links.app_id, links.base_url)
+        parts.append(_titled(part.get("title"), body))
     return "\n\n".join(parts)
 
 
-def _text_view(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
-    return _text(data.get("content"))
+def _metric(data: MetricData, links: _Links) -> str:
+    figure = f"**{_text(data['value'])}{' ' + data['unit'] if data.get('unit') else ''}**"
+    return f"{data['label']}: {figure}" if data.get("label") else figure
+
+
+def _loading(data: LoadingData, links: _Links) -> str:
+    return data.get("text") or "…"
+
+
+def _error(data: ErrorData, links: _Links) -> str:
+    return f"⚠️ {data['message'] or 'error'}"
+
+
+def _confirm(data: ConfirmData, links: _Links) -> str:
+    return f"{data.get('summary') or '需要你的确认'}\n\n{CONFIRM_HINT}"
 
 
 def _json(data: Any) -> str:
     return _fence(json.dumps(data, ensure_ascii=False, indent=2, default=str), "json")
 
 
-Render = Callable[[Mapping[str, Any], str, str], str]
-_VIEWS: dict[str, Render] = {
+MARKDOWN_VIEWS: dict[str, Callable[[Any, _Links], str]] = {
     "text": _text_view,
     "list": _list,
     "table": _table_view,
@@ -186,7 +208,25 @@ _VIEWS: dict[str, Render] = {
     "chart": _chart,
     "form": _form,
     "dashboard": _dashboard,
+    "metric": _metric,
+    "loading": _loading,
+    "error": _error,
+    "confirm": _confirm,
 }
+"""view type → its Markdown, for every type of VIEW_TYPES and SYSTEM_VIEW_TYPES. A
+whole reply's `loading`, `error` and `confirm` say what its `message` says."""
+
+
+def view_markdown(view_type: str, data: Any, app_id: str, base_url: str = "") -> str:
+    """One view's `data` as Markdown; JSON when its type or its shape is unknown."""
+    render = MARKDOWN_VIEWS.get(view_type)
+    if render is None:
+        return _json(data)
+    try:
+        shaped = read_view_data(view_type, data)
+    except InvalidRequest:
+        return _json(data)
+    return render(shaped, _Links(app_id, base_url))
 
 
 def reply_markdown(reply: AppReply, app_id: str, base_url: str = "") -> str:
@@ -196,11 +236,11 @@ def reply_markdown(reply: AppReply, app_id: str, base_url: str = "") -> str:
     if reply.view_type == "error" or reply.status == "error":
         return f"⚠️ {_text(data.get('message')) or message or 'error'}"
     if reply.view_type == "confirm":
-        return f"{message or '需要你的确认'}\n\n{CONFIRM_HINT}"
+        question = message or _text(data.get("summary")) or "需要你的确认"
+        return f"{question}\n\n{CONFIRM_HINT}"
     if reply.view_type == "loading":
-        return message or "…"
-    render = _VIEWS.get(reply.view_type)
-    body = render(data, app_id, base_url) if render else _json(data)
+        return _text(data.get("text")) or message or "…"
+    body = view_markdown(reply.view_type, data, app_id, base_url)
     if reply.view_type == "text":
         return body.strip() or message
     if message and message not in body:

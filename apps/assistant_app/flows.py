@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
-from aios_sdk.views import button, reply, text_reply
+from aios_sdk.views import button, text_reply
 
 from .hooks import files_named_exist
 from .loop import AgentLoop, LoopSettings, Outcome
@@ -112,9 +112,8 @@ class AssistantFlows(Flows):
             planned["state"] = state
             return planned
         if outcome.kind == "error":
-            return reply(
-                "text",
-                {"content": outcome.text},
+            return text_reply(
+                outcome.text,
                 status="error",
                 message=outcome.text[:200],
                 detail=outcome.detail or None,

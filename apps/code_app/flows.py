@@ -17,7 +17,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
-from aios_sdk.views import button, input_box, reply, select, submit_form, text_reply
+from aios_sdk.views import (
+    button,
+    code_reply,
+    form_reply,
+    input_box,
+    list_reply,
+    select,
+    submit_form,
+    text_reply,
+)
 
 from .intent import CodeIntent, read_intent, safe_filename
 from .templates import TEMPLATES, Template, match_template
@@ -95,9 +104,10 @@ def _code_view(
     detail: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    return reply(
-        "code",
-        {"language": "python", "code": code, "filename": f"workspace/{path}", **extra},
+    return code_reply(
+        code,
+        "python",
+        extra_data={"filename": f"workspace/{path}", **extra},
         actions=_file_actions(turn, path),
         message=message,
         state={"last_file": path},
@@ -230,15 +240,12 @@ class CodeFlows(Flows):
         actions += _common_actions(turn)
         title = turn.tr("我的 Python 文件", "My Python files")
         if not ok:
-            return reply(
-                "list",
-                {
-                    "title": title,
-                    "items": [],
-                    "empty": turn.tr(
-                        "工作区暂时读不出来", "The workspace cannot be read right now"
-                    ),
-                },
+            return list_reply(
+                [],
+                title,
+                empty=turn.tr(
+                    "工作区暂时读不出来", "The workspace cannot be read right now"
+                ),
                 actions=actions,
                 message=turn.tr(
                     "读取工作区失败，请稍后再试",
@@ -259,9 +266,7 @@ class CodeFlows(Flows):
                 'The workspace has no Python files yet. Try "run print(2**10)" or '
                 '"write a program that prints the Fibonacci numbers"',
             )
-        return reply(
-            "list", {"title": title, "items": items}, actions=actions, message=message
-        )
+        return list_reply(items, title, actions=actions, message=message)
 
     def run_code(self, turn: Turn, path: str, code: str) -> dict[str, Any]:
         """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024."""
@@ -430,9 +435,9 @@ class CodeFlows(Flows):
                 message = turn.tr(f"正在编辑 {name}", f"Editing {name}")
             else:
                 message = turn.tr(f"新建 {name}", f"New file {name}")
-        return reply(
-            "form",
-            {"title": turn.tr(f"编辑 {name}", f"Edit {name}"), "fields": fields},
+        return form_reply(
+            fields,
+            turn.tr(f"编辑 {name}", f"Edit {name}"),
             # no fields of their own: they submit the form view, the one editable copy
             actions=[
                 submit_form(turn.tr("保存", "Save"), "save"),
@@ -531,9 +536,7 @@ class CodeFlows(Flows):
         actions = [button(use, "use_template", key=t.key, item_id=t.key) for t in TEMPLATES]
         actions += _common_actions(turn)
         title = turn.tr("代码模板", "Code templates")
-        return reply(
-            "list", {"title": title, "items": items}, actions=actions, message=message
-        )
+        return list_reply(items, title, actions=actions, message=message)
 
     def help(self, turn: Turn) -> dict[str, Any]:
         return self.templates_view(

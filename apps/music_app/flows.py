@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
-from aios_sdk.views import button, reply, text_reply
+from aios_sdk.views import button, list_reply, text_reply
 
 from .catalogue import (
     DEFAULT_API_BASE,
@@ -581,6 +581,4 @@ class MusicFlows(Flows):
         else:
             message = turn.tr("还没有播放记录", "No play history yet")
         title = turn.tr("最近播放", "Recently played")
-        return reply(
-            "list", {"title": title, "items": items}, actions=actions, message=message
-        )
+        return list_reply(items, title, actions=actions, message=message)

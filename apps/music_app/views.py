@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from aios_sdk import Turn
-from aios_sdk.views import button, input_box, reply, select, text_reply
+from aios_sdk.views import button, input_box, list_reply, media_reply, select, text_reply
 
 from .catalogue import Song
 
@@ -109,13 +109,11 @@ def song_list_view(
 
     `empty` is what the window says when there is no song (why, if it failed)."""
     shown = songs[:MAX_LISTED]
-    data: dict[str, Any] = {"title": title, "items": [_item(turn, s) for s in shown]}
-    if empty:
-        data["empty"] = empty
     play = turn.tr("播放", "Play")
-    return reply(
-        "list",
-        data,
+    return list_reply(
+        [_item(turn, s) for s in shown],
+        title,
+        empty=empty or None,
         actions=[
             *(button(play, "play", song_id=s.id, item_id=s.id) for s in shown),
             *search_actions(turn, quality, filter_value),
@@ -157,19 +155,24 @@ def media_view(
             )
         )
     actions.append(button(turn.tr("返回列表", "Back to the list"), "back"))
-    data = {
-        "url": song.url,
-        "type": "audio",
-        "title": song.display,
-        "artist": song.artist,
-        "album": song.album,
-        "image": song.artwork or None,
-        "song_id": song.id,
-        "source": song.source,
-        "autoplay": playing,
-        "paused": not playing,
-    }
-    return reply("media", data, actions=actions, message=message, state=state)
+    return media_reply(
+        song.url,
+        song.display,
+        kind="audio",
+        artist=song.artist,
+        autoplay=playing,
+        actions=actions,
+        message=message,
+        state=state,
+        # the app's own, beside what the player shows
+        extra_data={
+            "album": song.album,
+            "image": song.artwork or None,
+            "song_id": song.id,
+            "source": song.source,
+            "paused": not playing,
+        },
+    )
 
 
 def download_done_view(
@@ -181,14 +184,14 @@ def download_done_view(
     )
     if note:
         content += f"\n{note}"
-    return reply(
-        "text",
-        {"content": content, "path": shown_path},
+    return text_reply(
+        content,
+        turn.tr("下载完成", "Download complete"),
         actions=[
             button(turn.tr("播放", "Play"), "play_local", path=shown_path),
             library_button(turn),
         ],
-        message=turn.tr("下载完成", "Download complete"),
+        extra_data={"path": shown_path},
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aios_sdk import Turn
-from aios_sdk.views import button, list_reply, reply
+from aios_sdk.views import button, list_reply, table_reply
 
 __all__ = ["describe", "history_view", "jobs_view"]
 
@@ -92,14 +92,13 @@ def jobs_view(jobs: list[Mapping[str, Any]], turn: Turn, note: str = "") -> dict
         actions += _controls(job, turn)
     none = turn.tr("还没有定时任务", "No scheduled tasks yet")
     count = turn.tr(f"共有 {len(jobs)} 个定时任务", _plural(len(jobs), "scheduled task"))
-    view = list_reply(
+    return list_reply(
         items,
-        title=turn.tr("定时任务", "Scheduled Tasks"),
+        turn.tr("定时任务", "Scheduled Tasks"),
+        empty=none,
         actions=actions,
         message=note or (count if jobs else none),
     )
-    view["data"]["empty"] = none
-    return view
 
 
 def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[str, Any]:
@@ -113,18 +112,15 @@ def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[s
         ]
         for run in runs
     ]
-    return reply(
-        "table",
-        {
-            "columns": [
-                turn.tr("开始", "Started"),
-                turn.tr("结果", "Result"),
-                turn.tr("用时", "Duration"),
-                turn.tr("摘要", "Summary"),
-            ],
-            "rows": rows,
-            "title": turn.tr(f"运行历史「{name}」", f"Runs of “{name}”"),
-        },
+    return table_reply(
+        [
+            turn.tr("开始", "Started"),
+            turn.tr("结果", "Result"),
+            turn.tr("用时", "Duration"),
+            turn.tr("摘要", "Summary"),
+        ],
+        rows,
+        title=turn.tr(f"运行历史「{name}」", f"Runs of “{name}”"),
         actions=[button(turn.tr("返回列表", "Back to the list"), "refresh")],
         message=turn.tr(
             f"最近 {len(rows)} 次运行", f"The last {_plural(len(rows), 'run')}"

@@ -14,7 +14,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from aios_sdk import Turn
-from aios_sdk.views import button, input_box, reply, submit_form
+from aios_sdk.views import (
+    button,
+    code_reply,
+    dashboard_reply,
+    input_box,
+    submit_form,
+    table_reply,
+    text_reply,
+    widget,
+)
 
 __all__ = ["output_text", "skill_view", "skills_window"]
 
@@ -79,20 +88,17 @@ def skills_window(
     usable = sum(1 for s in skills if not s.get("error"))
     none = turn.tr("还没有技能", "No skills installed yet")
     count = turn.tr(f"共有 {usable} 个技能", f"{usable} skill{'' if usable == 1 else 's'}")
-    return reply(
-        "table",
-        {
-            "title": turn.tr("技能", "Skills"),
-            "columns": [
-                turn.tr("名称", "Name"),
-                turn.tr("类型", "Kind"),
-                turn.tr("来源", "Source"),
-                turn.tr("说明", "Summary"),
-            ],
-            "rows": rows,
-            "row_ids": ids,
-            "empty": none,
-        },
+    return table_reply(
+        [
+            turn.tr("名称", "Name"),
+            turn.tr("类型", "Kind"),
+            turn.tr("来源", "Source"),
+            turn.tr("说明", "Summary"),
+        ],
+        rows,
+        row_ids=ids,
+        title=turn.tr("技能", "Skills"),
+        empty=none,
         actions=actions,
         message=note or (count if skills else none),
         notice=notice,
@@ -129,33 +135,22 @@ def skill_view(
     name = str(skill["name"])
     kind = _kind_name(skill.get("kind", ""), turn)
     source = _source_name(skill.get("source", ""), turn)
-    widgets: list[dict[str, Any]] = [
-        {
-            "type": "text",
-            "title": f"{name} · {kind} · {source}",
-            "data": {"content": skill.get("error") or skill.get("summary", "")},
-        },
-        {
-            "type": "code",
-            "title": _help_title(skill, turn),
-            "data": {"language": "text", "code": skill.get("content", "")},
-        },
+    widgets = [
+        widget(
+            text_reply(str(skill.get("error") or skill.get("summary", ""))),
+            f"{name} · {kind} · {source}",
+        ),
+        widget(code_reply(str(skill.get("content", "")), "text"), _help_title(skill, turn)),
     ]
     if output is not None:
-        widgets.append(
-            {
-                "type": "code",
-                "title": turn.tr("输出", "Output"),
-                "data": {"language": "text", "code": output},
-            }
-        )
+        widgets.append(widget(code_reply(output, "text"), turn.tr("输出", "Output")))
     actions: list[dict[str, Any]] = []
     if skill.get("kind") == "executable" and not skill.get("error"):
         actions.append(submit_form(turn.tr("运行", "Run"), "run", fields))
     actions.append(button(turn.tr("返回列表", "Back to the list"), "refresh"))
-    return reply(
-        "dashboard",
-        {"title": turn.tr(f"技能「{name}」", f"Skill “{name}”"), "widgets": widgets},
+    return dashboard_reply(
+        widgets,
+        turn.tr(f"技能「{name}」", f"Skill “{name}”"),
         actions=actions,
         message=note or str(skill.get("summary", "")),
         state={"skill": name},

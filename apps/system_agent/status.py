@@ -19,7 +19,15 @@ from typing import Any
 import psutil
 
 from aios_sdk import Turn
-from aios_sdk.views import button, reply
+from aios_sdk.views import (
+    button,
+    card_reply,
+    chart_reply,
+    dashboard_reply,
+    table_reply,
+    text_reply,
+    widget,
+)
 
 __all__ = ["collect", "status_view", "status_sentence"]
 
@@ -125,19 +133,18 @@ def _refresh(view: str, topic: str, turn: Turn) -> dict[str, Any]:
     return button(turn.tr("刷新", "Refresh"), "refresh", view=view, topic=topic)
 
 
-def _process_table(status: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
-    return {
-        "columns": [
-            "PID",
-            turn.tr("进程", "Process"),
-            "CPU %",
-            turn.tr("内存 %", "Memory %"),
-        ],
-        "rows": [
+def _process_table(
+    status: Mapping[str, Any], turn: Turn, title: str | None = None, **options: Any
+) -> dict[str, Any]:
+    return table_reply(
+        ["PID", turn.tr("进程", "Process"), "CPU %", turn.tr("内存 %", "Memory %")],
+        [
             [p["pid"], p["name"], p["cpu"], p["memory"]]
             for p in status.get("processes") or []
         ],
-    }
+        title=title,
+        **options,
+    )
 
 
 def _topics(turn: Turn) -> dict[str, str]:
@@ -149,7 +156,9 @@ def _topics(turn: Turn) -> dict[str, str]:
     }
 
 
-def _answer_card(status: Mapping[str, Any], topic: str, turn: Turn) -> dict[str, Any]:
+def _answer_card(
+    status: Mapping[str, Any], topic: str, turn: Turn, **options: Any
+) -> dict[str, Any]:
     """The card answering "how much <topic>": the percentage and what it is of."""
     part = status.get(topic, {})
     if topic == "cpu":
@@ -164,18 +173,14 @@ def _answer_card(status: Mapping[str, Any], topic: str, turn: Turn) -> dict[str,
         desc = turn.tr(f"已用 {used} GB，共 {total} GB", f"{used} GB used of {total} GB")
     percent = part.get("percent", 0)
     shown = _topics(turn)[topic]
-    return {
-        "cards": [
-            {
-                "id": topic,
-                "title": turn.tr(f"{shown}占用 {percent}%", f"{shown} {percent}%"),
-                "desc": turn.tr(
-                    f"{desc}（{status.get('time', '')}）",
-                    f"{desc} ({status.get('time', '')})",
-                ),
-            }
-        ]
+    card = {
+        "id": topic,
+        "title": turn.tr(f"{shown}占用 {percent}%", f"{shown} {percent}%"),
+        "desc": turn.tr(
+            f"{desc}（{status.get('time', '')}）", f"{desc} ({status.get('time', '')})"
+        ),
     }
+    return card_reply([card], **options)
 
 
 def _usage_title(turn: Turn) -> str:
@@ -183,22 +188,20 @@ def _usage_title(turn: Turn) -> str:
 
 
 def _usage_chart(
-    status: Mapping[str, Any], turn: Turn, titled: bool = True
+    status: Mapping[str, Any], turn: Turn, titled: bool = True, **options: Any
 ) -> dict[str, Any]:
     topics = _topics(turn)
-    chart: dict[str, Any] = {
-        "type": "bar",
-        "max": 100,
-        "labels": [topics["cpu"], topics["memory"], topics["disk"]],
-        "values": [
+    return chart_reply(
+        [topics["cpu"], topics["memory"], topics["disk"]],
+        [
             float(status.get("cpu", {}).get("percent", 0)),
             float(status.get("memory", {}).get("percent", 0)),
             float(status.get("disk", {}).get("percent", 0)),
         ],
-    }
-    if titled:
-        chart["title"] = _usage_title(turn)
-    return chart
+        max=100,
+        title=_usage_title(turn) if titled else None,
+        **options,
+    )
 
 
 def status_view(
@@ -212,63 +215,42 @@ def status_view(
     if view == "dashboard" and topic in _topics(turn):
         overview = turn.tr("系统总览", "Overview")
         actions.append(button(overview, "refresh", view="dashboard", topic=""))
-        return reply(
-            "card", _answer_card(status, topic, turn), actions=actions, message=message
-        )
+        return _answer_card(status, topic, turn, actions=actions, message=message)
     if view == "table":
-        data: dict[str, Any] = {
-            "title": turn.tr("进程（按 CPU 排序）", "Processes (by CPU)"),
-            **_process_table(status, turn),
-        }
-    elif view == "chart":
+        title = turn.tr("进程（按 CPU 排序）", "Processes (by CPU)")
+        return _process_table(status, turn, title, actions=actions, message=message)
+    if view == "chart":
         if topic == "cpu" and status.get("cpu", {}).get("per_cpu"):
             per_cpu = status["cpu"]["per_cpu"]
-            data = {
-                "type": "bar",
-                "max": 100,
-                "title": turn.tr("各核心 CPU 占用 (%)", "CPU per core (%)"),
-                "labels": [f"CPU{i}" for i in range(len(per_cpu))],
-                "values": [float(v) for v in per_cpu],
-            }
-        else:
-            data = _usage_chart(status, turn)
-    else:
-        view = "dashboard"
-        cpu = status.get("cpu", {})
-        mem = status.get("memory", {})
-        disk = status.get("disk", {})
-        topics = _topics(turn)
-        cores = turn.tr(f"{cpu.get('count', '?')} 核", f"{cpu.get('count', '?')} cores")
-        data = {
-            "title": turn.tr("系统状态", "System status") + f" · {status.get('time', '')}",
-            "widgets": [
-                {
-                    "type": "text",
-                    "title": "CPU",
-                    "content": f"{cpu.get('percent', 0)}% · {cores}",
-                },
-                {
-                    "type": "text",
-                    "title": topics["memory"],
-                    "content": f"{mem.get('percent', 0)}% · {mem.get('used_gb', 0)} / {mem.get('total_gb', 0)} GB",
-                },
-                {
-                    "type": "text",
-                    "title": topics["disk"],
-                    "content": f"{disk.get('percent', 0)}% · {disk.get('used_gb', 0)} / {disk.get('total_gb', 0)} GB",
-                },
-                {
-                    "type": "chart",
-                    "title": _usage_title(turn),
-                    "data": _usage_chart(status, turn, titled=False),  # the widget says it
-                },
-                {
-                    "type": "table",
-                    "title": turn.tr("最忙的进程", "Busiest processes"),
-                    "data": _process_table(status, turn),
-                },
-            ],
-        }
-        processes = turn.tr("进程列表", "Processes")
-        actions.append(button(processes, "refresh", view="table", topic="process"))
-    return reply(view, data, actions=actions, message=message)
+            return chart_reply(
+                [f"CPU{i}" for i in range(len(per_cpu))],
+                [float(v) for v in per_cpu],
+                max=100,
+                title=turn.tr("各核心 CPU 占用 (%)", "CPU per core (%)"),
+                actions=actions,
+                message=message,
+            )
+        return _usage_chart(status, turn, actions=actions, message=message)
+    cpu = status.get("cpu", {})
+    mem = status.get("memory", {})
+    disk = status.get("disk", {})
+    topics = _topics(turn)
+    cores = turn.tr(f"{cpu.get('count', '?')} 核", f"{cpu.get('count', '?')} cores")
+    memory = f"{mem.get('used_gb', 0)} / {mem.get('total_gb', 0)} GB"
+    disk_used = f"{disk.get('used_gb', 0)} / {disk.get('total_gb', 0)} GB"
+    widgets = [
+        widget(text_reply(f"{cpu.get('percent', 0)}% · {cores}"), "CPU"),
+        widget(text_reply(f"{mem.get('percent', 0)}% · {memory}"), topics["memory"]),
+        widget(text_reply(f"{disk.get('percent', 0)}% · {disk_used}"), topics["disk"]),
+        # the widget says the title, the chart does not repeat it
+        widget(_usage_chart(status, turn, titled=False), _usage_title(turn)),
+        widget(_process_table(status, turn), turn.tr("最忙的进程", "Busiest processes")),
+    ]
+    processes = turn.tr("进程列表", "Processes")
+    actions.append(button(processes, "refresh", view="table", topic="process"))
+    return dashboard_reply(
+        widgets,
+        turn.tr("系统状态", "System status") + f" · {status.get('time', '')}",
+        actions=actions,
+        message=message,
+    )

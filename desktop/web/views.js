@@ -1,9 +1,11 @@
 // The unified view renderer: ONE table from `view_type` to a render
-// function. Each function takes the app's opaque `data` and only places its
-// values into slots — as text, never as markup (SECURITY.md Q2). Missing keys are
-// tolerated; an unknown view type is shown as readable JSON. A list item, table row
-// or card with an `id` carries it as `data-item-id` and an empty `.v-item-actions`
-// slot where `placeItemControls` puts the controls whose `item_id` names it.
+// function. Each function reads the app's `data` by the shape of its view type, as
+// written once in aios_protocol/views.py (and built by aios_sdk.views), and only
+// places its values into slots — as text, never as markup (SECURITY.md Q2). Missing
+// keys are tolerated, other keys are the app's and not shown; an unknown view
+// type is shown as readable JSON. A list item, table row or card with an `id` carries
+// it as `data-item-id` and an empty `.v-item-actions` slot where `placeItemControls`
+// puts the controls whose `item_id` names it.
 
 import { resolveMediaUrl } from "./api.js";
 import { barChart, chartPoints, lineChart, pieChart } from "./chart.js";
@@ -52,8 +54,6 @@ function renderText(data) {
   return el("div", {}, heading(data), el("div", { className: "v-text", text: asText(data.content) }));
 }
 
-const ITEM_SKIP = new Set(["id", "title", "sub", "name", "icon", "image", "url"]);
-
 function renderList(data) {
   const items = asArray(data.items);
   return el(
@@ -66,16 +66,7 @@ function renderList(data) {
           "ol",
           { className: "v-list" },
           items.map((raw, index) => {
-            const item = typeof raw === "object" && raw !== null ? raw : { title: raw };
-            const title = asText(item.title ?? item.name ?? "");
-            let sub = item.sub;
-            if (sub === undefined || sub === null) {
-              // Other scalar fields (artist, duration …) as one quiet line.
-              sub = Object.entries(item)
-                .filter(([k, v]) => !ITEM_SKIP.has(k) && v !== null && typeof v !== "object")
-                .map(([, v]) => asText(v))
-                .join(" · ");
-            }
+            const item = asObject(raw);
             return el(
               "li",
               { className: "v-list-item", dataset: { index: String(index), ...itemId(item) } },
@@ -83,8 +74,8 @@ function renderList(data) {
               el(
                 "div",
                 { className: "v-list-body" },
-                el("div", { className: "v-list-title", text: title }),
-                sub ? el("div", { className: "v-list-sub", text: asText(sub) }) : null,
+                el("div", { className: "v-list-title", text: asText(item.title) }),
+                item.sub ? el("div", { className: "v-list-sub", text: asText(item.sub) }) : null,
               ),
               itemSlot(item),
             );
@@ -118,17 +109,11 @@ function renderCards(data, ctx) {
   );
 }
 
+/** Rows are lists of cells in the order of `columns`; `row_ids[i]` names row i. */
 function renderTable(data) {
   const rows = asArray(data.rows);
-  let columns = asArray(data.columns).map(asText);
-  if (columns.length === 0 && rows.length && rows[0] && !Array.isArray(rows[0])) {
-    columns = Object.keys(asObject(rows[0]));
-  }
-  const cellsOf = (row) =>
-    Array.isArray(row) ? row : columns.map((c) => asObject(row)[c]);
+  const columns = asArray(data.columns).map(asText);
   const rowIds = asArray(data.row_ids);
-  const idOf = (row, index) =>
-    itemId(Array.isArray(row) ? { id: rowIds[index] } : asObject(row));
   return el(
     "div",
     { className: "v-table-wrap" },
@@ -141,16 +126,17 @@ function renderTable(data) {
         "tbody",
         {},
         rows.map((row, index) => {
-          const id = idOf(row, index);
+          const id = itemId({ id: rowIds[index] });
           return el(
             "tr",
             { dataset: id },
-            cellsOf(row).map((cell) => el("td", { text: asText(cell) })),
+            asArray(row).map((cell) => el("td", { text: asText(cell) })),
             id.itemId !== undefined ? el("td", { className: "v-item-actions" }) : null,
           );
         }),
       ),
     ),
+    rows.length === 0 && data.empty ? el("p", { className: "v-empty", text: asText(data.empty) }) : null,
   );
 }
 
@@ -241,7 +227,7 @@ function renderImage(data, ctx) {
 
 function renderChart(data) {
   const points = chartPoints(data);
-  const kind = asText(data.chart_type ?? data.type ?? "bar").toLowerCase();
+  const kind = asText(data.type ?? "bar").toLowerCase();
   const draw = kind === "line" ? lineChart : kind === "pie" ? pieChart : barChart;
   return el(
     "div",
@@ -269,7 +255,7 @@ function renderCode(data) {
   );
 }
 
-/** Each widget is rendered by the same table; `data` of a widget is its `data` key or itself. */
+/** Each widget {type, title, data} is rendered by the same table as the view it is. */
 function renderDashboard(data, ctx) {
   return el(
     "div",
@@ -281,13 +267,7 @@ function renderDashboard(data, ctx) {
       asArray(data.widgets).map((raw) => {
         const widget = asObject(raw);
         const type = asText(widget.type);
-        let inner = widget.data;
-        if (!inner || typeof inner !== "object") {
-          inner = { ...widget };
-          delete inner.type;
-          delete inner.title;
-          if (type === "chart" && widget.chart_type) inner.type = widget.chart_type;
-        }
+        const inner = asObject(widget.data);
         return el(
           "section",
           { className: "v-widget", dataset: { widgetType: type } },

@@ -704,7 +704,7 @@ def test_the_dashboard_and_its_labels_in_english() -> None:
     assert chart["labels"] == ["CPU", "Memory", "Disk"]
     table = dashboard["data"]["widgets"][4]["data"]
     assert table["columns"] == ["PID", "Process", "CPU %", "Memory %"]
-    assert dashboard["data"]["widgets"][0]["content"].endswith(" cores")
+    assert dashboard["data"]["widgets"][0]["data"]["content"].endswith(" cores")
     labels = [a["label"] for a in dashboard["actions"]]
     assert labels == ["Refresh", "Processes", "Help"]
     assert dashboard["message"].startswith("CPU ") and ", memory " in dashboard["message"]

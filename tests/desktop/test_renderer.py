@@ -1,5 +1,6 @@
 """The renderer against the real system: every view type of S-52 (plus the unknown
-fallback and the error view), every action type of S-53 with its exact payload, the
+fallback and the error view), every view type's sample built by `aios_sdk.views`
+drawn by views.js slot by slot, every action type of S-53 with its exact payload, the
 UI commands of S-82, and hostile strings shown as text (SECURITY.md Q2).
 
 The gallery test app echoes each `action_request` it receives as the JSON content of
@@ -14,6 +15,10 @@ from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import expect
+
+from aios_protocol.views import SYSTEM_VIEW_TYPES, VIEW_TYPES
+from aios_sdk import views
+from tests.view_samples import view_samples
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,9 +56,11 @@ def trigger(page, act: Callable[[], None], action_id: str) -> tuple[dict, dict]:
 VIEW_CHECKS: dict[str, Callable] = {}
 
 
-def check(view: str):
+def check(view: str, into: dict[str, Callable] = VIEW_CHECKS):
+    """Register the decorated function as the check of `view` in `into`."""
+
     def register(fn):
-        VIEW_CHECKS[view] = fn
+        into[view] = fn
         return fn
 
     return register
@@ -171,6 +178,170 @@ def test_an_app_failure_is_an_error_view_in_its_window(page, shot):
     expect(error).to_contain_text("画廊故意出错")
     expect(page.locator(f"{WIN} .win-status")).to_have_attribute("data-level", "error")
     shot(page, "error")
+
+
+# ------------------------------------------------ the shapes, straight from the SDK
+
+SAMPLES = view_samples()
+SAMPLE_CHECKS: dict[str, Callable] = {}
+
+
+def render_reply(page, body: dict):
+    """Render the reply `body` with views.js's `renderView` (as the gallery's window
+    would show it) into `#probe`; return the view's locator."""
+    page.evaluate(
+        """async ({ reply }) => {
+          const { renderView } = await import("/desktop/views.js");
+          document.getElementById("probe")?.remove();
+          const probe = document.createElement("div");
+          probe.id = "probe";
+          probe.append(renderView(reply.view_type, reply.data, { appId: "gallery_app", reply }));
+          document.body.append(probe);
+        }""",
+        {"reply": body},
+    )
+    return page.locator("#probe > .view")
+
+
+@check("text", SAMPLE_CHECKS)
+def _text_sample(view, data):
+    expect(view.locator(".v-title")).to_have_text(data["title"])
+    expect(view.locator(".v-text")).to_have_text(data["content"])
+
+
+@check("list", SAMPLE_CHECKS)
+def _list_sample(view, data):
+    items = view.locator(".v-list-item")
+    expect(items.locator(".v-list-title")).to_have_text([i["title"] for i in data["items"]])
+    expect(items.locator(".v-list-sub")).to_have_text(["周杰伦"])  # the second has none
+    expect(items.nth(0).locator(".v-list-icon")).to_have_text("🎵")
+    expect(items.nth(0)).to_have_attribute("data-item-id", "s_1")
+    expect(items.nth(1)).not_to_have_attribute("data-item-id", re.compile(".*"))
+
+
+@check("card", SAMPLE_CHECKS)
+def _card_sample(view, data):
+    cards = view.locator(".v-card")
+    expect(cards.locator(".v-card-title")).to_have_text(["卡片甲", "卡片乙"])
+    expect(cards.locator(".v-card-desc")).to_have_text(["描述甲"])
+    expect(cards.nth(0)).to_have_attribute("data-item-id", "c_1")
+    expect(cards.nth(0).locator("img")).to_have_js_property("naturalWidth", 1)
+
+
+@check("table", SAMPLE_CHECKS)
+def _table_sample(view, data):
+    expect(view.locator(".v-title")).to_have_text(data["title"])
+    expect(view.locator("th")).to_have_text(data["columns"])
+    rows = view.locator("tbody tr")
+    expect(rows.nth(0).locator("td:not(.v-item-actions)")).to_have_text(["a.py", "120"])
+    expect(rows.nth(1).locator("td")).to_have_text(["b|c.txt", ""])
+    expect(rows.nth(0)).to_have_attribute("data-item-id", "a.py")
+    expect(view.locator(".v-empty")).to_have_count(0)  # it has rows
+
+
+@check("form", SAMPLE_CHECKS)
+def _form_sample(view, data):
+    expect(view).to_have_class(re.compile(r"\bv-form\b"))
+    form = view
+    expect(form.locator("input[name=city]")).to_have_value("上海")
+    expect(form.locator("input[name=count]")).to_have_attribute("type", "number")
+    expect(form.locator("select[name=kind]")).to_have_value("b")
+    expect(form.locator("select[name=kind] option")).to_have_text(["甲", "乙"])
+    expect(form.locator("textarea[name=notes]")).to_have_attribute("placeholder", "…")
+    expect(form.locator(".v-field > span")).to_have_text(["城市", "数量", "类型", "备注"])
+
+
+@check("media", SAMPLE_CHECKS)
+def _media_sample(view, data):
+    expect(view.locator("audio.v-audio")).to_have_attribute(
+        "src", re.compile(r"/api/apps/gallery_app/files/tone\.wav\?token=")
+    )
+    expect(view.locator(".v-media-title")).to_have_text("🎵 测试音")
+    expect(view.locator(".v-media-sub")).to_have_text("画廊")
+
+
+@check("image", SAMPLE_CHECKS)
+def _image_sample(view, data):
+    expect(view.locator("img")).to_have_js_property("naturalWidth", 1)
+    expect(view.locator("figcaption")).to_have_text("红色方块")
+
+
+@check("chart", SAMPLE_CHECKS)
+def _chart_sample(view, data):
+    expect(view).to_have_attribute("data-chart-type", "bar")
+    expect(view.locator(".v-title")).to_have_text("销量")
+    expect(view.locator(".chart-label")).to_have_text(data["labels"])
+    expect(view.locator(".chart-value")).to_have_text(["3", "7", "5"])
+    heights = view.locator(".chart-bar").evaluate_all(
+        "bars => bars.map(b => b.style.height)"
+    )
+    assert heights == ["30%", "70%", "50%"]  # on the scale of `max` (10)
+
+
+@check("code", SAMPLE_CHECKS)
+def _code_sample(view, data):
+    expect(view.locator(".v-title")).to_have_text("hello.py")
+    expect(view.locator(".v-code-lang")).to_have_text("python")
+    expect(view.locator("pre code")).to_have_text(data["code"])
+
+
+@check("dashboard", SAMPLE_CHECKS)
+def _dashboard_sample(view, data):
+    expect(view.locator(":scope > .v-title")).to_have_text("总览")
+    widgets = view.locator(".v-widget")
+    expect(widgets).to_have_count(3)
+    for i, part in enumerate(data["widgets"]):
+        expect(widgets.nth(i)).to_have_attribute("data-widget-type", part["type"])
+        expect(widgets.nth(i).locator(".v-widget-title")).to_have_text(part["title"])
+        expect(widgets.nth(i).locator(".view")).to_have_attribute(
+            "data-view-type", part["type"]
+        )
+    expect(widgets.nth(0).locator(".v-text")).to_have_text("一切正常")
+    expect(widgets.nth(1).locator("svg.chart-line polyline")).to_have_count(1)
+    expect(widgets.nth(2).locator(".v-metric-value")).to_have_text("42 %")
+
+
+@check("metric", SAMPLE_CHECKS)
+def _metric_sample(view, data):
+    expect(view.locator(".v-metric-value")).to_have_text("42 %")
+    expect(view.locator(".v-metric-label")).to_have_text("CPU")
+
+
+@check("loading", SAMPLE_CHECKS)
+def _loading_sample(view, data):
+    expect(view.locator(".spinner")).to_have_count(1)
+    expect(view).to_have_text("正在读取…")
+
+
+@check("error", SAMPLE_CHECKS)
+def _error_sample(view, data):
+    expect(view).to_have_attribute("role", "alert")
+    expect(view.locator(".v-error-message")).to_have_text("没有找到这首歌")
+    expect(view.locator(".v-details-text")).to_have_text("code: no_song\nHTTP 404")
+
+
+def test_the_desktop_draws_every_view_type_in_its_table(page):
+    drawn = page.evaluate(
+        "async () => Object.keys((await import('/desktop/views.js')).VIEWS)"
+    )
+    assert set(drawn) == {*VIEW_TYPES, *SYSTEM_VIEW_TYPES}
+
+
+@pytest.mark.parametrize("view_type", VIEW_TYPES)
+def test_each_view_type_renders_the_builders_sample(page, view_type):
+    """The JavaScript reads the shape the Python builders write: no fallback, no
+    guess, every slot where it belongs."""
+    assert set(SAMPLE_CHECKS) == set(VIEW_TYPES)
+    view = render_reply(page, SAMPLES[view_type])
+    expect(view).to_have_attribute("data-view-type", view_type)
+    expect(view).to_have_class(re.compile(rf"\bview-{view_type}\b"))
+    SAMPLE_CHECKS[view_type](view, SAMPLES[view_type]["data"])
+
+
+def test_a_table_without_rows_says_its_empty_sentence(page):
+    view = render_reply(page, views.table_reply(["名称"], [], empty="没有文件"))
+    expect(view.locator("th")).to_have_text(["名称"])
+    expect(view.locator(".v-empty")).to_have_text("没有文件")
 
 
 # ---------------------------------------------------------------------- actions

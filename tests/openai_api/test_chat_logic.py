@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from aios_protocol.messages import AppReply
+from aios_protocol.views import VIEW_TYPES
 from controller.events import EventBus
 from controller.sessions import SessionStore
 from openai_entry.markdown import CONFIRM_HINT, reply_markdown
@@ -19,6 +20,7 @@ from openai_entry.turn import (
     estimate_tokens,
     session_id_for,
 )
+from tests.view_samples import PNG, view_samples
 
 
 def _reply(view_type: str, data: dict, message: str | None = None) -> AppReply:
@@ -36,11 +38,11 @@ def test_views_as_markdown() -> None:
     )
     image = reply_markdown(_reply("image", {"url": "https://x.test/p.png"}), "a")
     assert image == "![](https://x.test/p.png)"
-    rows = reply_markdown(
-        _reply("table", {"columns": [{"key": "n", "label": "Name"}], "rows": [{"n": "x"}]}),
-        "a",
-    )
+    rows = reply_markdown(_reply("table", {"columns": ["Name"], "rows": [["x"]]}), "a")
     assert rows.splitlines() == ["| Name |", "| --- |", "| x |"]
+    # data without its view type's shape (object rows) is shown as it is, never guessed
+    keyed = reply_markdown(_reply("table", {"columns": ["n"], "rows": [{"n": "x"}]}), "a")
+    assert keyed.startswith("```json\n") and '"n": "x"' in keyed
     code = reply_markdown(_reply("code", {"code": "a = '```'", "language": "py"}), "a")
     assert code == "````py\na = '```'\n````"
     chart = reply_markdown(_reply("chart", {"labels": ["a"], "values": [3]}), "a")
@@ -52,6 +54,51 @@ def test_views_as_markdown() -> None:
     unknown = reply_markdown(_reply("sparkles", {"k": 1}, "看看"), "a")
     assert unknown.startswith("看看\n\n```json\n")
     assert reply_markdown(_reply("text", {"content": "  "}, "说完了"), "a") == "说完了"
+
+
+def test_each_view_type_as_markdown() -> None:
+    """The builders' sample of every view type, read by its shape."""
+    samples = {
+        view_type: reply_markdown(AppReply.model_validate(body), "gallery_app", "http://h/")
+        for view_type, body in view_samples().items()
+    }
+    assert set(samples) == set(VIEW_TYPES)
+    assert samples["text"] == "**文本**\n\n第一行\n第二行"
+    assert samples["list"] == "**歌曲**\n\n- **🎵 七里香** — 周杰伦\n- **稻香**"
+    assert samples["card"] == (
+        f"**卡片**\n\n### 卡片甲\n\n![卡片甲]({PNG})\n\n描述甲\n\n### 卡片乙"
+    )
+    assert samples["table"].splitlines() == [
+        "**文件**",
+        "",
+        "| 名称 | 大小 |",
+        "| --- | --- |",
+        "| a.py | 120 |",
+        "| b\\|c.txt |  |",
+    ]
+    assert samples["form"] == (
+        "**天气**\n\n- 城市 (text)\n- 数量 (number)\n- 类型 (select)\n- 备注 (textarea)"
+    )
+    assert samples["media"] == (
+        "[测试音](http://h/api/apps/gallery_app/files/tone.wav) (audio) — 画廊"
+    )
+    assert samples["image"] == f"![红色方块]({PNG})\n\n红色方块"
+    assert samples["chart"].splitlines()[0] == "**销量**"
+    assert samples["chart"].splitlines()[-3:] == [
+        "| 一月 | 3 |",
+        "| 二月 | 7 |",
+        "| 三月 | 5 |",
+    ]
+    assert samples["code"] == "**hello.py**\n\n```python\nprint('你好')\n```"
+    dashboard = samples["dashboard"].split("\n\n")
+    assert dashboard[:3] == ["**总览**", "**状态**", "一切正常"]
+    assert dashboard[-2:] == ["**负载**", "CPU: **42 %**"]
+    assert samples["metric"] == "CPU: **42 %**"
+    assert samples["loading"] == "正在读取…"
+    assert samples["error"] == "⚠️ 没有找到这首歌"
+    empty = view_samples()["table"]
+    empty["data"]["rows"], empty["data"]["row_ids"] = [], []
+    assert reply_markdown(AppReply.model_validate(empty), "a").endswith("\n\n没有文件")
 
 
 def test_answer_words() -> None:

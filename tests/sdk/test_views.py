@@ -1,9 +1,15 @@
-"""The reply and action builders of `aios_sdk.views` produce valid protocol messages."""
+"""The reply and action builders of `aios_sdk.views` produce valid protocol messages,
+and each view builder the `data` shape of its view type (`aios_protocol.views`)."""
 
 from __future__ import annotations
 
+import pytest
+
+from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import ACTION_TYPES, AppReply
+from aios_protocol.views import VIEW_TYPES, read_view_data
 from aios_sdk import views
+from tests.view_samples import view_samples
 
 
 def test_every_action_builder_gives_a_valid_action_and_reply() -> None:
@@ -65,3 +71,70 @@ def test_reply_state_and_prefilled_controls() -> None:
     said = views.text_reply("已撤销", status="error")
     assert said["message"] == "已撤销" and said["status"] == "error"
     assert views.text_reply("内容", "说的话")["message"] == "说的话"
+
+
+# ------------------------------------------------------------------ view shapes
+
+
+def _shaped(view_type: str, data: dict) -> None:
+    """`data` has exactly its view type's shape: read by the shape, nothing is lost,
+    added or changed (the shape drops keys it does not name)."""
+    assert read_view_data(view_type, data) == data, view_type
+    if view_type == "dashboard":
+        for part in data["widgets"]:
+            _shaped(part["type"], part["data"])
+
+
+def test_every_view_builder_writes_its_view_types_shape() -> None:
+    samples = view_samples()
+    assert sorted(samples) == sorted(VIEW_TYPES) == sorted(views.BUILDERS)
+    for view_type, body in samples.items():
+        reply = AppReply.model_validate(body)
+        assert reply.view_type == view_type
+        _shaped(view_type, body["data"])
+
+
+def test_optional_slots_are_left_out_and_the_apps_own_keys_kept() -> None:
+    assert views.table_reply(["a"], [])["data"] == {"columns": ["a"], "rows": []}
+    assert views.media_reply("x.mp3")["data"] == {"url": "x.mp3", "type": "audio"}
+    assert views.loading_reply()["data"] == {}
+    assert views.chart_reply(["a"], [1])["data"] == {
+        "type": "bar",
+        "labels": ["a"],
+        "values": [1],
+    }
+    # S-06: keys of the app's own travel with the reply; the shape does not read them
+    player = views.media_reply("x.mp3", "歌", extra_data={"song_id": "s_1", "url": "no"})
+    assert player["data"] == {
+        "url": "x.mp3",
+        "type": "audio",
+        "title": "歌",
+        "song_id": "s_1",
+    }
+    assert read_view_data("media", player["data"]) == {
+        "url": "x.mp3",
+        "type": "audio",
+        "title": "歌",
+    }
+
+
+def test_a_widget_is_the_view_a_builder_made() -> None:
+    part = views.widget(
+        views.code_reply("x = 1", "python", actions=[views.button("b", "b")]), "代码"
+    )
+    assert part == {
+        "type": "code",
+        "data": {"code": "x = 1", "language": "python"},
+        "title": "代码",
+    }
+
+
+def test_data_without_its_shape_is_refused_naming_the_key() -> None:
+    with pytest.raises(InvalidRequest, match=r"rows\.0"):
+        read_view_data("table", {"columns": ["a"], "rows": [{"a": 1}]})
+    with pytest.raises(InvalidRequest, match=r"items\.0\.title"):
+        read_view_data("list", {"items": [{"name": "七里香"}]})
+    with pytest.raises(InvalidRequest, match="unknown view type"):
+        read_view_data("sparkles", {})
+    confirm = {"confirmation_id": "conf_1", "summary": "写数据库", "steps": []}
+    assert read_view_data("confirm", confirm) == confirm

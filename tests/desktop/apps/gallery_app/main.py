@@ -1,7 +1,7 @@
 """画廊 Gallery: the desktop tests' app, built on the SDK like any other app.
 
-It returns each of the ten view types of S-52 (plus an unknown one, an error and
-hostile strings) and carries one action of each of the ten types of S-53 in every
+It returns each of the ten view types of S-52, built with `aios_sdk.views` (plus an
+unknown one, an error and hostile strings) and carries one action of each of the ten types of S-53 in every
 reply. Which view it shows: the `show_<view>` button's `params.view`, or the last
 word of the instruction ("gallery chart"). Any other action is echoed back: the
 reply is a `text` view whose content is the JSON of the `action_request` the app
@@ -15,23 +15,9 @@ import json
 import struct
 import zlib
 
-from aios_sdk import AIOSAgent, serve
+from aios_sdk import AIOSAgent, serve, views
 
 XSS = '<img src=x onerror="window.__xss=1">'
-VIEW_NAMES = (
-    "text",
-    "list",
-    "card",
-    "table",
-    "form",
-    "media",
-    "image",
-    "chart",
-    "code",
-    "dashboard",
-    "mystery",
-    "xss",
-)
 
 
 def png_data_uri(width: int, height: int, rgb: tuple[int, int, int]) -> str:
@@ -55,68 +41,57 @@ def png_data_uri(width: int, height: int, rgb: tuple[int, int, int]) -> str:
 
 RED = png_data_uri(4, 4, (220, 40, 40))
 
+# one reply per view name, built with the SDK's builders (the shapes of
+# aios_protocol.views); `mystery` is a view type no renderer knows
 VIEWS: dict[str, dict] = {
-    "text": {"content": "画廊文本 gallery text\n第二行"},
-    "list": {
-        "title": "歌曲列表",
-        "items": [
+    "text": views.text_reply("画廊文本 gallery text\n第二行"),
+    "list": views.list_reply(
+        [
             {"title": "七里香", "sub": "周杰伦"},
-            {"id": "s_002", "title": "稻香", "artist": "周杰伦", "duration": "3:43"},
+            {"id": "s_002", "title": "稻香", "sub": "周杰伦 · 3:43"},
         ],
-    },
-    "card": {
-        "cards": [
+        "歌曲列表",
+    ),
+    "card": views.card_reply(
+        [
             {"title": "卡片甲", "desc": "描述甲", "image": RED},
             {"title": "卡片乙", "desc": "描述乙"},
         ]
-    },
-    "table": {"columns": ["名称", "大小"], "rows": [["a.py", 120], ["b.txt", 3]]},
-    "form": {
-        "fields": [
+    ),
+    "table": views.table_reply(["名称", "大小"], [["a.py", 120], ["b.txt", 3]]),
+    "form": views.form_reply(
+        [
             {"name": "keyword", "label": "关键词", "type": "text"},
             {"name": "count", "label": "数量", "type": "number"},
         ]
-    },
-    "media": {"url": "tone.wav", "type": "audio", "title": "测试音 tone"},
-    "image": {"url": RED, "caption": "红色方块 red square"},
-    "chart": {"type": "bar", "labels": ["一月", "二月", "三月"], "values": [3, 7, 5]},
-    "code": {
-        "language": "python",
-        "code": "print('你好')\nfor i in range(3):\n    print(i)",
-    },
-    "dashboard": {
-        "widgets": [
-            {"type": "text", "title": "状态", "content": "一切正常"},
-            {
-                "type": "chart",
-                "title": "趋势",
-                "chart_type": "line",
-                "labels": ["1", "2", "3"],
-                "values": [1, 4, 2],
-            },
-            {
-                "type": "table",
-                "title": "进程",
-                "columns": ["pid", "名称"],
-                "rows": [[1, "init"]],
-            },
-            {"type": "list", "title": "待办", "items": [{"title": "写测试"}]},
+    ),
+    "media": views.media_reply("tone.wav", "测试音 tone"),
+    "image": views.image_reply(RED, "红色方块 red square"),
+    "chart": views.chart_reply(["一月", "二月", "三月"], [3, 7, 5]),
+    "code": views.code_reply("print('你好')\nfor i in range(3):\n    print(i)", "python"),
+    "dashboard": views.dashboard_reply(
+        [
+            views.widget(views.text_reply("一切正常"), "状态"),
+            views.widget(
+                views.chart_reply(["1", "2", "3"], [1, 4, 2], kind="line"), "趋势"
+            ),
+            views.widget(views.table_reply(["pid", "名称"], [[1, "init"]]), "进程"),
+            views.widget(views.list_reply([{"title": "写测试"}]), "待办"),
         ]
-    },
-    "mystery": {"secret": "未知视图的数据", "n": 42},
-    "xss": {
-        "widgets": [
-            {"type": "text", "title": XSS, "content": XSS},
-            {"type": "list", "items": [{"title": XSS, "sub": XSS}]},
-            {"type": "table", "columns": [XSS], "rows": [[XSS]]},
-            {
-                "type": "card",
-                "cards": [
-                    {"title": XSS, "desc": XSS, "image": "javascript:window.__xss=1"}
-                ],
-            },
+    ),
+    "mystery": views.reply("mystery", {"secret": "未知视图的数据", "n": 42}),
+    "xss": views.dashboard_reply(
+        [
+            views.widget(views.text_reply(XSS), XSS),
+            views.widget(views.list_reply([{"title": XSS, "sub": XSS}])),
+            views.widget(views.table_reply([XSS], [[XSS]])),
+            views.widget(
+                views.card_reply(
+                    [{"title": XSS, "desc": XSS, "image": "javascript:window.__xss=1"}]
+                )
+            ),
         ]
-    },
+    ),
 }
 
 STANDARD_ACTIONS = [
@@ -188,7 +163,7 @@ def show_buttons() -> list[dict]:
             "action_id": f"show_{name}",
             "params": {"view": name},
         }
-        for name in VIEW_NAMES
+        for name in VIEWS
     ]
 
 
@@ -245,7 +220,7 @@ class GalleryAgent(AIOSAgent):
         return {
             "status": "ok",
             "view_type": "dashboard",
-            "data": VIEWS["dashboard"],
+            "data": VIEWS["dashboard"]["data"],
             "message": "内存占用 42%\n已用 3.2 GB / 共 7.6 GB\n交换分区 0 B",
         }
 
@@ -278,8 +253,8 @@ class GalleryAgent(AIOSAgent):
         }
 
     def view(self, name: str) -> dict:
-        view_type = name if name in VIEWS else "text"
-        data = VIEWS.get(name, VIEWS["text"])
+        shown = VIEWS.get(name, VIEWS["text"])
+        view_type, data = shown["view_type"], shown["data"]
         actions = STANDARD_ACTIONS + show_buttons()
         message = f"画廊：{view_type}"
         if name == "xss":
