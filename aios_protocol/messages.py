@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from aios_protocol.views import Choice, FormInput
+from aios_protocol.views import Choice, FormInput, upgrade_view_data
 
 __all__ = [
     "ACTION_TYPES",
@@ -531,8 +531,8 @@ class UISnapshot(_Model):
 class AppReply(_Model):
     """An app's answer to `handle`.
 
-    `data` is passed on unchanged; its shape per `view_type` is in
-    `aios_protocol.views`. `steps` go to the executor untouched.
+    `data` is passed on as the app sent it, but for the older forms of a view's data,
+    which `aios_protocol.views.upgrade_view_data` turns into its one shape. `steps` go to the executor untouched.
     `ui_commands` are desktop commands the desktop performs. `notice` marks an
     `ok` reply as degraded (`warning`: it answered, but not all went well — a source
     unreachable, the user's program failed) or merely informative (`info`); the
@@ -554,6 +554,12 @@ class AppReply(_Model):
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> AppReply:
+        """Older forms of a view's data become the one shape every renderer reads."""
+        self.data = upgrade_view_data(self.view_type, self.data)
+        return self
 
     @classmethod
     def error(cls, code: str, message: str, **detail: Any) -> AppReply:

@@ -51,6 +51,7 @@ __all__ = [
     "ViewType",
     "Widget",
     "read_view_data",
+    "upgrade_view_data",
 ]
 
 # total=False with Required[...]: a key is optional unless marked required.
@@ -284,6 +285,101 @@ VIEW_SHAPES: Mapping[str, Any] = {
 }
 """view type → the TypedDict of its `data` (every type of VIEW_TYPES and
 SYSTEM_VIEW_TYPES)."""
+
+
+# a list item's keys that are not read as its quiet second line
+_ITEM_OWN_KEYS = frozenset({"id", "title", "sub", "name", "icon", "image", "url"})
+
+
+def upgrade_view_data(view_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` in the one shape, from the older forms apps may still send: a list item as
+    a bare string or with `name` for its title (and no `sub`: its other plain values
+    become the second line), table rows as objects (`columns` from the first row when
+    not given, a row's `id` its `row_ids` entry), `chart_type` for a chart's `type`,
+    a dashboard widget with its data beside `type` instead of under `data`. Data
+    already in the shape is answered unchanged (the same object)."""
+    if view_type == "list":
+        return _upgrade_list(data)
+    if view_type == "table":
+        return _upgrade_table(data)
+    if view_type == "chart" and "chart_type" in data and "type" not in data:
+        return {**data, "type": data["chart_type"]}
+    if view_type == "dashboard":
+        return _upgrade_dashboard(data)
+    return data
+
+
+def _upgrade_list(data: dict[str, Any]) -> dict[str, Any]:
+    items = data.get("items")
+    if not isinstance(items, list) or all(
+        isinstance(item, dict) and "title" in item for item in items
+    ):
+        return data
+    upgraded: list[Any] = []
+    for item in items:
+        if not isinstance(item, dict):
+            upgraded.append({"title": "" if item is None else str(item)})
+            continue
+        item = dict(item)
+        if "title" not in item:
+            item["title"] = str(item.get("name") or "")
+            if item.get("sub") is None:
+                plain = [
+                    str(value)
+                    for key, value in item.items()
+                    if key not in _ITEM_OWN_KEYS
+                    and value is not None
+                    and not isinstance(value, dict | list)
+                ]
+                if plain:
+                    item["sub"] = " · ".join(plain)
+        upgraded.append(item)
+    return {**data, "items": upgraded}
+
+
+def _upgrade_table(data: dict[str, Any]) -> dict[str, Any]:
+    rows = data.get("rows")
+    if not isinstance(rows, list) or not any(isinstance(row, dict) for row in rows):
+        return data
+    columns = data.get("columns")
+    if not isinstance(columns, list) or not columns:
+        first = next(row for row in rows if isinstance(row, dict))
+        columns = [str(key) for key in first if key != "id"]
+    upgraded = {**data, "columns": columns}
+    upgraded["rows"] = [
+        [row.get(column) for column in columns] if isinstance(row, dict) else row
+        for row in rows
+    ]
+    if "row_ids" not in data and any(isinstance(row, dict) and "id" in row for row in rows):
+        upgraded["row_ids"] = [
+            str(row["id"]) if isinstance(row, dict) and row.get("id") is not None else None
+            for row in rows
+        ]
+    return upgraded
+
+
+def _upgrade_dashboard(data: dict[str, Any]) -> dict[str, Any]:
+    widgets = data.get("widgets")
+    if not isinstance(widgets, list):
+        return data
+    upgraded: list[Any] = []
+    changed = False
+    for widget in widgets:
+        if not isinstance(widget, dict):
+            upgraded.append(widget)
+            continue
+        inner = widget.get("data")
+        if not isinstance(inner, dict):
+            inner = {k: v for k, v in widget.items() if k not in ("type", "title")}
+            if widget.get("type") == "chart" and "chart_type" in widget:
+                inner["type"] = inner.pop("chart_type")
+            widget = {k: widget[k] for k in ("type", "title") if k in widget}
+        new_inner = upgrade_view_data(str(widget.get("type") or ""), inner)
+        if widget.get("data") is not new_inner:
+            widget = {**widget, "data": new_inner}
+            changed = True
+        upgraded.append(widget)
+    return {**data, "widgets": upgraded} if changed else data
 
 
 @cache
