@@ -40,9 +40,12 @@ def test_views_as_markdown() -> None:
     assert image == "![](https://x.test/p.png)"
     rows = reply_markdown(_reply("table", {"columns": ["Name"], "rows": [["x"]]}), "a")
     assert rows.splitlines() == ["| Name |", "| --- |", "| x |"]
-    # data without its view type's shape (object rows) is shown as it is, never guessed
+    # object rows, an older form, are read as the table they are
     keyed = reply_markdown(_reply("table", {"columns": ["n"], "rows": [{"n": "x"}]}), "a")
-    assert keyed.startswith("```json\n") and '"n": "x"' in keyed
+    assert keyed.splitlines() == ["| n |", "| --- |", "| x |"]
+    # data without its view type's shape is shown as it is, never guessed
+    bad = reply_markdown(_reply("table", {"columns": ["n"], "rows": "x"}), "a")
+    assert bad.startswith("```json\n") and '"rows": "x"' in bad
     code = reply_markdown(_reply("code", {"code": "a = '```'", "language": "py"}), "a")
     assert code == "````py\na = '```'\n````"
     chart = reply_markdown(_reply("chart", {"labels": ["a"], "values": [3]}), "a")
