@@ -38,7 +38,7 @@ from controller.llm.client import LLMClient
 from controller.llm.summary import BackgroundSummarizer
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
-from controller.pipeline.admission import Admission, AdmissionLimits
+from controller.pipeline.admission import Admission
 from controller.pipeline.context import ContextBuilder
 from controller.pipeline.run import Pipeline, PipelineLimits
 from controller.routing.llm_router import FallbackRouter, LLMRouter
@@ -101,7 +101,7 @@ def compose(core: Core, settings: Settings) -> Composed:
     pipeline = build_pipeline(
         core, store, build_router(core, llm), sessions, policy, confirmations, summarizer
     )
-    admission = Admission(AdmissionLimits.from_mapping(_extra(settings, "admission")))
+    admission = Admission(settings.admission)
     instructions = Instructions(
         pipeline,
         admission,
@@ -156,7 +156,7 @@ def build_permissions(core: Core, store: SettingsStore) -> PermissionPolicy:
 
 def build_confirmations(core: Core, settings: Settings) -> ConfirmationGate | None:
     """The pause before a risky step (config `permissions.confirm`, on by default)."""
-    if not _extra(settings, "permissions").get("confirm", True):
+    if not settings.permissions.confirm:
         return None
     return ConfirmationGate(core.state_root / "confirmations", core.events)
 
@@ -289,11 +289,6 @@ def build_api(
     )
 
 
-def _extra(settings: Settings, section: str) -> dict[str, Any]:
-    value = (settings.model_extra or {}).get(section)
-    return value if isinstance(value, dict) else {}
-
-
 def _limits(store: SettingsStore) -> Callable[[], PipelineLimits]:
     """The pipeline's limits, read several times per instruction: built again only
     when the settings were replaced (PUT /api/settings)."""
@@ -302,20 +297,15 @@ def _limits(store: SettingsStore) -> Callable[[], PipelineLimits]:
     def limits() -> PipelineLimits:
         current = store.get()
         if not latest or latest[0][0] is not current:
-            app_timeout = float(_extra_value(current, "app_timeout", 60))
             made = PipelineLimits(
                 max_step_rounds=current.max_step_rounds,
-                app_timeout=app_timeout,
+                app_timeout=current.app_timeout,
                 step_timeout=current.timeout_for,
             )
             latest[:] = [(current, made)]
         return latest[0][1]
 
     return limits
-
-
-def _extra_value(settings: Settings, key: str, default: Any) -> Any:
-    return (settings.model_extra or {}).get(key, default)
 
 
 def _summarise_later(

@@ -24,10 +24,9 @@ from aios_protocol.errors import AiosError
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
 from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
-from controller.apps.lifecycle import AppsSettings
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
 from controller.apps.processes import ExecutorLaunch
-from controller.apps.supervisor import StartupFailed, Supervisor, SupervisorConfig
+from controller.apps.supervisor import StartupFailed, Supervisor
 from controller.events import EventBus, ExecutorEventRelay
 from controller.pipeline.context import ContextBuilder
 from controller.state_dir import StateDir
@@ -106,7 +105,6 @@ class Controller:
         ports = PortAssigner(preferred)
         controller_port = ports.assign("controller")
         self.url = f"http://127.0.0.1:{controller_port}"
-        extra = settings.model_extra or {}
         # the executor's tool listing, the one source of every tool list here
         self.tools = ToolListings(
             lambda app_id: self._supervisor().executor_client.tool_listing(app_id)
@@ -123,8 +121,8 @@ class Controller:
             logs_dir=self.state.root / "logs",
             controller_url=self.url,
             app_settings=settings.app_settings,
-            config=SupervisorConfig.from_mapping(extra.get("supervisor")),
-            app_sandbox=extra.get("app_sandbox"),
+            config=settings.supervisor,
+            app_sandbox=settings.app_sandbox,
             on_status=self._publish_status,
             on_ports=self.state.write_ports,
             on_registered=lambda app_id: self.tools.invalidate(
@@ -132,7 +130,7 @@ class Controller:
             ),
             # apps start on first use, stop when idle; the folder may change meanwhile
             apps_dir=apps_dir,
-            apps=AppsSettings.from_mapping(extra.get("apps")),
+            apps=settings.apps,
             on_removed=self._publish_removed,
         )
         self.supervisor = supervisor

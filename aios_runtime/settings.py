@@ -1,16 +1,23 @@
 """Settings shared by the controller and the executor: `config.json` as a model.
 
-Defaults follow the spec's `config.json`; secrets may come from the environment
-(`DEEPSEEK_API_KEY`, `AIOS_LLM_BASE_URL`, `AIOS_LLM_MODEL`). Bad values give an
-error that names the key. Only `__main__` modules and the CLI read files; the
-services take a `Settings` object.
+Every object of `config.json` is a model here (`llm`, `tool_sandbox`, `limits`,
+`supervisor`, `apps`, `app_sandbox`, `admission`, `permissions`, `openai_api`,
+`mcp_servers`, `mcp_out`), nested in `Settings`, with the defaults the system runs
+with (docs/CONFIG.md lists them). A bad value gives an error that names the key; an
+unknown key is kept, never dropped, and reported (`Settings.config_warnings`: logged
+at load and shown by `GET /api/health`); an old key name is still read
+(`aios_runtime.config_keys`). Secrets may come from the environment
+(`AIOS_LLM_API_KEY`, then `DEEPSEEK_API_KEY`; `AIOS_LLM_BASE_URL`, `AIOS_LLM_MODEL`).
+Only `__main__` modules and the CLI read files; the services take a `Settings` object.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -20,25 +27,42 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     ValidationError,
+    model_validator,
 )
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import describe_validation_error
+from aios_runtime.config_keys import UnknownKey, has_path, rename_old_keys, unknown_keys
 
 __all__ = [
+    "LLM_ENV",
+    "AdmissionSettings",
+    "AppSandboxSettings",
+    "AppsSettings",
     "Limits",
+    "LlmSettings",
     "McpOutSettings",
     "McpServerSettings",
+    "OpenAiApiSettings",
+    "PermissionsSettings",
+    "Section",
     "Settings",
+    "SupervisorSettings",
     "ToolSandbox",
+    "VoiceEngine",
+    "changed_keys",
     "load_settings",
     "load_settings_or_set_aside",
+    "merge_settings",
     "save_user_settings",
     "saved_keys",
     "user_settings_path",
 ]
+
+log = logging.getLogger("aios.settings")
 
 PositiveSeconds = Annotated[float, Field(gt=0, le=3600)]
 
@@ -82,8 +106,31 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-class ToolSandbox(BaseModel):
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class Section(BaseModel):
+    """One object of `config.json`: its keys typed; an unknown key is kept (and
+    reported by `Settings.config_warnings`), never dropped."""
+
     model_config = ConfigDict(extra="allow")
+
+
+class LlmSettings(Section):
+    """`llm`: the OpenAI-compatible model the controller asks (DeepSeek by default).
+
+    `api_key` may be empty when `base_url` is a server of the user's own (Ollama,
+    llama.cpp, vLLM). Old names, still read: `deepseek_api_key`, `llm_base_url`,
+    `llm_model` (top level)."""
+
+    api_key: str = ""
+    base_url: HttpUrl = "https://api.deepseek.com"
+    model: NonBlank = "deepseek-chat"
+
+
+class ToolSandbox(Section):
+    """`tool_sandbox`: what the atomic tools may run and reach."""
 
     enable_shell_whitelist: bool = True
     shell_whitelist: list[Program] = Field(
@@ -94,12 +141,14 @@ class ToolSandbox(BaseModel):
     # (SSRF guard exception, SECURITY.md R1); tests point this at their fakes.
     http_allow_private_hosts: list[str] = Field(default_factory=list)
     use_bubblewrap: bool = True
+    # true: the process tools are unavailable when bubblewrap does not work here
+    require_bubblewrap: bool = False
+    # true: a command outside the whitelist asks the user instead of being refused
+    ask_outside_whitelist: bool = False
 
 
-class Limits(BaseModel):
-    """Caps applied to every tool call."""
-
-    model_config = ConfigDict(extra="allow")
+class Limits(Section):
+    """`limits`: caps applied to every tool call."""
 
     output_bytes: int = Field(default=1 << 20, gt=0)
     download_bytes: int = Field(default=200 << 20, gt=0)
@@ -112,6 +161,70 @@ class Limits(BaseModel):
     # tasks (processes and threads) one tool run may have at once: a fork bomb's ceiling
     tasks_per_run: int = Field(default=128, gt=1)
     request_body_bytes: int = Field(default=4 << 20, gt=0)
+
+
+class SupervisorSettings(Section):
+    """`supervisor`: the timings and bounds of supervising the executor and the apps."""
+
+    health_interval: PositiveFloat = 2.0
+    health_timeout: PositiveFloat = 1.0
+    max_missed: int = Field(default=2, ge=1)
+    start_timeout: PositiveFloat = 20.0
+    start_poll: PositiveFloat = 0.02
+    # seconds before the 1st, 2nd, … restart; the last repeats
+    backoff: Annotated[tuple[NonNegativeFloat, ...], Field(min_length=1)] = (
+        0.5,
+        1.0,
+        2.0,
+        4.0,
+    )
+    max_restarts: int = Field(default=4, ge=0)
+    stable_after: NonNegativeFloat = 10.0
+    stop_grace: NonNegativeFloat = 2.0
+    # a child's log is trimmed to its last quarter once it passes this size
+    log_max_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait before restarting after `failures` failures in a row."""
+        return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
+
+
+class AppsSettings(Section):
+    """`apps`: when apps run. An app is started on first use and stopped after
+    `idle_stop_s` seconds without a call (0: never); `start_at_launch` starts every
+    app at launch instead."""
+
+    idle_stop_s: NonNegativeFloat = 600.0
+    start_at_launch: bool = False
+
+
+class AppSandboxSettings(Section):
+    """`app_sandbox`: how app processes are confined (bubblewrap, SECURITY.md A1–A6);
+    `unconfined_apps` may run unconfined when their manifest says `"sandbox": false`."""
+
+    use_bubblewrap: bool = True
+    unconfined_apps: list[str] = Field(default_factory=list)
+
+
+class AdmissionSettings(Section):
+    """`admission`: bounded work in the controller (SECURITY.md D2)."""
+
+    max_instructions: int = Field(default=8, gt=0)  # instructions at once
+    max_app_calls: int = Field(default=4, gt=0)  # calls to one app at once
+    max_waiting: int = Field(default=64, gt=0)  # requests queued for each kind of slot
+    queue_wait: PositiveFloat = 2.0  # seconds one request may wait in the queue
+
+
+class PermissionsSettings(Section):
+    """`permissions`: `confirm` false runs risky steps without asking the user."""
+
+    confirm: bool = True
+
+
+class OpenAiApiSettings(Section):
+    """`openai_api`: the OpenAI-compatible entry under `/v1` (docs/OPENAI_API.md)."""
+
+    heartbeat_s: PositiveSeconds = 10.0  # seconds between `: ping`s of a stream
 
 
 # an MCP server's name, as in `mcp__<name>__<tool>`: letters, digits, "-", single "_"
@@ -181,22 +294,34 @@ class McpOutSettings(BaseModel):
     allow_confirmed_tools: list[str] = Field(default_factory=list)
 
 
+# the engines of speech to text (voice/input.py)
+VoiceEngine = Literal["auto", "pocketsphinx", "openai", "google", "browser"]
+# top-level keys whose empty value means "the default"
+_BLANK_IS_DEFAULT = ("voice_engine", "voice_api_base_url", "voice_api_model")
+
+
 class Settings(BaseModel):
-    """The whole of `config.json`; unknown keys are kept and written back."""
+    """The whole of `config.json`. Unknown keys are kept (and written back with the
+    rest) and reported in `config_warnings`; old key names are read (`config_keys`)."""
 
     model_config = ConfigDict(extra="allow")
 
-    deepseek_api_key: str = ""
-    llm_base_url: HttpUrl = "https://api.deepseek.com"
-    llm_model: NonBlank = "deepseek-chat"
+    llm: LlmSettings = Field(default_factory=LlmSettings)
     # the desktop's language; "" follows the browser's
     ui_language: Literal["", "zh-CN", "en-US"] = ""
     default_voice: str = "zh-CN"
     voice_rate: Annotated[float, Field(gt=0, le=4)] = 0.9
+    voice_muted: bool = False  # true: replies are not spoken until unmuted
+    # speech to text: the engine, and the OpenAI-compatible transcription service
+    voice_engine: VoiceEngine = "auto"
+    voice_api_key: str = ""
+    voice_api_base_url: HttpUrl = "https://api.openai.com/v1"
+    voice_api_model: NonBlank = "whisper-1"
     tool_timeout: dict[str, PositiveSeconds] = Field(
         default_factory=lambda: {"http_request": 30, "shell_exec": 60, "file_read": 5}
     )
     default_tool_timeout: PositiveSeconds = 30
+    app_timeout: PositiveSeconds = 60  # one call of an app's `handle`
     tool_sandbox: ToolSandbox = Field(default_factory=ToolSandbox)
     limits: Limits = Field(default_factory=Limits)
     # Per-app settings, handed to each app process as JSON in AIOS_APP_SETTINGS
@@ -208,17 +333,59 @@ class Settings(BaseModel):
     # keys an OpenAI client may send as `Authorization: Bearer <key>` to /v1 (besides
     # the desktop token), docs/OPENAI_API.md
     api_keys: list[NonBlank] = Field(default_factory=list)
+    supervisor: SupervisorSettings = Field(default_factory=SupervisorSettings)
+    apps: AppsSettings = Field(default_factory=AppsSettings)
+    app_sandbox: AppSandboxSettings = Field(default_factory=AppSandboxSettings)
+    admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
+    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    openai_api: OpenAiApiSettings = Field(default_factory=OpenAiApiSettings)
     mcp_servers: dict[McpServerName, McpServerSettings] = Field(default_factory=dict)
     mcp_out: McpOutSettings = Field(default_factory=McpOutSettings)
+
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_old_names(cls, data: Any) -> Any:
+        """Old key names moved to their new place; an empty voice choice is the default."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        rename_old_keys(data)
+        for key in _BLANK_IS_DEFAULT:
+            if data.get(key) in ("", None):
+                data.pop(key, None)
+        if isinstance(data.get("voice_engine"), str):
+            data["voice_engine"] = data["voice_engine"].strip().lower()
+        return data
 
     def timeout_for(self, tool: str) -> float:
         return float(self.tool_timeout.get(tool, self.default_tool_timeout))
 
+    def unknown_keys(self) -> list[UnknownKey]:
+        """The keys no section declares (a typo, or a key of a newer version)."""
+        return unknown_keys(self)
 
-_ENV_OVERRIDES = {
-    "DEEPSEEK_API_KEY": "deepseek_api_key",
-    "AIOS_LLM_BASE_URL": "llm_base_url",
-    "AIOS_LLM_MODEL": "llm_model",
+    @property
+    def config_warnings(self) -> list[str]:
+        """What `load_settings` found and went on without: old key names and unknown
+        keys, each line naming its file (empty for settings built in code)."""
+        return list(self._warnings)
+
+
+# the objects of Settings that are sections (merged key by key, saved field by field)
+_SECTIONS = frozenset(
+    name
+    for name, info in Settings.model_fields.items()
+    if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+)
+
+# environment variable → the setting it gives; for one setting, the first set wins
+LLM_ENV: dict[str, str] = {
+    "AIOS_LLM_API_KEY": "llm.api_key",
+    "DEEPSEEK_API_KEY": "llm.api_key",  # the old name, still read
+    "AIOS_LLM_BASE_URL": "llm.base_url",
+    "AIOS_LLM_MODEL": "llm.model",
 }
 
 
@@ -240,29 +407,60 @@ def _read_object(path: Path) -> dict[str, Any]:
     return raw
 
 
+def merge_settings(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` put over `base`: a section key by key, any other key whole."""
+    merged = dict(base)
+    for key, value in over.items():
+        below = merged.get(key)
+        if key in _SECTIONS and isinstance(value, Mapping) and isinstance(below, Mapping):
+            merged[key] = {**below, **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _apply_environment(raw: dict[str, Any], env: Mapping[str, str]) -> None:
+    given: set[str] = set()
+    for var, path in LLM_ENV.items():
+        if env.get(var) and path not in given:
+            given.add(path)
+            section, _, field = path.partition(".")
+            raw[section] = {**(raw.get(section) or {}), field: env[var]}
+
+
 def load_settings(
     path: str | os.PathLike[str] | None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     *,
     user: str | os.PathLike[str] | None = None,
 ) -> Settings:
     """Read `config.json` (missing file → defaults), put the user's saved settings
-    (`user`, top-level keys, see `user_settings_path`) over it, and apply environment
-    overrides."""
+    (`user`, see `user_settings_path`) over it, and apply the environment (`LLM_ENV`).
+
+    A bad value raises `InvalidRequest` naming the key. Old key names and unknown keys
+    are logged and kept in `Settings.config_warnings`."""
+    files: list[tuple[str, dict[str, Any]]] = []
+    for source in (path, user):
+        if source is not None and Path(source).exists():
+            files.append((str(source), _read_object(Path(source))))
+    notes: list[str] = []
     raw: dict[str, Any] = {}
-    if path is not None and Path(path).exists():
-        raw = _read_object(Path(path))
-    if user is not None and Path(user).exists():
-        raw.update(_read_object(Path(user)))
-    env = os.environ if env is None else env
-    for var, key in _ENV_OVERRIDES.items():
-        if env.get(var):
-            raw[key] = env[var]
+    for name, found in files:
+        notes += [f"{name}: {note}" for note in rename_old_keys(found)]
+        raw = merge_settings(raw, found)
+    _apply_environment(raw, os.environ if env is None else env)
     try:
-        return Settings.model_validate(raw)
+        settings = Settings.model_validate(raw)
     except ValidationError as exc:
         where = f"{path or 'config'}" + (f" with {user}" if user else "")
         raise InvalidRequest(f"{where}: {describe_validation_error(exc)}") from exc
+    for unknown in settings.unknown_keys():
+        holders = [name for name, found in files if has_path(found, unknown.path)]
+        notes.append(f"{holders[-1] if holders else 'config'}: {unknown.describe()}")
+    for note in notes:
+        log.warning("%s", note)
+    settings._warnings = notes
+    return settings
 
 
 def _set_aside_if_unreadable(path: Path) -> bool:
@@ -284,7 +482,7 @@ def _set_aside_if_unreadable(path: Path) -> bool:
 
 def load_settings_or_set_aside(
     path: str | os.PathLike[str],
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     *,
     user: str | os.PathLike[str] | None = None,
 ) -> Settings:
@@ -300,23 +498,62 @@ def load_settings_or_set_aside(
     return load_settings(config, env, user=user)
 
 
+def _keys_of(raw: Mapping[str, Any]) -> set[str]:
+    """The keys of a settings object: a section's as `section.key`, others whole."""
+    keys: set[str] = set()
+    for key, value in raw.items():
+        if key in _SECTIONS and isinstance(value, Mapping):
+            keys.update(f"{key}.{field}" for field in value)
+        else:
+            keys.add(key)
+    return keys
+
+
 def saved_keys(path: str | os.PathLike[str]) -> set[str]:
-    """The top-level keys a user settings file holds (none when it is missing)."""
+    """The keys a user settings file holds (a section's as `section.key`, old names
+    under their new ones); none when it is missing."""
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         return set()
-    return set(raw) if isinstance(raw, dict) else set()
+    if not isinstance(raw, dict):
+        return set()
+    rename_old_keys(raw)
+    return _keys_of(raw)
+
+
+def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> set[str]:
+    """The keys whose value differs (a section's as `section.key`)."""
+    changed: set[str] = set()
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if key in _SECTIONS and isinstance(old, Mapping) and isinstance(new, Mapping):
+            changed.update(
+                f"{key}.{field}"
+                for field in old.keys() | new.keys()
+                if old.get(field) != new.get(field)
+            )
+        elif old != new:
+            changed.add(key)
+    return changed
 
 
 def save_user_settings(
     settings: Settings, keys: set[str], path: str | os.PathLike[str]
 ) -> None:
-    """Write the top-level `keys` of `settings` to the user settings file `path`
-    atomically (temp file, fsync, rename); `config.json` is never rewritten."""
+    """Write the `keys` of `settings` (top-level, or `section.key`) to the user
+    settings file `path` atomically (temp file, fsync, rename); `config.json` is
+    never rewritten."""
     from aios_runtime.files import atomic_write_text
 
     dumped = settings.model_dump(mode="json")
-    values = {key: dumped[key] for key in sorted(keys) if key in dumped}
+    values: dict[str, Any] = {}
+    for key in sorted(keys):
+        section, _, field = key.partition(".")
+        if not field:
+            if key in dumped:
+                values[key] = dumped[key]
+        elif isinstance(dumped.get(section), dict) and field in dumped[section]:
+            values.setdefault(section, {})[field] = dumped[section][field]
     text = json.dumps(values, ensure_ascii=False, indent=2)
     atomic_write_text(Path(path), text + "\n")

@@ -228,7 +228,9 @@ def zero_llm_share(
 
     apps = tuple(profiles)
     with FakeChatServer() as fake:
-        settings = Settings(deepseek_api_key="bench-fake-key", llm_base_url=fake.base_url)
+        settings = Settings.model_validate(
+            {"llm": {"api_key": "bench-fake-key", "base_url": fake.base_url}}
+        )
         client = LLMClient(settings, timeout=10.0, max_retries=0)
         router = FallbackRouter(DeterministicRouter(), LLMRouter(client))
         without = sum(1 for text in texts if router.route(text, apps).llm_calls == 0)

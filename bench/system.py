@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from aios_runtime.config_keys import RENAMED
+from aios_runtime.settings import LLM_ENV
 from bench.hop import HopFailed, KeepAliveClient, stop_process_group
 
 __all__ = [
@@ -59,9 +61,7 @@ PROBE_TEXT = "bench probe"
 COLD_WORD = "coldprobe{:03d}"
 # never handed to the system under test: no model, no user state, no fixed token
 _DROPPED_ENV = (
-    "DEEPSEEK_API_KEY",
-    "AIOS_LLM_BASE_URL",
-    "AIOS_LLM_MODEL",
+    *LLM_ENV,
     "AIOS_STATE_DIR",
     "AIOS_TOKEN",
 )
@@ -100,8 +100,14 @@ def prepare_folder(root: Path, apps_dir: Path, config: Path | None) -> BenchFold
     settings: dict[str, Any] = {}
     if config is not None and Path(config).is_file():
         settings = json.loads(Path(config).read_text(encoding="utf-8"))
-    settings["deepseek_api_key"] = ""  # routing without a model
-    settings.pop("llm_base_url", None)
+    for old in RENAMED:  # the old names of the `llm` keys
+        settings.pop(old, None)
+    found = settings.get("llm")
+    llm: dict[str, Any] = found if isinstance(found, dict) else {}
+    # routing without a model: no key, and the default server, which needs one
+    settings["llm"] = {
+        key: v for key, v in llm.items() if key not in ("api_key", "base_url")
+    }
     folder.config.write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
     return folder
 

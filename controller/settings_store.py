@@ -3,14 +3,17 @@
 The settings are `config.json` (the defaults plus what the user wrote in it) with the
 user's saved settings over it: `path` is that user file in the state folder
 (`aios_runtime.settings.user_settings_path`); `config.json` is never rewritten. GET
-shows the settings with every API key (`deepseek_api_key`, `voice_api_key`, any
-`*_api_key`, each of `api_keys`) masked (`••••` plus its last four characters). PUT
-merges the given top-level keys over the current settings, validates the result with
-`Settings` (an error names the key at fault), keeps the old key when the masked value
-is echoed back unchanged, and saves the keys the user changed, now or before,
-atomically. Components that read settings per request (the pipeline's limits) see the
-change at once; the executor and the apps read them at start, so those changes need
-a restart (`restart_needed` in the answer says so).
+shows the settings with every API key (`llm.api_key`, `voice_api_key`, any key named
+`api_key` or `*_api_key` at any depth, each of `api_keys`) masked (`••••` plus its last
+four characters). PUT merges the given keys over the current settings (a section such
+as `llm` key by key; the old names like `deepseek_api_key` are read as their new
+ones), validates the result with `Settings` (an error names the key at fault, and a
+key no section declares is refused), keeps the old key when the masked value is echoed
+back unchanged, and saves the keys the user changed, now or before, atomically.
+Components that read settings per request (the pipeline's limits) see the change at
+once; the executor and the apps read them at start, so those changes need a restart
+(`restart_needed` in the answer says so). `config_problems()` are the old key names
+and unknown keys found in the files at start (`GET /api/health`).
 """
 
 from __future__ import annotations
@@ -25,16 +28,22 @@ from pydantic import ValidationError
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import describe_validation_error
-from aios_runtime.settings import Settings, save_user_settings, saved_keys
+from aios_runtime.config_keys import rename_old_keys
+from aios_runtime.settings import (
+    Settings,
+    changed_keys,
+    merge_settings,
+    save_user_settings,
+    saved_keys,
+)
 
 __all__ = ["SettingsStore", "is_secret", "mask_key"]
 
 log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
-_LIVE_KEYS = frozenset(
-    {"max_step_rounds", "deepseek_api_key", "llm_base_url", "llm_model", "ui_language"}
-)
+# what applies without a restart (a section counts whole)
+_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language"})
 
 
 def mask_key(key: str) -> str:
@@ -44,9 +53,10 @@ def mask_key(key: str) -> str:
 
 
 def is_secret(name: str) -> bool:
-    """Top-level settings never shown in full: `deepseek_api_key`, `voice_api_key`, …,
-    and the `/v1` entry's `api_keys` (a list, each key masked)."""
-    return name.endswith("_api_key") or name == "api_keys"
+    """Settings never shown in full, at any depth: `api_key` (`llm.api_key`),
+    `voice_api_key` and any `*_api_key`, and the `/v1` entry's `api_keys` (a list,
+    each key masked)."""
+    return name == "api_key" or name.endswith("_api_key") or name == "api_keys"
 
 
 def _mask(value: Any) -> Any:
@@ -55,6 +65,15 @@ def _mask(value: Any) -> Any:
     if isinstance(value, list):
         return [mask_key(v) if isinstance(v, str) else v for v in value]
     return value
+
+
+def _masked(tree: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: _mask(value)
+        if is_secret(name)
+        else (_masked(value) if isinstance(value, dict) else value)
+        for name, value in tree.items()
+    }
 
 
 def _unmask(old: Any, new: Any) -> Any:
@@ -69,10 +88,22 @@ def _unmask(old: Any, new: Any) -> Any:
     return new
 
 
+def _unmasked(old: Any, new: dict[str, Any]) -> dict[str, Any]:
+    """`new` with every masked secret in it (at any depth) put back from `old`."""
+    before = old if isinstance(old, dict) else {}
+    return {
+        name: _unmask(before.get(name, ""), value)
+        if is_secret(name)
+        else (_unmasked(before.get(name), value) if isinstance(value, dict) else value)
+        for name, value in new.items()
+    }
+
+
 class SettingsStore:
     def __init__(self, path: Path, settings: Settings):
         self.path = Path(path)
         self._settings = settings
+        self._problems = settings.config_warnings
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Settings], None]] = []
 
@@ -83,23 +114,24 @@ class SettingsStore:
     def get(self) -> Settings:
         return self._settings
 
+    def config_problems(self) -> list[str]:
+        """What loading the settings at start found: old key names, unknown keys."""
+        return list(self._problems)
+
     def masked(self) -> dict[str, Any]:
-        raw = self._settings.model_dump(mode="json")
-        for name, value in raw.items():
-            if is_secret(name):
-                raw[name] = _mask(value)
-        return raw
+        return _masked(self._settings.model_dump(mode="json"))
 
     def update(self, changes: dict[str, Any]) -> dict[str, Any]:
         """Merge, validate, save; the masked result plus `restart_needed`."""
         if not isinstance(changes, dict):
             raise InvalidRequest("settings must be a JSON object")
+        changes = dict(changes)
+        rename_old_keys(changes)  # an older page may still send `deepseek_api_key`
         with self._lock:
-            current = self._settings.model_dump(mode="json")
-            merged = {**current, **changes}
-            for name in [n for n in changes if is_secret(n)]:
-                # the mask echoed back: keep the key
-                merged[name] = _unmask(current.get(name, ""), changes[name])
+            before = self._settings
+            current = before.model_dump(mode="json")
+            # the mask echoed back: keep the key
+            merged = merge_settings(current, _unmasked(current, changes))
             try:
                 updated = Settings.model_validate(merged)
             except ValidationError as exc:
@@ -111,7 +143,14 @@ class SettingsStore:
                     f"invalid settings: {describe_validation_error(exc)}",
                     detail={"fields": fields},
                 ) from exc
-            changed = {k for k in merged if merged.get(k) != current.get(k)}
+            known = {unknown.path for unknown in before.unknown_keys()}
+            added = [u for u in updated.unknown_keys() if u.path not in known]
+            if added:  # a typo would be saved and never read
+                raise InvalidRequest(
+                    "invalid settings: " + "; ".join(u.describe() for u in added),
+                    detail={"fields": {u.path: u.describe() for u in added}},
+                )
+            changed = changed_keys(current, updated.model_dump(mode="json"))
             # only what the user changed, now or before, goes to the user's file
             save_user_settings(updated, saved_keys(self.path) | changed, self.path)
             self._settings = updated
@@ -121,5 +160,5 @@ class SettingsStore:
             except Exception:
                 log.exception("settings listener failed")
         result = self.masked()
-        result["restart_needed"] = bool(changed - _LIVE_KEYS)
+        result["restart_needed"] = bool({key.split(".")[0] for key in changed} - _LIVE_KEYS)
         return result

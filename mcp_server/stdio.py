@@ -38,13 +38,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from aios_protocol.errors import AiosError, InvalidRequest
-from aios_runtime.settings import Settings, load_settings
+from aios_runtime.settings import AppsSettings, Settings, load_settings
 from controller.api.tools import ToolListings
 from controller.apps.discovery import AppSpec, discover_apps
-from controller.apps.lifecycle import AppsSettings
 from controller.apps.ports import PortAssigner
 from controller.apps.processes import ExecutorLaunch
-from controller.apps.supervision import SupervisorConfig
 from controller.apps.supervisor import Supervisor
 from controller.clients import json_call
 from controller.permissions.policy import PermissionPolicy
@@ -112,7 +110,6 @@ class PrivateServices:
     def __init__(
         self, spec: AppSpec, settings: Settings, config_path: Path | None, state_dir: Path
     ) -> None:
-        extra = settings.model_extra or {}
         self.app_id = spec.app_id
         self.settings = settings
         self.listings = ToolListings(
@@ -127,8 +124,8 @@ class PrivateServices:
             logs_dir=state_dir / "logs" / f"mcp-out-{spec.app_id}",
             controller_url="",  # no controller: the app's controller calls fail clearly
             app_settings=settings.app_settings,
-            config=SupervisorConfig.from_mapping(extra.get("supervisor")),
-            app_sandbox=extra.get("app_sandbox"),
+            config=settings.supervisor,
+            app_sandbox=settings.app_sandbox,
             on_registered=lambda app_id: self.listings.invalidate(None),
             # the app runs while the host is connected: started now, never idle-stopped
             apps=AppsSettings(idle_stop_s=0.0, start_at_launch=True),

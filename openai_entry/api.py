@@ -46,8 +46,6 @@ from openai_entry.wire import (
 
 __all__ = ["openai_blueprint"]
 
-DEFAULT_HEARTBEAT = 10.0
-
 
 def _openai_error(status: int, detail: ErrorDetail) -> Response:
     response = jsonify(ErrorBody(error=detail).dump())
@@ -94,8 +92,7 @@ def openai_blueprint(
         return [desktop_token, *settings().api_keys]
 
     def heartbeat() -> float:
-        options = (settings().model_extra or {}).get("openai_api") or {}
-        return float(options.get("heartbeat_s", DEFAULT_HEARTBEAT))
+        return settings().openai_api.heartbeat_s
 
     routes = Blueprint("openai", __name__, url_prefix="/v1")
     routes.register_error_handler(Exception, _error_response)

@@ -6,7 +6,7 @@ a `Transcript` or a clear error (`voice_unavailable`, `voice_not_understood`).
 `voice_blueprint` serves it to the desktop and the CLI; `post_voice_file` is the
 CLI's `aios say --audio FILE.wav`.
 
-Config keys read from `Settings` extras (all optional):
+Config keys (typed in `aios_runtime.settings.Settings`, all optional):
 
 | key | default | meaning |
 |---|---|---|
@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from flask import Blueprint, jsonify, request
 
 from aios_protocol.errors import AiosError, InvalidRequest, UnsupportedMediaType
-from aios_runtime.settings import Settings
+from aios_runtime.settings import Settings, VoiceEngine
 from controller.routing.router import AppProfile
 from voice.audio import PcmAudio, pcm_from_wav
 from voice.engines import (
@@ -62,7 +62,7 @@ __all__ = [
     "voice_blueprint",
 ]
 
-ENGINE_CHOICES = ("auto", "pocketsphinx", "openai", "google", "browser")
+ENGINE_CHOICES: tuple[str, ...] = get_args(VoiceEngine)
 LISTED_LANGUAGES = ("zh-CN", "en-US")
 ZH_UNAVAILABLE = (
     "离线中文识别不可用：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用"
@@ -100,32 +100,22 @@ class LanguageSupport:
 
 @dataclass(frozen=True)
 class VoiceConfig:
-    engine: str = "auto"
-    api_key: str = ""
-    api_base_url: str = "https://api.openai.com/v1"
-    api_model: str = "whisper-1"
-    default_language: str = "zh-CN"
+    """The voice keys of `config.json` the recognizer uses (defaults: `Settings`)."""
+
+    engine: str
+    api_key: str
+    api_base_url: str
+    api_model: str
+    default_language: str
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VoiceConfig:
-        """The voice keys of `config.json`; a bad value is an error naming its key."""
-        extra = settings.model_extra or {}
-        engine = str(extra.get("voice_engine", "auto") or "auto").strip().lower()
-        if engine not in ENGINE_CHOICES:
-            raise InvalidRequest(
-                f"voice_engine: must be one of {', '.join(ENGINE_CHOICES)}"
-            )
-        values = {}
-        for key in ("voice_api_key", "voice_api_base_url", "voice_api_model"):
-            value = extra.get(key)
-            if value is not None and not isinstance(value, str):
-                raise InvalidRequest(f"{key}: must be a string")
-            if value:
-                values[key.removeprefix("voice_")] = value
         return cls(
-            engine=engine,
+            engine=settings.voice_engine,
+            api_key=settings.voice_api_key,
+            api_base_url=settings.voice_api_base_url,
+            api_model=settings.voice_api_model,
             default_language=normalize_language(settings.default_voice),
-            **values,
         )
 
 

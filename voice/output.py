@@ -5,7 +5,7 @@ utterance plays at a time and a new one interrupts the old (only the latest wait
 text is kept). The voice comes from `default_voice` (zh-CN → espeak-ng's Mandarin
 voice `cmn`; en → `en-us`), the rate from `voice_rate` (a multiple of espeak-ng's
 normal 175 words per minute, so 0.9 is slightly slower). `voice_muted` (a
-`config.json` extra, default false) is the starting state of the mute toggle.
+`config.json` key, default false) is the starting state of the mute toggle.
 
 Why synthesis and playback are split: pyttsx3 (the chosen dependency; it drives
 espeak-ng's library on Linux) synthesises well, but its own `say()` plays through a
@@ -311,8 +311,7 @@ class Speaker:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.utterances = 0  # utterances handed to the player (what tests count)
-        extra = settings.model_extra or {}
-        self._muted = bool(extra.get("voice_muted", False))
+        self._muted = settings.voice_muted
         self.configure(settings)
 
     def configure(self, settings: Settings) -> None:

@@ -186,6 +186,8 @@ def create_app(services: ApiServices) -> Flask:
                 "llm": services.llm_status(),
                 # state files found unreadable and set aside at this launch
                 "problems": services.state_problems(),
+                # old key names and unknown keys of config.json / settings.json
+                "config_problems": services.settings.config_problems(),
             }
         )
 

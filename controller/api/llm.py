@@ -93,8 +93,8 @@ def llm_blueprint(
     def _with_slot(work: Callable[[], Any]) -> Any:
         if not client.configured:
             raise LLMNotConfigured(
-                "no LLM is configured on this computer (config.json deepseek_api_key "
-                "or llm_base_url)"
+                "no LLM is configured on this computer (config.json llm.api_key "
+                "or llm.base_url)"
             )
         if not slots.acquire(timeout=client.timeout):
             raise Overloaded("too many LLM requests at once; try again")

@@ -28,9 +28,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap
+from aios_runtime.settings import AppSandboxSettings
 from controller.apps.discovery import AppSpec
 
 __all__ = ["AppConfinement", "AppSandboxSettings", "Confiner", "confined_pid"]
@@ -43,23 +43,6 @@ _APP_PACKAGES = (
     REPO_ROOT / "aios_runtime",
     Path(__file__).resolve().parent / "app_site",
 )
-
-
-@dataclass(frozen=True)
-class AppSandboxSettings:
-    """config.json's optional `app_sandbox` object."""
-
-    use_bubblewrap: bool = True
-    unconfined_apps: tuple[str, ...] = ()
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any] | None) -> AppSandboxSettings:
-        raw = raw or {}
-        apps = raw.get("unconfined_apps", ())
-        return cls(
-            use_bubblewrap=bool(raw.get("use_bubblewrap", True)),
-            unconfined_apps=tuple(str(a) for a in apps) if isinstance(apps, list) else (),
-        )
 
 
 @dataclass(frozen=True)

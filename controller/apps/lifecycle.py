@@ -1,10 +1,10 @@
 """When an app runs: started on first use, stopped when idle (config.json's `apps`).
 
-`AppsSettings` is config.json's optional `apps` object: `idle_stop_s` (default 600)
-is how long an app may go without a call before the supervisor stops it, and
-`start_at_launch` (default false) starts every app at launch instead of on first
-use. An app whose manifest says `"keep_alive": true` is started at launch and never
-stopped for being idle. `AppUse` is what the supervisor knows of one app's use: when
+`AppsSettings` is config.json's `apps` section (`aios_runtime.settings`):
+`idle_stop_s` (default 600) is how long an app may go without a call before the
+supervisor stops it, and `start_at_launch` (default false) starts every app at launch
+instead of on first use. An app whose manifest says `"keep_alive": true` is started
+at launch and never stopped for being idle. `AppUse` is what the supervisor knows of one app's use: when
 it was last called, how many calls are in flight, and whether a start was asked for.
 An app stopped for being idle is `idle` again: routable, and started by its next call.
 
@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aios_protocol.messages import AppInfo
+from aios_runtime.settings import AppsSettings, SupervisorSettings
 from controller.apps.discovery import AppSpec
 from controller.apps.processes import stop_groups
-from controller.apps.supervision import SupervisedChild, SupervisorConfig
+from controller.apps.supervision import SupervisedChild
 from controller.routing.router import AppProfile
 
 if TYPE_CHECKING:
@@ -42,27 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["AppLifecycle", "AppUse", "AppsSettings"]
 
 log = logging.getLogger("aios.controller.supervisor")
-
-
-@dataclass(frozen=True)
-class AppsSettings:
-    """config.json's optional `apps` object."""
-
-    idle_stop_s: float = 600.0
-    start_at_launch: bool = False
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any] | None) -> AppsSettings:
-        raw = raw if isinstance(raw, dict) else {}
-        idle = raw.get("idle_stop_s", cls.idle_stop_s)
-        try:
-            idle = float(idle)
-        except (TypeError, ValueError):
-            idle = cls.idle_stop_s
-        return cls(
-            idle_stop_s=max(idle, 0.0) if idle == idle else cls.idle_stop_s,
-            start_at_launch=bool(raw.get("start_at_launch", False)),
-        )
 
 
 @dataclass
@@ -88,7 +68,7 @@ class AppLifecycle:
     """Lazy start, idle stop and changes of the app set; mixed into `Supervisor`,
     whose state (declared here) and `_spawn` / `_unregister` it uses."""
 
-    config: SupervisorConfig
+    config: SupervisorSettings
     apps_settings: AppsSettings
     executor: SupervisedChild
     _apps: dict[str, SupervisedChild]

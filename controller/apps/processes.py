@@ -46,7 +46,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # first on an app's PYTHONPATH: its sitecustomize makes every bind loopback
 APP_SITE = Path(__file__).resolve().parent / "app_site"
 # never inherited by a child: the LLM key stays in the controller, tokens are per child
-_SECRET_ENV = ("DEEPSEEK_API_KEY", "AIOS_TOKEN")
+_SECRET_ENV = ("AIOS_LLM_API_KEY", "DEEPSEEK_API_KEY", "AIOS_TOKEN")
 # carried by every child of this controller (and what they start): the reaper's mark
 LAUNCH_MARK_VAR = "AIOS_LAUNCH"
 _LAUNCH_MARK = secrets.token_hex(12)

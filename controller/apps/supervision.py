@@ -1,10 +1,10 @@
 """What the supervisor is configured with and what it knows of each child.
 
-`SupervisorConfig` holds the timings and bounds of supervision (config.json's
-optional `supervisor` object overrides each field by name); `SupervisedChild` is the
+`SupervisorSettings` (config.json's `supervisor` section, `aios_runtime.settings`)
+holds the timings and bounds of supervision; `SupervisedChild` is the
 record one child's state machine advances (status, process, port, token, health
 probes, restart counts, where this run's output starts in its log). `bound_log`
-keeps a child's log file within `SupervisorConfig.log_max_bytes`: a child that floods
+keeps a child's log file within `SupervisorSettings.log_max_bytes`: a child that floods
 its output keeps running, and the controller's disk use stays bounded.
 """
 
@@ -13,46 +13,19 @@ from __future__ import annotations
 import os
 import subprocess
 from concurrent.futures import Future
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from aios_runtime.settings import SupervisorSettings
 from controller.apps.confinement import AppConfinement
 from controller.apps.discovery import AppSpec
 
-__all__ = ["SupervisedChild", "SupervisorConfig", "bound_log"]
+__all__ = ["SupervisedChild", "SupervisorSettings", "bound_log"]
 
 LOG_TRIMMED = b"\n[aios: earlier output trimmed]\n"
 
 
-@dataclass
-class SupervisorConfig:
-    """Timings of supervision; overridable by config.json's `supervisor` object."""
-
-    health_interval: float = 2.0
-    health_timeout: float = 1.0
-    max_missed: int = 2
-    start_timeout: float = 20.0
-    start_poll: float = 0.02
-    backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
-    max_restarts: int = 4
-    stable_after: float = 10.0
-    stop_grace: float = 2.0
-    # a child's log is trimmed to its last quarter once it passes this size
-    log_max_bytes: int = 4 * 1024 * 1024
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any] | None) -> SupervisorConfig:
-        config = cls()
-        for f in fields(cls):
-            if raw and f.name in raw:
-                value = raw[f.name]
-                value = tuple(float(v) for v in value) if f.name == "backoff" else value
-                setattr(config, f.name, type(getattr(config, f.name))(value))
-        return config
-
-    def delay(self, failures: int) -> float:
-        return self.backoff[min(max(failures, 1), len(self.backoff)) - 1]
+# the old name of config.json's `supervisor` section, as aios/system.py imports it
 
 
 @dataclass

@@ -39,13 +39,10 @@ from typing import Any
 from aios_protocol.errors import AiosError, AppUnavailable, AppUnreachable, NotFound
 from aios_protocol.messages import AppInfo
 from aios_runtime.json_client import PeerTimeout
-from controller.apps.confinement import (
-    AppSandboxSettings,
-    Confiner,
-    confined_pid,
-)
+from aios_runtime.settings import AppSandboxSettings, AppsSettings, SupervisorSettings
+from controller.apps.confinement import Confiner, confined_pid
 from controller.apps.discovery import AppSpec
-from controller.apps.lifecycle import AppLifecycle, AppsSettings, AppUse
+from controller.apps.lifecycle import AppLifecycle, AppUse
 from controller.apps.ports import PortAssigner, port_is_free
 from controller.apps.processes import (
     REPO_ROOT,
@@ -58,12 +55,12 @@ from controller.apps.processes import (
     start_child_reaper,
     stop_groups,
 )
-from controller.apps.supervision import SupervisedChild, SupervisorConfig, bound_log
+from controller.apps.supervision import SupervisedChild, bound_log
 from controller.clients import AppClient, ExecutorClient
 from controller.pipeline.run import AppTarget
 from controller.routing.router import AppProfile
 
-__all__ = ["StartupFailed", "Supervisor", "SupervisorConfig"]
+__all__ = ["StartupFailed", "Supervisor", "SupervisorSettings"]
 
 log = logging.getLogger("aios.controller.supervisor")
 
@@ -82,16 +79,17 @@ class Supervisor(AppLifecycle):
         logs_dir: Path,
         controller_url: str,
         app_settings: dict[str, dict[str, Any]] | None = None,
-        config: SupervisorConfig | None = None,
+        config: SupervisorSettings | None = None,
         on_status: Callable[[AppInfo], None] | None = None,
         on_ports: Callable[[dict[str, int]], None] | None = None,
         on_registered: Callable[[str], None] | None = None,
-        app_sandbox: dict[str, Any] | None = None,
+        # a dict (deprecated): config.json's `app_sandbox` as aios/system.py passes it
+        app_sandbox: AppSandboxSettings | None = None,
         apps_dir: Path | None = None,
         apps: AppsSettings | None = None,
         on_removed: Callable[[str], None] | None = None,
     ):
-        self.config = config or SupervisorConfig()
+        self.config = config or SupervisorSettings()
         self.apps_settings = apps or AppsSettings()
         self._on_removed = on_removed or (lambda app_id: None)
         self._wake = threading.Event()  # a caller asked for a start: tick now
@@ -117,7 +115,7 @@ class Supervisor(AppLifecycle):
         )
         self.executor_client = ExecutorClient(self.executor.url, self.master_token)
         self._confiner = Confiner(
-            AppSandboxSettings.from_mapping(app_sandbox),
+            app_sandbox or AppSandboxSettings(),
             state_dir=executor.state_dir,
             config_file=executor.config_path,
             apps_dirs={s.folder.parent for s in specs}

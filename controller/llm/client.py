@@ -1,8 +1,8 @@
 """The controller's one connection to an OpenAI-compatible model.
 
-`LLMClient` wraps the `openai` package, configured from `Settings`
-(`deepseek_api_key`, `llm_base_url`, `llm_model`; the environment overrides are
-applied by `load_settings`). It works against DeepSeek, OpenAI, Ollama, vLLM or
+`LLMClient` wraps the `openai` package, configured from config.json's `llm` section
+(`api_key`, `base_url`, `model`; the environment overrides are applied by
+`load_settings`). It works against DeepSeek, OpenAI, Ollama, vLLM or
 llama.cpp alike. It owns:
 
 - bounded waiting: one `timeout` per request and at most `max_retries` retries, only
@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from aios_runtime.settings import Settings
+from aios_runtime.settings import LlmSettings, Settings
 from aios_sdk.llm import (
     LLMBadReply,
     LLMError,
@@ -55,7 +55,7 @@ __all__ = [
 
 log = logging.getLogger("aios.controller.llm")
 
-DEFAULT_BASE_URL = "https://api.deepseek.com"
+DEFAULT_BASE_URL = LlmSettings().base_url
 KEYED_HOSTS = frozenset({"api.deepseek.com", "api.openai.com"})  # no key, no model
 LLMStatus = Literal["not_configured", "ok", "failing"]
 Message = Mapping[str, Any]
@@ -143,9 +143,9 @@ class LLMClient:
     def reconfigure(self, settings: Settings) -> None:
         """Take new settings (after `PUT /api/settings`); the next call uses them."""
         with self._lock:
-            self.api_key = settings.deepseek_api_key.strip()
-            self.base_url = (settings.llm_base_url or DEFAULT_BASE_URL).rstrip("/")
-            self.model = settings.llm_model or "deepseek-chat"
+            self.api_key = settings.llm.api_key.strip()
+            self.base_url = settings.llm.base_url.rstrip("/")
+            self.model = settings.llm.model
             self._openai_client = None
             self._json_mode_supported = True
             self._last_ok = None
@@ -212,8 +212,8 @@ class LLMClient:
         """One chat completion: content and tool calls of the first choice."""
         if not self.configured:
             raise LLMNotConfigured(
-                "no LLM is configured: set deepseek_api_key in config.json "
-                "(or DEEPSEEK_API_KEY), or llm_base_url to a local server"
+                "no LLM is configured: set llm.api_key in config.json "
+                "(or AIOS_LLM_API_KEY), or llm.base_url to a local server"
             )
         params: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:

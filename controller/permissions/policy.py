@@ -224,8 +224,7 @@ class PermissionPolicy:
         return set(sandbox.shell_whitelist) | set(self._app_whitelist(app_id) or ())
 
     def _ask_outside(self) -> bool:
-        sandbox = self._settings().tool_sandbox
-        return bool((sandbox.model_extra or {}).get("ask_outside_whitelist", False))
+        return self._settings().tool_sandbox.ask_outside_whitelist
 
     def _classify(
         self,

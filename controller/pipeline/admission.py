@@ -10,7 +10,8 @@ piling up behind a slow app. A flood aimed at one app never starves the others, 
 threads (more than running + waiting) stay free for health checks, the event
 stream and other apps.
 
-Limits come from config.json's optional `admission` object (defaults below).
+Limits come from config.json's `admission` section
+(`aios_runtime.settings.AdmissionSettings`).
 """
 
 from __future__ import annotations
@@ -19,31 +20,15 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
 from typing import Any
 
 from aios_protocol.errors import Overloaded
+from aios_runtime.settings import AdmissionSettings
 
-__all__ = ["Admission", "AdmissionLimits"]
+__all__ = ["Admission", "AdmissionSettings"]
 
 
-@dataclass(frozen=True)
-class AdmissionLimits:
-    max_instructions: int = 8
-    max_app_calls: int = 4
-    max_waiting: int = 64
-    queue_wait: float = 2.0
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any] | None) -> AdmissionLimits:
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if raw and f.name in raw:
-                value = type(getattr(cls, f.name))(raw[f.name])
-                if value <= 0:
-                    raise ValueError(f"admission.{f.name} must be positive")
-                values[f.name] = value
-        return cls(**values)
+# the old name of config.json's `admission` section, as aios/system.py imports it
 
 
 class _Gate:
@@ -98,8 +83,8 @@ class _Gate:
 class Admission:
     """Gates for instructions and per app; `_hold` raises `Overloaded` on overflow."""
 
-    def __init__(self, limits: AdmissionLimits | None = None):
-        self.limits = limits or AdmissionLimits()
+    def __init__(self, limits: AdmissionSettings | None = None):
+        self.limits = limits or AdmissionSettings()
         self._instructions = _Gate(self.limits.max_instructions, self.limits.max_waiting)
         self._apps: dict[str, _Gate] = {}
         self._guard = threading.Lock()

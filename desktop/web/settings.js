@@ -36,6 +36,7 @@ export async function openSettings(toast) {
     return;
   }
   const sandbox = asObject(current.tool_sandbox);
+  const llm = asObject(current.llm);
   const input = (id, value, extra = {}) => el("input", { type: "text", id, value: asText(value ?? ""), ...extra });
   const secret = (id, shown) =>
     el("input", {
@@ -54,9 +55,9 @@ export async function openSettings(toast) {
     return select;
   };
 
-  const key = secret("settings_api_key", asText(current.deepseek_api_key || ""));
-  const baseUrl = input("settings_llm_base_url", current.llm_base_url);
-  const model = input("settings_llm_model", current.llm_model);
+  const key = secret("settings_api_key", asText(llm.api_key || ""));
+  const baseUrl = input("settings_llm_base_url", llm.base_url);
+  const model = input("settings_llm_model", llm.model);
   const uiLanguage = choice("settings_ui_language", LANGUAGES, asText(current.ui_language || ""));
   const voiceNow = asText(current.default_voice || "zh-CN");
   const voice = choice("settings_voice", [...new Set([voiceNow, ...VOICES])].map((v) => [v, v, v]), voiceNow);
@@ -134,9 +135,9 @@ export async function openSettings(toast) {
     title: tr("设置", "Settings"),
     body: [
       el("h4", { text: tr("大模型", "LLM") }),
-      row("deepseek_api_key", tr("DeepSeek API 密钥", "DeepSeek API key"), key),
-      row("llm_base_url", tr("API 地址", "API base URL"), baseUrl),
-      row("llm_model", tr("模型", "Model"), model),
+      row("llm.api_key", tr("API 密钥", "API key"), key),
+      row("llm.base_url", tr("API 地址", "API base URL"), baseUrl),
+      row("llm.model", tr("模型", "Model"), model),
       el("h4", { text: tr("界面", "Desktop") }),
       row("ui_language", tr("界面语言", "Language"), uiLanguage),
       el("h4", { text: tr("语音", "Voice") }),
@@ -172,10 +173,9 @@ export async function openSettings(toast) {
             return;
           }
           const next = structuredClone(current);
-          if (key.value.trim()) next.deepseek_api_key = key.value.trim();
+          next.llm = { ...llm, base_url: baseUrl.value.trim(), model: model.value.trim() };
+          if (key.value.trim()) next.llm.api_key = key.value.trim();
           if (engineKey.value.trim()) next.voice_api_key = engineKey.value.trim();
-          next.llm_base_url = baseUrl.value.trim();
-          next.llm_model = model.value.trim();
           next.ui_language = uiLanguage.value;
           next.default_voice = voice.value;
           next.voice_rate = Number(rate.value);

@@ -94,8 +94,7 @@ class AtomicProvider(ToolProvider):
 
     def _process_problem(self) -> str | None:
         """Why the process tools cannot run here, or None."""
-        sandbox_settings = self.toolbox.settings.tool_sandbox
-        required = (sandbox_settings.model_extra or {}).get("require_bubblewrap", False)
+        required = self.toolbox.settings.tool_sandbox.require_bubblewrap
         if required and self.toolbox.sandbox.kind != "bubblewrap":
             return (
                 "tool_sandbox.require_bubblewrap is set but bubblewrap does not work "

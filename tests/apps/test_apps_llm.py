@@ -1,8 +1,8 @@
 """The reference apps with an LLM configured, end to end, against the fake OpenAI server.
 
 One real system (controller, executor, the music, code and system apps copied to a
-temporary folder) runs for the whole module with `deepseek_api_key` and
-`llm_base_url` pointing at `tests.fakes.openai_server.FakeOpenAI`, and the music
+temporary folder) runs for the whole module with `llm.api_key` and
+`llm.base_url` pointing at `tests.fakes.openai_server.FakeOpenAI`, and the music
 app at the fake catalogue. Each test scripts the model's replies, sends an
 instruction through `/api/instruction` as the desktop does, and checks both what
 the user gets and what the model was asked. Should the router ask the model, the
@@ -121,8 +121,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     apps_dir = copy_shipped_apps(root / "apps", APPS)
     with FakeOpenAI() as model, FakeMusicCatalogue() as catalogue:
         config = {
-            "deepseek_api_key": "sk-apps-llm-test",
-            "llm_base_url": model.base_url,
+            "llm": {"api_key": "sk-apps-llm-test", "base_url": model.base_url},
             "apps": {"start_at_launch": True},  # every app supervised from launch
             "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},
             "app_settings": {"music_app": {"api_base": catalogue.base_url}},
@@ -182,7 +181,7 @@ def test_code_app_uses_its_template_when_the_model_refuses_the_key(world: World)
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "code", reply
     assert reply["message"].startswith("大模型这次没有答上来，已用模板")
-    assert "deepseek_api_key" not in reply["message"]  # a model is configured
+    assert "llm.api_key" not in reply["message"]  # a model is configured
     assert reply["data"]["filename"] == "workspace/fibonacci.py"
     ran = world.act("code_app", session, action(reply, "run"))
     assert ran["data"]["output"].startswith("[0, 1, 1, 2, 3, 5, 8")

@@ -2,7 +2,7 @@
 
 "执行代码 print(2**10)" plans `file_write` + `shell_exec python3 snippet.py` and
 shows 1024; unsafe file names are refused before any step; without an LLM a
-"写一个…" request gets a template and the hint to set `deepseek_api_key`; with one
+"写一个…" request gets a template and the hint to set `llm.api_key`; with one
 (a stand-in answering like the SDK's `AgentLLM`) the model's code is written. Every
 template really runs.
 """
@@ -273,9 +273,9 @@ def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
     }
     reply = flows.handle("写一个计算斐波那契数列的程序", {"tool_results": results})
     assert reply["view_type"] == "code" and reply["data"]["code"] == template.code
-    assert "deepseek_api_key" in reply["message"]
+    assert "llm.api_key" in reply["message"]
     nothing = flows.handle("写一个能飞的程序", {})
-    assert nothing["view_type"] == "list" and "deepseek_api_key" in nothing["message"]
+    assert nothing["view_type"] == "list" and "llm.api_key" in nothing["message"]
     assert {a["action_id"] for a in nothing["actions"]} >= {
         "use_template",
         "run_snippet",
@@ -323,7 +323,7 @@ def test_edit_with_a_requested_change() -> None:
     assert next(f for f in without["data"]["fields"] if f["name"] == "code")["value"] == (
         "print(sorted([3, 1, 2]))\n"
     )
-    assert "deepseek_api_key" in without["message"]
+    assert "llm.api_key" in without["message"]
     model = AnsweringModel("```python\nprint(sorted([3, 1, 2], reverse=True))\n```")
     flows = CodeFlows(PlanningAgent(llm=model))
     revised = flows.handle("修改 sort.py 让它按降序排序", {"tool_results": read})
@@ -394,7 +394,7 @@ def test_in_english_the_views_and_labels_are_english() -> None:
     templates = flows.handle("write a program that can fly", EN)
     assert templates["data"]["title"] == "Code templates"
     assert templates["message"].startswith("No template fits. No model is configured")
-    assert "deepseek_api_key" in templates["message"]
+    assert "llm.api_key" in templates["message"]
     assert not [i for i in templates["data"]["items"] if CHINESE.search(i["title"])]
 
 

@@ -10,7 +10,7 @@ import pytest
 from flask import Blueprint, Flask, g
 
 from aios_protocol.messages import AppInfo
-from aios_runtime.settings import Settings
+from aios_runtime.settings import Settings, load_settings
 from controller.api.desktop import ApiServices, create_app
 from controller.apps.discovery import AppSpec
 from controller.events import EventBus
@@ -33,11 +33,14 @@ class FakeAppsView:
 
 
 def build(
-    tmp_path: Path, desktop: Path | None = None, **extra: Any
+    tmp_path: Path,
+    desktop: Path | None = None,
+    loaded: Settings | None = None,
+    **extra: Any,
 ) -> tuple[Flask, dict[str, Any], EventBus]:
     pipeline, _, _, bus, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("home")})
     stored: dict[str, Any] = {}
-    settings = SettingsStore(tmp_path / "settings.json", Settings())
+    settings = SettingsStore(tmp_path / "settings.json", loaded or Settings())
     services = ApiServices(
         token=TOKEN,
         pipeline=pipeline,
@@ -64,7 +67,26 @@ def test_missing_desktop_is_said_plainly(tmp_path: Path) -> None:
         "executor": "running",
         "llm": "not_configured",
         "problems": [],  # state files set aside at start, none here
+        "config_problems": [],  # unknown keys and old names in the settings files
     }
+
+
+def test_health_reports_the_unknown_and_old_keys_of_the_settings_files(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps({"deepseek_api_key": "", "tool_sandbox": {"shell_whitelst": ["ls"]}})
+    )
+    client = build(tmp_path, loaded=load_settings(config, env={}))[0].test_client()
+    health = client.get("/api/health").get_json()
+    assert health["config_problems"] == [
+        f"{config}: deepseek_api_key is the old name of llm.api_key: it is still "
+        "read, write llm.api_key",
+        f"{config}: unknown key tool_sandbox.shell_whitelst "
+        "(did you mean tool_sandbox.shell_whitelist?)",
+    ]
+    assert health["status"] == "ok"  # reported, and the system runs on
 
 
 def test_desktop_files_are_public_and_confined(tmp_path: Path) -> None:
@@ -99,18 +121,22 @@ def test_open_with_an_empty_body_and_a_snapshot(tmp_path: Path) -> None:
 def test_settings_put_validates_masks_and_needs_json(tmp_path: Path) -> None:
     client = build(tmp_path)[0].test_client()
     put = client.put(
-        "/api/settings", json={"deepseek_api_key": "sk-abcdefgh1234"}, headers=H
+        "/api/settings", json={"llm": {"api_key": "sk-abcdefgh1234"}}, headers=H
     )
-    assert put.get_json()["deepseek_api_key"] == "••••1234"
+    assert put.get_json()["llm"]["api_key"] == "••••1234"
+    assert put.get_json()["llm"]["model"] == "deepseek-chat"  # the rest of llm stays
     assert put.get_json()["restart_needed"] is False
     shown = client.get("/api/settings", headers=H).get_json()
+    assert shown["llm"]["api_key"] == "••••1234"
     shown["tool_timeout"] = {"shell_exec": 5}
+    shown["llm"]["model"] = "deepseek-reasoner"
     again = client.put("/api/settings", json=shown, headers=H).get_json()
     assert again["restart_needed"] is True
-    # only what the user changed lands in the user's settings file
+    # only what the user changed lands in the user's settings file (the key that
+    # came back masked is kept)
     saved = json.loads((tmp_path / "settings.json").read_text())
     assert saved == {
-        "deepseek_api_key": "sk-abcdefgh1234",
+        "llm": {"api_key": "sk-abcdefgh1234", "model": "deepseek-reasoner"},
         "tool_timeout": {"shell_exec": 5},
     }
     wrong_type = client.put(
@@ -121,6 +147,48 @@ def test_settings_put_validates_masks_and_needs_json(tmp_path: Path) -> None:
     assert (
         bad.status_code == 400 and "max_step_rounds" in bad.get_json()["error"]["message"]
     )
+
+
+def test_settings_put_reads_the_old_key_names(tmp_path: Path) -> None:
+    """A page or client of an older version still sends `deepseek_api_key`."""
+    client = build(tmp_path)[0].test_client()
+    put = client.put(
+        "/api/settings",
+        json={"deepseek_api_key": "sk-abcdefgh5678", "llm_model": "m"},
+        headers=H,
+    ).get_json()
+    assert put["llm"] == {
+        "api_key": "••••5678",
+        "base_url": "https://api.deepseek.com",
+        "model": "m",
+    }
+    assert "deepseek_api_key" not in put
+    saved = json.loads((tmp_path / "settings.json").read_text())
+    assert saved == {"llm": {"api_key": "sk-abcdefgh5678", "model": "m"}}
+
+
+def test_settings_put_refuses_an_unknown_key_naming_the_nearest(tmp_path: Path) -> None:
+    client = build(tmp_path)[0].test_client()
+    bad = client.put(
+        "/api/settings", json={"tool_sandbox": {"shell_whitelst": ["ls"]}}, headers=H
+    )
+    assert bad.status_code == 400
+    error = bad.get_json()["error"]
+    assert "did you mean tool_sandbox.shell_whitelist?" in error["message"]
+    assert list(error["detail"]["fields"]) == ["tool_sandbox.shell_whitelst"]
+    assert not (tmp_path / "settings.json").exists()
+
+
+def test_settings_put_keeps_unknown_keys_config_json_already_had(tmp_path: Path) -> None:
+    """The desktop sends back all it was shown: a key config.json already held is
+    reported at start, and does not stop the user from saving."""
+    loaded = Settings.model_validate({"custom": {"a": 1}})
+    client = build(tmp_path, loaded=loaded)[0].test_client()
+    shown = client.get("/api/settings", headers=H).get_json()
+    shown["voice_rate"] = 1.2
+    put = client.put("/api/settings", json=shown, headers=H)
+    assert put.status_code == 200 and put.get_json()["custom"] == {"a": 1}
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"voice_rate": 1.2}
 
 
 def test_sse_stream_replays_from_since(tmp_path: Path) -> None:

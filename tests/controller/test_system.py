@@ -234,14 +234,14 @@ def test_settings_mask_the_key_and_keep_it_when_echoed(system: RunningSystem) ->
     config_before = config_path.read_text()
     put = requests.put(
         system.url + "/api/settings",
-        json={"deepseek_api_key": "sk-test-1234567890"},
+        json={"llm": {"api_key": "sk-test-1234567890"}},
         headers=system.headers,
         timeout=10,
     )
     assert put.status_code == 200, put.text
-    assert put.json()["deepseek_api_key"] == "••••7890"
+    assert put.json()["llm"]["api_key"] == "••••7890"
     shown = system.get("/api/settings").json()
-    assert shown["deepseek_api_key"] == "••••7890"
+    assert shown["llm"]["api_key"] == "••••7890"
     shown["voice_rate"] = 1.2
     echoed = requests.put(
         system.url + "/api/settings", json=shown, headers=system.headers, timeout=10
@@ -249,7 +249,7 @@ def test_settings_mask_the_key_and_keep_it_when_echoed(system: RunningSystem) ->
     assert echoed.status_code == 200, echoed.text
     # what the user changed is saved in the state folder; config.json is untouched
     saved = json.loads((system.state_dir / "settings.json").read_text())
-    assert saved == {"deepseek_api_key": "sk-test-1234567890", "voice_rate": 1.2}
+    assert saved == {"llm": {"api_key": "sk-test-1234567890"}, "voice_rate": 1.2}
     assert config_path.read_text() == config_before
     assert system.get("/api/settings").json()["supervisor"]["max_restarts"] == 3
     bad = requests.put(

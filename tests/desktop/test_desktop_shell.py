@@ -182,7 +182,7 @@ def test_settings_dialog_masks_the_key_and_saves(page, system, shot):
     stored = system.get("/api/settings").json()
     assert stored["voice_rate"] == 1.25
     assert stored["tool_sandbox"]["shell_whitelist"] == ["ls", "cat", "echo"]
-    assert stored["deepseek_api_key"].endswith("6789")
+    assert stored["llm"]["api_key"].endswith("6789")
     assert "sk-desktop" not in json.dumps(stored)
     # reopening never shows the key, only its mask as a hint
     page.click("#taskbar", button="right", position={"x": 300, "y": 20})
@@ -192,7 +192,7 @@ def test_settings_dialog_masks_the_key_and_saves(page, system, shot):
     page.click("#settings_dialog .btn-plain")
     # back to the defaults for the other tests
     reset = {
-        "deepseek_api_key": "",
+        "llm": {"api_key": ""},
         "voice_rate": 0.9,
         "tool_sandbox": before["tool_sandbox"],
     }

@@ -35,8 +35,7 @@ def reason(page, field: str):
 def test_the_api_rejects_bad_settings_naming_each_field(system):
     before = system.get("/api/settings").json()
     bad = {
-        "llm_base_url": "javascript:alert(1)",
-        "llm_model": "  ",
+        "llm": {"base_url": "javascript:alert(1)", "model": "  "},
         "tool_sandbox": {
             **before["tool_sandbox"],
             "http_domain_whitelist": ["http://bad domain/", "*"],
@@ -49,8 +48,8 @@ def test_the_api_rejects_bad_settings_naming_each_field(system):
     assert answer.status_code == 400
     fields = answer.json()["error"]["detail"]["fields"]
     assert set(fields) == {
-        "llm_base_url",
-        "llm_model",
+        "llm.base_url",
+        "llm.model",
         "tool_sandbox.http_domain_whitelist.0",
         "tool_sandbox.http_domain_whitelist.1",
         "tool_sandbox.shell_whitelist.1",
@@ -69,8 +68,8 @@ def test_the_form_says_why_beside_each_bad_field(page, system, shot):
         page.click("#settings_save")
     assert saved.value.status == 400
     expect(page.locator("#settings_dialog")).to_be_visible()
-    expect(reason(page, "llm_base_url")).to_contain_text("http(s) URL")
-    expect(reason(page, "llm_model")).to_be_visible()
+    expect(reason(page, "llm.base_url")).to_contain_text("http(s) URL")
+    expect(reason(page, "llm.model")).to_be_visible()
     domains = reason(page, "tool_sandbox.http_domain_whitelist")
     expect(domains).to_contain_text("第1行")
     expect(domains).to_contain_text("第2行")
@@ -83,8 +82,8 @@ def test_the_form_says_why_beside_each_bad_field(page, system, shot):
     shot(page, "reasons")
     assert system.get("/api/settings").json() == before
     # corrected, the same form saves and the reasons go away
-    page.fill("#settings_llm_base_url", before["llm_base_url"])
-    page.fill("#settings_llm_model", before["llm_model"])
+    page.fill("#settings_llm_base_url", before["llm"]["base_url"])
+    page.fill("#settings_llm_model", before["llm"]["model"])
     page.fill(
         "#settings_http_whitelist",
         "\n".join(before["tool_sandbox"]["http_domain_whitelist"]),

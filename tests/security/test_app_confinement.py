@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from aios_runtime.bubblewrap import bwrap_argv, mask_list
-from controller.apps.confinement import AppSandboxSettings
+from aios_runtime.settings import AppSandboxSettings
 from tests.controller.system import (
     TEST_CONFIG,
     RunningSystem,
@@ -77,11 +78,12 @@ def test_the_app_command_binds_back_only_what_a_mask_hides(tmp_path: Path) -> No
     assert argv[-3:] == ["--", "python3", "main.py"]
 
 
-def test_app_sandbox_settings_are_read_leniently() -> None:
-    assert AppSandboxSettings.from_mapping(None) == AppSandboxSettings()
-    got = AppSandboxSettings.from_mapping({"unconfined_apps": ["x"], "use_bubblewrap": 0})
-    assert got == AppSandboxSettings(use_bubblewrap=False, unconfined_apps=("x",))
-    assert AppSandboxSettings.from_mapping({"unconfined_apps": "x"}).unconfined_apps == ()
+def test_app_sandbox_settings_are_typed() -> None:
+    assert AppSandboxSettings.model_validate({}) == AppSandboxSettings()
+    got = AppSandboxSettings.model_validate({"unconfined_apps": ["x"], "use_bubblewrap": 0})
+    assert got == AppSandboxSettings(use_bubblewrap=False, unconfined_apps=["x"])
+    with pytest.raises(ValidationError, match="unconfined_apps"):  # no longer dropped
+        AppSandboxSettings.model_validate({"unconfined_apps": "x"})
 
 
 # ------------------------------------------------------------------ real system

@@ -577,3 +577,14 @@ def test_c5_kill_9_at_50_random_moments_leaves_nothing_behind(tmp_path: Path) ->
     left = [line for o in ran for line in o]
     assert not left, f"seed {seed}: left after kill -9 of the controller: {left}"
     assert len(ran) >= 30, f"only {len(ran)} rounds in {ORPHAN_BUDGET_S} s (seed {seed})"
+
+
+def test_no_child_inherits_the_llm_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LLM key, under either variable name, stays in the controller."""
+    from controller.apps.processes import executor_environment
+
+    monkeypatch.setenv("AIOS_LLM_API_KEY", "sk-new-name-never-leaks")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-old-name-never-leaks")
+    env = executor_environment("master-token")
+    assert "AIOS_LLM_API_KEY" not in env and "DEEPSEEK_API_KEY" not in env
+    assert env["AIOS_TOKEN"] == "master-token"

@@ -330,19 +330,24 @@ def test_w4_every_api_key_is_masked_by_get_settings_and_kept_when_echoed(
     from controller.settings_store import SettingsStore
 
     keys = {
-        "deepseek_api_key": "sk-deep-0123456789",
         "voice_api_key": "vk-voice-abcdef9876",
         "api_keys": ["client-key-aaaa1111", "client-key-bbbb2222"],
+        "app_settings": {"music_app": {"api_key": "mk-music-4444"}},
     }
-    store = SettingsStore(tmp_path / "settings.json", Settings.model_validate(keys))
+    llm_key = "sk-deep-0123456789"
+    settings = Settings.model_validate({**keys, "llm": {"api_key": llm_key}})
+    store = SettingsStore(tmp_path / "settings.json", settings)
     shown = store.masked()
-    assert shown["deepseek_api_key"] == "••••6789" and shown["voice_api_key"] == "••••9876"
+    assert shown["llm"]["api_key"] == "••••6789" and shown["voice_api_key"] == "••••9876"
     assert shown["api_keys"] == ["••••1111", "••••2222"]
+    assert shown["app_settings"]["music_app"]["api_key"] == "••••4444"  # at any depth
     text = json.dumps(shown)
     assert "sk-deep" not in text and "vk-voice" not in text and "client-key" not in text
+    assert "mk-music" not in text
     store.update(shown)  # the page sends the masked values back unchanged
     assert store.get().model_dump(include=set(keys)) == keys  # nothing changed
+    assert store.get().llm.api_key == llm_key
     store.update({"voice_api_key": "vk-new-key-5555"})
     saved = json.loads((tmp_path / "settings.json").read_text())
     assert saved == {"voice_api_key": "vk-new-key-5555"}
-    assert store.get().deepseek_api_key == keys["deepseek_api_key"]
+    assert store.get().llm.api_key == llm_key

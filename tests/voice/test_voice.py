@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from pydantic import ValidationError
 
-from aios_protocol.errors import AiosError, InvalidRequest
+from aios_protocol.errors import AiosError
 from aios_runtime.edge import TOKEN_HEADER, create_service, start_server, token_matches
 from aios_runtime.settings import Settings
 from controller.routing.router import AppProfile, DeterministicRouter
@@ -229,8 +230,9 @@ def test_grammar_from_the_real_manifests(recognizer: Recognizer) -> None:
 
 
 def test_unusable_settings_name_the_key() -> None:
-    with pytest.raises(InvalidRequest, match="voice_engine"):
-        Recognizer(Settings(voice_engine="siri"))
+    with pytest.raises(ValidationError, match="voice_engine"):
+        Settings(voice_engine="siri")
+    assert Recognizer(Settings(voice_engine=" OpenAI ")).config.engine == "openai"
 
 
 def test_no_english_commands_means_no_offline_engine(
