@@ -233,7 +233,8 @@ def render_result(response: dict[str, Any]) -> str:
         result = task.get("result") or {}
         view_type = str(result.get("view_type", ""))
         lines.append(f"  view: {view_type}")
-        data = result.get("data") if isinstance(result.get("data"), dict) else {}
+        data = result.get("data")
+        data = data if isinstance(data, dict) else {}
         lines.extend("  " + line for line in _render_data(view_type, data))
         labels = [a.get("label") or a.get("action_id") for a in result.get("actions") or []]
         if labels:
@@ -263,6 +264,7 @@ def cmd_say(args: argparse.Namespace) -> int:
         if args.audio:
             from voice.input import post_voice_file
 
+            assert running.url is not None and running.token is not None  # check() held
             response = post_voice_file(
                 running.url, running.token, args.audio, lang=args.lang, session_id=session
             )

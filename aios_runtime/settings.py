@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -194,7 +195,9 @@ class Settings(BaseModel):
     default_voice: str = "zh-CN"
     voice_rate: Annotated[float, Field(gt=0, le=4)] = 0.9
     tool_timeout: dict[str, PositiveSeconds] = Field(
-        default_factory=lambda: {"http_request": 30, "shell_exec": 60, "file_read": 5}
+        default_factory=lambda: dict[str, float](
+            http_request=30, shell_exec=60, file_read=5
+        )
     )
     default_tool_timeout: PositiveSeconds = 30
     tool_sandbox: ToolSandbox = Field(default_factory=ToolSandbox)
@@ -242,7 +245,7 @@ def _read_object(path: Path) -> dict[str, Any]:
 
 def load_settings(
     path: str | os.PathLike[str] | None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     *,
     user: str | os.PathLike[str] | None = None,
 ) -> Settings:
@@ -284,7 +287,7 @@ def _set_aside_if_unreadable(path: Path) -> bool:
 
 def load_settings_or_set_aside(
     path: str | os.PathLike[str],
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     *,
     user: str | os.PathLike[str] | None = None,
 ) -> Settings:

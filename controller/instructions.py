@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from aios_protocol.messages import InstructionRequest, Language
+from aios_protocol.messages import InstructionRequest, InstructionSource, Language
 from controller.pipeline.admission import Admission
 from controller.pipeline.context import ContextBuilder
 from controller.pipeline.run import Pipeline
@@ -21,7 +21,9 @@ __all__ = ["InstructionEntry", "Instructions"]
 class InstructionEntry(Protocol):
     """The controller as voice and the scheduler see it."""
 
-    def instruct(self, text: str, session_id: str | None, source: str) -> dict[str, Any]:
+    def instruct(
+        self, text: str, session_id: str | None, source: InstructionSource
+    ) -> dict[str, Any]:
         """Run `text` as the user's instruction; the `InstructionResponse` as JSON."""
         ...
 
@@ -46,7 +48,9 @@ class Instructions:
         self._contexts = contexts
         self._sessions = sessions
 
-    def instruct(self, text: str, session_id: str | None, source: str) -> dict[str, Any]:
+    def instruct(
+        self, text: str, session_id: str | None, source: InstructionSource
+    ) -> dict[str, Any]:
         request = InstructionRequest(text=text, session_id=session_id, source=source)
         with self._admission.instruction():
             return self._pipeline.instruction(request).dump()

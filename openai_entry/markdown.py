@@ -159,9 +159,8 @@ def _dashboard(data: Mapping[str, Any], app_id: str, base_url: str) -> str:
     for widget in data.get("widgets") or []:
         if isinstance(widget, Mapping):
             render = _VIEWS.get(_text(widget.get("type")))
-            widget_data = (
-                widget.get("data") if isinstance(widget.get("data"), Mapping) else widget
-            )
+            inner = widget.get("data")
+            widget_data = inner if isinstance(inner, Mapping) else widget
             parts.append(render(widget_data, app_id, base_url) if render else _json(widget))
     return "\n\n".join(parts)
 

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap
 from controller.apps.discovery import AppSpec
@@ -66,7 +66,7 @@ class AppSandboxSettings:
 class AppConfinement:
     """How one app runs: `kind` "bubblewrap" or "none", and the reason in words."""
 
-    kind: str
+    kind: Literal["bubblewrap", "none"]
     note: str
     network: bool
 
