@@ -1,5 +1,5 @@
 # The README names these targets. `make run` and `make test` each install what they need.
-.PHONY: install install-test run test lint bench
+.PHONY: install install-test run test lint typecheck bench
 
 install:
 	bash scripts/install.sh
@@ -18,6 +18,9 @@ test: install-test
 
 lint:
 	python3 -m ruff check . && python3 -m ruff format --check .
+
+typecheck:
+	python3 -m mypy
 
 bench: install
 	python3 -m aios bench

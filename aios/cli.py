@@ -220,6 +220,7 @@ def cmd_say(args: argparse.Namespace) -> int:
         if args.audio:
             from voice.input import post_voice_file
 
+            assert running.url is not None and running.token is not None  # check() held
             response = post_voice_file(
                 running.url, running.token, args.audio, lang=args.lang, session_id=session
             )

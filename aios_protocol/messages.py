@@ -61,6 +61,7 @@ __all__ = [
     "InputAction",
     "InstructionRequest",
     "InstructionResponse",
+    "InstructionSource",
     "Language",
     "LinkAction",
     "Manifest",
@@ -634,15 +635,20 @@ class AppInfo(_Model):
     status: AppStatus
     port: int | None = None
     error: str | None = None
+    pid: int | None = None  # the app's process while it runs
+    restarts: int | None = None  # times the supervisor started it again
     sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs
     sandbox_note: str | None = None  # why it runs so, in words
     network: bool = False  # its manifest says it reaches the internet itself
 
 
+InstructionSource = Literal["text", "voice"]  # typed (or clicked), or spoken
+
+
 class InstructionRequest(_Model):
     text: Annotated[str, Field(min_length=1, max_length=4000)]
     session_id: str | None = None
-    source: Literal["text", "voice"] = "text"
+    source: InstructionSource = "text"
     # which desktop page sent it: its `task_done` events say so, and a page renders
     # from events only the results of instructions it did not send itself
     client_id: Annotated[str, Field(max_length=64)] | None = None

@@ -99,8 +99,8 @@ def bwrap_argv(
     `new_session` the command stays in the caller's process group (so a signal to
     that group reaches it).
     """
-    writable = [os.path.realpath(w) for w in writable]
-    masks = mask_list(hidden, keep=writable)
+    bound = [os.path.realpath(w) for w in writable]
+    masks = mask_list(hidden, keep=bound)
     wrapped = [
         bwrap,
         "--ro-bind",
@@ -130,7 +130,7 @@ def bwrap_argv(
             is_inside(Path(real), Path(m)) for m in ["/tmp", *masks]
         ):
             wrapped += ["--ro-bind", real, real]
-    for real in writable:
+    for real in bound:
         wrapped += ["--bind", real, real]
     if read_only_masks:
         for mask in masks:

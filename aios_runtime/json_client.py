@@ -82,7 +82,7 @@ _watch = threading.local()
 class _WatchedConnection(HTTPConnection):
     """A connection that names itself to the sending thread's watcher (`watched`)."""
 
-    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def request(self, *args: Any, **kwargs: Any) -> None:
         watcher = getattr(_watch, "watcher", None)
         if watcher is not None:
             watcher(self)

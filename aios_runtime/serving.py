@@ -40,11 +40,15 @@ WSGIApp = Callable[..., Any]
 class ServerHandle:
     """A waitress server on 127.0.0.1; `stop()` ends it from any thread."""
 
+    # The `type: ignore`s below are gaps of types-waitress, which declares a server's
+    # `trigger` an int, `active_channels` one channel, no `effective_port`, and an int
+    # `timeout` for the dispatcher's shutdown (waitress takes seconds as a float).
+
     def __init__(self, server: BaseWSGIServer):
         self._server = server
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
-        self.port: int = int(server.effective_port)
+        self.port: int = int(server.effective_port)  # type: ignore[attr-defined]
 
     @property
     def url(self) -> str:
@@ -61,7 +65,7 @@ class ServerHandle:
     def _close_connections(self) -> None:
         """In the event loop's thread: close every connection and the listening socket.
         The trigger stays open: a worker still finishing a request pulls it."""
-        for channel in list(self._server.active_channels.values()):
+        for channel in list(self._server.active_channels.values()):  # type: ignore[attr-defined]
             channel.handle_close()
         # the listener only: the server's own close() would close the trigger too
         wasyncore.dispatcher.close(self._server)
@@ -74,9 +78,9 @@ class ServerHandle:
         a socket) that the write would hit."""
         trigger = self._server.trigger
         if workers_ended:
-            trigger.close()
+            trigger.close()  # type: ignore[attr-defined]
         else:  # a worker outlived the timeout: two descriptors left open, harmlessly
-            trigger.del_channel()
+            trigger.del_channel()  # type: ignore[attr-defined]
 
     def _in_loop(self, step: Callable[[], None], timeout: float) -> None:
         """Run `step` in the event loop's thread (at once when that is this thread or
@@ -98,7 +102,7 @@ class ServerHandle:
             finally:
                 ran.set()
 
-        self._server.trigger.pull_trigger(run)
+        self._server.trigger.pull_trigger(run)  # type: ignore[attr-defined]
         ran.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -110,7 +114,7 @@ class ServerHandle:
         """
         self._in_loop(self._close_connections, timeout)
         dispatcher = self._server.task_dispatcher
-        dispatcher.shutdown(cancel_pending=True, timeout=timeout)
+        dispatcher.shutdown(cancel_pending=True, timeout=timeout)  # type: ignore[arg-type]
         self._in_loop(partial(self._close_trigger, not dispatcher.threads), timeout)
         loop = self._thread
         if loop is not None and loop is not threading.current_thread():
@@ -149,7 +153,7 @@ def start_server(
         clear_untrusted_proxy_headers=True,
         expose_tracebacks=False,
     )
-    handle = ServerHandle(server)  # type: ignore[arg-type]
+    handle = ServerHandle(server)  # type: ignore[arg-type]  # one host: no MultiSocketServer
     if not background:
         handle.serve_forever()
         return handle

@@ -199,7 +199,7 @@ class AppsSettings(Section):
 
 
 class AppSandboxSettings(Section):
-    """`app_sandbox`: how app processes are confined (bubblewrap, SECURITY.md A1–A6);
+    """`app_sandbox`: how app processes are confined (bubblewrap, see SECURITY.md);
     `unconfined_apps` may run unconfined when their manifest says `"sandbox": false`."""
 
     use_bubblewrap: bool = True
@@ -207,7 +207,7 @@ class AppSandboxSettings(Section):
 
 
 class AdmissionSettings(Section):
-    """`admission`: bounded work in the controller (SECURITY.md D2)."""
+    """`admission`: bounded work in the controller."""
 
     max_instructions: int = Field(default=8, gt=0)  # instructions at once
     max_app_calls: int = Field(default=4, gt=0)  # calls to one app at once
@@ -318,7 +318,9 @@ class Settings(BaseModel):
     voice_api_base_url: HttpUrl = "https://api.openai.com/v1"
     voice_api_model: NonBlank = "whisper-1"
     tool_timeout: dict[str, PositiveSeconds] = Field(
-        default_factory=lambda: {"http_request": 30, "shell_exec": 60, "file_read": 5}
+        default_factory=lambda: dict[str, float](
+            http_request=30, shell_exec=60, file_read=5
+        )
     )
     default_tool_timeout: PositiveSeconds = 30
     app_timeout: PositiveSeconds = 60  # one call of an app's `handle`

@@ -14,7 +14,16 @@ imported lazily, so a process using only the protocol stays light.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the lazy names below, as a type checker sees them
+    from aios_sdk import views
+    from aios_sdk.agent import AIOSAgent, read_role, step_outcome, tool
+    from aios_sdk.entry import serve_package
+    from aios_sdk.errors import AiosError, ToolFailed
+    from aios_sdk.flows import Flows, Turn, action
+    from aios_sdk.llm import AgentLLM, LLMError
+    from aios_sdk.server import create_app, serve
 
 __all__ = [
     "AIOSAgent",

@@ -31,10 +31,14 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, overload
 
 from aios_protocol.errors import InvalidRequest, ToolFailed
 from aios_protocol.messages import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
+
+if TYPE_CHECKING:
+    from aios_sdk.flows import Flows
+    from aios_sdk.llm import AgentLLM
 
 __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
 
@@ -79,9 +83,15 @@ class ToolDef:
 _TOOL_MARK = "__aios_tool__"
 
 
+@overload
+def tool(func: F, *, name: str | None = None, desc: str = "") -> F: ...
+@overload
 def tool(
-    func: Callable[..., Any] | None = None, *, name: str | None = None, desc: str = ""
-) -> Any:
+    func: None = None, *, name: str | None = None, desc: str = ""
+) -> Callable[[F], F]: ...
+def tool(
+    func: F | None = None, *, name: str | None = None, desc: str = ""
+) -> F | Callable[[F], F]:
     """Register a method as a custom tool: `@tool(name="x", desc="…")`.
 
     `@tool` alone uses the method's name and the first line of its docstring.
@@ -181,11 +191,11 @@ def parameters_schema(method: Callable[..., Any]) -> dict[str, Any]:
             except (TypeError, ValueError):
                 pass
         properties[param.name] = schema
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
-        schema["required"] = required
-    schema["additionalProperties"] = open_ended
-    return schema
+        parameters["required"] = required
+    parameters["additionalProperties"] = open_ended
+    return parameters
 
 
 # ----------------------------------------------------------------------- the agent
@@ -208,14 +218,14 @@ class AIOSAgent(abc.ABC):
     call_timeout: float = 300.0
 
     # The `Flows` class answering this agent's calls (set with `flows=`), or None.
-    flows: Callable[[AIOSAgent], Any] | None = None
+    flows: Callable[[AIOSAgent], Flows] | None = None
 
     _aios_tools: dict[str, ToolDef] = {}
 
     def __init_subclass__(
         cls,
         abstract: bool = False,
-        flows: Callable[[AIOSAgent], Any] | None = None,
+        flows: Callable[[AIOSAgent], Flows] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
@@ -284,7 +294,7 @@ class AIOSAgent(abc.ABC):
         return value if isinstance(value, dict) else {}
 
     @functools.cached_property
-    def llm(self) -> Any:
+    def llm(self) -> AgentLLM:
         """The app's way to the LLM (`aios_sdk.llm.AgentLLM`): `chat` and `plan_steps`
         through the controller, which alone holds the API key."""
         from aios_sdk.llm import AgentLLM

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aios_sdk.agent import step_outcome
+
+if TYPE_CHECKING:
+    from aios_sdk.llm import AgentLLM
 
 __all__ = ["Flows", "Turn", "action"]
 
@@ -167,7 +170,8 @@ class Flows:
         method = self.actions.get(turn.action_id)
         if method is None:
             return self.on_unknown_action(turn)
-        return getattr(self, method)(turn)
+        answer: Callable[[Turn], dict[str, Any]] = getattr(self, method)
+        return answer(turn)
 
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         """The answer to what the user said (`turn.instruction`, `""` on opening)."""
@@ -180,7 +184,7 @@ class Flows:
         )
 
     @property
-    def llm(self) -> Any | None:
+    def llm(self) -> AgentLLM | None:
         """The agent's LLM client (`AgentLLM`), or None when the agent has none."""
         return getattr(self.agent, "llm", None)
 

@@ -54,9 +54,12 @@ def parallel_steps_ratio(samples: int = 3) -> tuple[float, dict[str, Any]]:
         registry.register(app)
         toolbox = Toolbox(settings, registry, root / "state")
         url = f"{server.url}/slow"
-        step = {"tool": "http_request", "args": {"url": url}}
-        one = [Step(step_id=1, **step)]
-        two = [Step(step_id=1, **step), Step(step_id=2, **step)]
+        args = {"url": url}
+        one = [Step(step_id=1, tool="http_request", args=args)]
+        two = [
+            Step(step_id=1, tool="http_request", args=args),
+            Step(step_id=2, tool="http_request", args=args),
+        ]
         try:
             toolbox.run(app, one)  # warm-up: imports, connection set-up
             times: dict[str, list[float]] = {"one": [], "two": []}

@@ -18,6 +18,7 @@ from aios_protocol.messages import (
     AppReply,
     InstructionRequest,
     InstructionResponse,
+    InstructionSource,
     Language,
 )
 from controller.permissions.confirmations import ConfirmationGate
@@ -32,7 +33,9 @@ __all__ = ["InstructionEntry", "Instructions", "Resumed"]
 class InstructionEntry(Protocol):
     """The controller as voice and the scheduler see it."""
 
-    def instruct(self, text: str, session_id: str | None, source: str) -> dict[str, Any]:
+    def instruct(
+        self, text: str, session_id: str | None, source: InstructionSource
+    ) -> dict[str, Any]:
         """Run `text` as the user's instruction; the `InstructionResponse` as JSON."""
         ...
 
@@ -75,7 +78,9 @@ class Instructions:
         with self._admission.instruction():
             return self._pipeline.instruction(request)
 
-    def instruct(self, text: str, session_id: str | None, source: str) -> dict[str, Any]:
+    def instruct(
+        self, text: str, session_id: str | None, source: InstructionSource
+    ) -> dict[str, Any]:
         request = InstructionRequest(text=text, session_id=session_id, source=source)
         return self.run(request).dump()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, MutableMapping
 
 __all__ = ["WindowUnavailable", "choose_backend", "prepare_environment", "run_window"]
 
@@ -51,7 +51,7 @@ def _qt_works() -> bool:
     return True
 
 
-def choose_backend(env: dict[str, str] | None = None) -> str:
+def choose_backend(env: Mapping[str, str] | None = None) -> str:
     """ "gtk" or "qt": the forced one (AIOS_WEBVIEW_GUI), else the first that imports."""
     env = os.environ if env is None else env
     forced = (env.get("AIOS_WEBVIEW_GUI") or "").strip().lower()
@@ -69,7 +69,7 @@ def choose_backend(env: dict[str, str] | None = None) -> str:
     )
 
 
-def prepare_environment(gui: str, env: dict[str, str] | None = None) -> None:
+def prepare_environment(gui: str, env: MutableMapping[str, str] | None = None) -> None:
     """Environment the backend needs; Qt's Chromium refuses to run as root sandboxed."""
     env = os.environ if env is None else env
     if gui == "qt" and hasattr(os, "geteuid") and os.geteuid() == 0:

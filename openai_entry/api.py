@@ -100,11 +100,11 @@ def openai_blueprint(
     @routes.before_request
     def check_bearer() -> Response | None:
         scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
-        presented = presented.strip().encode()
+        given = presented.strip().encode()
         accepted = False
-        if scheme.lower() == "bearer" and presented:
+        if scheme.lower() == "bearer" and given:
             for key in api_keys():  # every key compared: the time says nothing
-                accepted |= bool(key) and compare_digest(presented, key.encode())
+                accepted |= bool(key) and compare_digest(given, key.encode())
         if accepted:
             return None
         detail = ErrorDetail(

@@ -23,11 +23,11 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppReply, InstructionRequest
@@ -147,7 +147,14 @@ def _identifier(value: str | None, what: str) -> str | None:
     return value
 
 
-def read_turn(body: ChatCompletionRequest, headers: Mapping[str, str]) -> ChatTurn:
+class HeaderLookup(Protocol):
+    """A request's headers as `read_turn` reads them: Werkzeug's (whose names are
+    case-insensitive) or a plain dict."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def read_turn(body: ChatCompletionRequest, headers: HeaderLookup) -> ChatTurn:
     """What `body` asks, as a turn of one session (`InvalidRequest` naming the field)."""
     app_id: str | None = None
     if body.model != BASE_MODEL:

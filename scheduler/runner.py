@@ -94,7 +94,8 @@ class JobRunner:
         ).dump()
         answer = self._run_steps(body, job.timeout + _GRACE)
         result = (answer.get("tool_results") or {}).get("step_1") or {}
-        value = result.get("result") if isinstance(result.get("result"), dict) else {}
+        value = result.get("result")
+        value = value if isinstance(value, dict) else {}
         output = _tail(f"{value.get('stdout') or ''}{value.get('stderr') or ''}")
         if result.get("status") == "ok":
             code = value.get("returncode")

@@ -32,6 +32,7 @@ from typing import Any, get_args
 from flask import Blueprint, jsonify, request
 
 from aios_protocol.errors import AiosError, InvalidRequest, UnsupportedMediaType
+from aios_protocol.messages import InstructionSource
 from aios_runtime.settings import Settings, VoiceEngine
 from controller.routing.router import AppProfile
 from voice.audio import PcmAudio, pcm_from_wav
@@ -73,7 +74,7 @@ _ZH_UNAVAILABLE_EN = (
 )
 
 # (text, session_id, source) -> the InstructionResponse as a dict
-HandleInstruction = Callable[[str, "str | None", str], dict[str, Any]]
+HandleInstruction = Callable[[str, "str | None", InstructionSource], dict[str, Any]]
 GrammarSource = Callable[[], Sequence[AppProfile]]
 
 
@@ -422,9 +423,9 @@ def post_voice_file(
     if response.ok and isinstance(body, dict):
         return body
     error = body.get("error", {}) if isinstance(body, dict) else {}
-    exc = AiosError(
+    failure = AiosError(
         str(error.get("message") or f"HTTP {response.status_code}"),
         code=str(error.get("code") or "http_error"),
     )
-    exc.http_status = response.status_code
-    raise exc
+    failure.http_status = response.status_code
+    raise failure

@@ -175,7 +175,7 @@ class Pyttsx3Synthesizer:
 
                 # The driver prints "Audio saved to …" for every file; silence that
                 # module's print only (never swap the process-wide stdout).
-                espeak_driver.print = _quiet  # type: ignore[attr-defined]
+                espeak_driver.print = _quiet
                 engine = pyttsx3.init()
                 voices = engine.getProperty("voices") or []
                 self._voices = {str(v.id).rsplit("/", 1)[-1].lower() for v in voices}

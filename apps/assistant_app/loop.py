@@ -281,8 +281,8 @@ class AgentLoop:
             else:
                 direct.append(call)
         if direct:
-            for outcome in self.tools.run_direct(direct, self.session_id or None):
-                done[outcome.call_id] = outcome
+            for ran in self.tools.run_direct(direct, self.session_id or None):
+                done[ran.call_id] = ran
         for call in calls:
             outcome = done.get(call.call_id)
             if outcome is not None:

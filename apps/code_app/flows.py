@@ -327,9 +327,8 @@ class CodeFlows(Flows):
         ok, run, error = turn.outcome(step)
         if not ok or not isinstance(run, Mapping):
             entry = turn.results.get(f"step_{step}") or {}
-            partial = (
-                entry.get("result") if isinstance(entry.get("result"), Mapping) else {}
-            )
+            result = entry.get("result")
+            partial = result if isinstance(result, Mapping) else {}
             output = str(partial.get("stdout") or "") + str(partial.get("stderr") or "")
             return _code_view(
                 turn,

@@ -248,12 +248,18 @@ def read_intent(instruction: str | None) -> MusicIntent:
     term = _search_term_en(text) if english else _search_term_zh(text)
     if term.lower() in _GENERIC:
         return MusicIntent("library", english=english)
-    wish = {"free_form": True, "request": text} if is_free_form(term) else {}
+    free_form = is_free_form(term)
+    request = text if free_form else ""  # a wish is kept as the user said it
     if not english:
         artist, title = _split_artist_title_zh(term)
         if artist and title:  # "陈奕迅的十年": search title and artist, show as said
-            return MusicIntent("search", query=f"{title} {artist}", label=term, **wish)
-    return MusicIntent("search", query=term, english=english, **wish)
+            query = f"{title} {artist}"
+            return MusicIntent(
+                "search", query=query, label=term, free_form=free_form, request=request
+            )
+    return MusicIntent(
+        "search", query=term, english=english, free_form=free_form, request=request
+    )
 
 
 def _download(

@@ -198,13 +198,13 @@ def _zh(text: str, now: datetime) -> Request | None:
             )
     m = re.search(r"每(天|日|个工作日|工作日)\s*" + _CLOCK, text)
     if m and (clock := _clock(m, 2)):
-        days = "mon-fri" if "工作日" in m.group(1) else "*"
+        weekdays = "mon-fri" if "工作日" in m.group(1) else "*"
         name, what = _what(text[m.end() :])
         return Request(
             "create",
             name,
             what,
-            {"schedule_type": "cron", "cron": f"{clock[1]} {clock[0]} * * {days}"},
+            {"schedule_type": "cron", "cron": f"{clock[1]} {clock[0]} * * {weekdays}"},
         )
     m = re.search(r"每(周|星期|礼拜)([一二三四五六日天])\s*" + _CLOCK, text)
     if m and (clock := _clock(m, 3)):

@@ -135,6 +135,7 @@ class SkillsFlows(Flows):
 
     def fill(self, skill: Mapping[str, Any], said: str) -> list[str]:
         """The arguments the model reads from `said` for the skill's `--help`."""
+        assert self.llm is not None  # called only when llm_available()
         answer = self.llm.chat(
             f"--help of {skill['name']}:\n{skill.get('content', '')}\n\nRequest: {said}",
             json=True,
@@ -158,6 +159,7 @@ class SkillsFlows(Flows):
             f"{said}\n\n按照技能「{skill['name']}」的步骤完成 (follow these steps):\n"
             f"{skill.get('content', '')}"
         )
+        assert self.llm is not None  # called only when llm_available()
         try:
             steps = self.llm.plan_steps(
                 instruction, {**dict(turn.context), "available_tools": tools}

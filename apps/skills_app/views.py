@@ -10,7 +10,7 @@ form (`run`) whose fields come from its `--help`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aios_sdk import Turn
@@ -51,7 +51,7 @@ def _help_title(skill: Mapping[str, Any], turn: Turn) -> str:
 
 
 def skills_window(
-    skills: list[Mapping[str, Any]],
+    skills: Sequence[Mapping[str, Any]],
     turn: Turn,
     note: str = "",
     *,

@@ -394,7 +394,7 @@ def _size(raw: str, lower: str, english: bool) -> UiRequest | None:
     match = _WH.search(lower)
     if match and re.search(r"(大小|尺寸|size|resize|改成|设为|调成|宽|高)", lower):
         target = _remainder(raw, [match.group(0), "resize", "调整", "调成"], english)
-        size = (float(match["w"]), float(match["h"]))
+        size: tuple[float | None, float | None] = (float(match["w"]), float(match["h"]))
         return UiRequest("resize", target, english, size=size, size_words=match.group(0))
     width = _WIDTH.search(lower)
     height = _HEIGHT.search(lower)

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap
 from aios_runtime.settings import AppSandboxSettings
@@ -49,7 +50,7 @@ _APP_PACKAGES = (
 class AppConfinement:
     """How one app runs: `kind` "bubblewrap" or "none", and the reason in words."""
 
-    kind: str
+    kind: Literal["bubblewrap", "none"]
     note: str
     network: bool
 

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,10 +122,8 @@ def app_environment(
 
 _PR_SET_PDEATHSIG = 1
 try:
-    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
-    _prctl = _libc.prctl
+    _prctl: Callable[..., Any] | None = ctypes.CDLL(None, use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux: no death signal, groups still stopped
-    _libc = None
     _prctl = None
 
 

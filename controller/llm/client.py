@@ -392,7 +392,7 @@ class LLMClient:
         headers = getattr(getattr(exc, "response", None), "headers", None) or {}
         for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
             try:
-                value = float(headers.get(name)) / divisor
+                value = float(headers.get(name, "")) / divisor
             except (TypeError, ValueError):
                 continue
             return max(0.0, min(value, self.max_backoff))

@@ -236,7 +236,8 @@ class PermissionPolicy:
         language: str,
     ) -> RiskyStep | None:
         tool = str(step.get("tool") or "")
-        args = step.get("args") if isinstance(step.get("args"), dict) else {}
+        given = step.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         step_id = int(step.get("step_id") or 0)
         entry = entries.get(tool)
         confirm = entry is not None and entry.requires_confirmation

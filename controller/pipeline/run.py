@@ -592,11 +592,10 @@ class Pipeline:
                 resume=(pending, decision),
             )
             if pending.task_id:  # the paused task ends now
-                status = "done" if reply.status == "ok" else "error"
                 task = Task(
                     task_id=pending.task_id,
                     app_id=pending.app_id,
-                    status=status,
+                    status="done" if reply.status == "ok" else "error",
                     instruction=pending.instruction or "",
                     result=reply,
                 )

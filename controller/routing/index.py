@@ -261,9 +261,10 @@ class RoutingIndex:
         for start in range(len(units)):
             node = self._keyword_trie  # walks texts[start:end]
             for end in range(start + 1, min(len(units), start + self.longest_keyword) + 1):
-                node = node.get(texts[end - 1])
-                if node is None:
+                child = node.get(texts[end - 1])
+                if child is None:
                     break  # no keyword starts with this span
+                node = child
                 entry = node.get(_KEY_END)
                 if entry and _contiguous(units, start, end):
                     found.append(_Match(start, end, *entry))
@@ -273,9 +274,10 @@ class RoutingIndex:
             for last in range(
                 first + 1, min(len(content), first + self.longest_keyword) + 1
             ):
-                node = node.get(content_texts[last - 1])
-                if node is None:
+                child = node.get(content_texts[last - 1])
+                if child is None:
                     break
+                node = child
                 if last - first < 2:
                     continue  # a skipped-filler hit spans two content units or more
                 entry = node.get(_KEY_END)

@@ -13,7 +13,7 @@ answers at most `APP_RESULT_CHARS` characters. A call goes to the app over HTTP
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from aios_protocol.messages import ToolSpec
 from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
@@ -40,7 +40,7 @@ def _entry(app_id: str, spec: ToolSpec) -> ToolEntry:
         provider=app_provider_name(app_id),
         input_schema=spec.parameters,
         custom=True,
-        risk_level=risk if risk in _RISKS else "write",
+        risk_level=cast(RiskLevel, risk) if risk in _RISKS else "write",
         requires_confirmation=stated.get("requires_confirmation") is True,
         concurrency_safe=stated.get("concurrency_safe") is True,
         max_result_size_chars=size

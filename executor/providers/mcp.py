@@ -274,8 +274,9 @@ def _answer(result: mcp_types.CallToolResult) -> Any:
     if result.structured_content is not None:
         return result.structured_content
     blocks = result.content
-    if all(isinstance(b, mcp_types.TextContent) for b in blocks):
-        return "\n".join(b.text for b in blocks)
+    texts = [b.text for b in blocks if isinstance(b, mcp_types.TextContent)]
+    if len(texts) == len(blocks):  # text blocks only
+        return "\n".join(texts)
     return [b.model_dump(mode="json", exclude_none=True) for b in blocks]
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from aios_protocol.errors import CommandNotAllowed, ToolFailed, ToolTimeout
 from aios_runtime.settings import Settings
 from aios_runtime.workdir import resolve_in_workdir
-from executor.providers.base import ToolCall, ToolEntry, ToolProvider
+from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
 from executor.sandbox.argv_policy import CommandPolicy, check_path_args, split_command
 from executor.skills.catalog import (
     HELP_TIMEOUT,
@@ -68,7 +68,7 @@ def _entry(
     name: str,
     description: str,
     schema: dict[str, Any],
-    risk: str,
+    risk: RiskLevel,
     confirm: bool,
     safe: bool,
     size: int,

@@ -32,7 +32,7 @@ _ROOT_NAME = "triton-aios"
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
     """(mount point, fs type, super options) of every cgroup mount."""
-    found = []
+    found: list[tuple[str, str, set[str]]] = []
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:

@@ -53,7 +53,8 @@ def post_for_result(
         raise BadAppReply(f"{what}: HTTP {answer.status}, not a JSON object")
     if reply.get("status") == "ok" and answer.status < 400:
         return reply.get("result")
-    error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+    error = reply.get("error")
+    error = error if isinstance(error, dict) else {}
     raise AiosError(
         str(error.get("message") or f"{what} failed (HTTP {answer.status})"),
         code=str(error.get("code") or "tool_failed"),

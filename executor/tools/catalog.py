@@ -191,7 +191,9 @@ class ArgumentSchema:
             raise InvalidArgs(f"{self.tool}: {self._describe(errors[0])}")
 
     def _describe(self, error: ValidationError) -> str:
-        instance, wanted = error.instance, error.validator_value
+        # both set on every error a validator yields (types-jsonschema allows `Unset`)
+        instance: Any = error.instance
+        wanted: Any = error.validator_value
         if error.validator == "required" and isinstance(instance, dict):
             missing = [name for name in wanted if name not in instance]
             return f"missing required argument {missing[0]!r}"

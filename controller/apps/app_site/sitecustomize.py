@@ -25,13 +25,20 @@ import os
 import socket
 import sys
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import _socket
+
+    from _typeshed import ReadableBuffer
+
+    _Address = tuple[Any, ...] | str | ReadableBuffer  # what `socket.bind` takes
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _real_bind = socket.socket.bind
 
 
-def _loopback(family: int, address: object) -> object:
+def _loopback(family: int, address: _Address) -> _Address:
     if not isinstance(address, tuple) or not address:
         return address  # AF_UNIX paths and the like
     host = address[0]
@@ -50,7 +57,7 @@ def _loopback(family: int, address: object) -> object:
     return address
 
 
-def _bind_loopback(self: socket.socket, address: object) -> None:
+def _bind_loopback(self: _socket.socket, address: _Address, /) -> None:
     return _real_bind(self, _loopback(self.family, address))
 
 
@@ -72,7 +79,7 @@ def _guard_flask(flask: ModuleType) -> None:
         Edge(self, token_matches(token), public_paths=("/health",))
 
     flask_class.__init__ = __init__
-    flask_class._aios_guarded = True  # type: ignore[attr-defined]
+    flask_class._aios_guarded = True
 
 
 class _FlaskLoader(importlib.abc.Loader):
