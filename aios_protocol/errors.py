@@ -69,10 +69,17 @@ answered as `AppReply.error(code, ...)`:
   executor_error, not_run.
 
 `tests/core/test_error_tree.py` keeps this list complete.
+
+An error's `message` is English, for developers and logs. What a person reads is
+never that message: it is the sentence of the error's code in the user's language,
+from the strings table of `aios_protocol.strings` (`user_message_of(error, language)`).
+`variant` names a situation with words of its own (`app_unavailable.restarting`);
+`placeholders` fill the sentence ({app}, {tool}, {path}, …).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -98,17 +105,39 @@ __all__ = [
 
 
 class AiosError(Exception):
-    """Base of every error the system reports; `code` is stable and machine-readable."""
+    """Base of every error the system reports; `code` is stable and machine-readable.
+
+    `message` is English, for developers; `variant` and `placeholders` choose and
+    fill the user's sentence in the strings table (`sentence_key`)."""
 
     code: str = "internal_error"
     http_status: int = 500
+    variant: str | None = None
 
-    def __init__(self, message: str, *, code: str | None = None, detail: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        detail: Any = None,
+        variant: str | None = None,
+        placeholders: Mapping[str, object] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        if variant is not None:
+            self.variant = variant
         self.detail = detail
+        self.placeholders: dict[str, str] = {
+            name: str(value) for name, value in (placeholders or {}).items()
+        }
+
+    @property
+    def sentence_key(self) -> str:
+        """The key of the user's sentence: the code, or `code.variant`."""
+        return f"{self.code}.{self.variant}" if self.variant else self.code
 
     def to_body(self) -> dict[str, Any]:
         body: dict[str, Any] = {"code": self.code, "message": self.message}

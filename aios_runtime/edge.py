@@ -7,9 +7,13 @@ route not marked `public`, and refuses a body declared larger than `max_body` (4
 It parses JSON strictly (`read_json`, and Flask's own `request.get_json` through
 `StrictJSONProvider`: 415 wrong type, 413 too large, 400 for cut-off, nested too
 deep, NaN, invalid UTF-8), turns every exception into the one error body
-`{"status": "error", "error": {"code", "message"}}` and adds CORS (loopback origins
-only) and nosniff headers to every answer. `create_service` is a
-Flask app with the edge installed; `aios_runtime.serving` serves it on waitress.
+`{"status": "error", "error": {"code", "message", "user_message"?, "detail"?}}` and
+adds CORS (loopback origins only) and nosniff headers to every answer. `message` is
+the developer's English; a service whose answers people read (the controller) gives
+the edge `language`, the language of the person behind a request, and its error
+bodies also carry `user_message`, the code's sentence in that language.
+`create_service` is a Flask app with the edge installed; `aios_runtime.serving`
+serves it on waitress.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from aios_protocol.errors import (
     UnsupportedMediaType,
 )
 from aios_protocol.messages import parse
+from aios_protocol.strings import user_message_of
 from aios_runtime.serving import ServerHandle, start_server
 
 __all__ = [
@@ -183,9 +188,13 @@ def read_json(model: type[M]) -> M:
     return parse(model, loads_strict(raw))
 
 
-def json_error(exc: AiosError) -> Response:
-    """The one error body for `exc`, with its HTTP status."""
-    response = jsonify({"status": "error", "error": exc.to_body()})
+def json_error(exc: AiosError, language: str | None = None) -> Response:
+    """The one error body for `exc`, with its HTTP status; with a `language`, also
+    the sentence its reader reads (`user_message`)."""
+    body = exc.to_body()
+    if language:
+        body["user_message"] = user_message_of(exc, language)
+    response = jsonify({"status": "error", "error": body})
     response.status_code = exc.http_status
     return response
 
@@ -209,13 +218,19 @@ def _refuse_everyone(presented: str) -> str | None:
     return None
 
 
+def _nobody_reads() -> str | None:
+    return None
+
+
 class Edge:
     """The edge rules as a Flask extension: `Edge(app, authenticate)` or `init_app`.
 
     `token_in_query` also accepts `?token=` on GET requests (the desktop page's
     EventSource and media elements cannot set headers); `public_paths` are paths
-    reachable without the token besides the views marked `public`. Installing an
-    edge on an app that has one replaces its settings; the hooks stay installed once.
+    reachable without the token besides the views marked `public`; `language` gives
+    the language of the person a request's error is for (None: nobody reads it, its
+    body has no `user_message`). Installing an edge on an app that has one replaces
+    its settings; the hooks stay installed once.
     """
 
     def __init__(
@@ -226,11 +241,13 @@ class Edge:
         max_body: int = DEFAULT_MAX_BODY,
         token_in_query: bool = False,
         public_paths: Iterable[str] = (),
+        language: Callable[[], str | None] | None = None,
     ):
         self.authenticate: Authenticator = authenticate or _refuse_everyone
         self.max_body = max_body
         self.token_in_query = token_in_query
         self.public_paths = frozenset(public_paths)
+        self.language: Callable[[], str | None] = language or _nobody_reads
         if app is not None:
             self.init_app(app)
 
@@ -282,17 +299,30 @@ def _add_edge_headers(response: Response) -> Response:
 
 
 def _error_response(exc: Exception) -> Response:
+    return json_error(_as_aios_error(exc), _reader_language())
+
+
+def _reader_language() -> str | None:
+    edge: Edge | None = current_app.extensions.get(EXTENSION)
+    try:
+        return edge.language() if edge is not None else None
+    except Exception:  # the error body must be answered whatever the language source does
+        log.exception("%s: the reader's language is unknown", current_app.name)
+        return None
+
+
+def _as_aios_error(exc: Exception) -> AiosError:
     if isinstance(exc, AiosError):
-        return json_error(exc)
+        return exc
     if isinstance(exc, HTTPException):
         code = _HTTP_CODES.get(exc.code or 500, "http_error")
         err = AiosError(exc.description or exc.name, code=code)
         err.http_status = exc.code or 500
-        return json_error(err)
+        return err
     if isinstance(exc, RecursionError):
-        return json_error(InvalidRequest("JSON nested too deeply"))
+        return InvalidRequest("JSON nested too deeply")
     log.exception("%s: unhandled error", current_app.name)
-    return json_error(AiosError(f"{type(exc).__name__}: {exc}"))
+    return AiosError(f"{type(exc).__name__}: {exc}")
 
 
 def create_service(
@@ -301,8 +331,15 @@ def create_service(
     *,
     max_body: int = DEFAULT_MAX_BODY,
     token_in_query: bool = False,
+    language: Callable[[], str | None] | None = None,
 ) -> Flask:
     """A Flask app named `name` with the `Edge` installed."""
     app = Flask(name)
-    Edge(app, authenticate, max_body=max_body, token_in_query=token_in_query)
+    Edge(
+        app,
+        authenticate,
+        max_body=max_body,
+        token_in_query=token_in_query,
+        language=language,
+    )
     return app

@@ -63,7 +63,10 @@ def json_bytes(body: Any) -> bytes:
 
 
 class PeerTimeout(AppUnreachable):
-    """The peer accepted the request but did not answer within the call's timeout."""
+    """The peer accepted the request but did not answer within the call's timeout
+    (its code stays `app_unreachable`; the user reads that it answered too late)."""
+
+    variant = "timeout"
 
 
 @dataclass

@@ -8,8 +8,8 @@ one error shape), served on waitress by `aios_runtime.serving.start_server`. Rou
 `handle_endpoint`), `POST /tools/<name>`. Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
 standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error),
-a plain message in the user's language (`context["language"]`) and the technical text
-as `detail`.
+the code's sentence in the user's language (`context["language"]`, from the strings
+table of `aios_protocol.strings`) and the technical text as `detail`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aios_protocol.errors import AiosError, NotFound, ToolFailed
 from aios_protocol.messages import AppReply, HandleRequest, describe_validation_error
+from aios_protocol.strings import user_message
 from aios_runtime.edge import create_service, public, read_json, token_matches
 from aios_runtime.json_client import json_bytes
 from aios_runtime.serving import start_server
@@ -44,24 +45,10 @@ class ToolInvocation(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-# The SDK's own error views: (Chinese, English) messages; the reason goes to `detail`.
-_FAILED = {
-    "app_error": (
-        "{name}出错了，没能完成这次请求",
-        "{name} ran into a problem and could not finish this request",
-    ),
-    "bad_app_reply": (
-        "{name}的回复格式不对，无法显示",
-        "{name} answered in a form that cannot be shown",
-    ),
-}
-
-
 def _failure_reply(code: str, app_name: str, detail: str, language: str) -> AppReply:
-    """The error view `code` (`app_error`, `bad_app_reply`) of the app `app_name`: a
-    plain message in `language` ("zh-CN" / "en-US"), the technical text as `detail`."""
-    zh, en = _FAILED[code]
-    message = (en if language == "en-US" else zh).format(name=app_name)
+    """The error view `code` (`app_error`, `bad_app_reply`) of the app `app_name`: the
+    code's sentence in `language` (the strings table), the technical text as `detail`."""
+    message = user_message(code, language, app=app_name)
     return AppReply.error(code, message).model_copy(update={"detail": detail})
 
 

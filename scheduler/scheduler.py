@@ -443,7 +443,8 @@ class Scheduler:
             if changes.get("enabled") and state.awaiting_confirmation:
                 if caller is not None:
                     raise NeedsUserConfirmation(
-                        f"job {job_id} waits for the user's yes: {state.awaiting_confirmation}"
+                        f"job {job_id} waits for the user's yes: {state.awaiting_confirmation}",
+                        placeholders={"job": job.name},
                     )
                 self._withdraw(job_id)  # the user said yes here, not in the dialog
                 review = None
@@ -484,11 +485,13 @@ class Scheduler:
             state = self._states[job_id]
             if state.awaiting_confirmation:
                 raise NeedsUserConfirmation(
-                    f"job {job_id} waits for the user's yes: {state.awaiting_confirmation}"
+                    f"job {job_id} waits for the user's yes: {state.awaiting_confirmation}",
+                    placeholders={"job": job.name},
                 )
             if state.running_run_id:
                 raise JobRunning(
-                    f"job {job_id} is already running ({state.running_run_id})"
+                    f"job {job_id} is already running ({state.running_run_id})",
+                    placeholders={"job": job.name},
                 )
             run_id = self._start(job, state, self._now(), "manual")
             self.store.save_states(self._states)

@@ -4,8 +4,9 @@ Each engine says whether it can run here (`unavailable_reason`), which languages
 serves (`serves`) and turns 16 kHz mono PCM into text (`transcribe`). Failures are
 the two voice errors: `VoiceUnavailable` (the engine cannot serve the request: not
 installed, no key, network down) and `VoiceNotUnderstood` (it listened and heard no
-command). Lower libraries' errors are translated here. Their messages are in the
-language a voice route set with `reading` (the user's), the technical text in `detail`.
+command). Lower libraries' errors are translated here. Their messages are English,
+for developers; each names the situation (`variant`) whose sentence the user reads
+(`aios_protocol.strings`), the lower library's text going to `detail`.
 
 - `PocketsphinxEngine`: offline, English only, constrained by the command grammar
   (`grammar`): it hears only the phrases the installed apps declare.
@@ -20,13 +21,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from aios_protocol.errors import AiosError
-from controller.pipeline.context import tr
 from controller.routing.router import AppProfile
 from voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm
 from voice.grammar import CommandGrammar, build_command_grammar
@@ -39,28 +37,9 @@ __all__ = [
     "VoiceNotUnderstood",
     "VoiceUnavailable",
     "normalize_language",
-    "reading",
-    "said",
 ]
 
 log = logging.getLogger("aios.voice.engines")
-
-_reader: ContextVar[str] = ContextVar("voice_reader", default="zh-CN")
-
-
-@contextmanager
-def reading(language: str) -> Iterator[None]:
-    """Within the block, voice messages are written in `language` (Chinese outside)."""
-    token = _reader.set(language)
-    try:
-        yield
-    finally:
-        _reader.reset(token)
-
-
-def said(zh: str, en: str) -> str:
-    """`zh` or `en`, whichever the reader of the current voice request reads."""
-    return tr(_reader.get(), zh, en)
 
 
 class VoiceUnavailable(AiosError):
@@ -96,7 +75,7 @@ class SpeechEngine(Protocol):
     offline: bool
 
     def unavailable_reason(self) -> str | None:
-        """None when the engine can run here; else why not, for the user."""
+        """None when the engine can run here; else why not (English, technical)."""
         ...
 
     def serves(self, lang: str) -> bool: ...
@@ -155,11 +134,9 @@ class PocketsphinxEngine:
         grammar = self.grammar()
         if grammar.empty:
             raise VoiceUnavailable(
-                said(
-                    "离线英文识别没有可用的命令：已安装的应用没有英文关键词或示例。",
-                    "Offline English recognition has nothing to listen for: the installed"
-                    " apps have no English keywords or examples.",
-                )
+                "pocketsphinx has nothing to listen for: the installed apps have no"
+                " English keywords or examples",
+                variant="no_english_commands",
             )
         with self._lock:
             decoder = self._ensure_decoder()
@@ -179,10 +156,7 @@ class PocketsphinxEngine:
         text = (hypothesis.hypstr if hypothesis is not None else "").strip()
         if not text:
             raise VoiceNotUnderstood(
-                said(
-                    "没有听清，请再说一遍。",
-                    "Not understood. Please say one of the apps' commands.",
-                )
+                "pocketsphinx heard none of the apps' commands", variant="commands"
             )
         return text
 
@@ -227,24 +201,17 @@ class OpenAITranscriptionEngine:
                 language=lang.split("-")[0].lower(),
             )
         except openai.APIStatusError as exc:
-            raise VoiceUnavailable(
-                said(
-                    f"在线识别失败 (HTTP {exc.status_code})。", "Online recognition failed."
-                ),
-                detail=f"the transcription endpoint answered HTTP {exc.status_code}",
-            ) from exc
+            failed = f"the transcription endpoint answered HTTP {exc.status_code}"
+            raise VoiceUnavailable(failed, detail=failed, variant="online_failed") from exc
         except openai.OpenAIError as exc:
             raise VoiceUnavailable(
-                said(
-                    f"在线识别不可用：{exc}。",
-                    "Online recognition is unavailable: the transcription endpoint"
-                    " cannot be reached.",
-                ),
+                f"the transcription endpoint cannot be reached: {exc}",
                 detail=str(exc),
+                variant="online_unreachable",
             ) from exc
         text = str(getattr(result, "text", result) or "").strip()
         if not text:
-            raise VoiceNotUnderstood(_not_heard())
+            raise VoiceNotUnderstood("the transcription endpoint heard no text")
         return text
 
 
@@ -276,21 +243,14 @@ class GoogleEngine:
         try:
             text = recognizer.recognize_google(data, language=lang)
         except sr.UnknownValueError as exc:
-            raise VoiceNotUnderstood(_not_heard()) from exc
+            raise VoiceNotUnderstood("Google's speech endpoint heard no words") from exc
         except sr.RequestError as exc:
             raise VoiceUnavailable(
-                said(
-                    f"在线识别不可用：{exc}。",
-                    "Online recognition is unavailable: Google's speech endpoint cannot"
-                    " be reached.",
-                ),
+                f"Google's speech endpoint cannot be reached: {exc}",
                 detail=str(exc),
+                variant="online_unreachable",
             ) from exc
         text = str(text or "").strip()
         if not text:
-            raise VoiceNotUnderstood(_not_heard())
+            raise VoiceNotUnderstood("Google's speech endpoint heard no text")
         return text
-
-
-def _not_heard() -> str:
-    return said("没有听清，请再说一遍。", "Nothing was recognised. Please say it again.")

@@ -17,9 +17,11 @@ Config keys (typed in `aios_runtime.settings.Settings`, all optional):
 
 The language defaults to `default_voice` ("zh-CN"). No offline Chinese model exists
 here, so zh-CN needs an online engine or the browser's speech API; the errors and
-`status()` say so plainly, in the language the user reads (`language_for(session_id)`
-of `voice_blueprint`: the session's, else the settings' `ui_language`), the technical
-reasons in the error's `detail`.
+`status()` say so plainly. The errors' messages are English, for developers; what the
+user reads is their code's sentence (`aios_protocol.strings`) in the language they
+read (`language_for(session_id)` of `voice_blueprint`: the session's, else the
+settings' `ui_language`): an error body's `user_message`, the status's `message` and
+microphone `reason`. The technical reasons are in the error's `detail`.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from aios_protocol.errors import AiosError, InvalidRequest, UnsupportedMediaType
 from aios_protocol.messages import InstructionSource
+from aios_protocol.strings import user_message_of
+from aios_runtime.edge import json_error
 from aios_runtime.settings import Settings, VoiceEngine
 from controller.routing.router import AppProfile
 from voice.audio import PcmAudio, pcm_from_wav
@@ -44,8 +48,6 @@ from voice.engines import (
     VoiceNotUnderstood,
     VoiceUnavailable,
     normalize_language,
-    reading,
-    said,
 )
 
 __all__ = [
@@ -56,22 +58,14 @@ __all__ = [
     "VoiceConfig",
     "VoiceNotUnderstood",
     "VoiceUnavailable",
-    "ZH_UNAVAILABLE",
-    "microphone_reason",
+    "microphone_problem",
     "post_voice_file",
-    "unavailable_message",
+    "unavailable_error",
     "voice_blueprint",
 ]
 
 ENGINE_CHOICES: tuple[str, ...] = get_args(VoiceEngine)
 LISTED_LANGUAGES = ("zh-CN", "en-US")
-ZH_UNAVAILABLE = (
-    "离线中文识别不可用：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用"
-)
-_ZH_UNAVAILABLE_EN = (
-    "Offline Chinese recognition is unavailable: configure an online recognition engine"
-    " in Settings, or use a browser that supports speech recognition."
-)
 
 # (text, session_id, source) -> the InstructionResponse as a dict
 HandleInstruction = Callable[[str, "str | None", InstructionSource], dict[str, Any]]
@@ -87,11 +81,14 @@ class Transcript:
 
 @dataclass(frozen=True)
 class LanguageSupport:
-    """Whether the server can recognise `lang`, with which engines, or why not."""
+    """Whether the server can recognise `lang`, with which engines, or why not:
+    `problem` is the error a recording in `lang` meets, `message` its sentence in the
+    language of the reader asked for."""
 
     lang: str
     engines: tuple[str, ...]
-    message: str | None
+    problem: VoiceUnavailable | None = None
+    message: str | None = None
     reasons: tuple[str, ...] = ()  # why each engine for `lang` cannot run (technical)
 
     @property
@@ -120,16 +117,14 @@ class VoiceConfig:
         )
 
 
-def unavailable_message(lang: str) -> str:
-    """The plain sentence the UI shows when no engine can serve `lang` (in the
-    language of the voice request, `engines.reading`)."""
-    if lang.lower().startswith("zh"):
-        return said(ZH_UNAVAILABLE, _ZH_UNAVAILABLE_EN)
-    return said(
-        f"没有可用于 {lang} 的语音识别引擎：请在设置中配置在线识别引擎，或在支持语音识别的浏览器中使用。",
-        f"No speech recognition engine can serve {lang} here: configure an online"
-        " recognition engine in Settings, or use a browser that supports speech"
-        " recognition.",
+def unavailable_error(lang: str, reasons: Sequence[str] = ()) -> VoiceUnavailable:
+    """The error when no engine can serve `lang` (`reasons`: why each engine cannot)."""
+    chinese = lang.lower().startswith("zh")
+    return VoiceUnavailable(
+        f"no speech recognition engine can serve {lang} here",
+        detail="; ".join(reasons) or None,
+        variant="no_chinese_engine" if chinese else "no_engine",
+        placeholders={"lang": lang},
     )
 
 
@@ -179,7 +174,8 @@ class Recognizer:
     def _language(self, lang: str | None) -> str:
         return normalize_language(lang, self.config.default_language)
 
-    def support(self, lang: str | None = None) -> LanguageSupport:
+    def support(self, lang: str | None = None, reader: str = "zh-CN") -> LanguageSupport:
+        """Whether `lang` can be recognised here; why not in `reader`'s language."""
         lang = self._language(lang)
         usable, reasons = [], []
         for engine in self._engines:
@@ -190,16 +186,20 @@ class Recognizer:
                 usable.append(engine.name)
             else:
                 reasons.append(f"{engine.name}: {reason}")
-        message = None if usable else unavailable_message(lang)
-        return LanguageSupport(lang, tuple(usable), message, tuple(reasons))
+        if usable:
+            return LanguageSupport(lang, tuple(usable), reasons=tuple(reasons))
+        problem = unavailable_error(lang, reasons)
+        message = user_message_of(problem, reader)
+        return LanguageSupport(lang, (), problem, message, tuple(reasons))
 
-    def languages(self) -> list[LanguageSupport]:
+    def languages(self, reader: str = "zh-CN") -> list[LanguageSupport]:
         """Support for zh-CN, en-US and the configured default language."""
         langs = list(dict.fromkeys((self.config.default_language, *LISTED_LANGUAGES)))
-        return [self.support(lang) for lang in langs]
+        return [self.support(lang, reader) for lang in langs]
 
-    def status(self) -> dict[str, Any]:
-        """What `GET /api/voice/status` answers; the page decides its 🎤 path from it."""
+    def status(self, reader: str = "zh-CN") -> dict[str, Any]:
+        """What `GET /api/voice/status` answers; the page decides its 🎤 path from it.
+        Its sentences are in `reader`'s language."""
         engines = []
         for engine in self._engines:
             reason = engine.unavailable_reason()
@@ -212,7 +212,7 @@ class Recognizer:
                     "languages": "en" if engine.name == "pocketsphinx" else "all",
                 }
             )
-        microphone = microphone_reason()
+        microphone = microphone_problem()
         return {
             "engine": self.config.engine,
             "default_language": self.config.default_language,
@@ -224,11 +224,14 @@ class Recognizer:
                     "message": s.message,
                     "available": s.available,
                 }
-                for s in self.languages()
+                for s in self.languages(reader)
             ],
             # The page may use its own Web Speech API (when the browser has one).
             "browser_speech": self.config.engine in ("auto", "browser"),
-            "microphone": {"available": microphone is None, "reason": microphone},
+            "microphone": {
+                "available": microphone is None,
+                "reason": user_message_of(microphone, reader) if microphone else None,
+            },
         }
 
     def recognize(self, wav: bytes, lang: str | None = None) -> Transcript:
@@ -238,11 +241,8 @@ class Recognizer:
     def recognize_pcm(self, audio: PcmAudio, lang: str | None = None) -> Transcript:
         lang = self._language(lang)
         support = self.support(lang)
-        if not support.available:
-            raise VoiceUnavailable(
-                support.message or unavailable_message(lang),
-                detail="; ".join(support.reasons) or None,
-            )
+        if support.problem is not None:
+            raise support.problem
         last: AiosError | None = None
         by_name = {engine.name: engine for engine in self._engines}
         for name in support.engines:
@@ -259,9 +259,9 @@ class Recognizer:
         self, lang: str | None = None, *, timeout: float = 5.0, phrase_limit: float = 10.0
     ) -> Transcript:
         """Record one utterance from the microphone (PyAudio) and recognise it."""
-        reason = microphone_reason()
-        if reason is not None:
-            raise VoiceUnavailable(reason)
+        problem = microphone_problem()
+        if problem is not None:
+            raise problem
         import speech_recognition as sr
 
         listener = sr.Recognizer()
@@ -273,32 +273,32 @@ class Recognizer:
                 )
         except sr.WaitTimeoutError as exc:
             raise VoiceNotUnderstood(
-                said("没有听到声音。", "No speech was heard.")
+                f"no speech within {timeout:g} s", variant="silence"
             ) from exc
         except (OSError, AttributeError) as exc:
             raise VoiceUnavailable(
-                said(f"没有可用的麦克风：{exc}。", "No microphone could be opened."),
+                f"no microphone could be opened: {exc}",
                 detail=str(exc),
+                variant="no_microphone",
             ) from exc
         return self.recognize(audio.get_wav_data(), lang)
 
 
-def microphone_reason() -> str | None:
-    """None when server-side microphone capture can work; else why not."""
+def microphone_problem() -> VoiceUnavailable | None:
+    """None when server-side microphone capture can work; else the error it meets."""
     try:
         import speech_recognition  # noqa: F401
     except ImportError:
-        return said(
-            "麦克风录音需要 SpeechRecognition。",
-            "Microphone capture needs SpeechRecognition.",
+        return VoiceUnavailable(
+            "microphone capture needs SpeechRecognition (pip install SpeechRecognition)",
+            variant="needs_speech_recognition",
         )
     try:
         import pyaudio  # noqa: F401
     except ImportError:
-        return said(
-            "麦克风录音需要 PyAudio（pip install pyaudio）。",
-            "Microphone capture needs PyAudio (pip install pyaudio); record in the page"
-            " instead.",
+        return VoiceUnavailable(
+            "microphone capture needs PyAudio (pip install pyaudio)",
+            variant="needs_pyaudio",
         )
     return None
 
@@ -340,7 +340,8 @@ def voice_blueprint(
     language_for: Callable[[str | None], str] = lambda session_id: "zh-CN",
 ) -> Blueprint:
     """Routes for voice input; register on the controller's `create_service` app.
-    Their messages are in `language_for(session_id)` (the language the user reads).
+    What the user reads (error bodies' `user_message`, the status's sentences) is in
+    `language_for(session_id)`.
 
     - `POST /api/voice`: a WAV (multipart `audio`, optional `lang`, `session_id`) →
       the instruction response (sent with `source: "voice"`) plus `transcript` and
@@ -353,11 +354,23 @@ def voice_blueprint(
     """
     bp = Blueprint("voice", __name__)
 
+    def reader() -> str:
+        session_id = request.args.get("session_id")
+        if not session_id and request.mimetype == "multipart/form-data":
+            try:
+                session_id = request.form.get("session_id")
+            except Exception:  # a body refused (too large, malformed): no session
+                session_id = None
+        return language_for(session_id or None)
+
+    @bp.errorhandler(AiosError)
+    def voice_error(exc: AiosError) -> Response:
+        return json_error(exc, reader())
+
     @bp.post("/api/voice")
     def voice_instruction() -> Any:
         data, lang, session_id = _uploaded_audio()
-        with reading(language_for(session_id or None)):
-            transcript = recognizer.recognize(data, lang)
+        transcript = recognizer.recognize(data, lang)
         reply = dict(handle_instruction(transcript.text, session_id or None, "voice"))
         reply["transcript"] = transcript.text
         reply["recognition"] = {"engine": transcript.engine, "lang": transcript.lang}
@@ -365,20 +378,17 @@ def voice_blueprint(
 
     @bp.post("/api/voice/transcribe")
     def voice_transcribe() -> Any:
-        data, lang, session_id = _uploaded_audio()
-        with reading(language_for(session_id or None)):
-            return jsonify(_transcript_body(recognizer.recognize(data, lang)))
+        data, lang, _ = _uploaded_audio()
+        return jsonify(_transcript_body(recognizer.recognize(data, lang)))
 
     @bp.post("/api/voice/listen")
     def voice_listen() -> Any:
-        with reading(language_for(request.args.get("session_id") or None)):
-            transcript = recognizer.listen_once(request.args.get("lang"))
+        transcript = recognizer.listen_once(request.args.get("lang"))
         return jsonify(_transcript_body(transcript))
 
     @bp.get("/api/voice/status")
     def voice_status() -> Any:
-        with reading(language_for(None)):
-            return jsonify(recognizer.status())
+        return jsonify(recognizer.status(language_for(None)))
 
     return bp
 

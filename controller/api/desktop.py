@@ -2,6 +2,9 @@
 
 `create_app(services)` builds it: one Flask app from `aios_runtime.edge.create_service`
 (loopback Host, same-site Origin, `X-AIOS-Token` or `?token=` on GET, strict JSON).
+Its error bodies carry the sentence the user reads (`user_message`) in the language
+the request asks for (`Accept-Language`: the desktop sends its own), else the
+settings' `ui_language`, else Chinese.
 Routes are thin: the pipeline, the supervisor, the event bus and the settings store
 do the work. The desktop page and its static files are public (the page reads the
 token from its own `?token=`).
@@ -34,6 +37,7 @@ from aios_protocol.messages import (
     OpenRequest,
     UISnapshot,
 )
+from aios_protocol.strings import LANGUAGES
 from aios_runtime.edge import (
     Authenticator,
     create_service,
@@ -46,6 +50,7 @@ from controller.apps.discovery import AppSpec
 from controller.events import EventBus, sse_stream
 from controller.permissions.confirmations import ConfirmationGate
 from controller.pipeline.admission import Admission
+from controller.pipeline.context import language_of
 from controller.pipeline.run import Pipeline
 from controller.settings_store import SettingsStore
 
@@ -113,12 +118,24 @@ def _workspace_file(spec: AppSpec, rel: str) -> Path:
     return target
 
 
+def _reader_language(settings: SettingsStore) -> Callable[[], str]:
+    """The language of the person behind the current request: the one its
+    `Accept-Language` names among ours, else the settings' `ui_language`, else Chinese."""
+
+    def language() -> str:
+        asked = request.accept_languages.best_match(LANGUAGES)
+        return language_of(None, asked or settings.get().ui_language)
+
+    return language
+
+
 def create_app(services: ApiServices) -> Flask:
     """The controller's API, the desktop page and its files, and the blueprints."""
     app = create_service(
         "aios-controller",
         services.authenticate or token_matches(services.token),
         token_in_query=True,
+        language=_reader_language(services.settings),
     )
     for blueprint in services.blueprints:
         app.register_blueprint(blueprint)

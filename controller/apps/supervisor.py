@@ -579,13 +579,12 @@ def _future_ok(future: Future) -> bool:
 
 
 def _unavailable(name: str, app_id: str, status: str, error: str | None) -> AppUnavailable:
-    """The error of an app that does not run now; its `detail` is the technical part
-    (an English reader's error view shows it under a plain sentence)."""
+    """The error of an app that does not run now: the user reads that it is
+    restarting, starting or unavailable; the technical part is its `detail`."""
     technical = f"app {app_id} is {status}" + (f": {error}" if error else "")
-    if status in ("restarting", "starting"):
-        word = "正在重启" if status == "restarting" else "正在启动"
-        message = f"应用「{name}」{word}，请稍后再试 (app {app_id} is {status})"
-    else:
-        detail = f"：{error}" if error else ""
-        message = f"应用「{name}」不可用{detail} (app {app_id} is {status})"
-    return AppUnavailable(message, detail=technical)
+    return AppUnavailable(
+        technical,
+        detail=technical,
+        variant=status if status in ("restarting", "starting") else None,
+        placeholders={"app": name},
+    )

@@ -28,6 +28,7 @@ from typing import Any
 
 from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppReply
+from aios_protocol.strings import user_message
 from aios_runtime.files import atomic_write_text, set_aside
 from controller.events import EventBus
 from controller.permissions.policy import RiskyStep
@@ -111,17 +112,9 @@ def denied_results(
     for step in plan:
         step_id = int(step.get("step_id") or 0)
         reason = (
-            tr(
-                language,
-                f"用户拒绝了这一步：{asked[step_id]}",
-                f"The user refused this step: {asked[step_id]}",
-            )
+            user_message(DENIED_CODE, language, step=asked[step_id])
             if step_id in asked
-            else tr(
-                language,
-                "没有执行：同一计划中的另一步被用户拒绝",
-                "Not run: the user refused another step of the same plan",
-            )
+            else user_message(f"{DENIED_CODE}.other_step", language)
         )
         results[f"step_{step_id}"] = {
             "tool": str(step.get("tool") or ""),

@@ -103,9 +103,15 @@ class Admission:
             return gate
 
     @contextmanager
-    def _hold(self, gate: _Gate, what: str) -> Iterator[None]:
+    def _hold(
+        self, gate: _Gate, what: str, placeholders: dict[str, str] | None = None
+    ) -> Iterator[None]:
         if not gate.acquire(timeout=self.limits.queue_wait):
-            raise Overloaded(f"{what}正忙，请稍后再试。", detail="busy, retry shortly")
+            raise Overloaded(
+                f"{what} is busy; retry shortly",
+                detail="busy, retry shortly",
+                placeholders=placeholders,
+            )
         try:
             yield
         finally:
@@ -113,8 +119,8 @@ class Admission:
 
     def instruction(self) -> Any:
         """A slot for one `POST /api/instruction`."""
-        return self._hold(self._instructions, "主控")
+        return self._hold(self._instructions, "the controller")
 
     def app(self, app_id: str) -> Any:
         """A slot for one call aimed at `app_id` (open, action, confirmation)."""
-        return self._hold(self._app_gate(app_id), f"应用 {app_id} ")
+        return self._hold(self._app_gate(app_id), f"app {app_id}", {"app": app_id})

@@ -113,16 +113,16 @@ class TaskCancels:
         if work is None:
             return call()
         if work.cancelled.is_set():
-            raise Cancelled("已取消 (cancelled)")
+            raise Cancelled("the work was cancelled")
         try:
             with watched(work._watch):
                 result = call()
         except AiosError:
             if work.cancelled.is_set():
-                raise Cancelled("已取消 (cancelled)") from None
+                raise Cancelled("the work was cancelled") from None
             raise
         finally:
             work._connections.clear()
         if work.cancelled.is_set():
-            raise Cancelled("已取消 (cancelled)")
+            raise Cancelled("the work was cancelled")
         return result

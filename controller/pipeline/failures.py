@@ -1,57 +1,21 @@
 """The error views of failed tasks, in the user's language (`context.language_of`).
 
-A failure's `message` is a plain sentence naming the app, in Chinese or English; the
-error's own (technical) text goes to the view's `detail`, which the desktop shows
-folded away. An error this module has no sentence for keeps its own message when
-that is written for the user (in Chinese: the supervisor's "「X」正在重启…"), else
-gets "the app ran into a problem".
+A failure's `message` is the sentence of its error code in the strings table
+(`aios_protocol.strings`), naming the app; the error's own (English, technical)
+message goes to the view's `detail`, which the desktop shows folded away. What the
+user reads never depends on the words of the exception.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import AppReply
-from aios_runtime.json_client import PeerTimeout
+from aios_protocol.strings import user_message_of
 from controller.routing.router import AppProfile
 
 __all__ = ["app_name", "error_view", "failure_view"]
-
-# what the user is told, (Chinese, English), by the error's code ({app}: the app's
-# name); executor_unreachable: the executor (not the app) did not answer, so the
-# steps could not run; "timeout": the app answered too late; "other": any other code
-_SAID = {
-    "executor_unreachable": (
-        "运行工具的服务（执行器）暂时无法连接，步骤没有完成，请稍后再试。",
-        "The service that runs tools (the executor) could not be reached;"
-        " the steps did not finish. Please try again shortly.",
-    ),
-    "timeout": ("「{app}」没有及时回答。", "“{app}” did not answer in time."),
-    "app_unavailable": (
-        "「{app}」现在不可用，请稍后再试。",
-        "“{app}” is not available right now. Please try again in a moment.",
-    ),
-    "app_unreachable": ("无法连接「{app}」。", "“{app}” could not be reached."),
-    "bad_app_reply": (
-        "「{app}」的回复无法读取。",
-        "“{app}” answered in a way the system cannot read.",
-    ),
-    "cancelled": ("已取消。", "Cancelled."),
-    "overloaded": (
-        "「{app}」正忙，请稍后再试。",
-        "“{app}” is busy. Please try again shortly.",
-    ),
-    "internal_error": (
-        "运行「{app}」时系统内部出错。",
-        "Something went wrong inside the system while running “{app}”.",
-    ),
-    "other": ("「{app}」出了问题。", "“{app}” ran into a problem."),
-}
-# where a Chinese message of the error's own is kept (the supervisor's "正在重启…")
-_OWN_WORDS = frozenset({"app_unavailable", "other"})
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def error_view(code: str, message: str, detail: str | None = None) -> AppReply:
@@ -68,22 +32,11 @@ def app_name(profiles: Sequence[AppProfile], app_id: str) -> str:
 def failure_view(exc: BaseException, app: str, language: str) -> AppReply:
     """The error view of a task that raised `exc` while the app named `app` served it.
 
-    The technical text is the error's string `detail` when it has one (the part of
-    its message an English reader would not read), else its message."""
-    if isinstance(exc, AiosError):
-        code, text = exc.code, exc.message
-        technical = exc.detail if isinstance(exc.detail, str) else exc.message
-    else:
-        code = "internal_error"
-        text = technical = f"{type(exc).__name__}: {exc}"
-    english = language == "en-US"
-    key = code if code in _SAID else "other"
-    if isinstance(exc, PeerTimeout):  # an app's late answer: its code is app_unreachable
-        key = "timeout"
-    if not english and key in _OWN_WORDS and _CJK.search(text):
-        return error_view(code, text, technical if technical != text else None)
-    zh, en = _SAID[key]
-    sentence = en if english else zh
+    The technical text is the error's string `detail` when it has one, else its
+    message; a cancelled task has none."""
+    error = exc if isinstance(exc, AiosError) else AiosError(f"{type(exc).__name__}: {exc}")
+    technical = error.detail if isinstance(error.detail, str) else error.message
+    sentence = user_message_of(error, language, app=app)
     return error_view(
-        code, sentence.format(app=app), None if code == "cancelled" else technical
+        error.code, sentence, None if error.code == "cancelled" else technical
     )

@@ -44,6 +44,7 @@ from aios_protocol.messages import (
     Task,
     parse,
 )
+from aios_protocol.strings import user_message
 from controller.events import EventBus
 from controller.permissions.confirmations import (
     ConfirmationGate,
@@ -214,11 +215,7 @@ class Pipeline:
                     task.status = "error"
                     task.result = AppReply.error(
                         "dependency_cycle",
-                        tr(
-                            self._contexts.language(turn),
-                            "任务之间的依赖形成了环，无法执行",
-                            "These tasks wait for each other in a circle, so none of them ran.",
-                        ),
+                        user_message("dependency_cycle", self._contexts.language(turn)),
                     )
                 return
             for task in ready:
@@ -240,13 +237,12 @@ class Pipeline:
         failed = [d for d in task.depends_on if by_id[d].status == "error"]
         if failed:
             task.status = "error"
-            names = ", ".join(failed)
             task.result = AppReply.error(
                 "dependency_failed",
-                tr(
+                user_message(
+                    "dependency_failed",
                     self._contexts.language(turn),
-                    f"没有执行：它依赖的任务 {names} 失败了",
-                    f"Not run: the task it waits for ({names}) failed.",
+                    tasks=", ".join(failed),
                 ),
             )
             self._finish_task(turn, task, client_id)
@@ -438,11 +434,11 @@ class Pipeline:
             if rounds >= limits.max_step_rounds:
                 return AppReply.error(
                     "too_many_step_rounds",
-                    tr(
+                    user_message(
+                        "too_many_step_rounds",
                         language,
-                        f"应用 {target.name} 在 {limits.max_step_rounds} 轮工具调用后仍未给出结果",
-                        f"“{target.name}” gave no result after {limits.max_step_rounds}"
-                        " rounds of tool calls.",
+                        app=target.name,
+                        rounds=limits.max_step_rounds,
                     ),
                 )
             rounds += 1
@@ -493,7 +489,9 @@ class Pipeline:
             reply = parse(AppReply, raw)
         except InvalidRequest as exc:
             raise BadAppReply(
-                f"应用 {target.name} 的回复不符合协议：{exc.message}", detail=exc.message
+                f"app {target.app_id} answered a reply outside the protocol: {exc.message}",
+                detail=exc.message,
+                placeholders={"app": target.name},
             ) from exc
         state = raw.get("state")
         if isinstance(state, dict) and state:

@@ -9,18 +9,31 @@ const TOKEN = new URLSearchParams(window.location.search).get("token") || "";
 // the page renders from events only results of instructions sent elsewhere.
 const CLIENT_ID = `page_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 
-/** An HTTP or protocol failure with the controller's error code, message and detail. */
+/**
+ * An HTTP or protocol failure with the controller's error code. `message` is what the
+ * user reads (the controller's `user_message`, in the page's language); `technical`
+ * the controller's own English message, for a folded-away detail.
+ */
 export class ApiError extends Error {
-  constructor(status, code, message, detail = null) {
+  constructor(status, code, message, detail = null, technical = "") {
     super(message);
     this.status = status;
     this.code = code;
     this.detail = detail;
+    this.technical = technical && technical !== message ? technical : "";
   }
 }
 
+/** The controller's error body as an ApiError (`status`: the HTTP status). */
+export function apiError(status, payload) {
+  const err = payload && typeof payload === "object" ? payload.error || {} : {};
+  const technical = err.message || `HTTP ${status}`;
+  return new ApiError(status, err.code || `http_${status}`, err.user_message || technical, err.detail ?? null, technical);
+}
+
 async function request(method, path, body) {
-  const headers = { "X-AIOS-Token": TOKEN };
+  // the page's language, so the controller's error sentences are in it
+  const headers = { "X-AIOS-Token": TOKEN, "Accept-Language": userLanguage() };
   const init = { method, headers, cache: "no-store" };
   if (body instanceof Blob) {
     headers["Content-Type"] = body.type || "application/octet-stream";
@@ -41,15 +54,7 @@ async function request(method, path, body) {
   } catch {
     payload = null;
   }
-  if (!response.ok) {
-    const err = payload && typeof payload === "object" ? payload.error || {} : {};
-    throw new ApiError(
-      response.status,
-      err.code || `http_${response.status}`,
-      err.message || `HTTP ${response.status}`,
-      err.detail ?? null,
-    );
-  }
+  if (!response.ok) throw apiError(response.status, payload);
   return payload;
 }
 
@@ -101,7 +106,7 @@ export const api = {
 };
 
 // The language the page shows, sent with what the user asks: apps answer in it.
-function userLanguage() {
+export function userLanguage() {
   return language() === "en" ? "en-US" : "zh-CN";
 }
 

@@ -171,7 +171,7 @@ export class AppViews {
     } catch (exc) {
       button.disabled = false;
       button.textContent = tr("取消", "Cancel");
-      this.toast({ title: tr("无法取消", "Cannot cancel"), body: exc.message, level: "error" });
+      this.toast({ title: tr("无法取消", "Cannot cancel"), body: exc.message, detail: exc.technical, level: "error" });
     }
   }
 
@@ -264,5 +264,7 @@ export function uniqueControlId(actionId, taken) {
 export function errorReply(exc) {
   const code = exc?.code || "error";
   const message = exc?.message || String(exc);
-  return { status: "error", view_type: "error", data: { code, message }, actions: [], message };
+  const reply = { status: "error", view_type: "error", data: { code, message }, actions: [], message };
+  if (exc?.technical) reply.detail = exc.technical;
+  return reply;
 }

@@ -29,7 +29,7 @@ export function createCommandBar({ views, toast }) {
       const response = await api.instruction(instruction, state.sessionId, source);
       showResponse(response);
     } catch (exc) {
-      toast({ title: tr("指令失败", "Instruction failed"), body: exc.message, level: "error" });
+      toast({ title: tr("指令失败", "Instruction failed"), body: exc.message, detail: exc.technical, level: "error" });
     } finally {
       state.instructionsInFlight -= 1;
       if (state.instructionsInFlight === 0) form.classList.remove("busy");
@@ -94,7 +94,7 @@ export function createCommandBar({ views, toast }) {
         }
       });
     } catch (exc) {
-      toast({ title: tr("🎤 语音输入不可用", "🎤 Voice input not available"), body: exc.message, level: "warning", timeout: 12000 });
+      toast({ title: tr("🎤 语音输入不可用", "🎤 Voice input not available"), body: exc.message, detail: exc.technical, level: "warning", timeout: 12000 });
       result = null;
     } finally {
       if (!result?.pending) {

@@ -8,7 +8,7 @@
 // `confirm` view type to the renderer (the window of the paused task shows the same
 // question with the same three buttons). Every string is set as text (SECURITY.md Q2).
 
-import { api } from "./api.js";
+import { api, apiError, userLanguage } from "./api.js";
 import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
 import { VIEWS } from "./views.js";
@@ -22,7 +22,7 @@ const DECISIONS = [
 async function post(path, body) {
   const response = await fetch(path, {
     method: "POST",
-    headers: { "X-AIOS-Token": api.token, "Content-Type": "application/json" },
+    headers: { "X-AIOS-Token": api.token, "Content-Type": "application/json", "Accept-Language": userLanguage() },
     body: JSON.stringify(body),
     cache: "no-store",
   });
@@ -33,11 +33,7 @@ async function post(path, body) {
     payload = null;
   }
   if (!response.ok) {
-    const err = asObject(asObject(payload).error);
-    const error = new Error(asText(err.message || `HTTP ${response.status}`));
-    error.status = response.status;
-    error.code = asText(err.code || `http_${response.status}`);
-    throw error;
+    throw apiError(response.status, asObject(payload));
   }
   return payload;
 }
@@ -130,7 +126,7 @@ export function installConfirmations({ views, toast }) {
         forget(id); // answered elsewhere (another window, the CLI)
         return;
       }
-      toast({ title: "无法提交确认 (decision not sent)", body: exc.message, level: "error" });
+      toast({ title: "无法提交确认 (decision not sent)", body: exc.message, detail: exc.technical, level: "error" });
       return;
     }
     forget(id);

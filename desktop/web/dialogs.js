@@ -6,6 +6,7 @@
 import { api } from "./api.js";
 import { asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
+import { technicalDetails } from "./views.js";
 
 /** Show a modal with `body` nodes and `buttons` [{text, primary, onClick}]; returns {node, close}. */
 export function openModal({ id, title, body = [], buttons = [] }) {
@@ -230,6 +231,7 @@ export function openInstall(toast, reloadApps) {
     } catch (exc) {
       result.dataset.level = "error";
       result.textContent = `${tr("未安装：", "Not installed: ")}${asText(exc.message)}`;
+      if (exc.technical) result.append(technicalDetails(exc.technical));
     }
   };
   openModal({

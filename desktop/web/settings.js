@@ -10,6 +10,7 @@ import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
 import { setLanguage, tr } from "./i18n.js";
 import { speech } from "./speech.js";
+import { technicalDetails } from "./views.js";
 
 const VOICES = ["zh-CN", "zh-TW", "en-US", "en-GB", "ja-JP"];
 // the speech-to-text engines of voice/input.py (`voice_engine`)
@@ -32,7 +33,7 @@ export async function openSettings(toast) {
   try {
     current = asObject(await api.getSettings());
   } catch (exc) {
-    toast({ title: tr("无法读取设置", "Cannot load settings"), body: exc.message, level: "error" });
+    toast({ title: tr("无法读取设置", "Cannot load settings"), body: exc.message, detail: exc.technical, level: "error" });
     return;
   }
   const sandbox = asObject(current.tool_sandbox);
@@ -199,6 +200,7 @@ export async function openSettings(toast) {
             problem.textContent = placed
               ? tr("没有保存：请修改标红的项目。", "Not saved: please correct the fields marked in red.")
               : `${tr("没有保存", "Not saved")}: ${exc.message}`;
+            if (!placed && exc.technical) problem.append(technicalDetails(exc.technical));
             return;
           }
           speech.configure({ rate: next.voice_rate, lang: next.default_voice });

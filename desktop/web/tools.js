@@ -47,7 +47,7 @@ export async function openTools(toast, appId = null) {
     try {
       listing = asObject(await api.tools(id));
     } catch (exc) {
-      toast({ title: tr("无法读取工具列表", "Cannot list tools"), body: exc.message, level: "error" });
+      toast({ title: tr("无法读取工具列表", "Cannot list tools"), body: exc.message, detail: exc.technical, level: "error" });
       return;
     }
     table.replaceChildren(...asArray(listing.tools).map(toolRow));

@@ -88,7 +88,11 @@ def test_install_dialog_refuses_then_installs_and_the_icon_starts_the_app(
     expect(page.locator("#install_dialog")).to_be_visible()
     _choose(page, "dialog_app.zip", _zip(source, "dialog_app"))
     result = page.locator("#install_result")
-    expect(result).to_contain_text("entry: file 'gone.py' not found")
+    # the sentence of `install_refused` in the page's language (the browser's English
+    # here; the settings name none, where the controller alone would say Chinese), the
+    # why folded away
+    expect(result).to_contain_text("Not installed: This app cannot be installed.")
+    expect(result.locator("details")).to_contain_text("entry: file 'gone.py' not found")
     assert not (system.apps_dir / "dialog_app").exists()
 
     source = echo_copy(tmp_path / "good", "dialog_app", name="对话框应用")

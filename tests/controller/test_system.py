@@ -380,7 +380,9 @@ def test_c1_killed_app_is_restarted_and_calls_meanwhile_fail_clearly(
     meanwhile = system.post("/api/apps/victim_app/open", {}).json()
     assert meanwhile["status"] == "error"
     assert meanwhile["data"]["code"] in ("app_unavailable", "app_unreachable")
-    assert "victim_app" in meanwhile["message"]
+    # the user reads the app's name in a plain sentence; its id and state are the detail
+    assert before["name"] in meanwhile["message"]
+    assert "victim_app" in meanwhile["detail"]
     after = system.wait_for(
         lambda: (
             (row := system.apps()["victim_app"])["status"] == "running"
@@ -409,7 +411,8 @@ def test_c2_app_crashing_at_start_is_retried_with_back_off_then_failed(
         assert gap >= delay  # each retry waited at least its growing back-off
     reply = system.post("/api/apps/crash_app/open", {}).json()
     assert reply["data"]["code"] == "app_unavailable"
-    assert "boom at start" in reply["message"]
+    assert reply["message"] == f"「{row['name']}」现在不可用，请稍后再试。"
+    assert "boom at start" in reply["detail"]  # the why, folded away
 
 
 def test_c3_app_that_stops_answering_is_killed_and_restarted(system: RunningSystem) -> None:

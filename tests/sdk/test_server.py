@@ -148,7 +148,7 @@ def test_exception_in_handle_becomes_the_error_view(
     assert reply["status"] == "error" and reply["view_type"] == "error"
     assert reply["data"]["code"] == "app_error"
     # said plainly; the exception's text is the detail the desktop folds away
-    assert reply["message"] == "Scripted出错了，没能完成这次请求"
+    assert reply["message"] == "「Scripted」出错了，没能完成这次请求。"
     assert reply["data"]["message"] == reply["message"]
     assert "KeyError" in reply["detail"] and "song_id" in reply["detail"]
     assert "KeyError" not in reply["message"]
@@ -162,14 +162,14 @@ def test_the_sdks_own_error_views_speak_the_users_language(
     agent.next_reply = KeyError("song_id")
     failed = post(client, "/handle", english).json
     assert failed["data"]["code"] == "app_error"
-    assert (
-        failed["message"] == "Scripted ran into a problem and could not finish this request"
+    assert failed["message"] == (
+        "“Scripted” ran into a problem and could not finish this request."
     )
     assert "song_id" in failed["detail"] and "song_id" not in failed["message"]
     agent.next_reply = {"status": "ok", "data": {}}
     bad = post(client, "/handle", english).json
     assert bad["data"]["code"] == "bad_app_reply"
-    assert bad["message"] == "Scripted answered in a form that cannot be shown"
+    assert bad["message"] == "“Scripted” answered in a way the system cannot read."
     assert "view_type" in bad["detail"] and "view_type" not in bad["message"]
     # the context's language reaches the app as it is
     assert agent.calls[-1][1]["language"] == "en-US"
@@ -208,7 +208,7 @@ def test_wrong_reply_shape_becomes_bad_app_reply_naming_the_field(
     reply = response.json
     assert reply["status"] == "error" and reply["view_type"] == "error"
     assert reply["data"]["code"] == "bad_app_reply"
-    assert reply["message"] == "Scripted的回复格式不对，无法显示"
+    assert reply["message"] == "「Scripted」的回复无法读取。"
     assert fragment in reply["detail"]  # the technical reason, folded away
 
 

@@ -23,12 +23,12 @@ from flask import Flask
 from pydantic import ValidationError
 
 from aios_protocol.errors import AiosError
+from aios_protocol.strings import user_message, user_message_of
 from aios_runtime.edge import TOKEN_HEADER, create_service, start_server, token_matches
 from aios_runtime.settings import Settings
 from controller.routing.router import AppProfile, DeterministicRouter
 from tests.voice.conftest import needs_espeak
 from voice.input import (
-    ZH_UNAVAILABLE,
     Recognizer,
     VoiceUnavailable,
     post_voice_file,
@@ -36,6 +36,9 @@ from voice.input import (
 )
 
 pytestmark = needs_espeak
+
+ZH_UNAVAILABLE = user_message("voice_unavailable.no_chinese_engine", "zh-CN")
+NO_ZH_ENGINE = "no speech recognition engine can serve zh-CN here"
 
 # phrase → the app it must reach
 COMMANDS = {
@@ -190,12 +193,14 @@ def test_chinese_without_an_engine_says_so_plainly(
 ) -> None:
     with pytest.raises(VoiceUnavailable) as caught:
         recognizer.recognize(spoken("say hello"), "zh-CN")
-    assert caught.value.message == ZH_UNAVAILABLE
+    assert caught.value.message == NO_ZH_ENGINE  # the developer's words
+    assert user_message_of(caught.value, "zh-CN") == ZH_UNAVAILABLE  # the user's
     answer = post_wav(client, spoken("say hello"))  # no lang: default_voice is zh-CN
     assert answer.status_code == 503
     assert answer.get_json()["error"] == {
         "code": "voice_unavailable",
-        "message": ZH_UNAVAILABLE,  # the why of each engine folded away:
+        "message": NO_ZH_ENGINE,
+        "user_message": ZH_UNAVAILABLE,  # the why of each engine folded away:
         "detail": "openai: no voice_api_key configured for the online transcription endpoint",
     }
     assert handle.calls == []
@@ -290,7 +295,7 @@ def test_silence_is_not_understood(client: Any, tmp_path: Path) -> None:
     answer = post_wav(client, silence.read_bytes(), lang="en")
     assert answer.status_code == 422
     assert answer.get_json()["error"]["code"] == "voice_not_understood"
-    assert answer.get_json()["error"]["message"] == "没有听清，请再说一遍。"
+    assert answer.get_json()["error"]["user_message"] == "没有听清，请再说一遍。"
 
 
 def test_errors_and_status_follow_the_readers_language(
@@ -309,9 +314,9 @@ def test_errors_and_status_follow_the_readers_language(
     answer = post_wav(client, spoken("say hello"), session_id="sess_english1")
     assert answer.status_code == 503  # zh-CN speech: no engine
     error = answer.get_json()["error"]
-    assert error["message"].startswith("Offline Chinese recognition is unavailable")
+    assert error["user_message"].startswith("Offline Chinese recognition is unavailable")
     assert error["detail"].startswith("openai: no voice_api_key")
-    assert post_wav(client, spoken("say hello")).get_json()["error"]["message"] == (
+    assert post_wav(client, spoken("say hello")).get_json()["error"]["user_message"] == (
         ZH_UNAVAILABLE
     )
     silence = tmp_path / "silence.wav"
@@ -319,7 +324,7 @@ def test_errors_and_status_follow_the_readers_language(
         ["sox", "-n", "-r", "16000", "-c", "1", str(silence), "trim", "0", "1"], check=True
     )
     answer = post_wav(client, silence.read_bytes(), lang="en", session_id="sess_english1")
-    assert answer.get_json()["error"]["message"] == (
+    assert answer.get_json()["error"]["user_message"] == (
         "Not understood. Please say one of the apps' commands."
     )
     sessions[""] = "en-US"  # the status has no session: the settings' language
@@ -440,6 +445,6 @@ def test_cli_posts_a_file_to_a_running_service(
         with pytest.raises(AiosError) as caught:
             post_voice_file(server.url, "tok", path)  # zh-CN: no engine
         assert caught.value.code == "voice_unavailable"
-        assert caught.value.message == ZH_UNAVAILABLE
+        assert caught.value.message == NO_ZH_ENGINE
     finally:
         server.stop()
