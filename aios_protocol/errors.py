@@ -143,6 +143,11 @@ class AiosError(Exception):
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.detail is not None:
             body["detail"] = self.detail
+        # what chooses and fills the reader's sentence travels with the error
+        if self.variant is not None:
+            body["variant"] = self.variant
+        if self.placeholders:
+            body["placeholders"] = dict(self.placeholders)
         return body
 
     def __str__(self) -> str:

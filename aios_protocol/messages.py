@@ -662,7 +662,8 @@ class Task(_Model):
     app_id: str
     instruction: str
     depends_on: list[str] = Field(default_factory=list)
-    status: Literal["pending", "running", "done", "error"] = "pending"
+    # skipped: not run, since a task it waits for failed (that failure says why)
+    status: Literal["pending", "running", "done", "error", "skipped"] = "pending"
     result: AppReply | None = None
 
 

@@ -212,6 +212,12 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         return LLMError(f"controller answered HTTP {status}")
     code = str(error["code"])
     message = str(error.get("message") or code)
+    variant = error.get("variant")
+    placeholders = error.get("placeholders")
+    sentence: dict[str, Any] = {
+        "variant": str(variant) if isinstance(variant, str) else None,
+        "placeholders": placeholders if isinstance(placeholders, dict) else None,
+    }
     for cls in (
         LLMNotConfigured,
         LLMTimeout,
@@ -221,8 +227,8 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         LLMError,
     ):
         if cls.code == code:
-            return cls(message, detail=error.get("detail"))
-    return AiosError(message, code=code, detail=error.get("detail"))
+            return cls(message, detail=error.get("detail"), **sentence)
+    return AiosError(message, code=code, detail=error.get("detail"), **sentence)
 
 
 class AgentLLM:

@@ -154,6 +154,7 @@ class AssistantFlows(Flows):
             conversation=conversation,
             system_prompt=_system_prompt(agent.role_prompt),
             tr=turn.tr,
+            language=turn.language,
             session_id=session_id,
             settings=LoopSettings.from_settings(agent.settings),
             progress=progress,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aios_sdk.errors import AiosError, ToolFailed
+from aios_sdk.errors import AiosError, ToolFailed, user_message_of
 
 from .compaction import Compactor, calibrated, summary_prompt
 from .hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
@@ -84,6 +84,7 @@ class AgentLoop:
     conversation: Conversation
     system_prompt: str
     tr: Callable[[str, str], str]  # the user's language: `Turn.tr(zh, en)`
+    language: str = "zh-CN"  # the same, for the sentences of error codes
     session_id: str = ""
     settings: LoopSettings = field(default_factory=LoopSettings)
     progress: Progress = lambda kind, data: None
@@ -206,10 +207,7 @@ class AgentLoop:
                     self.progress("retry", {"reason": exc.code})
                     time.sleep(0.2 * self.recovery.used)
                     continue
-                text = self.tr(
-                    "模型出错了，这次没能完成，请稍后再试。",
-                    "The model failed, so this was not finished; please try again later.",
-                )
+                text = user_message_of(exc, self.language)
                 self.progress("done", {"status": "error", "text": text})
                 return Outcome(
                     "error", text, code=exc.code, detail=f"{exc.code}: {exc.message}"
@@ -368,6 +366,7 @@ class AgentLoop:
             conversation=Conversation(model_messages=prefix),
             system_prompt=self.system_prompt,
             tr=self.tr,
+            language=self.language,
             session_id=self.session_id,
             settings=LoopSettings(
                 max_turns=self.settings.sub_agent_turns,

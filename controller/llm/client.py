@@ -380,7 +380,11 @@ class LLMClient:
                         f"{attempt + 1} attempt(s)"
                     )
                 elif isinstance(exc, openai.APIConnectionError):
-                    failure = LLMError(f"{self.base_url} unreachable: {_brief(exc)}")
+                    failure = LLMError(
+                        f"{self.base_url} unreachable: {_brief(exc)}",
+                        variant="unreachable",
+                        placeholders={"url": self.base_url},
+                    )
                 else:
                     failure = LLMError(f"{self.base_url} failed: {_brief(exc)}")
                 raise self._failed(failure) from exc

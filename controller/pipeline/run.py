@@ -234,17 +234,10 @@ class Pipeline:
         turn: Turn,
         client_id: str | None = None,
     ) -> None:
-        failed = [d for d in task.depends_on if by_id[d].status == "error"]
+        failed = [d for d in task.depends_on if by_id[d].status in ("error", "skipped")]
         if failed:
-            task.status = "error"
-            task.result = AppReply.error(
-                "dependency_failed",
-                user_message(
-                    "dependency_failed",
-                    self._contexts.language(turn),
-                    tasks=", ".join(failed),
-                ),
-            )
+            # the failure it waited for is what the user reads; this one is not shown
+            task.status = "skipped"
             self._finish_task(turn, task, client_id)
             return
         task.status = "running"

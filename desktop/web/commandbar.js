@@ -43,6 +43,7 @@ export function createCommandBar({ views, toast }) {
     for (const rawTask of tasks) {
       const task = asObject(rawTask);
       if (typeof task.app_id !== "string" || !task.app_id) continue;
+      if (task.status === "skipped") continue; // not run: the failure it waited for says why
       const reply = task.result
         ? task.result
         : errorReply({ code: "no_result", message: tr(`任务 ${asText(task.task_id)} 没有结果（${asText(task.status)}）`, `Task ${asText(task.task_id)} has no result (${asText(task.status)})`) });

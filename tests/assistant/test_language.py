@@ -104,8 +104,8 @@ def test_an_answer_the_history_and_clearing_in_english() -> None:
 def test_a_model_that_fails_is_said_plainly_with_the_reason_folded_away() -> None:
     failing = Model(LLMUnauthorized("HTTP 401 from https://api.example/v1: bad key"))
     for context, plain in (
-        (EN, "The model failed, so this was not finished; please try again later."),
-        (ZH, "模型出错了，这次没能完成，请稍后再试。"),
+        (EN, "The language model refused access: check the API key in Settings."),
+        (ZH, "语言模型拒绝了访问：请在设置中检查 API 密钥。"),
     ):
         reply = AssistantFlows(Agent(failing)).handle("do it", {**context, "cwd_state": {}})
         assert reply["status"] == "error" and "notice" not in reply
