@@ -36,6 +36,7 @@ __all__ = [
     "ConfirmData",
     "ConfirmStep",
     "DashboardData",
+    "EndAction",
     "ErrorData",
     "FormData",
     "FormInput",
@@ -144,6 +145,13 @@ class FormData(TypedDict, total=False):
 MediaType = Literal["audio", "video"]
 
 
+class EndAction(TypedDict, total=False):
+    """What a player sends its app when playback ends, as a click of a button would."""
+
+    action_id: Required[str]
+    params: dict[str, Any]
+
+
 class MediaData(TypedDict, total=False):
     """`media`: a player for `url` (an http(s) URL or a path in the app's workspace)."""
 
@@ -152,6 +160,7 @@ class MediaData(TypedDict, total=False):
     title: str
     artist: str
     autoplay: bool
+    on_end: EndAction  # sent to the app once when playback reaches the end
 
 
 class ImageData(TypedDict, total=False):

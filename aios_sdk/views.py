@@ -39,6 +39,7 @@ from aios_protocol.views import (
     Choice,
     CodeData,
     DashboardData,
+    EndAction,
     ErrorData,
     FormData,
     FormInput,
@@ -244,9 +245,12 @@ def media_reply(
     kind: MediaType = "audio",
     artist: str | None = None,
     autoplay: bool = False,
+    on_end: EndAction | None = None,
     **options: Unpack[ReplyOptions],
 ) -> dict[str, Any]:
-    """A `media` view: a player for `url` (http(s), or a path in the workspace)."""
+    """A `media` view: a player for `url` (http(s), or a path in the workspace).
+    `on_end` ({action_id, params}) reaches the app, as a button's click would, when
+    playback ends, so the app can say what comes next."""
     data: MediaData = {"url": url, "type": kind}
     if title is not None:
         data["title"] = title
@@ -254,6 +258,8 @@ def media_reply(
         data["artist"] = artist
     if autoplay:
         data["autoplay"] = True
+    if on_end is not None:
+        data["on_end"] = on_end
     return reply("media", data, **options)
 
 

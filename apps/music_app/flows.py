@@ -160,6 +160,15 @@ class MusicFlows(Flows):
         index = int(turn.params.get("index") or 0)
         return self.play_recent(index, turn)
 
+    @action("ended")
+    def on_ended(self, turn: Turn) -> dict[str, Any]:
+        """The player reached the end of the song: it plays no more, and says so."""
+        song = song_from_dict(turn.params) or song_from_dict(turn.state.get("now_playing"))
+        if song is None:
+            return not_playing(turn)
+        message = turn.tr(f"播放结束：{song.display}", f"Finished: {song.display}")
+        return media_view(turn, song, message, playing=False, ended=True)
+
     @action("pause", "resume")
     def on_pause(self, turn: Turn) -> dict[str, Any]:
         song = song_from_dict(turn.params) or song_from_dict(turn.state.get("now_playing"))

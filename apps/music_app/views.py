@@ -132,6 +132,7 @@ def media_view(
     message: str,
     *,
     playing: bool = True,
+    ended: bool = False,
     state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The player: a `media` view of `song` with 暂停/继续, 上一首, 下一首 (and 下载)."""
@@ -139,7 +140,11 @@ def media_view(
     actions = [
         button(turn.tr("暂停", "Pause"), "pause", **song.to_dict())
         if playing
-        else button(turn.tr("继续", "Resume"), "resume", **song.to_dict()),
+        else button(
+            turn.tr("再听一遍", "Play again") if ended else turn.tr("继续", "Resume"),
+            "resume",
+            **song.to_dict(),
+        ),
         button(turn.tr("上一首", "Previous"), "prev", **where),
         button(turn.tr("下一首", "Next"), "next", **where),
     ]
@@ -161,6 +166,7 @@ def media_view(
         kind="audio",
         artist=song.artist,
         autoplay=playing,
+        on_end={"action_id": "ended", "params": song.to_dict()} if playing else None,
         actions=actions,
         message=message,
         state=state,

@@ -181,7 +181,10 @@ export class AppViews {
     adoptSession(reply);
     releaseFloating(win.node.id);
     clear(win.content);
-    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply });
+    const send = (payload) => {
+      if (this.windows.get(win.appId) === win) this.sendAction(win.appId, payload);
+    };
+    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply, send });
     const taken = new Set();
     const controls = asArray(reply.actions).map((action) =>
       buildAction(action, {

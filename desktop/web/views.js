@@ -206,6 +206,13 @@ function renderMedia(data, ctx) {
   const player = el(kind, { className: `v-${kind}`, controls: true, preload: "metadata" });
   if (src) player.src = src;
   if (data.autoplay) player.autoplay = true;
+  // the end of playback goes to the app as its `on_end` click, once: it answers what
+  // comes next (a player that ended must not still say it is playing)
+  const onEnd = asObject(data.on_end);
+  if (onEnd.action_id && typeof ctx.send === "function") {
+    const click = { action_id: asText(onEnd.action_id), type: "button", params: asObject(onEnd.params) };
+    player.addEventListener("ended", () => ctx.send(click), { once: true });
+  }
   return el(
     "div",
     { className: "v-media" },
