@@ -31,7 +31,7 @@ import re
 import secrets
 import threading
 import time
-from collections import ChainMap
+from collections import ChainMap, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -489,16 +489,22 @@ class SessionStore:
     serves a change made apart from a turn, such as the background summary. A
     session's journal starts with a snapshot on this store's first save of it (which
     also replaces a line a crash cut short), so a restart continues every file
-    correctly.
+    correctly. At most `kept` sessions stay in memory: the one used longest ago with
+    no request running in it leaves memory (its file stays; it is read again when it
+    is next used), so memory does not grow with the number of conversations.
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, kept: int = 256):
         self._folder = Path(folder)
-        self._sessions: dict[str, Session] = {}
+        self._kept = kept
+        # in the order they were last used, the latest last
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         # per session: what was last written to its file
         self._journals: dict[str, _Journal] = {}
+        # per session: requests running in it now (such a session stays in memory)
+        self._running: dict[str, int] = {}
 
     def _path(self, session_id: str) -> Path:
         return self._folder / f"{session_id}.json"
@@ -525,16 +531,47 @@ class SessionStore:
             if session is None:
                 session = self._load(session_id) or Session(session_id=session_id)
                 self._sessions[session_id] = session
+                self._leave_memory()
+            self._sessions.move_to_end(session_id)
             return session
 
     def get(self, session_id: str) -> Session | None:
         if not SESSION_ID_PATTERN.match(session_id or ""):
             return None
         with self._guard:
-            session = self._sessions.get(session_id) or self._load(session_id)
-            if session is not None:
+            session = self._sessions.get(session_id)
+            if session is None:
+                session = self._load(session_id)
+                if session is None:
+                    return None
                 self._sessions[session_id] = session
+                self._leave_memory()
+            self._sessions.move_to_end(session_id)
             return session
+
+    def in_memory(self) -> int:
+        """How many sessions are held in memory now."""
+        with self._guard:
+            return len(self._sessions)
+
+    def _leave_memory(self) -> None:
+        """Over `kept`: the sessions used longest ago, with no request running in them
+        and their lock free, leave memory (with their lock and journal state)."""
+        excess = len(self._sessions) - self._kept
+        for sid in list(self._sessions):
+            if excess <= 0:
+                return
+            if self._running.get(sid):
+                continue
+            lock = self._locks.get(sid)
+            if lock is not None:
+                if not lock.acquire(blocking=False):
+                    continue  # a change is being written now
+                lock.release()
+            del self._sessions[sid]
+            self._locks.pop(sid, None)
+            self._journals.pop(sid, None)
+            excess -= 1
 
     def _load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
@@ -562,11 +599,20 @@ class SessionStore:
         under the session's lock, taken this once; a block that raises changes
         nothing. A full disk raises `StorageFull` then, the changes kept in memory.
         """
-        turn = Turn(self.get_or_create(session_id))
-        yield turn
-        with self.lock(turn.session_id):
-            turn._apply()
-            self._write(turn.session)
+        with self._guard:  # kept in memory while the request runs
+            sid = session_id or new_session_id()
+            self._running[sid] = self._running.get(sid, 0) + 1
+        try:
+            turn = Turn(self.get_or_create(sid))
+            yield turn
+            with self.lock(turn.session_id):
+                turn._apply()
+                self._write(turn.session)
+        finally:
+            with self._guard:
+                left = self._running.pop(sid) - 1
+                if left:
+                    self._running[sid] = left
 
     def save(self, session: Session) -> None:
         """Write what changed since the last save: usually one appended line.

@@ -47,6 +47,9 @@ _SETTLED_NS = 50_000_000
 _listings: dict[str, tuple[int, list[str]]] = {}
 _listings_lock = threading.Lock()
 
+# how many sessions' history summaries are kept for reuse
+SUMMARIES_KEPT = 256
+
 
 def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
     """Sorted top-level names in the workspace, hidden ones left out, at most `limit`.
@@ -128,7 +131,8 @@ class ContextBuilder:
         self.summarise = summarise
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
-        # per session: (history length, its last turn, LLM summary) → the summary
+        # per session: (history length, its last turn, LLM summary) → the summary,
+        # for the SUMMARIES_KEPT sessions summarised last
         self._summaries: dict[str, tuple[tuple[int, Any, Any], str]] = {}
 
     def language(self, session: SessionView | None) -> Language:
@@ -173,7 +177,10 @@ class ContextBuilder:
             return hit[1]
         text = self.summarise(session)
         with self._lock:
-            self._summaries[session.session_id] = (key, text)
+            self._summaries.pop(session.session_id, None)
+            self._summaries[session.session_id] = (key, text)  # the latest last
+            while len(self._summaries) > SUMMARIES_KEPT:  # the oldest go
+                del self._summaries[next(iter(self._summaries))]
         return text
 
     def invalidate(self, app_id: str | None = None) -> None:

@@ -225,3 +225,30 @@ def test_other_requests_of_the_session_go_on_while_an_app_works(tmp_path: Path) 
     assert session is not None
     assert [t["kind"] for t in session.history] == ["open", "instruction"]
     assert journal_lines(tmp_path / "sessions", sid) == 2
+
+
+def test_sessions_leave_memory_when_many_and_come_back_from_disk(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, kept=4)
+    for n in range(20):  # each instruction of a soak opens a new conversation
+        with store.turn(f"sess_many{n}") as turn:
+            turn.add_turn("instruction", f"hello {n}")
+    assert store.in_memory() <= 4
+    again = store.get("sess_many0")  # read again from its file, nothing lost
+    assert again is not None
+    assert [t["text"] for t in again.history] == ["hello 0"]
+    with store.turn("sess_many0") as turn:
+        turn.add_turn("instruction", "and again")
+    reread = SessionStore(tmp_path).get("sess_many0")
+    assert reread is not None
+    assert [t["text"] for t in reread.history] == ["hello 0", "and again"]
+
+
+def test_a_session_with_a_request_running_stays_in_memory(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, kept=1)
+    with store.turn("sess_busy") as busy:
+        for n in range(5):
+            with store.turn(f"sess_other{n}") as turn:
+                turn.add_turn("instruction", "x")
+        assert store.get_or_create("sess_busy") is busy.session  # the same object
+        busy.add_turn("instruction", "still here")
+    assert [t["text"] for t in store.get("sess_busy").history] == ["still here"]
