@@ -158,7 +158,7 @@ class RunningSystem:
             [
                 sys.executable,
                 "-m",
-                "controller",
+                "aios",
                 "start",
                 "--headless",
                 "--ports",
