@@ -193,11 +193,14 @@ class CodeData(TypedDict, total=False):
 
 
 class Widget(TypedDict, total=False):
-    """One part of a dashboard: a view of its own, `data` in the shape of its `type`."""
+    """One part of a dashboard: a view of its own, `data` in the shape of its `type`.
+    A `folded` widget shows its title only until it is opened (a long help text
+    below the answer)."""
 
     type: Required[str]
     data: Required[dict[str, Any]]
     title: str
+    folded: bool
 
 
 class DashboardData(TypedDict, total=False):

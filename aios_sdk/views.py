@@ -312,13 +312,18 @@ def code_reply(
     return reply("code", data, **options)
 
 
-def widget(view: Mapping[str, Any], title: str | None = None) -> Widget:
+def widget(
+    view: Mapping[str, Any], title: str | None = None, *, folded: bool = False
+) -> Widget:
     """A dashboard widget showing `view`, a reply another builder made (its
     `view_type` and `data`; its actions and message are not used):
-    `widget(text_reply("42%"), title="CPU")`."""
+    `widget(text_reply("42%"), title="CPU")`. A `folded` widget shows only its
+    title until the user opens it."""
     part: Widget = {"type": str(view["view_type"]), "data": dict(view.get("data") or {})}
     if title is not None:
         part["title"] = title
+    if folded:
+        part["folded"] = True
     return part
 
 

@@ -14,7 +14,7 @@ def main():
         epilog="""
 参数说明:
   -v, --value    要转换的温度数值
-  -t, --to       目标单位: f 转成华氏度 (默认), c 转成摄氏度
+  -t, --to       目标单位: f 转成华氏/Fahrenheit (默认), c 转成摄氏/Celsius
 
 使用示例:
   temp_convert -v 30            # 30 摄氏度是多少华氏度

@@ -6,8 +6,11 @@ an empty keyword). "重新加载技能" / "reload skills" calls `reload_skills`;
 `install_skill` step — the controller asks the user first — and shows the outcome.
 Anything else is a request for a skill: the best `search_skills` match for the
 instruction. An executable skill is shown with a form built from its `--help`
-(`helpform`); with a model configured its arguments are filled by the model in one
-round and it runs at once (`run_command`), the form still shown to run it again.
+(`helpform`). When the instruction's words fill that form without doubt
+(`autofill`: the one number said into the one numeric option, the choice named) it
+runs at once (`run_command`, as 运行 does) and its answer comes first; else, with a
+model configured, the model fills the arguments in one round and it runs; else the
+form is shown filled as far as the words go, saying what is left to fill in.
 A Markdown or SKILL.md skill is shown with its steps; with a model the steps are
 planned with the atomic tools (narrowed to a SKILL.md's `allowed-tools`) and their
 results shown. Without a model nothing here fails: the form and the steps are there.
@@ -26,6 +29,7 @@ from aios_sdk.errors import AiosError, ToolFailed
 from aios_sdk.protocol import ATOMIC_TOOLS
 from aios_sdk.views import error_reply, text_reply
 
+from .autofill import Filling, fill_from_words
 from .helpform import build_argv, form_fields, parse_help
 from .views import output_text, skill_view, skills_window
 
@@ -38,6 +42,7 @@ _LIST = re.compile(
 _RELOAD = re.compile(r"(重新加载|重载|刷新).*技能|技能.*(重新加载|重载|刷新)|reload", re.I)
 _INSTALL = re.compile(r"安装|install", re.I)
 _PATHLIKE = re.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]+|[\w.-]+/[\w./-]*")
+_SAID_AT_MOST = 200  # characters of a run's first line said as its message
 _FILL_SYSTEM = (
     "You fill in the command line of a command-line skill. Read its --help and the "
     'user\'s request and answer JSON {"args": ["--option", "value", ...]} with the '
@@ -99,20 +104,22 @@ class SkillsFlows(Flows):
         return self.use(found[0], said, turn)
 
     def use(self, skill: Mapping[str, Any], said: str, turn: Turn) -> dict[str, Any]:
-        """Show `skill` for `said`; with a model, run it (or plan its steps) at once."""
+        """Show `skill` for `said`: run it at once when `said` fills its form without
+        doubt (`autofill`) or, that failing, when a model fills it; else show the
+        form filled as far as it is clear. A Markdown skill's steps are planned
+        with a model, else shown."""
         name = skill["name"]
         if skill["kind"] == "executable":
-            fields = form_fields(skill.get("content", ""), turn)
+            help_text = skill.get("content", "")
+            filling = fill_from_words(help_text, said)
+            fields = _kept(form_fields(help_text, turn), filling.values)
+            if filling.complete:
+                argv = build_argv(name, parse_help(help_text), filling.values)
+                return self.run_and_show(skill, argv, fields, turn)
             if not self.llm_available():
                 return skill_view(
-                    skill,
-                    fields,
-                    turn,
-                    note=turn.tr(
-                        f"找到技能「{name}」：填好参数后点运行",
-                        f"Found the skill “{name}”: fill in its fields and press Run",
-                    ),
-                )
+                    skill, fields, turn, note=_asking(name, filling, turn), notice="info"
+                )  # a question, not a result
             try:
                 args = self.fill(skill, said)
             except AiosError as exc:
@@ -322,16 +329,35 @@ class SkillsFlows(Flows):
             )
         ok = result.get("returncode") == 0
         code = result.get("returncode")
+        lines = [line.strip() for line in str(result.get("stdout") or "").splitlines()]
+        answer = next((line for line in lines if line), "")
+        if not ok:
+            note = turn.tr(f"运行结束，退出码 {code}", f"Finished with exit code {code}")
+        else:  # what is said is the answer: its first line
+            note = answer[:_SAID_AT_MOST] or turn.tr("运行完成", "Done")
         return skill_view(
             skill,
             _kept(fields, values),
             turn,
             output=output_text(result, turn),
-            note=turn.tr("运行完成", "Done")
-            if ok
-            else turn.tr(f"运行结束，退出码 {code}", f"Finished with exit code {code}"),
+            note=note,
             notice=None if ok else "warning",
         )
+
+
+def _asking(name: str, filling: Filling, turn: Turn) -> str:
+    """What to fill in before 运行, when the instruction did not say it all."""
+    if filling.left:
+        flags = [item.shown for item in filling.left]
+        return turn.tr(
+            f"找到技能「{name}」：请填写 {'、'.join(flags)} 后点运行",
+            f"Found the skill “{name}”: fill in {', '.join(flags)} and press Run",
+        )
+    numbers = ", ".join(f"{n:g}" for n in filling.unused)
+    return turn.tr(
+        f"找到技能「{name}」：它没有可以填入 {numbers} 的参数，请检查后点运行",
+        f"Found the skill “{name}”: it has no option for {numbers}; check it and press Run",
+    )
 
 
 def _gone(turn: Turn) -> str:

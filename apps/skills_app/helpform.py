@@ -22,7 +22,7 @@ from typing import Any
 
 from aios_sdk import Turn
 
-__all__ = ["HelpField", "build_argv", "form_fields", "parse_help"]
+__all__ = ["HelpField", "as_number", "build_argv", "form_fields", "parse_help"]
 
 # the option part ends where two spaces (or the line) end it
 _OPTION_LINE = re.compile(
@@ -67,8 +67,8 @@ class HelpField:
             found["value"] = (
                 self.default if self.default in self.choices else self.choices[0]
             )
-        elif self.default is not None and _number(self.default) is not None:
-            found.update(type="number", value=_number(self.default))
+        elif self.default is not None and as_number(self.default) is not None:
+            found.update(type="number", value=as_number(self.default))
         else:
             found["type"] = "text"
             if self.default is not None:
@@ -80,7 +80,8 @@ class HelpField:
         return found
 
 
-def _number(text: str) -> float | int | None:
+def as_number(text: str) -> float | int | None:
+    """`text` as a number (`"10"` → 10, `"0.5"` → 0.5), None when it is none."""
     try:
         value = float(text)
     except ValueError:

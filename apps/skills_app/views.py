@@ -4,8 +4,8 @@ Built with `aios_sdk.views`, every label in the user's language (`turn.tr`). The
 window is a table (name, kind, source, summary; a broken skill's summary is its
 error) with an 打开 button in each row (`show`, params `name`), an input to install
 a file of the workspace (`install`) and 重新加载 (`reload`). A skill is a dashboard:
-its summary, its help text or steps, the last output; an executable one has a 运行
-form (`run`) whose fields come from its `--help`.
+the last output first, its summary, its help text (folded) or steps; an executable
+one has a 运行 form (`run`) whose fields come from its `--help`.
 """
 
 from __future__ import annotations
@@ -106,10 +106,23 @@ def skills_window(
     )
 
 
+def _exit_meaning(code: int, turn: Turn) -> str:
+    """What an exit code means by the skills' format, in the user's language."""
+    if code == 0:
+        return turn.tr("成功", "success")
+    if code == 1:
+        return turn.tr("参数错误或执行失败", "bad arguments or a general failure")
+    if code < 0:
+        return turn.tr(f"被信号 {-code} 终止", f"killed by signal {-code}")
+    return turn.tr(f"技能自己的错误码 {code}", f"the skill's own error code {code}")
+
+
 def output_text(result: Mapping[str, Any], turn: Turn) -> str:
-    """A run's answer as text: the exit code and its meaning, stdout, stderr."""
-    code, meaning = result.get("returncode"), result.get("meaning", "")
-    parts = [turn.tr(f"退出码 {code}（{meaning}）", f"Exit code {code} ({meaning})")]
+    """A run's answer as text: stdout first, then stderr, then the exit code and its
+    meaning (left out when the run succeeded and said something)."""
+    code = result.get("returncode")
+    meaning = _exit_meaning(code, turn) if isinstance(code, int) else result.get("meaning")
+    parts = []
     if result.get("stdout"):
         parts.append(str(result["stdout"]).rstrip("\n"))
     if result.get("stderr"):
@@ -117,6 +130,10 @@ def output_text(result: Mapping[str, Any], turn: Turn) -> str:
     if result.get("truncated"):
         parts.append(
             turn.tr("…（输出过长，已截断）", "… (the output was too long and was cut)")
+        )
+    if code != 0 or not parts:
+        parts.append(
+            turn.tr(f"退出码 {code}（{meaning}）", f"Exit code {code} ({meaning})")
         )
     return "\n".join(parts)
 
@@ -131,19 +148,25 @@ def skill_view(
     notice: str | None = None,
     detail: str | None = None,
 ) -> dict[str, Any]:
-    """One skill: what it does, its help or steps, the last output, its run form."""
+    """One skill: the last output first, what it does, its help (folded: the form's
+    labels carry each option's help) or its steps, and its run form."""
     name = str(skill["name"])
     kind = _kind_name(skill.get("kind", ""), turn)
     source = _source_name(skill.get("source", ""), turn)
-    widgets = [
+    widgets = []
+    if output is not None:
+        widgets.append(widget(code_reply(output, "text"), turn.tr("输出", "Output")))
+    widgets += [
         widget(
             text_reply(str(skill.get("error") or skill.get("summary", ""))),
             f"{name} · {kind} · {source}",
         ),
-        widget(code_reply(str(skill.get("content", "")), "text"), _help_title(skill, turn)),
+        widget(
+            code_reply(str(skill.get("content", "")), "text"),
+            _help_title(skill, turn),
+            folded=skill.get("kind") == "executable",
+        ),
     ]
-    if output is not None:
-        widgets.append(widget(code_reply(output, "text"), turn.tr("输出", "Output")))
     actions: list[dict[str, Any]] = []
     if skill.get("kind") == "executable" and not skill.get("error"):
         actions.append(submit_form(turn.tr("运行", "Run"), "run", fields))

@@ -250,7 +250,7 @@ function renderCode(data) {
   const copy = el("button", {
     className: "v-code-copy",
     type: "button",
-    text: "复制",
+    text: tr("复制", "Copy"),
     on: { click: () => navigator.clipboard?.writeText(code).catch(() => {}) },
   });
   return el(
@@ -262,7 +262,10 @@ function renderCode(data) {
   );
 }
 
-/** Each widget {type, title, data} is rendered by the same table as the view it is. */
+/**
+ * Each widget {type, title, data} is rendered by the same table as the view it is;
+ * a `folded` one is a disclosure showing its title until it is opened.
+ */
 function renderDashboard(data, ctx) {
   return el(
     "div",
@@ -275,11 +278,22 @@ function renderDashboard(data, ctx) {
         const widget = asObject(raw);
         const type = asText(widget.type);
         const inner = asObject(widget.data);
+        const view = type === "dashboard" ? renderUnknown(type, inner) : renderView(type, inner, ctx);
+        const titled = widget.title !== undefined && widget.title !== null;
+        if (widget.folded) {
+          const title = titled ? asText(widget.title) : tr("详情", "Details");
+          return el(
+            "details",
+            { className: "v-widget v-widget-folded", dataset: { widgetType: type } },
+            el("summary", { className: "v-widget-title", text: title }),
+            view,
+          );
+        }
         return el(
           "section",
           { className: "v-widget", dataset: { widgetType: type } },
-          widget.title !== undefined ? el("h4", { className: "v-widget-title", text: asText(widget.title) }) : null,
-          type === "dashboard" ? renderUnknown(type, inner) : renderView(type, inner, ctx),
+          titled ? el("h4", { className: "v-widget-title", text: asText(widget.title) }) : null,
+          view,
         );
       }),
     ),

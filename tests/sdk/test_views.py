@@ -127,6 +127,9 @@ def test_a_widget_is_the_view_a_builder_made() -> None:
         "data": {"code": "x = 1", "language": "python"},
         "title": "代码",
     }
+    folded = views.widget(views.code_reply("usage: x"), "帮助", folded=True)
+    assert folded["folded"] is True
+    assert read_view_data("dashboard", {"widgets": [folded]})["widgets"] == [folded]
 
 
 def test_data_without_its_shape_is_refused_naming_the_key() -> None:

@@ -86,36 +86,70 @@ def test_the_window_lists_every_skill_with_kind_source_and_summary(
     assert "已重新加载" in app.handle("重新加载技能", {})["message"]
 
 
-def test_an_instruction_finds_the_skill_shows_its_form_and_runs_it(
+def test_an_instruction_that_says_it_all_runs_the_skill_and_answers_first(
     skills_harness: Harness,
 ) -> None:
+    """Issue 27 item 6: the one number said fills --value, 华氏 names --to f; the
+    skill runs as 运行 runs it, the answer first, the help folded, the form kept."""
     app, agent = flows(skills_harness)
     reply = app.handle("把30摄氏度换算成华氏度", {})
     assert reply["view_type"] == "dashboard" and reply["state"] == {"skill": "temp_convert"}
+    assert reply["message"] == "30 °C = 86.0 °F" and "notice" not in reply
+    output, about, help_ = reply["data"]["widgets"]
+    assert output["title"] == "输出" and output["data"]["code"] == "30 °C = 86.0 °F"
+    assert about["title"] == "temp_convert · 可执行 · 共享" and "folded" not in about
+    assert help_["title"] == "说明 (--help)" and help_["folded"] is True
+    assert "--value" in help_["data"]["code"]
+    assert agent.calls == [
+        ("search_skills", {"keyword": "把30摄氏度换算成华氏度"}),
+        ("run_command", {"command": ["temp_convert", "--value", "30", "--to", "f"]}),
+    ]
     (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
-    assert [f["name"] for f in run["fields"]] == ["value", "to"]
-    assert "--value" in widget(reply, "说明 (--help)")["data"]["code"]
-    # the user fills the form and presses 运行
+    assert {f["name"]: f["value"] for f in run["fields"]} == {"value": 30, "to": "f"}
+    # the user changes the form and presses 运行: the same answer first
     ran = app.handle(
         None,
         {"cwd_state": reply["state"]},
-        {"action_id": "run", "form_values": {"value": 30, "to": "f"}},
+        {"action_id": "run", "form_values": {"value": 100, "to": "f"}},
     )
-    assert "30 °C = 86.0 °F" in widget(ran, "输出")["data"]["code"]
-    assert (
-        "run_command",
-        {"command": ["temp_convert", "--value", "30", "--to", "f"]},
-    ) in agent.calls
-    assert ran["message"] == "运行完成"
+    assert ran["message"] == "100 °C = 212.0 °F"
+    assert ran["data"]["widgets"][0] == {
+        **output,
+        "data": {**output["data"], "code": ran["message"]},
+    }
     failed_run = app.handle(
         None,
         {"cwd_state": reply["state"]},
         {"action_id": "run", "form_values": {"value": -900, "to": "f"}},
     )
     assert (
-        failed_run["notice"] == "warning"
-        and "退出码 1" in widget(failed_run, "输出")["data"]["code"]
+        failed_run["notice"] == "warning" and failed_run["message"] == "运行结束，退出码 1"
     )
+    assert widget(failed_run, "输出")["data"]["code"].endswith(
+        "退出码 1（参数错误或执行失败）"
+    )
+
+
+def test_an_instruction_that_leaves_doubt_shows_the_form_and_runs_nothing(
+    skills_harness: Harness,
+) -> None:
+    app, agent = flows(skills_harness)
+    for said, left in (
+        ("把30或40摄氏度换算成华氏度", "-v / --value"),  # which number?
+        ("把摄氏度换算成华氏度", "-v / --value"),  # no number
+        ("30摄氏度换算", "-t / --to"),  # to what?
+    ):
+        agent.calls.clear()
+        reply = app.handle(said, {})
+        assert reply["message"] == f"找到技能「temp_convert」：请填写 {left} 后点运行"
+        assert reply["notice"] == "info"  # a question, not a result
+        assert [c[0] for c in agent.calls] == ["search_skills"]  # nothing ran
+        assert [w["title"] for w in reply["data"]["widgets"]] == [
+            "temp_convert · 可执行 · 共享",
+            "说明 (--help)",
+        ]
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert {f["name"]: f.get("value") for f in run["fields"]} == {"value": 30, "to": "f"}
 
 
 def test_with_a_model_the_arguments_are_filled_and_it_runs_in_one_round(
@@ -123,7 +157,7 @@ def test_with_a_model_the_arguments_are_filled_and_it_runs_in_one_round(
 ) -> None:
     model = ModelDouble(args=["-v", "98.6", "-t", "c"])
     app, agent = flows(skills_harness, model)
-    reply = app.handle("98.6华氏度是多少摄氏度", {})
+    reply = app.handle("华氏九十八点六度是多少摄氏度", {})  # no digits: the model reads it
     assert "98.6 °F = 37.0 °C" in widget(reply, "输出")["data"]["code"]
     assert len(model.asked) == 1 and "--value" in model.asked[0]
     assert [c[0] for c in agent.calls].count("run_command") == 1
@@ -227,11 +261,11 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     assert install["placeholder"] == "e.g. my_skill.py"
     assert window["message"].endswith(" skills")
     # the form of an executable skill: labels, the run button, the widgets' titles
-    shown = app.handle("convert 30 celsius to fahrenheit with temp_convert", EN)
+    shown = app.handle("convert celsius to fahrenheit with temp_convert", EN)
     assert shown["data"]["title"] == "Skill “temp_convert”"
     assert (
         shown["message"]
-        == "Found the skill “temp_convert”: fill in its fields and press Run"
+        == "Found the skill “temp_convert”: fill in -v / --value and press Run"
     )
     (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
     assert run["label"] == "Run"
@@ -246,8 +280,10 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
         {"cwd_state": shown["state"], **EN},
         {"action_id": "run", "form_values": {"value": 30, "to": "f"}},
     )
-    assert ran["message"] == "Done" and "notice" not in ran
-    assert widget(ran, "Output")["data"]["code"].startswith("Exit code 0 (")
+    assert ran["message"] == "30 °C = 86.0 °F" and "notice" not in ran
+    assert [w["title"] for w in ran["data"]["widgets"]][0] == "Output"
+    said = app.handle("convert 86 fahrenheit to celsius", EN)  # runs at once
+    assert said["message"] == "86 °F = 30.0 °C"
     failed_run = app.handle(
         None,
         {"cwd_state": shown["state"], **EN},
@@ -295,7 +331,7 @@ def test_a_model_that_fails_is_a_warning_with_the_reason_folded_away(
         (EN, "The model could not fill in the fields; fill them in and press Run"),
         ({"language": "zh-CN"}, "模型没能填好参数，请手动填写后运行"),
     ):
-        reply = app.handle("把30摄氏度换算成华氏度", context)
+        reply = app.handle("把三十摄氏度换算成华氏度", context)
         assert reply["status"] == "ok" and reply["notice"] == "warning"
         assert reply["message"] == plain
         assert reply["detail"] == "llm_bad_reply: the model answered no argument list"

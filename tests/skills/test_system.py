@@ -15,10 +15,12 @@ import pytest
 
 from controller.api.tools import LISTING_TTL
 from tests.controller.system import RunningSystem, copy_shipped_apps, launch
+from tests.procs import ROOT
 from tests.security.conftest import open_desktop, say_in_desktop
 from tests.skills.conftest import PY_SKILL, wait_for, write_skill
 
 pytestmark = pytest.mark.slow
+SHOTS = ROOT / "test-artifacts" / "skills"
 SKILLS_TOOLS = {"search_skills", "run_command", "install_skill", "reload_skills"}
 
 
@@ -73,6 +75,25 @@ def test_an_instruction_no_app_claims_goes_to_the_matching_skill(system) -> None
     (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
     assert [f["name"] for f in run["fields"]] == ["value", "to"]
     assert system.say("帮我订一张去北京的机票")["tasks"] == []  # no app and no skill
+
+
+def test_a_skill_instruction_is_answered_first(system) -> None:
+    """Issue 27 item 6: the number said fills the one numeric option, 华氏 names
+    `--to f`, the skill runs and its answer (30 °C = 86 °F) comes first."""
+    (task,) = system.say("把30摄氏度换算成华氏度")["tasks"]
+    assert task["app_id"] == "skills_app" and task["status"] == "done", task
+    reply = task["result"]
+    assert reply["message"] == "30 °C = 86.0 °F"
+    first, *rest = reply["data"]["widgets"]
+    assert first["data"]["code"].startswith("30 °C = 86.0 °F")
+    assert [w.get("folded", False) for w in rest] == [False, True]  # the help folded
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert {f["name"]: f.get("value") for f in run["fields"]} == {"value": 30, "to": "f"}
+    # two numbers: which one is meant is not clear, so nothing runs
+    (task,) = system.say("把30或40摄氏度换算成华氏度")["tasks"]
+    reply = task["result"]
+    assert reply["message"] == "找到技能「temp_convert」：请填写 -v / --value 后点运行"
+    assert all(w["title"] != "输出" for w in reply["data"]["widgets"])
 
 
 def _confirm(system: RunningSystem, text: str) -> dict:
@@ -149,13 +170,77 @@ def test_the_skills_window_lists_every_skill_and_runs_one(browser, system) -> No
         window.locator("input[name=value]").wait_for()
         window.locator("input[name=value]").fill("100")
         window.get_by_role("button", name="运行", exact=True).click()  # not 在沙箱中运行
-        window.get_by_text("100 °C = 212.0 °F").wait_for()
+        window.locator(".v-widget").first.get_by_text("100 °C = 212.0 °F").wait_for()
         window.get_by_role("button", name="返回列表").click()
         window.get_by_role("button", name="重新加载").click()
         window.locator("tr", has_text="text_stats").wait_for()
         assert desktop.errors == []
     finally:
         page.context.close()
+
+
+ANSWERS = {
+    "zh-CN": (
+        "把30摄氏度换算成华氏度",
+        "说明 (--help)",
+        "把30或40摄氏度换算成华氏度",
+        "找到技能「temp_convert」：请填写 -v / --value 后点运行",
+    ),
+    "en-US": (
+        "convert 30 celsius to fahrenheit",
+        "Help (--help)",
+        "convert 30 or 40 celsius to fahrenheit",
+        "Found the skill “temp_convert”: fill in -v / --value and press Run",
+    ),
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("locale", list(ANSWERS))
+def test_a_skill_instruction_shows_its_answer_without_scrolling(
+    browser, system, locale: str
+) -> None:
+    """Issue 27 item 6 at 1280×800: the answer is at the top of the skills window,
+    inside what the window shows; the help is folded until it is clicked. Two
+    numbers: the form, saying what to fill in, and no output."""
+    said, help_title, unclear, asking = ANSWERS[locale]
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale)
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{system.url}/?token={system.token}")
+        page.wait_for_selector("#task_skills_app")
+        page.fill("#command_input", said)
+        page.press("#command_input", "Enter")
+        window = page.locator("#win_skills_app")
+        answer = window.locator(".v-widget").first.get_by_text("30 °C = 86.0 °F")
+        answer.wait_for()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"skill-answer-{locale}.png"))
+        main = window.locator(".win-main").bounding_box()
+        box = answer.bounding_box()
+        assert main and box
+        shown_to = min(main["y"] + main["height"], 800)
+        assert main["y"] <= box["y"] and box["y"] + box["height"] <= shown_to, (main, box)
+        scrolled = window.locator(".win-main").evaluate("n => n.scrollTop")
+        assert scrolled == 0
+        help_text = window.get_by_text("--value VALUE", exact=False)
+        assert not help_text.is_visible()  # folded
+        window.get_by_text(help_title).click()
+        help_text.first.wait_for(state="visible")
+        page.screenshot(path=str(SHOTS / f"skill-answer-{locale}-help-open.png"))
+        page.fill("#command_input", unclear)
+        page.press("#command_input", "Enter")
+        window.locator(".win-status", has_text=asking).wait_for()
+        assert window.locator("input[name=value]").input_value() == ""
+        assert window.locator("select[name=to]").input_value() == "f"
+        assert window.locator(".v-code", has_text="°F").count() == 0  # nothing ran
+        page.screenshot(path=str(SHOTS / f"skill-asks-{locale}.png"))
+        assert errors == []
+    finally:
+        context.close()
 
 
 @pytest.mark.browser

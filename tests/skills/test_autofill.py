@@ -1,0 +1,122 @@
+"""Issue 27 item 6: a skill's form filled from the instruction's words, offline, only
+where it is unambiguous (`apps/skills_app/autofill.py`). Pure logic over real
+`--help` texts: the example skill's own, and argparse's for made-up skills."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from apps.skills_app.autofill import choice_names, fill_from_words, numbers_said
+from tests.procs import ROOT
+
+
+@pytest.fixture(scope="module")
+def temp_help() -> str:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "skills" / "temp_convert.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def _help(*options: tuple[tuple[str, ...], dict]) -> str:
+    parser = argparse.ArgumentParser(prog="made_up")
+    for flags, kw in options:
+        parser.add_argument(*flags, **kw)
+    return parser.format_help()
+
+
+@pytest.mark.parametrize(
+    ("said", "values"),
+    [
+        ("把30摄氏度换算成华氏度", {"value": 30, "to": "f"}),
+        ("把30摄氏换成华氏", {"value": 30, "to": "f"}),
+        ("98.6华氏度是多少摄氏度", {"value": 98.6, "to": "c"}),
+        ("零下40摄氏度等于多少华氏度", {"value": -40, "to": "f"}),
+        ("convert 30 celsius to fahrenheit", {"value": 30, "to": "f"}),
+        ("convert 86 Fahrenheit to Celsius", {"value": 86, "to": "c"}),
+        ("how many celsius is -40 fahrenheit", {"value": -40, "to": "c"}),
+    ],
+)
+def test_one_number_and_a_named_target_fill_the_form_and_run(
+    temp_help: str, said: str, values: dict
+) -> None:
+    filling = fill_from_words(temp_help, said)
+    assert filling.values == values and filling.complete
+
+
+@pytest.mark.parametrize(
+    ("said", "values", "left"),
+    [
+        ("把30或40摄氏度换算成华氏度", {"to": "f"}, ["value"]),  # two numbers
+        ("把摄氏度换算成华氏度", {"to": "f"}, ["value"]),  # no number
+        ("30摄氏度", {"value": 30}, ["to"]),  # the unit it is in, not the one wanted
+        ("98.6华氏度和摄氏度", {"value": 98.6}, ["to"]),  # both named, neither the target
+    ],
+)
+def test_what_is_not_clear_is_left_for_the_user_and_nothing_runs(
+    temp_help: str, said: str, values: dict, left: list[str]
+) -> None:
+    filling = fill_from_words(temp_help, said)
+    assert filling.values == values
+    assert [item.name for item in filling.left] == left and not filling.complete
+
+
+def test_a_choice_is_named_by_the_words_the_help_gives_it(temp_help: str) -> None:
+    # "f 转成华氏/Fahrenheit (默认), c 转成摄氏/Celsius" — and nothing else in the help
+    assert choice_names(temp_help, "f") == ["华氏", "Fahrenheit"]
+    assert choice_names(temp_help, "c") == ["摄氏", "Celsius"]
+    text = _help((("--format",), {"choices": ["json", "csv"], "help": "json or csv"}))
+    assert choice_names(text, "csv") == ["csv"]  # a word of its own names itself
+    filling = fill_from_words(text, "export the list as CSV")
+    assert filling.values == {"format": "csv"} and filling.complete
+    assert not fill_from_words(text, "json or csv?").complete
+
+
+def test_numbers_are_digits_standing_alone() -> None:
+    assert numbers_said("把30摄氏度 mp3 v2 x86_64 1.2.3 temp-3") == [30]
+    assert numbers_said("零下5度, -7, −2.5, 负3, 30C") == [-5, -7, -2.5, -3, 30]
+
+
+def test_an_option_is_numeric_by_its_default_or_its_words() -> None:
+    text = _help(
+        (("-n", "--count"), {"type": int, "default": 3, "help": "how often (default: 3)"}),
+        (("--name",), {"help": "who"}),
+    )
+    filling = fill_from_words(text, "greet 5 times")
+    assert filling.values == {"count": 5} and filling.complete
+    named = _help((("-n", "--name"), {"help": "who"}))  # -n is no number
+    assert fill_from_words(named, "greet 5 times").unused == [5]
+    assert fill_from_words(text, "greet").values == {"count": 3}  # its default
+    two = _help(
+        (("--width",), {"type": int, "default": 1, "help": "(default: 1)"}),
+        (("--height",), {"type": int, "default": 1, "help": "(default: 1)"}),
+    )
+    assert [i.name for i in fill_from_words(two, "a 3 by 4 box").left] == [
+        "width",
+        "height",
+    ]
+    assert [i.name for i in fill_from_words(two, "a 3 box").left] == ["width", "height"]
+    assert fill_from_words(two, "a box").values == {"width": 1, "height": 1}
+
+
+def test_a_skill_that_cannot_take_what_was_said_does_not_run() -> None:
+    no_options = _help()
+    assert fill_from_words(no_options, "tonight's moon").complete
+    moon = fill_from_words(no_options, "the moon on the 3rd")
+    assert moon.unused == [3] and not moon.complete  # a number nothing takes
+    a_file = _help((("-f", "--file"), {"required": True, "help": "the file"}))
+    assert [i.name for i in fill_from_words(a_file, "count notes.txt").left] == ["file"]
+    flag = _help(
+        (("-n", "--number"), {"type": int, "required": True, "help": "a number"}),
+        (("--twice",), {"action": "store_true", "help": "say it twice"}),
+    )
+    assert fill_from_words(flag, "say 5").values == {"number": 5}
+    assert fill_from_words(flag, "say 5").complete
+    twice = fill_from_words(flag, "say 5 twice")  # on or off is the user's to say
+    assert [i.name for i in twice.left] == ["twice"] and not twice.complete
