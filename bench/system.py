@@ -244,7 +244,7 @@ class RunningSystem:
 def _process_label(proc: Any) -> str:
     """'controller', 'executor' or the app folder's name, for the memory breakdown."""
     args = proc.cmdline()
-    if "controller" in args and "start" in args:
+    if "aios" in args and "start" in args:
         return "controller"
     if "executor" in args:
         return "executor"
