@@ -153,6 +153,7 @@ ATOMIC_TOOLS: tuple[str, ...] = (
     "cache_get",
     "cache_set",
     "notify",
+    "system_info",
 )
 
 

@@ -17,12 +17,18 @@ __all__ = [
     "ATOMIC_SPECS",
     "CONTROLLER_SPECS",
     "PROCESS_TOOLS",
+    "SYSTEM_INFO_MAX_PROCESSES",
+    "SYSTEM_INFO_TOPICS",
     "atomic_specs",
     "declared_tools",
     "sql_writes",
 ]
 
 PROCESS_TOOLS = frozenset({"shell_exec", "process_start"})
+
+# what `system_info` answers about, and how many processes it lists at most
+SYSTEM_INFO_TOPICS = ("overview", "processes", "memory", "disk", "cpu")
+SYSTEM_INFO_MAX_PROCESSES = 500
 
 _TIMEOUT = {"type": "number", "description": "seconds; may lower the configured timeout"}
 _PATH = {"type": "string", "description": "relative to the app's workdir (`workspace/…`)"}
@@ -173,6 +179,28 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
             ["title"],
         ),
     ),
+    "system_info": (
+        "Read-only facts of the computer (not of the app's sandbox): `overview` (CPU, "
+        "memory, disk and the busiest processes), `processes` (busiest first, with "
+        "the total count), `memory`, `disk` or `cpu`. A process shows its pid, name, "
+        "user, CPU % and memory %, never its command line or environment.",
+        _schema(
+            {
+                "what": {
+                    "type": "string",
+                    "enum": list(SYSTEM_INFO_TOPICS),
+                    "default": "overview",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": SYSTEM_INFO_MAX_PROCESSES,
+                    "description": "processes listed at most (busiest first)",
+                },
+            },
+            [],
+        ),
+    ),
 }
 
 assert tuple(_SPECS) == ATOMIC_TOOLS, "the specs must list exactly the atomic tools"
@@ -231,6 +259,7 @@ METADATA: dict[str, tuple[RiskLevel, bool, bool, str]] = {
     "cache_get": ("read", False, True, "read"),
     "cache_set": ("write", False, False, "small"),
     "notify": ("system", False, False, "small"),
+    "system_info": ("read", False, True, "small"),
     "schedule": ("system", False, False, "small"),
 }
 SMALL_RESULT = 1_000_000

@@ -1,17 +1,15 @@
-"""SystemAgent: 系统控制 as the system sees it, with psutil behind a custom tool.
+"""SystemAgent: 系统控制 as the system sees it.
 
-`flows.SystemFlows` answers every call. Reading the machine is a side effect, so
-it is the `system_status` tool (`status.collect`), run by the executor.
+`flows.SystemFlows` answers every call. The computer's status comes from the
+executor's read-only `system_info` tool: this app runs confined, in a sandbox of its
+own, and reads nothing of the machine itself.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from aios_sdk import AIOSAgent, read_role
 
-from aios_sdk import AIOSAgent, read_role, tool
-
-from .flows import STATUS_TOOL, SystemFlows
-from .status import collect
+from .flows import SystemFlows
 
 
 class SystemAgent(AIOSAgent, flows=SystemFlows):
@@ -19,7 +17,3 @@ class SystemAgent(AIOSAgent, flows=SystemFlows):
     description = "调整桌面界面元素、管理窗口、查看系统状态"
     icon = "🎛️"
     role_prompt = read_role(__file__)
-
-    @tool(name=STATUS_TOOL, desc="读取 CPU、内存、磁盘占用和最忙的进程（psutil）")
-    def system_status(self, top: int = 8) -> dict[str, Any]:
-        return collect(top)

@@ -5,8 +5,9 @@ Moving a control: "把播放按钮移到左上角" → a `cache_get` step for th
 (`targets`) → a `text` view, the spoken message "已将播放按钮移到左上角" and
 `ui_commands` [{"op": "move", "id": "btn_play", "x": 20, "y": 20}] that the desktop
 performs. Window operations answer with `open_window` / `close_window` /
-`focus_window`; status questions run the app's `system_status` tool and answer with
-the number asked about ("现在内存占用多少" → a card with the memory figure), or a
+`focus_window`; status questions run the executor's read-only `system_info` tool,
+which reads the computer (this app runs confined and would see only its own
+sandbox), and answer with the number asked about ("现在内存占用多少" → a card with the memory figure), or a
 dashboard, chart or table when the overview is asked for. Every UI change offers 撤销 (undo) when the snapshot
 says what the element looked like before. A phrasing the rules cannot resolve
 goes, when an LLM is configured, to the model with the snapshot (`llm`); its
@@ -28,10 +29,19 @@ from .phrases import UiRequest, parse_request
 from .status import status_view
 from .targets import Outcome, plan_ui, plan_window, resolve_element
 
-__all__ = ["SNAPSHOT_KEY", "STATUS_TOOL", "SystemFlows", "undo_commands"]
+__all__ = [
+    "SNAPSHOT_KEY",
+    "STATUS_TOOL",
+    "SystemFlows",
+    "status_question",
+    "undo_commands",
+]
 
 SNAPSHOT_KEY = "ui_snapshot"
-STATUS_TOOL = "system_status"
+STATUS_TOOL = "system_info"
+# processes in the overview's busiest table, and in the process list
+BUSIEST = 8
+LISTED = 500
 
 
 def _not_understood(turn: Turn) -> str:
@@ -90,6 +100,18 @@ def undo_commands(
     return []
 
 
+def status_question(view: str, topic: str) -> dict[str, Any]:
+    """The `system_info` arguments that answer a status question: the process list
+    for a table, the one figure a card or the per-core chart shows, else the overview."""
+    if view == "table":
+        return {"what": "processes", "limit": LISTED}
+    if (view == "dashboard" and topic in ("cpu", "memory", "disk")) or (
+        view == "chart" and topic == "cpu"
+    ):
+        return {"what": topic}
+    return {"what": "overview", "limit": BUSIEST}
+
+
 class SystemFlows(Flows):
     """The system agent's behaviour, over an agent that plans steps (and has an `llm`)."""
 
@@ -125,7 +147,7 @@ class SystemFlows(Flows):
     def status(self, view: str, topic: str, turn: Turn) -> dict[str, Any]:
         if not turn.results:
             return self.agent.plan_steps(
-                [{"step_id": 1, "tool": STATUS_TOOL, "args": {"top": 8}}],
+                [{"step_id": 1, "tool": STATUS_TOOL, "args": status_question(view, topic)}],
                 turn.tr("正在读取系统状态…", "Reading the system status…"),
             )
         ok, status, error = turn.outcome(1)

@@ -1,22 +1,17 @@
-"""System status: what psutil says about this machine, and the views that show it.
+"""System status: the views that show what the executor's `system_info` tool read.
 
-`collect()` is the body of the system agent's `system_status` custom tool (it reads
-the machine, so it runs as a tool): CPU, memory, disk and the busiest
-processes as plain JSON. `status_view()` turns that JSON into the answer to the
-question asked — a card with the one number ("内存占用多少") — or, for the overview,
-a `dashboard`, `chart` or `table` view, each with a 刷新 (refresh) button; every
-label is in the user's language (`turn.tr`).
-Percentages are charted on a 0–100 scale, so 23 % disk looks like 23 %.
+`system_info` answers for the computer (CPU, memory, disk, the busiest processes)
+as plain JSON. `status_view()` turns that JSON into the answer to the question
+asked — a card with the one number ("内存占用多少") — or, for the overview, a
+`dashboard`, `chart` or `table` view, each with a 刷新 (refresh) button; every
+label is in the user's language (`turn.tr`). Percentages are charted on a 0–100
+scale, so 23 % disk looks like 23 %. A process list cut short says so in its title.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Mapping
 from typing import Any
-
-import psutil
 
 from aios_sdk import Turn
 from aios_sdk.views import (
@@ -29,74 +24,7 @@ from aios_sdk.views import (
     widget,
 )
 
-__all__ = ["collect", "status_view", "status_sentence"]
-
-GIB = 1024**3
-
-
-def _gib(value: float) -> float:
-    return round(value / GIB, 1)
-
-
-def collect(top: int = 5, disk_path: str = "/") -> dict[str, Any]:
-    """A snapshot of CPU, memory, disk and the `top` processes by CPU then memory."""
-    top = max(1, min(int(top or 5), 20))
-    processes = list(psutil.process_iter(["pid", "name", "memory_percent", "username"]))
-    for proc in processes:  # prime per-process CPU counters
-        try:
-            proc.cpu_percent(None)
-        except (psutil.Error, OSError):
-            pass
-    cpu_total = psutil.cpu_percent(interval=0.2)
-    per_cpu = psutil.cpu_percent(interval=None, percpu=True)
-    rows = []
-    for proc in processes:
-        try:
-            cpu = proc.cpu_percent(None)
-            info = proc.info
-            rows.append(
-                {
-                    "pid": info.get("pid"),
-                    "name": info.get("name") or "?",
-                    "cpu": round(cpu, 1),
-                    "memory": round(info.get("memory_percent") or 0.0, 1),
-                }
-            )
-        except (psutil.Error, OSError):
-            continue
-    rows.sort(key=lambda r: (r["cpu"], r["memory"]), reverse=True)
-    memory = psutil.virtual_memory()
-    try:
-        disk = psutil.disk_usage(disk_path)
-        disk_info = {
-            "path": disk_path,
-            "percent": disk.percent,
-            "used_gb": _gib(disk.used),
-            "total_gb": _gib(disk.total),
-        }
-    except OSError:
-        disk_info = {"path": disk_path, "percent": 0.0, "used_gb": 0.0, "total_gb": 0.0}
-    try:
-        load = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        load = []
-    return {
-        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "cpu": {
-            "percent": cpu_total,
-            "per_cpu": per_cpu,
-            "count": psutil.cpu_count() or len(per_cpu),
-            "load": load,
-        },
-        "memory": {
-            "percent": memory.percent,
-            "used_gb": _gib(memory.total - memory.available),
-            "total_gb": _gib(memory.total),
-        },
-        "disk": disk_info,
-        "processes": rows[:top],
-        "process_count": len(processes),
-    }
+__all__ = ["status_view", "status_sentence"]
 
 
 def status_sentence(status: Mapping[str, Any], turn: Turn, topic: str = "") -> str:
@@ -134,17 +62,33 @@ def _refresh(view: str, topic: str, turn: Turn) -> dict[str, Any]:
 
 
 def _process_table(
-    status: Mapping[str, Any], turn: Turn, title: str | None = None, **options: Any
+    status: Mapping[str, Any],
+    turn: Turn,
+    title: str | None = None,
+    users: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
-    return table_reply(
-        ["PID", turn.tr("进程", "Process"), "CPU %", turn.tr("内存 %", "Memory %")],
-        [
-            [p["pid"], p["name"], p["cpu"], p["memory"]]
-            for p in status.get("processes") or []
-        ],
-        title=title,
-        **options,
-    )
+    """The processes as a table; with `users`, whose each one is."""
+    columns = ["PID", turn.tr("进程", "Process"), "CPU %", turn.tr("内存 %", "Memory %")]
+    rows = []
+    for p in status.get("processes") or []:
+        row = [p["pid"], p["name"], p["cpu"], p["memory"]]
+        rows.append([*row, p.get("user", "")] if users else row)
+    if users:
+        columns.append(turn.tr("用户", "User"))
+    return table_reply(columns, rows, title=title, **options)
+
+
+def _list_title(status: Mapping[str, Any], turn: Turn) -> str:
+    """The process list's title, saying how many of how many when it was cut."""
+    shown = len(status.get("processes") or [])
+    count = int(status.get("process_count") or shown)
+    if shown < count:
+        return turn.tr(
+            f"进程（按 CPU 排序，显示前 {shown} 个，共 {count} 个）",
+            f"Processes (by CPU, top {shown} of {count})",
+        )
+    return turn.tr("进程（按 CPU 排序）", "Processes (by CPU)")
 
 
 def _topics(turn: Turn) -> dict[str, str]:
@@ -207,18 +151,21 @@ def _usage_chart(
 def status_view(
     status: Mapping[str, Any], turn: Turn, view: str = "dashboard", topic: str = ""
 ) -> dict[str, Any]:
-    """The reply for a `collect()` result: a card answering `topic` (cpu, memory,
+    """The reply for a `system_info` answer: a card answering `topic` (cpu, memory,
     disk) unless a chart or table was asked for; else a `dashboard`, `chart` or
     `table`."""
-    message = status_sentence(status, turn, topic)
+    # a table lists processes, whatever else was named
+    message = status_sentence(status, turn, "process" if view == "table" else topic)
     actions = [_refresh(view, topic, turn)]
     if view == "dashboard" and topic in _topics(turn):
         overview = turn.tr("系统总览", "Overview")
         actions.append(button(overview, "refresh", view="dashboard", topic=""))
         return _answer_card(status, topic, turn, actions=actions, message=message)
     if view == "table":
-        title = turn.tr("进程（按 CPU 排序）", "Processes (by CPU)")
-        return _process_table(status, turn, title, actions=actions, message=message)
+        title = _list_title(status, turn)
+        return _process_table(
+            status, turn, title, users=True, actions=actions, message=message
+        )
     if view == "chart":
         if topic == "cpu" and status.get("cpu", {}).get("per_cpu"):
             per_cpu = status["cpu"]["per_cpu"]

@@ -1,4 +1,4 @@
-"""The atomic provider: the ten atomic tools and `schedule`, with the metadata the runtime enforces.
+"""The atomic provider: the atomic tools and `schedule`, with the metadata the runtime enforces.
 
 The tools' descriptions, schemas and metadata (`risk_level`,
 `requires_confirmation`, `concurrency_safe`, `max_result_size_chars`) are declared in
@@ -41,6 +41,7 @@ _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
     "cache_get": ("executor.tools.cache", "cache_get"),
     "cache_set": ("executor.tools.cache", "cache_set"),
     "notify": ("executor.tools.notify", "notify"),
+    "system_info": ("executor.tools.system_info", "system_info"),
     "schedule": ("executor.tools.schedule", "schedule"),
 }
 assert tuple(_IMPLEMENTATIONS)[: len(ATOMIC_TOOLS)] == ATOMIC_TOOLS
@@ -77,7 +78,7 @@ class AtomicProvider(ToolProvider):
 
     @classmethod
     def declared_tools(cls, config: Any) -> list[ToolEntry]:
-        """All eleven tools, each available (`config`: the `Settings`, or None)."""
+        """Every atomic tool and `schedule`, each available (`config`: the `Settings`, or None)."""
         return list(_entries(_settings_of(config)))
 
     def tools(self) -> list[ToolEntry]:

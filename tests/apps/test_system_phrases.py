@@ -4,7 +4,8 @@ Chinese and English phrasings, against a snapshot shaped like the desktop's, bec
 the right S-82 UI commands (F-3: "把播放按钮移到左上角" → move btn_play to (20, 20));
 window operations, status questions, failures and undo are covered too, and every
 answer in the user's language (`context["language"]`: zh-CN, en-US). The
-`system_status` tool's body reads the real machine with psutil.
+status answers come from the executor's `system_info` tool, read here from the real
+machine (`read_system`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from aios_protocol.messages import AppReply, parse
 from aios_sdk import Turn
 from apps.system_agent.flows import SystemFlows
 from apps.system_agent.phrases import has_cjk, parse_request
-from apps.system_agent.status import collect, status_view
+from apps.system_agent.status import status_view
 from apps.system_agent.targets import (
     plan_ui,
     plan_window,
@@ -25,6 +26,7 @@ from apps.system_agent.targets import (
     resolve_app,
     resolve_element,
 )
+from executor.tools.system_info import read_system
 from tests.apps.doubles import PlanningAgent, failed, ok
 
 SNAPSHOT: dict[str, Any] = {
@@ -379,7 +381,7 @@ def test_flows_answer_errors_as_text() -> None:
         and "把播放按钮移到左上角" in help_reply["data"]["content"]
     )
     broken = flows.handle(
-        "查看系统状态", {"tool_results": {"step_1": failed("system_status", "boom")}}
+        "查看系统状态", {"tool_results": {"step_1": failed("system_info", "boom")}}
     )
     assert broken["status"] == "error" and "系统状态" in broken["message"]
     assert "boom" not in broken["message"] and broken["detail"] == "boom"
@@ -415,9 +417,9 @@ def test_the_agent_and_its_manifest_share_one_icon() -> None:
 
 
 def test_a_question_about_one_number_is_answered_with_that_number() -> None:
-    status = collect(top=3)
+    status = read_system("overview", 3)
     flows = SystemFlows(PlanningAgent())
-    results = {"tool_results": {"step_1": ok("system_status", status)}}
+    results = {"tool_results": {"step_1": ok("system_info", status)}}
     reply = flows.handle("现在内存占用多少", results)
     assert reply["view_type"] == "card"
     card = reply["data"]["cards"][0]
@@ -430,14 +432,14 @@ def test_a_question_about_one_number_is_answered_with_that_number() -> None:
 
 
 def test_the_dashboard_charts_percentages_on_a_full_scale() -> None:
-    dashboard = status_view(collect(top=3), ZH)
+    dashboard = status_view(read_system("overview", 3), ZH)
     chart = next(w for w in dashboard["data"]["widgets"] if w["type"] == "chart")
     assert chart["title"] == "资源占用 (%)" and "title" not in chart["data"]  # said once
     assert chart["data"]["max"] == 100
 
 
 def test_status_flow_and_views_from_the_real_machine() -> None:
-    status = collect(top=3)
+    status = read_system("overview", 3)
     assert 0 <= status["cpu"]["percent"] <= 100
     assert status["memory"]["total_gb"] > 0
     assert status["disk"]["total_gb"] > 0
@@ -445,17 +447,21 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
     assert {"pid", "name", "cpu", "memory"} <= set(status["processes"][0])
     flows = SystemFlows(PlanningAgent())
     plan = flows.handle("查看系统状态", {})
-    assert plan["steps"] == [{"step_id": 1, "tool": "system_status", "args": {"top": 8}}]
+    assert plan["steps"] == [
+        {"step_id": 1, "tool": "system_info", "args": {"what": "overview", "limit": 8}}
+    ]
     reply = flows.handle(
-        "查看系统状态", {"tool_results": {"step_1": ok("system_status", status)}}
+        "查看系统状态", {"tool_results": {"step_1": ok("system_info", status)}}
     )
     assert reply["view_type"] == "dashboard"
     assert {w["type"] for w in reply["data"]["widgets"]} == {"text", "chart", "table"}
     assert reply["actions"][0]["action_id"] == "refresh"
     assert reply["message"].startswith("CPU ")
     table = status_view(status, ZH, "table", "process")
-    assert table["data"]["columns"] == ["PID", "进程", "CPU %", "内存 %"]
+    assert table["data"]["columns"] == ["PID", "进程", "CPU %", "内存 %", "用户"]
     assert len(table["data"]["rows"]) == len(status["processes"])
+    count = status["process_count"]
+    assert table["data"]["title"] == f"进程（按 CPU 排序，显示前 3 个，共 {count} 个）"
     chart = status_view(status, ZH, "chart", "cpu")
     assert (
         len(chart["data"]["labels"])
@@ -464,12 +470,53 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
     )
     refresh = flows.handle(
         None,
-        {"tool_results": {"step_1": ok("system_status", status)}},
+        {"tool_results": {"step_1": ok("system_info", status)}},
         {"action_id": "refresh", "params": {"view": "table", "topic": "process"}},
     )
     assert refresh["view_type"] == "table"
     for view in (reply, table, chart):
         parse(AppReply, view)
+
+
+def test_each_status_question_asks_the_computer_for_what_it_shows() -> None:
+    """Issue 27 item 3: the app asks the executor's `system_info` (it runs confined)
+    for the process list, the one figure, or the overview; every answer shape makes
+    a view whose sentence fits the data it has."""
+    flows = SystemFlows(PlanningAgent())
+    for said, args in (
+        ("列出进程", {"what": "processes", "limit": 500}),
+        ("list processes", {"what": "processes", "limit": 500}),
+        ("系统状态表格", {"what": "processes", "limit": 500}),
+        ("现在内存占用多少", {"what": "memory"}),
+        ("磁盘还剩多少空间", {"what": "disk"}),
+        ("CPU占用多少", {"what": "cpu"}),
+        ("CPU图表", {"what": "cpu"}),
+        ("内存图表", {"what": "overview", "limit": 8}),
+        ("查看系统状态", {"what": "overview", "limit": 8}),
+    ):
+        plan = flows.handle(said, {})
+        assert plan["steps"] == [{"step_id": 1, "tool": "system_info", "args": args}], said
+        answer = read_system(args["what"], args.get("limit"))
+        reply = flows.handle(said, {"tool_results": {"step_1": ok("system_info", answer)}})
+        assert reply["status"] == "ok", (said, reply)
+        parse(AppReply, reply)
+    listed = read_system("processes", 500)
+    table = flows.handle(
+        "系统状态表格", {"tool_results": {"step_1": ok("system_info", listed)}}
+    )
+    assert table["view_type"] == "table"
+    assert table["message"].startswith(f"共 {listed['process_count']} 个进程，最忙的是 ")
+    english = flows.handle(
+        "list processes",
+        {"tool_results": {"step_1": ok("system_info", listed)}, **IN_ENGLISH},
+    )
+    assert english["message"].startswith(f"{listed['process_count']} processes")
+    assert english["data"]["columns"] == ["PID", "Process", "CPU %", "Memory %", "User"]
+    everything = {**listed, "processes": listed["processes"][:2], "process_count": 2}
+    assert (
+        status_view(everything, ZH, "table", "process")["data"]["title"]
+        == "进程（按 CPU 排序）"
+    )
 
 
 # The shape desktop/web/snapshot.js sends: action controls btn_<action_id> (then
@@ -675,7 +722,7 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
         {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
     )
     assert unknown["status"] == "error" and "Cannot find" in unknown["message"]
-    broken = {"tool_results": {"step_1": failed("system_status", "psutil: boom")}}
+    broken = {"tool_results": {"step_1": failed("system_info", "psutil: boom")}}
     for context, said in (
         ({**broken, **IN_ENGLISH}, "Cannot read the system status right now"),
         ({**broken, "language": "zh-CN"}, "暂时读不到系统状态"),
@@ -690,8 +737,8 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
 
 
 def test_the_dashboard_and_its_labels_in_english() -> None:
-    status = collect(top=3)
-    results = {"tool_results": {"step_1": ok("system_status", status)}}
+    status = read_system("overview", 3)
+    results = {"tool_results": {"step_1": ok("system_info", status)}}
     flows = SystemFlows(PlanningAgent())
     plan = flows.handle("show system status", IN_ENGLISH)
     assert plan["message"] == "Reading the system status…"

@@ -113,7 +113,7 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
         *ATOMIC_TOOLS,
         "schedule",
         *skills,
-    ]  # the ten atomic tools, schedule, skills
+    ]  # the atomic tools, schedule, skills
 
 
 def test_tools_over_http_and_the_log_on_disk(executor: Running) -> None:

@@ -132,7 +132,7 @@ def test_tools_listing_has_the_ten_tools_and_custom_ones(make_harness) -> None:
     )
     names = [tool.name for tool in listing.tools]
     assert listing.app_id == "app1"
-    assert names[:10] == list(ATOMIC_TOOLS)
+    assert names[: len(ATOMIC_TOOLS)] == list(ATOMIC_TOOLS)
     assert all(tool.parameters.get("type") == "object" for tool in listing.tools)
     custom = [tool for tool in listing.tools if tool.name == "my_custom_tool"]
     assert custom and custom[0].custom is True

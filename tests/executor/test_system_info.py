@@ -1,0 +1,119 @@
+"""The `system_info` atomic tool: the computer's facts, read-only.
+
+Its declared facts (read risk, no confirmation, concurrency-safe, a bounded `limit`),
+each `what` answered from the host this test runs on, an app calling it with its own
+token, and what it never shows: a process's arguments and environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import psutil
+import pytest
+
+from aios_protocol.messages import ATOMIC_TOOLS
+from aios_protocol.tools import declared_tools
+from executor.tools.catalog import ATOMIC_SCHEMAS, InvalidArgs
+from executor.tools.system_info import read_system
+from tests.executor.conftest import APP_TOKEN, Harness
+
+ROW_KEYS = {"pid", "name", "user", "cpu", "memory"}
+SECRET_ARG = "arg-s3cr3t-7f3a"
+SECRET_ENV = "env-s3cr3t-91c2"
+
+
+def test_it_is_an_atomic_tool_that_reads_and_may_run_beside_others() -> None:
+    assert "system_info" in ATOMIC_TOOLS
+    info = next(t for t in declared_tools(1000, 1000) if t.name == "system_info")
+    assert info.risk_level == "read" and info.provider == "atomic"
+    assert info.concurrency_safe and not info.requires_confirmation
+    schema = info.input_schema
+    assert schema["properties"]["what"]["enum"] == [
+        "overview",
+        "processes",
+        "memory",
+        "disk",
+        "cpu",
+    ]
+    assert schema["properties"]["limit"]["maximum"] == 500
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"what": "network"},
+            "system_info: argument 'what' must be one of "
+            "['overview', 'processes', 'memory', 'disk', 'cpu']",
+        ),
+        ({"limit": 0}, "system_info: argument 'limit'"),
+        ({"limit": 501}, "system_info: argument 'limit'"),
+        ({"limit": "all"}, "system_info: argument 'limit' must be integer, got string"),
+        ({"pid": 1}, "system_info: unknown argument 'pid'"),
+    ],
+)
+def test_its_arguments_are_checked(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidArgs) as err:
+        ATOMIC_SCHEMAS["system_info"].check(args)
+    assert err.value.message.startswith(message), err.value.message
+
+
+def test_each_question_is_answered_from_this_computer() -> None:
+    overview = read_system("overview", 3)
+    assert set(overview) == {"time", "cpu", "memory", "disk", "processes", "process_count"}
+    assert len(overview["processes"]) == 3
+    assert overview["process_count"] > 3
+    assert 0 <= overview["cpu"]["percent"] <= 100
+    assert len(overview["cpu"]["per_cpu"]) == overview["cpu"]["count"] == psutil.cpu_count()
+    assert overview["memory"]["total_gb"] > 0 and overview["disk"]["path"] == "/"
+    processes = read_system("processes", 500)
+    assert set(processes) == {"time", "processes", "process_count"}
+    assert len(processes["processes"]) == processes["process_count"]
+    assert os.getpid() in [row["pid"] for row in processes["processes"]]
+    assert all(set(row) == ROW_KEYS for row in processes["processes"])
+    cpu = [row["cpu"] for row in processes["processes"]]
+    assert cpu == sorted(cpu, reverse=True)  # busiest first
+    assert set(read_system("memory")) == {"time", "memory"}
+    assert set(read_system("disk")["disk"]) == {
+        "path",
+        "percent",
+        "used_gb",
+        "free_gb",
+        "total_gb",
+    }
+    assert set(read_system("cpu")) == {"time", "cpu"}
+    assert len(read_system("processes")["processes"]) == 10  # the default limit
+
+
+@pytest.fixture
+def secretive() -> Iterator[subprocess.Popen[bytes]]:
+    """A process holding a secret in its arguments and in its environment."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", f"--token={SECRET_ARG}"],
+        env={**os.environ, "AIOS_TEST_SECRET": SECRET_ENV},
+    )
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait(5)
+
+
+def test_an_app_reads_the_computers_processes_but_no_secrets(
+    harness: Harness, secretive: subprocess.Popen[bytes]
+) -> None:
+    answer = harness.call("system_info", token=APP_TOKEN, what="processes", limit=500)
+    assert answer["status"] == "ok", answer
+    rows = answer["result"]["processes"]
+    mine = {row["pid"]: row for row in rows}
+    assert os.getpid() in mine and secretive.pid in mine
+    assert mine[secretive.pid]["name"].startswith("python")
+    assert mine[secretive.pid]["user"] == psutil.Process().username()
+    text = json.dumps(answer)
+    assert SECRET_ARG not in text and SECRET_ENV not in text and "--token" not in text
