@@ -110,7 +110,9 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "shell_exec": (
         "Run one whitelisted command (argv, no shell) in the workdir. Result "
-        "{returncode, stdout, stderr, truncated}; a non-zero exit is still status ok.",
+        "{returncode, stdout, stderr, truncated, stdout_size, stderr_size}: output "
+        "past the cap is cut (truncated), the sizes are every byte written; a non-zero "
+        "exit is still status ok.",
         _schema({"cmd": _CMD, "cwd": _PATH}, ["cmd"]),
     ),
     "process_start": (

@@ -185,11 +185,17 @@ class ChartData(TypedDict, total=False):
 
 
 class CodeData(TypedDict, total=False):
-    """`code`: `code` in a copyable block; `language` names it (`python`, `text`)."""
+    """`code`: `code` in a copyable block; `language` names it (`python`, `text`).
+    `output` is what running it printed, shown whole below the code; when the
+    executor had to cut it, `output_truncated` is true and `output_size` says how
+    many bytes it was in all."""
 
     code: Required[str]
     language: str
     title: str
+    output: str
+    output_truncated: bool
+    output_size: int
 
 
 class Widget(TypedDict, total=False):

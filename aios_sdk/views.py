@@ -301,14 +301,25 @@ def code_reply(
     language: str | None = None,
     *,
     title: str | None = None,
+    output: str | None = None,
+    output_truncated: bool = False,
+    output_size: int | None = None,
     **options: Unpack[ReplyOptions],
 ) -> dict[str, Any]:
-    """A `code` view: `code` in a copyable block, `language` its name (`python`)."""
+    """A `code` view: `code` in a copyable block, `language` its name (`python`);
+    `output` what running it printed, shown whole below it (`output_truncated` when
+    it had to be cut, `output_size` its full size in bytes)."""
     data: CodeData = {"code": code}
     if language is not None:
         data["language"] = language
     if title is not None:
         data["title"] = title
+    if output is not None:
+        data["output"] = output
+        if output_truncated:
+            data["output_truncated"] = True
+            if output_size is not None:
+                data["output_size"] = output_size
     return reply("code", data, **options)
 
 

@@ -3,7 +3,7 @@
 `reply_markdown(reply, app_id, base_url)` writes each view type the way a person
 would read it, reading `data` by the shape `aios_protocol.views` gives its view type:
 `text` as its content, `list` as bullets, `table` and `chart` as Markdown tables,
-`code` as a fenced block, `card` as headed sections, `media` and `image` as links (a
+`code` as a fenced block (and its output as another), `card` as headed sections, `media` and `image` as links (a
 workspace path becomes the controller's file URL under `base_url`), `form` as the
 fields it asks for, `dashboard` widget by widget, `metric` as its figure, `confirm`
 as the question and how to answer it, `error` as its message. A view type it does
@@ -127,7 +127,10 @@ def _table_view(data: TableData, links: _Links) -> str:
 
 
 def _code(data: CodeData, links: _Links) -> str:
-    return _titled(data.get("title"), _fence(data["code"], data.get("language", "")))
+    body = _fence(data["code"], data.get("language", ""))
+    if data.get("output") is not None:  # what running it printed, below it
+        body += "\n\n" + _fence(data.get("output") or "", "text")
+    return _titled(data.get("title"), body)
 
 
 def _cards(data: CardData, links: _Links) -> str:

@@ -7,6 +7,10 @@ print(2**10)" writes the snippet to `snippet.py` and runs it. All side effects a
 steps for the executor; this module only plans and renders. Each file's
 查看 / 运行 sit in its row (`item_id`); a program that fails or is stopped is an
 `ok` reply with `notice="warning"`, a plain sentence, and the error text as `detail`.
+A run's whole output is shown below its code (`output`). An existing file is never
+overwritten unasked: saving under a name other than the file being edited, and
+新建文件, check the name first (`saving.SavingFlows`); written programs and templates
+get a free name. A step the user refused (`denied_by_user`) is not a failure.
 Every text the user reads is in their language (`turn.tr(zh, en)`): each flow gets
 the `Turn`.
 """
@@ -19,22 +23,29 @@ from typing import Any
 from aios_sdk import Flows, Turn, action
 from aios_sdk.views import (
     button,
-    code_reply,
-    form_reply,
     input_box,
     list_reply,
     select,
     submit_form,
-    text_reply,
 )
 
 from .intent import CodeIntent, read_intent, safe_filename
+from .output import last_line, run_output, said_output
+from .saving import (
+    DENIED,
+    SavingFlows,
+    code_view,
+    text_view,
+    was_denied,
+    write_step,
+)
 from .templates import TEMPLATES, Template, match_template
 from .writer import (
     ENABLE_HINT,
     ENABLE_HINT_EN,
     draft_code,
     failure_note,
+    free_name,
     program_filename,
     revision_prompt,
 )
@@ -43,7 +54,6 @@ __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
 SNIPPET_FILE = "snippet.py"
 RUN_TIMEOUT = 30
-MAX_SPOKEN = 200
 
 
 def _run_step(step_id: int, path: str) -> dict[str, Any]:
@@ -54,8 +64,15 @@ def _run_step(step_id: int, path: str) -> dict[str, Any]:
     }
 
 
+def _taken_names(turn: Turn) -> set[str]:
+    """The top-level names in the workspace, as the controller passed them."""
+    return {str(name) for name in turn.state.get("files") or []}
+
+
 def _run_failure(turn: Turn, entry: Mapping[str, Any]) -> str:
     """Why a run did not finish, said plainly (the tool's own text is the detail)."""
+    if entry.get("code") == DENIED:
+        return turn.tr("没有运行：你拒绝了这一步", "Not run: you declined this step")
     if entry.get("code") == "tool_timeout":
         return turn.tr(
             f"运行超过 {RUN_TIMEOUT} 秒，已被停止",
@@ -76,48 +93,8 @@ def _template_title(turn: Turn, template: Template) -> str:
     return turn.tr(template.title, template.title_en)
 
 
-def _files_button(turn: Turn) -> dict[str, Any]:
-    return button(turn.tr("文件列表", "Files"), "list")
-
-
-def _file_actions(turn: Turn, path: str) -> list[dict[str, Any]]:
-    return [
-        button(turn.tr("运行", "Run"), "run", path=path),
-        button(turn.tr("编辑", "Edit"), "edit", path=path),
-        _files_button(turn),
-    ]
-
-
-def _text(
-    turn: Turn, content: str, *, status: str = "ok", detail: str | None = None
-) -> dict[str, Any]:
-    return text_reply(content, actions=[_files_button(turn)], status=status, detail=detail)
-
-
-def _code_view(
-    turn: Turn,
-    path: str,
-    code: str,
-    message: str,
-    *,
-    notice: str | None = None,
-    detail: str | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    return code_reply(
-        code,
-        "python",
-        extra_data={"filename": f"workspace/{path}", **extra},
-        actions=_file_actions(turn, path),
-        message=message,
-        state={"last_file": path},
-        notice=notice,
-        detail=detail,
-    )
-
-
 def _bad_name(turn: Turn, name: str) -> dict[str, Any]:
-    return _text(
+    return text_view(
         turn,
         turn.tr(
             f"文件名“{name}”不行：只能是工作区里的 .py 文件（不能含 ..、绝对路径或特殊字符）。",
@@ -128,7 +105,7 @@ def _bad_name(turn: Turn, name: str) -> dict[str, Any]:
     )
 
 
-class CodeFlows(Flows):
+class CodeFlows(SavingFlows, Flows):
     """The code app's behaviour, over an agent that plans steps (and has an `llm`)."""
 
     # ------------------------------------------------------------------ what was said
@@ -148,7 +125,9 @@ class CodeFlows(Flows):
             return self.edit(turn, intent.path, intent.description)
         if kind == "new":
             name = safe_filename(intent.path)
-            return self.edit_form(turn, name, "") if name else _bad_name(turn, intent.path)
+            if name is None:
+                return _bad_name(turn, intent.path)
+            return self.edit_form(turn, name, "", editing=None)
         if kind == "write":
             return self.write(turn, intent.description)
         if kind == "help":
@@ -174,15 +153,22 @@ class CodeFlows(Flows):
     def on_edit(self, turn: Turn) -> dict[str, Any]:
         return self.edit(turn, str(turn.params.get("path") or ""))
 
-    @action("save", "save_run", "new")
+    @action("save", "save_run", "new", "overwrite")
     def on_save(self, turn: Turn) -> dict[str, Any]:
+        """保存 / 保存并运行 / 新建文件 / 覆盖: a new file, or a name other than the file
+        being edited, is checked first (`save_checked`); 覆盖 is the user's yes."""
         form = turn.form_values
         asked = str(form.get("path") or form.get("name") or "")
         name = safe_filename(asked)
         if name is None:
             return _bad_name(turn, asked)
         code = str(form.get("code") or "")
-        if turn.action_id == "save_run":
+        run = turn.action_id == "save_run"
+        if turn.action_id == "new" or (
+            turn.action_id != "overwrite" and name != turn.state.get("editing")
+        ):
+            return self.save_checked(turn, name, code, run=run)
+        if run:
             return self.run_code(turn, name, code)
         return self.save(turn, name, code)
 
@@ -194,7 +180,13 @@ class CodeFlows(Flows):
             return self.help(turn)
         title = _template_title(turn, template)
         note = turn.tr(f"已用模板“{title}”写好", f'Written from the template "{title}":')
-        return self.save(turn, template.filename, template.code, note=note)
+        if turn.results:  # written: under the name the write answered
+            written = (turn.results.get("step_1") or {}).get("result")
+            path = written.get("path") if isinstance(written, Mapping) else None
+            name = str(path or template.filename).removeprefix("workspace/")
+        else:  # a fresh name: a template never replaces a file
+            name = free_name(template.filename, _taken_names(turn))
+        return self.save(turn, name, template.code, note=note)
 
     @action("run_snippet")
     def on_run_snippet(self, turn: Turn) -> dict[str, Any]:
@@ -268,31 +260,30 @@ class CodeFlows(Flows):
             )
         return list_reply(items, title, actions=actions, message=message)
 
-    def run_code(self, turn: Turn, path: str, code: str) -> dict[str, Any]:
-        """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024."""
+    def run_code(self, turn: Turn, path: str, code: str, first: int = 1) -> dict[str, Any]:
+        """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024.
+        The steps are numbered from `first` (after a name check, 2)."""
         if not code.strip():
-            return _text(
+            return text_view(
                 turn,
                 turn.tr("没有要运行的代码。", "There is no code to run."),
                 status="error",
             )
-        if not turn.results:
+        if f"step_{first}" not in turn.results:
             return self.agent.plan_steps(
                 [
-                    {
-                        "step_id": 1,
-                        "tool": "file_write",
-                        "args": {"path": path, "content": code.rstrip("\n") + "\n"},
-                    },
-                    _run_step(2, path),
+                    write_step(first, path, code.rstrip("\n") + "\n"),
+                    _run_step(first + 1, path),
                 ],
                 turn.tr("正在运行…", "Running…"),
             )
-        ok, _, error = turn.outcome(1)
+        ok, _, error = turn.outcome(first)
+        if not ok and was_denied(turn, first):
+            return self.declined(turn, path, code, run=True)
         if not ok:
             message = turn.tr(f"写入 {path} 失败", f"Could not write {path}")
-            return _text(turn, message, status="error", detail=error)
-        return self._ran(turn, path, code, 2)
+            return text_view(turn, message, status="error", detail=error)
+        return self._ran(turn, path, code, first + 1)
 
     def run_file(self, turn: Turn, path: str) -> dict[str, Any]:
         name, early = self._read_first(turn, path, run=True)
@@ -305,7 +296,7 @@ class CodeFlows(Flows):
 
     def _missing(self, turn: Turn, name: str, error: str) -> dict[str, Any]:
         message = turn.tr(f"找不到 workspace/{name}", f"workspace/{name} is not there")
-        return _text(turn, message, status="error", detail=error)
+        return text_view(turn, message, status="error", detail=error)
 
     def _read_first(
         self, turn: Turn, path: str, *, run: bool = False
@@ -324,54 +315,44 @@ class CodeFlows(Flows):
         return name, self.agent.plan_steps(steps, turn.tr("正在读取…", "Reading…"))
 
     def _ran(self, turn: Turn, path: str, code: str, step: int) -> dict[str, Any]:
+        """The code view with the whole output of the run of step `step`."""
         ok, run, error = turn.outcome(step)
         if not ok or not isinstance(run, Mapping):
             entry = turn.results.get(f"step_{step}") or {}
             result = entry.get("result")
             partial = result if isinstance(result, Mapping) else {}
-            output = str(partial.get("stdout") or "") + str(partial.get("stderr") or "")
-            return _code_view(
+            return code_view(
                 turn,
                 path,
                 code,
                 _run_failure(turn, entry),
-                output=output,
+                output=run_output(partial) if partial else None,
                 returncode=None,
-                notice="warning",
+                notice="info" if was_denied(turn, step) else "warning",
                 detail=error,
             )
-        stdout = str(run.get("stdout") or "")
-        stderr = str(run.get("stderr") or "")
+        output = run_output(run)
         returncode = run.get("returncode")
-        output = stdout + (
-            ("\n" if stdout and not stdout.endswith("\n") else "") + stderr
-            if stderr
-            else ""
-        )
         failed: dict[str, Any] = {}
         if returncode == 0:
-            shown = stdout.strip() or turn.tr("（没有输出）", "(no output)")
-            message = turn.tr(
-                f"运行结果：{shown[:MAX_SPOKEN]}", f"Output: {shown[:MAX_SPOKEN]}"
-            )
+            message = said_output(turn, output)
         else:
-            last = (stderr.strip().splitlines() or [""])[-1][:MAX_SPOKEN]
+            last = last_line(output.stderr)
             message = turn.tr(
                 f"运行出错（退出码 {returncode}）：{last}",
                 f"The program failed (exit code {returncode}): {last}",
             )
-            failed = {"notice": "warning", "detail": stderr.strip() or None}
-        return _code_view(
+            failed = {"notice": "warning", "detail": output.stderr.strip() or None}
+        return code_view(
             turn,
             path,
             code,
             message,
             **failed,
             output=output,
-            stdout=stdout,
-            stderr=stderr,
+            stdout=output.stdout,
+            stderr=output.stderr,
             returncode=returncode,
-            truncated=bool(run.get("truncated")),
         )
 
     def show(self, turn: Turn, path: str) -> dict[str, Any]:
@@ -381,7 +362,7 @@ class CodeFlows(Flows):
         ok, code, error = turn.outcome(1)
         if not ok:
             return self._missing(turn, name, error)
-        return _code_view(turn, name, str(code), turn.tr(f"这是 {name}", f"This is {name}"))
+        return code_view(turn, name, str(code), turn.tr(f"这是 {name}", f"This is {name}"))
 
     def edit(self, turn: Turn, path: str, change: str = "") -> dict[str, Any]:
         """The edit form; with a requested `change`, the model's revision (if any) prefilled."""
@@ -390,8 +371,9 @@ class CodeFlows(Flows):
             return early
         ok, code, _ = turn.outcome(1)
         current = str(code) if ok else ""
+        editing = name if ok else None  # a file that is not there yet is a new one
         if not change:
-            return self.edit_form(turn, name, current)
+            return self.edit_form(turn, name, current, editing=editing)
         prompt = revision_prompt(name, current, change)
         draft = draft_code(self.llm, prompt, turn.language)
         if draft.code is None:
@@ -405,67 +387,12 @@ class CodeFlows(Flows):
                 f"请在下面按“{change}”修改 {name}。{why}",
                 f'Change {name} below ("{change}"). {why}',
             )
-            return self.edit_form(turn, name, current, message)
+            return self.edit_form(turn, name, current, message, editing=editing)
         message = turn.tr(
             f"已按“{change}”改好 {name}，检查后点“保存”",
             f'{name} is changed ("{change}"); check it, then press "Save"',
         )
-        return self.edit_form(turn, name, draft.code, message)
-
-    def edit_form(
-        self, turn: Turn, name: str, code: str, message: str = ""
-    ) -> dict[str, Any]:
-        fields = [
-            {
-                "name": "path",
-                "label": turn.tr("文件名", "File name"),
-                "type": "text",
-                "value": name,
-            },
-            {
-                "name": "code",
-                "label": turn.tr("代码", "Code"),
-                "type": "textarea",
-                "value": code,
-            },
-        ]
-        if not message:
-            if code:
-                message = turn.tr(f"正在编辑 {name}", f"Editing {name}")
-            else:
-                message = turn.tr(f"新建 {name}", f"New file {name}")
-        return form_reply(
-            fields,
-            turn.tr(f"编辑 {name}", f"Edit {name}"),
-            # no fields of their own: they submit the form view, the one editable copy
-            actions=[
-                submit_form(turn.tr("保存", "Save"), "save"),
-                submit_form(turn.tr("保存并运行", "Save and run"), "save_run"),
-                button(turn.tr("取消", "Cancel"), "show", path=name),
-            ],
-            message=message,
-        )
-
-    def save(self, turn: Turn, name: str, code: str, note: str = "") -> dict[str, Any]:
-        if not turn.results:
-            return self.agent.plan_steps(
-                [
-                    {
-                        "step_id": 1,
-                        "tool": "file_write",
-                        "args": {"path": name, "content": code},
-                    }
-                ]
-            )
-        ok, _, error = turn.outcome(1)
-        if not ok:
-            message = turn.tr(
-                f"保存 {name} 失败，文件没有改动",
-                f"Could not save {name}; the file is unchanged",
-            )
-            return _text(turn, message, status="error", detail=error)
-        note = note or turn.tr("已保存", "Saved")
-        return _code_view(turn, name, code, f"{note} workspace/{name}")
+        return self.edit_form(turn, name, draft.code, message, editing=editing)
 
     def write(self, turn: Turn, description: str) -> dict[str, Any]:
         """ "写一个…": the LLM writes it when configured; otherwise a template.
@@ -479,7 +406,7 @@ class CodeFlows(Flows):
             ok, written, error = turn.outcome(1)
             if not ok:
                 message = turn.tr("写入失败", "Could not write the file")
-                return _text(turn, message, status="error", detail=error)
+                return text_view(turn, message, status="error", detail=error)
             path = str((written or {}).get("path") or "").removeprefix("workspace/")
             _, code, _ = turn.outcome(2)
             if template is not None and str(code or "") == template.code:
@@ -499,12 +426,14 @@ class CodeFlows(Flows):
                     f"已根据描述写好 {path}，可以运行或编辑",
                     f"Wrote {path} from your description; you can run or edit it",
                 )
-            return _code_view(turn, path, str(code or ""), message)
+            return code_view(turn, path, str(code or ""), message)
         draft = draft_code(self.llm, description, turn.language)
         if draft.code is not None:
-            return self._write_plan(turn, program_filename(description), draft.code)
-        if template is not None:
-            return self._write_plan(turn, template.filename, template.code)
+            name = program_filename(description, _taken_names(turn))
+            return self._write_plan(turn, name, draft.code)
+        if template is not None:  # a fresh name: a template never replaces a file
+            name = free_name(template.filename, _taken_names(turn))
+            return self._write_plan(turn, name, template.code)
         if draft.note:
             why = draft.note + turn.tr("先从模板开始吧。", "start from a template.")
         else:
@@ -516,11 +445,7 @@ class CodeFlows(Flows):
     def _write_plan(self, turn: Turn, name: str, code: str) -> dict[str, Any]:
         return self.agent.plan_steps(
             [
-                {
-                    "step_id": 1,
-                    "tool": "file_write",
-                    "args": {"path": name, "content": code},
-                },
+                write_step(1, name, code),
                 {"step_id": 2, "tool": "file_read", "args": {"path": name}},
             ],
             turn.tr("正在写代码…", "Writing the code…"),

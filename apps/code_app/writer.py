@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "draft_code",
     "extract_code",
     "failure_note",
+    "free_name",
     "generate_code",
     "program_filename",
     "revision_prompt",
@@ -128,8 +130,12 @@ def program_filename(description: str, taken: set[str] | None = None) -> str:
     if not any(re.search(r"[a-z]", w) for w in kept):  # "计算1到100之和": no name in it
         kept = []
     stem = "_".join(kept)[:40].strip("_") or "program"
-    name = f"{stem}.py"
-    taken = taken or set()
+    return free_name(f"{stem}.py", taken or set())
+
+
+def free_name(name: str, taken: Collection[str]) -> str:
+    """`name`, or `stem_2.py`, `stem_3.py`, … : the first not in `taken`."""
+    stem = name.removesuffix(".py")
     n = 2
     while name in taken:
         name = f"{stem}_{n}.py"

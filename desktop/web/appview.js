@@ -3,11 +3,13 @@
 // view, render it), sending actions and showing task results.
 // While an app works longer than a moment its window shows a loading state (a
 // spinner, the elapsed seconds, its controls disabled) with a cancel button that
-// asks the controller to stop the work. A multi-line message is an answer: it is
+// asks the controller to stop the work; cancelled work is not a failure: the view
+// it was started from stays, with its controls, and the status line says so
+// quietly. A multi-line message is an answer: it is
 // shown in the view, the status line keeps its first line. A reply's `notice`
-// (an `ok` reply that is degraded) shows its message as a banner above the view
-// with the technical `detail` folded away; controls with an `item_id` are drawn in
-// their list item, table row or card.
+// (an `ok` reply that is degraded, or an `info` one) shows its message as a banner
+// above the view with the technical `detail` folded away; controls with an
+// `item_id` are drawn in their list item, table row or card.
 
 import { api } from "./api.js";
 import { buildAction } from "./actions.js";
@@ -177,7 +179,11 @@ export class AppViews {
 
   /** Replace the window's content with the rendered `reply` (view, controls, status). */
   render(win, rawReply) {
-    const reply = asObject(rawReply);
+    let reply = asObject(rawReply);
+    if (isCancelled(reply)) {
+      if (keepView(win, reply)) return;
+      reply = cancelledView(reply); // nothing shown before it (an open): say it quietly
+    }
     adoptSession(reply);
     releaseFloating(win.node.id);
     clear(win.content);
@@ -197,7 +203,7 @@ export class AppViews {
     const failed = reply.status === "error" || reply.view_type === "error";
     const level = replyLevel(reply);
     const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();
-    const noticed = !failed && (level === "warning" || level === "error") && statusText;
+    const noticed = !failed && level !== "success" && statusText;
     const answer =
       !noticed && isAnswer(statusText) && !view.textContent.includes(statusText) ? statusText : "";
     win.content.append(
@@ -229,19 +235,50 @@ export class AppViews {
 
 const BUSY_DELAY_MS = 400;
 
-/** How a reply went: "error" (failed), "warning" / "info" (its notice), or "success". */
+/** How a reply went: "error" (failed), "warning" / "info" (its notice, or cancelled), or "success". */
 export function replyLevel(rawReply) {
   const reply = asObject(rawReply);
+  if (isCancelled(reply)) return "info";
   if (reply.status === "error" || reply.view_type === "error") return "error";
   return ["info", "warning", "error"].includes(reply.notice) ? reply.notice : "success";
 }
 
-/** A degraded reply's plain message above the view, its technical detail folded. */
+/** The answer to work the user cancelled (the controller's error reply `cancelled`). */
+export function isCancelled(rawReply) {
+  const reply = asObject(rawReply);
+  return reply.status === "error" && asObject(reply.data).code === "cancelled";
+}
+
+/**
+ * A cancelled reply leaves the window as it was (its view, its controls, what was
+ * typed); only the status line says it was cancelled. False when the window shows no
+ * view of the app yet (only the opening placeholder).
+ */
+function keepView(win, reply) {
+  const main = win.content.querySelector(".win-main");
+  const line = win.content.querySelector(".win-status");
+  if (!main || !line || win.node.dataset.viewType === "loading") return false;
+  adoptSession(reply);
+  main.removeAttribute("inert");
+  const text = asText(reply.message || tr("已取消", "Cancelled")).trim();
+  line.textContent = text;
+  line.title = text;
+  line.dataset.level = "info";
+  return true;
+}
+
+/** A cancelled reply as a quiet text view, for a window that had nothing to keep. */
+function cancelledView(reply) {
+  const text = asText(reply.message || tr("已取消", "Cancelled")).trim();
+  return { status: "ok", view_type: "text", data: { content: text }, actions: [], message: text, session_id: reply.session_id };
+}
+
+/** A degraded or informative reply's plain message above the view, its technical detail folded. */
 function noticeBanner(level, message, detail) {
   return el(
     "div",
     { className: "win-notice", dataset: { level }, attrs: { role: level === "error" ? "alert" : "status" } },
-    el("div", { className: "win-notice-text", text: `⚠️ ${message}` }),
+    el("div", { className: "win-notice-text", text: `${level === "info" ? "ℹ️" : "⚠️"} ${message}` }),
     detail ? technicalDetails(asText(detail)) : null,
   );
 }

@@ -4,7 +4,7 @@
 // voice input) and says plainly when that is not available. ↑/↓ recall history.
 
 import { api } from "./api.js";
-import { errorReply, replyLevel } from "./appview.js";
+import { errorReply, isCancelled, replyLevel } from "./appview.js";
 import { asArray, asObject, asText } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, state } from "./state.js";
@@ -51,8 +51,11 @@ export function createCommandBar({ views, toast }) {
     }
     const message = asText(response.message || "");
     // the worst task decides the toast: a failed task or a degraded (notice) reply
-    // is never shown as a success
-    const levels = tasks.map((t) => (asObject(t).status === "error" ? "error" : replyLevel(asObject(t).result)));
+    // is never shown as a success, a cancelled one is no failure
+    const levels = tasks.map((t) => {
+      const result = asObject(asObject(t).result);
+      return asObject(t).status === "error" && !isCancelled(result) ? "error" : replyLevel(result);
+    });
     const level = ["error", "warning", "info", "success"].find((l) => levels.includes(l)) ?? "info";
     const detail = tasks.map((t) => asText(asObject(asObject(t).result).detail ?? "")).filter(Boolean).join("\n");
     if (message || tasks.length === 0) {

@@ -3,7 +3,8 @@
 // database, a command outside the whitelist), the controller pauses that task and
 // announces it (`confirm_request` event; `GET /api/confirmations` after a reload).
 // This module shows one dialog at a time saying exactly what will run, with
-// 允许一次 / 总是允许此应用 / 拒绝; the answer goes to `POST /api/confirmations/<id>`
+// 允许一次 / 总是允许此应用 / 拒绝 (in the desktop's language); the answer goes to
+// `POST /api/confirmations/<id>`
 // and the task's final reply is rendered in the app's window. It also adds the
 // `confirm` view type to the renderer (the window of the paused task shows the same
 // question with the same three buttons). Every string is set as text (SECURITY.md Q2).
@@ -11,12 +12,13 @@
 import { api, apiError, userLanguage } from "./api.js";
 import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 import { VIEWS } from "./views.js";
 
 const DECISIONS = [
-  { decision: "allow_once", text: "允许一次 (allow once)", primary: true },
-  { decision: "allow_always", text: "总是允许此应用 (always for this app)" },
-  { decision: "deny", text: "拒绝 (deny)" },
+  { decision: "allow_once", text: () => tr("允许一次", "Allow once"), primary: true },
+  { decision: "allow_always", text: () => tr("总是允许此应用", "Always allow this app") },
+  { decision: "deny", text: () => tr("拒绝", "Deny") },
 ];
 
 async function post(path, body) {
@@ -50,7 +52,13 @@ function question(pending) {
   return [
     el("p", {
       className: "confirm-who",
-      text: pending.kind === "schedule" ? `${asText(pending.summary)}。允许后按计划运行：` : `应用「${asText(pending.app_name || pending.app_id)}」请求执行以下操作：`,
+      text:
+        pending.kind === "schedule"
+          ? tr(`${asText(pending.summary)}。允许后按计划运行：`, `${asText(pending.summary)}. Once allowed, it runs as planned:`)
+          : tr(
+              `应用「${asText(pending.app_name || pending.app_id)}」请求执行以下操作：`,
+              `The app "${asText(pending.app_name || pending.app_id)}" asks to:`,
+            ),
     }),
     el(
       "ol",
@@ -62,7 +70,7 @@ function question(pending) {
     el(
       "details",
       { className: "confirm-plan" },
-      el("summary", { text: "完整计划 (the exact plan)" }),
+      el("summary", { text: tr("完整计划", "The exact plan") }),
       el("pre", { text: JSON.stringify(asArray(pending.plan), null, 2) }),
     ),
   ];
@@ -83,10 +91,10 @@ export function installConfirmations({ views, toast }) {
     const id = asText(pending.confirmation_id);
     const dialog = openModal({
       id: "confirm_dialog",
-      title: "需要你的确认 (confirmation needed)",
+      title: tr("需要你的确认", "Confirmation needed"),
       body: question(pending),
       buttons: DECISIONS.map((d) => ({
-        text: d.text,
+        text: d.text(),
         primary: Boolean(d.primary),
         id: `confirm_${d.decision}`,
         onClick: () => decide(pending, d.decision),
@@ -126,14 +134,14 @@ export function installConfirmations({ views, toast }) {
         forget(id); // answered elsewhere (another window, the CLI)
         return;
       }
-      toast({ title: "无法提交确认 (decision not sent)", body: exc.message, detail: exc.technical, level: "error" });
+      toast({ title: tr("无法提交确认", "Decision not sent"), body: exc.message, detail: exc.technical, level: "error" });
       return;
     }
     forget(id);
     // a scheduled job's question has no paused task behind it: its answer is a toast
     if (pending.kind === "schedule") toast({ title: asText(asObject(reply).message), level: "info", timeout: 4000 });
     else views.show(appId, reply);
-    if (decision === "deny") toast({ title: "已拒绝 (denied)", body: asText(pending.summary), level: "info", timeout: 3000 });
+    if (decision === "deny") toast({ title: tr("已拒绝", "Denied"), body: asText(pending.summary), level: "info", timeout: 3000 });
   }
 
   const add = (raw) => {
@@ -148,7 +156,7 @@ export function installConfirmations({ views, toast }) {
     el(
       "div",
       { className: "v-confirm", dataset: { confirmationId: asText(data.confirmation_id) } },
-      el("div", { className: "v-confirm-title", text: "⚠️ 需要你的确认 (confirmation needed)" }),
+      el("div", { className: "v-confirm-title", text: `⚠️ ${tr("需要你的确认", "Confirmation needed")}` }),
       question(data),
       el(
         "div",
@@ -157,7 +165,7 @@ export function installConfirmations({ views, toast }) {
           el("button", {
             type: "button",
             className: d.primary ? "btn-primary" : "btn-plain",
-            text: d.text,
+            text: d.text(),
             dataset: { decision: d.decision },
             on: { click: () => decide(data, d.decision) },
           }),

@@ -259,7 +259,39 @@ function renderCode(data) {
     heading(data),
     el("div", { className: "v-code-bar" }, el("span", { className: "v-code-lang", text: language }), copy),
     el("pre", {}, el("code", { text: code })),
+    data.output !== undefined && data.output !== null ? codeOutput(data) : null,
   );
+}
+
+/** What running the code printed, whole and scrollable; a cut is marked with the full size. */
+function codeOutput(data) {
+  const output = asText(data.output);
+  let cut = null;
+  if (data.output_truncated) {
+    const shown = byteSize(new TextEncoder().encode(output).length);
+    const full = Number.isFinite(Number(data.output_size)) ? byteSize(Number(data.output_size)) : "";
+    cut = el("div", {
+      className: "v-code-cut",
+      attrs: { role: "note" },
+      text: full
+        ? tr(`✂️ 输出太长，已截断：这里是前 ${shown}，共 ${full}`, `✂️ Output too long, cut: showing the first ${shown} of ${full}`)
+        : tr(`✂️ 输出太长，已截断：这里是前 ${shown}`, `✂️ Output too long, cut: showing the first ${shown}`),
+    });
+  }
+  return el(
+    "section",
+    { className: "v-code-output" },
+    el("div", { className: "v-code-bar" }, el("span", { className: "v-code-output-label", text: tr("输出", "Output") })),
+    cut,
+    el("pre", { className: "v-code-output-text", text: output || tr("（没有输出）", "(no output)") }),
+  );
+}
+
+/** `850 字节` / `850 bytes`, `19.5 KB`, `1.2 MB`. */
+function byteSize(bytes) {
+  if (bytes < 1024) return tr(`${bytes} 字节`, `${bytes} bytes`);
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /**

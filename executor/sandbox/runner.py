@@ -182,13 +182,16 @@ def kill_marked(root_pid: int, marker: str, *, root_reaped: bool = False) -> int
 
 @dataclass
 class CapturedRun:
-    """The outcome of a foreground run: exit status and capped output."""
+    """The outcome of a foreground run: exit status and capped output (`truncated`
+    when a stream wrote more than the cap; `*_size` the bytes each stream wrote in all)."""
 
     returncode: int | None
     stdout: str
     stderr: str
     truncated: bool
     timed_out: bool
+    stdout_size: int = 0
+    stderr_size: int = 0
 
 
 class _CappedBuffer:
@@ -207,6 +210,11 @@ class _CappedBuffer:
 
     def text(self) -> str:
         return bytes(self.data).decode("utf-8", errors="replace")
+
+    @property
+    def size(self) -> int:
+        """Every byte written, kept or not."""
+        return len(self.data) + self.dropped
 
 
 def _child_setup(limits: Limits, group: Path | None = None) -> Callable[[], None]:
@@ -392,6 +400,8 @@ class ProcessSandbox:
             stderr=err.text(),
             truncated=bool(out.dropped or err.dropped),
             timed_out=timed_out,
+            stdout_size=out.size,
+            stderr_size=err.size,
         )
 
     def _pump(

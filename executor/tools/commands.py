@@ -2,7 +2,9 @@
 
 Both check the command with `argv_policy` (whitelist, fixed PATH, no inline code,
 every path argument inside the workdir) and run it through `sandbox`. Result of a
-foreground run: `{"returncode", "stdout", "stderr", "truncated"}`. A non-zero exit
+foreground run: `{"returncode", "stdout", "stderr", "truncated", "stdout_size",
+"stderr_size"}` (output past `limits.output_bytes` is cut: `truncated`, and the sizes
+say how many bytes each stream wrote in all). A non-zero exit
 is still status `ok` — the exit code is data the app plans with (`grep` finding
 nothing, a test failing). Running past the timeout is status `error`, code
 `tool_timeout`, with the partial output in `result`; the whole process tree is
@@ -46,7 +48,13 @@ def _foreground(ctx: ToolContext, argv: list[str], cwd: Path) -> dict[str, Any]:
     run = ctx.sandbox.run(
         argv, workdir=ctx.app.workdir, cwd=cwd, timeout=ctx.timeout, hide=ctx.hidden_dirs()
     )
-    output = {"stdout": run.stdout, "stderr": run.stderr, "truncated": run.truncated}
+    output = {
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "truncated": run.truncated,
+        "stdout_size": run.stdout_size,
+        "stderr_size": run.stderr_size,
+    }
     if run.timed_out:
         raise ToolTimeout(
             f"{Path(argv[0]).name} killed after {ctx.timeout:g}s (with its child processes)",

@@ -180,11 +180,14 @@ def test_the_edit_form_has_one_editable_copy() -> None:
     assert [f["name"] for f in form["data"]["fields"]] == ["path", "code"]
     saves = [a for a in form["actions"] if a["type"] == "submit_form"]
     assert saves and all(a["fields"] == [] for a in saves)  # they submit the view's form
+    assert form["state"] == {"editing": "a.py"}  # saving a.py again asks nothing
     edited = {"action_id": "save", "form_values": {"path": "a.py", "code": "x = 2\n"}}
-    plan = flows.handle(None, {}, edited)
+    plan = flows.handle(None, {"cwd_state": form["state"]}, edited)
     assert plan["steps"][0]["args"] == {"path": "a.py", "content": "x = 2\n"}
     refused = {"step_1": failed("file_write", "disk full", "io_error")}
-    reply = flows.handle(None, {"tool_results": refused}, edited)
+    reply = flows.handle(
+        None, {"cwd_state": form["state"], "tool_results": refused}, edited
+    )
     assert reply["status"] == "error" and "已保存" not in reply["message"]
     assert "失败" in reply["message"] and reply["detail"] == "disk full"
 
@@ -224,7 +227,8 @@ def test_edit_is_a_form_with_a_code_field_and_save_writes_it() -> None:
         "action_id": "save",
         "form_values": {"path": "hello.py", "code": "print('bye')\n"},
     }
-    plan = flows.handle(None, {}, save)
+    editing = {"editing": "hello.py"}
+    plan = flows.handle(None, {"cwd_state": editing}, save)
     assert plan["steps"] == [
         {
             "step_id": 1,
@@ -234,7 +238,10 @@ def test_edit_is_a_form_with_a_code_field_and_save_writes_it() -> None:
     ]
     saved = flows.handle(
         None,
-        {"tool_results": {"step_1": ok("file_write", {"path": "workspace/hello.py"})}},
+        {
+            "cwd_state": editing,
+            "tool_results": {"step_1": ok("file_write", {"path": "workspace/hello.py"})},
+        },
         save,
     )
     assert saved["view_type"] == "code" and saved["data"]["code"] == "print('bye')\n"
@@ -436,6 +443,151 @@ def test_in_english_errors_are_english_with_the_detail_folded() -> None:
     assert refused["status"] == "error" and not CHINESE.search(refused["data"]["content"])
     saved = {"action_id": "save", "form_values": {"path": "a.py", "code": "x = 2\n"}}
     disk_full = {"step_1": failed("file_write", "disk full", "io_error")}
-    reply = flows.handle(None, {**EN, "tool_results": disk_full}, saved)
+    editing = {"editing": "a.py"}
+    reply = flows.handle(
+        None, {**EN, "cwd_state": editing, "tool_results": disk_full}, saved
+    )
     assert reply["message"] == "Could not save a.py; the file is unchanged"
     assert reply["detail"] == "disk full"
+
+
+# ------------------------------------------------------------------ output, overwrites
+
+
+def test_a_run_shows_its_whole_output_and_marks_a_cut() -> None:
+    flows = CodeFlows(PlanningAgent())
+    long = "ab" * 300 + "\nend\n"
+    ran = {
+        "step_1": ok("file_write", {"path": "workspace/snippet.py"}),
+        "step_2": ok(
+            "shell_exec",
+            {"returncode": 0, "stdout": long, "stderr": "", "truncated": False},
+        ),
+    }
+    reply = flows.handle("执行代码 print('ab' * 300)", {"tool_results": ran})
+    assert reply["data"]["output"] == long  # whole, not cut at 200 characters
+    assert "output_truncated" not in reply["data"]
+    assert reply["message"] == "运行完成，输出 2 行"
+    cut = {
+        "step_1": ok("file_write", {"path": "workspace/snippet.py"}),
+        "step_2": ok(
+            "shell_exec",
+            {
+                "returncode": 0,
+                "stdout": "x" * 4096,
+                "stderr": "",
+                "truncated": True,
+                "stdout_size": 20001,
+                "stderr_size": 0,
+            },
+        ),
+    }
+    reply = flows.handle("执行代码 print('x' * 20000)", {"tool_results": cut})
+    assert reply["data"]["output"] == "x" * 4096
+    assert reply["data"]["output_truncated"] is True
+    assert reply["data"]["output_size"] == 20001
+    assert reply["message"] == "运行完成；输出太长，已截断：只显示前 4.0 KB，共 19.5 KB"
+    parse(AppReply, reply)
+    english = flows.handle("run print('x' * 20000)", {**EN, "tool_results": cut})
+    assert english["message"] == (
+        "Finished; the output was too long and is cut: showing the first 4.0 KB of 19.5 KB"
+    )
+
+
+def test_a_new_file_whose_name_is_taken_asks_first() -> None:
+    flows = CodeFlows(PlanningAgent())
+    new = {"action_id": "new", "form_values": {"path": "a.py", "code": "x = 2\n"}}
+    check = flows.handle(None, {}, new)
+    assert check["steps"] == [
+        {
+            "step_id": 1,
+            "tool": "file_list",
+            "args": {"path": "workspace", "pattern": "a.py"},
+        }
+    ]
+    taken = {"files": [{"name": "a.py", "size": 6, "is_dir": False}]}
+    asked = flows.handle(None, {"tool_results": {"step_1": ok("file_list", taken)}}, new)
+    assert "steps" not in asked and asked["view_type"] == "form"
+    assert asked["notice"] == "warning" and "workspace/a.py 已经存在" in asked["message"]
+    code = next(f for f in asked["data"]["fields"] if f["name"] == "code")
+    assert code["value"] == "x = 2\n"  # what was typed stays
+    assert [a["action_id"] for a in asked["actions"]][0] == "overwrite"
+    assert asked["state"] == {"editing": None}
+    parse(AppReply, asked)
+    # 覆盖 is the user's yes: written at once
+    overwrite = {**new, "action_id": "overwrite"}
+    assert flows.handle(None, {}, overwrite)["steps"][0]["tool"] == "file_write"
+    # a free name is written in the next round (step 2), then shown
+    free = flows.handle(
+        None, {"tool_results": {"step_1": ok("file_list", {"files": []})}}, new
+    )
+    assert free["steps"] == [
+        {"step_id": 2, "tool": "file_write", "args": {"path": "a.py", "content": "x = 2\n"}}
+    ]
+    saved = flows.handle(
+        None,
+        {"tool_results": {"step_2": ok("file_write", {"path": "workspace/a.py"})}},
+        new,
+    )
+    assert saved["view_type"] == "code" and saved["message"] == "已保存 workspace/a.py"
+    # a folder that is not there yet: the name is free too
+    missing = failed("file_list", "'lib' does not exist", "file_not_found")
+    deep = {"action_id": "new", "form_values": {"path": "lib/b.py", "code": "y = 1\n"}}
+    assert flows.handle(None, {}, deep)["steps"][0]["args"] == {
+        "path": "lib",
+        "pattern": "b.py",
+    }
+    planned = flows.handle(None, {"tool_results": {"step_1": missing}}, deep)
+    assert planned["steps"][0]["tool"] == "file_write"
+
+
+def test_saving_the_edited_file_asks_nothing_another_name_is_checked() -> None:
+    flows = CodeFlows(PlanningAgent())
+    editing = {"cwd_state": {"editing": "a.py"}}
+    same = {"action_id": "save", "form_values": {"path": "a.py", "code": "1\n"}}
+    assert flows.handle(None, editing, same)["steps"][0]["tool"] == "file_write"
+    renamed = {"action_id": "save", "form_values": {"path": "b.py", "code": "1\n"}}
+    assert flows.handle(None, editing, renamed)["steps"][0]["tool"] == "file_list"
+    run = {"action_id": "save_run", "form_values": {"path": "b.py", "code": "1\n"}}
+    listed = {**editing, "tool_results": {"step_1": ok("file_list", {"files": []})}}
+    assert [s["tool"] for s in flows.handle(None, listed, run)["steps"]] == [
+        "file_write",
+        "shell_exec",
+    ]
+
+
+def test_a_denied_overwrite_is_not_a_failure_and_keeps_the_code() -> None:
+    flows = CodeFlows(PlanningAgent())
+    editing = {"cwd_state": {"editing": "a.py"}}
+    save = {"action_id": "save", "form_values": {"path": "a.py", "code": "typed\n"}}
+    denied = failed(
+        "file_write", "用户拒绝了：覆盖已有文件 workspace/a.py", "denied_by_user"
+    )
+    reply = flows.handle(None, {**editing, "tool_results": {"step_1": denied}}, save)
+    assert reply["status"] == "ok" and reply["notice"] == "info"
+    assert reply["view_type"] == "form"
+    assert reply["message"].startswith("没有保存：你拒绝了覆盖 workspace/a.py")
+    assert "失败" not in reply["message"]
+    code = next(f for f in reply["data"]["fields"] if f["name"] == "code")
+    assert code["value"] == "typed\n"
+    assert reply["state"] == {"editing": "a.py"}
+    parse(AppReply, reply)
+    run = {**save, "action_id": "save_run"}
+    other = failed("shell_exec", "没有执行", "denied_by_user")
+    both = {"step_1": denied, "step_2": other}
+    reply = flows.handle(None, {**EN, **editing, "tool_results": both}, run)
+    assert reply["view_type"] == "form" and reply["notice"] == "info"
+    assert reply["message"].startswith("Not saved and not run: you declined")
+
+
+def test_templates_and_written_programs_get_a_free_name() -> None:
+    flows = CodeFlows(PlanningAgent())
+    files = {"cwd_state": {"files": ["fibonacci.py", "fibonacci_2.py"]}}
+    use = {"action_id": "use_template", "params": {"key": "fibonacci"}}
+    plan = flows.handle(None, files, use)
+    assert plan["steps"][0]["args"]["path"] == "fibonacci_3.py"
+    wrote = {"step_1": ok("file_write", {"path": "workspace/fibonacci_3.py"})}
+    shown = flows.handle(None, {**files, "tool_results": wrote}, use)
+    assert shown["data"]["filename"] == "workspace/fibonacci_3.py"
+    written = flows.handle("写一个计算斐波那契数列的程序", files)
+    assert written["steps"][0]["args"]["path"] == "fibonacci_3.py"

@@ -134,7 +134,12 @@ def test_slow_work_shows_progress_and_is_cancelled_on_the_controller(page, shot)
     assert task["result"]["data"]["code"] == "cancelled"
     assert waited < 5, f"the cancel took {waited:.1f} s (the step sleeps 20 s)"
     expect(busy).to_have_count(0)
-    expect(page.locator(f"{WIN} .v-error")).to_contain_text("已取消")
+    # cancelled is no failure: the view it was started from stays, the status says so
+    expect(page.locator(f"{WIN} .v-error")).to_have_count(0)
+    expect(page.locator(f"{WIN} .v-text")).to_contain_text("画廊文本")
+    status = page.locator(f"{WIN} .win-status")
+    expect(status).to_contain_text("已取消")
+    expect(status).to_have_attribute("data-level", "info")
     shot(page, "cancelled")
 
 
@@ -149,4 +154,6 @@ def test_a_slow_action_is_cancelled_too(page):
             busy.locator(".win-busy-cancel").click()
         assert cancelled.value.json()["cancelled"] == 1
     assert answer.value.json()["data"]["code"] == "cancelled"
-    expect(page.locator(f"{WIN} .v-error")).to_contain_text("已取消")
+    expect(page.locator(f"{WIN} .v-error")).to_have_count(0)
+    expect(page.locator(f"{WIN} .v-text")).to_contain_text("画廊文本")
+    expect(page.locator(f"{WIN} .win-status")).to_contain_text("已取消")

@@ -167,6 +167,8 @@ def test_shell_exec_success_nonzero_exit_and_cwd(harness: Harness) -> None:
         "stdout": "inside",
         "stderr": "",
         "truncated": False,
+        "stdout_size": 6,
+        "stderr_size": 0,
     }
     failing = harness.call("shell_exec", cmd=["ls", "no-such-file"])
     assert failing["status"] == "ok"  # a non-zero exit is data
@@ -242,7 +244,9 @@ def test_d1_output_is_capped_and_sleep_is_killed(make_harness) -> None:
     )
     flood = harness.call("shell_exec", cmd="python3 flood.py")["result"]
     assert flood["truncated"] is True and len(flood["stdout"]) == 1000
+    assert flood["stdout_size"] == 200 * 65536  # every byte written, kept or not
     assert flood["stderr"] == "done" and flood["returncode"] == 0
+    assert flood["stderr_size"] == 4
     (harness.workdir / "nap.py").write_text("import time\ntime.sleep(3600)\n")
     napping = harness.call("shell_exec", cmd="python3 nap.py", timeout=0.5)
     assert napping["code"] == "tool_timeout"

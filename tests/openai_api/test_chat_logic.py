@@ -48,6 +48,8 @@ def test_views_as_markdown() -> None:
     assert bad.startswith("```json\n") and '"rows": "x"' in bad
     code = reply_markdown(_reply("code", {"code": "a = '```'", "language": "py"}), "a")
     assert code == "````py\na = '```'\n````"
+    ran = reply_markdown(_reply("code", {"code": "print(1)", "output": "1\n"}), "a")
+    assert ran == "```\nprint(1)\n```\n\n```text\n1\n```"  # what it printed, below
     chart = reply_markdown(_reply("chart", {"labels": ["a"], "values": [3]}), "a")
     assert chart.splitlines()[-1] == "| a | 3 |"
     error = reply_markdown(AppReply.error("boom", "出错了"), "a")

@@ -132,6 +132,18 @@ def test_a_widget_is_the_view_a_builder_made() -> None:
     assert read_view_data("dashboard", {"widgets": [folded]})["widgets"] == [folded]
 
 
+def test_a_code_view_carries_its_output_and_a_cut() -> None:
+    ran = views.code_reply("print(1)", "python", output="1\n")
+    assert ran["data"] == {"code": "print(1)", "language": "python", "output": "1\n"}
+    cut = views.code_reply("x", output="y" * 10, output_truncated=True, output_size=99)
+    assert read_view_data("code", cut["data"]) == {
+        "code": "x",
+        "output": "y" * 10,
+        "output_truncated": True,
+        "output_size": 99,
+    }
+
+
 def test_data_without_its_shape_is_refused_naming_the_key() -> None:
     with pytest.raises(InvalidRequest, match=r"rows\.0"):
         read_view_data("table", {"columns": ["a"], "rows": [{"a": 1}]})
