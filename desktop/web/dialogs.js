@@ -241,9 +241,7 @@ export function openInstall(toast, reloadApps) {
       toast({ title: tr("已安装", "Installed"), body: asText(answer?.app?.name || answer?.installed), level: "success" });
       reloadApps();
     } catch (exc) {
-      result.dataset.level = "error";
-      result.textContent = `${tr("未安装：", "Not installed: ")}${asText(exc.message)}`;
-      if (exc.technical) result.append(technicalDetails(exc.technical));
+      sayRefused(result, tr("未安装：", "Not installed: "), exc);
     }
   };
   openModal({
@@ -260,6 +258,13 @@ export function openInstall(toast, reloadApps) {
       { id: "install_submit", text: tr("安装", "Install"), primary: true, onClick: install },
     ],
   });
+}
+
+/** Say in a dialog's result line why the controller refused (its technical words folded). */
+function sayRefused(result, prefix, exc) {
+  result.dataset.level = "error";
+  result.textContent = `${prefix}${asText(exc.message)}`;
+  if (exc.technical) result.append(technicalDetails(exc.technical));
 }
 
 /**
@@ -282,9 +287,7 @@ export function confirmUninstall(app, removed) {
       removed(app.id);
     } catch (exc) {
       busy = false;
-      result.dataset.level = "error";
-      result.textContent = `${tr("未卸载：", "Not uninstalled: ")}${asText(exc.message)}`;
-      if (exc.technical) result.append(technicalDetails(exc.technical));
+      sayRefused(result, tr("未卸载：", "Not uninstalled: "), exc);
     }
   };
   openModal({

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +27,6 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.controller.system import TEST_CONFIG, RunningSystem, serving
-from tests.desktop.conftest import ARTIFACTS
 from tests.desktop.link import link_to
 from tests.procs import ROOT
 
@@ -101,17 +99,10 @@ def page(browser: Any, system: RunningSystem, lang: str) -> Iterator[Any]:
     assert errors == [], f"uncaught script errors on the desktop: {errors}"
 
 
-@pytest.fixture
-def shot(request: pytest.FixtureRequest) -> Callable[[Any, str], Path]:
-    def take(target: Any, name: str) -> Path:
-        target.wait_for_timeout(400)  # windows, menus and dialogs animate in
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        safe = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_")
-        path = ARTIFACTS / f"{safe}-{name}.png"
-        target.screenshot(path=str(path))
-        return path
-
-    return take
+def settled(page: Any) -> Any:
+    """`page`, once its windows, menus and dialogs have animated in (for a screenshot)."""
+    page.wait_for_timeout(400)
+    return page
 
 
 # ------------------------------------------------------- item 8: a killed app
@@ -131,23 +122,29 @@ def test_a_window_whose_app_was_restarting_opens_it_again_by_itself(
     expect(window.locator(".v-error-message")).to_contain_text(
         tr(lang, "正在重启", "is restarting")
     )
-    shot(page, "restarting")
+    shot(settled(page), "restarting")
     # no click: once the app runs again the window shows its view again
     expect(window.locator(".v-text")).to_have_text(
         tr(lang, "你好！", "Hello!"), timeout=20000
     )
     expect(window.locator(".v-error")).to_have_count(0)
     assert system.apps()["hello_app"]["pid"] != old_pid
-    shot(page, "back")
+    shot(settled(page), "back")
 
 
 # ------------------------------------------------------ item 9: uninstalling
 
 
-def install_test_app(system: RunningSystem, tmp_path: Path, app_id: str) -> None:
+def install_and_open(page: Any, system: RunningSystem, tmp_path: Path, app_id: str) -> Any:
+    """Install a copy of the echo app named "Echo test" as `app_id`; open its window."""
     source = echo_copy(tmp_path / app_id, "Echo test")
     response = system.post("/api/apps/install", {"path": str(source)})
     assert response.status_code == 200, response.text
+    page.wait_for_selector(f"#task_{app_id}")
+    page.click(f"#task_{app_id}")
+    window = page.locator(f"#win_{app_id}")
+    expect(window.locator(".win-status")).to_have_text("回声完毕")
+    return window
 
 
 def start_entry(page: Any, app_id: str) -> Any:
@@ -164,11 +161,7 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     shot: Callable[[Any, str], Path],
 ) -> None:
     app_id = "my_test_app"
-    install_test_app(system, tmp_path, app_id)
-    page.wait_for_selector(f"#task_{app_id}")
-    page.click(f"#task_{app_id}")
-    window = page.locator(f"#win_{app_id}")
-    expect(window.locator(".win-status")).to_have_text("回声完毕")
+    window = install_and_open(page, system, tmp_path, app_id)
 
     page.click("#start_button")
     uninstall = start_entry(page, app_id).locator(".start-item-uninstall")
@@ -181,7 +174,7 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     expect(start_entry(page, "helper_app").locator(".start-item-uninstall")).to_have_count(
         0
     )
-    shot(page, "menu")
+    shot(settled(page), "menu")
 
     # Escape keeps the app
     uninstall.click()
@@ -191,7 +184,7 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     assert page.evaluate(
         "() => document.getElementById('uninstall_dialog').contains(document.activeElement)"
     )
-    shot(page, "confirm")
+    shot(settled(page), "confirm")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     assert app_id in system.apps()
@@ -212,18 +205,14 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     system.wait_for(lambda: app_id not in system.apps(), what=f"{app_id} gone")
     kept = list((system.state_dir / "workspaces" / ".removed").glob(f"{app_id}-*"))
     assert kept, "the workspace was not kept aside"
-    shot(page, "uninstalled")
+    shot(settled(page), "uninstalled")
 
 
 def test_an_uninstall_from_elsewhere_closes_the_window_with_a_notice(
     page: Any, system: RunningSystem, lang: str, tmp_path: Path
 ) -> None:
     app_id = "other_test_app"
-    install_test_app(system, tmp_path, app_id)
-    page.wait_for_selector(f"#task_{app_id}")
-    page.click(f"#task_{app_id}")
-    window = page.locator(f"#win_{app_id}")
-    expect(window.locator(".win-status")).to_have_text("回声完毕")
+    window = install_and_open(page, system, tmp_path, app_id)
     response = system.post(f"/api/apps/{app_id}/uninstall", {"keep_workspace": True})
     assert response.status_code == 200, response.text
     expect(window).to_have_count(0)
@@ -259,7 +248,7 @@ def test_the_desktop_says_the_controller_is_gone_and_comes_back_by_itself(
             dot = icon.locator(".task-status-dot")
             grey = dot.evaluate("d => getComputedStyle(d).backgroundColor")
             assert grey == "rgb(107, 114, 128)", grey  # not the green of running
-            shot(page, "lost")
+            shot(settled(page), "lost")
 
             link.mend()
             expect(status).to_have_text(tr(lang, "就绪", "Ready"), timeout=15000)
@@ -272,7 +261,7 @@ def test_the_desktop_says_the_controller_is_gone_and_comes_back_by_itself(
             answer = system.post("/api/instruction", {"text": said, "language": lang})
             assert answer.status_code == 200, answer.text
             expect(page.locator("#win_hello_app .v-text")).to_contain_text(said)
-            shot(page, "back")
+            shot(settled(page), "back")
         finally:
             context.close()
     assert errors == [], f"uncaught script errors on the desktop: {errors}"
