@@ -641,6 +641,8 @@ class AppInfo(_Model):
     sandbox: Literal["bubblewrap", "none"] | None = None  # how it runs
     sandbox_note: str | None = None  # why it runs so, in words
     network: bool = False  # its manifest says it reaches the internet itself
+    # a part the system relies on (the manifest's): the desktop does not offer to uninstall it
+    system_role: SystemRole | None = None
 
 
 InstructionSource = Literal["text", "voice"]  # typed (or clicked), or spoken

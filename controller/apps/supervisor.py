@@ -543,6 +543,7 @@ class Supervisor(AppLifecycle):
             sandbox=child.confinement.kind if child.confinement else None,
             sandbox_note=child.confinement.note if child.confinement else None,
             network=bool(child.confinement and child.confinement.network),
+            system_role=spec.manifest.system_role if spec.manifest else None,
         )
 
     @staticmethod

@@ -31,6 +31,31 @@ export function apiError(status, payload) {
   return new ApiError(status, err.code || `http_${status}`, err.user_message || technical, err.detail ?? null, technical);
 }
 
+const reachListeners = new Set();
+
+/** `listener(reached)` after every request: false when the controller could not be reached at all. */
+export function onReach(listener) {
+  reachListeners.add(listener);
+}
+
+function tellReach(reached) {
+  for (const listener of reachListeners) listener(reached);
+}
+
+/** Whether the controller answers GET /api/health within `timeoutMs` (listeners are not told). */
+async function probe(timeoutMs = 4000) {
+  try {
+    const response = await fetch("/api/health", {
+      headers: { "X-AIOS-Token": TOKEN },
+      cache: "no-store",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
 async function request(method, path, body) {
   // the page's language, so the controller's error sentences are in it
   const headers = { "X-AIOS-Token": TOKEN, "Accept-Language": userLanguage() };
@@ -46,8 +71,10 @@ async function request(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch (exc) {
-    throw new ApiError(0, "network", `${tr("无法连接主控", "Controller unreachable")}: ${exc.message}`);
+    tellReach(false);
+    throw new ApiError(0, "network", tr("无法连接主控", "Controller not reachable"), null, exc.message);
   }
+  tellReach(true);
   let payload = null;
   try {
     payload = await response.json();
@@ -62,6 +89,7 @@ export const api = {
   token: TOKEN,
   clientId: CLIENT_ID,
   health: () => request("GET", "/api/health"),
+  probe,
   version: () => request("GET", "/api/version"),
   /** Ask the controller to stop the task `taskId` of the session `sessionId` and the app `appId` (its remaining steps never run). */
   cancelTask: (taskId, sessionId, appId) =>

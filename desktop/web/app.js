@@ -3,13 +3,17 @@
 // stream and keeps the UI snapshot up to date.
 // Ctrl+Alt+R (or the start menu's ↺) restores the desktop layout that UI commands
 // changed; an element a UI command changed is brought into view.
+// An uninstalled app's window closes with a notice. While the controller cannot be
+// reached the desktop says so (the status line, a notice, grey status dots) and
+// retries by itself; once it answers, the desktop is ready again without a reload.
 
 import { api } from "./api.js";
 import { AgentLive } from "./agentlive.js";
 import { AppViews } from "./appview.js";
 import { createCommandBar } from "./commandbar.js";
 import { installConfirmations } from "./confirm.js";
-import { openAbout, openInstall } from "./dialogs.js";
+import { watchConnection } from "./connection.js";
+import { confirmUninstall, openAbout, openInstall } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
 import { setLanguage, tr, translatePage } from "./i18n.js";
@@ -17,7 +21,7 @@ import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
 import { watchLayout } from "./snapshot.js";
 import { speech } from "./speech.js";
-import { setApps, setAppStatus, state } from "./state.js";
+import { appInfo, forgetAppStatuses, removeApp, setApps, setAppStatus, state } from "./state.js";
 import { createTaskbar } from "./taskbar.js";
 import { toast } from "./toast.js";
 import { createTray } from "./tray.js";
@@ -61,6 +65,63 @@ async function loadVoiceSettings() {
   }
 }
 
+/** The app `appId` was uninstalled (here or elsewhere): its window closes with a notice. */
+function appRemoved(appId) {
+  const win = windows.get(appId);
+  if (!state.apps.has(appId) && !win) return; // already done
+  const name = asText(state.apps.get(appId)?.name || win?.title.textContent || appId);
+  views.idle(appId);
+  if (win) windows.close(appId);
+  removeApp(appId);
+  toast({
+    title: tr(`「${name}」已卸载`, `${name} was uninstalled`),
+    body: win ? tr("它的窗口已关闭", "Its window was closed") : "",
+    level: "info",
+  });
+  loadApps();
+}
+
+/** The desktop's ready line (on the wallpaper). */
+function showStatus(text) {
+  document.getElementById("desktop_status").textContent = text;
+}
+
+function showReady() {
+  document.body.dataset.ready = "true";
+  showStatus(tr("就绪", "Ready"));
+}
+
+let lostNotice = null;
+
+/** The controller cannot be reached: say so, and that the desktop keeps trying. */
+function connectionLost() {
+  document.body.dataset.connection = "lost";
+  showStatus(tr("无法连接主控，正在重试…", "Controller not reachable — retrying…"));
+  forgetAppStatuses();
+  tray.pollHealth();
+  lostNotice?.remove();
+  lostNotice = toast({
+    title: tr("无法连接主控", "Controller not reachable"),
+    body: tr("桌面会自动重新连接，不用刷新页面", "The desktop reconnects by itself; no need to reload the page"),
+    level: "warning",
+    timeout: 0,
+  });
+}
+
+/** The controller answers again: everything it shows is fetched again. */
+async function connectionBack() {
+  delete document.body.dataset.connection;
+  lostNotice?.remove();
+  lostNotice = null;
+  tray.pollHealth();
+  if (await loadApps()) {
+    showReady();
+    toast({ title: tr("已重新连接主控", "Controller reconnected"), level: "success", timeout: 3000 });
+  } else {
+    showStatus(tr("未连接主控", "Controller not reachable"));
+  }
+}
+
 function refresh() {
   loadApps();
   tray.pollHealth();
@@ -91,6 +152,7 @@ taskbar = createTaskbar({
   windows,
   actions: {
     openApp: (appId) => views.open(appId),
+    uninstall: (appId) => confirmUninstall(appInfo(appId), appRemoved),
     settings: () => openSettings(toast),
     tools: () => openTools(toast),
     refresh,
@@ -160,22 +222,28 @@ const events = connectEvents(
     speak: (e) => speech.say(asText(asObject(e.data).text)),
     app_status: (e) => {
       const data = asObject(e.data);
-      // "removed": uninstalled or its folder deleted; the list says what is left
-      if (data.status === "removed") loadApps();
+      // "removed": uninstalled or its folder deleted
+      if (data.status === "removed") appRemoved(asText(e.app_id || data.id));
       else if (e.app_id && state.apps.has(e.app_id)) setAppStatus(e.app_id, data.status);
       else loadApps();
     },
   },
-  (up) => tray.setStreamState(up),
+  (up) => {
+    tray.setStreamState(up);
+    connection.streamState(up);
+  },
 );
+const connection = watchConnection({ events, lost: connectionLost, back: connectionBack });
 
 watchLayout();
 const speechReady = loadVoiceSettings().then(() => speech.init());
 loadApps().then((ok) => {
-  document.body.dataset.ready = ok ? "true" : "error";
-  const status = document.getElementById("desktop_status");
-  status.textContent = ok ? tr("就绪", "Ready") : tr("未连接主控", "Controller not reachable");
+  if (!ok && document.body.dataset.connection !== "lost") {
+    document.body.dataset.ready = "error";
+    showStatus(tr("未连接主控", "Controller not reachable"));
+  }
   if (ok) {
+    showReady();
     toast({
       title: tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"),
       body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),

@@ -9,13 +9,15 @@
 // shown in the view, the status line keeps its first line. A reply's `notice`
 // (an `ok` reply that is degraded, or an `info` one) shows its message as a banner
 // above the view with the technical `detail` folded away; controls with an
-// `item_id` are drawn in their list item, table row or card.
+// `item_id` are drawn in their list item, table row or card. A window that says its
+// app could not be reached (restarting, starting, the controller out of reach) opens
+// the app again by itself once the app runs again: its initial view, not what failed.
 
 import { api } from "./api.js";
 import { buildAction } from "./actions.js";
 import { asArray, asObject, asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
-import { adoptSession, appInfo, state } from "./state.js";
+import { adoptSession, appInfo, onAppsChanged, state } from "./state.js";
 import { postUiCommands, reapply, releaseFloating } from "./uicommands.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
@@ -25,6 +27,10 @@ export class AppViews {
     this.windows = windows;
     this.toast = toast;
     this.working = new Map(); // app id → its running work (see busySoon)
+    this.statuses = new Map(); // app id → its last status seen
+    this.backAt = new Map(); // app id → when it last turned running again
+    this.retriedAtOnce = new WeakSet(); // windows retried as their answer came
+    onAppsChanged((apps) => this.followStatuses(apps));
   }
 
   /**
@@ -37,6 +43,13 @@ export class AppViews {
       win.restore();
       return win;
     }
+    await this.load(win);
+    return win;
+  }
+
+  /** Ask the app for its initial view and render it in `win` (loading meanwhile). */
+  async load(win) {
+    const appId = win.appId;
     // an idle app is started by this open: the first answer waits for its start
     const cold = ["idle", "starting", "stopped"].includes(appInfo(appId).status);
     const label = cold ? tr("正在启动…", "Starting…") : tr("正在打开…", "Opening…");
@@ -50,7 +63,49 @@ export class AppViews {
     }
     this.idle(appId, work);
     if (this.windows.get(appId) === win) this.render(win, reply);
-    return win;
+  }
+
+  /** Apps that turned running again: their windows that could not reach them retry. */
+  followStatuses(apps) {
+    for (const [appId, app] of apps) {
+      const before = this.statuses.get(appId);
+      this.statuses.set(appId, app.status);
+      if (app.status === "running" && before !== undefined && before !== "running") {
+        this.backAt.set(appId, Date.now());
+        this.retryUnreached(appId);
+      }
+    }
+  }
+
+  /** Open the app again in its window if that window says the app was out of reach. */
+  retryUnreached(appId) {
+    const win = this.windows.get(appId);
+    if (!win || !UNREACHED.has(win.node.dataset.errorCode) || this.isWorking(appId)) return;
+    this.load(win);
+  }
+
+  /**
+   * After `reply` was rendered in `win`: a window that could not reach its app says
+   * it will reopen by itself; when the app came back just before this answer (its
+   * status came first), it is retried at once, one time.
+   */
+  noteUnreached(win, reply) {
+    const code = reply.status === "error" || reply.view_type === "error" ? asText(asObject(reply.data).code) : "";
+    win.node.dataset.errorCode = code;
+    if (!UNREACHED.has(code)) {
+      this.retriedAtOnce.delete(win);
+      return;
+    }
+    const line = win.content.querySelector(".win-status");
+    if (line) {
+      line.textContent = tr("应用恢复后，此窗口会自动重新打开", "This window reopens by itself once the app is back");
+      line.dataset.level = "info";
+    }
+    const back = this.backAt.get(win.appId);
+    if (back && Date.now() - back < JUST_BACK_MS && !this.retriedAtOnce.has(win)) {
+      this.retriedAtOnce.add(win);
+      setTimeout(() => this.retryUnreached(win.appId), 0);
+    }
   }
 
   /** Show `reply` in the app's window, opening the window first when needed. */
@@ -228,12 +283,16 @@ export class AppViews {
       win.content.append(this.working.get(win.appId).overlay); // still working: keep it on top
     }
     win.node.dataset.viewType = asText(reply.view_type);
+    this.noteUnreached(win, reply);
     reapply(win.node);
     if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) postUiCommands(reply.ui_commands);
   }
 }
 
 const BUSY_DELAY_MS = 400;
+// error codes of a window whose app could not be reached: it retries when the app runs
+const UNREACHED = new Set(["app_unavailable", "network"]);
+const JUST_BACK_MS = 3000;
 
 /** How a reply went: "error" (failed), "warning" / "info" (its notice, or cancelled), or "success". */
 export function replyLevel(rawReply) {

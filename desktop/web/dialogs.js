@@ -1,6 +1,6 @@
 // Modal dialogs of the desktop: one helper that shows a titled box over the
-// desktop (closed by ✕, Escape or a click outside), the About box, and an app's own
-// About panel. `appFacts` is the one table of how an app runs (GET /api/apps:
+// desktop (it takes the focus; closed by ✕, Escape or a click outside), the About
+// box, an app's own About panel and the question before an app is uninstalled. `appFacts` is the one table of how an app runs (GET /api/apps:
 // `sandbox`, `sandbox_note`, `network`) that the start menu and windows show too.
 
 import { api } from "./api.js";
@@ -8,20 +8,31 @@ import { asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { technicalDetails } from "./views.js";
 
-/** Show a modal with `body` nodes and `buttons` [{text, primary, onClick}]; returns {node, close}. */
-export function openModal({ id, title, body = [], buttons = [] }) {
+/**
+ * Show a modal with `body` nodes and `buttons` [{id, text, primary, onClick}]; returns
+ * {node, close}. It takes the focus (the element with the id `focus`, else the box)
+ * and gives it back when closed.
+ */
+export function openModal({ id, title, body = [], buttons = [], focus = "" }) {
   document.getElementById(id)?.remove();
   const root = document.getElementById("modal_root");
+  const before = document.activeElement;
   const close = () => {
     overlay.remove();
     document.removeEventListener("keydown", onKey);
+    if (before instanceof HTMLElement && before.isConnected) before.focus();
   };
   const onKey = (event) => {
     if (event.key === "Escape") close();
   };
   const box = el(
     "div",
-    { className: "modal", id, attrs: { role: "dialog", "aria-modal": "true", "aria-label": asText(title) }, dataset: { uiType: "dialog", uiLabel: asText(title) } },
+    {
+      className: "modal",
+      id,
+      attrs: { role: "dialog", "aria-modal": "true", "aria-label": asText(title), tabindex: "-1" },
+      dataset: { uiType: "dialog", uiLabel: asText(title) },
+    },
     el(
       "header",
       { className: "modal-head" },
@@ -48,6 +59,7 @@ export function openModal({ id, title, body = [], buttons = [] }) {
   const overlay = el("div", { className: "modal-overlay", on: { pointerdown: (e) => e.target === overlay && close() } }, box);
   root.append(overlay);
   document.addEventListener("keydown", onKey);
+  ((focus && box.querySelector(`#${CSS.escape(focus)}`)) || box).focus();
   return { node: box, close };
 }
 
@@ -229,9 +241,7 @@ export function openInstall(toast, reloadApps) {
       toast({ title: tr("已安装", "Installed"), body: asText(answer?.app?.name || answer?.installed), level: "success" });
       reloadApps();
     } catch (exc) {
-      result.dataset.level = "error";
-      result.textContent = `${tr("未安装：", "Not installed: ")}${asText(exc.message)}`;
-      if (exc.technical) result.append(technicalDetails(exc.technical));
+      sayRefused(result, tr("未安装：", "Not installed: "), exc);
     }
   };
   openModal({
@@ -247,5 +257,57 @@ export function openInstall(toast, reloadApps) {
       { text: tr("取消", "Cancel"), onClick: (close) => close() },
       { id: "install_submit", text: tr("安装", "Install"), primary: true, onClick: install },
     ],
+  });
+}
+
+/** Say in a dialog's result line why the controller refused (its technical words folded). */
+function sayRefused(result, prefix, exc) {
+  result.dataset.level = "error";
+  result.textContent = `${prefix}${asText(exc.message)}`;
+  if (exc.technical) result.append(technicalDetails(exc.technical));
+}
+
+/**
+ * Ask before uninstalling `app` (POST /api/apps/<id>/uninstall, its workspace kept
+ * aside). The uninstall button has the focus: Enter uninstalls, Escape keeps the app.
+ * Once uninstalled `removed(appId)` is told; a refusal is said in the dialog.
+ */
+export function confirmUninstall(app, removed) {
+  const name = asText(app.name || app.id);
+  const result = el("p", { id: "uninstall_result", className: "modal-result", attrs: { role: "status" } });
+  let busy = false;
+  const uninstall = async (close) => {
+    if (busy) return;
+    busy = true;
+    result.dataset.level = "info";
+    result.textContent = tr("正在卸载…", "Uninstalling…");
+    try {
+      await api.uninstall(app.id, true);
+      close();
+      removed(app.id);
+    } catch (exc) {
+      busy = false;
+      sayRefused(result, tr("未卸载：", "Not uninstalled: "), exc);
+    }
+  };
+  openModal({
+    id: "uninstall_dialog",
+    title: tr("卸载应用", "Uninstall an app"),
+    body: [
+      el("p", { text: tr(`卸载「${name}」？`, `Uninstall ${name}?`) }),
+      el("p", {
+        className: "modal-note",
+        text: tr(
+          "它会停止运行并离开桌面，它的窗口随之关闭。它的工作区文件会移到一边保留，不会删除。",
+          "It stops and leaves the desktop, and its window closes. Its workspace files are moved aside and kept, not deleted.",
+        ),
+      }),
+      result,
+    ],
+    buttons: [
+      { id: "uninstall_cancel", text: tr("取消", "Cancel"), onClick: (close) => close() },
+      { id: "uninstall_confirm", text: tr("卸载", "Uninstall"), primary: true, onClick: uninstall },
+    ],
+    focus: "uninstall_confirm",
   });
 }

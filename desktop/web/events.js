@@ -33,5 +33,14 @@ export function connectEvents(handlers, onState = () => {}) {
     };
   };
   open();
-  return { reconnect: open, close: () => source?.close() };
+  return {
+    reconnect: open,
+    /** Open it again unless it is open now (after the controller was out of reach). */
+    resume: () => {
+      if (source?.readyState !== EventSource.OPEN) open();
+    },
+    /** Whether it gave up (EventSource reconnects by itself only after a drop). */
+    closed: () => source?.readyState === EventSource.CLOSED,
+    close: () => source?.close(),
+  };
 }

@@ -38,6 +38,17 @@ export function setAppStatus(appId, status) {
   notify();
 }
 
+/** The controller cannot be reached: no app's status is known. */
+export function forgetAppStatuses() {
+  for (const app of state.apps.values()) app.status = "unknown";
+  notify();
+}
+
+/** The app `appId` was uninstalled: it leaves the list. */
+export function removeApp(appId) {
+  if (state.apps.delete(appId)) notify();
+}
+
 export function onAppsChanged(listener) {
   state.listeners.add(listener);
 }

@@ -4,7 +4,9 @@
 // refresh, about). Each start-menu entry says how its app runs (in a sandbox or
 // unconfined, reaching the internet: dialogs.js `appFacts`). The command bar and the tray live in their own modules.
 // Clicking the icon of the focused window minimises it; menus open above the
-// taskbar; Escape closes them.
+// taskbar; Escape closes them. A start-menu entry offers to uninstall its app,
+// except for apps the system relies on (a manifest `system_role`: the assistant
+// that takes what no other app claims, the skills runner, the scheduler's window).
 
 import { appFacts, factChip, factNote } from "./dialogs.js";
 import { asText, clear, el } from "./dom.js";
@@ -18,6 +20,7 @@ const STATUS_TEXT = {
   restarting: ["重启中", "restarting"],
   failed: ["启动失败", "failed"],
   stopped: ["已停止", "stopped"],
+  unknown: ["状态未知", "status unknown"], // the controller cannot be reached
 };
 
 export function statusText(status) {
@@ -26,8 +29,8 @@ export function statusText(status) {
 }
 
 /**
- * Build the taskbar's left part and menus. `actions`: {openApp(id), settings(),
- * refresh(), about()}; `windows`: the WindowManager (for open/focused marks).
+ * Build the taskbar's left part and menus. `actions`: {openApp(id), uninstall(id),
+ * settings(), refresh(), about()}; `windows`: the WindowManager (for open/focused marks).
  */
 export function createTaskbar({ actions, windows }) {
   const taskbar = document.getElementById("taskbar");
@@ -142,10 +145,29 @@ function buildIcon(app, actions, windows) {
   );
 }
 
+/** The start menu's uninstall control of `app`, or null for an app the system relies on. */
+function buildUninstall(app, actions, closeMenus) {
+  if (app.system_role || !actions.uninstall) return null;
+  const label = tr(`卸载「${asText(app.name || app.id)}」`, `Uninstall ${asText(app.name || app.id)}`);
+  return el("button", {
+    type: "button",
+    className: "start-item-uninstall",
+    text: "🗑",
+    title: label,
+    attrs: { "aria-label": label },
+    on: {
+      click: () => {
+        closeMenus();
+        actions.uninstall(app.id);
+      },
+    },
+  });
+}
+
 function buildStartItem(app, actions, closeMenus) {
   return el(
     "li",
-    {},
+    { className: "start-entry" },
     el(
       "button",
       {
@@ -169,6 +191,7 @@ function buildStartItem(app, actions, closeMenus) {
       ),
       el("span", { className: "start-item-status" }),
     ),
+    buildUninstall(app, actions, closeMenus),
   );
 }
 
