@@ -14,7 +14,7 @@ import { buildAction } from "./actions.js";
 import { asArray, asObject, asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, appInfo, state } from "./state.js";
-import { postUiCommands, reapply, releaseFloating } from "./uicommands.js";
+import { postUiCommands, reapply } from "./uicommands.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
@@ -179,7 +179,6 @@ export class AppViews {
   render(win, rawReply) {
     const reply = asObject(rawReply);
     adoptSession(reply);
-    releaseFloating(win.node.id);
     clear(win.content);
     const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply });
     const taken = new Set();
