@@ -70,6 +70,7 @@ __all__ = [
     "Option",
     "RadioAction",
     "ResizeCommand",
+    "RestoreCommand",
     "RotateCommand",
     "RunRequest",
     "RunResponse",
@@ -480,6 +481,18 @@ class RotateCommand(_UIBase):
     degrees: float
 
 
+class RestoreCommand(_UIBase):
+    """Take back earlier commands on element `id`: those of the ops in `changes`
+    (`move`, `resize`, `hide`, `change_color`, `change_text`, `rotate`; `show` counts
+    as `hide`), or all of them when it is empty. The element is as the page drew it
+    again: a moved control back in its place, in its row."""
+
+    op: Literal["restore"]
+    changes: list[
+        Literal["move", "resize", "hide", "change_color", "change_text", "rotate"]
+    ] = Field(default_factory=list)
+
+
 WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
 
 
@@ -498,6 +511,7 @@ UICommand = Annotated[
         ChangeColorCommand,
         ChangeTextCommand,
         RotateCommand,
+        RestoreCommand,
         WindowCommand,
     ],
     Field(discriminator="op"),
@@ -510,7 +524,12 @@ class Viewport(_Model):
 
 
 class UIElement(_Model):
-    """One element of the desktop's UI snapshot."""
+    """One element of the desktop's UI snapshot.
+
+    `row` is the title of the list item, table row or card a control belongs to (the
+    song a 播放 button plays), `window` the id of the window it is in (`win_<app>`),
+    and `changed` the UI commands the desktop has applied to it and not taken back
+    (op names as `RestoreCommand.changes` spells them)."""
 
     id: str
     type: str = "element"
@@ -520,6 +539,9 @@ class UIElement(_Model):
     width: float = 0
     height: float = 0
     visible: bool = True
+    row: str = ""
+    window: str = ""
+    changed: list[str] = Field(default_factory=list)
 
 
 class UISnapshot(_Model):

@@ -34,8 +34,8 @@ def desktop_page(
     timeout_ms: int = 15000,
     locale: str = "zh-CN",
 ) -> Iterator[Any]:
-    """A fresh 1280×800 desktop page in `locale` showing every app's taskbar icon;
-    fails the test on any uncaught script error of the page."""
+    """A fresh 1280×800 desktop page (a zh-CN browser unless `locale` says otherwise)
+    showing every app's taskbar icon; fails the test on any uncaught script error."""
     context = browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)

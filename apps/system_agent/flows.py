@@ -5,14 +5,17 @@ Moving a control: "把播放按钮移到左上角" → a `cache_get` step for th
 (`targets`) → a `text` view, the spoken message "已将播放按钮移到左上角" and
 `ui_commands` [{"op": "move", "id": "btn_play", "x": 20, "y": 20}] that the desktop
 performs. Window operations answer with `open_window` / `close_window` /
-`focus_window`; status questions run the executor's read-only `system_info` tool,
-which reads the computer (this app runs confined and would see only its own
-sandbox), and answer with the number asked about ("现在内存占用多少" → a card with the memory figure), or a
-dashboard, chart or table when the overview is asked for. Every UI change offers 撤销 (undo) when the snapshot
-says what the element looked like before. A phrasing the rules cannot resolve
-goes, when an LLM is configured, to the model with the snapshot (`llm`); its
-commands are validated there, and when it fails the rules' own answer stands,
-with a short note. Instructions may be Chinese or English; every answer is in the
+`focus_window`; status questions run the executor's read-only `system_info` tool, which reads
+the computer (this app runs confined and would see only its own sandbox), and answer
+with the number asked about ("现在内存占用多少" → a card with the memory figure), or a
+dashboard, chart or table when the overview is asked for. A name that fits several
+elements (the 播放 buttons of two songs) is answered with a question and one button
+per element, which does it for that one (`choose`). Every UI change offers 撤销
+(undo): a control the change moved first goes back into its place (`restore`),
+otherwise it goes back to what the snapshot showed. A phrasing the rules cannot
+resolve, or a name that fits no element, goes, when an LLM is configured, to the
+model with the snapshot (`llm`); its commands are validated there, and when it
+fails the rules' own answer stands, with a short note. Instructions may be Chinese or English; every answer is in the
 user's language (`turn.language`: "Moved the play button to the top-left").
 """
 
@@ -27,7 +30,7 @@ from aios_sdk.views import button, text_reply, ui_command
 from .llm import commands_from_llm
 from .phrases import UiRequest, parse_request
 from .status import status_view
-from .targets import Outcome, plan_ui, plan_window, resolve_element
+from .targets import Outcome, plan_ui, plan_window
 
 __all__ = [
     "SNAPSHOT_KEY",
@@ -77,13 +80,32 @@ def _snapshot_of(value: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
+# the op of a command → the change the desktop remembers for it
+_CHANGES = {
+    "move": "move",
+    "resize": "resize",
+    "hide": "hide",
+    "show": "hide",
+    "change_color": "change_color",
+    "change_text": "change_text",
+    "rotate": "rotate",
+}
+
+
 def undo_commands(
     command: Mapping[str, Any], element: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """The commands that put `element` back as the snapshot showed it."""
+    """The commands that put `element` back as the snapshot showed it: a change of a
+    kind the element had not had yet is taken back (`restore`: a moved control goes
+    back into its row), an earlier one of that kind is set back to the snapshot's."""
     ident = str(element.get("id"))
-    op = command.get("op")
+    op = str(command.get("op"))
     visible = element.get("visible", True)
+    first = _CHANGES.get(op) not in (element.get("changed") or [])
+    if op in ("move", "resize") and first and element.get("type") != "window":
+        return [ui_command("restore", ident, changes=[op])]
+    if op in ("change_color", "rotate") and first:
+        return [ui_command("restore", ident, changes=[op])]
     if op == "move":
         return [ui_command("move", ident, x=element.get("x", 0), y=element.get("y", 0))]
     if op == "resize":
@@ -136,6 +158,15 @@ class SystemFlows(Flows):
             return text_reply(turn.tr("没有可以撤销的操作。", "Nothing to undo."))
         return text_reply(turn.tr("已撤销", "Undone"), ui_commands=commands)
 
+    @action("choose")
+    def on_choose(self, turn: Turn) -> dict[str, Any]:
+        """One answer to "which one?": do what was asked to the element chosen."""
+        commands = [c for c in turn.params.get("commands") or [] if isinstance(c, Mapping)]
+        if not commands:
+            return text_reply(turn.tr("没有可以执行的操作。", "Nothing to do."))
+        undo = [c for c in turn.params.get("undo") or [] if isinstance(c, Mapping)]
+        return self._done(str(turn.params.get("message") or ""), commands, undo, turn)
+
     @action("help")
     def on_help(self, turn: Turn) -> dict[str, Any]:
         return text_reply(_help(turn), turn.tr("这是我能做的事", "This is what I can do"))
@@ -186,7 +217,7 @@ class SystemFlows(Flows):
                 else plan_ui(request, snapshot, turn)
             )
         note = ""
-        if outcome is None or not outcome.ok:
+        if outcome is None or (not outcome.ok and not outcome.choices):
             asked = commands_from_llm(
                 self.llm, instruction, snapshot, english=turn.language == "en-US"
             )
@@ -195,19 +226,50 @@ class SystemFlows(Flows):
             note = asked.note
         if outcome is None:
             return text_reply(_help(turn), f"{note}{_not_understood(turn)}")
+        if outcome.choices:
+            return self._ask(outcome, snapshot, turn)
         if not outcome.ok:
             reply = text_reply(f"{note}{outcome.message}", status="error")
             reply["data"]["candidates"] = outcome.candidates
             return reply
-        undo = self._undo(outcome, snapshot)
+        return self._done(
+            outcome.message, outcome.commands, self._undo(outcome, snapshot), turn
+        )
+
+    def _ask(
+        self, outcome: Outcome, snapshot: Mapping[str, Any] | None, turn: Turn
+    ) -> dict[str, Any]:
+        """The question "which one?" with a button per element that does it there."""
+        buttons = [
+            button(
+                choice.label,
+                "choose",
+                commands=choice.outcome.commands,
+                message=choice.outcome.message,
+                undo=self._undo(choice.outcome, snapshot),
+            )
+            for choice in outcome.choices
+        ]
+        reply = text_reply(outcome.message, actions=buttons, notice="info")
+        reply["data"]["candidates"] = outcome.candidates
+        return reply
+
+    @staticmethod
+    def _done(
+        message: str,
+        commands: list[Any],
+        undo: list[Any],
+        turn: Turn,
+    ) -> dict[str, Any]:
+        """The answer to a change made: its sentence, its commands, and 撤销."""
         reply = text_reply(
-            outcome.message,
+            message,
             actions=[button(turn.tr("撤销", "Undo"), "undo", commands=undo)]
             if undo
             else [],
-            ui_commands=outcome.commands,
+            ui_commands=commands,
         )
-        reply["data"]["commands"] = outcome.commands
+        reply["data"]["commands"] = commands
         return reply
 
     @staticmethod
@@ -215,10 +277,10 @@ class SystemFlows(Flows):
         elements = list((snapshot or {}).get("elements") or [])
         undo: list[dict[str, Any]] = []
         for command in outcome.commands:
-            element = next((e for e in elements if e.get("id") == command.get("id")), None)
-            if element is None:
-                element, _ = resolve_element(str(command.get("id")), elements)
-                element = element.element if element else None
+            ident = str(command.get("id"))
+            element = next(
+                (e for e in elements if e.get("id") in (ident, f"win_{ident}")), None
+            )
             if element is not None:
                 undo += undo_commands(command, element)
         return undo

@@ -1,9 +1,9 @@
 """UI commands from the LLM, for phrasings the rules of `phrases` cannot resolve.
 
 "把播放键请到屏幕的西北方向" has no rule; with a model configured, ONE chat call in
-JSON mode is given the desktop's UI snapshot (each element's id, type, label and
-geometry, the viewport, the app ids whose windows can be opened) and the allowed
-desktop commands, and answers `{"commands": [...]}`. Nothing the model says is
+JSON mode is given the desktop's UI snapshot (each element's id, type, label,
+geometry and the row it acts on, the viewport, the app ids whose windows can be
+opened) and the allowed desktop commands, and answers `{"commands": [...]}`. Nothing the model says is
 trusted: every command is validated with the wire protocol's `UICommand` models,
 must name an element id (or, for window commands, an app id) that is in the
 snapshot, and gets its numbers kept on screen; anything else is discarded. The
@@ -100,6 +100,8 @@ def _prompt(
                 "width": e.get("width", 0),
                 "height": e.get("height", 0),
                 "visible": e.get("visible", True),
+                # the row a control acts on tells the model which 播放 is which
+                **({"row": str(e["row"])[:60]} if e.get("row") else {}),
             },
             ensure_ascii=False,
         )

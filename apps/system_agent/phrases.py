@@ -20,6 +20,7 @@ __all__ = [
     "UiRequest",
     "has_cjk",
     "parse_request",
+    "plain",
 ]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -279,6 +280,15 @@ def _remainder(text: str, cut: list[str], english: bool) -> str:
         text = _FILLERS_ZH.sub(" ", text)
     text = re.sub(r"\s+", " ", text).strip(_PUNCT + "的 ")
     return _strip_quotes(text)
+
+
+def plain(text: str) -> str:
+    """`text` as an element's name is compared: lower case, without the filler words
+    `parse_request` drops from a target ("Evening Rain" and "the play button of
+    evening rain" share "evening rain")."""
+    text = _FILLERS_ZH.sub(" ", (text or "").lower())
+    text = _FILLERS_EN.sub(" ", text)
+    return re.sub(r"[\s_]+", " ", text).strip(_PUNCT + "的 ")
 
 
 def parse_request(instruction: str | None) -> UiRequest:

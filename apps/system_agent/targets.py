@@ -1,11 +1,14 @@
 """From a parsed request and the desktop's UI snapshot to UI commands.
 
-`resolve_element("播放按钮", elements)` finds `btn_play` by id or label, in Chinese
-or English, fuzzily (rapidfuzz); `resolve_app("音乐窗口", elements)` finds an app
-id for window operations; `plan_ui(request, snapshot)` computes the commands —
-positions keep a 20 px margin inside the snapshot's `viewport` ("左上角" →
-(20, 20)) — and the sentence to speak, in the user's language (`turn.tr`):
-"已将播放按钮移到左上角", "Moved the play button to the top-left". Pure functions.
+`plan_ui(request, snapshot, turn)` finds the element the request names (`names`),
+computes the commands — positions keep a 20 px margin inside the snapshot's
+`viewport` ("左上角" → (20, 20)), above the taskbar for what lives in a window — and
+the sentence to speak, in the user's language (`turn.tr`): "已将播放按钮移到左上角",
+"Moved the play button to the top-left". When the name fits several elements the
+outcome asks which, with one choice per element (its row, window or label) that
+carries that element's commands; when it fits none it says there is none, with the
+similar names. `resolve_app("音乐窗口", elements)` finds an app id for window
+operations. Pure functions.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from rapidfuzz import fuzz
 
 from aios_sdk import Turn
 
+from .names import Found, describe, find_element
 from .phrases import COLOR_NAMES, UiRequest, has_cjk
 
 __all__ = [
@@ -26,80 +30,18 @@ __all__ = [
     "APP_NAMES_EN",
     "DEFAULT_VIEWPORT",
     "MARGIN",
+    "Choice",
     "Outcome",
-    "Resolved",
     "plain_number",
     "plan_ui",
+    "plan_window",
     "position_point",
     "resolve_app",
-    "resolve_element",
     "viewport_size",
 ]
 
 MARGIN = 20
 DEFAULT_VIEWPORT = (1280.0, 800.0)
-MIN_SCORE = 62
-
-# Chinese ↔ English words for element names, both directions.
-_WORDS: dict[str, tuple[str, ...]] = {
-    "播放": ("play",),
-    "暂停": ("pause",),
-    "继续": ("resume",),
-    "下一首": ("next",),
-    "上一首": ("prev", "previous"),
-    "搜索": ("search", "command bar"),  # no search box on screen: the command bar
-    "筛选": ("filter",),
-    "音质": ("quality", "set_quality"),
-    "下载": ("download",),
-    "任务栏": ("taskbar", "task bar"),
-    "命令栏": ("command bar", "command_bar", "command"),
-    "命令框": ("command bar", "command_bar"),
-    "指令栏": ("command bar", "command_bar"),
-    "输入栏": ("command bar", "command_bar", "input"),
-    "输入框": ("input", "command bar"),
-    "时钟": ("clock",),
-    "开始菜单": ("start menu", "start"),
-    "开始": ("start",),
-    "菜单": ("menu",),
-    "托盘": ("tray",),
-    "麦克风": ("mic", "microphone", "voice"),
-    "语音": ("voice", "mic"),
-    "运行": ("run",),
-    "保存": ("save",),
-    "编辑": ("edit",),
-    "刷新": ("refresh",),
-    "设置": ("settings",),
-    "返回": ("back",),
-    "音乐": ("music", "music_app"),
-    "代码": ("code", "code_app"),
-    "系统": ("system", "system_agent"),
-    "桌面": ("desktop",),
-    "壁纸": ("wallpaper", "background"),
-    "背景": ("background",),
-}
-_EN_TO_ZH: dict[str, list[str]] = {}
-for _zh, _ens in _WORDS.items():
-    for _en in _ens:
-        _EN_TO_ZH.setdefault(_en, []).append(_zh)
-
-_TYPE_HINTS_ZH = [
-    ("input", ("搜索框", "输入框", "文本框", "框", "输入栏")),
-    ("button", ("按钮", "按键", "键")),
-    ("window", ("窗口",)),
-    ("icon", ("图标",)),
-]
-_TYPE_HINTS_EN = [
-    ("input", ("box", "input", "field", "textbox", "search bar")),
-    ("button", ("button", "btn")),
-    ("window", ("window",)),
-    ("icon", ("icon",)),
-]
-_TYPE_FAMILY = {
-    "input": {"input", "text", "search", "textbox", "textarea", "select", "command_bar"},
-    "button": {"button", "btn"},
-    "window": {"window"},
-    "icon": {"icon", "app_icon"},
-}
 
 # Installed apps known by name; the snapshot's windows (`win_<app_id>`) add more.
 APP_ALIASES: dict[str, tuple[str, ...]] = {
@@ -158,75 +100,23 @@ for _word, _css in COLOR_NAMES.items():
 
 
 @dataclass
-class Resolved:
-    element: dict[str, Any]
-    score: float
-
-
-@dataclass
 class Outcome:
-    """What to answer: commands for the desktop, a sentence, or a reason it failed."""
+    """What to answer: commands for the desktop and a sentence; or, not `ok`, the
+    reason nothing was done; or a question with the `choices` to answer it."""
 
     ok: bool
     message: str
     commands: list[dict[str, Any]] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
 
 
-def _type_hint(phrase: str) -> tuple[str | None, str]:
-    """("button", "播放") for "播放按钮"; the phrase without its type word."""
-    lower = phrase.lower().strip()
-    hints = _TYPE_HINTS_ZH if re.search(r"[\u3400-\u9fff]", lower) else _TYPE_HINTS_EN
-    for hint, words in hints:
-        for word in words:
-            if lower.endswith(word) and len(lower) > len(word):
-                core = lower[: -len(word)].strip(" 的")
-                if word in ("搜索框",):
-                    core = "搜索"
-                return hint, core
-            if lower == word and word in ("搜索框",):
-                return hint, "搜索"
-    return None, lower
+@dataclass
+class Choice:
+    """One answer to "which one?": how the screen tells it apart, and what it does."""
 
-
-# A name reached through a translation counts a little less than the element's own
-# id or label, so "命令栏" picks the command bar over a 搜索 box whose translations
-# happen to include "command bar".
-TRANSLATED = 0.97
-
-
-def _add(into: dict[str, float], texts: Sequence[str], weight: float) -> None:
-    for text in texts:
-        if text and into.get(text, 0.0) < weight:
-            into[text] = weight
-
-
-def _variants(phrase: str) -> dict[str, float]:
-    """The phrase's names to look for, each with its weight."""
-    _, core = _type_hint(phrase)
-    base = [phrase.lower().strip(), core]
-    out: dict[str, float] = {}
-    _add(out, base, 1.0)
-    for text in base:
-        _add(out, _WORDS.get(text, ()), TRANSLATED)
-        _add(out, _EN_TO_ZH.get(text, ()), TRANSLATED)
-        for word in text.split():
-            _add(out, _WORDS.get(word, ()), TRANSLATED)
-    return out
-
-
-def _keys(element: Mapping[str, Any]) -> dict[str, float]:
-    """The element's names (id, id without prefix, label, translations) with weights."""
-    ident = str(element.get("id") or "").lower()
-    label = str(element.get("label") or "").lower().strip()
-    stem = re.sub(r"^(btn|win|input|icon|task|taskbar_icon|el)[_-]", "", ident)
-    keys: dict[str, float] = {}
-    _add(keys, [ident, stem, stem.replace("_", " "), label], 1.0)
-    for text in (label, stem):
-        _add(keys, _WORDS.get(text, ()), TRANSLATED)
-        _add(keys, _EN_TO_ZH.get(text, ()), TRANSLATED)
-        _add(keys, _EN_TO_ZH.get(text.replace("_", " "), ()), TRANSLATED)
-    return keys
+    label: str
+    outcome: Outcome
 
 
 def _pair_score(a: str, b: str) -> float:
@@ -235,43 +125,6 @@ def _pair_score(a: str, b: str) -> float:
     if min(len(a), len(b)) >= 2 and (a in b or b in a):
         return 88.0 - 2 * abs(len(a) - len(b)) / max(len(a), len(b)) * 10
     return float(fuzz.ratio(a, b))
-
-
-def resolve_element(
-    phrase: str, elements: Sequence[Mapping[str, Any]]
-) -> tuple[Resolved | None, list[Resolved]]:
-    """The element `phrase` names (or None) and the ranked candidates."""
-    phrase = (phrase or "").strip()
-    if not phrase:
-        return None, []
-    hint, _ = _type_hint(phrase)
-    variants = _variants(phrase)
-    ranked: list[Resolved] = []
-    for element in elements:
-        if not isinstance(element, Mapping) or not element.get("id"):
-            continue
-        if str(element["id"]).lower() == phrase.lower():
-            ranked.append(Resolved(dict(element), 200.0))
-            continue
-        keys = _keys(element)
-        score = max(
-            (
-                _pair_score(v, k) * wv * wk
-                for v, wv in variants.items()
-                for k, wk in keys.items()
-            ),
-            default=0.0,
-        )
-        kind = str(element.get("type") or "").lower()
-        if hint:
-            score += 6 if kind in _TYPE_FAMILY.get(hint, {hint}) else -8
-        if element.get("visible", True) is False:
-            score -= 1
-        ranked.append(Resolved(dict(element), score))
-    # ties: the first control of an action (btn_play before btn_play_2)
-    ranked.sort(key=lambda r: (-r.score, len(str(r.element.get("id")))))
-    best = ranked[0] if ranked and ranked[0].score >= MIN_SCORE else None
-    return best, ranked[:5]
 
 
 def resolve_app(
@@ -325,6 +178,19 @@ def viewport_size(snapshot: Mapping[str, Any]) -> tuple[float, float]:
     return DEFAULT_VIEWPORT
 
 
+def _area(snapshot: Mapping[str, Any], element: Mapping[str, Any]) -> tuple[float, float]:
+    """Where `element` may go: the viewport; for a window or what is in one, the
+    desktop above a visible taskbar (the taskbar is drawn over windows)."""
+    width, height = viewport_size(snapshot)
+    if element.get("type") == "window" or element.get("window"):
+        for other in snapshot.get("elements") or []:
+            if other.get("id") == "taskbar" and other.get("visible", True) is not False:
+                top = float(other.get("y") or 0)
+                if 0 < top < height:
+                    height = top
+    return width, height
+
+
 def position_point(
     position: str, element: Mapping[str, Any], viewport: tuple[float, float]
 ) -> tuple[float, float]:
@@ -362,12 +228,23 @@ def _same_language(request: UiRequest, turn: Turn) -> bool:
     return request.english == (turn.language == "en-US")
 
 
-def _name(request: UiRequest, element: Mapping[str, Any], turn: Turn) -> str:
+def _name(request: UiRequest, element: Mapping[str, Any], found: Found, turn: Turn) -> str:
     """How to call the element in the answer: the user's own words when they fit the
-    answer's language, else the element's label."""
+    answer's language, else the element's label; with its row when one was named or
+    chosen ("晴天的播放按钮", "the play button of Evening Rain")."""
     if request.target and _same_language(request, turn):
-        return f"the {request.target}" if request.english else request.target
-    return str(element.get("label") or element.get("id"))
+        words = found.words or request.target
+        if found.row:
+            return (
+                f"the {words} of {found.row}"
+                if request.english
+                else f"{found.row}的{words}"
+            )
+        return f"the {words}" if request.english else words
+    label = str(element.get("label") or element.get("id"))
+    return (
+        turn.tr(f"{found.row}的{label}", f"{label} of {found.row}") if found.row else label
+    )
 
 
 def _color_words(request: UiRequest, turn: Turn) -> str:
@@ -395,22 +272,55 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
                 "要操作哪个元素？例如“播放按钮”。", "Which element? e.g. “the play button”."
             ),
         )
-    best, ranked = resolve_element(request.target, elements)
-    if best is None:
-        names = [str(r.element.get("label") or r.element.get("id")) for r in ranked[:3]]
-        message = turn.tr(
-            f"桌面上没有找到“{request.target}”。"
-            + (f"是不是：{'、'.join(names)}？" if names else ""),
-            f"Cannot find “{request.target}” on the desktop."
-            + (f" Did you mean: {', '.join(names)}?" if names else ""),
-        )
-        return Outcome(False, message, candidates=names)
-    element = best.element
+    found = find_element(request.target, elements)
+    if found.element is not None:
+        return _plan_one(request, found.element, found, snapshot or {}, turn)
+    if found.elements:
+        return _ask_which(request, found, snapshot or {}, turn)
+    names = [str(e.get("label") or e.get("id")) for e in found.similar]
+    message = turn.tr(
+        f"桌面上没有“{request.target}”。"
+        + (f"名字相近的有：{'、'.join(names)}。" if names else ""),
+        f'There is no "{request.target}" on the desktop.'
+        + (f" Similar names: {', '.join(names)}." if names else ""),
+    )
+    return Outcome(False, message, candidates=names)
+
+
+def _ask_which(
+    request: UiRequest, found: Found, snapshot: Mapping[str, Any], turn: Turn
+) -> Outcome:
+    """Several elements have the name: ask which, one choice per element."""
+    labels = describe(found.elements, snapshot.get("elements") or [])
+    choices = []
+    for label, element in zip(labels, found.elements, strict=True):
+        picked = Found([element], words=found.words, row=label)
+        choices.append(Choice(label, _plan_one(request, element, picked, snapshot, turn)))
+    choices = [c for c in choices if c.outcome.ok]
+    if not choices:  # none of them can do it: the first one's reason says why
+        return _plan_one(request, found.elements[0], found, snapshot, turn)
+    listed = [c.label for c in choices]
+    message = turn.tr(
+        f"有 {len(found.elements)} 个“{request.target}”：{'、'.join(listed)}。要哪一个？",
+        f'{len(found.elements)} elements match "{request.target}": '
+        f"{', '.join(listed)}. Which one?",
+    )
+    return Outcome(False, message, candidates=listed, choices=choices)
+
+
+def _plan_one(
+    request: UiRequest,
+    element: Mapping[str, Any],
+    found: Found,
+    snapshot: Mapping[str, Any],
+    turn: Turn,
+) -> Outcome:
+    """The commands and the answer for `request` on this one element."""
     ident = str(element["id"])
-    name = _name(request, element, turn)
+    name = _name(request, element, found, turn)
     op = request.op
     if op == "move":
-        return _move(request, element, viewport_size(snapshot or {}), name, turn)
+        return _move(request, element, _area(snapshot, element), name, turn)
     if op == "resize":
         width = float(element.get("width") or 0)
         height = float(element.get("height") or 0)
@@ -523,7 +433,7 @@ def plan_window(
             fallback = UiRequest(
                 "show" if op == "open_window" else "hide", request.target, request.english
             )
-            if resolve_element(request.target, elements)[0] is not None:
+            if find_element(request.target, elements).element is not None:
                 return plan_ui(fallback, snapshot, turn)
         return Outcome(
             False,

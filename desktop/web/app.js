@@ -25,14 +25,12 @@ import { appInfo, forgetAppStatuses, removeApp, setApps, setAppStatus, state } f
 import { createTaskbar } from "./taskbar.js";
 import { toast } from "./toast.js";
 import { createTray } from "./tray.js";
-import { installUiCommands, postUiCommands, releaseFloating, resetLayout, syncFloating } from "./uicommands.js";
+import { installUiCommands, postUiCommands, resetLayout } from "./uicommands.js";
 import { WindowManager } from "./windows.js";
 
 let taskbar = null;
 
-const windows = new WindowManager(document.getElementById("desktop"), (kind, win) => {
-  if (kind === "close") releaseFloating(win.node.id);
-  syncFloating();
+const windows = new WindowManager(document.getElementById("desktop"), () => {
   taskbar?.markWindows();
 });
 const views = new AppViews(windows, toast);
@@ -132,7 +130,6 @@ function refresh() {
 /** Undo every UI command (Ctrl+Alt+R, the start menu): the way back from any of them. */
 function restoreLayout() {
   const undone = resetLayout();
-  syncFloating();
   toast({
     title: tr("已还原桌面布局", "Desktop layout restored"),
     body: undone ? "" : tr("没有需要还原的改动", "Nothing was changed"),
@@ -143,7 +140,7 @@ function restoreLayout() {
 
 /** Keep an element a UI command changed in view: raise the window holding it. */
 function reveal(node) {
-  const owner = node.closest(".window") || (node.dataset.ownerWin && document.getElementById(node.dataset.ownerWin));
+  const owner = node.closest(".window");
   const win = owner ? windows.get(owner.dataset.appId) : null;
   if (win) win.restore();
 }

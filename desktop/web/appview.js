@@ -18,7 +18,7 @@ import { buildAction } from "./actions.js";
 import { asArray, asObject, asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, appInfo, onAppsChanged, state } from "./state.js";
-import { postUiCommands, reapply, releaseFloating } from "./uicommands.js";
+import { postUiCommands, reapply } from "./uicommands.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
@@ -240,7 +240,6 @@ export class AppViews {
       reply = cancelledView(reply); // nothing shown before it (an open): say it quietly
     }
     adoptSession(reply);
-    releaseFloating(win.node.id);
     clear(win.content);
     const send = (payload) => {
       if (this.windows.get(win.appId) === win) this.sendAction(win.appId, payload);

@@ -1,10 +1,12 @@
 // The UI snapshot: every element marked with data-ui-type (windows,
-// taskbar, command bar, start menu, action controls …) with its geometry, posted
-// with the viewport to POST /api/ui/snapshot whenever the layout changes
-// (debounced, and only when it differs from the last one sent).
+// taskbar, command bar, start menu, action controls …) with its geometry, the row
+// and the window it belongs to and the UI commands applied to it, posted with the
+// viewport to POST /api/ui/snapshot whenever the layout changes (debounced, and
+// only when it differs from the last one sent).
 
 import { api } from "./api.js";
 import { debounce } from "./dom.js";
+import { changesOf, rowTitle } from "./uicommands.js";
 
 let lastSent = "";
 
@@ -23,6 +25,9 @@ export function takeSnapshot() {
       width: Math.round(rect.width),
       height: Math.round(rect.height),
       visible: isVisible(node, rect),
+      row: rowTitle(node),
+      window: node.parentElement?.closest(".window")?.id || "",
+      changed: changesOf(node.id),
     });
   }
   return { viewport: { width: window.innerWidth, height: window.innerHeight }, elements };
@@ -30,7 +35,7 @@ export function takeSnapshot() {
 
 function isVisible(node, rect) {
   if (rect.width === 0 || rect.height === 0) return false;
-  if (node.closest("[hidden], .ui-hidden, .minimized, .owner-hidden")) return false;
+  if (node.closest("[hidden], .ui-hidden, .minimized")) return false;
   return getComputedStyle(node).visibility !== "hidden";
 }
 

@@ -1,17 +1,25 @@
 // UI commands: every command reaches the desktop as
 // window.postMessage({aios: "ui_command", command}) and ONE handler performs it:
-// move, resize, hide, show, change_color, change_text, rotate on an element id,
-// and open_window / close_window / focus_window on an app id. The seven element
-// operations are remembered per id and applied again whenever that element is
-// rendered anew, so "move the play button" survives a re-render of its window.
+// move, resize, hide, show, change_color, change_text, rotate and restore on an
+// element id, and open_window / close_window / focus_window on an app id. The
+// element operations are remembered per id and applied again whenever that element
+// is rendered anew, so "move the play button" survives a re-render of its window.
 // Every operation has a visible effect: a colour replaces gradient backgrounds,
-// inline elements become inline-block so size and rotation apply. `resetLayout`
-// (Ctrl+Alt+R, the start menu) undoes them all; hiding the taskbar keeps the
-// command bar on screen so there is always a way to ask for it back.
+// inline elements become inline-block so size and rotation apply.
+// A moved control stays the control it was: a window's control stays in its window
+// (fixed on screen, above its own window and under the ones in front of it), keeps
+// its size and look, still acts on its row, shows the title of that row, and its row
+// keeps an outlined place for it. `restore` takes back some or all commands of one
+// element and `resetLayout` (Ctrl+Alt+R, the start menu) all of them: a moved control
+// goes back into that place. Hiding the taskbar keeps the command bar on screen so
+// there is always a way to ask for it back.
 
-import { asText } from "./dom.js";
+import { asArray, asText, el } from "./dom.js";
+import { tr } from "./i18n.js";
 
-const overrides = new Map(); // element id → {move, resize, hidden, color, text, rotate}
+// element id → {move, resize, hide, change_color, change_text, rotate}: what is applied
+const overrides = new Map();
+const homes = new WeakMap(); // a moved node → the placeholder holding its place
 let hooks = { openApp: () => {}, windows: null, warn: () => {}, reveal: () => {}, hint: () => {} };
 
 /**
@@ -38,11 +46,12 @@ export function postUiCommands(commands) {
 const OPS = {
   move: (node, c) => remember(node, c.id, "move", { x: num(c.x), y: num(c.y) }),
   resize: (node, c) => remember(node, c.id, "resize", { width: num(c.width), height: num(c.height) }),
-  hide: (node, c) => remember(node, c.id, "hidden", true),
-  show: (node, c) => remember(node, c.id, "hidden", false),
-  change_color: (node, c) => remember(node, c.id, "color", asText(c.color)),
-  change_text: (node, c) => remember(node, c.id, "text", asText(c.text)),
+  hide: (node, c) => remember(node, c.id, "hide", true),
+  show: (node, c) => remember(node, c.id, "hide", false),
+  change_color: (node, c) => remember(node, c.id, "change_color", asText(c.color)),
+  change_text: (node, c) => remember(node, c.id, "change_text", asText(c.text)),
   rotate: (node, c) => remember(node, c.id, "rotate", num(c.degrees)),
+  restore: (node, c) => takeBack(node, c.id, asArray(c.changes).map(asText)),
 };
 
 const WINDOW_OPS = {
@@ -60,21 +69,34 @@ export function perform(command) {
   if (!command || typeof command !== "object") return false;
   const op = asText(command.op);
   const id = asText(command.id);
-  if (!id) return warn(`界面命令缺少 id (UI command without id): ${op}`);
+  if (!id) return warn(tr(`界面命令缺少 id：${op}`, `UI command without an id: ${op}`));
   if (Object.hasOwn(WINDOW_OPS, op)) {
     WINDOW_OPS[op](id.replace(/^win_/, ""));
     return true;
   }
-  if (!Object.hasOwn(OPS, op)) return warn(`未知界面命令 (unknown UI command): ${op}`);
+  if (!Object.hasOwn(OPS, op)) return warn(tr(`未知的界面命令：${op}`, `Unknown UI command: ${op}`));
   if (op === "change_color" && !CSS.supports("color", asText(command.color))) {
-    return warn(`无效的颜色 (invalid colour): ${asText(command.color)}`);
+    return warn(tr(`无效的颜色：${asText(command.color)}`, `Not a colour: ${asText(command.color)}`));
   }
   const node = findElement(id);
   OPS[op](node, { ...command, id: node ? node.id : id });
-  if (!node) warn(`找不到界面元素 (no such element): ${id}`);
+  if (!node) warn(tr(`找不到界面元素：${id}`, `No such element: ${id}`));
   else if (op !== "hide") hooks.reveal(node);
   else if (node.querySelector("#command_bar")) hooks.hint(node);
   return Boolean(node);
+}
+
+/** The operations applied to element `id` and not taken back (op names). */
+export function changesOf(id) {
+  return Object.keys(overrides.get(id) || {});
+}
+
+/** The title of the list item, table row or card that `node` belongs to, or "". */
+export function rowTitle(node) {
+  const item = node.closest("[data-item-id]");
+  if (!item) return "";
+  const title = item.querySelector(".v-list-title, .v-card-title") || item.querySelector("td");
+  return (title?.textContent || item.dataset.itemId || "").trim();
 }
 
 function findElement(id) {
@@ -88,6 +110,18 @@ function remember(node, id, key, value) {
   if (node) apply(node, { [key]: value });
 }
 
+/** Forget the `changes` (all when empty) of element `id` and draw it without them. */
+function takeBack(node, id, changes) {
+  const entry = overrides.get(id);
+  if (!entry) return;
+  const keys = changes.length ? changes.map((c) => (c === "show" ? "hide" : c)) : Object.keys(entry);
+  for (const key of keys) delete entry[key];
+  if (Object.keys(entry).length === 0) overrides.delete(id);
+  if (!node) return;
+  asDrawn(node);
+  apply(node, entry);
+}
+
 /** Apply remembered commands to every element under `root` that has some. */
 export function reapply(root) {
   for (const [id, entry] of overrides) {
@@ -96,58 +130,53 @@ export function reapply(root) {
   }
 }
 
-/** Remove floating (moved) elements that belong to the window with id `winId`. */
-export function releaseFloating(winId) {
-  for (const node of layer().querySelectorAll(`[data-owner-win]`)) {
-    if (node.dataset.ownerWin === winId) node.remove();
-  }
-}
-
-/** Hide moved elements whose window is closed or minimised; show them again after. */
-export function syncFloating() {
-  for (const node of layer().children) {
-    const owner = node.dataset.ownerWin ? document.getElementById(node.dataset.ownerWin) : null;
-    if (node.dataset.ownerWin && !owner) node.remove();
-    else node.classList.toggle("owner-hidden", Boolean(owner?.classList.contains("minimized")));
-  }
-}
-
-/** Undo every remembered command: each changed element goes back to its own look. */
+/** Undo every remembered command: each changed element goes back to its own look and place. */
 export function resetLayout() {
   const ids = [...overrides.keys()];
   overrides.clear();
   for (const id of ids) {
     const node = document.getElementById(id);
-    if (!node) continue;
-    node.classList.remove("ui-hidden", "ui-hidden-keep-command", "ui-moved", "owner-hidden");
-    if (isWindow(node)) node.style.transform = ""; // a window keeps its place and size
-    else node.removeAttribute("style");
-    for (const part of node.querySelectorAll("[data-ui-styled]")) {
-      part.removeAttribute("style");
-      delete part.dataset.uiStyled;
-    }
-    if (node.dataset.uiTextBefore !== undefined) {
-      changeText(node, node.dataset.uiTextBefore);
-      delete node.dataset.uiTextBefore;
-    }
-    const home = node.dataset.ownerWin ? document.getElementById(node.dataset.ownerWin) : null;
-    if (node.parentElement === layer()) {
-      // a moved control goes back into its window's action bar (or disappears with it)
-      const bar = home?.querySelector(".win-actions");
-      if (bar) bar.prepend(node);
-      else node.remove();
-    }
-    delete node.dataset.ownerWin;
+    if (node) asDrawn(node);
   }
   return ids.length;
 }
 
+/** `node` as the page drew it: back in its place, its own style, text and label. */
+function asDrawn(node) {
+  node.classList.remove("ui-hidden", "ui-hidden-keep-command", "ui-moved");
+  if (isWindow(node)) {
+    node.style.transform = ""; // a window keeps its place and size
+  } else if (node.dataset.uiStyleBefore !== undefined) {
+    if (node.dataset.uiStyleBefore) node.setAttribute("style", node.dataset.uiStyleBefore);
+    else node.removeAttribute("style");
+    delete node.dataset.uiStyleBefore;
+  }
+  for (const part of node.querySelectorAll("[data-ui-styled]")) {
+    part.removeAttribute("style");
+    delete part.dataset.uiStyled;
+  }
+  if (node.dataset.uiTextBefore !== undefined) {
+    changeText(node, node.dataset.uiTextBefore);
+    node.dataset.uiLabel = node.dataset.uiLabelBefore ?? node.dataset.uiTextBefore;
+    delete node.dataset.uiTextBefore;
+    delete node.dataset.uiLabelBefore;
+  }
+  delete node.dataset.uiRow;
+  const home = homes.get(node);
+  homes.delete(node);
+  if (home?.isConnected) home.replaceWith(node);
+  else home?.remove();
+}
+
 function apply(node, entry) {
+  if (!isWindow(node) && node.dataset.uiStyleBefore === undefined) {
+    node.dataset.uiStyleBefore = node.getAttribute("style") ?? "";
+  }
   if (entry.move) move(node, entry.move);
   if (entry.resize) resize(node, entry.resize);
-  if (entry.hidden !== undefined) setHidden(node, entry.hidden);
-  if (entry.color) color(node, entry.color);
-  if (entry.text !== undefined) changeText(node, entry.text);
+  if (entry.hide !== undefined) setHidden(node, entry.hide);
+  if (entry.change_color) color(node, entry.change_color);
+  if (entry.change_text !== undefined) changeText(node, entry.change_text);
   if (entry.rotate !== undefined) {
     boxable(node);
     node.style.transform = `rotate(${entry.rotate}deg)`;
@@ -167,7 +196,12 @@ function isWindow(node) {
   return node.classList.contains("window");
 }
 
-/** Windows move inside the desktop; top-level parts are fixed; anything else floats. */
+/**
+ * Windows move inside the desktop. Any other element is fixed on screen at (x, y):
+ * a window's control stays in its window's page (so it keeps its look, its click
+ * and its layer), a part of the taskbar goes to the top layer; either way an
+ * outlined placeholder of its size keeps its place until it goes back.
+ */
 function move(node, { x, y }) {
   if (isWindow(node)) {
     node.classList.remove("maximized");
@@ -176,11 +210,19 @@ function move(node, { x, y }) {
     return;
   }
   const rect = node.getBoundingClientRect();
-  if (node.parentElement !== document.body && node.parentElement !== layer()) {
-    const owner = node.closest(".window");
-    if (owner) node.dataset.ownerWin = owner.id;
-    layer().append(node);
+  if (!homes.has(node) && node.parentElement && node.parentElement !== document.body && node.parentElement !== layer()) {
+    const home = el("span", { className: "ui-home", attrs: { "aria-hidden": "true" } });
+    home.style.width = `${rect.width}px`;
+    home.style.height = `${rect.height}px`;
+    node.before(home);
+    homes.set(node, home);
+    if (!node.closest(".window")) {
+      keepLook(node);
+      layer().append(node);
+    }
   }
+  const row = homes.has(node) ? rowTitle(homes.get(node)) : "";
+  if (row) node.dataset.uiRow = row;
   node.classList.add("ui-moved");
   Object.assign(node.style, {
     position: "fixed",
@@ -192,6 +234,12 @@ function move(node, { x, y }) {
   });
   if (!node.style.width && rect.width) node.style.width = `${rect.width}px`;
   if (!node.style.height && rect.height) node.style.height = `${rect.height}px`;
+}
+
+/** What its old surroundings gave a node's text, kept when it leaves them. */
+function keepLook(node) {
+  const style = getComputedStyle(node);
+  for (const key of ["fontSize", "lineHeight", "padding", "color"]) node.style[key] = style[key];
 }
 
 function resize(node, { width, height }) {
@@ -240,9 +288,12 @@ function changeText(node, text) {
   if (isWindow(node)) slot = node.querySelector(".win-title");
   else if (node.children.length === 0) slot = node;
   else slot = node.querySelector(".act-label, .ui-text");
-  if (slot && node.dataset.uiTextBefore === undefined) node.dataset.uiTextBefore = slot.textContent;
+  if (slot && node.dataset.uiTextBefore === undefined) {
+    node.dataset.uiTextBefore = slot.textContent;
+    node.dataset.uiLabelBefore = node.dataset.uiLabel ?? "";
+  }
   if (slot) slot.textContent = text;
-  else warn(`无法修改该元素的文字 (cannot change text of): ${node.id}`);
+  else warn(tr(`无法修改该元素的文字：${node.id}`, `Cannot change the text of: ${node.id}`));
   node.dataset.uiLabel = text;
 }
 

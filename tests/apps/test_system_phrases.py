@@ -17,6 +17,7 @@ import pytest
 from aios_protocol.messages import AppReply, parse
 from aios_sdk import Turn
 from apps.system_agent.flows import SystemFlows
+from apps.system_agent.names import find_element
 from apps.system_agent.phrases import has_cjk, parse_request
 from apps.system_agent.status import status_view
 from apps.system_agent.targets import (
@@ -24,7 +25,6 @@ from apps.system_agent.targets import (
     plan_window,
     position_point,
     resolve_app,
-    resolve_element,
 )
 from executor.tools.system_info import read_system
 from tests.apps.doubles import PlanningAgent, failed, ok
@@ -297,9 +297,9 @@ def test_resolution_by_id_label_and_translation() -> None:
         ("下一首按钮", "btn_next"),
         ("播放按扭", "btn_play"),  # a typo still resolves, fuzzily
     ]:
-        best, _ = resolve_element(phrase, elements)
-        assert best is not None and best.element["id"] == ident, phrase
-    assert resolve_element("天气预报按钮", elements)[0] is None
+        best = find_element(phrase, elements).element
+        assert best is not None and best["id"] == ident, phrase
+    assert find_element("天气预报按钮", elements).elements == []
     assert resolve_app("音乐窗口") == ("music_app", "音乐应用")
     assert resolve_app("the code app") == ("code_app", "代码应用")
     assert resolve_app("天气") is None
@@ -307,7 +307,7 @@ def test_resolution_by_id_label_and_translation() -> None:
 
 def test_unknown_element_and_missing_snapshot_give_clear_answers() -> None:
     outcome = plan_ui(parse_request("把天气按钮移到左上角"), SNAPSHOT, ZH)
-    assert not outcome.ok and "没有找到“天气按钮”" in outcome.message
+    assert not outcome.ok and "桌面上没有“天气按钮”" in outcome.message
     no_snapshot = plan_ui(parse_request("把播放按钮移到左上角"), None, ZH)
     assert not no_snapshot.ok and "界面快照" in no_snapshot.message
     nowhere = plan_ui(parse_request("移动播放按钮"), SNAPSHOT, ZH)
@@ -361,8 +361,9 @@ def test_f3_plans_cache_get_of_the_system_snapshot() -> None:
     assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
     undo = reply["actions"][0]
     assert (undo["action_id"], undo["label"]) == ("undo", "撤销")
+    # its first move: undo puts it back in its place (its row), not at coordinates
     assert undo["params"]["commands"] == [
-        {"op": "move", "id": "btn_play", "x": 100, "y": 200}
+        {"op": "restore", "id": "btn_play", "changes": ["move"]}
     ]
     undone = flows.handle(None, {}, {"action_id": "undo", "params": undo["params"]})
     assert undone["ui_commands"] == undo["params"]["commands"]
@@ -662,7 +663,10 @@ DESKTOP_SNAPSHOT: dict[str, Any] = {
 @pytest.mark.parametrize(
     ("text", "command"),
     [
-        ("把播放按钮移到左上角", {"op": "move", "id": "btn_play", "x": 20, "y": 20}),
+        (
+            "把第二个播放按钮移到左上角",
+            {"op": "move", "id": "btn_play_2", "x": 20, "y": 20},
+        ),
         ("把搜索框移到顶部", {"op": "move", "id": "command_bar", "x": 300, "y": 20}),
         (
             "把指令栏变大一点",
@@ -705,7 +709,8 @@ def test_answers_follow_the_users_language_not_the_instructions() -> None:
         assert reply["ui_commands"] == [
             {"op": "change_color", "id": "btn_play", "color": "red"}
         ]
-        assert reply["actions"] == []  # the snapshot has no colour to go back to
+        undo = reply["actions"][0]["params"]["commands"]
+        assert undo == [{"op": "restore", "id": "btn_play", "changes": ["change_color"]}]
     opened = flows.handle("打开代码应用", {**snapshot, **IN_ENGLISH})
     assert opened["message"] == "Opened Code"
     assert flows.handle("open the code app", snapshot)["message"] == "已打开代码应用"
@@ -721,7 +726,8 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
         "move the weather button to the top-left",
         {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
     )
-    assert unknown["status"] == "error" and "Cannot find" in unknown["message"]
+    assert unknown["status"] == "error"
+    assert 'There is no "weather button"' in unknown["message"]
     broken = {"tool_results": {"step_1": failed("system_info", "psutil: boom")}}
     for context, said in (
         ({**broken, **IN_ENGLISH}, "Cannot read the system status right now"),

@@ -196,6 +196,48 @@ def test_all_ui_commands_parse_and_unknown_op_is_refused() -> None:
         )
 
 
+def test_restore_takes_back_named_changes_and_the_snapshot_says_what_changed() -> None:
+    """Undo of a moved control: `restore` puts it back in its place, in its row."""
+    text = {"status": "ok", "view_type": "text", "data": {}}
+    reply = parse(
+        AppReply,
+        {**text, "ui_commands": [{"op": "restore", "id": "btn_play", "changes": ["move"]}]},
+    )
+    assert reply.ui_commands[0].dump() == {
+        "op": "restore",
+        "id": "btn_play",
+        "changes": ["move"],
+    }
+    everything = parse(AppReply, {**text, "ui_commands": [{"op": "restore", "id": "b"}]})
+    assert everything.ui_commands[0].dump()["changes"] == []
+    with pytest.raises(InvalidRequest, match="changes"):
+        parse(
+            AppReply,
+            {**text, "ui_commands": [{"op": "restore", "id": "b", "changes": ["explode"]}]},
+        )
+    snapshot = parse(
+        UISnapshot,
+        {
+            "elements": [
+                {
+                    "id": "btn_play_2",
+                    "label": "播放",
+                    "row": "晴天",
+                    "window": "win_music_app",
+                    "changed": ["move"],
+                }
+            ]
+        },
+    )
+    element = snapshot.elements[0]
+    assert (element.row, element.window, element.changed) == (
+        "晴天",
+        "win_music_app",
+        ["move"],
+    )
+    assert parse(UISnapshot, {"elements": [{"id": "x"}]}).elements[0].changed == []
+
+
 def test_context_matches_the_spec_sample_and_keeps_extras() -> None:
     ctx = parse(
         Context,

@@ -227,4 +227,10 @@ def test_snapshot_with_geometry_is_posted_when_layout_changes(page):
             "width",
             "height",
             "visible",
+            # beyond the design: the row and window a control is in, what is changed
+            "row",
+            "window",
+            "changed",
         }
+    assert win["window"] == "" and win["changed"] == []
+    assert ids["btn_play"]["window"] == "win_gallery_app"

@@ -483,11 +483,15 @@ def test_f3_system_agent_moves_the_play_button_through_the_snapshot(page, shot):
         page.press("#command_input", "Enter")
     tasks = answer.value.json()["tasks"]
     assert [t["app_id"] for t in tasks] == ["system_agent"], tasks
+    # the gallery shows two 播放 buttons: the answer asks which, moving nothing yet
+    system = page.locator("#win_system_agent")
+    expect(system.locator(".v-text")).to_contain_text("有 2 个“播放按钮”")
+    system.locator(".win-actions button").first.click()
     page.wait_for_function(
         "() => { const r = document.getElementById('btn_play')?.getBoundingClientRect();"
         " return r && Math.round(r.left) === 20 && Math.round(r.top) === 20; }"
     )
-    expect(page.locator("#win_system_agent .win-status")).to_contain_text("左上角")
+    expect(system.locator(".win-status")).to_contain_text("左上角")
     shot(page, "f3")
 
 

@@ -122,7 +122,7 @@ def test_the_system_apps_reply_leaves_the_changed_button_in_view(page, shot):
     )
     page.click("#task_gallery_app")  # the gallery in front again
     assert seen(page, "btn_play")
-    page.fill("#command_input", "把播放按钮改成红色")
+    page.fill("#command_input", "把第一个播放按钮改成红色")  # the gallery has two
     with page.expect_response("**/api/instruction") as answer:
         page.press("#command_input", "Enter")
     tasks = answer.value.json()["tasks"]

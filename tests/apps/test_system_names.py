@@ -1,0 +1,229 @@
+"""Without processes: a name resolves to the element a person means.
+
+An exact label or role first, a fuzzy name only when nothing has the exact one;
+several candidates → the answer asks which and lists them (a button each that does
+it to that one); none → it says there is none. Never a success for a different
+element. Snapshots shaped like the desktop's with the music window open: on an empty
+library (最近播放, 筛选, 音质, 搜索, no 播放) and on a library of two songs (a 播放 in
+each song's row), in Chinese and in English. Undo of a first move is `restore`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aios_protocol.messages import AppReply, parse
+from aios_sdk import Turn
+from apps.system_agent.flows import SystemFlows, undo_commands
+from apps.system_agent.names import find_element
+from apps.system_agent.phrases import parse_request
+from apps.system_agent.targets import plan_ui
+from tests.apps.doubles import PlanningAgent, ok
+
+ZH = Turn(context={"language": "zh-CN"})
+EN = Turn(context={"language": "en-US"})
+
+LABELS = {
+    "zh-CN": {
+        "play": "播放",
+        "recent": "最近播放",
+        "filter": "筛选",
+        "quality": "音质",
+        "search": "搜索",
+        "music": "音乐应用",
+        "songs": ("七里香", "晴天"),
+    },
+    "en-US": {
+        "play": "Play",
+        "recent": "Recently played",
+        "filter": "Filter",
+        "quality": "Quality",
+        "search": "Search",
+        "music": "Music",
+        "songs": ("Morning Light", "Evening Rain"),
+    },
+}
+
+
+def element(ident: str, kind: str, label: str, y: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "type": kind,
+        "label": label,
+        "x": 140,
+        "y": y,
+        "width": 44,
+        "height": 24,
+        "visible": True,
+        **extra,
+    }
+
+
+def music_snapshot(language: str, songs: int) -> dict[str, Any]:
+    """The desktop's snapshot with the music window open on `songs` songs."""
+    words = LABELS[language]
+    inside = {"window": "win_music_app"}
+    elements = [
+        element("taskbar", "taskbar", "任务栏", 748, width=1280, height=52),
+        element("command_bar", "command_bar", "指令栏", 756),
+        element("task_music_app", "taskbar_icon", words["music"], 756),
+        element("win_music_app", "window", words["music"], 30, width=620, height=480),
+    ]
+    for number, title in enumerate(words["songs"][:songs], 1):
+        ident = "btn_play" if number == 1 else f"btn_play_{number}"
+        elements.append(
+            element(ident, "button", words["play"], 90 + 40 * number, row=title, **inside)
+        )
+    elements += [
+        element("btn_filter", "input", words["filter"], 420, **inside),
+        element("btn_set_quality", "select", words["quality"], 420, **inside),
+        element("btn_search", "input", words["search"], 420, **inside),
+        element("btn_recent", "button", words["recent"], 460, **inside),
+    ]
+    return {"viewport": {"width": 1280, "height": 800}, "elements": elements}
+
+
+F3 = {"zh-CN": "把播放按钮移到左上角", "en-US": "move the play button to the top-left"}
+TURN = {"zh-CN": ZH, "en-US": EN}
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_an_empty_library_has_no_play_button_and_recently_played_is_not_it(language):
+    snapshot = music_snapshot(language, songs=0)
+    found = find_element(parse_request(F3[language]).target, snapshot["elements"])
+    assert found.elements == []
+    assert [e["id"] for e in found.similar][:1] == ["btn_recent"]  # offered, not taken
+    outcome = plan_ui(parse_request(F3[language]), snapshot, TURN[language])
+    assert not outcome.ok and outcome.commands == [] and outcome.choices == []
+    said = {
+        "zh-CN": "桌面上没有“播放按钮”。名字相近的有：最近播放。",
+        "en-US": 'There is no "play button" on the desktop. Similar names: Recently played.',
+    }
+    assert outcome.message == said[language]
+
+
+def test_the_rules_resolve_exact_before_fuzzy_and_never_a_longer_label() -> None:
+    elements = music_snapshot("zh-CN", songs=0)["elements"]
+    for phrase in ("播放按钮", "播放", "播放键", "play button", "the play button"):
+        assert find_element(phrase, elements).elements == [], phrase
+    assert find_element("最近播放按钮", elements).element["id"] == "btn_recent"
+    assert find_element("recently played", elements).element["id"] == "btn_recent"
+    assert find_element("音质下拉框", elements).element["id"] == "btn_set_quality"
+    assert find_element("the quality select", elements).element["id"] == "btn_set_quality"
+    # an app's name means its window, not its taskbar icon
+    assert find_element("音乐应用", elements).element["id"] == "win_music_app"
+    two = music_snapshot("en-US", songs=2)["elements"]
+    assert [e["id"] for e in find_element("paly button", two).elements] == [
+        "btn_play",
+        "btn_play_2",
+    ]  # a typo is fuzzy: still both play buttons, still a question
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_two_play_buttons_ask_which_listing_their_songs(language):
+    snapshot = music_snapshot(language, songs=2)
+    first, second = LABELS[language]["songs"]
+    outcome = plan_ui(parse_request(F3[language]), snapshot, TURN[language])
+    assert not outcome.ok and outcome.commands == []
+    assert [c.label for c in outcome.choices] == [first, second]
+    asked = {
+        "zh-CN": f"有 2 个“播放按钮”：{first}、{second}。要哪一个？",
+        "en-US": f'2 elements match "play button": {first}, {second}. Which one?',
+    }
+    assert outcome.message == asked[language]
+    chosen = outcome.choices[1].outcome
+    assert chosen.commands == [{"op": "move", "id": "btn_play_2", "x": 20, "y": 20}]
+    done = {
+        "zh-CN": f"已将{second}的播放按钮移到左上角",
+        "en-US": f"Moved the play button of {second} to the top-left",
+    }
+    assert chosen.message == done[language]
+
+
+@pytest.mark.parametrize(
+    ("text", "ident"),
+    [
+        ("把晴天的播放按钮移到左上角", "btn_play_2"),
+        ("把七里香的播放按钮移到左上角", "btn_play"),
+        ("把第二个播放按钮移到左上角", "btn_play_2"),
+        ("把最后一个播放按钮移到左上角", "btn_play_2"),
+        ("把播放按钮移到左上角", None),
+        ("把音乐应用的播放按钮移到左上角", None),  # both are in that window
+    ],
+)
+def test_a_row_or_an_ordinal_picks_one(text: str, ident: str | None) -> None:
+    outcome = plan_ui(parse_request(text), music_snapshot("zh-CN", songs=2), ZH)
+    if ident is None:
+        assert len(outcome.choices) == 2 and not outcome.commands
+    else:
+        assert outcome.ok and outcome.commands[0]["id"] == ident, outcome.message
+
+
+def test_a_row_named_in_english() -> None:
+    snapshot = music_snapshot("en-US", songs=2)
+    for text in (
+        "move the play button of Evening Rain to the top-left",
+        "move the Evening Rain play button to the top-left",
+        "move the second play button to the top-left",
+    ):
+        outcome = plan_ui(parse_request(text), snapshot, EN)
+        assert outcome.ok and outcome.commands[0]["id"] == "btn_play_2", text
+        assert outcome.message == "Moved the play button of Evening Rain to the top-left"
+
+
+def test_a_window_control_goes_above_the_taskbar() -> None:
+    snapshot = music_snapshot("zh-CN", songs=2)
+    outcome = plan_ui(parse_request("把晴天的播放按钮移到左下角"), snapshot, ZH)
+    # the taskbar's top is at 748: 748 - 24 - 20
+    assert outcome.commands == [{"op": "move", "id": "btn_play_2", "x": 20, "y": 704}]
+
+
+def test_the_flows_ask_with_a_button_per_song_and_a_choice_does_it() -> None:
+    flows = SystemFlows(PlanningAgent())
+    results = {"tool_results": {"step_1": ok("cache_get", music_snapshot("zh-CN", 2))}}
+    question = flows.handle("把播放按钮移到左上角", results)
+    assert question["status"] == "ok" and question["notice"] == "info"  # no ✅
+    assert "ui_commands" not in question
+    assert question["data"]["content"] == "有 2 个“播放按钮”：七里香、晴天。要哪一个？"
+    assert [(a["label"], a["action_id"]) for a in question["actions"]] == [
+        ("七里香", "choose"),
+        ("晴天", "choose"),
+    ]
+    parse(AppReply, question)
+    params = question["actions"][1]["params"]
+    done = flows.handle(None, {}, {"action_id": "choose", "params": params})
+    assert done["message"] == "已将晴天的播放按钮移到左上角"
+    assert done["ui_commands"] == [{"op": "move", "id": "btn_play_2", "x": 20, "y": 20}]
+    undo = done["actions"][0]
+    assert (undo["label"], undo["params"]["commands"]) == (
+        "撤销",
+        [{"op": "restore", "id": "btn_play_2", "changes": ["move"]}],
+    )
+    parse(AppReply, done)
+    nothing = flows.handle(None, {}, {"action_id": "choose", "params": {}})
+    assert "ui_commands" not in nothing
+
+
+def test_none_found_is_not_a_success() -> None:
+    flows = SystemFlows(PlanningAgent())
+    results = {"tool_results": {"step_1": ok("cache_get", music_snapshot("zh-CN", 0))}}
+    reply = flows.handle("把播放按钮移到左上角", results)
+    assert reply["status"] == "error" and "ui_commands" not in reply
+    assert reply["message"].startswith("桌面上没有“播放按钮”")
+
+
+def test_undo_of_a_second_move_goes_back_to_the_first_place() -> None:
+    moved = element("btn_play", "button", "播放", 20, changed=["move"])
+    assert undo_commands({"op": "move", "id": "btn_play", "x": 900, "y": 20}, moved) == [
+        {"op": "move", "id": "btn_play", "x": 140, "y": 20}
+    ]
+    fresh = element("btn_play", "button", "播放", 130)
+    assert undo_commands({"op": "resize", "id": "btn_play"}, fresh) == [
+        {"op": "restore", "id": "btn_play", "changes": ["resize"]}
+    ]
+    window = element("win_music_app", "window", "音乐应用", 30)
+    assert undo_commands({"op": "move", "id": "win_music_app"}, window) == [
+        {"op": "move", "id": "win_music_app", "x": 140, "y": 30}
+    ]
