@@ -527,6 +527,8 @@ class CodeFlows(Flows):
         )
 
     def templates_view(self, turn: Turn, message: str) -> dict[str, Any]:
+        """What the app can do, when it could not do what was asked (`message` says
+        why): marked `warning`, so nobody counts it as done (a scheduled run)."""
         items = [
             {"title": _template_title(turn, t), "sub": t.filename, "id": t.key}
             for t in TEMPLATES
@@ -535,7 +537,7 @@ class CodeFlows(Flows):
         actions = [button(use, "use_template", key=t.key, item_id=t.key) for t in TEMPLATES]
         actions += _common_actions(turn)
         title = turn.tr("代码模板", "Code templates")
-        return list_reply(items, title, actions=actions, message=message)
+        return list_reply(items, title, actions=actions, message=message, notice="warning")
 
     def help(self, turn: Turn) -> dict[str, Any]:
         return self.templates_view(
