@@ -227,11 +227,14 @@ def build_jobs(
         run_steps=run_steps,
         events=core.events,
         policy=policy,
-        instruct=lambda text, session_id: instructions.instruct(text, session_id, "text"),
+        instruct=lambda text, session_id, language: instructions.instruct(
+            text, session_id, "text", language
+        ),
         spec_of=supervisor.spec,
         confirmations=confirmations,
         cancel_session=cancel_session,
-        language=lambda: instructions.language(None),  # a job has no desktop session
+        # a job has no desktop session: its own language, else the settings'
+        language=lambda: instructions.language(None),
     )
 
 

@@ -779,6 +779,9 @@ class ScheduleJob(_Strict):
     app_id: Annotated[str, Field(min_length=1, max_length=64)]
     instruction: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
     command: Annotated[str, Field(min_length=1, max_length=4000)] | list[str] | None = None
+    # the language of the user who made it: its runs answer, toast and ask in it
+    # (None: the settings' `ui_language`)
+    language: Language | None = None
 
     @model_validator(mode="after")
     def _fields_match_types(self) -> ScheduleJob:

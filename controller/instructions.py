@@ -34,9 +34,14 @@ class InstructionEntry(Protocol):
     """The controller as voice and the scheduler see it."""
 
     def instruct(
-        self, text: str, session_id: str | None, source: InstructionSource
+        self,
+        text: str,
+        session_id: str | None,
+        source: InstructionSource,
+        language: Language | None = None,
     ) -> dict[str, Any]:
-        """Run `text` as the user's instruction; the `InstructionResponse` as JSON."""
+        """Run `text` as the user's instruction (read by a user of `language`, when
+        given); the `InstructionResponse` as JSON."""
         ...
 
     def language(self, session_id: str | None) -> Language:
@@ -79,9 +84,15 @@ class Instructions:
             return self._pipeline.instruction(request)
 
     def instruct(
-        self, text: str, session_id: str | None, source: InstructionSource
+        self,
+        text: str,
+        session_id: str | None,
+        source: InstructionSource,
+        language: Language | None = None,
     ) -> dict[str, Any]:
-        request = InstructionRequest(text=text, session_id=session_id, source=source)
+        request = InstructionRequest(
+            text=text, session_id=session_id, source=source, language=language
+        )
         return self.run(request).dump()
 
     def resume_waiting(self, session_id: str, decision: str) -> Resumed | None:

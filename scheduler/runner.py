@@ -10,11 +10,19 @@ and its message is spoken; the runner then publishes a `notify` event naming the
 job (the desktop shows it as a toast). A pipeline that outlives the timeout is
 cancelled (`cancel_session`: the pipeline's `TaskCancels`, which abandons its app
 call or step round and starts no further one) and the run is a `timeout`.
+
+A run is `ok` only when the work was done. A command: its exit code is 0. An
+instruction: some app took it and every task's reply is `ok`, without a `notice` of
+`warning` or `error` (an app that did not understand answers with what it can do,
+marked `warning`) and not a question still waiting for the user's yes (`confirm`).
+Anything else is an `error` whose summary says why, in the user's language; every
+run ends with a toast saying whether the job ran or did not complete.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +30,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from aios_protocol.errors import AiosError
-from aios_protocol.messages import RunRequest, ScheduleJob, ScheduleJobState, Step
+from aios_protocol.messages import (
+    Language,
+    RunRequest,
+    ScheduleJob,
+    ScheduleJobState,
+    Step,
+)
+from aios_protocol.strings import user_message
 from controller.pipeline.context import tr
 
 __all__ = ["JobRunner", "RunOutcome", "job_session_id"]
@@ -51,16 +66,27 @@ def _tail(text: str) -> str:
     return text[-TAIL_CHARS:]
 
 
+def _program(command: str | list[str] | None) -> str:
+    """The program a command line runs (its first word)."""
+    if isinstance(command, list):
+        return command[0] if command else ""
+    try:
+        words = shlex.split(command or "")
+    except ValueError:
+        words = (command or "").split()
+    return words[0] if words else ""
+
+
 class JobRunner:
     """Runs jobs: `run_steps(body, timeout)` is the executor's `/run`,
-    `instruct(text, session_id)` the pipeline, `notify(title, body, level, app_id)`
+    `instruct(text, session_id, language)` the pipeline (`language`: the job's), `notify(title, body, level, app_id)`
     the toast, `cancel_session(session_id)` stops that session's pipeline work (how
     many works it told to stop); `language()` is the toasts' language."""
 
     def __init__(
         self,
         run_steps: Callable[[dict[str, Any], float], dict[str, Any]],
-        instruct: Callable[[str, str], dict[str, Any]],
+        instruct: Callable[[str, str, Language | None], dict[str, Any]],
         notify: Callable[[str, str, str, str], None] = lambda *a: None,
         cancel_session: Callable[[str], int] = lambda session_id: 0,
         *,
@@ -83,7 +109,36 @@ class JobRunner:
             log.exception("scheduler: job %s failed", job.id)
             return RunOutcome("error", f"{type(exc).__name__}: {exc}")
 
+    def _language_of(self, job: ScheduleJob) -> str:
+        return job.language or self._language()
+
+    def _said(self, job: ScheduleJob, zh: str, en: str) -> str:
+        """The words for the user who made `job`."""
+        return tr(self._language_of(job), zh, en)
+
+    def _ran(self, job: ScheduleJob, outcome: RunOutcome, body: str) -> RunOutcome:
+        """Tell the user how the run went (a toast naming the job); `outcome`."""
+        if outcome.status == "ok":
+            title = self._said(
+                job, f"定时任务「{job.name}」已运行", f"The scheduled job “{job.name}” ran"
+            )
+        else:
+            title = self._said(
+                job,
+                f"定时任务「{job.name}」没有完成",
+                f"The scheduled job “{job.name}” did not complete",
+            )
+        level = "info" if outcome.status == "ok" else "error"
+        self._notify(title, body, level, job.app_id)
+        return outcome
+
     def _command(self, job: ScheduleJob, state: ScheduleJobState) -> RunOutcome:
+        outcome = self._command_run(job, state)
+        lines = outcome.output_tail.strip().splitlines()
+        body = lines[-1] if outcome.status == "ok" and lines else outcome.summary
+        return self._ran(job, outcome, body)
+
+    def _command_run(self, job: ScheduleJob, state: ScheduleJobState) -> RunOutcome:
         step = Step(
             step_id=1, tool="shell_exec", args={"cmd": job.command, "timeout": job.timeout}
         )
@@ -99,12 +154,21 @@ class JobRunner:
         output = _tail(f"{value.get('stdout') or ''}{value.get('stderr') or ''}")
         if result.get("status") == "ok":
             code = value.get("returncode")
-            if code == 0:
-                return RunOutcome("ok", "exit code 0", output)
-            return RunOutcome("error", f"exit code {code}", output)
+            status = "ok" if code == 0 else "error"
+            return RunOutcome(
+                status, self._said(job, f"退出码 {code}", f"exit code {code}"), output
+            )
         if result.get("code") == "tool_timeout":
-            return RunOutcome("timeout", f"killed after {job.timeout:g}s", output)
-        return RunOutcome("error", f"{result.get('code')}: {result.get('error')}", output)
+            stopped = self._said(
+                job, f"超过 {job.timeout:g} 秒，已停止", f"stopped after {job.timeout:g}s"
+            )
+            return RunOutcome("timeout", stopped, output)
+        code = str(result.get("code") or "tool_failed")
+        program = _program(job.command)
+        sentence = user_message(
+            code, self._language_of(job), command=program, tool="shell_exec"
+        )
+        return RunOutcome("error", sentence, output)
 
     def _agent(self, job: ScheduleJob) -> RunOutcome:
         assert job.id and job.instruction
@@ -114,7 +178,9 @@ class JobRunner:
         def work() -> None:
             try:
                 answer.update(
-                    self._instruct(job.instruction or "", job_session_id(job.id or ""))
+                    self._instruct(
+                        job.instruction or "", job_session_id(job.id or ""), job.language
+                    )
                 )
             except BaseException as exc:
                 failure.append(exc)
@@ -126,7 +192,7 @@ class JobRunner:
             stopped = self._cancel(worker, job_session_id(job.id or ""))
             self._notify(
                 tr(
-                    self._language(),
+                    self._language_of(job),
                     f"定时任务「{job.name}」超时，已取消",
                     f"The scheduled job “{job.name}” timed out and was cancelled",
                 ),
@@ -138,22 +204,31 @@ class JobRunner:
             return RunOutcome("timeout", f"no answer within {job.timeout:g}s; {how}")
         if failure:
             raise failure[0]
-        tasks = answer.get("tasks") or []
         message = str(answer.get("message") or "")
-        failed = [t for t in tasks if (t.get("result") or {}).get("status") != "ok"]
-        status = "error" if failed or not tasks else "ok"
-        summary = message or ("no app took the instruction" if not tasks else "")
-        self._notify(
-            tr(
-                self._language(),
-                f"定时任务「{job.name}」已运行",
-                f"The scheduled job “{job.name}” ran",
-            ),
-            summary or job.instruction,
-            "info" if status == "ok" else "error",
-            job.app_id,
-        )
-        return RunOutcome(status, summary, _tail(message))
+        why_not = self._not_done(job, answer.get("tasks") or [], message)
+        if why_not is None:
+            outcome = RunOutcome("ok", message, _tail(message))
+        else:
+            outcome = RunOutcome("error", why_not, _tail(message))
+        return self._ran(job, outcome, outcome.summary or job.instruction)
+
+    def _not_done(
+        self, job: ScheduleJob, tasks: list[dict[str, Any]], message: str
+    ) -> str | None:
+        """Why the instruction's work was not done (None: it was), in the user's words."""
+        if not tasks:
+            nobody = self._said(job, "没有应用接下这条指令", "No app took this instruction")
+            return f"{nobody}{self._said(job, '：', ': ')}{message}" if message else nobody
+        for task in tasks:
+            reply = task.get("result") or {}
+            said = str(reply.get("message") or message)
+            if reply.get("view_type") == "confirm":
+                return self._said(
+                    job, "在等你确认，还没有运行", "Waiting for your yes; nothing ran yet"
+                )
+            if reply.get("status") != "ok" or reply.get("notice") in ("warning", "error"):
+                return self._said(job, f"没有完成：{said}", f"Not done: {said}")
+        return None
 
     def _cancel(self, worker: threading.Thread, session_id: str) -> bool:
         """Cancel the session's work until `worker` ends; True when it did in time."""

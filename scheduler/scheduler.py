@@ -17,7 +17,9 @@ command the permission policy finds risky leaves the job disabled, waiting for t
 user's yes: the question goes to `confirmations` (the desktop's confirm dialog) and
 its answer comes back as `settle` — allowed, the job is enabled; denied, it is
 dropped. Only the user can say yes (the dialog, or `PATCH … {"enabled": true}`),
-and the programs outside the whitelist are then approved for this job's runs.
+and the programs outside the whitelist are then approved for this job's runs. A
+program outside the whitelist while asking is off would be refused at every run:
+the job is refused when it is made or changed (`CommandNotAllowed`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from aios_protocol.errors import AiosError, NotFound
+from aios_protocol.errors import AiosError, CommandNotAllowed, NotFound
 from aios_protocol.messages import (
     ScheduleJob,
     ScheduleJobPatch,
@@ -65,6 +67,7 @@ class CommandReview:
     question: str | None = None  # what needs the user's yes; None: nothing
     outside_whitelist: list[str] = field(default_factory=list)  # programs to approve
     risky: list[Any] = field(default_factory=list)  # the policy's RiskyStep entries
+    not_allowed: list[str] = field(default_factory=list)  # programs refused outright
 
 
 Review = Callable[[ScheduleJob], CommandReview]
@@ -131,6 +134,10 @@ class Scheduler:
     def _now(self) -> datetime:
         return as_local(self._clock())
 
+    def _language_of(self, job: ScheduleJob) -> str:
+        """What the user who made `job` reads (else the settings' language)."""
+        return job.language or self._language()
+
     def _recover(self) -> None:
         """States for jobs without one; runs a stopped controller left open are errors."""
         now = self._now()
@@ -149,7 +156,11 @@ class Scheduler:
                         started=state.running_since or now,
                         finished=now,
                         status="error",
-                        summary="interrupted: the controller stopped during this run",
+                        summary=tr(
+                            self._language_of(job),
+                            "中断了：运行时主控停止了",
+                            "Interrupted: the controller stopped during this run",
+                        ),
                     )
                 )
                 state.last_status = "error"
@@ -321,10 +332,18 @@ class Scheduler:
     def _risk(
         self, job: ScheduleJob, state: ScheduleJobState
     ) -> tuple[ScheduleJob, CommandReview | None]:
-        """The job as it may be stored (disabled while risky) and the review to ask."""
+        """The job as it may be stored (disabled while risky) and the review to ask;
+        `CommandNotAllowed` (nothing changed) for a program the executor would
+        refuse at every run."""
         if job.execution_type != "command":
             return job, None
         review = self._review(job)
+        if review.not_allowed:
+            program = review.not_allowed[0]
+            raise CommandNotAllowed(
+                f"{program!r} is outside the command whitelist and asking is off",
+                placeholders={"command": program},
+            )
         state.awaiting_confirmation = review.question
         if review.question is None:
             return job, None
@@ -340,7 +359,7 @@ class Scheduler:
             return
         question = review.question or ""
         title = tr(
-            self._language(),
+            self._language_of(job),
             f"定时任务「{job.name}」需要你的确认",
             f"The scheduled job “{job.name}” needs your confirmation",
         )
@@ -353,10 +372,10 @@ class Scheduler:
     def settle(self, job_id: str, allow: bool) -> str:
         """The user's answer to a job's question: allowed, the job is enabled (its
         programs approved); denied, it is dropped. A sentence saying what happened."""
-        language = self._language()
         with self._lock:
             job = self._jobs.get(job_id)
             state = self._states.get(job_id)
+            language = self._language_of(job) if job else self._language()
             if job is None or state is None:
                 return tr(
                     language,
@@ -438,8 +457,8 @@ class Scheduler:
             now = self._now()
             review: CommandReview | None = None
             if "command" in changes and updated.command != job.command:
+                updated, review = self._risk(updated, state)  # may refuse: nothing changed
                 self._withdraw(job_id)
-                updated, review = self._risk(updated, state)
             if changes.get("enabled") and state.awaiting_confirmation:
                 if caller is not None:
                     raise NeedsUserConfirmation(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from aios_protocol.errors import AiosError
-from aios_protocol.messages import AppReply, ScheduleJob
+from aios_protocol.messages import AppReply, Language, ScheduleJob
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy
@@ -42,19 +42,21 @@ def policy_review(
     workdir_of: Callable[[str], Path | None],
     language: Callable[[], str] = lambda: "zh-CN",
 ) -> Review:
-    """What a command job needs the user's yes for (None: nothing), and the programs
-    outside the whitelist to approve with it."""
+    """What a command job needs the user's yes for (None: nothing), the programs
+    outside the whitelist to approve with it, and those the executor would refuse
+    (outside the whitelist while asking is off)."""
 
     def review(job: ScheduleJob) -> CommandReview:
-        said = language()
+        said = job.language or language()
         verdict = policy.review(
             job.app_id, workdir_of(job.app_id), command_plan(job), language=said
         )
         outside = list(verdict.outside_whitelist)
+        refused = list(verdict.not_allowed)
         if not verdict.needs_confirmation:
-            return CommandReview(None, outside)
+            return CommandReview(None, outside, not_allowed=refused)
         question = tr(said, "；", "; ").join(step.sentence for step in verdict.risky)
-        return CommandReview(question, outside, list(verdict.risky))
+        return CommandReview(question, outside, list(verdict.risky), refused)
 
     return review
 
@@ -75,13 +77,14 @@ class GateConfirmations:
 
     def ask(self, job: ScheduleJob, review: CommandReview) -> None:
         name = self._app_name(job.app_id)
+        said = job.language or self._language()
         self._gate.ask(
             kind=KIND,
             app_id=job.app_id,
             app_name=name,
             session_id=job_session_id(job.id or ""),
             summary=tr(
-                self._language(),
+                said,
                 f"定时任务「{job.name}」（应用「{name}」）将要{review.question}",
                 f"The scheduled job “{job.name}” (app “{name}”) wants to {review.question}",
             ),
@@ -108,7 +111,7 @@ def build_scheduler(
     state_dir: Path,
     *,
     run_steps: Callable[[dict[str, Any], float], dict[str, Any]],
-    instruct: Callable[[str, str], dict[str, Any]],
+    instruct: Callable[[str, str, Language | None], dict[str, Any]],
     events: EventBus,
     policy: PermissionPolicy,
     spec_of: Callable[[str], Any],
@@ -121,7 +124,7 @@ def build_scheduler(
     Without `confirmations` (config `permissions.confirm` off) a risky job still
     waits disabled, announced by a toast; `cancel_session(session_id)` stops the
     pipeline work of an agent job that timed out; `language()` is the one its
-    toasts and questions are written in."""
+    toasts and questions are written in when a job does not say its own."""
 
     def notify(title: str, body: str, level: str, app_id: str) -> None:
         events.publish(

@@ -452,6 +452,8 @@ class CodeFlows(SavingFlows, Flows):
         )
 
     def templates_view(self, turn: Turn, message: str) -> dict[str, Any]:
+        """What the app can do, when it could not do what was asked (`message` says
+        why): marked `warning`, so nobody counts it as done (a scheduled run)."""
         items = [
             {"title": _template_title(turn, t), "sub": t.filename, "id": t.key}
             for t in TEMPLATES
@@ -460,7 +462,7 @@ class CodeFlows(SavingFlows, Flows):
         actions = [button(use, "use_template", key=t.key, item_id=t.key) for t in TEMPLATES]
         actions += _common_actions(turn)
         title = turn.tr("代码模板", "Code templates")
-        return list_reply(items, title, actions=actions, message=message)
+        return list_reply(items, title, actions=actions, message=message, notice="warning")
 
     def help(self, turn: Turn) -> dict[str, Any]:
         return self.templates_view(

@@ -2,15 +2,23 @@
 
 What the user says is read by `phrases.understand` (in the user's local time): a
 time and a thing to do creates an `agent` job whose instruction comes back here at
-its time ("提醒我喝水" is answered at once, as a notification and a spoken line);
-"取消喝水提醒" cancels the jobs it names; a new job is answered with the window; "我有哪些定时任务" or opening the window
-lists them. The window's buttons (`views`) carry the job in their params. Every
-answer is in the user's language (`turn.tr`); what the scheduler refused is said
-plainly, its own text kept as the `detail`.
+its time ("提醒我喝水" is answered at once, as a notification and a spoken line); a
+time and a command ("每天早上9点运行命令 date") creates a `command` job, which the
+controller runs through the executor in this app's sandbox (a program the whitelist
+does not allow is refused, or waits for the user's yes). A new job whose name is
+taken gets its time in its name. "取消喝水提醒" / "暂停…" / "恢复…" act on the one
+job they name; when several jobs match, the answer lists them (each with its time)
+with a button each, and nothing is done until one is picked. A new job is answered
+with the window; "我有哪些定时任务" or opening the window lists them. The window's
+buttons (`views`) carry the job in their params. Every answer is in the user's
+language (`turn.tr`); what the scheduler refused is said plainly, its own text kept
+as the `detail`.
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +27,7 @@ from aios_sdk.errors import ToolFailed
 from aios_sdk.views import button, error_reply, text_reply
 
 from .phrases import Request, understand
-from .views import describe, history_view, jobs_view
+from .views import describe, history_view, jobs_view, when, which_view
 
 __all__ = ["SchedulerFlows"]
 
@@ -30,6 +38,49 @@ def _help(turn: Turn) -> str:
         "I can set reminders and scheduled tasks, e.g. “remind me in 10 minutes to "
         "drink water” or “every day at 8am play music”",
     )
+
+
+def _program(command: str) -> str:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return words[0] if words else command
+
+
+def _not_allowed(command: str, turn: Turn) -> str:
+    program = _program(command)
+    return turn.tr(
+        f"没有设定：不允许运行命令「{program}」。可以在设置的“允许的命令”里加上 "
+        f"{program} 后再说一次。",
+        f"Not set: the command “{program}” is not allowed. Add {program} under "
+        "Settings → Allowed programs, then say it again.",
+    )
+
+
+def _distinct(name: str, job: Mapping[str, Any], taken: set[str], turn: Turn) -> str:
+    """`name`, or with the job's time when another job already has it."""
+    if name not in taken:
+        return name
+    timed = turn.tr(f"{name}（{when(job, turn)}）", f"{name} ({when(job, turn)})")
+    candidate, number = timed[:100], 2
+    while candidate in taken:
+        candidate, number = f"{timed[:95]} {number}", number + 1
+    return candidate
+
+
+def _matching(jobs: list[dict[str, Any]], target: str) -> list[dict[str, Any]]:
+    """The jobs `target` names: those whose name or instruction holds it; a name said
+    in full picks its job unless another match's name holds that name too."""
+    if not target:
+        return []
+    hits = [
+        j for j in jobs if target in j["name"] or target in (j.get("instruction") or "")
+    ]
+    exact = [j for j in hits if j["name"] == target]
+    if len(exact) == 1 and not any(target in j["name"] for j in hits if j is not exact[0]):
+        return exact
+    return hits
 
 
 def _refused(code: str, turn: Turn) -> str:
@@ -77,45 +128,68 @@ class SchedulerFlows(Flows):
         request = understand(said, datetime.now().astimezone())
         if request.kind == "create":
             return self.create(request, turn)
-        if request.kind == "cancel":
-            return self.cancel_named(request.target, turn)
+        if request.kind in ("cancel", "pause", "resume"):
+            verb = {"cancel": "cancel", "pause": "disable", "resume": "enable"}
+            return self.act_on_named(verb[request.kind], request.target, turn)
         if request.kind == "remind_now":
             return self.remind_now(request.what, turn)
         if request.kind == "list" or "打开" in said or not said:
             return self.window(turn)
-        return text_reply(_help(turn))
+        # not understood: what it can do, marked as not done (`notice`)
+        understood = turn.tr("没听懂这条指令", "I did not understand that")
+        return text_reply(_help(turn), understood, notice="warning")
 
     def create(self, request: Request, turn: Turn) -> dict[str, Any]:
-        job = {
-            "name": request.name[:100] or request.what[:100],
-            "execution_type": "agent",
-            "instruction": request.what,
-            **request.schedule,
-        }
-        created = self.schedule("create", job=job)
-        name, when = created["name"], describe(created, turn)
-        note = turn.tr(f"好的，已设定「{name}」：{when}", f"OK, “{name}” is set: {when}")
+        # its runs answer in the language of the user who made it
+        job: dict[str, Any] = {"name": "", "language": turn.language, **request.schedule}
+        if request.command:
+            job.update(execution_type="command", command=request.command)
+        else:
+            job.update(execution_type="agent", instruction=request.what)
+        taken = {j["name"] for j in self.schedule("list").get("jobs", [])}
+        name = request.name[:100] or request.what[:100]
+        job["name"] = _distinct(name, job, taken, turn)
+        try:
+            created = self.schedule("create", job=job)
+        except ToolFailed as exc:
+            if exc.code != "command_not_allowed" or not request.command:
+                raise
+            plain = _not_allowed(request.command, turn)
+            return error_reply(exc.code, plain, detail=exc.message)
+        name, said = created["name"], describe(created, turn)
+        if created.get("awaiting_confirmation"):
+            note = turn.tr(
+                f"已设定「{name}」，请在确认框里允许后它才会运行",
+                f"“{name}” is set; it runs once you allow it in the confirmation",
+            )
+            return {**self.window(turn, note), "notice": "info"}  # not running yet
+        note = turn.tr(f"好的，已设定「{name}」：{said}", f"OK, “{name}” is set: {said}")
         return self.window(turn, note)
 
-    def cancel_named(self, target: str, turn: Turn) -> dict[str, Any]:
-        jobs = self.schedule("list").get("jobs", [])
-        hits = [
-            j
-            for j in jobs
-            if target and (target in j["name"] or target in j.get("instruction", ""))
-        ]
+    def act_on_named(self, verb: str, target: str, turn: Turn) -> dict[str, Any]:
+        """Cancel, pause (`disable`) or resume (`enable`) the one job `target` names;
+        several: ask which."""
+        hits = _matching(self.schedule("list").get("jobs", []), target)
         if not hits:
             return text_reply(
                 turn.tr(f"没有找到「{target}」的定时任务", f"No scheduled task “{target}”")
             )
-        for job in hits:
+        if len(hits) > 1:
+            return which_view(hits, verb, target, turn)
+        job = hits[0]
+        if verb == "cancel":
             self.schedule("cancel", job_id=job["id"])
-        return text_reply(
-            turn.tr(
-                f"已取消：{'、'.join(j['name'] for j in hits)}",
-                f"Cancelled: {', '.join(j['name'] for j in hits)}",
+            return text_reply(
+                turn.tr(f"已取消：{job['name']}", f"Cancelled: {job['name']}")
             )
+        on = verb == "enable"
+        self.schedule("update", job_id=job["id"], changes={"enabled": on})
+        done = (
+            turn.tr(f"已恢复：{job['name']}", f"Resumed: {job['name']}")
+            if on
+            else turn.tr(f"已暂停：{job['name']}", f"Paused: {job['name']}")
         )
+        return self.window(turn, done)
 
     def remind_now(self, thing: str, turn: Turn) -> dict[str, Any]:
         """A reminder's time has come: a notification, and the line that is spoken."""
@@ -157,4 +231,10 @@ class SchedulerFlows(Flows):
     @action("cancel")
     def cancel(self, turn: Turn) -> dict[str, Any]:
         self.schedule("cancel", job_id=turn.params.get("job_id"))
-        return self.window(turn, turn.tr("已取消", "Cancelled"))
+        name = turn.params.get("name")
+        done = (
+            turn.tr(f"已取消「{name}」", f"Cancelled “{name}”")
+            if name
+            else turn.tr("已取消", "Cancelled")
+        )
+        return self.window(turn, done)

@@ -3,7 +3,8 @@
 A small phrase table, not a time library: it recognises how people say *when*
 ("10分钟后", "明天早上8点", "每天早上8点", "每周一上午9点", "每隔半小时",
 "in 5 minutes", "every day at 8am", "tomorrow at 7:30", "every monday at 9") and
-*what* ("提醒我喝水", "播放音乐", "to stretch"), and hands the time to the libraries:
+*what* ("提醒我喝水", "播放音乐", "to stretch", or a command to run: "运行命令 date",
+"run the command ls -l", kept as typed), and hands the time to the libraries:
 `datetime.timedelta` / dateutil's `relativedelta` for relative moments, dateutil's
 parser for absolute dates ("on 2030-06-01 08:00"), a five-field cron line for
 repeats (the controller computes every fire time with APScheduler's triggers).
@@ -82,16 +83,33 @@ _LIST = re.compile(
     r"|\b(list|show)\b.*\b(schedules?|reminders?|scheduled|tasks?|timers?)\b"
     r"|what reminders"
 )
-_CANCEL = re.compile(
-    r"^(取消|删除|删掉|关掉|停止|不要)(.+?)(的)?(提醒|定时任务|任务|闹钟)?$"
-    r"|^(cancel|delete|remove|stop)\s+(the\s+|my\s+)?(.+?)(\s+reminder|\s+job)?$",
-    re.I,
+
+
+def _naming(zh_verbs: str, en_verbs: str) -> re.Pattern[str]:
+    """A verb, then words naming a job: the words are group `target` or `target_en`."""
+    return re.compile(
+        rf"^({zh_verbs})(?P<target>.+?)(的)?(提醒|定时任务|任务|闹钟)?$"
+        rf"|^({en_verbs})\s+(the\s+|my\s+)?(?P<target_en>.+?)(\s+reminder|\s+job)?$",
+        re.I,
+    )
+
+
+_CANCEL = _naming("取消|删除|删掉|关掉|停止|不要", "cancel|delete|remove|stop")
+_PAUSE = _naming("暂停|停用", "pause|disable")
+_RESUME = _naming("恢复|启用|重新开启", "resume|enable")
+# the words after the time that ask for a command, not an instruction
+_COMMAND = re.compile(
+    r"^(请|帮我)?(运行|执行|跑)(一下)?(命令|指令)\s*[:：]?\s*(?P<zh>\S.*)$"
+    r"|^(please\s+)?(run|execute)\s+(the\s+)?(command|cmd)\s*:?\s*(?P<en>\S.*)$",
+    re.I | re.S,
 )
+_QUOTES = ("``", "''", '""', "“”", "「」", "『』")
 
 
 @dataclass
 class Request:
-    """What the words ask for: `kind` is create | list | cancel | remind_now | none."""
+    """What the words ask for: `kind` is create | list | cancel | pause | resume |
+    remind_now | none."""
 
     kind: str
     name: str = ""
@@ -99,7 +117,8 @@ class Request:
     schedule: dict[str, object] = field(
         default_factory=dict
     )  # ScheduleJob's schedule fields
-    target: str = ""  # cancel: words naming the job
+    target: str = ""  # cancel, pause, resume: words naming the job
+    command: str = ""  # create: the command line to run instead of an instruction
 
 
 def chinese_number(text: str) -> float | None:
@@ -325,6 +344,27 @@ def _en(text: str, now: datetime) -> Request | None:
     return None
 
 
+def _as_typed(fragment: str, said: str) -> str:
+    """`fragment` of `said` with its letters as typed (the English reading lower-cases)."""
+    lowered = said.lower()
+    at = lowered.find(fragment.lower())
+    if at < 0 or len(lowered) != len(said):
+        return fragment
+    return said[at : at + len(fragment)]
+
+
+def _command(what: str, said: str) -> str:
+    """The command line `what` asks to run ("运行命令 date" → "date"), or ""."""
+    m = _COMMAND.match(what.strip())
+    if not m:
+        return ""
+    line = (m.group("zh") or m.group("en") or "").strip()
+    for pair in _QUOTES:
+        if len(line) > 2 and line[0] == pair[0] and line[-1] == pair[1]:
+            line = line[1:-1].strip()
+    return _as_typed(line, said)
+
+
 def understand(text: str, now: datetime) -> Request:
     """What `text` asks the scheduler for, relative to `now` (aware, local)."""
     text = text.strip()
@@ -332,12 +372,16 @@ def understand(text: str, now: datetime) -> Request:
         return Request("list")
     if _LIST.search(text):
         return Request("list")
-    m = _CANCEL.match(text)
-    if m:
-        target = (m.group(2) or m.group(7) or "").strip()
-        return Request("cancel", target=target.removesuffix("的"))
+    for kind, pattern in (("cancel", _CANCEL), ("pause", _PAUSE), ("resume", _RESUME)):
+        m = pattern.match(text)
+        if m:
+            target = (m.group("target") or m.group("target_en") or "").strip()
+            return Request(kind, target=target.removesuffix("的"))
     found = _zh(text, now) or _en(text, now)
     if found is not None:
+        found.command = _command(found.what, text)
+        if found.command:
+            found.name = _as_typed(found.name, text)
         return found
     m = re.match(r"^(提醒我|叫我|提醒)(.+)$|^remind me (to )?(.+)$", text, re.I)
     if m:

@@ -2,18 +2,21 @@
 
 Built with `aios_sdk.views`, every label in the user's language (`turn.tr`); every
 control is a button whose `action_id` is the verb (`enable`, `disable`, `run`,
-`history`, `cancel`, `refresh`) and whose params name the job (`job_id`).
+`history`, `cancel`, `refresh`) and whose params name the job (`job_id`). A job's
+controls sit in its own row (`item_id`), and each row says when the job runs, so
+two jobs of one name are told apart; `which_view` asks which of several jobs an
+instruction meant, one button per candidate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aios_sdk import Turn
 from aios_sdk.views import button, list_reply, table_reply
 
-__all__ = ["describe", "history_view", "jobs_view"]
+__all__ = ["describe", "history_view", "jobs_view", "when", "which_view"]
 
 
 def _plural(count: int, noun: str) -> str:
@@ -25,7 +28,49 @@ def _minute(moment: Any) -> str:
     return str(moment or "")[:16].replace("T", " ")
 
 
-def _when(job: Mapping[str, Any], turn: Turn) -> str:
+_ZH_DAYS = {
+    "mon": "周一",
+    "tue": "周二",
+    "wed": "周三",
+    "thu": "周四",
+    "fri": "周五",
+    "sat": "周六",
+    "sun": "周日",
+}
+_EN_DAYS = {
+    "mon": "Monday",
+    "tue": "Tuesday",
+    "wed": "Wednesday",
+    "thu": "Thursday",
+    "fri": "Friday",
+    "sat": "Saturday",
+    "sun": "Sunday",
+}
+
+
+def _cron_words(cron: str, turn: Turn) -> str:
+    """ "0 9 * * *" → 每天 09:00 / every day at 09:00; a line it cannot say stays cron."""
+    fields = cron.split()
+    if (
+        len(fields) != 5
+        or not fields[0].isdigit()
+        or not fields[1].isdigit()
+        or fields[2:4] != ["*", "*"]
+    ):
+        return f"cron {cron}"
+    clock = f"{int(fields[1]):02d}:{int(fields[0]):02d}"
+    days = fields[4].lower()
+    if days == "*":
+        return turn.tr(f"每天 {clock}", f"every day at {clock}")
+    if days == "mon-fri":
+        return turn.tr(f"工作日 {clock}", f"weekdays at {clock}")
+    if days in _ZH_DAYS:
+        return turn.tr(f"每{_ZH_DAYS[days]} {clock}", f"every {_EN_DAYS[days]} at {clock}")
+    return f"cron {cron}"
+
+
+def when(job: Mapping[str, Any], turn: Turn) -> str:
+    """When the job runs, in words ("每天 09:00", "于 2030-05-06 08:10")."""
     kind = job.get("schedule_type")
     if kind == "once":
         at = _minute(job.get("run_at"))
@@ -35,7 +80,7 @@ def _when(job: Mapping[str, Any], turn: Turn) -> str:
         if seconds >= 60:
             return turn.tr(f"每 {seconds / 60:g} 分钟", f"every {seconds / 60:g} min")
         return turn.tr(f"每 {seconds:g} 秒", f"every {seconds:g} s")
-    return f"cron {job.get('cron')}"
+    return _cron_words(str(job.get("cron") or ""), turn)
 
 
 def describe(job: Mapping[str, Any], turn: Turn) -> str:
@@ -52,8 +97,10 @@ def describe(job: Mapping[str, Any], turn: Turn) -> str:
         state = turn.tr(f"等待你的确认：{waiting}", f"waiting for your yes: {waiting}")
     runs = job.get("run_count", 0)
     parts = [
-        _when(job, turn),
-        turn.tr(f"下次 {_minute(upcoming)}", f"next {_minute(upcoming)}")
+        when(job, turn),
+        ""  # a one-off job's next run is its time, said first
+        if upcoming and job.get("schedule_type") == "once"
+        else turn.tr(f"下次 {_minute(upcoming)}", f"next {_minute(upcoming)}")
         if upcoming
         else turn.tr("不再运行", "no further runs"),
         turn.tr(f"已运行 {runs} 次", f"ran {_plural(runs, 'time')}"),
@@ -62,31 +109,31 @@ def describe(job: Mapping[str, Any], turn: Turn) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def _item(job: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
+    return {"title": f"⏰ {job['name']}", "sub": describe(job, turn), "id": job["id"]}
+
+
+def _control(label: str, verb: str, job: Mapping[str, Any]) -> dict[str, Any]:
+    """A button in the job's row; `name` goes along for the answer's sentence."""
+    return button(label, verb, item_id=job["id"], job_id=job["id"], name=job["name"])
+
+
 def _controls(job: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:
-    job_id, name = job["id"], job["name"]
     if job.get("enabled"):
-        switch = button(
-            turn.tr(f"停用「{name}」", f"Disable “{name}”"), "disable", job_id=job_id
-        )
+        switch = _control(turn.tr("停用", "Disable"), "disable", job)
     else:
-        switch = button(
-            turn.tr(f"启用「{name}」", f"Enable “{name}”"), "enable", job_id=job_id
-        )
+        switch = _control(turn.tr("启用", "Enable"), "enable", job)
     return [
         switch,
-        button(turn.tr(f"立即运行「{name}」", f"Run “{name}” now"), "run", job_id=job_id),
-        button(
-            turn.tr(f"历史「{name}」", f"History of “{name}”"), "history", job_id=job_id
-        ),
-        button(turn.tr(f"取消「{name}」", f"Cancel “{name}”"), "cancel", job_id=job_id),
+        _control(turn.tr("立即运行", "Run now"), "run", job),
+        _control(turn.tr("历史", "History"), "history", job),
+        _control(turn.tr("取消", "Cancel"), "cancel", job),
     ]
 
 
 def jobs_view(jobs: list[Mapping[str, Any]], turn: Turn, note: str = "") -> dict[str, Any]:
-    """The window: every job with its controls (`note` is the spoken message)."""
-    items = [
-        {"title": f"⏰ {j['name']}", "sub": describe(j, turn), "id": j["id"]} for j in jobs
-    ]
+    """The window: every job with its controls in its row (`note` is the spoken message)."""
+    items = [_item(j, turn) for j in jobs]
     actions = [button(turn.tr("刷新", "Refresh"), "refresh")]
     for job in jobs:
         actions += _controls(job, turn)
@@ -101,14 +148,57 @@ def jobs_view(jobs: list[Mapping[str, Any]], turn: Turn, note: str = "") -> dict
     )
 
 
+def which_view(
+    jobs: Sequence[Mapping[str, Any]], verb: str, target: str, turn: Turn
+) -> dict[str, Any]:
+    """Several jobs match `target`: each with its time and one button (`verb`:
+    cancel | disable | enable) in its row; nothing is done until one is picked."""
+    label, question = {
+        "cancel": (turn.tr("取消", "Cancel"), turn.tr("取消", "cancel")),
+        "disable": (turn.tr("暂停", "Pause"), turn.tr("暂停", "pause")),
+        "enable": (turn.tr("恢复", "Resume"), turn.tr("恢复", "resume")),
+    }[verb]
+    count = len(jobs)
+    asked = turn.tr(
+        f"有 {count} 个定时任务符合「{target}」，要{question}哪一个？",
+        f"{count} scheduled tasks match “{target}”: which one should I {question}?",
+    )
+    actions = [_control(label, verb, job) for job in jobs]
+    actions.append(button(turn.tr("返回列表", "Back to the list"), "refresh"))
+    return list_reply(
+        [_item(j, turn) for j in jobs],
+        asked,
+        actions=actions,
+        message=asked,
+        notice="info",  # a question, not a result
+    )
+
+
+def _outcome(status: str, turn: Turn) -> str:
+    if status == "ok":
+        return turn.tr("✅ 完成", "✅ Done")
+    if status == "timeout":
+        return turn.tr("⏱ 超时", "⏱ Timed out")
+    return turn.tr("❌ 失败", "❌ Failed")
+
+
+_OUTPUT_SHOWN = 500  # characters of a run's output in its row (the end of it)
+
+
+def _output(run: Mapping[str, Any]) -> str:
+    text = str(run.get("output_tail") or "").strip()
+    return text if len(text) <= _OUTPUT_SHOWN else "…" + text[-_OUTPUT_SHOWN:]
+
+
 def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[str, Any]:
-    """A job's latest runs, newest first, as a table."""
+    """A job's latest runs, newest first, as a table: how each went and what it said."""
     rows = [
         [
             str(run["started"])[:19].replace("T", " "),
-            run["status"],
+            _outcome(str(run["status"]), turn),
             f"{run.get('duration_s') or 0:g}s",
             run.get("summary", ""),
+            _output(run),
         ]
         for run in runs
     ]
@@ -118,6 +208,7 @@ def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[s
             turn.tr("结果", "Result"),
             turn.tr("用时", "Duration"),
             turn.tr("摘要", "Summary"),
+            turn.tr("输出", "Output"),
         ],
         rows,
         title=turn.tr(f"运行历史「{name}」", f"Runs of “{name}”"),

@@ -16,7 +16,8 @@ the entries, finer rules judge the arguments of three atomic tools:
   `ALTER`, `CREATE` (or a statement only known when the plan runs);
 - `shell_exec` of a program outside the command whitelist (config ∪ the app's
   manifest), when the user allowed asking (`tool_sandbox.ask_outside_whitelist:
-  true`); otherwise the executor refuses it as before and nothing is asked.
+  true`); otherwise the executor refuses it as before and nothing is asked (the
+  program is named in `not_allowed`, for a caller that refuses it up front).
 
 "Allow always" is remembered per app + tool (+ program for `shell_exec` and
 `process_start`) in the same file. A plan none of whose risky steps are covered by
@@ -94,6 +95,8 @@ class Review:
     risky: list[RiskyStep] = field(default_factory=list)
     allowed_by_rule: list[RiskyStep] = field(default_factory=list)
     outside_whitelist: list[str] = field(default_factory=list)
+    # programs outside the whitelist while asking is off: the executor will refuse them
+    not_allowed: list[str] = field(default_factory=list)
     new_files: dict[int, str] = field(default_factory=dict)  # step_id → relative path
 
     @property
@@ -253,8 +256,11 @@ class PermissionPolicy:
             )
             whitelist = self._whitelist(app_id)
             outside = whitelist is not None and program not in whitelist
-            if outside and self._ask_outside() and program:
-                review.outside_whitelist.append(program)
+            if outside and program:
+                if self._ask_outside():
+                    review.outside_whitelist.append(program)
+                else:
+                    review.not_allowed.append(program)
             if tool == "process_start" and confirm:
                 where = tr(language, "在后台", " in the background")
                 where = where if args.get("background") else ""

@@ -49,7 +49,9 @@ class FakePipeline:
         self.said: list[tuple[str, str]] = []
         self.delay: threading.Event | None = None
 
-    def __call__(self, text: str, session_id: str) -> dict[str, Any]:
+    def __call__(
+        self, text: str, session_id: str, language: str | None = None
+    ) -> dict[str, Any]:
         self.said.append((text, session_id))
         if self.delay is not None:
             self.delay.wait(10)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import CommandNotAllowed
 from aios_protocol.messages import ScheduleJob, ScheduleJobPatch
+from aios_protocol.strings import user_message_of
 from aios_runtime.settings import Settings
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate
@@ -174,3 +176,36 @@ def test_the_question_and_its_answers_in_english(tmp_path, clock, executor, pipe
     claimed = gate.claim(pending.confirmation_id, "deny")
     reply = gate.handler_for(claimed.kind)(claimed, "deny")
     assert reply.message == "Refused: the scheduled job “clean” was not created"
+
+
+def test_a_command_outside_the_whitelist_without_asking_is_refused_at_creation(
+    tmp_path, clock, executor, pipeline
+):
+    """`ask_outside_whitelist` off: the executor would refuse every run, so the job
+    is refused when it is made (nothing stored, nothing asked), and so is a change
+    of an allowed job's command to such a program."""
+    strict = lambda: Settings.model_validate(  # noqa: E731
+        {"tool_sandbox": {"shell_whitelist": ["echo"]}}
+    )
+    gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
+    scheduler = Scheduler(
+        JobStore(tmp_path / "state"),
+        JobRunner(executor, pipeline),
+        clock=clock,
+        review=policy_review(PermissionPolicy(tmp_path / "p.json", strict), lambda a: None),
+        confirmations=GateConfirmations(gate, lambda app_id: "Hello"),
+    )
+    with pytest.raises(CommandNotAllowed) as refused:
+        scheduler.create(ScheduleJob.model_validate(RISKY), caller="scheduler_app")
+    assert refused.value.placeholders == {"command": "date"}
+    assert user_message_of(refused.value, "zh-CN") == "不允许运行命令「date」。"
+    assert scheduler.jobs() == [] and gate.pending() == []
+    allowed = scheduler.create(
+        ScheduleJob.model_validate({**RISKY, "command": ["echo", "hi"]})
+    )
+    assert allowed["enabled"] is True
+    with pytest.raises(CommandNotAllowed):
+        scheduler.update(
+            allowed["id"], ScheduleJobPatch.model_validate({"command": "date"})
+        )
+    assert scheduler.get(allowed["id"])["command"] == ["echo", "hi"]

@@ -79,7 +79,7 @@ def test_buttons_call_the_schedule_tool_for_their_job() -> None:
     )
     assert click(flows, "run", job_id="job_abc")["message"] == "已开始运行"
     history = click(flows, "history", job_id="job_abc")
-    assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "ok"
+    assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "✅ 完成"
     assert "休息提醒" in history["data"]["title"]
     assert click(flows, "cancel", job_id="job_abc")["message"] == "已取消"
     verbs = [verb for verb, _ in agent.calls]
@@ -89,10 +89,13 @@ def test_buttons_call_the_schedule_tool_for_their_job() -> None:
 def test_words_create_a_job_and_a_refusal_is_an_error_view() -> None:
     agent = Agent()
     answer = SchedulerFlows(agent).handle("每隔半小时提醒我休息", {})
-    created = agent.calls[0][1]["job"]
+    created = agent.calls[1][1]["job"]  # after the list: is the name taken?
     assert created["schedule_type"] == "interval" and created["interval_s"] == 1800
     assert created["execution_type"] == "agent" and created["instruction"] == "提醒我休息"
-    assert answer["view_type"] == "list" and "已设定「休息提醒」" in answer["message"]
+    # a 休息提醒 exists already: the new one has its time in its name
+    assert created["name"] == "休息提醒（每 30 分钟）"
+    assert answer["view_type"] == "list"
+    assert "已设定「休息提醒（每 30 分钟）」" in answer["message"]
     agent.fail = ToolFailed(
         "job job_x waits for the user's yes", code="needs_user_confirmation"
     )
@@ -116,17 +119,17 @@ def test_the_window_speaks_the_users_language() -> None:
     sub = english["data"]["items"][0]["sub"]
     assert sub == "every 30 min · next 2030-05-06 08:30 · ran 2 times"
     labels = [a["label"] for a in english["actions"]]
-    assert labels == [
-        "Refresh",
-        "Disable “休息提醒”",
-        "Run “休息提醒” now",
-        "History of “休息提醒”",
-        "Cancel “休息提醒”",
-    ]
+    assert labels == ["Refresh", "Disable", "Run now", "History", "Cancel"]
     history = SchedulerFlows(agent).handle(
         None, EN, {"action_id": "history", "params": {"job_id": "job_abc"}}
     )
-    assert history["data"]["columns"] == ["Started", "Result", "Duration", "Summary"]
+    assert history["data"]["columns"] == [
+        "Started",
+        "Result",
+        "Duration",
+        "Summary",
+        "Output",
+    ]
     assert history["data"]["title"] == "Runs of “休息提醒”"
     assert [a["label"] for a in history["actions"]] == ["Back to the list"]
     # the same window on a Chinese desktop, as before
@@ -140,17 +143,17 @@ def test_the_window_speaks_the_users_language() -> None:
     )
     assert [a["label"] for a in chinese["actions"]] == [
         "刷新",
-        "停用「休息提醒」",
-        "立即运行「休息提醒」",
-        "历史「休息提醒」",
-        "取消「休息提醒」",
+        "停用",
+        "立即运行",
+        "历史",
+        "取消",
     ]
 
 
 def test_answers_in_english_and_a_refusal_said_plainly() -> None:
     agent = Agent()
     created = SchedulerFlows(agent).handle("remind me in 5 minutes to stretch", EN)
-    assert agent.calls[0][1]["job"]["instruction"] == "remind me to stretch"
+    assert agent.calls[1][1]["job"]["instruction"] == "remind me to stretch"
     assert created["status"] == "ok" and "notice" not in created
     assert created["message"].startswith("OK, “stretch reminder” is set: at ")
     assert (
@@ -190,3 +193,224 @@ def click_in(
     flows: SchedulerFlows, context: dict[str, Any], action_id: str, **params: Any
 ) -> dict[str, Any]:
     return flows.handle(None, context, {"action_id": action_id, "params": params})
+
+
+# ------------------------------------------------- commands, and jobs of one name
+
+DAILY = {
+    "id": "job_daily",
+    "name": "喝水提醒",
+    "schedule_type": "cron",
+    "cron": "0 9 * * *",
+    "enabled": True,
+    "run_count": 0,
+    "next_run_at": "2030-05-07T09:00:00+08:00",
+    "instruction": "提醒我喝水",
+}
+SOON = {
+    "id": "job_soon",
+    "name": "喝水提醒",
+    "schedule_type": "once",
+    "run_at": "2030-05-06T08:10:00+08:00",
+    "enabled": True,
+    "run_count": 0,
+    "next_run_at": "2030-05-06T08:10:00+08:00",
+    "instruction": "提醒我喝水",
+}
+
+
+class Jobs(Agent):
+    """The fake controller holding `jobs`; `refuse` makes `create` fail with a code."""
+
+    def __init__(self, *jobs: dict[str, Any]) -> None:
+        super().__init__()
+        self.jobs = [dict(j) for j in jobs]
+        self.refuse: ToolFailed | None = None
+
+    def call_tool(self, tool: str, **args: Any) -> Any:
+        verb = args.get("action")
+        if verb == "list":
+            self.calls.append((verb, args))
+            return {"jobs": self.jobs}
+        if verb == "create" and self.refuse is not None:
+            self.calls.append((verb, args))
+            raise self.refuse
+        if verb == "cancel":
+            self.jobs = [j for j in self.jobs if j["id"] != args["job_id"]]
+        return super().call_tool(tool, **args)
+
+
+def verbs(agent: Agent) -> list[str]:
+    return [verb for verb, _ in agent.calls]
+
+
+def test_a_command_said_becomes_a_command_job() -> None:
+    agent = Jobs()
+    answer = SchedulerFlows(agent).handle("每天早上9点运行命令 date", ZH)
+    [(_, create)] = [c for c in agent.calls if c[0] == "create"]
+    job = create["job"]
+    assert job["execution_type"] == "command" and job["command"] == "date"
+    assert job["language"] == "zh-CN"  # its runs speak to the user who made it
+    assert "instruction" not in job
+    assert (job["schedule_type"], job["cron"]) == ("cron", "0 9 * * *")
+    assert answer["status"] == "ok" and "已设定" in answer["message"]
+
+
+def test_a_command_that_is_not_allowed_is_refused_in_plain_words() -> None:
+    for context, plain in (
+        (ZH, "没有设定：不允许运行命令「date」"),
+        (EN, "Not set: the command “date” is not allowed"),
+    ):
+        agent = Jobs()
+        agent.refuse = ToolFailed(
+            "'date' is not in the command whitelist", code="command_not_allowed"
+        )
+        said = (
+            "每天早上9点运行命令 date"
+            if context is ZH
+            else "every day at 9am run the command date"
+        )
+        refused = SchedulerFlows(agent).handle(said, context)
+        assert (
+            refused["status"] == "error"
+            and refused["data"]["code"] == "command_not_allowed"
+        )
+        assert refused["message"].startswith(plain), refused["message"]
+        assert refused["detail"] == "'date' is not in the command whitelist"
+
+
+def test_a_waiting_command_job_says_it_waits_for_the_users_yes() -> None:
+    class Waiting(Jobs):
+        def call_tool(self, tool: str, **args: Any) -> Any:
+            made = super().call_tool(tool, **args)
+            if args.get("action") == "create":
+                made = {**made, "enabled": False, "awaiting_confirmation": "运行命令：date"}
+            return made
+
+    answer = SchedulerFlows(Waiting()).handle("每天早上9点运行命令 date", ZH)
+    assert "确认" in answer["message"] and answer["notice"] == "info"
+
+
+def test_each_jobs_controls_sit_in_its_row() -> None:
+    view = SchedulerFlows(Jobs(DAILY, SOON)).handle("", ZH)
+    rows = {item["id"] for item in view["data"]["items"]}
+    assert rows == {"job_daily", "job_soon"}
+    placed = [
+        (a["item_id"], a["action_id"], a["label"])
+        for a in view["actions"]
+        if a.get("item_id")
+    ]
+    assert placed == [
+        ("job_daily", "disable", "停用"),
+        ("job_daily", "run", "立即运行"),
+        ("job_daily", "history", "历史"),
+        ("job_daily", "cancel", "取消"),
+        ("job_soon", "disable", "停用"),
+        ("job_soon", "run", "立即运行"),
+        ("job_soon", "history", "历史"),
+        ("job_soon", "cancel", "取消"),
+    ]
+    for action in view["actions"]:
+        if action.get("item_id"):
+            assert action["params"]["job_id"] == action["item_id"]
+    subs = [item["sub"] for item in view["data"]["items"]]
+    assert subs[0].startswith("每天 09:00") and subs[1].startswith("于 2030-05-06 08:10")
+
+
+def test_cancelling_a_name_two_jobs_share_asks_which_and_deletes_nothing() -> None:
+    agent = Jobs(DAILY, SOON)
+    asked = SchedulerFlows(agent).handle("取消喝水提醒", ZH)
+    assert "cancel" not in verbs(agent)
+    assert asked["status"] == "ok" and "哪一个" in asked["message"]
+    items = asked["data"]["items"]
+    assert [i["id"] for i in items] == ["job_daily", "job_soon"]
+    assert "每天 09:00" in items[0]["sub"] and "2030-05-06 08:10" in items[1]["sub"]
+    buttons = [
+        (a["item_id"], a["action_id"], a["params"]["job_id"])
+        for a in asked["actions"]
+        if a.get("item_id")
+    ]
+    assert buttons == [
+        ("job_daily", "cancel", "job_daily"),
+        ("job_soon", "cancel", "job_soon"),
+    ]
+    # the user picks the one that runs soon: only that one goes
+    picked = click_in(SchedulerFlows(agent), ZH, "cancel", job_id="job_soon")
+    assert [j["id"] for j in agent.jobs] == ["job_daily"]
+    assert picked["data"]["items"][0]["id"] == "job_daily"
+
+
+def test_pausing_a_shared_name_asks_which_in_english() -> None:
+    agent = Jobs(DAILY, SOON)
+    asked = SchedulerFlows(agent).handle("pause 喝水提醒", EN)
+    assert verbs(agent) == ["list"]
+    assert (
+        asked["message"] == "2 scheduled tasks match “喝水提醒”: which one should I pause?"
+    )
+    labels = [a["label"] for a in asked["actions"] if a.get("item_id")]
+    assert labels == ["Pause", "Pause"]
+    assert "every day at 09:00" in asked["data"]["items"][0]["sub"]
+
+
+def test_one_match_is_cancelled_and_a_full_name_picks_its_job() -> None:
+    agent = Jobs(DAILY, {**SOON, "name": "起床提醒", "instruction": "提醒我起床"})
+    done = SchedulerFlows(agent).handle("取消喝水提醒", ZH)
+    assert [j["id"] for j in agent.jobs] == ["job_soon"]
+    assert done["message"] == "已取消：喝水提醒"
+    named = Jobs(DAILY, {**SOON, "name": "喝水提醒（于 2030-05-06 08:10）"})
+    SchedulerFlows(named).handle("取消喝水提醒（于 2030-05-06 08:10）", ZH)
+    assert [j["id"] for j in named.jobs] == ["job_daily"]
+
+
+def test_a_second_job_of_one_name_gets_its_time_in_its_name() -> None:
+    agent = Jobs(DAILY)
+    answer = SchedulerFlows(agent).handle("每隔半小时提醒我喝水", ZH)
+    [(_, create)] = [c for c in agent.calls if c[0] == "create"]
+    assert create["job"]["name"] == "喝水提醒（每 30 分钟）"
+    assert "已设定「喝水提醒（每 30 分钟）」" in answer["message"]
+
+
+def test_the_history_shows_the_output_and_a_failed_run_in_words() -> None:
+    class Ran(Jobs):
+        def call_tool(self, tool: str, **args: Any) -> Any:
+            if args.get("action") == "runs":
+                self.calls.append(("runs", args))
+                return {
+                    "runs": [
+                        {
+                            "started": "2030-05-06T09:00:01",
+                            "status": "error",
+                            "duration_s": 0.2,
+                            "summary": "没有完成：我可以写、看、改、运行 Python 代码",
+                            "output_tail": "",
+                        },
+                        {
+                            "started": "2030-05-06T09:00:00",
+                            "status": "ok",
+                            "duration_s": 0.1,
+                            "summary": "退出码 0",
+                            "output_tail": "Mon May  6 09:00:00 CST 2030\n",
+                        },
+                    ]
+                }
+            return super().call_tool(tool, **args)
+
+    history = click_in(SchedulerFlows(Ran(DAILY)), ZH, "history", job_id="job_daily")
+    assert history["data"]["columns"] == ["开始", "结果", "用时", "摘要", "输出"]
+    failed, ok = history["data"]["rows"]
+    assert failed[1] == "❌ 失败" and ok[1] == "✅ 完成"
+    assert ok[4] == "Mon May  6 09:00:00 CST 2030"
+    english = click_in(SchedulerFlows(Ran(DAILY)), EN, "history", job_id="job_daily")
+    assert [row[1] for row in english["data"]["rows"]] == ["❌ Failed", "✅ Done"]
+    assert english["data"]["columns"][-1] == "Output"
+
+
+def test_apps_that_did_not_understand_mark_their_help_as_not_done() -> None:
+    """What a scheduled run judges by: the issue's "运行命令 date" sent to the code
+    app got its help, which a run counted as done; the help is marked `warning`."""
+    from apps.code_app.flows import CodeFlows
+    from tests.apps.doubles import PlanningAgent
+
+    for flows in (CodeFlows(PlanningAgent()), SchedulerFlows(Jobs())):
+        answer = flows.handle("运行命令 date", ZH)
+        assert answer["status"] == "ok" and answer["notice"] == "warning", answer

@@ -146,3 +146,64 @@ def test_a_time_already_past_today_means_tomorrow():
 )
 def test_chinese_numbers(text, value):
     assert chinese_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "schedule"),
+    [
+        (
+            "每天早上9点运行命令 date",
+            "date",
+            {"schedule_type": "cron", "cron": "0 9 * * *"},
+        ),
+        (
+            "每隔10分钟执行命令 ls -l",
+            "ls -l",
+            {"schedule_type": "interval", "interval_s": 600.0},
+        ),
+        (
+            "每天早上9点运行命令：`date -u`",
+            "date -u",
+            {"schedule_type": "cron", "cron": "0 9 * * *"},
+        ),
+        (
+            "every day at 9am run the command date -u",
+            "date -u",
+            {"schedule_type": "cron", "cron": "0 9 * * *"},
+        ),
+        (
+            "Run the command ls -R every hour",
+            "ls -R",  # as typed, not lower-cased
+            {"schedule_type": "interval", "interval_s": 3600.0},
+        ),
+    ],
+)
+def test_a_command_to_run_is_a_command_not_an_instruction(text, command, schedule):
+    request = understand(text, NOW)
+    assert (request.kind, request.command, request.schedule) == (
+        "create",
+        command,
+        schedule,
+    )
+    assert command in request.name
+
+
+def test_an_instruction_to_run_later_stays_an_instruction():
+    for text in ("每天早上8点播放音乐", "每周一上午9点查看CPU", "10分钟后提醒我喝水"):
+        assert understand(text, NOW).command == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "target"),
+    [
+        ("暂停喝水提醒", "pause", "喝水"),
+        ("停用起床的提醒", "pause", "起床"),
+        ("pause the stretch reminder", "pause", "stretch"),
+        ("恢复喝水提醒", "resume", "喝水"),
+        ("resume the stretch reminder", "resume", "stretch"),
+        ("取消喝水提醒（每天 09:00）", "cancel", "喝水提醒（每天 09:00）"),
+    ],
+)
+def test_pause_and_resume_name_their_job(text, kind, target):
+    request = understand(text, NOW)
+    assert (request.kind, request.target) == (kind, target)

@@ -99,7 +99,7 @@ def test_command_timeout_and_failure_are_recorded(make_scheduler, clock, executo
     scheduler.wait_idle()
     newest, oldest = scheduler.runs(job["id"])
     assert (oldest["status"], oldest["output_tail"]) == ("timeout", "partial")
-    assert (newest["status"], newest["summary"]) == ("error", "exit code 3")
+    assert (newest["status"], newest["summary"]) == ("error", "退出码 3")
 
 
 def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts, slow_peer):
@@ -107,7 +107,7 @@ def test_an_agent_job_that_times_out_is_cancelled(tmp_path, clock, toasts, slow_
     cancels = TaskCancels()
     outcome = []
 
-    def slow_pipeline(text: str, session_id: str) -> dict:
+    def slow_pipeline(text: str, session_id: str, language: str | None) -> dict:
         with cancels.running(session_id, "hello_app"):
             try:
                 cancels.guard(lambda: request_json("POST", f"{slow_peer}/slow", {}))
@@ -177,7 +177,7 @@ def test_restart_keeps_jobs_and_closes_interrupted_runs(make_scheduler, clock, e
     entry = again.get(job["id"])
     assert entry["name"] == "echo" and entry["running"] is False
     runs = again.runs(job["id"])
-    assert runs[0]["status"] == "error" and "interrupted" in runs[0]["summary"]
+    assert runs[0]["status"] == "error" and "中断" in runs[0]["summary"]
     scheduler.wait_idle()
 
 
@@ -306,3 +306,154 @@ def test_toasts_are_in_the_settings_language(tmp_path, clock, executor, pipeline
         "Allowed: the scheduled job “clean” is enabled"
     )
     assert scheduler.settle("job_gone", False) == "This scheduled job no longer exists"
+
+
+def _task(app_id: str, **reply) -> dict:
+    result = {"status": "ok", "view_type": "text", "data": {}, **reply}
+    return {"task_id": "t1", "app_id": app_id, "result": result}
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "summary"),
+    [
+        (
+            {
+                "message": "提醒：喝水",
+                "tasks": [_task("scheduler_app", message="提醒：喝水")],
+            },
+            "ok",
+            "提醒：喝水",
+        ),
+        (  # the app answered with its help: it did not understand, nothing was done
+            {
+                "message": "我可以写、看、改、运行 Python 代码",
+                "tasks": [
+                    _task(
+                        "code_app",
+                        view_type="list",
+                        message="我可以写、看、改、运行 Python 代码",
+                        notice="warning",
+                    )
+                ],
+            },
+            "error",
+            "没有完成：我可以写、看、改、运行 Python 代码",
+        ),
+        (
+            {
+                "message": "运行失败",
+                "tasks": [
+                    _task(
+                        "code_app",
+                        status="error",
+                        view_type="error",
+                        message="运行失败",
+                    )
+                ],
+            },
+            "error",
+            "没有完成：运行失败",
+        ),
+        (
+            {"message": "不确定该交给哪个应用", "tasks": []},
+            "error",
+            "没有应用接下这条指令：不确定该交给哪个应用",
+        ),
+        (
+            {
+                "message": "需要你的确认",
+                "tasks": [_task("code_app", view_type="confirm", message="需要你的确认")],
+            },
+            "error",
+            "在等你确认，还没有运行",
+        ),
+    ],
+)
+def test_an_agent_run_is_ok_only_when_its_app_did_the_work(
+    tmp_path, clock, executor, toasts, answer, status, summary
+):
+    notify = lambda *a: toasts.append(a)  # noqa: E731
+    scheduler = Scheduler(
+        JobStore(tmp_path / "state"),
+        JobRunner(executor, lambda text, sid, said: {"session_id": sid, **answer}, notify),
+        clock=clock,
+    )
+    job = scheduler.create(agent_job(name="每日任务"))
+    scheduler.run_now(job["id"])
+    assert scheduler.wait_idle()
+    (run,) = scheduler.runs(job["id"])
+    assert (run["status"], run["summary"]) == (status, summary)
+    assert scheduler.get(job["id"])["last_status"] == status
+    title, _, level, _ = toasts[-1]
+    if status == "ok":
+        assert (title, level) == ("定时任务「每日任务」已运行", "info")
+    else:
+        assert (title, level) == ("定时任务「每日任务」没有完成", "error")
+
+
+def test_a_command_run_says_what_happened_in_the_users_language(
+    make_scheduler, clock, executor, toasts
+):
+    scheduler = make_scheduler()
+    job = scheduler.create(command_job(name="报时", command=["date"]))
+    executor.answer = {
+        "status": "ok",
+        "result": {"returncode": 0, "stdout": "Mon May  6 08:00:01 UTC 2030\n"},
+    }
+    scheduler.run_now(job["id"])
+    scheduler.wait_idle()
+    clock.advance(seconds=1)
+    executor.answer = {
+        "status": "error",
+        "code": "command_not_allowed",
+        "error": "'date' is not in the command whitelist (echo)",
+        "result": None,
+    }
+    scheduler.run_now(job["id"])
+    scheduler.wait_idle()
+    refused, ran = scheduler.runs(job["id"])
+    assert (ran["status"], ran["summary"]) == ("ok", "退出码 0")
+    assert ran["output_tail"] == "Mon May  6 08:00:01 UTC 2030\n"
+    assert (refused["status"], refused["summary"]) == ("error", "不允许运行命令「date」。")
+    assert toasts[0][:3] == (
+        "定时任务「报时」已运行",
+        "Mon May  6 08:00:01 UTC 2030",
+        "info",
+    )
+    assert toasts[1][0] == "定时任务「报时」没有完成" and toasts[1][2] == "error"
+
+
+def test_a_job_speaks_the_language_of_the_user_who_made_it(
+    tmp_path, clock, executor, toasts
+):
+    """A job has no desktop session: made on an English desktop (`language`), its
+    runs' toasts, summaries and instruction are English though Settings say nothing
+    (Chinese); a job without one follows Settings."""
+    notify = lambda *a: toasts.append(a)  # noqa: E731
+    asked: list[str | None] = []
+
+    def pipeline(text: str, session_id: str, language: str | None) -> dict:
+        asked.append(language)
+        return {"session_id": session_id, "message": "", "tasks": []}
+
+    scheduler = Scheduler(
+        JobStore(tmp_path / "state"),
+        JobRunner(executor, pipeline, notify),
+        clock=clock,
+        notify=notify,
+    )
+    english = scheduler.create(command_job(name="clock", language="en-US"))
+    scheduler.run_now(english["id"])
+    scheduler.wait_idle()
+    (run,) = scheduler.runs(english["id"])
+    assert run["summary"] == "exit code 0"
+    assert toasts[-1][0] == "The scheduled job “clock” ran"
+    lost = scheduler.create(agent_job(name="nobody", language="en-US"))
+    scheduler.run_now(lost["id"])
+    scheduler.wait_idle()
+    assert asked == ["en-US"]
+    assert scheduler.runs(lost["id"])[0]["summary"] == "No app took this instruction"
+    chinese = scheduler.create(command_job(name="报时"))
+    scheduler.run_now(chinese["id"])
+    scheduler.wait_idle()
+    assert scheduler.runs(chinese["id"])[0]["summary"] == "退出码 0"
