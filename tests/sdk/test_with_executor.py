@@ -25,6 +25,8 @@ from aios_sdk.protocol import AppRegistration, AppReply, RunResponse
 from controller.scaffold import scaffold_app
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
 
+pytestmark = pytest.mark.process
+
 HERE = Path(__file__).resolve().parent
 
 
