@@ -27,7 +27,7 @@ from tests.controller.system import (
 from tests.desktop.conftest import ARTIFACTS
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 APPS = ("hello_app", "scheduler_app")
 CONFIG = copy.deepcopy(TEST_CONFIG)
