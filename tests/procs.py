@@ -121,34 +121,34 @@ def what_starts(
     if not argv:
         return None
     program = Path(argv[0])
-    if "playwright" in program.parts or program.name.startswith("chrom"):
+    if "playwright" in program.parts or program.name.startswith("chromium"):
         return "browser", "drives Chromium"
-    rest = argv[1:]
     if program.name == "aios":
-        command = ["aios"]
-    elif _PYTHON.fullmatch(program.name):
-        while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
-            rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
-        if rest[:1] == ["-c"]:
-            if len(rest) > 1 and _imports_ours(rest[1]):
-                return "process", "runs code of ours in `python -c`"
-            return None
-        if rest[:1] == ["-m"] and len(rest) > 1:
-            if rest[1].split(".")[0] not in OUR_PACKAGES:
-                return None
-            command, rest = ["python", "-m", rest[1]], rest[2:]
-        elif rest:
-            script = Path(cwd or os.getcwd(), rest[0]).resolve()
-            if script.name != "main.py" and not script.is_relative_to(ROOT):
-                return None
-            return "process", f"starts python {rest[0]}"
-        else:
-            return None
-    else:
+        return _command_of_ours("aios", argv[1:])
+    if not _PYTHON.fullmatch(program.name):
         return None
+    rest = argv[1:]
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
+        rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
+    if rest[:1] == ["-c"]:
+        if len(rest) > 1 and _imports_ours(rest[1]):
+            return "process", "runs code of ours in `python -c`"
+        return None
+    if rest[:1] == ["-m"]:
+        if len(rest) > 1 and rest[1].split(".")[0] in OUR_PACKAGES:
+            return _command_of_ours(f"python -m {rest[1]}", rest[2:])
+        return None
+    if rest:
+        script = Path(cwd or os.getcwd(), rest[0]).resolve()
+        if script.name == "main.py" or script.is_relative_to(ROOT):
+            return "process", f"starts python {rest[0]}"
+    return None
+
+
+def _command_of_ours(command: str, rest: list[str]) -> tuple[str, str]:
     if rest[:1] == ["start"]:
-        return "system", f"starts the whole system ({' '.join(command)} start)"
-    return "process", f"starts {shlex.join(command + rest[:1])}"
+        return "system", f"starts the whole system ({command} start)"
+    return "process", f"starts {' '.join([command, *rest[:1]])}"
 
 
 def wait_for(
