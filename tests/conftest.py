@@ -2,22 +2,71 @@
 
 No test may reach the internet: an autouse fixture refuses any connection from the
 test process to a non-loopback address.
+
+No test starts a process of ours or a browser without its marker (`slow`, `process`,
+`browser`; pyproject.toml says which is which), so `make test-fast` leaves out
+exactly the tests that start them: every `subprocess.Popen` of the session (the
+helpers of tests/procs.py, tests/controller/system.py and tests/browser.py, and
+product code run in-process) goes through `tests.procs.may_start`, which fails a test
+that starts what its markers do not allow.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from flask import Flask
 
 from aios_runtime.serving import start_server
 from tests.browser import launch_chromium
+from tests.procs import may_start, running_test, what_starts
 
 _real_connect = socket.socket.connect
+_real_popen_init = subprocess.Popen.__init__
+_REFUSED = pytest.StashKey[list[str]]()
+
+
+def _checked_popen_init(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> None:
+    started = what_starts(args, kw.get("cwd"))
+    if started:
+        may_start(*started)
+    _real_popen_init(self, args, *rest, **kw)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    subprocess.Popen.__init__ = _checked_popen_init  # type: ignore[method-assign]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    subprocess.Popen.__init__ = _real_popen_init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Setup, call and teardown of `item` (its module fixtures too) may start only
+    what its markers allow."""
+    with running_test(item.nodeid, (mark.name for mark in item.iter_markers())) as refused:
+        item.stash[_REFUSED] = refused
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A refused start fails the test with its own message, also where the code it
+    stopped caught the failure or failed otherwise for want of the process."""
+    report = yield
+    refused = item.stash.get(_REFUSED, [])
+    if refused:
+        report.outcome = "failed"
+        report.longrepr = "\n".join(refused)
+    refused.clear()
+    return report
 
 
 def _is_loopback(address: object) -> bool:

@@ -2,22 +2,31 @@
 
 `spawn` starts a command in its own process group; `wait_healthy` polls a health
 URL; `stop` kills the whole group so no test leaves a process behind.
+
+A test that starts a process of ours says so with a marker (pyproject.toml lists
+them), so `make test-fast` can leave it out: `may_start` fails a test that starts
+what its markers do not allow, and `what_starts` tells which marker a command needs
+(tests/conftest.py routes every `subprocess.Popen` through both).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +41,114 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+# what a test starts → the markers that allow it (the first one is the one to add)
+NEEDED_MARKERS = {
+    "system": ("slow",),
+    "process": ("process", "slow"),
+    "browser": ("browser",),
+}
+OUR_PACKAGES = frozenset(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
+_IMPORTED = re.compile(r"\b(?:import|from)\s+([\w., ]+)")
+_PYTHON = re.compile(r"python[\d.]*")
+
+
+@dataclass
+class _RunningTest:
+    nodeid: str
+    markers: frozenset[str]
+    refused: list[str] = field(default_factory=list)
+
+
+_running: _RunningTest | None = None
+
+
+@contextlib.contextmanager
+def running_test(nodeid: str, markers: Iterable[str]) -> Iterator[list[str]]:
+    """While the block runs, `may_start` checks starts against `markers`; yields the
+    list of starts it refused (a refusal swallowed by an `except` is still there)."""
+    global _running
+    previous, _running = _running, _RunningTest(nodeid, frozenset(markers))
+    try:
+        yield _running.refused
+    finally:
+        _running = previous
+
+
+def may_start(kind: str, what: str) -> None:
+    """Fail the running test unless one of its markers allows it to start a `kind`
+    ("system", "process" or "browser"); outside a test everything may start."""
+    test = _running
+    if test is None:
+        return
+    allowed = NEEDED_MARKERS[kind]
+    if test.markers.isdisjoint(allowed):
+        message = f"{test.nodeid} {what}: mark it @pytest.mark.{allowed[0]}"
+        test.refused.append(message)
+        pytest.fail(message, pytrace=False)
+
+
+def _imports_ours(code: str) -> bool:
+    for names in _IMPORTED.findall(code):
+        for name in names.split(","):
+            words = name.split()
+            if words and words[0].split(".")[0] in OUR_PACKAGES:
+                return True
+    return False
+
+
+def what_starts(
+    args: Any, cwd: str | os.PathLike[str] | None = None
+) -> tuple[str, str] | None:
+    """What `subprocess.Popen(args, cwd=cwd)` starts, as (kind, words), when it is code
+    of this repository or a browser; None for any other program (a tool's command in
+    the sandbox, a skill's `--help`, sox, a generated script).
+
+    Ours is `python -m <a package of this repository>`, a `.py` file of the
+    repository or any app's `main.py`, `python -c` code importing our packages, and
+    the `aios` command; its `start` subcommand is the whole system.
+    """
+    if isinstance(args, str):
+        try:
+            argv = shlex.split(args)
+        except ValueError:
+            argv = [args]
+    elif isinstance(args, (bytes, os.PathLike)):
+        argv = [os.fsdecode(args)]
+    else:
+        argv = [os.fsdecode(arg) for arg in args]
+    if not argv:
+        return None
+    program = Path(argv[0])
+    if "playwright" in program.parts or program.name.startswith("chromium"):
+        return "browser", "drives Chromium"
+    if program.name == "aios":
+        return _command_of_ours("aios", argv[1:])
+    if not _PYTHON.fullmatch(program.name):
+        return None
+    rest = argv[1:]
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
+        rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
+    if rest[:1] == ["-c"]:
+        if len(rest) > 1 and _imports_ours(rest[1]):
+            return "process", "runs code of ours in `python -c`"
+        return None
+    if rest[:1] == ["-m"]:
+        if len(rest) > 1 and rest[1].split(".")[0] in OUR_PACKAGES:
+            return _command_of_ours(f"python -m {rest[1]}", rest[2:])
+        return None
+    if rest:
+        script = Path(cwd or os.getcwd(), rest[0]).resolve()
+        if script.name == "main.py" or script.is_relative_to(ROOT):
+            return "process", f"starts python {rest[0]}"
+    return None
+
+
+def _command_of_ours(command: str, rest: list[str]) -> tuple[str, str]:
+    if rest[:1] == ["start"]:
+        return "system", f"starts the whole system ({command} start)"
+    return "process", f"starts {' '.join([command, *rest[:1]])}"
 
 
 def wait_for(
@@ -62,7 +179,9 @@ def spawn(
     cwd: str | os.PathLike[str] | None = None,
     log: str | os.PathLike[str] | None = None,
 ) -> subprocess.Popen:
-    """Start `args` in a new process group; output goes to `log` (or is discarded)."""
+    """Start `args` in a new process group; output goes to `log` (or is discarded).
+    Only a test marked `process` (or `slow`) may call it."""
+    may_start("process", "starts a process of its own (tests.procs.spawn)")
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     full_env.update(env or {})
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115

@@ -12,6 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from controller.apps.discovery import discover_apps
 from tests.controller.system import copy_shipped_apps, launch
 from tests.procs import ROOT
@@ -49,6 +51,7 @@ def test_an_app_without_a_shipped_workspace_gets_an_empty_one(tmp_path: Path) ->
     assert not (apps / "code_app" / "workspace").exists()  # not created in the app
 
 
+@pytest.mark.slow
 def test_a_checkout_run_leaves_the_source_tree_clean(tmp_path: Path) -> None:
     """The shipped apps folder itself, with --state-dir: the snippet lands in the state."""
     before = _git_status()

@@ -22,6 +22,8 @@ from tests.apps_at_scale.conftest import echo_copy, lazy_config
 from tests.controller.system import ROOT, RunningSystem, launch
 from tests.procs import PYTHON, held_port
 
+pytestmark = pytest.mark.slow
+
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 

@@ -21,6 +21,8 @@ from tests.apps_at_scale.conftest import echo_copy, lazy_config
 from tests.controller.system import ROOT, RunningSystem, launch
 from tests.procs import CHROMIUM, CHROMIUM_ARGS
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 

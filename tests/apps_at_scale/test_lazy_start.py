@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.apps_at_scale.conftest import echo_copy, lazy_config
 from tests.controller.system import ROOT, TEST_APPS, launch
+
+pytestmark = pytest.mark.slow
 
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.assistant.conftest import agent_requests, ask
 from tests.controller.system import RunningSystem
 from tests.fakes.openai_server import (
@@ -15,6 +17,8 @@ from tests.fakes.openai_server import (
     tool_calls_reply,
     truncated_reply,
 )
+
+pytestmark = pytest.mark.slow
 
 
 def tool_messages(request) -> list[dict]:

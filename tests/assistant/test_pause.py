@@ -20,6 +20,8 @@ from tests.assistant.conftest import (
 from tests.controller.system import launch
 from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_calls_reply
 
+pytestmark = pytest.mark.slow
+
 PLACEHOLDER = "waiting for the user's confirmation"
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from bench.hop import FLOOR_STACK, EchoServer, HopFailed, KeepAliveClient
 
+pytestmark = pytest.mark.process
+
 
 def test_the_floor_is_an_echo_service_in_its_own_process_on_the_hop_client() -> None:
     with EchoServer() as echo:

@@ -136,6 +136,7 @@ serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=2)
 """
 
 
+@pytest.mark.process
 def test_a_stopped_peer_is_unreachable_and_its_connection_is_not_kept() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/health"

@@ -321,6 +321,7 @@ def test_index_is_built_once_per_app_set(apps):
     assert "music_app" not in app_ids(plan)
 
 
+@pytest.mark.process
 def test_import_does_no_work():
     code = (
         "import sys, controller.routing.router as r\n"

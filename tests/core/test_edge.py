@@ -291,6 +291,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.process
 def test_the_app_site_gives_every_bare_flask_app_the_edge() -> None:
     env = {
         **os.environ,

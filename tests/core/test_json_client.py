@@ -210,6 +210,7 @@ serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=2)
 """
 
 
+@pytest.mark.process
 def test_a_restarted_peer_is_reached_without_a_failed_call() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/health"

@@ -88,15 +88,25 @@ HarnessFactory = Callable[..., Harness]
 
 @pytest.fixture
 def make_harness(tmp_path: Path) -> Iterator[HarnessFactory]:
+    """`make_harness(config, **app1_extra)` builds a harness; its shared skills folder
+    starts empty (the skills provider copies its examples only into a folder that does
+    not exist yet, then runs each one's `--help`), unless `example_skills=True`."""
     built: list[Harness] = []
 
-    def build(config: dict[str, Any] | None = None, **app1_extra: Any) -> Harness:
+    def build(
+        config: dict[str, Any] | None = None,
+        *,
+        example_skills: bool = False,
+        **app1_extra: Any,
+    ) -> Harness:
         root = tmp_path / f"h{len(built)}"
         workdir = root / "apps" / "app1"
         other = root / "apps" / "app2"
         other.mkdir(parents=True)
         (other / "secret.txt").write_text("app2 secret")
         workdir.mkdir(parents=True)
+        if not example_skills:
+            (root / "state" / "skills").mkdir(parents=True)
         app = create_app(settings_from(config), token=MASTER, state_dir=root / "state")
         harness = Harness(app, app.test_client(), workdir, other, root / "state")
         assert harness.register("app1", workdir, APP_TOKEN, **app1_extra).status_code == 200

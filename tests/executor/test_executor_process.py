@@ -27,6 +27,8 @@ from tests.executor.test_commands import (
 )
 from tests.procs import start_executor, stop
 
+pytestmark = pytest.mark.process
+
 CONFIG = {
     "tool_timeout": {"shell_exec": 20, "http_request": 5},
     "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]},

@@ -23,6 +23,8 @@ import requests
 from tests.controller.system import RunningSystem
 from tests.faults.conftest import FAULT_CONFIG, start_fault_system
 
+pytestmark = pytest.mark.slow
+
 CLIENTS = 50
 DURATION = 12.0
 VICTIM = "victim_app"

@@ -50,6 +50,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]
         running.stop()
 
 
+@pytest.mark.slow
 def test_damaged_state_files_are_named_kept_aside_and_defaults_used(
     damaged: RunningSystem,
 ) -> None:

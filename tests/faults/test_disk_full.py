@@ -23,6 +23,8 @@ from controller.sessions import load_session_file
 from tests.controller.system import RunningSystem
 from tests.faults.conftest import FAULT_CONFIG, fill_disk, start_fault_system, tmpfs
 
+pytestmark = pytest.mark.slow
+
 JOB = {
     "name": "磁盘满测试",
     "execution_type": "command",

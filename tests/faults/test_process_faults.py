@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from tests.controller.system import RunningSystem
 from tests.faults.conftest import executor_process, task_reply
+
+pytestmark = pytest.mark.slow
 
 
 def _cmdline(proc: psutil.Process) -> list[str]:

@@ -214,6 +214,7 @@ def test_parse_json_object_refuses(text: str) -> None:
         parse_json_object(text)
 
 
+@pytest.mark.process
 def test_importing_the_llm_modules_does_not_import_openai() -> None:
     code = (
         "import sys, controller.llm.client, controller.routing.llm_router, controller.llm.summary, "

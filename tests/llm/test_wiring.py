@@ -12,6 +12,8 @@ import pytest
 from tests.controller.system import TEST_CONFIG, RunningSystem, build_apps_dir, launch
 from tests.fakes.openai_server import FakeOpenAI, json_reply, text_reply
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 
 

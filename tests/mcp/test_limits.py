@@ -19,6 +19,8 @@ from executor.sandbox.pids_cgroup import PidsCgroups
 from tests.mcp.conftest import server_entry, tag_of
 from tests.procs import processes_tagged, start_executor, stop
 
+pytestmark = pytest.mark.process
+
 LIMIT = 400 << 20  # room for Python and the mcp package, not for 1 GB more
 
 

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import anyio
 import psutil
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.procs import ROOT
+
+pytestmark = pytest.mark.process
 
 
 def _params(tmp_path: Path, config: dict) -> StdioServerParameters:

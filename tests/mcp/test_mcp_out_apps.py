@@ -18,11 +18,14 @@ from typing import Any
 
 import anyio
 import psutil
+import pytest
 import requests
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.controller.system import TEST_CONFIG, launch
 from tests.procs import ROOT
+
+pytestmark = pytest.mark.process
 
 TOOLBOX_APP = Path(__file__).resolve().parent / "apps" / "toolbox_app"
 
@@ -184,6 +187,7 @@ def test_a_killed_aios_mcp_leaves_no_process_behind(tmp_path: Path) -> None:
             pass
 
 
+@pytest.mark.slow
 def test_with_the_system_running_its_controller_serves_the_calls(tmp_path: Path) -> None:
     apps, state = _apps_dir(tmp_path), tmp_path / "state"
     config = {**TEST_CONFIG, "apps": {"start_at_launch": False}}  # started by the toolbox

@@ -54,6 +54,7 @@ def _wait_state(
     raise AssertionError(f"still {provider.status()} after {timeout} s")
 
 
+@pytest.mark.process
 def test_lists_the_servers_tools_with_config_risk(basic: McpProvider) -> None:
     entries = {e.name: e for e in basic.tools()}
     add = entries["mcp__basic__add"]
@@ -83,6 +84,7 @@ def test_declared_tools_come_from_config_before_start(tmp_path: Path) -> None:
     assert declared.requires_confirmation is False and declared.max_result_size_chars == 50
 
 
+@pytest.mark.process
 def test_a_hanging_tool_times_out_and_the_server_stays_usable(basic: McpProvider) -> None:
     started = time.monotonic()
     with pytest.raises(ToolTimeout, match="within 3 s"):
@@ -91,6 +93,7 @@ def test_a_hanging_tool_times_out_and_the_server_stays_usable(basic: McpProvider
     assert _call(basic, "add", a=1, b=1) == {"result": 2}
 
 
+@pytest.mark.process
 def test_a_100_mb_answer_is_a_clear_error_and_the_server_stays_usable(
     tmp_path: Path,
 ) -> None:
@@ -107,6 +110,7 @@ def test_a_100_mb_answer_is_a_clear_error_and_the_server_stays_usable(
         provider.stop()
 
 
+@pytest.mark.process
 def test_a_crashed_server_is_restarted(basic: McpProvider) -> None:
     with pytest.raises(ToolFailed, match="exited during the call"):
         _call(basic, "crash")
@@ -115,6 +119,7 @@ def test_a_crashed_server_is_restarted(basic: McpProvider) -> None:
     assert _call(basic, "add", a=2, b=2) == {"result": 4}
 
 
+@pytest.mark.process
 def test_a_server_that_dies_at_start_fails_and_says_why(tmp_path: Path) -> None:
     provider = _provider(tmp_path, "dies", server_entry("dies_at_start"))
     try:
@@ -137,6 +142,7 @@ def test_a_missing_command_fails_with_its_name(tmp_path: Path) -> None:
         provider.stop()
 
 
+@pytest.mark.process
 def test_a_lying_listing_leaves_the_rest_usable(tmp_path: Path) -> None:
     provider = _provider(tmp_path, "lying", server_entry("lying"))
     try:
@@ -152,6 +158,7 @@ def test_a_lying_listing_leaves_the_rest_usable(tmp_path: Path) -> None:
         provider.stop()
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap does not work here")
 def test_the_server_is_confined(basic: McpProvider, tmp_path: Path) -> None:
     assert basic.status()["sandbox"] == "bubblewrap"
@@ -167,6 +174,7 @@ def test_the_server_is_confined(basic: McpProvider, tmp_path: Path) -> None:
         assert _call(basic, "probe_connect", port=port)["result"].startswith("error:")
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap does not work here")
 def test_network_true_shares_the_network(tmp_path: Path) -> None:
     provider = _provider(tmp_path, "net", server_entry("basic", network=True))
@@ -178,6 +186,7 @@ def test_network_true_shares_the_network(tmp_path: Path) -> None:
         provider.stop()
 
 
+@pytest.mark.process
 def test_stop_leaves_no_process_behind(tmp_path: Path) -> None:
     entry = server_entry("basic")
     provider = _provider(tmp_path, "basic", entry)

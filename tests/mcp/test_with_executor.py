@@ -18,6 +18,8 @@ from tests.controller.system import TEST_CONFIG, launch
 from tests.mcp.conftest import server_entry, tag_of
 from tests.procs import processes_tagged, start_executor, stop
 
+pytestmark = pytest.mark.process
+
 APP_TOKEN = "app-token-mcp-test"
 
 
@@ -160,6 +162,7 @@ def test_kill_9_of_the_executor_leaves_no_server(tmp_path: Path) -> None:
         stop(proc)
 
 
+@pytest.mark.slow
 def test_kill_9_of_the_controller_leaves_no_server(tmp_path: Path) -> None:
     entry = server_entry("basic")
     apps = tmp_path / "apps"

@@ -16,6 +16,8 @@ import requests
 from tests.controller.system import RunningSystem
 from tests.openai_api.conftest import EXTRA_KEY
 
+pytestmark = pytest.mark.slow
+
 
 def _say(client: openai.OpenAI, model: str, text: str, **kw: Any) -> Any:
     return client.chat.completions.create(

@@ -32,6 +32,7 @@ def _post_when_up(url: str, body: dict, proc, timeout: float = 20) -> requests.R
             time.sleep(0.05)
 
 
+@pytest.mark.process
 def test_verbose_flask_template_runs_unmodified(tmp_path: Path) -> None:
     port = free_port()
     proc = spawn(
@@ -77,6 +78,7 @@ def test_scaffold_refuses_bad_ids_and_existing_folders(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
 
 
+@pytest.mark.process
 def test_scaffolded_app_has_the_s32_layout_and_answers(tmp_path: Path) -> None:
     folder = scaffold_app(tmp_path / "apps", "my_notes", name="我的笔记")
     assert folder == tmp_path / "apps" / "my_notes"

@@ -25,6 +25,8 @@ from aios_sdk import AIOSAgent, ToolFailed
 from aios_sdk.client import client_from_env
 from tests.procs import PYTHON, ROOT, free_port, spawn, start_executor, stop, wait_healthy
 
+pytestmark = pytest.mark.process
+
 HERE = Path(__file__).resolve().parent
 
 

@@ -166,6 +166,7 @@ def _probe(system: RunningSystem) -> dict:
     return result["data"]
 
 
+@pytest.mark.slow
 def test_a1_app_code_reads_neither_the_token_nor_other_apps_nor_homes(
     confined: tuple[RunningSystem, dict],
 ) -> None:
@@ -182,6 +183,7 @@ def test_a1_app_code_reads_neither_the_token_nor_other_apps_nor_homes(
         assert system.token not in json.dumps(outcome)
 
 
+@pytest.mark.slow
 def test_a2_app_code_writes_only_its_own_workspace(
     confined: tuple[RunningSystem, dict],
 ) -> None:
@@ -197,6 +199,7 @@ def test_a2_app_code_writes_only_its_own_workspace(
     assert Path(own["value"]).parent == system.workspace("nosy_app")
 
 
+@pytest.mark.slow
 def test_a3_app_code_sees_no_other_process_nor_its_environment(
     confined: tuple[RunningSystem, dict],
 ) -> None:
@@ -208,6 +211,7 @@ def test_a3_app_code_sees_no_other_process_nor_its_environment(
     assert len(environments["value"]) <= 2  # bubblewrap's own processes at most
 
 
+@pytest.mark.slow
 def test_a4_api_apps_says_how_each_app_runs(confined: tuple[RunningSystem, dict]) -> None:
     system, _ = confined
     system.wait_app("trusted_app", "running")

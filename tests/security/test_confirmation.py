@@ -22,6 +22,8 @@ from tests.controller.system import TEST_CONFIG, RunningSystem, build_apps_dir, 
 from tests.security.conftest import add_security_apps, open_desktop, say_in_desktop
 from tests.security.wire import services
 
+pytestmark = pytest.mark.slow
+
 CONFIG = copy.deepcopy(TEST_CONFIG)
 CONFIG["tool_sandbox"]["ask_outside_whitelist"] = True
 
@@ -233,6 +235,7 @@ def test_the_pause_survives_a_controller_restart(tmp_path: Path) -> None:
 # ------------------------------------------------------------------- desktop
 
 
+@pytest.mark.browser
 def test_the_desktop_asks_survives_a_reload_and_allow_once_shows_the_result(
     browser: object, system: RunningSystem
 ) -> None:
@@ -263,6 +266,7 @@ def test_the_desktop_asks_survives_a_reload_and_allow_once_shows_the_result(
         page.context.close()
 
 
+@pytest.mark.browser
 def test_the_desktop_deny_button_cancels_the_step(
     browser: object, system: RunningSystem
 ) -> None:

@@ -16,6 +16,8 @@ import pytest
 from tests.procs import stop
 from tests.security.conftest import RunningExecutor, start_test_executor
 
+pytestmark = pytest.mark.process
+
 CONFIG = {
     "tool_timeout": {"http_request": 5, "shell_exec": 5, "file_read": 5},
     "tool_sandbox": {"http_allow_private_hosts": ["127.0.0.2"]},

@@ -38,6 +38,8 @@ from tests.controller.system import (
 from tests.procs import PYTHON, ROOT, held_port, pid_seen_by_itself
 from tests.security.conftest import add_security_apps, open_desktop
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def busy_port() -> Iterator[int]:
@@ -110,6 +112,7 @@ def test_c1_a_killed_app_is_noticed_restarted_and_calls_meanwhile_fail_fast(
 # ---------------------------------------------------------------------- C2
 
 
+@pytest.mark.browser
 def test_c2_an_app_crashing_at_start_backs_off_then_is_failed(
     system: RunningSystem, browser: object
 ) -> None:

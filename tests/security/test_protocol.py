@@ -14,6 +14,8 @@ from tests.controller.system import RunningSystem
 from tests.security.conftest import open_desktop, say_in_desktop
 from tests.security.wire import RawAnswer, Service, raw_request, services
 
+pytestmark = pytest.mark.slow
+
 NESTED = b"[" * 200_000 + b"]" * 200_000
 
 
@@ -182,6 +184,7 @@ def test_j2_a_misbehaving_app_gets_a_clear_error_view_others_unaffected(
     assert shared_system.apps()["rogue_app"]["status"] in ("running", "restarting")
 
 
+@pytest.mark.browser
 def test_j2_the_desktop_shows_the_error_in_that_apps_window_only(
     browser: object, shared_system: RunningSystem
 ) -> None:

@@ -21,6 +21,8 @@ from tests.security.conftest import (
     pick_mode,
 )
 
+pytestmark = pytest.mark.process
+
 FILE_CAP = 8 << 20
 CONFIG = {
     "tool_timeout": {"shell_exec": 20, "file_read": 5},
@@ -162,6 +164,7 @@ def test_d2_executor_100_simultaneous_calls_bounded_and_other_apps_served(
     assert executor.health()["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_d2_controller_100_simultaneous_instructions_bounded_and_other_apps_served(
     shared_system: RunningSystem,
 ) -> None:
@@ -186,6 +189,7 @@ def test_d2_controller_100_simultaneous_instructions_bounded_and_other_apps_serv
     assert after["tasks"][0]["result"]["data"]["content"] == "echo: 回声一下 还活着"
 
 
+@pytest.mark.slow
 def test_d2_controller_per_app_calls_bounded(shared_system: RunningSystem) -> None:
     """Opens of one slow app beyond its share are refused at once; others still open."""
     with ThreadPoolExecutor(20) as pool:

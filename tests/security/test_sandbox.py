@@ -30,6 +30,8 @@ from tests.security.conftest import (
     start_test_executor,
 )
 
+pytestmark = pytest.mark.process
+
 FAKE_KEY = "sk-x5-do-not-leak-0123456789"
 BASE_CONFIG = {"tool_timeout": {"shell_exec": 3, "http_request": 3, "file_read": 5}}
 

@@ -21,6 +21,8 @@ from tests.security.conftest import (
     start_test_executor,
 )
 
+pytestmark = pytest.mark.process
+
 CONFIG = {"tool_timeout": {"db_query": 2, "shell_exec": 5, "file_read": 5}}
 RUNAWAY = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
@@ -109,6 +111,8 @@ PAYLOAD = '<img src=x onerror="window.__pwned=(window.__pwned||0)+1">'
 SCRIPT = "<script>window.__pwned=(window.__pwned||0)+1</script>"
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_q2_hostile_strings_in_data_labels_and_notify_are_shown_as_text(
     browser: object, shared_system: RunningSystem
 ) -> None:

@@ -19,6 +19,8 @@ from tests.procs import stop
 from tests.security.conftest import RunningExecutor, start_test_executor
 from tests.security.fake_web import ALLOWED_HOST
 
+pytestmark = pytest.mark.process
+
 CAP = 64 << 10
 DOWNLOAD_CAP = 128 << 10
 CONFIG = {

@@ -72,6 +72,7 @@ def effects(shared_system: RunningSystem) -> SideEffects:
 # ---------------------------------------------------------------------- W1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", BAD_HOSTS)
 def test_w1_non_loopback_host_refused_on_every_service_handler_not_run(
     edge: dict[str, Service], effects: SideEffects, host: str
@@ -94,6 +95,7 @@ def test_w1_non_loopback_host_refused_on_every_service_handler_not_run(
     assert effects.snapshot() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", GOOD_HOSTS)
 def test_w1_loopback_hosts_accepted_on_every_service(
     edge: dict[str, Service], host: str
@@ -106,6 +108,7 @@ def test_w1_loopback_hosts_accepted_on_every_service(
         assert answer.status == 200, (service.name, host, answer.status)
 
 
+@pytest.mark.slow
 def test_w1_design_template_app_has_the_host_guard_and_the_token_check(
     shared_system: RunningSystem, edge: dict[str, Service], effects: SideEffects
 ) -> None:
@@ -136,6 +139,7 @@ def test_w1_design_template_app_has_the_host_guard_and_the_token_check(
 # ---------------------------------------------------------------------- W2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "origin", ["https://evil.example", "null", "http://127.0.0.1.nip.io"]
 )
@@ -159,6 +163,7 @@ def test_w2_cross_site_origin_refused_on_every_service(
 # ---------------------------------------------------------------------- W3
 
 
+@pytest.mark.slow
 def test_w3_text_plain_json_post_without_token_rejected_without_effect(
     edge: dict[str, Service], effects: SideEffects
 ) -> None:
@@ -185,6 +190,7 @@ def test_w3_text_plain_json_post_without_token_rejected_without_effect(
 # ---------------------------------------------------------------------- W4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("token", [None, "", "wrong-token", "x" * 4096])
 def test_w4_missing_or_wrong_token_is_403_on_every_service(
     edge: dict[str, Service], effects: SideEffects, token: str | None
@@ -203,6 +209,7 @@ def test_w4_missing_or_wrong_token_is_403_on_every_service(
     assert effects.snapshot() == before
 
 
+@pytest.mark.slow
 def test_w4_another_services_token_is_refused(edge: dict[str, Service]) -> None:
     """Tokens are per process: the controller's does not open an app, an app's not the API."""
     controller, hello, echo = edge["controller"], edge["hello_app"], edge["echo_app"]
@@ -217,6 +224,7 @@ def test_w4_another_services_token_is_refused(edge: dict[str, Service]) -> None:
         assert raw_request(service.port, "POST", path, headers, body).status == 403
 
 
+@pytest.mark.slow
 def test_w4_tokens_are_distinct_random_and_compared_in_constant_time(
     edge: dict[str, Service], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,6 +248,7 @@ def test_w4_tokens_are_distinct_random_and_compared_in_constant_time(
 # ---------------------------------------------------------------------- W5
 
 
+@pytest.mark.slow
 def test_w5_every_listening_socket_is_on_127_0_0_1(shared_system: RunningSystem) -> None:
     root = psutil.Process(shared_system.proc.pid)
     listening = []
@@ -259,6 +268,7 @@ def test_w5_every_listening_socket_is_on_127_0_0_1(shared_system: RunningSystem)
     assert wrong == [], f"sockets listening beyond 127.0.0.1: {wrong}"
 
 
+@pytest.mark.slow
 def test_w5_app_cannot_act_as_another_app_at_the_executor(
     shared_system: RunningSystem, edge: dict[str, Service]
 ) -> None:
@@ -284,6 +294,7 @@ def test_w5_app_cannot_act_as_another_app_at_the_executor(
     assert not (shared_system.workspace("hello_app") / "w5.txt").exists()
 
 
+@pytest.mark.slow
 def test_w5_app_cannot_reach_another_apps_workspace(
     shared_system: RunningSystem, edge: dict[str, Service]
 ) -> None:
@@ -310,6 +321,7 @@ def test_w5_app_cannot_reach_another_apps_workspace(
         assert result["status"] == "error" and result["code"] == "path_outside_workdir"
 
 
+@pytest.mark.slow
 def test_w5_app_token_opens_no_controller_route_but_the_llm_ones(
     shared_system: RunningSystem, edge: dict[str, Service]
 ) -> None:

@@ -59,7 +59,7 @@ def listed(provider: SkillsProvider) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def skills_harness(make_harness: HarnessFactory) -> Harness:  # noqa: F811
-    harness = make_harness()
+    harness = make_harness(example_skills=True)
     provider_of(harness)
     return harness
 

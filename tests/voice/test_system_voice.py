@@ -15,6 +15,8 @@ from tests.controller.system import RunningSystem, build_apps_dir, launch
 from tests.procs import PYTHON, ROOT
 from tests.voice.conftest import needs_espeak, speak_to_wav
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
