@@ -13,6 +13,9 @@ import pytest
 from apps.skills_app.autofill import choice_names, fill_from_words, numbers_said
 from tests.procs import ROOT
 
+# the rule runs the example skill's `--help` (a process of its own)
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture(scope="module")
 def temp_help() -> str:

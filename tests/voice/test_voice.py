@@ -202,6 +202,9 @@ def test_chinese_without_an_engine_says_so_plainly(
         "message": NO_ZH_ENGINE,
         "user_message": ZH_UNAVAILABLE,  # the why of each engine folded away:
         "detail": "openai: no voice_api_key configured for the online transcription endpoint",
+        # what chooses and fills the reader's sentence, for a peer in another language
+        "variant": "no_chinese_engine",
+        "placeholders": {"lang": "zh-CN"},
     }
     assert handle.calls == []
 
