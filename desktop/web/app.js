@@ -63,10 +63,19 @@ async function loadVoiceSettings() {
   }
 }
 
+// when each removal was last announced: the dialog and the event both tell of one
+const announcedRemovals = new Map();
+
 /** The app `appId` was uninstalled (here or elsewhere): its window closes with a notice. */
 function appRemoved(appId) {
   const win = windows.get(appId);
   if (!state.apps.has(appId) && !win) return; // already done
+  const said = announcedRemovals.get(appId);
+  if (!win && said !== undefined && Date.now() - said < 10000) {
+    removeApp(appId); // a list fetched meanwhile may still have named it
+    return;
+  }
+  announcedRemovals.set(appId, Date.now());
   const name = asText(state.apps.get(appId)?.name || win?.title.textContent || appId);
   views.idle(appId);
   if (win) windows.close(appId);
