@@ -27,11 +27,17 @@ def launch_chromium() -> Iterator[Any]:
 
 @contextlib.contextmanager
 def desktop_page(
-    browser: Any, system: Any, app_ids: Iterable[str], *, timeout_ms: int = 15000
+    browser: Any,
+    system: Any,
+    app_ids: Iterable[str],
+    *,
+    timeout_ms: int = 15000,
+    locale: str = "zh-CN",
 ) -> Iterator[Any]:
-    """A fresh 1280×800 zh-CN desktop page showing every app's taskbar icon; fails the
-    test on any uncaught script error of the page."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    """A fresh 1280×800 desktop page of a browser in `locale` (zh-CN unless told)
+    showing every app's taskbar icon; fails the test on any uncaught script error of
+    the page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)
     errors: list[str] = []
