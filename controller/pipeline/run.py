@@ -56,7 +56,13 @@ from controller.pipeline.actions import action_request_for
 from controller.pipeline.cancel import TaskCancels
 from controller.pipeline.context import ContextBuilder, tr
 from controller.pipeline.failures import app_name, failure_view
-from controller.routing.router import AppProfile, RoutePlan, Router, no_match_message
+from controller.routing.router import (
+    AppProfile,
+    RoutePlan,
+    Router,
+    apps_message,
+    no_match_message,
+)
 from controller.sessions import Session, SessionStore, Turn
 
 __all__ = [
@@ -160,7 +166,10 @@ class Pipeline:
         if not plan.tasks:
             # a router's reason is its own Chinese text: English readers get English
             reason = plan.reason if language == "zh-CN" else ""
-            message = failure + (reason or no_match_message(profiles, language))
+            if failure:  # not that no app can do it: what the apps can do, to try again
+                message = failure + apps_message(profiles, language)
+            else:
+                message = reason or no_match_message(profiles, language)
             self._record_turn(turn, "instruction", request.text, [], message, [])
             return InstructionResponse(
                 session_id=turn.session_id,
@@ -179,6 +188,14 @@ class Pipeline:
         ]
         self._run_tasks(tasks, turn, request.client_id)
         messages = [t.result.message for t in tasks if t.result and t.result.message]
+        if plan.unclaimed:  # a part no app took is said, not dropped
+            messages.append(
+                tr(
+                    language,
+                    "没有应用能做：" + "、".join(plan.unclaimed),
+                    "No installed app can do: " + "; ".join(plan.unclaimed),
+                )
+            )
         message = tr(language, "；", "; ").join(messages)
         self._record_turn(
             turn,

@@ -10,8 +10,9 @@
    apps' ids, names, descriptions and examples; the answer is validated (known app
    ids, dependencies only on earlier tasks, hence no cycles) and, when invalid, the
    model gets ONE repair request quoting the problem;
-3. when the model fails, times out, answers badly twice or finds no app, the
-   deterministic plan is returned.
+3. when the model fails, times out, answers badly twice or finds no app — or there
+   is no model — the deterministic plan is returned, and an instruction it gives to
+   no app goes to the catch-all app (`FallbackRouter`).
 
 `RoutePlan.llm_calls` counts the model calls made for the instruction in every case.
 """
@@ -210,9 +211,10 @@ class LLMRouter:
 class FallbackRouter:
     """Deterministic first; the model only for what the deterministic router doubts.
 
-    With a model configured, an instruction neither router gives to any app goes whole
-    to the app whose manifest gives it the `catch_all` role, when one is installed; without a
-    model it stays unclaimed, and the user is told what the installed apps can do.
+    An instruction neither router gives to any app goes whole to the app whose manifest
+    gives it the `catch_all` role, when one is installed — with a model or without
+    (without one, that app says what it needs); with no such app it stays unclaimed,
+    and the user is told plainly that no installed app can do it.
     """
 
     def __init__(
@@ -235,16 +237,18 @@ class FallbackRouter:
         plan = self.deterministic.route(text, apps)
         if self.is_confident(plan):
             return plan
-        if self.llm_router is None or not self.llm_router.configured:
-            return plan
-        attempt = self.llm_router.attempt(text, apps)
-        if attempt.plan is not None and attempt.plan.tasks:
-            return attempt.plan
+        attempt = LLMRouteAttempt(None, 0)
+        if self.llm_router is not None and self.llm_router.configured:
+            attempt = self.llm_router.attempt(text, apps)
+            if attempt.plan is not None and attempt.plan.tasks:
+                return attempt.plan
         llm_calls = plan.llm_calls + attempt.llm_calls
         catch_all = app_in_role(apps, "catch_all")
         if not plan.tasks and catch_all is not None:
-            task = PlannedTask("t1", catch_all, text)
+            task = PlannedTask("t1", catch_all, text.strip())
             return RoutePlan([task], 0.5, llm_calls, f"unclaimed: {catch_all}")
         if attempt.plan is not None:
             return attempt.plan
+        if not llm_calls:
+            return plan
         return dataclasses.replace(plan, llm_calls=llm_calls)

@@ -2,10 +2,14 @@
 
 The interface (`AppProfile`, `PlannedTask`, `RoutePlan`, `Router`) is what the
 pipeline depends on; `DeterministicRouter` answers without an LLM, the way
-hassil / Padatious match intents locally: it splits a compound instruction into
-parts (`split`), scores each part against every app's manifest (`index`) and
-turns the scores into a confidence. An LLM router plugs in behind the same interface
-for plans below `DeterministicRouter.CONFIDENT`.
+hassil / Padatious match intents locally: an app named at the start takes the
+instruction alone (`address`); otherwise it splits a compound instruction into
+parts (`split`), scores each part without its content (`content`: quotes, a
+reminder's words, a program) against every app's manifest (`index`) and turns the
+scores into a confidence. A part no app's words claim, beside parts they do, goes to
+the app whose manifest gives it the `catch_all` role when one is installed. An LLM
+router plugs in behind the same interface for plans below
+`DeterministicRouter.CONFIDENT`.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from aios_protocol.messages import Manifest
+from controller.routing.address import Addressing
+from controller.routing.content import without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
 from controller.routing.split import Piece, clean_part, split_pieces
 
 __all__ = [
     "AppProfile",
+    "apps_message",
     "DeterministicRouter",
     "PlannedTask",
     "RoutePlan",
@@ -73,6 +80,9 @@ class RoutePlan:
     confidence: float  # 0..1
     llm_calls: int = 0
     reason: str = ""
+    # parts of the instruction that no task carries (no app claimed them, and no
+    # catch-all app is installed): the reply must say so
+    unclaimed: list[str] = field(default_factory=list)
 
 
 class Router(Protocol):
@@ -80,8 +90,17 @@ class Router(Protocol):
 
 
 def no_match_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
-    """The reply when no app matches: what the installed apps can do, in `language`
-    (Chinese, or English for "en-US")."""
+    """The reply when no installed app can do what was asked: that, plainly, and what
+    the installed apps can do, in `language` (Chinese, or English for "en-US")."""
+    if not apps:
+        return apps_message(apps, language)
+    if language == "en-US":
+        return "No installed app can do that. " + apps_message(apps, language)
+    return "没有应用能做这件事。" + apps_message(apps, language)
+
+
+def apps_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
+    """What the installed apps can do, one line each, in `language`."""
     english = language == "en-US"
     if not apps:
         return "No apps are installed." if english else "没有已安装的应用。"
@@ -90,12 +109,8 @@ def no_match_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str
         f"· {app.name}{colon}{app.description}" if app.description else f"· {app.name}"
         for app in apps
     ]
-    if english:
-        return (
-            "Sorry, I could not tell which app should handle that. The installed apps"
-            " can:\n" + "\n".join(lines)
-        )
-    return "抱歉，我不确定该交给哪个应用处理。已安装的应用可以：\n" + "\n".join(lines)
+    heading = "The installed apps can:" if english else "已安装的应用可以："
+    return heading + "\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -124,29 +139,39 @@ class DeterministicRouter:
     # enough even beside other apps' loose vocabulary (several keywords)
     EXCLUSIVE = 0.6
     STRONG = 0.8
+    # the confidence of a plan for an app named at the start
+    ADDRESSED = 0.95
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
     ) -> None:
         self.confident = self.CONFIDENT if confident is None else confident
         self.minimum = self.MINIMUM if minimum is None else minimum
-        # the latest (profiles, index): the supervisor hands out the same tuple every
-        # time, and `index_for` hashes every profile to look it up
-        self._latest: tuple[tuple[AppProfile, ...], RoutingIndex] | None = None
+        # the latest (profiles, index, names): the supervisor hands out the same tuple
+        # every time, and `index_for` hashes every profile to look it up
+        self._latest: tuple[tuple[AppProfile, ...], RoutingIndex, Addressing] | None = None
 
-    def _index(self, profiles: tuple[AppProfile, ...]) -> RoutingIndex:
+    def _prepared(
+        self, profiles: tuple[AppProfile, ...]
+    ) -> tuple[RoutingIndex, Addressing]:
         latest = self._latest
         if latest is not None and latest[0] is profiles:
-            return latest[1]
-        index = index_for(profiles)
-        self._latest = (profiles, index)
-        return index
+            return latest[1], latest[2]
+        index, addressing = index_for(profiles), Addressing(profiles)
+        self._latest = (profiles, index, addressing)
+        return index, addressing
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         profiles = tuple(apps)
         if not profiles or not clean_part(text):
             return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(profiles))
-        index = self._index(profiles)
+        index, addressing = self._prepared(profiles)
+        named = addressing.addressee(text)
+        if named is not None:  # "智能助手，…": the named app, alone, with every word
+            task = PlannedTask("t1", named.app_id, text.strip())
+            reason = f"t1→{named.app_id} {self.ADDRESSED:.2f} named [{named.name}]"
+            return RoutePlan(tasks=[task], confidence=self.ADDRESSED, reason=reason)
+        catch_all = app_in_role(profiles, "catch_all")
         decisions: dict[str, _Decision] = {}
 
         def decide(part: str) -> _Decision:
@@ -161,19 +186,23 @@ class DeterministicRouter:
         tasks: list[PlannedTask] = []
         unmatched: list[str] = []
         notes: list[str] = []
+        claimed = [part for part in parts if decide(part).app_id is not None]
         for part in parts:
             decision = decide(part)
-            if decision.app_id is None:
+            app_id = decision.app_id
+            if app_id is None:
                 unmatched.append(part)
-                continue
+                if catch_all is None or not claimed:
+                    continue
+                app_id = catch_all  # beside claimed parts: not dropped unsaid
             task = PlannedTask(
                 f"t{len(tasks) + 1}",
-                decision.app_id,
+                app_id,
                 part,
                 depends_on=[earlier.task_id for earlier in tasks],
             )
             tasks.append(task)
-            hits = ", ".join(decision.fits[0].hits[:4])
+            hits = ", ".join(decision.fits[0].hits[:4]) if decision.fits else ""
             notes.append(f"{task.task_id}→{task.app_id} {decision.confidence:.2f} [{hits}]")
         confidence = min(decide(part).confidence for part in parts)
         if not tasks:
@@ -181,8 +210,9 @@ class DeterministicRouter:
             return RoutePlan(tasks=[], confidence=best, reason=no_match_message(profiles))
         reason = "; ".join(notes)
         if unmatched:
-            reason += "; 未匹配 unmatched: " + " | ".join(unmatched)
-        return RoutePlan(tasks=tasks, confidence=confidence, reason=reason)
+            reason += "; unmatched: " + " | ".join(unmatched)
+        unclaimed = unmatched if catch_all is None else []
+        return RoutePlan(tasks, confidence, reason=reason, unclaimed=unclaimed)
 
     def _parts(self, text: str, decide: Callable[[str], _Decision]) -> list[str]:
         """The instruction's parts: strong boundaries always, weak ones between apps."""
@@ -210,7 +240,14 @@ class DeterministicRouter:
         return parts
 
     def _decide(self, index: RoutingIndex, part: str) -> _Decision:
-        fits = tuple(index.score(part))
+        scored = without_content(part)
+        fits = tuple(index.score(scored))
+        if not fits or fits[0].fit < self.minimum:
+            # a time phrase that names no app ("后天早上7点叫我起床"): what follows it
+            # is the request after all
+            unscheduled = without_content(part, scheduled=False)
+            if unscheduled != scored:
+                fits = tuple(index.score(unscheduled))
         if not fits:
             return _Decision(None, 0.0, ())
         best = fits[0].fit

@@ -10,7 +10,9 @@ Two kinds of boundary:
   each one).
 
 Text inside brackets and quotes is never split ("print('a; then b')"), nor is
-code at an ASCII `;` followed by another statement ("执行代码 x=5; print(x*2)"),
+code at an ASCII `;` followed by another statement ("执行代码 x=5; print(x*2)");
+a weak boundary inside content — a reminder's words, a program, up to the next
+strong boundary (`controller.routing.content`) — is no boundary ("提醒我喝水并吃药"),
 and a connective that is part of a phrase is not a boundary ("再说一次", "再来一首",
 "合并", "并不").
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from controller.routing.content import blank, blank_quoted, content_spans
 
 __all__ = ["Piece", "clean_part", "split_pieces"]
 
@@ -51,18 +55,6 @@ _LEADING = re.compile(
     re.IGNORECASE,
 )
 _TRAILING = re.compile(r"(?:\s|[,，、;；。！？!?])+$")
-_OPENERS = {
-    "(": ")",
-    "[": "]",
-    "{": "}",
-    "（": "）",
-    "【": "】",
-    "“": "”",
-    "‘": "’",
-    "《": "》",
-}
-_SAME_CLOSE = {'"', "'", "`"}
-_QUOTING = re.compile("[" + re.escape("".join([*_OPENERS, *_SAME_CLOSE])) + "]")
 
 
 @dataclass(frozen=True)
@@ -80,12 +72,14 @@ class Piece:
 
 def split_pieces(text: str) -> list[Piece]:
     """Cut at every strong and weak boundary; empty pieces are dropped."""
-    masked = _mask_code_semicolons(_mask_quoted(text))
+    masked = _mask_code_semicolons(blank_quoted(text))
     cuts: list[tuple[int, int, bool]] = []
     first_then = _FIRST_THEN.match(masked)
     if first_then:
         cuts.append((first_then.start("sep"), first_then.end("sep"), True))
     for pattern, strong in ((_STRONG, True), (_WEAK, False)):
+        if not strong:  # a reminder's words or a program run to the next strong cut
+            masked = _blank_content(text, masked, sorted(cuts))
         for match in pattern.finditer(masked):
             if match.end() > match.start() and not _overlaps(
                 cuts, match.start(), match.end()
@@ -136,23 +130,11 @@ def _mask_code_semicolons(text: str) -> str:
     return "".join(out)
 
 
-def _mask_quoted(text: str) -> str:
-    """The text with bracketed and quoted spans blanked (same length)."""
-    if _QUOTING.search(text) is None:  # most instructions: nothing opens a span
-        return text
-    out = list(text)
-    closer: list[str] = []
-    for i, char in enumerate(text):
-        if closer:
-            if char == closer[-1]:
-                closer.pop()
-            elif char in _OPENERS and closer[-1] not in _SAME_CLOSE:
-                closer.append(_OPENERS[char])
-            if closer:
-                out[i] = "\x00"
-            continue
-        if char in _OPENERS:
-            closer.append(_OPENERS[char])
-        elif char in _SAME_CLOSE and not (i and text[i - 1].isalnum()):  # not "what's"
-            closer.append(char)
-    return "".join(out)
+def _blank_content(text: str, masked: str, cuts: list[tuple[int, int, bool]]) -> str:
+    """`masked` with the content of each stretch between strong cuts blanked."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for cut_start, cut_end, _ in [*cuts, (len(text), len(text), True)]:
+        spans += [(start + a, start + b) for a, b in content_spans(text[start:cut_start])]
+        start = cut_end
+    return blank(masked, spans)

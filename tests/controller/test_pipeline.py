@@ -23,7 +23,7 @@ from controller.pipeline.actions import (
 )
 from controller.pipeline.cancel import Cancelled
 from controller.pipeline.failures import failure_view
-from controller.routing.router import PlannedTask
+from controller.routing.router import PlannedTask, RoutePlan
 from controller.sessions import SessionStore
 from tests.controller.fakes import STEP, asking_pipeline, make_pipeline, text_reply
 from tests.procs import free_port
@@ -487,10 +487,10 @@ def test_messages_of_several_tasks_are_joined_for_the_language(tmp_path: Path) -
 def test_no_match_and_a_failing_router_in_english(tmp_path: Path) -> None:
     pipeline, _, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("x")}, [])
     response = pipeline.instruction(InstructionRequest(text="???", language=EN))
-    assert response.message.startswith("Sorry, I could not tell which app")
+    assert response.message.startswith("No installed app can do that.")
     assert "· A: does a" in response.message and "抱歉" not in response.message
     pipeline._contexts.default_language = lambda: EN  # the settings' ui_language
-    assert pipeline.instruction(InstructionRequest(text="???")).message.startswith("Sorry")
+    assert pipeline.instruction(InstructionRequest(text="???")).message.startswith("No ")
 
     class Broken:
         def route(self, text: str, apps: Any) -> Any:
@@ -498,8 +498,31 @@ def test_no_match_and_a_failing_router_in_english(tmp_path: Path) -> None:
 
     pipeline._router = Broken()
     message = pipeline.instruction(InstructionRequest(text="hi", language=EN)).message
-    assert message.startswith("Routing this instruction failed (RuntimeError). Sorry")
+    assert message.startswith(
+        "Routing this instruction failed (RuntimeError). The installed apps can:"
+    )
     assert "RuntimeError" in message and "does a" in message and "路由" not in message
+
+
+def test_a_part_no_app_claims_is_said_not_dropped(tmp_path: Path) -> None:
+    """Without a catch-all app, "播放七里香，然后告诉我今天天气" plays the song and says
+    that no app can do the rest."""
+    pipeline, _, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": lambda b: text_reply("1", message="正在播放七里香")},
+        [PlannedTask("t1", "a", "播放七里香")],
+    )
+
+    class Partly:
+        def route(self, text: str, apps: Any) -> RoutePlan:
+            task = PlannedTask("t1", "a", "播放七里香")
+            return RoutePlan([task], 0.4, unclaimed=["告诉我今天天气"])
+
+    pipeline._router = Partly()
+    chinese = pipeline.instruction(InstructionRequest(text="x")).message
+    assert chinese == "正在播放七里香；没有应用能做：告诉我今天天气"
+    english = pipeline.instruction(InstructionRequest(text="x", language=EN)).message
+    assert english.endswith("; No installed app can do: 告诉我今天天气")
 
 
 def test_a_risky_step_is_asked_in_the_sessions_language(tmp_path: Path) -> None:

@@ -231,7 +231,7 @@ def test_no_match_names_what_the_apps_can_do(router, apps):
 
 def test_no_match_in_english_is_english_only(apps):
     english = no_match_message(apps, "en-US")
-    assert english.startswith("Sorry, I could not tell which app should handle that.")
+    assert english.startswith("No installed app can do that. The installed apps can:")
     for app in apps:
         assert f"· {app.name}: {app.description}" in english
     assert "已安装的应用" not in english
@@ -249,9 +249,14 @@ def test_no_match_without_apps_or_words(router, apps):
 
 def test_a_part_no_app_takes_lowers_confidence_and_is_reported(router, apps):
     plan = router.route("播放七里香，然后告诉我今天天气", apps)
-    assert app_ids(plan) == ["music_app"]
+    # the part no app's words claim goes to the catch-all assistant, not nowhere
+    assert app_ids(plan) == ["music_app", "assistant_app"]
     assert plan.confidence < DeterministicRouter.CONFIDENT  # an LLM router should look
     assert "告诉我今天天气" in plan.reason
+    without = tuple(app for app in apps if app.system_role != "catch_all")
+    plan = router.route("播放七里香，然后告诉我今天天气", without)
+    assert app_ids(plan) == ["music_app"]
+    assert plan.unclaimed == ["告诉我今天天气"]  # the reply says so
 
 
 def test_thresholds_are_exposed_and_configurable(apps):

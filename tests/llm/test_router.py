@@ -216,7 +216,7 @@ ASSISTANT = AppProfile(
 )
 
 
-def test_an_unclaimed_instruction_goes_to_the_catch_all_app_only_with_a_model(
+def test_an_unclaimed_instruction_goes_to_the_catch_all_app(
     fake: FakeOpenAI, client: LLMClient
 ) -> None:
     apps = (*APPS, ASSISTANT)
@@ -234,9 +234,17 @@ def test_an_unclaimed_instruction_goes_to_the_catch_all_app_only_with_a_model(
         "来点适合跑步的歌，然后算算总时长", apps
     )
     assert [t.app_id for t in plan.tasks] == ["music_app", "code_app"]
-    # without a model, or without the app installed, nothing claims it
+    # without a model it goes there too, and no model is asked (the app says what
+    # it needs); without the app installed nothing claims it
+    requests = len(fake.requests)
     unconfigured = FallbackRouter(FixedRouter(NOTHING), LLMRouter(LLMClient(Settings())))
-    assert unconfigured.route("帮我想想周末去哪玩", apps) is NOTHING
+    plan = unconfigured.route("帮我想想周末去哪玩", apps)
+    assert [(t.app_id, t.instruction) for t in plan.tasks] == [
+        ("assistant_app", "帮我想想周末去哪玩")
+    ]
+    assert plan.llm_calls == 0 and len(fake.requests) == requests
+    assert FallbackRouter(FixedRouter(NOTHING), None).route("x", apps).tasks != []
+    assert unconfigured.route("帮我想想周末去哪玩", APPS) is NOTHING
     fake.script(json_reply({"tasks": []}))
     absent = FallbackRouter(FixedRouter(NOTHING), LLMRouter(client))
     assert absent.route("帮我想想周末去哪玩", APPS).tasks == []

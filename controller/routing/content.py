@@ -1,0 +1,158 @@
+"""What in an instruction is its content, not evidence of which app should act.
+
+The router reads an instruction for the words that name a job ("播放", "提醒我",
+"运行"). Some words are the job's material instead, and must not pull the request
+towards another app:
+
+* quoted words and titles: `提醒我“播放音乐”`, 《七里香》, `say "play"`;
+* what a reminder should say: everything after 提醒我 / remind me;
+* what a scheduled job should do: everything after a leading delay, recurrence or
+  day and hour ("10分钟后播放音乐", "每天早上8点播放音乐", "every day at 8am play
+  music") — as long as the time phrase itself is some app's evidence;
+* a program's code: from the first Python statement on ("运行这段代码 print('播放')").
+
+`content_spans` finds them in one part of an instruction (content runs to the part's
+end); `without_content` is the part with its content blanked, as the router scores
+it; `blank_quoted` is what the splitter uses so that it never cuts inside quotes or
+brackets.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "BLANK",
+    "blank",
+    "blank_quoted",
+    "content_spans",
+    "quoted_spans",
+    "without_content",
+]
+
+BLANK = "\x00"  # no word, and punctuation to the matcher: nothing joins across it
+
+_QUOTES = {"“": "”", "‘": "’", "《": "》", "「": "」", "『": "』", "〈": "〉"}
+_BRACKETS = {"(": ")", "[": "]", "{": "}", "（": "）", "【": "】"}
+_SAME_CLOSE = ('"', "'", "`")
+_OPENING_QUOTE = re.compile("[" + re.escape("".join([*_QUOTES, *_SAME_CLOSE])) + "]")
+_OPENING_ANY = re.compile(
+    "[" + re.escape("".join([*_QUOTES, *_BRACKETS, *_SAME_CLOSE])) + "]"
+)
+
+_REMINDER = re.compile(
+    r"提醒(?:一下)?(?:我们|我|你|他|她|大家)|\bremind\s+(?:me|us|him|her|them)\b",
+    re.IGNORECASE,
+)
+
+_NUMBER = r"[\d一二两三四五六七八九十百半]+"
+_PART_OF_DAY = r"(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|凌晨)"
+_CLOCK = rf"(?:{_NUMBER}(?:点|时)(?:{_NUMBER}分?|半|整|钟)?|\d{{1,2}}[:：]\d\d)"
+_DELAY = rf"(?:过)?{_NUMBER}个?(?:秒钟?|分钟|小时|钟头|天|星期|周)(?:之后|以后|后)"
+_EVERY = (
+    rf"(?:每隔{_NUMBER}个?(?:秒钟?|分钟|小时|钟头|天)"
+    rf"|(?:每天|每日|每晚|每早|每周[一二三四五六日天]?|每星期[一二三四五六日天]|工作日)"
+    rf"(?:{_PART_OF_DAY}?{_CLOCK}|{_PART_OF_DAY})"
+    rf"|每小时)"
+)
+_DAY = r"(?:今天|今晚|明天|明早|明晚|后天|下?周[一二三四五六日天]|星期[一二三四五六日天])"
+_EN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)"
+_EN_CLOCK = r"\d{1,2}(?::\d\d)?\s*(?:am|pm|o'clock)?"
+_EN_EVERY = (
+    rf"every\s+(?:\d+\s*{_EN_UNIT}|hour|morning|evening|night"
+    r"|(?:day|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"(?:\s+(?:morning|evening|night))?\s+at\s+{_EN_CLOCK})"
+)
+# a leading time phrase that makes the request a job for later: what follows is its
+# content (an instruction that merely mentions a day, "明天会下雨吗", is not one)
+_SCHEDULE = re.compile(
+    rf"^\s*(?:请|帮我|麻烦)?\s*(?:{_DELAY}|{_EVERY}|{_DAY}{_PART_OF_DAY}?{_CLOCK}"
+    rf"|in\s+\d+\s*{_EN_UNIT}\b|{_EN_EVERY}\b)\s*(?:[,，]\s*)?",
+    re.IGNORECASE,
+)
+# where a program starts: a call (`print(`), an assignment, an import, a definition;
+# English prose ("search for songs", "play Yesterday (live)") does not look like one
+_PROGRAM = re.compile(
+    r"(?<![\w.])(?:import\s+\w|from\s+[\w.]+\s+import\s|def\s+\w+\s*\(|class\s+\w+\s*[(:]"
+    r"|[A-Za-z_][\w.]*\((?!\s*\))|[A-Za-z_][\w.]*\s*[-+*/%]?=(?!=)\s*\S)"
+)
+
+
+_WORD = re.compile(r"[^\W_]")
+
+
+def quoted_spans(text: str, *, brackets: bool = False) -> list[tuple[int, int]]:
+    """The insides of the outermost quotes (and, with `brackets`, brackets) of `text`.
+
+    A straight quote after a letter or digit is an apostrophe ("what's"), not a quote.
+    """
+    if (_OPENING_ANY if brackets else _OPENING_QUOTE).search(text) is None:
+        return []  # most instructions: nothing opens a span
+    openers = {**_QUOTES, **_BRACKETS} if brackets else _QUOTES
+    spans: list[tuple[int, int]] = []
+    closer: list[str] = []
+    start = 0
+    for i, char in enumerate(text):
+        if closer:
+            if char == closer[-1]:
+                closer.pop()
+                if not closer:
+                    spans.append((start, i))
+            elif char in openers and closer[-1] not in _SAME_CLOSE:
+                closer.append(openers[char])
+            continue
+        if char in openers:
+            closer.append(openers[char])
+            start = i + 1
+        elif char in _SAME_CLOSE and not (i and text[i - 1].isalnum()):
+            closer.append(char)
+            start = i + 1
+    if closer:  # an unclosed quote runs to the end
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with every span replaced by `BLANK`s (same length)."""
+    if not spans:
+        return text
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = BLANK * (end - start)
+    return "".join(out)
+
+
+def blank_quoted(text: str) -> str:
+    """`text` with the insides of its quotes and brackets blanked (same length)."""
+    return blank(text, quoted_spans(text, brackets=True))
+
+
+def content_spans(text: str, *, scheduled: bool = True) -> list[tuple[int, int]]:
+    """The spans of `text` (one part of an instruction) that are content; with
+    `scheduled` false, what follows a leading time phrase is not content by that alone
+    (the router's second look when the time phrase names no app: "后天早上7点叫我起床")."""
+    spans = quoted_spans(text)
+    visible = blank(text, spans)
+    starts: list[int] = []
+    reminder = _REMINDER.search(visible)
+    timed = _SCHEDULE.match(visible) if scheduled else None
+    if reminder:  # the reminder's verb is the request, even after a time phrase
+        starts.append(reminder.end())
+    elif timed and timed.end() < len(text):
+        starts.append(timed.end())
+    program = _PROGRAM.search(visible)
+    if program and program.start() > 0:  # a bare program is the code app's to read
+        starts.append(program.start())
+    if starts:
+        spans.append((min(starts), len(text)))
+    return spans
+
+
+def without_content(text: str, *, scheduled: bool = True) -> str:
+    """`text` as the router scores it: each content span one `BLANK`; `text` itself
+    when nothing else would be left to go by."""
+    spans = content_spans(text, scheduled=scheduled)
+    if not spans:
+        return text
+    kept = re.sub(f"{BLANK}+", BLANK, blank(text, spans))
+    return kept if _WORD.search(kept) else text
