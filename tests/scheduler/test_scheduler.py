@@ -173,11 +173,13 @@ def test_restart_keeps_jobs_and_closes_interrupted_runs(make_scheduler, clock, e
     clock.advance(seconds=1)
     scheduler.tick()  # running when the controller "stops"
     again = make_scheduler()
-    executor.gate.set()
     entry = again.get(job["id"])
     assert entry["name"] == "echo" and entry["running"] is False
     runs = again.runs(job["id"])
     assert runs[0]["status"] == "error" and "中断" in runs[0]["summary"]
+    # the stopped controller's worker is let go only now: in a real restart it is
+    # gone, and here it would otherwise race the reads above with its own answer
+    executor.gate.set()
     scheduler.wait_idle()
 
 
