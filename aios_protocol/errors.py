@@ -150,6 +150,18 @@ class AiosError(Exception):
             body["placeholders"] = dict(self.placeholders)
         return body
 
+    @staticmethod
+    def fields_of(body: Mapping[str, Any]) -> dict[str, Any]:
+        """From an error body (`to_body()`), what rebuilds the error besides its code
+        and message: `detail`, `variant` and `placeholders`."""
+        variant = body.get("variant")
+        placeholders = body.get("placeholders")
+        return {
+            "detail": body.get("detail"),
+            "variant": variant if isinstance(variant, str) else None,
+            "placeholders": placeholders if isinstance(placeholders, Mapping) else None,
+        }
+
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from aios_protocol.errors import AppUnreachable, BadAppReply, ToolFailed
+from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolFailed
 from aios_protocol.messages import ToolCall, ToolResult, describe_validation_error
 from aios_runtime.json_client import PeerTimeout, request_json
 
@@ -98,7 +98,7 @@ class ExecutorClient:
                 raise ToolFailed(
                     f"{tool}: {error.get('message') or error['code']}",
                     code=str(error["code"]),
-                    detail=error.get("detail"),
+                    **AiosError.fields_of(error),
                 )
             raise ToolFailed(
                 f"{tool}: executor answered HTTP {status}", code="bad_executor_reply"

@@ -212,12 +212,7 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         return LLMError(f"controller answered HTTP {status}")
     code = str(error["code"])
     message = str(error.get("message") or code)
-    variant = error.get("variant")
-    placeholders = error.get("placeholders")
-    sentence: dict[str, Any] = {
-        "variant": str(variant) if isinstance(variant, str) else None,
-        "placeholders": placeholders if isinstance(placeholders, dict) else None,
-    }
+    fields = AiosError.fields_of(error)
     for cls in (
         LLMNotConfigured,
         LLMTimeout,
@@ -227,8 +222,8 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         LLMError,
     ):
         if cls.code == code:
-            return cls(message, detail=error.get("detail"), **sentence)
-    return AiosError(message, code=code, detail=error.get("detail"), **sentence)
+            return cls(message, **fields)
+    return AiosError(message, code=code, **fields)
 
 
 class AgentLLM:
