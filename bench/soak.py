@@ -6,15 +6,20 @@ opened and one of its actions, and a confirmation answered (a scheduler job whos
 command is outside the whitelist asks the user; the soak denies it, which drops the
 job). Every few seconds it samples, per process (controller, executor, each app —
 bubblewrap's helpers counted with their app), open file descriptors, threads and
-resident memory. The first `WARMUP_SHARE` of the run is warm-up; growth is the last
-sample minus the first sample after warm-up, and the run is flat when every
-process's growth stays within `BOUNDS`.
+resident memory. The first `WARMUP_SHARE` of the run is warm-up (long enough to fill
+the controller's bounded structures: the sessions kept in memory, the event buffer).
+Growth is the median of the last `WINDOW` samples minus the median of the first
+`WINDOW` samples after warm-up: one sample taken in a burst or just after a
+collection neither hides growth nor invents it. A process is flat when its growth
+stays within `BOUNDS`, the run when every process is; a process that was there
+after warm-up and is gone at the end is not flat.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -24,10 +29,11 @@ from typing import Any
 
 from bench.system import RunningSystem, prepare_folder
 
-__all__ = ["BOUNDS", "WARMUP_SHARE", "run_soak", "soak"]
+__all__ = ["BOUNDS", "WARMUP_SHARE", "WINDOW", "growth_report", "run_soak", "soak"]
 
 WARMUP_SHARE = 0.3
 SAMPLE_EVERY = 2.0  # seconds
+WINDOW = 5  # samples at each end of the measured part, of which the median counts
 # growth allowed after warm-up, per process: a leak of one fd / thread per operation
 # passes these within seconds; noise (a pool thread, allocator slack) stays below
 BOUNDS = {"fds": 8, "threads": 4, "rss_mb": 20.0}
@@ -126,7 +132,7 @@ def soak(system: RunningSystem, minutes: float) -> dict[str, Any]:
     started = time.monotonic()
     warm_until = started + seconds * WARMUP_SHARE
     samples: list[tuple[float, dict[str, dict[str, float]]]] = []
-    counts = {"operations": 0, "failed": 0}
+    counts = {"operations": 0, "failed": 0, "after_warmup": 0}
     next_sample = started
     index = 0
     while time.monotonic() - started < seconds:
@@ -135,31 +141,21 @@ def soak(system: RunningSystem, minutes: float) -> dict[str, Any]:
         counts["operations"] += 1
         counts["failed"] += 0 if ok else 1
         now = time.monotonic()
+        counts["after_warmup"] += now >= warm_until
         if now >= next_sample:
             samples.append((now, sample(system)))
             next_sample = now + SAMPLE_EVERY
     samples.append((time.monotonic(), sample(system)))
     after = [s for t, s in samples if t >= warm_until] or [samples[-1][1]]
-    first, last = after[0], samples[-1][1]
-    processes: dict[str, dict[str, Any]] = {}
-    flat = True
-    for label in sorted(set(first) & set(last)):
-        row: dict[str, Any] = {}
-        for key, bound in BOUNDS.items():
-            growth = round(last[label][key] - first[label][key], 1)
-            row[key] = {
-                "after_warmup": round(first[label][key], 1),
-                "end": round(last[label][key], 1),
-                "growth": growth,
-            }
-            flat &= growth <= bound
-        processes[label] = row
+    flat, processes = growth_report(after, counts["after_warmup"])
     return {
         "minutes": minutes,
         "seconds": round(time.monotonic() - started, 1),
         "operations": counts["operations"],
+        "operations_after_warmup": counts["after_warmup"],
         "failed": counts["failed"],
         "samples": len(samples),
+        "samples_after_warmup": len(after),
         "warmup_share": WARMUP_SHARE,
         "bounds": BOUNDS,
         "flat": flat,
@@ -167,17 +163,65 @@ def soak(system: RunningSystem, minutes: float) -> dict[str, Any]:
     }
 
 
+def growth_report(
+    after: list[dict[str, dict[str, float]]], operations: int
+) -> tuple[bool, dict[str, dict[str, Any]]]:
+    """(flat, per process) from the samples taken after warm-up, in order.
+
+    A figure's start and end are the medians of the first and the last `WINDOW`
+    samples (fewer when the run took fewer); a process sampled at the start but not
+    at the end is `missing`, and not flat.
+    """
+    window = max(1, min(WINDOW, len(after) // 2))
+    head, tail = after[:window], after[-window:]
+    labels = {label for s in (*head, *tail) for label in s}
+    processes: dict[str, dict[str, Any]] = {}
+    flat = True
+    for label in sorted(labels):
+        start = [s[label] for s in head if label in s]
+        end = [s[label] for s in tail if label in s]
+        if not start or not end:
+            processes[label] = {"flat": bool(end), "missing": not end}
+            flat &= bool(end)
+            continue
+        row: dict[str, Any] = {}
+        fine = True
+        for key, bound in BOUNDS.items():
+            first = statistics.median(r[key] for r in start)
+            last = statistics.median(r[key] for r in end)
+            growth = round(last - first, 1)
+            row[key] = {
+                "after_warmup": round(first, 1),
+                "end": round(last, 1),
+                "growth": growth,
+            }
+            fine &= growth <= bound
+        # what the process kept per operation after warm-up, if it kept anything
+        row["rss_kb_per_operation"] = round(
+            max(0.0, row["rss_mb"]["growth"]) * 1024 / max(1, operations), 3
+        )
+        row["flat"] = fine
+        flat &= fine
+        processes[label] = row
+    return flat, processes
+
+
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"soak: {report['minutes']} min, {report['operations']} operations "
-        f"({report['failed']} failed), growth after warm-up "
+        f"({report['failed']} failed, {report['operations_after_warmup']} after "
+        f"warm-up), growth after warm-up "
         f"(bounds: fds +{BOUNDS['fds']}, threads +{BOUNDS['threads']}, "
         f"RSS +{BOUNDS['rss_mb']:g} MiB) — {'flat' if report['flat'] else 'GROWING'}",
         f"{'process':<16}{'fds':>12}{'threads':>12}{'RSS MiB':>14}",
     ]
     for label, row in report["processes"].items():
+        if "rss_mb" not in row:
+            lines.append(f"{label:<16}{'gone' if row['missing'] else 'new':>38}")
+            continue
         cells = [f"{row[k]['end']:g} ({row[k]['growth']:+g})" for k in BOUNDS]
-        lines.append(f"{label:<16}{cells[0]:>12}{cells[1]:>12}{cells[2]:>14}")
+        verdict = "flat" if row["flat"] else "GROWING"
+        lines.append(f"{label:<16}{cells[0]:>12}{cells[1]:>12}{cells[2]:>14}  {verdict}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,9 @@
 """The controller's event bus and the Server-Sent Events stream built on it.
 
 `EventBus` numbers every event (`seq`, starting at 1), keeps the latest ones in a
-bounded ring buffer and wakes waiting subscribers; a subscriber that fell behind the
-buffer simply gets what is left. A published event is a `BusEvent`: the fields of
+ring buffer bounded both in events and in bytes (a `task_done` carries the app's
+whole reply, which may be megabytes) and wakes waiting subscribers; a subscriber that
+fell behind the buffer simply gets what is left. A published event is a `BusEvent`: the fields of
 `protocol.Event`, whose `dump()` is that model's wire form. `sse_stream` turns the
 bus into the `text/event-stream` of `GET /api/events` (each `data:` an
 `protocol.Event`, each `id:` its seq,
@@ -27,6 +28,8 @@ __all__ = ["BusEvent", "EventBus", "ExecutorEventRelay", "sse_stream"]
 log = logging.getLogger("aios.controller.events")
 
 _EVENT_TYPES = frozenset(get_args(EventType))
+# the size of an event's data as JSON text, which is what the buffer is bounded by
+_SIZE_OF = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 @dataclass(slots=True)
@@ -42,6 +45,7 @@ class BusEvent:
     app_id: str | None
     session_id: str | None
     data: dict[str, Any]
+    size: int = 0  # characters of `data` as JSON text, counted against the bound
 
     def dump(self) -> dict[str, Any]:
         """`protocol.Event`'s JSON-ready dict of this event."""
@@ -57,10 +61,18 @@ class BusEvent:
 
 
 class EventBus:
-    """In-process publish/subscribe with sequence numbers and a ring buffer."""
+    """In-process publish/subscribe with sequence numbers and a ring buffer.
 
-    def __init__(self, capacity: int = 1000):
-        self._events: deque[BusEvent] = deque(maxlen=capacity)
+    The buffer keeps at most `capacity` events and, of their data, at most
+    `max_bytes` (as JSON text, counted in characters): the oldest go first; the
+    latest event always stays.
+    """
+
+    def __init__(self, capacity: int = 1000, max_bytes: int = 16 << 20):
+        self._events: deque[BusEvent] = deque()
+        self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._bytes = 0  # the sizes of the buffered events' data
         self._seq = 0
         self._cond = threading.Condition()
         self._closed = False
@@ -82,13 +94,26 @@ class EventBus:
     ) -> BusEvent:
         if type not in _EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
+        data = data or {}
+        size = len(_SIZE_OF(data)) if data else 0  # outside the lock
         with self._cond:
             self._seq += 1
-            event = BusEvent(type, self._seq, app_id, session_id, data or {})
-            self._events.append(event)
+            event = BusEvent(type, self._seq, app_id, session_id, data, size)
+            events = self._events
+            events.append(event)
+            self._bytes += size
+            while len(events) > self._capacity or (
+                self._bytes > self._max_bytes and len(events) > 1
+            ):
+                self._bytes -= events.popleft().size
             if self._waiting:  # several events per instruction: wake only if waited for
                 self._cond.notify_all()
         return event
+
+    def buffered(self) -> tuple[int, int]:
+        """(events, bytes of their data) in the buffer now."""
+        with self._cond:
+            return len(self._events), self._bytes
 
     def since(self, seq: int) -> list[BusEvent]:
         """Buffered events with a sequence number above `seq`."""

@@ -491,7 +491,9 @@ class SessionStore:
     also replaces a line a crash cut short), so a restart continues every file
     correctly. At most `kept` sessions stay in memory: the one used longest ago with
     no request running in it leaves memory (its file stays; it is read again when it
-    is next used), so memory does not grow with the number of conversations.
+    is next used), so memory does not grow with the number of conversations. A
+    session's lock and journal state leave with it, and stay out when it is locked or
+    saved apart from a request after it left.
     """
 
     def __init__(self, folder: Path, *, kept: int = 256):
@@ -558,9 +560,9 @@ class SessionStore:
         """Over `kept`: the sessions used longest ago, with no request running in them
         and their lock free, leave memory (with their lock and journal state)."""
         excess = len(self._sessions) - self._kept
-        for sid in list(self._sessions):
+        for sid in list(self._sessions) if excess > 0 else ():
             if excess <= 0:
-                return
+                break
             if self._running.get(sid):
                 continue
             lock = self._locks.get(sid)
@@ -572,6 +574,19 @@ class SessionStore:
             self._locks.pop(sid, None)
             self._journals.pop(sid, None)
             excess -= 1
+        if len(self._locks) > 2 * max(self._kept, len(self._sessions)):
+            self._drop_spare_locks()
+
+    def _drop_spare_locks(self) -> None:
+        """Drop the free locks of sessions not in memory (taken by `lock` apart from
+        a request, for a session that then left memory or never came): once they
+        outnumber the sessions in memory, so the sweep costs O(1) per call."""
+        for sid in [sid for sid in self._locks if sid not in self._sessions]:
+            lock = self._locks[sid]
+            if self._running.get(sid) or not lock.acquire(blocking=False):
+                continue
+            lock.release()
+            del self._locks[sid]
 
     def _load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
@@ -642,7 +657,9 @@ class SessionStore:
                 raise StorageFull.writing(path, exc) from exc
             raise
         journal.written(line, snapshot)
-        self._journals[sid] = journal
+        with self._guard:
+            if sid in self._sessions:  # a session saved after it left memory: no state
+                self._journals[sid] = journal
 
     def ids(self) -> list[str]:
         on_disk = {p.stem for p in self._folder.glob("sess_*.json")}

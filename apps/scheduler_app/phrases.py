@@ -230,6 +230,24 @@ def _zh(text: str, now: datetime) -> Request | None:
         name, what = _what(text[m.end() :])
         cron = f"{clock[1]} {clock[0]} * * {_WEEKDAYS[m.group(2)]}"
         return Request("create", name, what, {"schedule_type": "cron", "cron": cron})
+    # one weekday: "周五下午5点" is this week's Friday (next week's once it is past),
+    # "下周五" next week's
+    m = re.search(r"(下|这|本)?(?:周|星期|礼拜)([一二三四五六日天])\s*" + _CLOCK, text)
+    if m and (clock := _clock(m, 3)):
+        weekday = "一二三四五六日".index(m.group(2).replace("天", "日"))
+        if m.group(1) == "下":
+            days = 7 - now.weekday() + weekday
+        else:
+            days = (weekday - now.weekday()) % 7
+        run_at = now + relativedelta(
+            days=days, hour=clock[0], minute=clock[1], second=0, microsecond=0
+        )
+        if run_at <= now:
+            run_at += relativedelta(days=7)
+        name, what = _what(text[m.end() :])
+        return Request(
+            "create", name, what, {"schedule_type": "once", "run_at": run_at.isoformat()}
+        )
     m = re.search(r"(今天|明天|后天|大后天)?\s*" + _CLOCK, text)
     if m and (m.group(1) or m.group(2) or "点" in m.group(0)) and (clock := _clock(m, 2)):
         days = {"今天": 0, "明天": 1, "后天": 2, "大后天": 3}.get(m.group(1) or "今天", 0)

@@ -3,7 +3,7 @@
 "智能助手，帮我写一首关于秋天的诗" is for the assistant, whatever words of other apps
 follow. An app is addressed when the instruction begins with one of its names —
 optionally after a greeting ("hey", "嗨") and a word that hands the job over ("让",
-"请", "用", "ask", "tell", "use the") — and the name is not the object of something
+"请", "用", "帮我用", "ask", "tell", "use the") — and the name is not the object of something
 else: not followed by 的 / 窗口 / window / 's ("关闭音乐应用的窗口" is about a window).
 An app's names are its manifest `name` and those of its keywords that name it as an
 app (they contain 应用 / 助手 / app / assistant / agent: the assistant's "assistant").
@@ -26,7 +26,7 @@ __all__ = ["Addressee", "Addressing", "names"]
 _APP_WORDS = ("应用", "助手", "app", "assistant", "agent")
 _GREETING = r"(?:(?:hey|hi|ok|okay|嗨|嘿)[\s,，!！]*)?"
 _HANDOVER = (
-    r"(?:(?:请让|让|请|叫|用|使用|麻烦|由)\s*"
+    r"(?:(?:(?:请|麻烦你?)?帮我\s*(?:用|使用)|请让|让|请|叫|用|使用|麻烦|由)\s*"
     r"|(?:please\s+)?(?:ask|tell|let|have|use|get)\s+(?:the\s+|my\s+)?)?"
 )
 # after the name: not the name of something else ("…的窗口", "…'s window")

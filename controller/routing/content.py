@@ -6,20 +6,28 @@ towards another app:
 
 * quoted words and titles: `提醒我“播放音乐”`, 《七里香》, `say "play"`;
 * what a reminder should say: everything after 提醒我 / remind me;
-* what a scheduled job should do: everything after a leading delay, recurrence or
-  day and hour ("10分钟后播放音乐", "每天早上8点播放音乐", "every day at 8am play
-  music") — as long as the time phrase itself is some app's evidence;
+* what a scheduled job should do: everything after a leading delay, recurrence, or
+  day and hour ("10分钟后播放音乐", "明天下午3点播放音乐", "every day at 8am play
+  music", "tomorrow at 3pm play music"): the time phrase makes it a request for later,
+  which is the scheduler's (`timed`), whatever the job will do;
+* the topic of a piece of writing or a title given in words ("写一首关于音乐的诗",
+  "以代码为主题", "write a poem about music", "a song called Run"): the topic goes,
+  and what it stood between joins up ("写一首诗");
+* the material of a request about text, after a colon ("翻译：play the next song",
+  "总结以下内容：…");
 * a program's code: from the first Python statement on ("运行这段代码 print('播放')").
 
 `content_spans` finds them in one part of an instruction (content runs to the part's
-end); `without_content` is the part with its content blanked, as the router scores
-it; `blank_quoted` is what the splitter uses so that it never cuts inside quotes or
-brackets.
+end, a topic to its 的); `without_content` is the part as the router scores it;
+`timed` says whether the part is a request for later; `blank_quoted` is what the
+splitter uses so that it never cuts inside quotes or brackets.
 """
 
 from __future__ import annotations
 
 import re
+
+from controller.routing.text import normalize, split_units
 
 __all__ = [
     "BLANK",
@@ -27,6 +35,7 @@ __all__ = [
     "blank_quoted",
     "content_spans",
     "quoted_spans",
+    "timed",
     "without_content",
 ]
 
@@ -64,12 +73,28 @@ _EN_EVERY = (
     rf"(?:\s+(?:morning|evening|night))?\s+at\s+{_EN_CLOCK})"
 )
 # a leading time phrase that makes the request a job for later: what follows is its
-# content (an instruction that merely mentions a day, "明天会下雨吗", is not one)
+# content (an instruction that merely mentions a day, "明天会下雨吗", is not one; a
+# day needs its hour). The forms are the ones the scheduler's phrase table reads.
 _SCHEDULE = re.compile(
-    rf"^\s*(?:请|帮我|麻烦)?\s*(?:{_DELAY}|{_EVERY}|{_DAY}{_PART_OF_DAY}?{_CLOCK}"
-    rf"|in\s+\d+\s*{_EN_UNIT}\b|{_EN_EVERY}\b)\s*(?:[,，]\s*)?",
+    rf"^\s*(?:请|帮我|麻烦)?\s*(?:{_DELAY}|{_EVERY}|{_DAY}?{_PART_OF_DAY}?{_CLOCK}"
+    rf"|in\s+(?:\d+|an?|half\s+an)\s*{_EN_UNIT}\b|{_EN_EVERY}\b"
+    rf"|(?:(?:today|tomorrow)\s+)?at\s+{_EN_CLOCK}(?=\s|,|$))\s*(?:[,，]\s*)?",
     re.IGNORECASE,
 )
+# the topic of a piece of writing, or a name given in words: "关于X的", "以X为主题",
+# "题为X的", "about X" (not "how about", "what about"), "called X"; a topic without
+# its closing 的 runs to the part's end
+_TOPIC = re.compile(
+    r"关于(?P<zh>[^，,。；;：:]+?)(?:的|(?=[，,。；;：:]|$))"
+    r"|以(?P<theme>[^，,。；;]+?)为(?:主题|题目|题)"
+    r"|(?:题为|名为|名叫|叫做)(?P<named>[^，,。；;]+?)的"
+    r"|(?<!how )(?<!what )\babout\s+(?P<en>.+)$"
+    r"|\b(?:called|titled|named|entitled)\s+(?P<title>.+)$",
+    re.IGNORECASE,
+)
+# a colon that introduces the material of a request ("翻译：…"), not one inside a
+# clock ("8:30") or a link ("http://")
+_COLON = re.compile(r"(?<!\d)[:：](?!//)|(?<=\d)：")
 # where a program starts: a call (`print(`), an assignment, an import, a definition;
 # English prose ("search for songs", "play Yesterday (live)") does not look like one
 _PROGRAM = re.compile(
@@ -79,12 +104,14 @@ _PROGRAM = re.compile(
 
 
 _WORD = re.compile(r"[^\W_]")
+_LATIN = re.compile(r"[A-Za-z0-9]")
 
 
 def quoted_spans(text: str, *, brackets: bool = False) -> list[tuple[int, int]]:
     """The insides of the outermost quotes (and, with `brackets`, brackets) of `text`.
 
-    A straight quote after a letter or digit is an apostrophe ("what's"), not a quote.
+    A straight quote after a Latin letter or digit is an apostrophe ("what's"), not a
+    quote; after a Chinese character it opens one ('说"播放"这个词').
     """
     if (_OPENING_ANY if brackets else _OPENING_QUOTE).search(text) is None:
         return []  # most instructions: nothing opens a span
@@ -104,7 +131,7 @@ def quoted_spans(text: str, *, brackets: bool = False) -> list[tuple[int, int]]:
         if char in openers:
             closer.append(openers[char])
             start = i + 1
-        elif char in _SAME_CLOSE and not (i and text[i - 1].isalnum()):
+        elif char in _SAME_CLOSE and not (i and _LATIN.match(text[i - 1])):
             closer.append(char)
             start = i + 1
     if closer:  # an unclosed quote runs to the end
@@ -127,32 +154,83 @@ def blank_quoted(text: str) -> str:
     return blank(text, quoted_spans(text, brackets=True))
 
 
+def _material_start(visible: str) -> int | None:
+    """Where the material after a request's colon starts: the colon must follow a
+    word that is not filler ("翻译：", not "帮我：") and be followed by more text."""
+    colon = _COLON.search(visible)
+    if colon is None or not visible[colon.end() :].strip():
+        return None
+    before = split_units(normalize(visible[: colon.start()]))
+    return colon.end() if any(not unit.filler for unit in before) else None
+
+
+def topic_spans(text: str) -> list[tuple[int, int]]:
+    """The topics and given names of `text` (see `_TOPIC`), outside quotes."""
+    visible = blank(text, quoted_spans(text))
+    spans = []
+    for match in _TOPIC.finditer(visible):
+        group = next(name for name, value in match.groupdict().items() if value)
+        start, end = match.span(group)
+        if group in ("zh", "named") and match.group(0).endswith("的"):
+            end += 1  # "关于X的" goes whole: "写一首[关于X的]诗" → "写一首诗"
+            start = match.start()
+        elif group == "zh":
+            start = match.start()
+        elif group in ("en", "title"):
+            start = match.start()  # "about X": the preposition goes with its object
+        spans.append((start, end))
+    return spans
+
+
 def content_spans(text: str, *, scheduled: bool = True) -> list[tuple[int, int]]:
     """The spans of `text` (one part of an instruction) that are content; with
     `scheduled` false, what follows a leading time phrase is not content by that alone
-    (the router's second look when the time phrase names no app: "后天早上7点叫我起床")."""
+    (the router's second look when no scheduler is installed: "后天早上7点叫我起床")."""
     spans = quoted_spans(text)
     visible = blank(text, spans)
     starts: list[int] = []
     reminder = _REMINDER.search(visible)
-    timed = _SCHEDULE.match(visible) if scheduled else None
+    timed_phrase = _SCHEDULE.match(visible) if scheduled else None
     if reminder:  # the reminder's verb is the request, even after a time phrase
         starts.append(reminder.end())
-    elif timed and timed.end() < len(text):
-        starts.append(timed.end())
+    elif timed_phrase and timed_phrase.end() < len(text):
+        starts.append(timed_phrase.end())
     program = _PROGRAM.search(visible)
     if program and program.start() > 0:  # a bare program is the code app's to read
         starts.append(program.start())
+    material = _material_start(visible)
+    if material is not None:
+        starts.append(material)
     if starts:
         spans.append((min(starts), len(text)))
-    return spans
+    return spans + topic_spans(text)
+
+
+def timed(text: str) -> bool:
+    """Whether `text` (one part of an instruction) asks for something later: it starts
+    with a delay, a recurrence or a day and hour, and a request follows (not only
+    particles: "3点了吗" asks the time)."""
+    visible = blank(text, quoted_spans(text))
+    phrase = _SCHEDULE.match(visible)
+    if phrase is None:
+        return False
+    rest = split_units(normalize(visible[phrase.end() :]))
+    return any(not unit.filler for unit in rest) or BLANK in visible[phrase.end() :]
 
 
 def without_content(text: str, *, scheduled: bool = True) -> str:
-    """`text` as the router scores it: each content span one `BLANK`; `text` itself
-    when nothing else would be left to go by."""
+    """`text` as the router scores it: each content span one `BLANK`, each topic
+    gone (what it stood between joins up); `text` itself when nothing else would be
+    left to go by."""
     spans = content_spans(text, scheduled=scheduled)
     if not spans:
         return text
-    kept = re.sub(f"{BLANK}+", BLANK, blank(text, spans))
+    topics = topic_spans(text)
+    blanked = [span for span in spans if span not in topics]
+    marked = list(blank(text, blanked))
+    for start, end in topics:
+        for i in range(start, end):
+            if marked[i] != BLANK:
+                marked[i] = ""
+    kept = re.sub(f"{BLANK}+", BLANK, "".join(marked))
     return kept if _WORD.search(kept) else text

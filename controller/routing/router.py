@@ -4,10 +4,13 @@ The interface (`AppProfile`, `PlannedTask`, `RoutePlan`, `Router`) is what the
 pipeline depends on; `DeterministicRouter` answers without an LLM, the way
 hassil / Padatious match intents locally: an app named at the start takes the
 instruction alone (`address`); otherwise it splits a compound instruction into
-parts (`split`), scores each part without its content (`content`: quotes, a
-reminder's words, a program) against every app's manifest (`index`) and turns the
-scores into a confidence. A part no app's words claim, beside parts they do, goes to
-the app whose manifest gives it the `catch_all` role when one is installed. An LLM
+parts (`split`). A part that asks for something later ("明天下午3点播放音乐") goes
+to the app whose manifest gives it the `scheduler` role, when one is installed: its
+time phrase is the routing evidence and what follows is the job's content. Every
+other part is scored without its content (`content`: quotes, titles and topics, a
+reminder's words, a program) against every app's manifest (`index`), and the scores
+become a confidence. A part no app's words claim, beside parts they do, goes to the
+app whose manifest gives it the `catch_all` role when one is installed. An LLM
 router plugs in behind the same interface for plans below
 `DeterministicRouter.CONFIDENT`.
 """
@@ -20,7 +23,7 @@ from typing import Protocol
 
 from aios_protocol.messages import Manifest
 from controller.routing.address import Addressing
-from controller.routing.content import without_content
+from controller.routing.content import timed, without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
 from controller.routing.split import Piece, clean_part, split_pieces
 
@@ -141,6 +144,8 @@ class DeterministicRouter:
     STRONG = 0.8
     # the confidence of a plan for an app named at the start
     ADDRESSED = 0.95
+    # the confidence of a part that asks for something later, for the scheduler
+    TIMED = 0.9
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
@@ -172,11 +177,12 @@ class DeterministicRouter:
             reason = f"t1→{named.app_id} {self.ADDRESSED:.2f} named [{named.name}]"
             return RoutePlan(tasks=[task], confidence=self.ADDRESSED, reason=reason)
         catch_all = app_in_role(profiles, "catch_all")
+        scheduler = app_in_role(profiles, "scheduler")
         decisions: dict[str, _Decision] = {}
 
         def decide(part: str) -> _Decision:
             if part not in decisions:
-                decisions[part] = self._decide(index, part)
+                decisions[part] = self._decide(index, part, scheduler)
             return decisions[part]
 
         parts = self._parts(text, decide)
@@ -202,7 +208,7 @@ class DeterministicRouter:
                 depends_on=[earlier.task_id for earlier in tasks],
             )
             tasks.append(task)
-            hits = ", ".join(decision.fits[0].hits[:4]) if decision.fits else ""
+            hits = ", ".join(decision.fits[0].hits[:4]) if decision.fits else "timed"
             notes.append(f"{task.task_id}→{task.app_id} {decision.confidence:.2f} [{hits}]")
         confidence = min(decide(part).confidence for part in parts)
         if not tasks:
@@ -239,12 +245,15 @@ class DeterministicRouter:
         parts.append(alone.text if alone is not None else clean_part(text[start:end]))
         return parts
 
-    def _decide(self, index: RoutingIndex, part: str) -> _Decision:
+    def _decide(self, index: RoutingIndex, part: str, scheduler: str | None) -> _Decision:
+        if scheduler is not None and timed(part):
+            # "明天下午3点播放音乐": the scheduler makes the job; playing is its content
+            return _Decision(scheduler, self.TIMED, ())
         scored = without_content(part)
         fits = tuple(index.score(scored))
         if not fits or fits[0].fit < self.minimum:
-            # a time phrase that names no app ("后天早上7点叫我起床"): what follows it
-            # is the request after all
+            # a time phrase and no scheduler installed ("后天早上7点叫我起床"): what
+            # follows it is the request after all
             unscheduled = without_content(part, scheduled=False)
             if unscheduled != scored:
                 fits = tuple(index.score(unscheduled))

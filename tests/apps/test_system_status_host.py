@@ -55,6 +55,9 @@ def busy_here() -> Iterator[None]:
         thread.join(5)
 
 
+_WORK = re.compile(r"[-+]")
+
+
 def named_here(rows: list[list[Any]]) -> tuple[int, list[list[Any]]]:
     """How many (pid, name) rows are this computer's processes, and the rows whose pid
     runs here under another name (a process that ended meanwhile is neither)."""
@@ -64,8 +67,9 @@ def named_here(rows: list[list[Any]]) -> tuple[int, list[list[Any]]]:
             name = psutil.Process(int(row[0])).name()
         except psutil.Error:
             continue
-        # a kernel worker names its current work after a dash: that part may change
-        if name.split("-")[0] == str(row[1]).split("-")[0]:
+        # a kernel worker names its current work after a dash or a plus
+        # ("kworker/u8:0-events", "kworker/u8:0+netns"): that part may change
+        if _WORK.split(name)[0] == _WORK.split(str(row[1]))[0]:
             found += 1
         else:
             other.append(row)

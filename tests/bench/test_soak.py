@@ -2,7 +2,8 @@
 
 Real processes (the soak starts the system itself in a temp folder on ephemeral
 ports). The growth figures are checked for shape and against the soak's own stated
-bounds; nothing else about timing is asserted.
+bounds; nothing else about timing is asserted. How the soak decides "flat" from its
+samples is checked on made-up samples.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import psutil
 import pytest
 
-from bench.soak import BOUNDS
+from bench.soak import BOUNDS, WINDOW, growth_report
 from tests.procs import ROOT
 
 
@@ -35,6 +36,7 @@ def test_a_short_soak_reports_flat_growth_per_process() -> None:
     labels = set(report["processes"])
     assert {"controller", "executor", "hello_app"} <= labels, labels
     for label, row in report["processes"].items():
+        assert row["flat"], (label, row)
         for key, bound in BOUNDS.items():
             assert set(row[key]) == {"after_warmup", "end", "growth"}
             assert row[key]["growth"] <= bound, (label, key, row[key])
@@ -45,3 +47,34 @@ def test_a_short_soak_reports_flat_growth_per_process() -> None:
         if p.pid not in before and "aios-soak-" in " ".join(p.info["cmdline"] or [])
     ]
     assert not leftover, leftover
+
+
+def samples(rss: list[float], label: str = "controller") -> list[dict]:
+    return [{label: {"fds": 20, "threads": 10, "rss_mb": value}} for value in rss]
+
+
+def test_one_sample_at_either_end_neither_hides_nor_invents_growth() -> None:
+    steady = [100.0] * 30
+    # a burst in the last sample, or a collection just before the first one
+    flat, rows = growth_report(samples([*steady[:-1], 160.0]), 1000)
+    assert flat and rows["controller"]["flat"], rows
+    flat, rows = growth_report(samples([40.0, *steady[1:]]), 1000)
+    assert flat, rows
+    # growth all along the measured part is growth, whatever the end samples say
+    rising = [100.0 + 2 * i for i in range(30)]
+    rising[-1] = 100.0
+    flat, rows = growth_report(samples(rising), 1000)
+    assert not flat and not rows["controller"]["flat"], rows
+    assert rows["controller"]["rss_mb"]["growth"] > BOUNDS["rss_mb"]
+    assert rows["controller"]["rss_kb_per_operation"] > 0
+    assert len(rising) > 2 * WINDOW
+
+
+def test_a_process_gone_at_the_end_is_not_flat() -> None:
+    after = samples([100.0] * 20)
+    for row in after[-WINDOW:]:
+        row.pop("controller")
+        row["executor"] = {"fds": 5, "threads": 3, "rss_mb": 50.0}
+    flat, rows = growth_report(after, 100)
+    assert not flat
+    assert rows["controller"] == {"flat": False, "missing": True}

@@ -2,8 +2,10 @@
 
 A request no specialist can do (write a poem) must not go to a specialist whose
 loose words it happens to share; an app named at the start of an instruction takes
-it alone; quoted words, titles, what a reminder should say, what a scheduled job
-should do and a program's code are content, not evidence of which app should act.
+it alone; quoted words, titles, the topic of a piece of writing, the material after
+a request's colon, what a reminder should say, what a scheduled job should do and a
+program's code are content, not evidence of which app should act; a request with a
+leading time is the scheduler's, whatever the job will do.
 Without a model, what no app's words claim goes to the catch-all assistant (which
 then says it needs a model); without the assistant installed, the answer says
 plainly that no installed app can do it.
@@ -15,7 +17,7 @@ import pytest
 
 from aios_runtime.settings import Settings
 from controller.llm.client import LLMClient
-from controller.routing.content import without_content
+from controller.routing.content import timed, without_content
 from controller.routing.llm_router import FallbackRouter, LLMRouter
 from controller.routing.router import (
     AppProfile,
@@ -148,3 +150,97 @@ def test_without_the_assistant_no_app_says_so_plainly(router, apps):
     english = no_match_message(specialists, "en-US")
     assert english.startswith("No installed app can do that.")
     assert "没有" not in english
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "明天下午3点播放音乐",
+        "明天下午三点放一首周杰伦的歌",
+        "今晚8点播放七里香",
+        "下午3点播放音乐",
+        "3点播放音乐",
+        "每周一早上9点播放轻音乐",
+        "周五下午5点运行脚本 backup.py",
+        "1小时后关闭音乐窗口",
+        "明天下午3点让音乐应用播放周杰伦",  # the app is named inside the job
+        "tomorrow at 3pm play music",
+        "at 7pm play some jazz",
+        "in 10 minutes pause the music",
+        "in half an hour stop the music",
+    ],
+)
+def test_a_timed_request_is_the_schedulers_whatever_the_job(router, apps, text):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", "scheduler_app", text, [])], plan.reason
+    assert plan.confidence >= CONFIDENT
+
+
+def test_a_time_alone_or_a_question_about_the_time_is_not_a_job(router, apps):
+    assert not timed("3点了吗")
+    assert not timed("明天下午3点")
+    assert not timed("明天会下雨吗")
+    assert timed("明天下午3点“播放音乐”")
+    assert "scheduler_app" not in app_ids(router.route("把时钟调到3点", apps))
+
+
+def test_without_a_scheduler_a_timed_request_is_what_follows(router, apps):
+    no_scheduler = tuple(a for a in apps if a.system_role != "scheduler")
+    assert app_ids(router.route("明天下午3点播放音乐", no_scheduler)) == ["music_app"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the topic of a piece of writing is no specialist's evidence
+        ("写一首关于音乐的诗", ["assistant_app"]),
+        ("写一首关于代码的诗", ["assistant_app"]),
+        ("写一个关于播放器的故事", ["assistant_app"]),
+        ("以音乐为主题写一首诗", ["assistant_app"]),
+        ("write a poem about music and code", ["assistant_app"]),
+        ("write a haiku about code", ["assistant_app"]),
+        ("写一首题为《播放》的诗", ["assistant_app"]),
+        ("给我写一篇关于摇滚乐历史的文章", ["assistant_app"]),
+        ("帮我写一封关于下载音乐的邮件", ["assistant_app"]),
+        ("write an email about the new playlist", ["assistant_app"]),
+        ("帮我起草一份关于系统升级的通知", ["assistant_app"]),
+        ("写一段关于系统内存的介绍", ["assistant_app"]),
+        ("给我讲一个关于程序员的笑话", ["assistant_app"]),
+        # the material after a request's colon, and quoted words, are content
+        ("翻译这段话：我想听音乐", ["assistant_app"]),
+        ("翻译：play the next song", ["assistant_app"]),
+        ("总结以下内容：今天播放了三首歌", ["assistant_app"]),
+        ('说"播放"这个词', ["assistant_app"]),
+        ("把“播放音乐”这几个字翻译成英文", ["assistant_app"]),
+        # what no specialist can do
+        ("帮我订一张去上海的机票", ["assistant_app"]),
+        ("用微信给妈妈发消息", ["assistant_app"]),
+        ("book a flight to Paris", ["assistant_app"]),
+        # a topic or a title beside the specialist's own request keeps the request
+        ("搜索关于爱情的歌", ["music_app"]),
+        ("play songs about love", ["music_app"]),
+        ("play a song called Run", ["music_app"]),
+        ("播放《代码》这首歌", ["music_app"]),
+        ("写一个关于排序的程序", ["code_app"]),
+        ("how about some music", ["music_app"]),
+        ("音乐：播放七里香", ["music_app"]),
+        ("帮我：播放音乐", ["music_app"]),
+        ("运行 for i in range(3): print(i)", ["code_app"]),
+    ],
+)
+def test_topics_and_material_are_content_offline(router, apps, text, expected):
+    reason = router.route(text, apps).reason
+    assert app_ids(offline(router).route(text, apps)) == expected, reason
+
+
+@pytest.mark.parametrize(
+    ("text", "app_id"),
+    [
+        ("帮我用音乐应用放一首歌", "music_app"),
+        ("请帮我用代码应用运行 hello.py", "code_app"),
+    ],
+)
+def test_an_app_handed_the_job_by_name_takes_it_alone(router, apps, text, app_id):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", app_id, text, [])], plan.reason
+    assert plan.confidence == DeterministicRouter.ADDRESSED

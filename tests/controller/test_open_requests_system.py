@@ -3,7 +3,8 @@
 A real system (controller, executor, apps as processes) with the shipped assistant,
 music and code apps and no model configured. A poem is no specialist's job: it goes
 to the assistant, which says plainly that it needs a model; "智能助手，…" is for the
-assistant alone, whatever music words follow; a program's text is the code app's.
+assistant alone, whatever music words follow; a program's text is the code app's;
+a request with a leading time becomes a job of the scheduler, its words the job's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.controller.system import (
 
 pytestmark = pytest.mark.slow
 
-SHIPPED = ("assistant_app", "music_app", "code_app")
+SHIPPED = ("assistant_app", "music_app", "code_app", "scheduler_app")
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +78,25 @@ def test_a_poem_goes_to_the_assistant_not_the_music_app(system: RunningSystem) -
 def test_a_programs_words_are_the_code_apps(system: RunningSystem) -> None:
     reply = say(system, '运行这段代码 print("播放")')
     assert apps_of(reply) == ["code_app"], reply
+
+
+def test_a_timed_request_becomes_a_job_not_music_now(system: RunningSystem) -> None:
+    for text, language, instruction in (
+        ("明天下午3点播放音乐", "zh-CN", "播放音乐"),
+        ("tomorrow at 3pm play music", "en-US", "play music"),
+    ):
+        reply = say(system, text, language)
+        assert apps_of(reply) == ["scheduler_app"], (text, reply)
+        assert reply["tasks"][0]["result"]["status"] == "ok", reply
+        jobs = system.get("/api/schedules").json()["jobs"]
+        job = next(j for j in jobs if j["instruction"] == instruction)
+        assert job["schedule_type"] == "once" and "T15:00" in job["run_at"], job
+
+
+def test_a_poem_about_music_is_the_assistants(system: RunningSystem) -> None:
+    for text, language in (
+        ("写一首关于音乐的诗", "zh-CN"),
+        ("write a poem about music", "en-US"),
+    ):
+        reply = say(system, text, language)
+        assert apps_of(reply) == ["assistant_app"], (text, reply)

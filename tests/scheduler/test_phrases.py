@@ -134,6 +134,20 @@ def test_list_cancel_and_a_reminder_that_is_due(text, kind, target):
     assert (request.kind, request.target) == (kind, target)
 
 
+@pytest.mark.parametrize(
+    ("text", "run_at"),
+    [
+        ("周五下午5点运行脚本 backup.py", "2030-05-10T17:00:00+00:00"),
+        ("星期三早上8点提醒我开会", "2030-05-08T08:00:00+00:00"),
+        ("下周一上午9点提醒我交报告", "2030-05-13T09:00:00+00:00"),
+        ("周一下午1点提醒我吃药", "2030-05-13T13:00:00+00:00"),  # past: next week's
+    ],
+)
+def test_one_weekday_is_that_day_not_today(text, run_at):
+    request = understand(text, NOW)
+    assert request.schedule == {"schedule_type": "once", "run_at": run_at}
+
+
 def test_a_time_already_past_today_means_tomorrow():
     assert (
         understand("8点提醒我吃药", NOW).schedule["run_at"] == "2030-05-07T08:00:00+00:00"
