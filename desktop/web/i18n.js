@@ -2,6 +2,10 @@
 // the settings' `ui_language` when the user chose one, else the browser's
 // `navigator.language`. `tr(zh, en)` picks the text; static labels of index.html
 // carry their English in `data-en` (text), `data-en-title`, `data-en-placeholder`.
+// An app's name and description are its manifest's `names` / `descriptions` entry
+// for the language (`appName`, `appDescription`), else its `name` / `description`.
+// Switching the language relabels the page in place: `onLanguageChange` listeners
+// (the taskbar, window titles, …) redraw what they built.
 
 let current = pick(navigator.language);
 
@@ -20,7 +24,32 @@ export function setLanguage(value) {
   const changed = next !== current;
   current = next;
   translatePage();
+  if (changed) for (const listener of listeners) listener(current);
   return changed;
+}
+
+const listeners = [];
+
+/** Call `listener(language)` after each switch of the desktop's language. */
+export function onLanguageChange(listener) {
+  listeners.push(listener);
+}
+
+/** The desktop's language as a locale code: "zh-CN" or "en-US". */
+export function localeCode() {
+  return current === "en" ? "en-US" : "zh-CN";
+}
+
+/** `app`'s name in the desktop's language (an `AppInfo` of GET /api/apps). */
+export function appName(app) {
+  const own = app?.names?.[localeCode()];
+  return String((typeof own === "string" && own) || app?.name || app?.id || "");
+}
+
+/** `app`'s description in the desktop's language. */
+export function appDescription(app) {
+  const own = app?.descriptions?.[localeCode()];
+  return String((typeof own === "string" && own) || app?.description || "");
 }
 
 /** The text for the desktop's language. */

@@ -342,7 +342,7 @@ function renderMetric(data) {
 }
 
 function renderLoading(data, ctx) {
-  const text = data.text ?? ctx.reply?.message ?? "正在处理...";
+  const text = data.text ?? ctx.reply?.message ?? tr("正在处理…", "Working…");
   return el("div", { className: "v-loading" }, el("div", { className: "spinner" }), el("span", { text: asText(text) }));
 }
 
@@ -421,8 +421,8 @@ function renderUnknown(type, data, exc) {
     el("div", {
       className: "v-unknown-title",
       text: exc
-        ? `无法显示 “${type}” 视图 (cannot render): ${exc.message}`
-        : `未知视图类型 unknown view type: “${type || "(none)"}”`,
+        ? tr(`无法显示“${type}”视图：${exc.message}`, `This “${type}” view cannot be shown: ${exc.message}`)
+        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type “${type || "(none)"}”`),
     }),
     el("pre", { text: json ?? "" }),
   );

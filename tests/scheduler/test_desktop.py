@@ -83,9 +83,9 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
     assert (job["interval_s"], job["enabled"]) == (1800, True)
     mine = row(window, job["id"])  # the job's controls sit in its row
 
-    mine.get_by_role("button", name="停用").click()
+    mine.get_by_role("button", name="暂停").click()
     mine.get_by_role("button", name="启用").wait_for()
-    assert "已停用" in window.inner_text()
+    assert "已暂停" in window.inner_text()
     assert jobs(system)["休息提醒"]["enabled"] is False
 
     with page.expect_response(lambda r: r.url.endswith("/action")):
@@ -103,7 +103,7 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
         back.click()
     to_history.click()
     history = window.locator("table")
-    history.get_by_text("✅ 完成", exact=True).wait_for()
+    history.get_by_text("✅ 成功", exact=True).wait_for()
     assert "运行历史「休息提醒」" in window.inner_text()
     shot(page, "window-history")
 
@@ -217,11 +217,11 @@ def test_two_jobs_of_one_name_have_their_controls_in_their_rows_and_cancel_asks(
     (none piled below the list), its time is in the row, and "取消喝水提醒" asks
     which of the two, deleting nothing until one is picked."""
     for locale, cancel, words in (
-        ("zh-CN", "取消", ("取消喝水提醒", "每天 09:00", "哪一个", "刷新")),
+        ("zh-CN", "取消", ("取消喝水提醒", "每天 9:00", "哪一个", "刷新")),
         (
             "en-US",
             "Cancel",
-            ("cancel 喝水提醒", "every day at 09:00", "which one", "Refresh"),
+            ("cancel 喝水提醒", "every day at 9:00", "which one", "Refresh"),
         ),
     ):
         said, daily_time, asking, refresh = words
@@ -280,12 +280,12 @@ def test_a_daily_command_said_in_words_asks_runs_and_shows_its_output(
         (
             "zh-CN",
             "每天早上9点运行命令 date",
-            ("刷新", "立即运行", "历史", "✅ 完成"),
+            ("刷新", "立即运行", "历史", "✅ 成功"),
         ),
         (
             "en-US",
             "every day at 9am run the command date",
-            ("Refresh", "Run now", "History", "✅ Done"),
+            ("Refresh", "Run now", "History", "✅ Succeeded"),
         ),
     ):
         refresh, run_now, history, done = words
