@@ -109,6 +109,8 @@ function renderCards(data, ctx) {
   );
 }
 
+const LONG_CELL = 24; // characters: a cell longer than this may wrap
+
 /** Rows are lists of cells in the order of `columns`; `row_ids[i]` names row i. */
 function renderTable(data) {
   const rows = asArray(data.rows);
@@ -130,7 +132,8 @@ function renderTable(data) {
           return el(
             "tr",
             { dataset: id },
-            asArray(row).map((cell) => el("td", { text: asText(cell) })),
+            // a short cell keeps to one line; a long one wraps at words, never a character a line
+            asArray(row).map((cell) => el("td", { text: asText(cell), className: asText(cell).length > LONG_CELL ? "v-cell-long" : "" })),
             id.itemId !== undefined ? el("td", { className: "v-item-actions" }) : null,
           );
         }),
