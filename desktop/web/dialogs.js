@@ -21,7 +21,11 @@ export function openModal({ id, title, body = [], buttons = [], focus = "" }) {
   const close = () => {
     overlay.remove();
     document.removeEventListener("keydown", onKey);
-    if (before instanceof HTMLElement && before.isConnected) before.focus();
+    // back to where the focus was; a control of a menu that has closed meanwhile
+    // hands it to the command bar
+    const held = before instanceof HTMLElement && before !== document.body && before.isConnected && before.getClientRects().length;
+    const back = held ? before : document.getElementById("command_input");
+    back?.focus();
   };
   const onKey = (event) => {
     if (root.lastElementChild !== overlay) return; // a dialog above this one has the keys

@@ -14,7 +14,15 @@ export function saveSoon(windows) {
   if (restoring) return;
   clearTimeout(pending);
   pending = setTimeout(() => save(windows), 100);
+  if (!watched) {
+    watched = true; // a reload within the delay still finds the last change
+    window.addEventListener("pagehide", () => {
+      if (!restoring) save(windows);
+    });
+  }
 }
+
+let watched = false;
 
 function save(windows) {
   const open = [...windows.windows.values()]

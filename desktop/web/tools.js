@@ -25,7 +25,13 @@ const BUILT_IN = {
   notify: ["在桌面上显示一条通知", "Shows a notification on the desktop"],
   system_info: ["查看电脑的 CPU、内存、磁盘和进程（只读）", "Looks at the computer's CPU, memory, disks and processes (read only)"],
   schedule: ["添加、列出或取消定时任务", "Adds, lists or cancels scheduled tasks"],
+  // the skills' tools
+  search_skills: ["按关键词查找已安装的技能", "Finds installed skills by a keyword"],
+  run_command: ["运行一个已安装的可执行技能", "Runs an installed executable skill"],
+  install_skill: ["从工作区安装一个技能", "Installs a skill from the workspace"],
+  reload_skills: ["重新读取已安装的技能", "Reads the installed skills again"],
 };
+const SYSTEM_SOURCES = new Set(["atomic", "skills"]); // whose tools the table above describes
 
 // what a risk level means, for a person
 const RISKS = {
@@ -63,11 +69,11 @@ function riskChip(level) {
 function toolCard(tool) {
   const t = asObject(tool);
   const name = asText(t.name);
-  const own = BUILT_IN[name] && t.provider === "atomic" ? tr(...BUILT_IN[name]) : asText(t.description);
+  const own = BUILT_IN[name] && SYSTEM_SOURCES.has(asText(t.provider)) ? tr(...BUILT_IN[name]) : asText(t.description);
   const risk = RISKS[asText(t.risk_level)];
   const notes = [
     risk ? tr(risk[2], risk[3]) : "",
-    t.requires_confirmation ? tr("运行前会先问你", "Asks you before it runs") : "",
+    t.requires_confirmation ? tr("运行前会先问你", "it asks you before it runs") : "",
   ].filter(Boolean);
   return el(
     "li",
@@ -86,7 +92,7 @@ function toolCard(tool) {
     el(
       "details",
       { className: "tool-schema" },
-      el("summary", { text: tr(`技术细节（${name}）`, `Technical details (${name})`) }),
+      el("summary", { text: `${tr("技术细节", "Technical details")} · ${name}` }),
       asText(t.description) && own !== asText(t.description) ? el("p", { text: asText(t.description) }) : null,
       el("pre", { text: JSON.stringify(asObject(t.input_schema), null, 2) }),
     ),
