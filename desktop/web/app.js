@@ -38,9 +38,20 @@ const windows = new WindowManager(document.getElementById("desktop"), () => {
 });
 const views = new AppViews(windows, toast);
 translatePage();
-// a switched language: each open window asks its app for its view again, in the new one
+// a switched language: each open window asks its app for its view again, in the new
+// one; a window holding what the user typed and did not send keeps it (nothing lost)
 onLanguageChange(() => {
-  for (const win of windows.windows.values()) views.load(win);
+  for (const win of windows.windows.values()) if (!holdsTyping(win)) views.load(win);
+});
+
+function holdsTyping(win) {
+  if (win.node.dataset.typed === "true") return true; // an input in it since it last rendered
+  // a form that holds text (the code being edited, kept after a refusal)
+  return [...win.content.querySelectorAll("textarea, input[type=text]")].some((field) => field.value.trim() !== "");
+}
+document.addEventListener("input", (event) => {
+  const win = event.target instanceof Element ? event.target.closest(".window") : null;
+  if (win) win.dataset.typed = "true";
 });
 
 async function loadApps() {

@@ -304,6 +304,7 @@ export class AppViews {
       win.content.append(this.working.get(win.appId).overlay); // still working: keep it on top
     }
     win.node.dataset.viewType = asText(reply.view_type);
+    delete win.node.dataset.typed; // what was typed went with the view it was typed in
     this.noteUnreached(win, reply);
     reapply(win.node);
     if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) postUiCommands(reply.ui_commands);

@@ -194,6 +194,8 @@ def test_1_the_english_desktop_is_english_and_a_switch_to_chinese_needs_no_reloa
     expect(page.locator("#win_music_app .win-actions")).to_contain_text(
         "搜索"
     )  # asked again
+    # the code the user typed (kept after the refusal) is not thrown away by the switch
+    expect(page.locator("#win_code_app textarea")).to_have_value("print('typed')\n")
     no_toasts(page)
     walk(page, system, chinese_only, "zh", {"edit": "编辑 mine.py", "save": "保存"})
     expect(start.locator(".start-item-desc").first).to_have_text(
