@@ -256,17 +256,26 @@ def cmd_apps(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(apps, ensure_ascii=False, indent=2))
         return 0
-    print(apps_table(apps))
+    try:
+        language = str(
+            running.call("GET", "/api/settings", timeout=10).get("ui_language") or ""
+        )
+    except AiosError:
+        language = ""
+    print(apps_table(apps, language))
     return 0
 
 
-def apps_table(apps: list[dict[str, Any]]) -> str:
+def apps_table(apps: list[dict[str, Any]], language: str = "") -> str:
     """`aios apps`: one row per app under labelled columns (the port it listens on is
-    said as a port, `:8101`, never a bare number that reads like a process id)."""
+    said as a port, `port 8101`, never a bare number that reads like a process id),
+    each app named in `language` (the settings' `ui_language`) when its manifest
+    gives a name in it."""
     rows = [("APP", "STATUS", "LISTENS ON", "NAME")]
     for app in apps:
         port = app.get("port")
-        name = f"{app.get('icon', '')} {app.get('name') or app['id']}".strip()
+        shown = (app.get("names") or {}).get(language) or app.get("name") or app["id"]
+        name = f"{app.get('icon', '')} {shown}".strip()
         if app.get("error"):
             name += f"  ({app['error']})"
         rows.append((app["id"], str(app["status"]), f"port {port}" if port else "-", name))

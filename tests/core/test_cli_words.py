@@ -38,6 +38,13 @@ def test_aios_apps_labels_its_columns_and_says_the_port_as_a_port() -> None:
         assert all(line[start - 2 : start] == "  " for line in lines[1:]), label
 
 
+def test_aios_apps_names_each_app_in_the_settings_language() -> None:
+    music = {**APPS[1], "names": {"en-US": "Music"}}
+    assert "🎵 Music" in apps_table([music], "en-US")
+    assert "🎵 音乐应用" in apps_table([music], "zh-CN")
+    assert "🎵 音乐应用" in apps_table([music])  # no language known: its own name
+
+
 def test_aios_say_help_names_no_internal_id(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["say", "--help"])
