@@ -1,4 +1,4 @@
-"""A manifest may give its name and description in each language (issue 30 item 1):
+"""A manifest may give its name and description in each language:
 an old manifest stays valid and reads its one name everywhere; `/api/apps` carries
 them for the desktop; the shipped apps give both languages without glosses."""
 
