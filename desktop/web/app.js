@@ -42,6 +42,7 @@ translatePage();
 // one; a window holding what the user typed and did not send keeps it (nothing lost)
 onLanguageChange(() => {
   for (const win of windows.windows.values()) if (!holdsTyping(win)) views.load(win);
+  if (document.body.dataset.ready === "true" && !document.body.dataset.connection) showReady();
 });
 
 function holdsTyping(win) {

@@ -190,6 +190,7 @@ def test_1_the_english_desktop_is_english_and_a_switch_to_chinese_needs_no_reloa
     page.select_option("#settings_ui_language", "zh-CN")
     page.click("#settings_save")
     expect(page.locator("#start_button .start-text")).to_have_text("开始")
+    expect(page.locator("#desktop_status")).to_have_text("就绪")
     expect(page.locator("#win_code_app .win-title")).to_have_text("代码应用")
     expect(page.locator("#win_music_app .win-actions")).to_contain_text(
         "搜索"
