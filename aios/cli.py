@@ -256,13 +256,36 @@ def cmd_apps(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(apps, ensure_ascii=False, indent=2))
         return 0
-    for app in apps:
-        port = app.get("port") or "-"
-        line = f"{app.get('icon', '')} {app['id']:<16} {app['status']:<10} {port!s:<6} {app['name']}"
-        if app.get("error"):
-            line += f"  ({app['error']})"
-        print(line)
+    try:
+        language = str(
+            running.call("GET", "/api/settings", timeout=10).get("ui_language") or ""
+        )
+    except AiosError:
+        language = ""
+    print(apps_table(apps, language))
     return 0
+
+
+def apps_table(apps: list[dict[str, Any]], language: str = "") -> str:
+    """`aios apps`: one row per app under labelled columns (the port it listens on is
+    said as a port, `port 8101`, never a bare number that reads like a process id),
+    each app named in `language` (the settings' `ui_language`) when its manifest
+    gives a name in it."""
+    rows = [("APP", "STATUS", "LISTENS ON", "NAME")]
+    for app in apps:
+        port = app.get("port")
+        shown = (app.get("names") or {}).get(language) or app.get("name") or app["id"]
+        name = f"{app.get('icon', '')} {shown}".strip()
+        if app.get("error"):
+            name += f"  ({app['error']})"
+        rows.append((app["id"], str(app["status"]), f"port {port}" if port else "-", name))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        + "  "
+        + row[3]
+        for row in rows
+    )
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
@@ -411,7 +434,11 @@ def build_parser() -> argparse.ArgumentParser:
     say.add_argument("--audio", help="a WAV file to recognise and send")
     say.add_argument("--lang", help="language of --audio (default: config default_voice)")
     say.add_argument("--json", action="store_true", help="print the raw answer")
-    say.add_argument("--session", help="session id (default: the CLI's last one)")
+    say.add_argument(
+        "--session",
+        metavar="ID",
+        help="go on with an earlier conversation (default: the one this CLI had last)",
+    )
     state_option(say)
     say.set_defaults(func=cmd_say)
 

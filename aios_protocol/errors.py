@@ -63,6 +63,9 @@ answered as `AppReply.error(code, ...)`:
 * the HTTP edge and the controller: method_not_allowed, invalid_audio, app_error (an
   app's `handle` raised), dependency_failed, dependency_cycle, too_many_step_rounds;
 * the OpenAI-compatible entry (`/v1`, in OpenAI's error shape): invalid_api_key;
+* the router's answer when no app takes an instruction (a reply, not raised):
+  no_app_matched, no_apps_installed, and apps_can (the line before what each
+  installed app can do);
 * skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed;
 * the assistant's tool results for its model: not_confirmed (a paused call the user
   did not answer), max_turns, round_limit, no_fork (a sub-agent cannot fork),

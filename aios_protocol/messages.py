@@ -614,6 +614,12 @@ class Manifest(_Model):
     entry: Annotated[str, Field(min_length=1)]
     icon: str = "📦"
     description: str = ""
+    # the name and description in each language the app speaks ({"en-US": "Music"});
+    # a language missing here reads `name` / `description`
+    names: dict[Language, Annotated[str, Field(min_length=1, max_length=100)]] = Field(
+        default_factory=dict
+    )
+    descriptions: dict[Language, str] = Field(default_factory=dict)
     role_prompt: str | None = None
     workdir: str = "workspace"
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
@@ -633,6 +639,16 @@ class Manifest(_Model):
     # a part the system itself relies on: `catch_all` takes what no other app claims
     # (with a model), `skills` runs the installed skills, `scheduler` shows the jobs
     system_role: SystemRole | None = None
+
+    def name_in(self, language: str) -> str:
+        """The app's name for a reader of `language`."""
+        return next((v for k, v in self.names.items() if k == language), self.name)
+
+    def description_in(self, language: str) -> str:
+        """The app's description for a reader of `language`."""
+        return next(
+            (v for k, v in self.descriptions.items() if k == language), self.description
+        )
 
     @field_validator("handle_endpoint")
     @classmethod
@@ -655,6 +671,9 @@ class AppInfo(_Model):
     name: str
     icon: str = "📦"
     description: str = ""
+    # the manifest's `names` / `descriptions`: the desktop shows its language's
+    names: dict[Language, str] = Field(default_factory=dict)
+    descriptions: dict[Language, str] = Field(default_factory=dict)
     status: AppStatus
     port: int | None = None
     error: str | None = None

@@ -8,6 +8,10 @@ body's `user`, else `X-AIOS-User-Id`, else `default`; the conversation is
 `X-AIOS-Conversation-Id`, else derived from the first user message (the same
 opening line starts the same conversation); the pair names one session,
 `sess_oa<hash>`, restored from disk like any other (`controller.sessions`).
+The answer's language is the caller's, never guessed from the text: the body's
+`metadata.language`, else the request's `Accept-Language` (its first zh… or en…
+tag), else the one the conversation had (a session keeps its language), else the
+settings' `ui_language` (`language_for`).
 
 `ChatService.answer(turn)` runs it. When the session has a question waiting for the
 user's yes (a paused risky step, `controller.permissions`) and the instruction is
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest, NotFound
-from aios_protocol.messages import AppReply, InstructionRequest
+from aios_protocol.messages import AppReply, InstructionRequest, Language
 from controller.events import EventBus
 from controller.instructions import Instructions
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
@@ -137,6 +141,47 @@ class ChatTurn:
     conversation_id: str
     session_id: str
     prompt_tokens: int
+    language: Language | None = None  # the caller's (`language_for`); None: not said
+
+
+def language_tag(value: str | None) -> Language | None:
+    """ "en", "en-GB", "zh-Hans-CN" … as the language the answer is written in."""
+    tag = (value or "").strip().lower()
+    if tag.startswith("en"):
+        return "en-US"
+    if tag.startswith("zh"):
+        return "zh-CN"
+    return None
+
+
+def language_for(body: ChatCompletionRequest, headers: HeaderLookup) -> Language | None:
+    """The language the caller asked for: `metadata.language`, else the first zh… or
+    en… tag of `Accept-Language` in the order of its weights; None when neither says."""
+    said = (body.metadata or {}).get("language")
+    if said is not None:
+        chosen = language_tag(said)
+        if chosen is None:
+            raise _bad(
+                "metadata.language must be zh-CN or en-US (or another zh… / en… tag)",
+                "metadata.language",
+            )
+        return chosen
+    weighted = []
+    for index, part in enumerate((headers.get("Accept-Language") or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        weight = 1.0
+        if params.strip().startswith("q="):
+            try:
+                weight = float(params.strip()[2:])
+            except ValueError:
+                continue
+        if weight > 0:
+            weighted.append((-weight, index, tag))
+    for _, _, tag in sorted(weighted):
+        chosen = language_tag(tag)
+        if chosen is not None:
+            return chosen
+    return None
 
 
 def _identifier(value: str | None, what: str) -> str | None:
@@ -208,6 +253,7 @@ def read_turn(body: ChatCompletionRequest, headers: HeaderLookup) -> ChatTurn:
         conversation_id=conversation,
         session_id=session_id_for(user, conversation),
         prompt_tokens=sum(estimate_tokens(t) + 4 for t in texts),
+        language=language_for(body, headers),
     )
 
 
@@ -296,7 +342,9 @@ class ChatService:
             replies.append((resumed.app_id, resumed.task_id, resumed.reply))
             fallback = resumed.reply.message or ""
         else:
-            request = InstructionRequest(text=turn.instruction, session_id=sid)
+            request = InstructionRequest(
+                text=turn.instruction, session_id=sid, language=turn.language
+            )
             with addressed_to(turn.app_id):
                 response = self.instructions.run(request)
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]

@@ -70,6 +70,9 @@ class ChatCompletionRequest(_Request):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: Annotated[str, Field(max_length=256)] | None = None
+    # OpenAI's request metadata (string values); `language` ("zh-CN" / "en-US", or any
+    # zh… / en… tag) says which language the answer is in
+    metadata: dict[str, Annotated[str, Field(max_length=512)]] | None = None
 
 
 def first_problem(exc: ValidationError) -> tuple[str, str]:

@@ -68,7 +68,7 @@ class GateConfirmations:
     def __init__(
         self,
         gate: ConfirmationGate,
-        app_name: Callable[[str], str],
+        app_name: Callable[[str, str], str],  # (app_id, language) → the app's name
         language: Callable[[], str] = lambda: "zh-CN",
     ):
         self._gate = gate
@@ -76,8 +76,8 @@ class GateConfirmations:
         self._language = language
 
     def ask(self, job: ScheduleJob, review: CommandReview) -> None:
-        name = self._app_name(job.app_id)
         said = job.language or self._language()
+        name = self._app_name(job.app_id, said)
         self._gate.ask(
             kind=KIND,
             app_id=job.app_id,
@@ -144,12 +144,13 @@ def build_scheduler(
         except AiosError:
             return None
 
-    def app_name(app_id: str) -> str:
+    def app_name(app_id: str, language: str) -> str:
+        """The app's name for a reader of `language` (its manifest's `names`)."""
         try:
             manifest = spec_of(app_id).manifest
         except AiosError:
             return app_id
-        return str(getattr(manifest, "name", "") or app_id)
+        return manifest.name_in(language) if manifest is not None else app_id
 
     def manages_all(app_id: str) -> bool:
         try:

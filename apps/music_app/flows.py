@@ -328,7 +328,11 @@ class MusicFlows(Flows):
             songs,
             message,
             quality=quality,
-            empty=message,
+            # the notice says the whole of it; the empty list says only its own part
+            empty=turn.tr(
+                "本地曲库还没有歌曲（可以把音乐文件放进 workspace/music/）",
+                "Your local library has no songs yet (put music files in workspace/music/)",
+            ),
             notice="warning",
             detail=error or None,
         )

@@ -213,7 +213,7 @@ class SchedulerFlows(Flows):
         on = turn.action_id == "enable"
         self.schedule("update", job_id=turn.params.get("job_id"), changes={"enabled": on})
         return self.window(
-            turn, turn.tr("已启用", "Enabled") if on else turn.tr("已停用", "Disabled")
+            turn, turn.tr("已恢复", "Resumed") if on else turn.tr("已暂停", "Paused")
         )
 
     @action("run")

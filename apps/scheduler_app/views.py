@@ -48,29 +48,55 @@ _EN_DAYS = {
 }
 
 
+_DAY_NUMBERS = dict(enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))) | {
+    7: "sun"
+}
+
+
+def _day_key(field: str) -> str:
+    """A cron day-of-week field as a key of `_ZH_DAYS` ("1" and "MON" → "mon")."""
+    field = field.lower()
+    if field.isdigit():
+        return _DAY_NUMBERS.get(int(field), field)
+    return "mon-fri" if field == "1-5" else field
+
+
 def _cron_words(cron: str, turn: Turn) -> str:
-    """ "0 9 * * *" → 每天 09:00 / every day at 09:00; a line it cannot say stays cron."""
+    """ "0 9 * * *" → 每天 9:00 / every day at 9:00 (also hourly, every n minutes, a
+    weekday, weekdays, a day of the month); a line it cannot say is "on a custom
+    schedule" with the line itself after it."""
     fields = cron.split()
-    if (
-        len(fields) != 5
-        or not fields[0].isdigit()
-        or not fields[1].isdigit()
-        or fields[2:4] != ["*", "*"]
-    ):
-        return f"cron {cron}"
-    clock = f"{int(fields[1]):02d}:{int(fields[0]):02d}"
-    days = fields[4].lower()
+    custom = turn.tr(f"按自定时间表（{cron}）", f"on a custom schedule ({cron})")
+    if len(fields) != 5:
+        return custom
+    minute, hour, day, month, weekday = fields
+    if month != "*":
+        return custom
+    if minute.startswith("*/") and minute[2:].isdigit() and fields[1:] == ["*"] * 4:
+        return turn.tr(f"每 {int(minute[2:])} 分钟", f"every {int(minute[2:])} min")
+    if minute.isdigit() and fields[1:] == ["*"] * 4:
+        return turn.tr(f"每小时的第 {int(minute)} 分", f"every hour at :{int(minute):02d}")
+    if not (minute.isdigit() and hour.isdigit()):
+        return custom
+    clock = f"{int(hour)}:{int(minute):02d}"
+    days = _day_key(weekday)
+    if day != "*":
+        if not day.isdigit() or days != "*":
+            return custom
+        return turn.tr(
+            f"每月 {int(day)} 日 {clock}", f"on day {int(day)} of each month at {clock}"
+        )
     if days == "*":
         return turn.tr(f"每天 {clock}", f"every day at {clock}")
     if days == "mon-fri":
         return turn.tr(f"工作日 {clock}", f"weekdays at {clock}")
     if days in _ZH_DAYS:
         return turn.tr(f"每{_ZH_DAYS[days]} {clock}", f"every {_EN_DAYS[days]} at {clock}")
-    return f"cron {cron}"
+    return custom
 
 
 def when(job: Mapping[str, Any], turn: Turn) -> str:
-    """When the job runs, in words ("每天 09:00", "于 2030-05-06 08:10")."""
+    """When the job runs, in words ("每天 9:00", "于 2030-05-06 08:10")."""
     kind = job.get("schedule_type")
     if kind == "once":
         at = _minute(job.get("run_at"))
@@ -87,7 +113,7 @@ def describe(job: Mapping[str, Any], turn: Turn) -> str:
     """One line saying when a job runs, when next, how often it ran, and its state."""
     upcoming = job.get("next_run_at")
     if not job.get("enabled"):
-        state = turn.tr("已停用", "disabled")
+        state = turn.tr("已暂停", "paused")
     elif job.get("running"):
         state = turn.tr("运行中", "running")
     else:
@@ -96,13 +122,15 @@ def describe(job: Mapping[str, Any], turn: Turn) -> str:
         waiting = job["awaiting_confirmation"]
         state = turn.tr(f"等待你的确认：{waiting}", f"waiting for your yes: {waiting}")
     runs = job.get("run_count", 0)
+    if not job.get("enabled") or (upcoming and job.get("schedule_type") == "once"):
+        upcoming_words = ""  # paused says it all; a one-off's next run is its time
+    elif upcoming:
+        upcoming_words = turn.tr(f"下次 {_minute(upcoming)}", f"next {_minute(upcoming)}")
+    else:
+        upcoming_words = turn.tr("不会再运行", "will not run again")
     parts = [
         when(job, turn),
-        ""  # a one-off job's next run is its time, said first
-        if upcoming and job.get("schedule_type") == "once"
-        else turn.tr(f"下次 {_minute(upcoming)}", f"next {_minute(upcoming)}")
-        if upcoming
-        else turn.tr("不再运行", "no further runs"),
+        upcoming_words,
         turn.tr(f"已运行 {runs} 次", f"ran {_plural(runs, 'time')}"),
         state,
     ]
@@ -120,9 +148,9 @@ def _control(label: str, verb: str, job: Mapping[str, Any]) -> dict[str, Any]:
 
 def _controls(job: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:
     if job.get("enabled"):
-        switch = _control(turn.tr("停用", "Disable"), "disable", job)
+        switch = _control(turn.tr("暂停", "Pause"), "disable", job)
     else:
-        switch = _control(turn.tr("启用", "Enable"), "enable", job)
+        switch = _control(turn.tr("恢复", "Resume"), "enable", job)
     return [
         switch,
         _control(turn.tr("立即运行", "Run now"), "run", job),
@@ -176,7 +204,7 @@ def which_view(
 
 def _outcome(status: str, turn: Turn) -> str:
     if status == "ok":
-        return turn.tr("✅ 完成", "✅ Done")
+        return turn.tr("✅ 成功", "✅ Succeeded")
     if status == "timeout":
         return turn.tr("⏱ 超时", "⏱ Timed out")
     return turn.tr("❌ 失败", "❌ Failed")

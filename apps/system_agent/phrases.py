@@ -50,6 +50,7 @@ class UiRequest:
     status_view: str = "dashboard"  # dashboard table chart
     status_topic: str = ""  # cpu memory disk process ""
     notes: list[str] = field(default_factory=list)
+    every: bool = False  # the user said all of them ("所有播放按钮", "all play buttons")
 
 
 # position key → (Chinese words, English words); corners before edges
@@ -291,9 +292,31 @@ def plain(text: str) -> str:
     return re.sub(r"[\s_]+", " ", text).strip(_PUNCT + "的 ")
 
 
+_EVERY_ZH = re.compile(r"(所有的|所有|全部的|全部|每一个|每个|都)")
+_EVERY_EN = re.compile(r"\b(all of the|all the|all|every|each|both)\b", re.I)
+
+
 def parse_request(instruction: str | None) -> UiRequest:
-    """Read one instruction; `op="unknown"` when nothing desktop-related is asked."""
+    """Read one instruction; `op="unknown"` when nothing desktop-related is asked.
+    "All" / "所有" before the name asks for every element of that name (`every`)."""
     raw = (instruction or "").strip().strip(_PUNCT)
+    every_re = _EVERY_EN if not has_cjk(raw) else _EVERY_ZH
+    if every_re.search(raw):
+        request = _parse(every_re.sub(" ", raw).strip())
+        request.every = request.op not in ("window", "status", "unknown")
+        if request.every and not has_cjk(raw):  # "all play buttons": each "play button"
+            request.target = _singular(request.target)
+        return request
+    return _parse(raw)
+
+
+def _singular(words: str) -> str:
+    """The last word of an English name in the singular ("play buttons" → "play button")."""
+    match = re.search(r"(?:(?<=x)|(?<=s)|(?<=sh)|(?<=ch))es$|(?<!s)s$", words)
+    return words[: match.start()] if match else words
+
+
+def _parse(raw: str) -> UiRequest:
     english = not has_cjk(raw)
     lower = raw.lower()
     if not raw:

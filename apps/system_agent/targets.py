@@ -275,6 +275,8 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
     found = find_element(request.target, elements)
     if found.element is not None:
         return _plan_one(request, found.element, found, snapshot or {}, turn)
+    if found.elements and request.every and request.op != "move":
+        return _plan_every(request, found, snapshot or {}, turn)
     if found.elements:
         return _ask_which(request, found, snapshot or {}, turn)
     names = [str(e.get("label") or e.get("id")) for e in found.similar]
@@ -285,6 +287,24 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
         + (f" Similar names: {', '.join(names)}." if names else ""),
     )
     return Outcome(False, message, candidates=names)
+
+
+def _plan_every(
+    request: UiRequest, found: Found, snapshot: Mapping[str, Any], turn: Turn
+) -> Outcome:
+    """Several elements have the name and the user said all of them: each one."""
+    count = len(found.elements)
+    words = found.words or request.target
+    group = f"{count} {words}s" if request.english else f"全部 {count} 个{words}"
+    outcomes = [
+        _plan_one(request, element, Found([element], words=group), snapshot, turn)
+        for element in found.elements
+    ]
+    done = [o for o in outcomes if o.ok]
+    if not done:
+        return outcomes[0]
+    commands = [command for outcome in done for command in outcome.commands]
+    return Outcome(True, done[0].message, commands)
 
 
 def _ask_which(

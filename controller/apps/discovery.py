@@ -21,7 +21,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from aios_protocol.messages import Manifest, describe_validation_error
+from aios_protocol.messages import Language, Manifest, describe_validation_error
 from aios_runtime.workdir import is_inside
 
 __all__ = [
@@ -64,6 +64,15 @@ class AppSpec:
     @property
     def description(self) -> str:
         return self.manifest.description if self.manifest else ""
+
+    @property
+    def names(self) -> dict[Language, str]:
+        """The manifest's name in each language it gives one."""
+        return dict(self.manifest.names) if self.manifest else {}
+
+    @property
+    def descriptions(self) -> dict[Language, str]:
+        return dict(self.manifest.descriptions) if self.manifest else {}
 
     @property
     def handle_endpoint(self) -> str:

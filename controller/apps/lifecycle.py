@@ -292,6 +292,8 @@ class AppLifecycle:
             name=spec.name,
             icon=spec.icon,
             description=spec.description,
+            names=spec.names,
+            descriptions=spec.descriptions,
             status="failed",
             error=spec.error,
         )

@@ -535,6 +535,8 @@ class Supervisor(AppLifecycle):
             name=spec.name,
             icon=spec.icon,
             description=spec.description,
+            names=spec.names,
+            descriptions=spec.descriptions,
             status=status,  # type: ignore[arg-type]
             port=port,
             error=error,

@@ -24,9 +24,10 @@ def error_view(code: str, message: str, detail: str | None = None) -> AppReply:
     return reply.model_copy(update={"detail": detail}) if detail else reply
 
 
-def app_name(profiles: Sequence[AppProfile], app_id: str) -> str:
-    """The display name of `app_id` (its id when it is not among `profiles`)."""
-    return next((p.name for p in profiles if p.app_id == app_id), app_id)
+def app_name(profiles: Sequence[AppProfile], app_id: str, language: str = "zh-CN") -> str:
+    """The display name of `app_id` for a reader of `language` (its id when it is not
+    among `profiles`)."""
+    return next((p.name_in(language) for p in profiles if p.app_id == app_id), app_id)
 
 
 def failure_view(exc: BaseException, app: str, language: str) -> AppReply:

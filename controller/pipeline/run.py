@@ -384,8 +384,9 @@ class Pipeline:
         except Exception as exc:  # a bug here must not take other tasks down
             if not isinstance(exc, AiosError):
                 log.exception("pipeline: %s failed", app_id)
-            name = app_name(self._apps.profiles(), app_id)
-            reply = failure_view(exc, name, self._contexts.language(turn))
+            language = self._contexts.language(turn)
+            name = app_name(self._apps.profiles(), app_id, language)
+            reply = failure_view(exc, name, language)
         if reply.ui_commands:
             self._events.publish(
                 "ui_commands",
@@ -418,6 +419,7 @@ class Pipeline:
         limits = self.limits
         language = self._contexts.language(turn)
         target = self._apps.target(app_id)
+        shown_name = app_name(self._apps.profiles(), app_id, language)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
         rounds = 0
@@ -447,7 +449,7 @@ class Pipeline:
                     user_message(
                         "too_many_step_rounds",
                         language,
-                        app=target.name,
+                        app=shown_name,
                         rounds=limits.max_step_rounds,
                     ),
                 )
@@ -457,7 +459,7 @@ class Pipeline:
                 assert self._confirmations is not None
                 return self._confirmations.pause(
                     app_id=app_id,
-                    app_name=target.name,
+                    app_name=shown_name,
                     session_id=turn.session_id,
                     plan=plan,
                     risky=review.risky,

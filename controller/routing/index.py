@@ -130,6 +130,8 @@ class RoutingIndex:
             for text, source in (
                 (profile.name, _NAME_SOURCE),
                 (profile.description, _DESCRIPTION_SOURCE),
+                *((name, _NAME_SOURCE) for name in profile.names.values()),
+                *((text, _DESCRIPTION_SOURCE) for text in profile.descriptions.values()),
                 *((example, _EXAMPLE_SOURCE) for example in profile.examples),
             ):
                 _add_features(words, split_units(normalize(text)), source)

@@ -17,11 +17,12 @@ router plugs in behind the same interface for plans below
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from aios_protocol.messages import Manifest
+from aios_protocol.strings import user_message
 from controller.routing.address import Addressing
 from controller.routing.content import timed, without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
@@ -48,6 +49,16 @@ class AppProfile:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     system_role: str | None = None  # the manifest's `system_role`
+    # the manifest's `names` / `descriptions`: what a reader of a language is shown
+    names: Mapping[str, str] = field(default_factory=dict, compare=False)
+    descriptions: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def name_in(self, language: str) -> str:
+        """The app's name for a reader of `language`."""
+        return self.names.get(language, self.name)
+
+    def description_in(self, language: str) -> str:
+        return self.descriptions.get(language, self.description)
 
     @classmethod
     def of(cls, app_id: str, manifest: Manifest) -> AppProfile:
@@ -59,6 +70,8 @@ class AppProfile:
             keywords=tuple(manifest.keywords),
             examples=tuple(manifest.examples),
             system_role=manifest.system_role,
+            names={str(k): v for k, v in manifest.names.items()},
+            descriptions={str(k): v for k, v in manifest.descriptions.items()},
         )
 
 
@@ -93,27 +106,25 @@ class Router(Protocol):
 
 
 def no_match_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
-    """The reply when no installed app can do what was asked: that, plainly, and what
-    the installed apps can do, in `language` (Chinese, or English for "en-US")."""
+    """The reply when no installed app can do what was asked: that, in one short
+    sentence of `language` that says where to see what the apps can do."""
     if not apps:
-        return apps_message(apps, language)
-    if language == "en-US":
-        return "No installed app can do that. " + apps_message(apps, language)
-    return "没有应用能做这件事。" + apps_message(apps, language)
+        return user_message("no_apps_installed", language)
+    return user_message("no_app_matched", language)
 
 
 def apps_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
     """What the installed apps can do, one line each, in `language`."""
-    english = language == "en-US"
     if not apps:
-        return "No apps are installed." if english else "没有已安装的应用。"
-    colon = ": " if english else "："
+        return user_message("no_apps_installed", language)
+    colon = "：" if language == "zh-CN" else ": "
     lines = [
-        f"· {app.name}{colon}{app.description}" if app.description else f"· {app.name}"
+        f"· {app.name_in(language)}{colon}{app.description_in(language)}"
+        if app.description_in(language)
+        else f"· {app.name_in(language)}"
         for app in apps
     ]
-    heading = "The installed apps can:" if english else "已安装的应用可以："
-    return heading + "\n" + "\n".join(lines)
+    return user_message("apps_can", language) + "\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)

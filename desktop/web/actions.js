@@ -33,7 +33,10 @@ export function buildAction(rawAction, ctx) {
     ? builder(action, ctx)
     : el("span", {
         className: "act act-unknown",
-        text: `${asText(action.label || action.action_id)}（不支持的操作 ${type || "?"}）`,
+        text: tr(
+          `${asText(action.label || action.action_id)}（不支持的操作 ${type || "?"}）`,
+          `${asText(action.label || action.action_id)} (an action this desktop does not support: ${type || "?"})`,
+        ),
       });
   node.id = ctx.id;
   node.classList.add("act");
@@ -95,7 +98,7 @@ function buildSelect(action, ctx) {
   const select = el(
     "select",
     { attrs: { "aria-label": labelOf(action) } },
-    el("option", { value: "", text: "— 请选择 —", disabled: true }),
+    el("option", { value: "", text: tr("— 请选择 —", "— Choose —"), disabled: true }),
     options.map((o) => el("option", { value: o.key, text: o.label })),
   );
   const current = options.find((o) => action.value !== undefined && o.key === asText(action.value));

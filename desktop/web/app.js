@@ -6,6 +6,7 @@
 // An uninstalled app's window closes with a notice. While the controller cannot be
 // reached the desktop says so (the status line, a notice, grey status dots) and
 // retries by itself; once it answers, the desktop is ready again without a reload.
+// A reload of the page keeps the open windows and the UI commands' changes (persist.js).
 
 import { api } from "./api.js";
 import { AgentLive } from "./agentlive.js";
@@ -16,7 +17,8 @@ import { watchConnection } from "./connection.js";
 import { confirmUninstall, openAbout, openInstall } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
-import { setLanguage, tr, translatePage } from "./i18n.js";
+import { appName, onLanguageChange, setLanguage, tr, translatePage } from "./i18n.js";
+import { restoreLayout as restoreSavedLayout, restoreWindows, saveSoon } from "./persist.js";
 import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
 import { watchLayout } from "./snapshot.js";
@@ -32,9 +34,26 @@ let taskbar = null;
 
 const windows = new WindowManager(document.getElementById("desktop"), () => {
   taskbar?.markWindows();
+  saveSoon(windows);
 });
 const views = new AppViews(windows, toast);
 translatePage();
+// a switched language: each open window asks its app for its view again, in the new
+// one; a window holding what the user typed and did not send keeps it (nothing lost)
+onLanguageChange(() => {
+  for (const win of windows.windows.values()) if (!holdsTyping(win)) views.load(win);
+  if (document.body.dataset.ready === "true" && !document.body.dataset.connection) showReady();
+});
+
+function holdsTyping(win) {
+  if (win.node.dataset.typed === "true") return true; // an input in it since it last rendered
+  // a form that holds text (the code being edited, kept after a refusal)
+  return [...win.content.querySelectorAll("textarea, input[type=text]")].some((field) => field.value.trim() !== "");
+}
+document.addEventListener("input", (event) => {
+  const win = event.target instanceof Element ? event.target.closest(".window") : null;
+  if (win) win.dataset.typed = "true";
+});
 
 async function loadApps() {
   try {
@@ -76,7 +95,7 @@ function appRemoved(appId) {
     return;
   }
   announcedRemovals.set(appId, Date.now());
-  const name = asText(state.apps.get(appId)?.name || win?.title.textContent || appId);
+  const name = asText(state.apps.has(appId) ? appName(state.apps.get(appId)) : win?.title.textContent || appId);
   views.idle(appId);
   if (win) windows.close(appId);
   removeApp(appId);
@@ -86,6 +105,41 @@ function appRemoved(appId) {
     level: "info",
   });
   loadApps();
+}
+
+// A scheduled job's run (its session `sess_sched…`) happens while the user does other
+// things: its result goes into its app's window only when that window is open, without
+// raising it; the scheduler's own window, showing its list, is refreshed in place. A
+// run that told the user itself (a reminder's notification) is not announced again by
+// the scheduler's "ran" notice.
+const SCHEDULED_SESSION = "sess_sched";
+const toldBy = new Map(); // app id → when a scheduled run of it last showed a notification
+
+function scheduled(event) {
+  return asText(event.session_id).startsWith(SCHEDULED_SESSION);
+}
+
+function scheduledResult(appId, reply) {
+  const scheduler = [...state.apps.values()].find((app) => app.system_role === "scheduler");
+  const own = windows.get(appId);
+  if (own && appId !== scheduler?.id) views.render(own, reply);
+  const list = scheduler ? windows.get(scheduler.id) : null;
+  if (list && list.node.dataset.viewType === "list") views.refreshQuietly(list);
+}
+
+/** True for the scheduler's "the job ran" notice of a run that already told the user. */
+function alreadyAnnounced(event, level) {
+  const appId = asText(event.app_id);
+  if (scheduled(event)) {
+    toldBy.set(appId, Date.now());
+    return false;
+  }
+  const told = toldBy.get(appId);
+  if (!event.session_id && level === "info" && told !== undefined && Date.now() - told < 15000) {
+    toldBy.delete(appId);
+    return true;
+  }
+  return false;
 }
 
 /** The desktop's ready line (on the wallpaper). */
@@ -175,6 +229,7 @@ installUiCommands({
   openApp: (appId) => views.open(appId),
   warn: (text) => toast({ title: tr("界面命令", "UI command"), body: text, level: "warning" }),
   reveal,
+  changed: () => saveSoon(windows),
   hint: () =>
     toast({
       title: tr("任务栏已隐藏", "Taskbar hidden"),
@@ -183,6 +238,8 @@ installUiCommands({
       timeout: 8000,
     }),
 });
+restoreSavedLayout(); // what UI commands changed before a reload
+
 window.addEventListener("keydown", (event) => {
   if (event.ctrlKey && event.altKey && event.key.toLowerCase() === "r") {
     event.preventDefault();
@@ -202,7 +259,9 @@ const events = connectEvents(
       // results of instructions sent elsewhere (the CLI, the server's microphone)
       const data = asObject(e.data);
       if (e.app_id) views.idle(e.app_id);
-      if (e.app_id && data.result && data.client_id !== api.clientId) views.show(e.app_id, data.result);
+      if (!e.app_id || !data.result || data.client_id === api.clientId) return;
+      if (scheduled(e)) scheduledResult(e.app_id, data.result);
+      else views.show(e.app_id, data.result);
     },
     task_started: (e) => {
       // the event stream can lag behind the answer: a start of this desktop's own
@@ -222,7 +281,9 @@ const events = connectEvents(
     },
     notify: (e) => {
       const data = asObject(e.data);
-      toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level: asText(data.level || "info") });
+      const level = asText(data.level || "info");
+      if (alreadyAnnounced(e, level)) return;
+      toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level });
     },
     ui_commands: (e) => postUiCommands(asObject(e.data).commands),
     speak: (e) => speech.say(asText(asObject(e.data).text)),
@@ -250,6 +311,7 @@ loadApps().then((ok) => {
   }
   if (ok) {
     showReady();
+    restoreWindows(windows, (appId) => views.open(appId), (appId) => state.apps.has(appId));
     toast({
       title: tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"),
       body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),

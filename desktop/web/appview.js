@@ -65,6 +65,28 @@ export class AppViews {
     if (this.windows.get(appId) === win) this.render(win, reply);
   }
 
+  /** Ask the app for its view again and put it in `win` in place: no loading view, no raise. */
+  async refreshQuietly(win) {
+    let reply;
+    try {
+      reply = await api.open(win.appId, state.sessionId);
+    } catch {
+      return; // the window keeps what it shows
+    }
+    if (this.windows.get(win.appId) === win) this.render(win, reply);
+  }
+
+  /** Ask the app for its view again and put it in `win` in place: no loading view, no raise. */
+  async refreshQuietly(win) {
+    let reply;
+    try {
+      reply = await api.open(win.appId, state.sessionId);
+    } catch {
+      return; // the window keeps what it shows
+    }
+    if (this.windows.get(win.appId) === win) this.render(win, reply);
+  }
+
   /** Apps that turned running again: their windows that could not reach them retry. */
   followStatuses(apps) {
     for (const [appId, app] of apps) {
@@ -282,6 +304,7 @@ export class AppViews {
       win.content.append(this.working.get(win.appId).overlay); // still working: keep it on top
     }
     win.node.dataset.viewType = asText(reply.view_type);
+    delete win.node.dataset.typed; // what was typed went with the view it was typed in
     this.noteUnreached(win, reply);
     reapply(win.node);
     if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) postUiCommands(reply.ui_commands);

@@ -10,6 +10,12 @@ import { tr } from "./i18n.js";
 import { adoptSession, state } from "./state.js";
 import { captureVoice } from "./voice.js";
 
+/** Open the start menu: every app with what it can do. */
+function showApps() {
+  const menu = document.getElementById("start_menu");
+  if (menu.hidden) document.getElementById("start_button").click();
+}
+
 /** Wire the command bar. `views`: AppViews; `toast`: the toast function. */
 export function createCommandBar({ views, toast }) {
   const form = document.getElementById("command_bar");
@@ -64,6 +70,8 @@ export function createCommandBar({ views, toast }) {
         body: message || tr("没有应用能处理这条指令", "No app can handle this instruction"),
         detail,
         level: tasks.length ? level : "info",
+        // no app took it: the way to see what the apps can do, kept until read
+        ...(tasks.length === 0 ? { action: { text: tr("看看应用能做什么", "See what the apps can do"), run: showApps }, timeout: 12000 } : {}),
       });
     }
   };

@@ -12,7 +12,8 @@
 import { api, apiError, userLanguage } from "./api.js";
 import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
-import { tr } from "./i18n.js";
+import { appName, tr } from "./i18n.js";
+import { state } from "./state.js";
 import { VIEWS } from "./views.js";
 
 const DECISIONS = [
@@ -46,6 +47,12 @@ async function getPending() {
   return asArray(asObject(await response.json()).confirmations);
 }
 
+/** The asking app's name in the desktop's language (the controller's, for an app it no longer lists). */
+function shownName(pending) {
+  const app = state.apps.get(asText(pending.app_id));
+  return asText(app ? appName(app) : pending.app_name || pending.app_id);
+}
+
 /** The question as nodes: who asks, and one line per risky step saying what runs. */
 function question(pending) {
   const steps = asArray(pending.steps).map(asObject);
@@ -56,8 +63,8 @@ function question(pending) {
         pending.kind === "schedule"
           ? tr(`${asText(pending.summary)}。允许后按计划运行：`, `${asText(pending.summary)}. Once allowed, it runs as planned:`)
           : tr(
-              `应用「${asText(pending.app_name || pending.app_id)}」请求执行以下操作：`,
-              `The app "${asText(pending.app_name || pending.app_id)}" asks to:`,
+              `应用「${shownName(pending)}」请求执行以下操作：`,
+              `The app “${shownName(pending)}” asks to:`,
             ),
     }),
     el(

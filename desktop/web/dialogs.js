@@ -5,13 +5,14 @@
 
 import { api } from "./api.js";
 import { asText, el } from "./dom.js";
-import { tr } from "./i18n.js";
+import { appDescription, appName, tr } from "./i18n.js";
 import { technicalDetails } from "./views.js";
 
 /**
  * Show a modal with `body` nodes and `buttons` [{id, text, primary, onClick}]; returns
- * {node, close}. It takes the focus (the element with the id `focus`, else the box)
- * and gives it back when closed.
+ * {node, close}. It takes the focus (the element with the id `focus`, else the box),
+ * keeps Tab and Shift+Tab among its own controls while it is the top dialog, and gives
+ * the focus back when closed.
  */
 export function openModal({ id, title, body = [], buttons = [], focus = "" }) {
   document.getElementById(id)?.remove();
@@ -20,10 +21,16 @@ export function openModal({ id, title, body = [], buttons = [], focus = "" }) {
   const close = () => {
     overlay.remove();
     document.removeEventListener("keydown", onKey);
-    if (before instanceof HTMLElement && before.isConnected) before.focus();
+    // back to where the focus was; a control of a menu that has closed meanwhile
+    // hands it to the command bar
+    const held = before instanceof HTMLElement && before !== document.body && before.isConnected && before.getClientRects().length;
+    const back = held ? before : document.getElementById("command_input");
+    back?.focus();
   };
   const onKey = (event) => {
+    if (root.lastElementChild !== overlay) return; // a dialog above this one has the keys
     if (event.key === "Escape") close();
+    else if (event.key === "Tab") keepTab(event, box);
   };
   const box = el(
     "div",
@@ -61,6 +68,30 @@ export function openModal({ id, title, body = [], buttons = [], focus = "" }) {
   document.addEventListener("keydown", onKey);
   ((focus && box.querySelector(`#${CSS.escape(focus)}`)) || box).focus();
   return { node: box, close };
+}
+
+const FOCUSABLE = "button, [href], input, select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+
+/** Tab from the last control of `box` goes to its first (Shift+Tab the other way round). */
+function keepTab(event, box) {
+  const controls = [...box.querySelectorAll(FOCUSABLE)].filter(
+    (node) => !node.disabled && !node.closest("[hidden]") && node.getClientRects().length > 0,
+  );
+  if (controls.length === 0) {
+    event.preventDefault();
+    box.focus();
+    return;
+  }
+  const first = controls[0];
+  const last = controls[controls.length - 1];
+  const inside = box.contains(document.activeElement) && document.activeElement !== box;
+  if (event.shiftKey && (!inside || document.activeElement === first)) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && (!inside || document.activeElement === last)) {
+    event.preventDefault();
+    first.focus();
+  }
 }
 
 /** How an app runs, by GET /api/apps' `sandbox`; `level` "warning" marks the unconfined. */
@@ -131,7 +162,7 @@ export function factChip(fact) {
 
 /** An app's About panel: its name, description and how it runs, each fact with its note. */
 export function openAppInfo(app) {
-  const name = asText(app.name || app.id);
+  const name = asText(appName(app));
   const facts = appFacts(app);
   const rows = facts.map((fact) =>
     el(
@@ -161,7 +192,7 @@ export function openAppInfo(app) {
           "div",
           {},
           el("p", { className: "app-info-name", text: name }),
-          el("p", { className: "app-info-desc", text: asText(app.description || "") }),
+          el("p", { className: "app-info-desc", text: asText(appDescription(app)) }),
         ),
       ),
       el(
@@ -218,11 +249,11 @@ export function openAbout() {
  * (e.g. the manifest's error) in the dialog; a good one closes it and reloads the apps.
  */
 export function openInstall(toast, reloadApps) {
-  const file = el("input", { id: "install_file", type: "file", attrs: { accept: ".zip,application/zip", "aria-label": tr("应用压缩包", "App .zip") } });
+  const file = el("input", { id: "install_file", type: "file", attrs: { accept: ".zip,application/zip" } });
   const path = el("input", {
     id: "install_path",
     type: "text",
-    attrs: { placeholder: tr("或：本机上的文件夹或 .zip 路径", "or: a folder or .zip path on this machine"), "aria-label": tr("路径", "Path") },
+    attrs: { placeholder: tr("例如 /home/me/my_app 或 /home/me/my_app.zip", "e.g. /home/me/my_app or /home/me/my_app.zip") },
   });
   const result = el("p", { id: "install_result", className: "install-result", attrs: { role: "status" } });
   const install = async (close) => {
@@ -238,25 +269,33 @@ export function openInstall(toast, reloadApps) {
     try {
       const answer = chosen ? await api.installZip(chosen) : await api.installPath(typed);
       close();
-      toast({ title: tr("已安装", "Installed"), body: asText(answer?.app?.name || answer?.installed), level: "success" });
+      toast({ title: tr("已安装", "Installed"), body: asText(answer?.app ? appName(answer.app) : answer?.installed), level: "success" });
       reloadApps();
     } catch (exc) {
       sayRefused(result, tr("未安装：", "Not installed: "), exc);
     }
   };
-  openModal({
+  const dialog = openModal({
     id: "install_dialog",
     title: tr("安装应用", "Install an app"),
     body: [
-      el("p", { text: tr("选择一个应用的 .zip（含 manifest.json），或输入本机路径。", "Choose an app's .zip (holding manifest.json), or type a path on this machine.") }),
-      file,
-      path,
+      el("p", { className: "modal-note", text: tr("选择一个应用的 .zip（含 manifest.json），或输入本机路径。", "Choose an app's .zip (holding manifest.json), or type a path on this machine.") }),
+      el("label", { className: "settings-row" }, el("span", { text: tr("应用压缩包", "App .zip") }), file),
+      el("label", { className: "settings-row" }, el("span", { text: tr("或本机路径", "Or a path on this machine") }), path),
       result,
     ],
     buttons: [
       { text: tr("取消", "Cancel"), onClick: (close) => close() },
       { id: "install_submit", text: tr("安装", "Install"), primary: true, onClick: install },
     ],
+    focus: "install_path",
+  });
+  // Enter in the path submits, as in any form
+  path.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      install(dialog.close);
+    }
   });
 }
 
@@ -273,7 +312,7 @@ function sayRefused(result, prefix, exc) {
  * Once uninstalled `removed(appId)` is told; a refusal is said in the dialog.
  */
 export function confirmUninstall(app, removed) {
-  const name = asText(app.name || app.id);
+  const name = asText(appName(app));
   const result = el("p", { id: "uninstall_result", className: "modal-result", attrs: { role: "status" } });
   let busy = false;
   const uninstall = async (close) => {

@@ -2,7 +2,7 @@
 // controller validates with the settings model and answers a bad value with
 // `detail.fields` (field path → reason); the form shows each reason under its
 // field. API keys are never shown: their fields start empty and a new key is sent
-// only when one is typed. Turning the command whitelist off needs an explicit
+// only when one is typed; a saved key has a Remove button (removed on Save). Turning the command whitelist off needs an explicit
 // confirmation, because any program may then run.
 
 import { api } from "./api.js";
@@ -46,6 +46,31 @@ export async function openSettings(toast) {
       autocomplete: "off",
       placeholder: shown ? tr(`已设置 ${shown}（留空不变）`, `Set: ${shown} (leave empty to keep)`) : tr("未设置", "Not set"),
     });
+  // a saved key's Remove button: the key is sent as "" on Save (typing a new one wins)
+  const remover = (field, shown) => {
+    if (!shown) return null;
+    const button = el("button", {
+      type: "button",
+      className: "btn-plain settings-remove",
+      id: `${field.id}_remove`,
+      text: tr("删除密钥", "Remove key"),
+      on: {
+        click: () => {
+          field.dataset.remove = "true";
+          field.value = "";
+          field.placeholder = tr("保存后删除", "Removed when you save");
+          button.disabled = true;
+          button.textContent = tr("将删除", "Will be removed");
+        },
+      },
+    });
+    return button;
+  };
+  const keyValue = (field) => {
+    const typed = field.value.trim();
+    if (typed) return typed;
+    return field.dataset.remove === "true" ? "" : null; // null: keep the saved one
+  };
   const choice = (id, options, value) => {
     const select = el(
       "select",
@@ -136,7 +161,7 @@ export async function openSettings(toast) {
     title: tr("设置", "Settings"),
     body: [
       el("h4", { text: tr("大模型", "LLM") }),
-      row("llm.api_key", tr("API 密钥", "API key"), key),
+      row("llm.api_key", tr("API 密钥", "API key"), key, remover(key, asText(llm.api_key || ""))),
       row("llm.base_url", tr("API 地址", "API base URL"), baseUrl),
       row("llm.model", tr("模型", "Model"), model),
       el("h4", { text: tr("界面", "Desktop") }),
@@ -146,7 +171,7 @@ export async function openSettings(toast) {
       row("voice_rate", tr("语速", "Rate"), rate, rateShown),
       row("voice_engine", tr("语音识别引擎（🎤）", "Speech recognition engine (🎤)"), engine),
       row("voice_api_base_url", tr("识别接口地址", "Recognition endpoint URL"), engineUrl),
-      row("voice_api_key", tr("识别接口密钥", "Recognition API key"), engineKey),
+      row("voice_api_key", tr("识别接口密钥", "Recognition API key"), engineKey, remover(engineKey, asText(current.voice_api_key || ""))),
       row("voice_api_model", tr("识别模型", "Recognition model"), engineModel),
       el("h4", { text: tr("工具沙箱", "Tool sandbox") }),
       el("label", { className: "settings-check" }, shellOn, el("span", { text: tr("启用命令白名单", "Command whitelist on") })),
@@ -175,8 +200,8 @@ export async function openSettings(toast) {
           }
           const next = structuredClone(current);
           next.llm = { ...llm, base_url: baseUrl.value.trim(), model: model.value.trim() };
-          if (key.value.trim()) next.llm.api_key = key.value.trim();
-          if (engineKey.value.trim()) next.voice_api_key = engineKey.value.trim();
+          if (keyValue(key) !== null) next.llm.api_key = keyValue(key);
+          if (keyValue(engineKey) !== null) next.voice_api_key = keyValue(engineKey);
           next.ui_language = uiLanguage.value;
           next.default_voice = voice.value;
           next.voice_rate = Number(rate.value);
@@ -204,18 +229,13 @@ export async function openSettings(toast) {
             return;
           }
           speech.configure({ rate: next.voice_rate, lang: next.default_voice });
-          const relabel = setLanguage(next.ui_language);
+          close();
+          setLanguage(next.ui_language); // the whole desktop relabels itself
           toast({
             title: tr("设置已保存", "Settings saved"),
-            body: [
-              saved.restart_needed ? tr("部分设置在重启后生效", "Some changes apply after a restart") : "",
-              relabel ? tr("刷新页面后所有文字都换成新语言", "Reload the page to relabel everything") : "",
-            ]
-              .filter(Boolean)
-              .join(" · "),
+            body: saved.restart_needed ? tr("部分设置在重启后生效", "Some changes apply after a restart") : "",
             level: "success",
           });
-          close();
         },
       },
     ],

@@ -10,7 +10,7 @@
 
 import { appFacts, factChip, factNote } from "./dialogs.js";
 import { asText, clear, el } from "./dom.js";
-import { tr } from "./i18n.js";
+import { appDescription, appName, onLanguageChange, tr } from "./i18n.js";
 import { onAppsChanged, state } from "./state.js";
 
 const STATUS_TEXT = {
@@ -119,13 +119,17 @@ export function createTaskbar({ actions, windows }) {
   });
 
   onAppsChanged(renderIcons);
+  onLanguageChange(() => {
+    shownIds = ""; // every label is drawn again in the new language
+    renderIcons();
+  });
   renderIcons();
   return { markWindows, renderIcons, closeMenus, openSystemMenu };
 }
 
 /** The app's taskbar icon: opens or raises its window; on the focused window, minimises it. */
 function buildIcon(app, actions, windows) {
-  const label = asText(app.name || app.id);
+  const label = asText(appName(app));
   const click = () => {
     const win = windows.get(app.id);
     if (win && win === windows.focused()) win.minimise();
@@ -148,7 +152,8 @@ function buildIcon(app, actions, windows) {
 /** The start menu's uninstall control of `app`, or null for an app the system relies on. */
 function buildUninstall(app, actions, closeMenus) {
   if (app.system_role || !actions.uninstall) return null;
-  const label = tr(`卸载「${asText(app.name || app.id)}」`, `Uninstall ${asText(app.name || app.id)}`);
+  const name = asText(appName(app));
+  const label = tr(`卸载「${name}」`, `Uninstall ${name}`);
   return el("button", {
     type: "button",
     className: "start-item-uninstall",
@@ -185,8 +190,8 @@ function buildStartItem(app, actions, closeMenus) {
       el(
         "span",
         { className: "start-item-text" },
-        el("span", { className: "start-item-name", text: asText(app.name || app.id) }),
-        el("span", { className: "start-item-desc", text: asText(app.description || "") }),
+        el("span", { className: "start-item-name", text: asText(appName(app)) }),
+        el("span", { className: "start-item-desc", text: asText(appDescription(app)) }),
         el("span", { className: "start-item-facts" }),
       ),
       el("span", { className: "start-item-status" }),
@@ -198,7 +203,7 @@ function buildStartItem(app, actions, closeMenus) {
 /** Show `app.status` and how it runs on its taskbar icon and start-menu entry. */
 function updateStatus(app) {
   const status = asText(app.status || "unknown");
-  const label = asText(app.name || app.id);
+  const label = asText(appName(app));
   const facts = appFacts(app);
   const factLines = facts.map((f) => (f.level === "warning" && f.note ? `${f.mark} ${f.text}: ${factNote(f)}` : `${f.mark} ${f.text}`));
   const icon = document.getElementById(`task_${app.id}`);
@@ -206,8 +211,8 @@ function updateStatus(app) {
     icon.className = icon.className.replace(/\bstatus-\S+/g, "").trim();
     icon.classList.add(`status-${status}`);
     icon.dataset.status = status;
-    icon.title = [label, statusText(status), app.description, ...factLines, app.error].filter(Boolean).join("\n");
-    icon.setAttribute("aria-label", `${label}（${statusText(status)}）`);
+    icon.title = [label, statusText(status), appDescription(app), ...factLines, app.error].filter(Boolean).join("\n");
+    icon.setAttribute("aria-label", tr(`${label}（${statusText(status)}）`, `${label} (${statusText(status)})`));
   }
   for (const item of document.querySelectorAll("#start_menu_apps .start-item")) {
     if (item.dataset.appId !== app.id) continue;

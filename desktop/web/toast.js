@@ -1,6 +1,7 @@
 // Toasts: short notices in the corner, styled by level (info, success, warning,
 // error). `notify` events and reply messages end up here; title and body are text,
-// a technical `detail` is folded away under the body (a details disclosure).
+// a technical `detail` is folded away under the body (a details disclosure); an
+// `action` {text, run} is one button under the body that runs and closes the toast.
 
 import { asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
@@ -10,7 +11,7 @@ const ICONS = { info: "ℹ️", success: "✅", warning: "⚠️", error: "⛔" 
 const MAX_SHOWN = 5;
 
 /** Show a toast; returns its element. `timeout` 0 keeps it until closed. */
-export function toast({ title = "", body = "", detail = "", level = "info", timeout = 5000 } = {}) {
+export function toast({ title = "", body = "", detail = "", level = "info", timeout = 5000, action = null } = {}) {
   const box = document.getElementById("toasts");
   const kind = LEVELS.has(level) ? level : "info";
   const node = el(
@@ -29,6 +30,19 @@ export function toast({ title = "", body = "", detail = "", level = "info", time
             el("summary", { text: tr("技术细节", "Technical details") }),
             el("pre", { text: asText(detail) }),
           )
+        : null,
+      action
+        ? el("button", {
+            type: "button",
+            className: "toast-action",
+            text: asText(action.text),
+            on: {
+              click: () => {
+                node.remove();
+                action.run();
+              },
+            },
+          })
         : null,
     ),
     el("button", {

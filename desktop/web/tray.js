@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 import { clear, el } from "./dom.js";
-import { language, tr } from "./i18n.js";
+import { language, onLanguageChange, tr } from "./i18n.js";
 import { speech } from "./speech.js";
 
 const LLM_STATES = {
@@ -136,6 +136,12 @@ export function createTray() {
   showNetwork();
   pollHealth();
   setInterval(pollHealth, 15000);
+  onLanguageChange(() => {
+    // every tooltip again, in the new language
+    showVolume(speech.muted);
+    showNetwork();
+    pollHealth();
+  });
 
   return {
     setStreamState(up) {

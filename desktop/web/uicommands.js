@@ -20,12 +20,13 @@ import { tr } from "./i18n.js";
 // element id → {move, resize, hide, change_color, change_text, rotate}: what is applied
 const overrides = new Map();
 const homes = new WeakMap(); // a moved node → the placeholder holding its place
-let hooks = { openApp: () => {}, windows: null, warn: () => {}, reveal: () => {}, hint: () => {} };
+let hooks = { openApp: () => {}, windows: null, warn: () => {}, reveal: () => {}, hint: () => {}, changed: () => {} };
 
 /**
  * Install the one message handler; `hooks`: {openApp(appId), windows, warn(text),
- * reveal(node), hint(node)} — `reveal` is told of every changed element so it can
- * stay in view, `hint` of a hidden element that held the command bar (say the way back).
+ * reveal(node), hint(node), changed()} — `reveal` is told of every changed element so it can
+ * stay in view, `hint` of a hidden element that held the command bar (say the way back),
+ * `changed` of every change to what is remembered (`layoutEntries`).
  */
 export function installUiCommands(options) {
   hooks = { ...hooks, ...options };
@@ -79,10 +80,12 @@ export function perform(command) {
     return warn(tr(`无效的颜色：${asText(command.color)}`, `Not a colour: ${asText(command.color)}`));
   }
   const node = findElement(id);
+  // the same command may come twice (the reply and the event stream): one hint
+  const hiddenBefore = Boolean(node && overrides.get(node.id)?.hide);
   OPS[op](node, { ...command, id: node ? node.id : id });
   if (!node) warn(tr(`找不到界面元素：${id}`, `No such element: ${id}`));
   else if (op !== "hide") hooks.reveal(node);
-  else if (node.querySelector("#command_bar")) hooks.hint(node);
+  else if (!hiddenBefore && node.querySelector("#command_bar")) hooks.hint(node);
   return Boolean(node);
 }
 
@@ -108,6 +111,22 @@ function remember(node, id, key, value) {
   entry[key] = value;
   overrides.set(id, entry);
   if (node) apply(node, { [key]: value });
+  hooks.changed();
+}
+
+/** What the UI commands changed, as [id, {op: value}] pairs (kept over a reload). */
+export function layoutEntries() {
+  return [...overrides].map(([id, entry]) => [id, { ...entry }]);
+}
+
+/** Take back `layoutEntries()` saved before a reload: each element as it was changed. */
+export function restoreLayoutEntries(entries) {
+  for (const pair of Array.isArray(entries) ? entries : []) {
+    if (!Array.isArray(pair) || typeof pair[0] !== "string" || !pair[1] || typeof pair[1] !== "object") continue;
+    overrides.set(pair[0], { ...pair[1] });
+    const node = document.getElementById(pair[0]);
+    if (node) apply(node, overrides.get(pair[0]));
+  }
 }
 
 /** Forget the `changes` (all when empty) of element `id` and draw it without them. */
@@ -117,6 +136,7 @@ function takeBack(node, id, changes) {
   const keys = changes.length ? changes.map((c) => (c === "show" ? "hide" : c)) : Object.keys(entry);
   for (const key of keys) delete entry[key];
   if (Object.keys(entry).length === 0) overrides.delete(id);
+  hooks.changed();
   if (!node) return;
   asDrawn(node);
   apply(node, entry);
@@ -134,6 +154,7 @@ export function reapply(root) {
 export function resetLayout() {
   const ids = [...overrides.keys()];
   overrides.clear();
+  hooks.changed();
   for (const id of ids) {
     const node = document.getElementById(id);
     if (node) asDrawn(node);

@@ -109,6 +109,8 @@ function renderCards(data, ctx) {
   );
 }
 
+const LONG_CELL = 24; // characters: a cell longer than this may wrap
+
 /** Rows are lists of cells in the order of `columns`; `row_ids[i]` names row i. */
 function renderTable(data) {
   const rows = asArray(data.rows);
@@ -130,7 +132,8 @@ function renderTable(data) {
           return el(
             "tr",
             { dataset: id },
-            asArray(row).map((cell) => el("td", { text: asText(cell) })),
+            // a short cell keeps to one line; a long one wraps at words, never a character a line
+            asArray(row).map((cell) => el("td", { text: asText(cell), className: asText(cell).length > LONG_CELL ? "v-cell-long" : "" })),
             id.itemId !== undefined ? el("td", { className: "v-item-actions" }) : null,
           );
         }),
@@ -342,7 +345,7 @@ function renderMetric(data) {
 }
 
 function renderLoading(data, ctx) {
-  const text = data.text ?? ctx.reply?.message ?? "正在处理...";
+  const text = data.text ?? ctx.reply?.message ?? tr("正在处理…", "Working…");
   return el("div", { className: "v-loading" }, el("div", { className: "spinner" }), el("span", { text: asText(text) }));
 }
 
@@ -421,8 +424,8 @@ function renderUnknown(type, data, exc) {
     el("div", {
       className: "v-unknown-title",
       text: exc
-        ? `无法显示 “${type}” 视图 (cannot render): ${exc.message}`
-        : `未知视图类型 unknown view type: “${type || "(none)"}”`,
+        ? tr(`无法显示“${type}”视图：${exc.message}`, `This “${type}” view cannot be shown: ${exc.message}`)
+        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type “${type || "(none)"}”`),
     }),
     el("pre", { text: json ?? "" }),
   );

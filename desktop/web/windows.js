@@ -7,7 +7,7 @@
 
 import { appFacts, openAppInfo } from "./dialogs.js";
 import { clear, el } from "./dom.js";
-import { tr } from "./i18n.js";
+import { appName, onLanguageChange, tr } from "./i18n.js";
 import { appInfo, onAppsChanged } from "./state.js";
 
 const MIN_WIDTH = 280;
@@ -19,7 +19,7 @@ export class AppWindow {
   constructor(manager, app) {
     this.manager = manager;
     this.appId = app.id;
-    this.title = el("span", { className: "win-title", text: app.name || app.id });
+    this.title = el("span", { className: "win-title", text: appName(app) });
     this.icon = el("span", { className: "win-icon", text: app.icon || "📦" });
     this.content = el("div", { className: "win-content" });
     this.facts = el("button", {
@@ -27,15 +27,17 @@ export class AppWindow {
       className: "win-facts",
       on: { click: (e) => { e.stopPropagation(); openAppInfo(appInfo(this.appId)); } },
     });
-    const button = (cls, label, text, handler) =>
-      el("button", {
+    this.labelled = []; // [button, Chinese, English]: relabelled on a language switch
+    const button = (cls, label, text, handler) => {
+      const node = el("button", {
         type: "button",
         className: `win-btn ${cls}`,
-        title: label,
         text,
-        attrs: { "aria-label": label },
         on: { click: (e) => { e.stopPropagation(); handler(); } },
       });
+      this.labelled.push([node, ...label]);
+      return node;
+    };
     this.titlebar = el(
       "header",
       { className: "win-titlebar" },
@@ -45,9 +47,9 @@ export class AppWindow {
       el(
         "div",
         { className: "win-buttons" },
-        button("win-min", tr("最小化", "Minimise"), "—", () => this.minimise()),
-        button("win-max", tr("最大化", "Maximise"), "☐", () => this.toggleMaximise()),
-        button("win-close", tr("关闭", "Close"), "✕", () => this.close()),
+        button("win-min", ["最小化", "Minimise"], "—", () => this.minimise()),
+        button("win-max", ["最大化", "Maximise"], "☐", () => this.toggleMaximise()),
+        button("win-close", ["关闭", "Close"], "✕", () => this.close()),
       ),
     );
     this.node = el(
@@ -55,8 +57,8 @@ export class AppWindow {
       {
         id: `win_${app.id}`,
         className: "window opening",
-        dataset: { appId: app.id, uiType: "window", uiLabel: app.name || app.id },
-        attrs: { role: "dialog", "aria-label": app.name || app.id },
+        dataset: { appId: app.id, uiType: "window", uiLabel: appName(app) },
+        attrs: { role: "dialog", "aria-label": appName(app) },
       },
       this.titlebar,
       this.content,
@@ -76,8 +78,18 @@ export class AppWindow {
 
   /** Mark in the title bar how `app` runs: a quiet 🛡️ when confined, ⚠️ and the words when not. */
   describe(app) {
+    for (const [node, zh, en] of this.labelled) {
+      node.title = tr(zh, en);
+      node.setAttribute("aria-label", tr(zh, en));
+    }
+    const name = appName(app);
+    if (this.title.textContent !== name) {
+      this.title.textContent = name;
+      this.node.dataset.uiLabel = name;
+      this.node.setAttribute("aria-label", name);
+    }
     const facts = appFacts(app);
-    const key = JSON.stringify(facts);
+    const key = JSON.stringify([tr("zh", "en"), facts]);
     if (this.facts.dataset.key === key) return;
     this.facts.dataset.key = key;
     const warning = facts.find((f) => f.level === "warning");
@@ -225,6 +237,9 @@ export class WindowManager {
         const app = apps.get(win.appId);
         if (app) win.describe(app);
       }
+    });
+    onLanguageChange(() => {
+      for (const win of this.windows.values()) win.describe(appInfo(win.appId));
     });
   }
 

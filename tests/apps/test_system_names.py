@@ -227,3 +227,30 @@ def test_undo_of_a_second_move_goes_back_to_the_first_place() -> None:
     assert undo_commands({"op": "move", "id": "win_music_app"}, window) == [
         {"op": "move", "id": "win_music_app", "x": 140, "y": 30}
     ]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "said"),
+    [
+        ("zh-CN", "把播放按钮改成红色", None),
+        ("zh-CN", "把所有播放按钮改成红色", "已将全部 2 个播放按钮改成红色"),
+        ("zh-CN", "把播放按钮都改成红色", "已将全部 2 个播放按钮改成红色"),
+        ("en-US", "make the play button red", None),
+        ("en-US", "make all play buttons red", "Made the 2 play buttons red"),
+    ],
+)
+def test_a_colour_for_several_asks_which_unless_all_are_meant(language, text, said):
+    """Issue 30 item 8: two 播放 buttons and a colour: which one, or every one when
+    the request says all; never only the first."""
+    outcome = plan_ui(
+        parse_request(text), music_snapshot(language, songs=2), TURN[language]
+    )
+    if said is None:
+        assert not outcome.ok and len(outcome.choices) == 2 and outcome.commands == []
+        return
+    assert outcome.ok, outcome.message
+    assert outcome.commands == [
+        {"op": "change_color", "id": "btn_play", "color": "red"},
+        {"op": "change_color", "id": "btn_play_2", "color": "red"},
+    ]
+    assert outcome.message == said

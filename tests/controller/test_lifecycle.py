@@ -92,6 +92,7 @@ def test_kill9_of_controller_then_relaunch(tmp_path: Path) -> None:
         assert any(
             "hello_app" in line and "running" in line for line in listed.stdout.splitlines()
         )
+        assert listed.stdout.splitlines()[0].split()[:2] == ["APP", "STATUS"]
 
         twice = aios("start", "--headless", "--ports", "auto", "--state-dir", str(state))
         assert twice.returncode == 1 and "already running" in twice.stderr

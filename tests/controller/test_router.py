@@ -23,6 +23,7 @@ from controller.routing.router import (
     PlannedTask,
     RoutePlan,
     Router,
+    apps_message,
     no_match_message,
 )
 from controller.routing.split import split_pieces
@@ -219,24 +220,32 @@ def test_quoted_and_bracketed_text_is_never_cut():
     ]
 
 
-def test_no_match_names_what_the_apps_can_do(router, apps):
+def test_no_match_is_one_short_sentence_saying_where_the_apps_are(router, apps):
     plan = router.route("今天天气怎么样", apps)
     assert plan.tasks == []
     assert plan.confidence < router.minimum
     assert plan.reason == no_match_message(apps)
-    for app in apps:
-        assert app.name in plan.reason
-    assert "已安装的应用" in plan.reason and "Sorry" not in plan.reason  # one language
+    assert plan.reason == "没有应用能做这件事。开始菜单里列出了每个应用能做什么。"
+    assert "\n" not in plan.reason and "Sorry" not in plan.reason  # short, one language
 
 
 def test_no_match_in_english_is_english_only(apps):
     english = no_match_message(apps, "en-US")
-    assert english.startswith("No installed app can do that. The installed apps can:")
-    for app in apps:
-        assert f"· {app.name}: {app.description}" in english
-    assert "已安装的应用" not in english
+    assert english == "No app can do that. The start menu shows what each app can do."
     assert no_match_message([], "en-US") == "No apps are installed."
     assert no_match_message(apps, "zh-CN") == no_match_message(apps)  # unchanged
+
+
+def test_what_the_apps_can_do_names_each_in_the_readers_language(apps):
+    english = apps_message(apps, "en-US")
+    assert english.startswith("The installed apps can:")
+    for app in apps:
+        assert f"· {app.name_in('en-US')}" in english
+    assert "· Music: Search, play and download music" in english
+    chinese = apps_message(apps, "zh-CN")
+    for app in apps:
+        assert f"· {app.name}" in chinese
+    assert "Music" not in chinese and "search, play" not in chinese  # no glosses
 
 
 def test_no_match_without_apps_or_words(router, apps):

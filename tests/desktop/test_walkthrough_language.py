@@ -61,7 +61,7 @@ def test_an_unreachable_catalogue_is_an_english_warning(page) -> None:
     window = page.locator("#win_music_app")
     notice = window.locator(".win-notice")
     expect(notice).to_contain_text("The music catalogue cannot be reached right now")
-    expect(window.locator(".v-empty")).to_contain_text("your local library has no songs")
+    expect(window.locator(".v-empty")).to_contain_text("Your local library has no songs")
     details = notice.locator("details")
     expect(details).to_have_count(1)
     assert details.get_attribute("open") is None  # the technical text, folded away

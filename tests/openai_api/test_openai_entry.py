@@ -89,6 +89,42 @@ def test_model_triton_routes_as_typed(client: openai.OpenAI) -> None:
     )
 
 
+NO_APP = {
+    "en-US": "No app can do that. The start menu shows what each app can do.",
+    "zh-CN": "没有应用能做这件事。开始菜单里列出了每个应用能做什么。",
+}
+
+
+def test_the_answer_is_in_the_language_the_caller_asks_for(client: openai.OpenAI) -> None:
+    """Issue 30 item 11: the desktop's language (Chinese here) does not decide a /v1
+    answer: `metadata.language` or Accept-Language does; a conversation keeps it."""
+
+    def ask(text: str, conversation: str, **kw: Any) -> str:
+        headers = {"X-AIOS-Conversation-Id": conversation, **kw.pop("headers", {})}
+        reply = _say(client, "triton", text, extra_headers=headers, **kw)
+        return str(reply.choices[0].message.content)
+
+    english = ask("xyzzy plugh", "lang-1", extra_body={"metadata": {"language": "en-US"}})
+    assert english == NO_APP["en-US"]
+    # the same conversation goes on in English without saying it again
+    assert ask("frobnicate", "lang-1") == NO_APP["en-US"]
+    weighted = {"Accept-Language": "fr;q=1, en-GB;q=0.8, zh-CN;q=0.5"}
+    assert ask("xyzzy plugh", "lang-2", headers=weighted) == NO_APP["en-US"]
+    chinese = {"Accept-Language": "zh-CN,zh;q=0.9"}
+    assert ask("xyzzy plugh", "lang-1", headers=chinese) == NO_APP["zh-CN"]
+    assert ask("xyzzy plugh", "lang-3") == NO_APP["zh-CN"]  # nothing said: the settings'
+
+
+def test_a_language_outside_the_two_is_a_400(system: RunningSystem) -> None:
+    body = {
+        "model": "triton",
+        "messages": [{"role": "user", "content": "hi"}],
+        "metadata": {"language": "fr-FR"},
+    }
+    error = _assert_openai_error(_raw(system, body), 400)
+    assert error["param"] == "metadata.language"
+
+
 def test_streamed_chunks_role_text_finish_and_usage(client: openai.OpenAI) -> None:
     stream = _say(
         client,

@@ -47,7 +47,7 @@ class System:
         self.events = EventBus()
         self.gate = ConfirmationGate(root / "confirmations", self.events)
         policy = PermissionPolicy(root / "permissions.json", settings)
-        asking = GateConfirmations(self.gate, lambda app_id: "Hello小AI")
+        asking = GateConfirmations(self.gate, lambda app_id, language: "Hello小AI")
         self.scheduler = Scheduler(
             JobStore(root),
             JobRunner(executor, pipeline),
@@ -156,7 +156,8 @@ def test_the_question_and_its_answers_in_english(tmp_path, clock, executor, pipe
     english = lambda: "en-US"  # noqa: E731  the settings' ui_language
     gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
     policy = PermissionPolicy(tmp_path / "permissions.json", settings)
-    asking = GateConfirmations(gate, lambda app_id: "Hello", english)
+    names = {"zh-CN": "你好", "en-US": "Hello"}  # the app's name, by the reader's language
+    asking = GateConfirmations(gate, lambda app_id, language: names[language], english)
     scheduler = Scheduler(
         JobStore(tmp_path),
         JobRunner(executor, pipeline),
@@ -193,7 +194,7 @@ def test_a_command_outside_the_whitelist_without_asking_is_refused_at_creation(
         JobRunner(executor, pipeline),
         clock=clock,
         review=policy_review(PermissionPolicy(tmp_path / "p.json", strict), lambda a: None),
-        confirmations=GateConfirmations(gate, lambda app_id: "Hello"),
+        confirmations=GateConfirmations(gate, lambda app_id, language: "Hello"),
     )
     with pytest.raises(CommandNotAllowed) as refused:
         scheduler.create(ScheduleJob.model_validate(RISKY), caller="scheduler_app")

@@ -10,6 +10,7 @@ listed, disable, run now, history), a reminder firing a second after it was set
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
@@ -27,6 +28,7 @@ from tests.controller.system import (
 from tests.desktop.conftest import ARTIFACTS
 
 playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 APPS = ("hello_app", "scheduler_app")
@@ -83,16 +85,22 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
     assert (job["interval_s"], job["enabled"]) == (1800, True)
     mine = row(window, job["id"])  # the job's controls sit in its row
 
-    mine.get_by_role("button", name="停用").click()
-    mine.get_by_role("button", name="启用").wait_for()
-    assert "已停用" in window.inner_text()
+    mine.get_by_role("button", name="暂停").click()
+    mine.get_by_role("button", name="恢复").wait_for()
+    assert "已暂停" in window.inner_text()
     assert jobs(system)["休息提醒"]["enabled"] is False
 
     with page.expect_response(lambda r: r.url.endswith("/action")):
         mine.get_by_role("button", name="立即运行").click()
     page.locator(".toast-title", has_text="⏰ 提醒").wait_for()  # what it said
-    page.locator(".toast-title", has_text="「休息提醒」已运行").wait_for()  # which job ran
-    runs = system.get(f"/api/schedules/{job['id']}/runs").json()["runs"]
+    runs = system.wait_for(
+        lambda: system.get(f"/api/schedules/{job['id']}/runs").json()["runs"] or None,
+        timeout=10,
+        what="the run",
+    )
+    # the reminder said itself: the scheduler's "it ran" is not a second toast
+    expect(page.locator(".toast-title", has_text="⏰ 提醒")).to_have_count(1)
+    expect(page.locator(".toast-title", has_text="已运行")).to_have_count(0)
     assert [(r["trigger"], r["status"]) for r in runs] == [("manual", "ok")], runs
     # the run's own view (the reminder) and the click's answer (the list) race for
     # the window; either way the list is one click away
@@ -103,7 +111,7 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
         back.click()
     to_history.click()
     history = window.locator("table")
-    history.get_by_text("✅ 完成", exact=True).wait_for()
+    history.get_by_text("✅ 成功", exact=True).wait_for()
     assert "运行历史「休息提醒」" in window.inner_text()
     shot(page, "window-history")
 
@@ -139,6 +147,73 @@ def test_a_reminder_pops_a_notification_at_its_time(page, system: RunningSystem)
         what="the reminder's run",
     )
     assert runs[0]["status"] == "ok" and "提醒：喝水" in runs[0]["summary"]
+
+
+def remind_soon(system: RunningSystem, what: str) -> str:
+    at = (datetime.now().astimezone() + timedelta(seconds=1)).isoformat()
+    job = {
+        "name": f"{what}提醒",
+        "execution_type": "agent",
+        "schedule_type": "once",
+        "run_at": at,
+        "app_id": "scheduler_app",
+        "instruction": f"提醒我{what}",
+    }
+    created = system.post("/api/schedules", job)
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
+def test_a_reminder_is_one_toast_and_takes_nothing_over(
+    page, system: RunningSystem
+) -> None:
+    """Issue 30 item 3: a reminder firing is one toast (and the spoken line); the open
+    scheduler window keeps its list, the window in front stays in front, the keyboard
+    stays where the user types, and a closed scheduler window stays closed."""
+    clear_jobs(system)
+    page.click("#task_scheduler_app")
+    scheduler = page.locator("#win_scheduler_app")
+    scheduler.locator(".v-empty").wait_for()
+    page.click("#task_hello_app")
+    hello = page.locator("#win_hello_app")
+    hello.locator(".win-status").wait_for()
+    page.locator("#toasts .toast").evaluate_all("nodes => nodes.forEach(n => n.remove())")
+    page.fill("#command_input", "我正在打")
+    page.focus("#command_input")
+
+    job_id = remind_soon(system, "伸展")
+    page.locator(".toast", has_text="伸展").first.wait_for(timeout=10000)
+    system.wait_for(
+        lambda: system.get(f"/api/schedules/{job_id}/runs").json()["runs"] or None,
+        timeout=10,
+        what="the reminder's run",
+    )
+    expect(page.locator("#toasts .toast")).to_have_count(1)
+    expect(page.locator(".toast-title")).to_have_text(["⏰ 提醒"])
+    shot(page, "reminder-one-toast")
+    assert page.evaluate("document.activeElement.id") == "command_input"
+    expect(page.locator("#command_input")).to_have_value("我正在打")
+    z = page.evaluate(
+        "() => ['win_hello_app', 'win_scheduler_app']"
+        ".map(id => Number(document.getElementById(id).style.zIndex))"
+    )
+    assert z[0] > z[1], z  # the window the user was in stays in front
+    expect(hello).to_have_class(re.compile(r"\bfocused\b"))
+    expect(scheduler).to_have_attribute("data-view-type", "list")  # not the reminder
+    expect(scheduler).not_to_contain_text("⏰ 提醒：伸展")
+
+    scheduler.locator(".win-close").click()
+    expect(scheduler).to_have_count(0)
+    page.locator("#toasts .toast").evaluate_all("nodes => nodes.forEach(n => n.remove())")
+    second = remind_soon(system, "喝茶")
+    page.locator(".toast", has_text="喝茶").first.wait_for(timeout=10000)
+    system.wait_for(
+        lambda: system.get(f"/api/schedules/{second}/runs").json()["runs"] or None,
+        timeout=10,
+        what="the second reminder's run",
+    )
+    expect(page.locator("#toasts .toast")).to_have_count(1)
+    expect(page.locator("#win_scheduler_app")).to_have_count(0)  # not reopened
 
 
 def test_a_risky_command_job_asks_in_the_confirm_dialog(
@@ -217,11 +292,11 @@ def test_two_jobs_of_one_name_have_their_controls_in_their_rows_and_cancel_asks(
     (none piled below the list), its time is in the row, and "取消喝水提醒" asks
     which of the two, deleting nothing until one is picked."""
     for locale, cancel, words in (
-        ("zh-CN", "取消", ("取消喝水提醒", "每天 09:00", "哪一个", "刷新")),
+        ("zh-CN", "取消", ("取消喝水提醒", "每天 9:00", "哪一个", "刷新")),
         (
             "en-US",
             "Cancel",
-            ("cancel 喝水提醒", "every day at 09:00", "which one", "Refresh"),
+            ("cancel 喝水提醒", "every day at 9:00", "which one", "Refresh"),
         ),
     ):
         said, daily_time, asking, refresh = words
@@ -280,12 +355,12 @@ def test_a_daily_command_said_in_words_asks_runs_and_shows_its_output(
         (
             "zh-CN",
             "每天早上9点运行命令 date",
-            ("刷新", "立即运行", "历史", "✅ 完成"),
+            ("刷新", "立即运行", "历史", "✅ 成功"),
         ),
         (
             "en-US",
             "every day at 9am run the command date",
-            ("Refresh", "Run now", "History", "✅ Done"),
+            ("Refresh", "Run now", "History", "✅ Succeeded"),
         ),
     ):
         refresh, run_now, history, done = words

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from aios_protocol.errors import ToolFailed
+from aios_sdk import Turn
 from apps.scheduler_app.flows import SchedulerFlows
+from apps.scheduler_app.views import describe, when
 
 JOB = {
     "id": "job_abc",
@@ -72,14 +76,14 @@ def test_the_window_lists_jobs_with_their_controls() -> None:
 def test_buttons_call_the_schedule_tool_for_their_job() -> None:
     agent = Agent()
     flows = SchedulerFlows(agent)
-    assert click(flows, "disable", job_id="job_abc")["message"] == "已停用"
+    assert click(flows, "disable", job_id="job_abc")["message"] == "已暂停"
     assert agent.calls[0] == (
         "update",
         {"action": "update", "job_id": "job_abc", "changes": {"enabled": False}},
     )
     assert click(flows, "run", job_id="job_abc")["message"] == "已开始运行"
     history = click(flows, "history", job_id="job_abc")
-    assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "✅ 完成"
+    assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "✅ 成功"
     assert "休息提醒" in history["data"]["title"]
     assert click(flows, "cancel", job_id="job_abc")["message"] == "已取消"
     verbs = [verb for verb, _ in agent.calls]
@@ -119,7 +123,7 @@ def test_the_window_speaks_the_users_language() -> None:
     sub = english["data"]["items"][0]["sub"]
     assert sub == "every 30 min · next 2030-05-06 08:30 · ran 2 times"
     labels = [a["label"] for a in english["actions"]]
-    assert labels == ["Refresh", "Disable", "Run now", "History", "Cancel"]
+    assert labels == ["Refresh", "Pause", "Run now", "History", "Cancel"]
     history = SchedulerFlows(agent).handle(
         None, EN, {"action_id": "history", "params": {"job_id": "job_abc"}}
     )
@@ -143,7 +147,7 @@ def test_the_window_speaks_the_users_language() -> None:
     )
     assert [a["label"] for a in chinese["actions"]] == [
         "刷新",
-        "停用",
+        "暂停",
         "立即运行",
         "历史",
         "取消",
@@ -158,7 +162,7 @@ def test_answers_in_english_and_a_refusal_said_plainly() -> None:
     assert created["message"].startswith("OK, “stretch reminder” is set: at ")
     assert (
         click_in(SchedulerFlows(agent), EN, "disable", job_id="job_abc")["message"]
-        == "Disabled"
+        == "Paused"
     )
     reminded = SchedulerFlows(agent).handle("remind me to stretch", EN)
     assert reminded["message"] == "Reminder: stretch"
@@ -301,11 +305,11 @@ def test_each_jobs_controls_sit_in_its_row() -> None:
         if a.get("item_id")
     ]
     assert placed == [
-        ("job_daily", "disable", "停用"),
+        ("job_daily", "disable", "暂停"),
         ("job_daily", "run", "立即运行"),
         ("job_daily", "history", "历史"),
         ("job_daily", "cancel", "取消"),
-        ("job_soon", "disable", "停用"),
+        ("job_soon", "disable", "暂停"),
         ("job_soon", "run", "立即运行"),
         ("job_soon", "history", "历史"),
         ("job_soon", "cancel", "取消"),
@@ -314,7 +318,7 @@ def test_each_jobs_controls_sit_in_its_row() -> None:
         if action.get("item_id"):
             assert action["params"]["job_id"] == action["item_id"]
     subs = [item["sub"] for item in view["data"]["items"]]
-    assert subs[0].startswith("每天 09:00") and subs[1].startswith("于 2030-05-06 08:10")
+    assert subs[0].startswith("每天 9:00") and subs[1].startswith("于 2030-05-06 08:10")
 
 
 def test_cancelling_a_name_two_jobs_share_asks_which_and_deletes_nothing() -> None:
@@ -324,7 +328,7 @@ def test_cancelling_a_name_two_jobs_share_asks_which_and_deletes_nothing() -> No
     assert asked["status"] == "ok" and "哪一个" in asked["message"]
     items = asked["data"]["items"]
     assert [i["id"] for i in items] == ["job_daily", "job_soon"]
-    assert "每天 09:00" in items[0]["sub"] and "2030-05-06 08:10" in items[1]["sub"]
+    assert "每天 9:00" in items[0]["sub"] and "2030-05-06 08:10" in items[1]["sub"]
     buttons = [
         (a["item_id"], a["action_id"], a["params"]["job_id"])
         for a in asked["actions"]
@@ -349,7 +353,7 @@ def test_pausing_a_shared_name_asks_which_in_english() -> None:
     )
     labels = [a["label"] for a in asked["actions"] if a.get("item_id")]
     assert labels == ["Pause", "Pause"]
-    assert "every day at 09:00" in asked["data"]["items"][0]["sub"]
+    assert "every day at 9:00" in asked["data"]["items"][0]["sub"]
 
 
 def test_one_match_is_cancelled_and_a_full_name_picks_its_job() -> None:
@@ -398,10 +402,10 @@ def test_the_history_shows_the_output_and_a_failed_run_in_words() -> None:
     history = click_in(SchedulerFlows(Ran(DAILY)), ZH, "history", job_id="job_daily")
     assert history["data"]["columns"] == ["开始", "结果", "用时", "摘要", "输出"]
     failed, ok = history["data"]["rows"]
-    assert failed[1] == "❌ 失败" and ok[1] == "✅ 完成"
+    assert failed[1] == "❌ 失败" and ok[1] == "✅ 成功"
     assert ok[4] == "Mon May  6 09:00:00 CST 2030"
     english = click_in(SchedulerFlows(Ran(DAILY)), EN, "history", job_id="job_daily")
-    assert [row[1] for row in english["data"]["rows"]] == ["❌ Failed", "✅ Done"]
+    assert [row[1] for row in english["data"]["rows"]] == ["❌ Failed", "✅ Succeeded"]
     assert english["data"]["columns"][-1] == "Output"
 
 
@@ -414,3 +418,33 @@ def test_apps_that_did_not_understand_mark_their_help_as_not_done() -> None:
     for flows in (CodeFlows(PlanningAgent()), SchedulerFlows(Jobs())):
         answer = flows.handle("运行命令 date", ZH)
         assert answer["status"] == "ok" and answer["notice"] == "warning", answer
+
+
+@pytest.mark.parametrize(
+    ("job", "zh", "en"),
+    [
+        ({"cron": "0 8 * * *"}, "每天 8:00", "every day at 8:00"),
+        ({"cron": "30 7 * * 1-5"}, "工作日 7:30", "weekdays at 7:30"),
+        ({"cron": "0 9 * * 1"}, "每周一 9:00", "every Monday at 9:00"),
+        ({"cron": "0 9 * * sun"}, "每周日 9:00", "every Sunday at 9:00"),
+        ({"cron": "0 * * * *"}, "每小时的第 0 分", "every hour at :00"),
+        ({"cron": "*/15 * * * *"}, "每 15 分钟", "every 15 min"),
+        ({"cron": "0 8 1 * *"}, "每月 1 日 8:00", "on day 1 of each month at 8:00"),
+        (
+            {"cron": "0 8 1 1 *"},
+            "按自定时间表（0 8 1 1 *）",
+            "on a custom schedule (0 8 1 1 *)",
+        ),
+    ],
+)
+def test_a_schedule_reads_like_speech(job, zh, en) -> None:
+    """Issue 30 item 4: never `cron 0 8 * * *`."""
+    job = {"schedule_type": "cron", "enabled": True, "run_count": 0, **job}
+    assert when(job, Turn(context=ZH)) == zh
+    assert when(job, Turn(context=EN)) == en
+
+
+def test_a_paused_job_says_paused_and_nothing_of_its_next_run() -> None:
+    job = {"schedule_type": "cron", "cron": "0 8 * * *", "enabled": False, "run_count": 3}
+    assert describe(job, Turn(context=ZH)) == "每天 8:00 · 已运行 3 次 · 已暂停"
+    assert describe(job, Turn(context=EN)) == "every day at 8:00 · ran 3 times · paused"

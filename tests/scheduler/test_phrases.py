@@ -215,7 +215,7 @@ def test_an_instruction_to_run_later_stays_an_instruction():
         ("pause the stretch reminder", "pause", "stretch"),
         ("恢复喝水提醒", "resume", "喝水"),
         ("resume the stretch reminder", "resume", "stretch"),
-        ("取消喝水提醒（每天 09:00）", "cancel", "喝水提醒（每天 09:00）"),
+        ("取消喝水提醒（每天 9:00）", "cancel", "喝水提醒（每天 9:00）"),
     ],
 )
 def test_pause_and_resume_name_their_job(text, kind, target):

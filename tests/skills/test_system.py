@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from controller.api.tools import LISTING_TTL
 from tests.controller.system import RunningSystem, copy_shipped_apps, launch
@@ -254,18 +255,16 @@ def test_the_tools_window_shows_the_skills_tools_with_provider_and_risk(
         page.click("#start_menu [data-system-action=tools]")
         page.locator("#tools_dialog").wait_for()
         page.select_option("#tools_app", "skills_app")
-        install = page.locator("#tools_rows tr[data-tool=install_skill]")
+        skills = page.locator("#tools_groups .tool-group[data-provider=skills]")
+        install = skills.locator(".tool-card[data-tool=install_skill]")
         install.wait_for()
-        cells = install.locator("td").all_inner_texts()
-        assert cells[:3] == ["install_skill", "skills", "system"]
-        assert "需确认" in cells[3]
-        run = (
-            page.locator("#tools_rows tr[data-tool=run_command]")
-            .locator("td")
-            .all_inner_texts()
-        )
-        assert run[1:3] == ["skills", "execute"]
-        assert "skills: running" in page.locator("#tools_providers").inner_text()
+        assert install.locator(".tool-risk").get_attribute("data-risk") == "system"
+        expect(install.locator(".tool-asks")).to_have_text("先问你")
+        run = skills.locator(".tool-card[data-tool=run_command]")
+        assert run.locator(".tool-risk").get_attribute("data-risk") == "execute"
+        expect(run.locator(".tool-risk")).to_have_text("会运行程序")
+        expect(skills.locator(".tool-group-title")).to_contain_text("技能")
+        expect(skills.locator(".tool-group-problem")).to_have_count(0)  # running
         assert desktop.errors == []
     finally:
         page.context.close()
