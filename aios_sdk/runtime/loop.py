@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
-
-from .compaction import Compactor, calibrated, summary_prompt
-from .hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
-from .messages import PLACEHOLDER, Conversation
-from .tools import (
+from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
+from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
+from aios_sdk.runtime.messages import PLACEHOLDER, Conversation, StreamEvent
+from aios_sdk.runtime.tools import (
     TASK_TOOL,
     ProposedCall,
     ToolBox,
@@ -40,7 +39,7 @@ from .tools import (
 __all__ = ["AgentLoop", "LoopSettings", "Outcome"]
 
 FORK_MARK = "<fork-boilerplate>"
-Progress = Callable[[str, dict[str, Any]], None]
+Progress = Callable[[StreamEvent], None]
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ class AgentLoop:
     language: str = "zh-CN"  # the same, for the sentences of error codes
     session_id: str = ""
     settings: LoopSettings = field(default_factory=LoopSettings)
-    progress: Progress = lambda kind, data: None
+    progress: Progress = lambda event: None
     stop_hooks: list[StopHook] = field(default_factory=list)
     write_output: Callable[[str, str], str] | None = None  # (name, text) → path
     sub_agent: bool = False
@@ -98,12 +97,15 @@ class AgentLoop:
         self.hook_rounds = 0
         self.compactor = Compactor(self.settings.context_window, self._summarize)
 
+    def _emit(self, kind: str, data: Mapping[str, Any]) -> None:
+        self.progress(StreamEvent(kind, dict(data)))
+
     # ------------------------------------------------------------------ entry
 
     def start(self, instruction: str) -> Outcome:
         self.conversation.ensure_system(self.system_prompt)
         self.conversation.add_user(instruction, display=not self.sub_agent)
-        self.progress("start", {"instruction": instruction[:500]})
+        self._emit("start", {"instruction": instruction[:500]})
         return self.run()
 
     def resume(self, results: Mapping[str, Any]) -> Outcome:
@@ -143,7 +145,7 @@ class AgentLoop:
     def run(self) -> Outcome:
         while self.turns < self.settings.max_turns:
             self.turns += 1
-            self.progress("turn", {"turn": self.turns})
+            self._emit("turn", {"turn": self.turns})
             reply = self._ask_model()
             if isinstance(reply, Outcome):
                 return reply
@@ -164,9 +166,9 @@ class AgentLoop:
                 problem = self._check_answer(reply.content)
                 if problem:
                     self.conversation.add_user(problem, display=False)
-                    self.progress("stop_hook", {"problem": problem})
+                    self._emit("stop_hook", {"problem": problem})
                     continue
-                self.progress("done", {"status": "ok", "text": reply.content[:4000]})
+                self._emit("done", {"status": "ok", "text": reply.content[:4000]})
                 return Outcome("answer", reply.content)
             plan = self._run_calls(calls)
             if plan is not None:
@@ -177,7 +179,7 @@ class AgentLoop:
             f"Stopped after {turns} turns; say “continue” to go on.",
         )
         self.conversation.add_assistant(text, [])
-        self.progress("done", {"status": "stopped", "text": text})
+        self._emit("done", {"status": "stopped", "text": text})
         return Outcome("stopped", text, code="max_turns")
 
     def _ask_model(self) -> Any:
@@ -193,7 +195,7 @@ class AgentLoop:
             conversation.model_messages = fitted
             if "summary" in done or "trim" in done or "truncate" in done:
                 conversation.compactions += 1
-                self.progress("compact", {"steps": done})
+                self._emit("compact", {"steps": done})
             try:
                 reply = self.llm.turn(
                     fitted,
@@ -204,11 +206,11 @@ class AgentLoop:
                 )
             except AiosError as exc:
                 if self.recovery.connection(exc.code):
-                    self.progress("retry", {"reason": exc.code})
+                    self._emit("retry", {"reason": exc.code})
                     time.sleep(0.2 * self.recovery.used)
                     continue
                 text = user_message_of(exc, self.language)
-                self.progress("done", {"status": "error", "text": text})
+                self._emit("done", {"status": "error", "text": text})
                 return Outcome(
                     "error", text, code=exc.code, detail=f"{exc.code}: {exc.message}"
                 )
@@ -220,7 +222,7 @@ class AgentLoop:
                 conversation.last_prompt_tokens = prompt_tokens
             if reply.finish_reason == "length" and self.recovery.can_recover():
                 how, max_tokens = self.recovery.cut_off()
-                self.progress("retry", {"reason": "length", "how": how})
+                self._emit("retry", {"reason": "length", "how": how})
                 if how == "escalate":
                     continue  # nothing kept: asked again with room to finish
                 conversation.add_assistant(reply.content, [])
@@ -245,7 +247,7 @@ class AgentLoop:
         direct: list[ProposedCall] = []
         reviewed: list[ProposedCall] = []
         for call in calls:
-            self.progress(
+            self._emit(
                 "tool_call",
                 {"id": call.call_id, "name": call.name, "arguments": call.arguments[:4000]},
             )
@@ -306,7 +308,7 @@ class AgentLoop:
             "created": round(time.time(), 3),
         }
         self.conversation.plan_rounds += 1
-        self.progress(
+        self._emit(
             "pause",
             {
                 "calls": [
@@ -318,7 +320,7 @@ class AgentLoop:
         return Outcome("plan", steps=steps)
 
     def _report_result(self, outcome: ToolOutcome) -> None:
-        self.progress(
+        self._emit(
             "tool_result",
             {
                 "id": outcome.call_id,
@@ -362,7 +364,7 @@ class AgentLoop:
         task_id = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or str(int(time.time()))
         child = AgentLoop(
             llm=self.llm,
-            tools=ToolBox(self.tools.call_tool, dict(self.tools.entries), can_fork=False),
+            tools=self.tools.sub_box(),
             conversation=Conversation(model_messages=prefix),
             system_prompt=self.system_prompt,
             tr=self.tr,
@@ -373,7 +375,9 @@ class AgentLoop:
                 context_window=self.settings.context_window,
                 max_tokens=self.settings.max_tokens,
             ),
-            progress=lambda kind, data: self.progress(kind, {**data, "agent": task_id}),
+            progress=lambda event: self.progress(
+                StreamEvent(event.kind, {**event.data, "agent": task_id})
+            ),
             stop_hooks=self.stop_hooks,
             sub_agent=True,
         )

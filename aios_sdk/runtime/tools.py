@@ -1,12 +1,12 @@
-"""The assistant's tools: what the model is offered and how a proposed call is run.
+"""The loop's tools: what the model is offered and how a proposed call is run.
 
-The offer is the executor's listing for this app (`GET /tools?app_id=…`, the one
-tool source), turned into OpenAI function tools, plus the runtime's own `task` tool
+The offer is the agent's `available_tools()` (the executor's listing for this app,
+the one tool source, without the tools that cannot run now), turned into OpenAI function tools, plus the runtime's own `task` tool
 (a sub-agent; not offered to a sub-agent). A proposed call is checked here before
 anything runs: an unknown tool or arguments that are not a JSON object become an
 error result for the model (the parse error kept as the call's result). A valid call is
 either *direct* — run now through the executor (`call_tool` for one call, one
-`/run` plan for several, where consecutive `concurrency_safe` steps may run side by
+`run_steps` plan for several, where consecutive `concurrency_safe` steps may run side by
 side) — or *reviewed*: it may need the user's yes (`requires_confirmation`, or a tool
 the controller's permission policy inspects), so it goes to the controller as a step
 plan that the policy may pause.
@@ -15,13 +15,10 @@ plan that the policy may pause.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
-from aios_runtime.json_client import request_json
 from aios_sdk.errors import AiosError, ToolFailed
 
 __all__ = [
@@ -104,38 +101,32 @@ def result_text(result: Any, limit: int = RESULT_CHARS) -> str:
 
 @dataclass
 class ToolBox:
-    """The listing of this app's tools and the ways to run them."""
+    """The listing of this app's tools and the ways to run them: `call_tool(name,
+    **args)` for one call, `run_steps(steps)` (a plan's `tool_results`) for several."""
 
     call_tool: Callable[..., Any]
+    run_steps: Callable[[list[dict[str, Any]]], Mapping[str, Any]] | None = None
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     can_fork: bool = True
 
     @classmethod
-    def from_executor(
-        cls, call_tool: Callable[..., Any], *, can_fork: bool = True
-    ) -> ToolBox:
-        """The executor's listing for this app (empty when it cannot be reached)."""
-        box = cls(call_tool=call_tool, can_fork=can_fork)
-        url = os.environ.get("AIOS_EXECUTOR_URL", "").rstrip("/")
-        token = os.environ.get("AIOS_TOKEN", "")
-        app_id = os.environ.get("AIOS_APP_ID", "")
-        if not url or not token:
-            return box
-        try:
-            answer = request_json(
-                "GET",
-                f"{url}/tools?app_id={quote(app_id, safe='')}",
-                token=token,
-                timeout=10,
-            )
-        except AiosError:
-            return box
-        listing = answer.body.get("tools") if isinstance(answer.body, dict) else None
-        for entry in listing or []:
-            usable = isinstance(entry, dict) and entry.get("available", True) is not False
-            if usable and entry.get("name"):
-                box.entries[str(entry["name"])] = entry
+    def from_agent(cls, agent: Any, *, can_fork: bool = True) -> ToolBox:
+        """The tools of `agent` (an `AIOSAgent`): its `available_tools()` listing, run
+        with its `call_tool` and `run_steps`."""
+        listing = agent.available_tools() if hasattr(agent, "available_tools") else []
+        box = cls(
+            call_tool=agent.call_tool,
+            run_steps=getattr(agent, "run_steps", None),
+            can_fork=can_fork,
+        )
+        for entry in listing:
+            if isinstance(entry, Mapping) and entry.get("name"):
+                box.entries[str(entry["name"])] = dict(entry)
         return box
+
+    def sub_box(self) -> ToolBox:
+        """The same tools for a sub-agent, which cannot fork."""
+        return ToolBox(self.call_tool, self.run_steps, dict(self.entries), can_fork=False)
 
     # ------------------------------------------------------------------ the offer
 
@@ -220,29 +211,17 @@ class ToolBox:
     def _run_plan(
         self, calls: Sequence[ProposedCall], session_id: str | None
     ) -> list[ToolOutcome]:
-        url = os.environ.get("AIOS_EXECUTOR_URL", "").rstrip("/")
-        token = os.environ.get("AIOS_TOKEN", "")
-        if not url or not token:
+        if self.run_steps is None:
             return [self._call_one(call) for call in calls]
         steps = [
             {"step_id": index, "tool": call.name, "args": call.args or {}}
             for index, call in enumerate(calls, start=1)
         ]
-        body = {
-            "steps": steps,
-            "app_id": os.environ.get("AIOS_APP_ID") or None,
-            "session_id": session_id,
-        }
         try:
-            answer = request_json("POST", f"{url}/run", body, token=token, timeout=600)
-            results = answer.body.get("tool_results") if answer.status == 200 else None
-        except AiosError as exc:
-            results, error = None, exc.message
-        else:
-            error = f"the executor answered HTTP {answer.status}"
-        if not isinstance(results, dict):
+            results = self.run_steps(steps)
+        except (ToolFailed, AiosError) as exc:
             return [
-                ToolOutcome(c.call_id, c.name, False, error=error, code="executor_error")
+                ToolOutcome(c.call_id, c.name, False, error=exc.message, code=exc.code)
                 for c in calls
             ]
         return outcomes_from_results(calls, results, range(1, len(calls) + 1))
