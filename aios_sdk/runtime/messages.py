@@ -321,10 +321,12 @@ class Conversation:
     def replace_placeholder(
         self, call_id: str, name: str, content: str, *, ok: bool
     ) -> None:
-        """The real result of a call that waited: in place of its placeholder (when
+        """The real result of a call that waited: in place of its placeholder, the
+        latest with that id (a model may use one id in several turns; when
         compaction dropped the placeholder, the call's turn is gone too)."""
         message = ToolMessage(ToolResultBlock(call_id, name, content, not ok))
-        for index, kept in enumerate(self.model_messages):
+        for index in range(len(self.model_messages) - 1, -1, -1):
+            kept = self.model_messages[index]
             if kept.get("role") == "tool" and kept.get("tool_call_id") == call_id:
                 self.model_messages[index] = message.to_openai()
                 break
