@@ -185,9 +185,11 @@ class LLMTurnRequest(_Wire):
 
 
 class LLMTurnReply(_Wire):
-    """The assembled assistant message of one turn."""
+    """The assembled assistant message of one turn; `reasoning` is the model's
+    thinking (`reasoning_content`), for showing, never for the next request."""
 
     content: str = ""
+    reasoning: str = ""
     tool_calls: list[TurnToolCall] = Field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, int] = Field(default_factory=dict)

@@ -242,6 +242,13 @@ class TurnAnswer:
     session_id: str
     views: list[dict[str, Any]] = field(default_factory=list)
     awaiting_confirmation: str | None = None
+    reasoning: str = ""  # the model's reasoning behind the answer, when an app kept it
+
+    def with_thinking(self) -> str:
+        """`content` with the reasoning ahead of it as `<think>…</think>` text."""
+        if not self.reasoning:
+            return self.content
+        return f"<think>\n{self.reasoning}\n</think>\n\n{self.content}"
 
     def usage(self, turn: ChatTurn) -> Usage:
         completion = estimate_tokens(self.content)
@@ -309,6 +316,11 @@ class ChatService:
                 {"app_id": app_id, "task_id": task_id, **reply.dump()}
                 for app_id, task_id, reply in replies
             ],
+        )
+        answer.reasoning = "\n\n".join(
+            str((reply.model_extra or {}).get("reasoning") or "")
+            for _, _, reply in replies
+            if (reply.model_extra or {}).get("reasoning")
         )
         for _, _, reply in replies:
             if reply.view_type == "confirm":

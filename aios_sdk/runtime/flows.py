@@ -166,13 +166,17 @@ class AgentFlows(Flows):
         notice = "warning" if outcome.kind == "stopped" else None
         done = turn.tr("完成", "Done")
         first_line = (outcome.text.strip().splitlines() or [done])[0][:200]
-        return text_reply(
+        reply = text_reply(
             outcome.text or turn.tr("(空回答)", "(empty answer)"),
             message=first_line,
             notice=notice,
             state=state,
             actions=[self.clear_button(turn)],
         )
+        reasoning = conversation.reasoning_since_user()
+        if reasoning:  # shown folded (思考过程), sent to /v1 clients as <think>
+            reply["reasoning"] = reasoning
+        return reply
 
     def clear_button(self, turn: Turn) -> dict[str, Any]:
         return button(turn.tr("清空对话", "Clear the conversation"), "clear")

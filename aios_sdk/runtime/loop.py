@@ -161,6 +161,8 @@ class AgentLoop:
                     {"id": c.call_id, "name": c.name, "arguments": c.arguments}
                     for c in calls
                 ],
+                reasoning=str(getattr(reply, "reasoning", "") or ""),
+                display=not self.sub_agent,
             )
             if not calls:
                 problem = self._check_answer(reply.content)

@@ -338,6 +338,16 @@ class Conversation:
                 return message.text
         return ""
 
+    def reasoning_since_user(self) -> str:
+        """The model's reasoning since the user last spoke (for showing, folded)."""
+        thoughts: list[str] = []
+        for message in reversed(self.messages):
+            if isinstance(message, UserMessage):
+                break
+            if isinstance(message, AssistantMessage) and message.reasoning:
+                thoughts.append(message.reasoning)
+        return "\n\n".join(reversed(thoughts))
+
     def shown(self) -> list[UserMessage | AssistantMessage]:
         """What a person said and was answered, in order (no tool results)."""
         return [m for m in self.messages if isinstance(m, UserMessage | AssistantMessage)]

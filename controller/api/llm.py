@@ -7,8 +7,9 @@
 - `POST /api/llm/plan`  `LLMPlanRequest` → `LLMPlanReply` (`{"steps": [Step…],
   "message": str}`), see `controller.llm.planner`;
 - `POST /api/llm/turn`  `LLMTurnRequest` → `LLMTurnReply`: one turn of an agent loop,
-  streamed from the model; with `live` its text and tool-call pieces are published as
-  `agent_progress` events (kind `text` / `tool_call_delta`) for that session;
+  streamed from the model; with `live` its text, reasoning and tool-call pieces are
+  published as `agent_progress` events (kind `text` / `reasoning` /
+  `tool_call_delta`) for that session;
 - `POST /api/llm/progress`  `AgentProgress` → `{"status": "ok"}`: the app's own loop
   steps, published as `agent_progress` events under the caller's app id;
 
@@ -165,6 +166,7 @@ def llm_blueprint(
             ],
             finish_reason=completion.finish_reason,
             usage=completion.usage,
+            reasoning=completion.reasoning,
         ).dump()
 
     @blueprint.post("/api/llm/progress")
@@ -191,6 +193,7 @@ class _LivePieces:
         self._session_id = target.session_id
         self._turn = target.turn
         self._text: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self._last = time.monotonic()
 
@@ -198,6 +201,8 @@ class _LivePieces:
         kind, piece = delta
         if kind == "text":
             self._text.append(str(piece))
+        elif kind == "reasoning":
+            self._reasoning.append(str(piece))
         else:
             call = self._calls.setdefault(
                 int(piece["index"]),
@@ -213,6 +218,10 @@ class _LivePieces:
         self._last = time.monotonic()
         if self._events is None:
             return
+        if self._reasoning:  # the thinking before the text it leads to
+            joined = "".join(self._reasoning)
+            self._publish({"kind": "reasoning", "turn": self._turn, "text": joined})
+            self._reasoning = []
         if self._text:
             self._publish({"kind": "text", "turn": self._turn, "text": "".join(self._text)})
             self._text = []

@@ -79,11 +79,22 @@ class Completion:
     tool_calls: list[ModelToolCall] = field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, int] = field(default_factory=dict)
+    reasoning: str = ""  # the model's `reasoning_content`, when it sends one
 
 
-# what `stream` hands its `on_delta` callback: ("text", text) or
-# ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
+# what `stream` hands its `on_delta` callback: ("text", text), ("reasoning", text)
+# or ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
 Delta = tuple[str, Any]
+
+
+def _reasoning_of(delta: Any) -> str:
+    """A streamed delta's `reasoning_content` (a field OpenAI's types do not name)."""
+    if delta is None:
+        return ""
+    value = getattr(delta, "reasoning_content", None)
+    if value is None:
+        value = (getattr(delta, "model_extra", None) or {}).get("reasoning_content")
+    return value if isinstance(value, str) else ""
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -271,6 +282,7 @@ class LLMClient:
         import openai
 
         text: list[str] = []
+        reasoning: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish_reason = "stop"
         usage: dict[str, int] = {}
@@ -280,6 +292,10 @@ class LLMClient:
                     usage = _usage_of(chunk.usage)
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = choice.delta
+                    thought = _reasoning_of(delta)
+                    if thought:
+                        reasoning.append(thought)
+                        on_delta(("reasoning", thought))
                     if delta is not None and delta.content:
                         text.append(delta.content)
                         on_delta(("text", delta.content))
@@ -318,7 +334,9 @@ class LLMClient:
             )
             for _, call in sorted(calls.items())
         ]
-        return Completion("".join(text), tool_calls, finish_reason, usage)
+        return Completion(
+            "".join(text), tool_calls, finish_reason, usage, "".join(reasoning)
+        )
 
     # ---------------------------------------------------------------- plumbing
 

@@ -12,7 +12,8 @@ tool calls, malformed text, an HTTP error (401, 429, …), a cut-off answer
 (`truncated_reply`, `finish_reason: length`), a dropped connection (`disconnect`) or
 any of these after a delay. A request with `stream: true` gets the same reply as
 `chat.completion.chunk` events: the role, the text in small pieces, each tool call's
-id and name and then its arguments in pieces, the `finish_reason`, a usage chunk when
+id and name and then its arguments in pieces (a `reasoning_content` before all
+that, in pieces too), the `finish_reason`, a usage chunk when
 `stream_options.include_usage` is set, and `data: [DONE]`. With nothing scripted it answers HTTP 500 `no scripted reply`, so a test that
 calls the model more often than it expects fails loudly. `reject_json_mode` makes it
 answer 400 to any request carrying `response_format` (like servers without JSON mode).
@@ -90,11 +91,15 @@ def _completion(
     }
 
 
-def text_reply(content: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
-    """Plain assistant content (also how malformed JSON is scripted)."""
-    return ScriptedReply(
-        body=_completion({"role": "assistant", "content": content}, "stop", usage)
-    )
+def text_reply(
+    content: str, *, usage: dict[str, int] | None = None, reasoning: str | None = None
+) -> ScriptedReply:
+    """Plain assistant content (also how malformed JSON is scripted); `reasoning` is
+    sent as `reasoning_content` (streamed in pieces before the content)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    return ScriptedReply(body=_completion(message, "stop", usage))
 
 
 def truncated_reply(content: str) -> ScriptedReply:
@@ -114,7 +119,10 @@ def json_reply(value: Any) -> ScriptedReply:
 
 
 def tool_calls_reply(
-    *calls: tuple[str, Any], content: str | None = None, usage: dict[str, int] | None = None
+    *calls: tuple[str, Any],
+    content: str | None = None,
+    usage: dict[str, int] | None = None,
+    reasoning: str | None = None,
 ) -> ScriptedReply:
     """Tool calls `(name, args)`; args given as a str are sent verbatim (bad JSON)."""
     tool_calls = [
@@ -129,6 +137,8 @@ def tool_calls_reply(
         for i, (name, args) in enumerate(calls, start=1)
     ]
     message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     return ScriptedReply(body=_completion(message, "tool_calls", usage))
 
 
@@ -169,6 +179,9 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    reasoning = message.get("reasoning_content") or ""
+    for start in range(0, len(reasoning), 8):
+        events.append(chunk({"reasoning_content": reasoning[start : start + 8]}))
     content = message.get("content") or ""
     for start in range(0, len(content), 8):
         events.append(chunk({"content": content[start : start + 8]}))
