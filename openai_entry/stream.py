@@ -233,6 +233,8 @@ def turn_stream(
             yield chunk(Delta(content=rest))
         if run_events:
             state = "awaiting_permission" if answer.awaiting_confirmation else "idle"
+            if answer.awaiting_user_input:
+                state = "awaiting_user_input"
             yield _frame({"type": "run_state", "state": state}, "run_state")
         yield chunk(finish_reason="stop", triton=answer.triton(turn))
         if include_usage:

@@ -4,8 +4,10 @@ Something said starts (or continues) the loop over the session's `Conversation`,
 the app's role prompt and its own tools (`AIOSAgent.available_tools()`: atomic, its
 `@tool` methods, skills, MCP, as the manifest allows); the results of a step plan the
 controller ran (after the user's yes, or at once when nothing needed asking) resume
-the paused loop; the window opening shows the conversation so far; `clear` empties
-it. Without a model `offline(turn)` answers (a subclass says what the app can do
+the paused loop; a question the loop asked (`ask_user`) waits with its choices as
+buttons and a box for a typed answer, and the answer — clicked, typed, or the next
+thing said — continues the same loop; the window opening shows the conversation so
+far; `clear` empties it. Without a model `offline(turn)` answers (a subclass says what the app can do
 then). `answered(outcome, conversation, turn)` turns the loop's end into the reply;
 a subclass may render it its own way. What the runtime itself says is in the user's
 language; what the model writes is the model's. Every reply carries the
@@ -27,7 +29,7 @@ from aios_sdk.runtime.hooks import StopHook, files_named_exist
 from aios_sdk.runtime.loop import AgentLoop, LoopSettings, Outcome
 from aios_sdk.runtime.messages import Conversation, StreamEvent, UserMessage
 from aios_sdk.runtime.tools import ToolBox
-from aios_sdk.views import button, text_reply
+from aios_sdk.views import button, input_box, text_reply
 
 __all__ = ["MOVED_ON", "AgentFlows", "system_prompt"]
 
@@ -90,7 +92,28 @@ class AgentFlows(Flows):
             return self.history(conversation, turn)
         if not self.llm_available():
             return self.offline(turn)
+        if self.asking(turn):  # the next message answers the loop's question
+            return self.on_answer(turn)
         return self.start(turn, instruction, conversation)
+
+    @staticmethod
+    def asking(turn: Turn) -> bool:
+        """Whether the loop waits for the user's answer to its question."""
+        pending = turn.state.get("pending")
+        return isinstance(pending, Mapping) and pending.get("kind") == "question"
+
+    @action("answer")
+    def on_answer(self, turn: Turn) -> dict[str, Any]:
+        """The user's answer (clicked, typed in the question's box, or said)."""
+        conversation = Conversation.from_state(turn.state)
+        text = str(
+            turn.params.get("answer") or turn.value or turn.instruction or ""
+        ).strip()
+        if not self.asking(turn) or not text:
+            return self.history(conversation, turn)
+        loop = self.loop(conversation, turn)
+        conversation.plan_rounds = 0
+        return self.answered(loop.answer(text), conversation, turn)
 
     @action("clear")
     def on_clear(self, turn: Turn) -> dict[str, Any]:
@@ -155,6 +178,8 @@ class AgentFlows(Flows):
             )
             planned["state"] = state
             return planned
+        if outcome.kind == "question":
+            return self.question(outcome, state, turn)
         if outcome.kind == "error":
             return text_reply(
                 outcome.text,
@@ -176,6 +201,25 @@ class AgentFlows(Flows):
         reasoning = conversation.reasoning_since_user()
         if reasoning:  # shown folded (思考过程), sent to /v1 clients as <think>
             reply["reasoning"] = reasoning
+        return reply
+
+    def question(
+        self, outcome: Outcome, state: dict[str, Any], turn: Turn
+    ) -> dict[str, Any]:
+        """The loop's question: its choices as buttons, and a box for any answer."""
+        choices = [button(choice, "answer", answer=choice) for choice in outcome.choices]
+        typed = input_box(
+            turn.tr("你的回答", "Your answer"),
+            "answer",
+            turn.tr("输入回答后按回车", "Type your answer and press Enter"),
+        )
+        reply = text_reply(
+            outcome.text, message=outcome.text[:200], state=state, actions=[*choices, typed]
+        )
+        reply["awaiting_user_input"] = {
+            "question": outcome.text,
+            "choices": outcome.choices,
+        }
         return reply
 
     def clear_button(self, turn: Turn) -> dict[str, Any]:
@@ -225,7 +269,9 @@ class AgentFlows(Flows):
             tr=turn.tr,
             language=turn.language,
             session_id=session_id,
-            settings=LoopSettings.from_settings(agent.settings),
+            settings=LoopSettings.from_settings(agent.settings).within(
+                turn.context.get("caller_max_turns")
+            ),
             progress=progress,
             stop_hooks=self.stop_hooks(),
             write_output=write_output,

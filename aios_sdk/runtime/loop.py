@@ -20,7 +20,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
@@ -28,6 +28,8 @@ from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
 from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
 from aios_sdk.runtime.messages import PLACEHOLDER, Conversation, StreamEvent
 from aios_sdk.runtime.tools import (
+    ASK_TOOL,
+    RUNTIME_TOOLS,
     TASK_TOOL,
     ProposedCall,
     ToolBox,
@@ -66,12 +68,24 @@ class LoopSettings:
             sub_agent_turns=number("sub_agent_turns", cls.sub_agent_turns, 1, 50),
         )
 
+    def within(self, asked: Any) -> LoopSettings:
+        """These settings with `max_turns` lowered to `asked` (a caller's wish, e.g.
+        an OpenAI client's `max_turns`), never raised above the configured cap."""
+        try:
+            turns = int(asked)
+        except (TypeError, ValueError):
+            return self
+        if turns < 1:
+            return self
+        return replace(self, max_turns=min(self.max_turns, turns))
+
 
 @dataclass
 class Outcome:
-    kind: str  # answer | plan | stopped | error
+    kind: str  # answer | plan | question | stopped | error
     text: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
+    choices: list[str] = field(default_factory=list)  # of a question
     code: str = ""
     detail: str = ""  # the technical reason of an error
 
@@ -118,7 +132,17 @@ class AgentLoop:
             for c in pending.get("calls", [])
         ]
         self.turns = int(pending.get("turns") or 0)
-        for outcome in outcomes_from_results(calls, results, pending.get("steps", [])):
+        outcomes = outcomes_from_results(calls, results, pending.get("steps", []))
+        by_id = {outcome.call_id: outcome for outcome in outcomes}
+        for copy, original in (pending.get("duplicates") or {}).items():
+            if original in by_id:  # the same call proposed twice: one result for both
+                first = by_id[original]
+                outcomes.append(
+                    ToolOutcome(
+                        copy, first.name, first.ok, first.result, first.error, first.code
+                    )
+                )
+        for outcome in outcomes:
             text = outcome.for_model()
             self.conversation.replace_placeholder(
                 outcome.call_id, outcome.name, text, ok=outcome.ok
@@ -245,39 +269,50 @@ class AgentLoop:
     # ------------------------------------------------------------------- tools
 
     def _run_calls(self, calls: list[ProposedCall]) -> Outcome | None:
+        """Run one message's calls in the order proposed: a call the same as an
+        earlier one (tool and arguments) runs once, both get its result; once a call
+        waits for the user, every later tool call waits with it, in the same plan."""
         done: dict[str, ToolOutcome] = {}
         direct: list[ProposedCall] = []
         reviewed: list[ProposedCall] = []
+        question: ProposedCall | None = None
+        first_of: dict[tuple[str, str], str] = {}
+        duplicates: dict[str, str] = {}  # call id → the id of the same earlier call
         for call in calls:
             self._emit(
                 "tool_call",
                 {"id": call.call_id, "name": call.name, "arguments": call.arguments[:4000]},
             )
+            if call.valid and call.name not in RUNTIME_TOOLS:
+                key = (call.name, json.dumps(call.args or {}, sort_keys=True))
+                if key in first_of:
+                    duplicates[call.call_id] = first_of[key]
+                    continue
+                first_of[key] = call.call_id
             if not call.valid:
                 done[call.call_id] = ToolOutcome(
                     call.call_id, call.name, False, error=call.error, code=call.code
                 )
             elif call.name == TASK_TOOL:
                 done[call.call_id] = self._fork(call)
-            elif self.tools.reviewed(call):
-                if self.sub_agent:
+            elif call.name == ASK_TOOL:
+                if (
+                    question is None
+                    and str((call.args or {}).get("question") or "").strip()
+                ):
+                    question = call
+                else:
                     done[call.call_id] = ToolOutcome(
                         call.call_id,
                         call.name,
                         False,
-                        code="needs_confirmation",
-                        error="this call needs the user's yes, which a sub-agent cannot "
-                        "ask for: report what should run to the main agent",
+                        code="invalid_args",
+                        error="ask one question at a time, with a non-empty `question`",
                     )
-                elif self.conversation.plan_rounds >= self.settings.plan_rounds:
-                    done[call.call_id] = ToolOutcome(
-                        call.call_id,
-                        call.name,
-                        False,
-                        code="round_limit",
-                        error="not run: this request reached its limit of confirmed "
-                        "plans; tell the user to say 继续 to go on",
-                    )
+            elif reviewed or self.tools.reviewed(call):
+                refused = self._refused(call)
+                if refused is not None:
+                    done[call.call_id] = refused
                 else:
                     reviewed.append(call)
             else:
@@ -285,6 +320,22 @@ class AgentLoop:
         if direct:
             for ran in self.tools.run_direct(direct, self.session_id or None):
                 done[ran.call_id] = ran
+        if question is not None and reviewed:
+            done[question.call_id] = ToolOutcome(
+                question.call_id,
+                question.name,
+                False,
+                code="not_now",
+                error="not asked: other calls wait for the user's confirmation; ask "
+                "after they ran",
+            )
+            question = None
+        for copy, original in duplicates.items():
+            if original in done:
+                first = done[original]
+                done[copy] = ToolOutcome(
+                    copy, first.name, first.ok, first.result, first.error, first.code
+                )
         for call in calls:
             outcome = done.get(call.call_id)
             if outcome is not None:
@@ -300,6 +351,8 @@ class AgentLoop:
                 self.conversation.model_messages.append(
                     {"role": "tool", "tool_call_id": call.call_id, "content": PLACEHOLDER}
                 )
+        if question is not None:
+            return self._ask(question)
         if not reviewed:
             return None
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
@@ -307,6 +360,7 @@ class AgentLoop:
             "turns": self.turns,
             "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
             "steps": [s["step_id"] for s in steps],
+            "duplicates": {c: o for c, o in duplicates.items() if o not in done},
             "created": round(time.time(), 3),
         }
         self.conversation.plan_rounds += 1
@@ -320,6 +374,61 @@ class AgentLoop:
             },
         )
         return Outcome("plan", steps=steps)
+
+    def _refused(self, call: ProposedCall) -> ToolOutcome | None:
+        """Why a call that needs the user's yes cannot wait for it here, or None."""
+        if self.sub_agent:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="needs_confirmation",
+                error="this call needs the user's yes, which a sub-agent cannot "
+                "ask for: report what should run to the main agent",
+            )
+        if self.conversation.plan_rounds >= self.settings.plan_rounds:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="round_limit",
+                error="not run: this request reached its limit of confirmed "
+                "plans; tell the user to say 继续 to go on",
+            )
+        return None
+
+    def _ask(self, call: ProposedCall) -> Outcome:
+        """Stop, waiting for the user's answer to `call` (`ask_user`)."""
+        args = call.args or {}
+        question = str(args.get("question") or "").strip()
+        raw = args.get("choices")
+        choices = (
+            [str(c) for c in raw if str(c).strip()][:10] if isinstance(raw, list) else []
+        )
+        self.conversation.pending = {
+            "kind": "question",
+            "turns": self.turns,
+            "call_id": call.call_id,
+            "question": question,
+            "choices": choices,
+            "created": round(time.time(), 3),
+        }
+        self.conversation.add_question(question, choices)
+        self._emit("awaiting_user_input", {"question": question, "choices": choices})
+        return Outcome("question", question, choices=choices)
+
+    def answer(self, text: str) -> Outcome:
+        """The user's answer to the question the loop waits on: the `ask_user` call's
+        result, and the loop goes on."""
+        pending = self.conversation.pending or {}
+        self.conversation.pending = None
+        self.turns = int(pending.get("turns") or 0)
+        call_id = str(pending.get("call_id") or "")
+        result = json.dumps({"answer": text}, ensure_ascii=False)
+        self.conversation.replace_placeholder(call_id, ASK_TOOL, result, ok=True)
+        self.conversation.add_user(text, model=False)
+        self._emit("answer", {"text": text[:500]})
+        return self.run()
 
     def _report_result(self, outcome: ToolOutcome) -> None:
         self._emit(

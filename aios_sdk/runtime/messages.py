@@ -283,11 +283,19 @@ class Conversation:
         else:
             self.model_messages.insert(0, system)
 
-    def add_user(self, text: str, *, display: bool = True) -> None:
+    def add_user(self, text: str, *, display: bool = True, model: bool = True) -> None:
+        """A user message; an answer to `ask_user` is shown only (the model reads it
+        as that call's result)."""
         message = UserMessage(text)
-        self.model_messages.append(message.to_openai())
+        if model:
+            self.model_messages.append(message.to_openai())
         if display:
             self.messages.append(message)
+
+    def add_question(self, question: str, choices: Sequence[str]) -> None:
+        """The question the loop asks the user (`ask_user`), for the display history."""
+        shown = question + ("".join(f"\n- {c}" for c in choices) if choices else "")
+        self.messages.append(AssistantMessage([TextBlock(shown)]))
 
     def add_assistant(
         self,

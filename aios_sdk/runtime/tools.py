@@ -22,6 +22,8 @@ from typing import Any
 from aios_sdk.errors import AiosError, ToolFailed
 
 __all__ = [
+    "ASK_TOOL",
+    "RUNTIME_TOOLS",
     "TASK_TOOL",
     "ProposedCall",
     "ToolBox",
@@ -30,6 +32,8 @@ __all__ = [
 ]
 
 TASK_TOOL = "task"
+ASK_TOOL = "ask_user"
+RUNTIME_TOOLS = frozenset({TASK_TOOL, ASK_TOOL})  # the loop's own, not the executor's
 # the tools whose calls controller/permissions/policy.py inspects before a plan runs
 POLICY_REVIEWED = frozenset({"file_write", "db_query", "shell_exec", "process_start"})
 RESULT_CHARS = 12_000  # a result as the model reads it, at most
@@ -50,6 +54,27 @@ TASK_SPEC: dict[str, Any] = {
                 "prompt": {"type": "string", "description": "the whole sub-task"},
             },
             "required": ["prompt"],
+        },
+    },
+}
+
+
+ASK_SPEC: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": ASK_TOOL,
+        "description": (
+            "Ask the user a question when you cannot go on without their answer (a "
+            "choice, a missing detail). The loop waits; their answer is this call's "
+            "result. Give `choices` when the answer is one of a few options."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "question": {"type": "string"},
+                "choices": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["question"],
         },
     },
 }
@@ -145,8 +170,9 @@ class ToolBox:
                     },
                 }
             )
-        if self.can_fork:
+        if self.can_fork:  # the main agent: it may fork and ask the user
             offered.append(TASK_SPEC)
+            offered.append(ASK_SPEC)
         return offered
 
     # ------------------------------------------------------------------ checking
@@ -157,7 +183,11 @@ class ToolBox:
         if name == TASK_TOOL and not self.can_fork:
             call.error, call.code = "a sub-agent cannot fork another sub-agent", "no_fork"
             return call
-        if name != TASK_TOOL and name not in self.entries:
+        if name == ASK_TOOL and not self.can_fork:
+            call.error = "a sub-agent cannot ask the user: report the question instead"
+            call.code = "no_question"
+            return call
+        if name not in RUNTIME_TOOLS and name not in self.entries:
             known = ", ".join(sorted(self.entries)) or "none"
             call.error = f"unknown tool {name!r}; the tools are: {known}"
             call.code = "unknown_tool"
@@ -177,7 +207,7 @@ class ToolBox:
 
     def reviewed(self, call: ProposedCall) -> bool:
         """Whether `call` may need the user's yes (so it goes through the controller)."""
-        if call.name == TASK_TOOL:
+        if call.name in RUNTIME_TOOLS:
             return False
         entry = self.entries.get(call.name, {})
         if entry.get("requires_confirmation"):

@@ -218,6 +218,9 @@ class ContextBuilder:
         caller_prompt = session.context.get("caller_system_prompt")
         if caller_prompt:  # the system prompt of an OpenAI client's request (/v1)
             extra["caller_system_prompt"] = caller_prompt
+        caller_turns = session.context.get("caller_max_turns")
+        if caller_turns:  # the request's max_turns (/v1), within the app's own cap
+            extra["caller_max_turns"] = caller_turns
         return Context(
             role=role,
             workdir=str(workdir) if workdir is not None else "",

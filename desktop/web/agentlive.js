@@ -56,6 +56,9 @@ export class AgentLive {
       case "pause":
         panel.append(line("agent-live-pause", `⏸ ${tr("等待你的确认：", "Waiting for your confirmation: ")}${asArrayNames(data.calls)}`));
         break;
+      case "awaiting_user_input":
+        panel.append(line("agent-live-pause", `❓ ${tr("等待你的回答：", "Waiting for your answer: ")}${asText(data.question)}`));
+        break;
       case "retry":
         panel.append(line("agent-live-note", `↻ ${tr("重试", "Retrying")} (${asText(data.reason)})`));
         break;

@@ -74,3 +74,47 @@ def test_reasoning_content_when_the_client_asks_for_it(
     body = {"messages": [{"role": "user", "content": "再算一次六乘七"}]}
     plain = chat(system, body).json()["choices"][0]["message"]
     assert plain["content"] == "<think>\n再算一次。\n</think>\n\n还是四十二。"
+
+
+def test_an_ask_user_round_is_answered_by_the_next_message(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(
+        tool_calls_reply(
+            ("ask_user", {"question": "要什么颜色？", "choices": ["红色", "蓝色"]})
+        ),
+        text_reply("好的，用蓝色。"),
+    )
+    conversation = {"X-AIOS-Conversation-Id": "ask-round"}
+    first = {"messages": [{"role": "user", "content": "帮我选个颜色"}]}
+    asked = chat(system, first, **conversation).json()["choices"][0]["message"]
+    assert "要什么颜色？" in asked["content"]
+    assert "红色" in asked["content"] and "蓝色" in asked["content"]
+    assert asked["triton"]["awaiting_user_input"] is True
+    # the next message of that conversation, to the base model, answers the question
+    body = {"model": "triton", "messages": [{"role": "user", "content": "蓝色"}]}
+    answered = chat(system, body, **conversation).json()["choices"][0]["message"]
+    assert answered["content"] == "好的，用蓝色。"
+    assert answered["triton"]["awaiting_user_input"] is False
+    requests_ = agent_requests(fake)
+    assert len(requests_) == 2  # no routing: the answer went to the app that asked
+    result = [m for m in requests_[1].messages if m["role"] == "tool"][-1]
+    assert json.loads(result["content"]) == {"answer": "蓝色"}
+
+
+def test_max_turns_and_the_callers_system_prompt_reach_the_loop(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(*[tool_calls_reply(("file_list", {})) for _ in range(3)])
+    body = {
+        "max_turns": 2,
+        "messages": [
+            {"role": "system", "content": "Answer like a pirate."},
+            {"role": "user", "content": "一直列文件"},
+        ],
+    }
+    message = chat(system, body).json()["choices"][0]["message"]
+    assert "2" in message["content"]  # stopped after the caller's two turns
+    made = agent_requests(fake)
+    assert len(made) == 2 and fake.pending == 1
+    assert "Answer like a pirate." in made[0].messages[0]["content"]
