@@ -19,6 +19,7 @@ builds the agent itself and never calls `serve`) works unmodified.
 from __future__ import annotations
 
 import abc
+import contextlib
 import functools
 import inspect
 import json
@@ -29,7 +30,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, overload
@@ -56,6 +57,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 # The session of the `handle` call running in this thread (sent with `call_tool`),
 # its available tools and the user's language (for the SDK's own default texts).
 _current = threading.local()
+
+
+@contextlib.contextmanager
+def within_turn(turn_id: str | None) -> Iterator[None]:
+    """Within the block, this thread's tool calls say they belong to the agent loop's
+    request `turn_id` (the executor holds a skill's `allowed-tools` to it)."""
+    previous = getattr(_current, "turn_id", None)
+    _current.turn_id = turn_id
+    try:
+        yield
+    finally:
+        _current.turn_id = previous
 
 
 def _call_language() -> str:
@@ -417,6 +430,7 @@ class AIOSAgent(abc.ABC):
             args,
             app_id=os.environ.get("AIOS_APP_ID") or None,
             session_id=getattr(_current, "session_id", None),
+            turn_id=getattr(_current, "turn_id", None),
         )
 
     def plan_steps(
@@ -524,6 +538,7 @@ class AIOSAgent(abc.ABC):
             planned,
             app_id=os.environ.get("AIOS_APP_ID") or None,
             session_id=getattr(_current, "session_id", None),
+            turn_id=getattr(_current, "turn_id", None),
         )
 
     # --------------------------------------------------------------------- manifest

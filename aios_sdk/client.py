@@ -59,13 +59,17 @@ class ExecutorClient:
         *,
         app_id: str | None = None,
         session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> Any:
-        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code."""
+        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code.
+        `turn_id` names the agent loop's request the call belongs to."""
         started = time.monotonic()
         try:
             body = ToolCall(
                 tool=tool, args=dict(args), app_id=app_id, session_id=session_id or None
             ).dump()
+            if turn_id:
+                body["turn_id"] = turn_id
             answer = request_json(
                 "POST",
                 self.url + "/call",
@@ -121,10 +125,17 @@ class ExecutorClient:
         *,
         app_id: str | None = None,
         session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> dict[str, Any]:
         """Run a step plan now; its `tool_results` (`step_<id>` → a `ToolResult`
         dict), or `ToolFailed` when the executor refused the plan or is unreachable."""
-        body = {"steps": steps, "app_id": app_id, "session_id": session_id or None}
+        body: dict[str, Any] = {
+            "steps": steps,
+            "app_id": app_id,
+            "session_id": session_id or None,
+        }
+        if turn_id:
+            body["turn_id"] = turn_id
         payload = self._request("POST", "/run", body, "run")
         results = payload.get("tool_results") if isinstance(payload, dict) else None
         if not isinstance(results, dict):

@@ -19,10 +19,12 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from aios_sdk.agent import within_turn
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
 from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
 from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
@@ -38,7 +40,9 @@ from aios_sdk.runtime.tools import (
     plan_for,
 )
 
-__all__ = ["AgentLoop", "LoopSettings", "Outcome"]
+__all__ = ["SKILL_TOOL", "AgentLoop", "LoopSettings", "Outcome"]
+
+SKILL_TOOL = "skill"  # the skills provider's: its result names the allowed tools
 
 FORK_MARK = "<fork-boilerplate>"
 Progress = Callable[[StreamEvent], None]
@@ -117,6 +121,9 @@ class AgentLoop:
     # ------------------------------------------------------------------ entry
 
     def start(self, instruction: str) -> Outcome:
+        if not self.sub_agent:  # a new request: a new turn id, no skill's limit
+            self.conversation.turn_id = uuid.uuid4().hex[:16]
+            self.conversation.allowed_tools = None
         self.conversation.ensure_system(self.system_prompt)
         self.conversation.add_user(instruction, display=not self.sub_agent)
         self._emit("start", {"instruction": instruction[:500]})
@@ -167,6 +174,14 @@ class AgentLoop:
     # ------------------------------------------------------------------- turns
 
     def run(self) -> Outcome:
+        """Turns until an answer, a pause or the limit; tool calls carry the turn id."""
+        allowed = self.conversation.allowed_tools
+        if allowed is not None:
+            self.tools.allowed = frozenset(allowed)
+        with within_turn(self.conversation.turn_id or None):
+            return self._turns()
+
+    def _turns(self) -> Outcome:
         while self.turns < self.settings.max_turns:
             self.turns += 1
             self._emit("turn", {"turn": self.turns})
@@ -320,6 +335,8 @@ class AgentLoop:
         if direct:
             for ran in self.tools.run_direct(direct, self.session_id or None):
                 done[ran.call_id] = ran
+                if ran.name == SKILL_TOOL and ran.ok and isinstance(ran.result, Mapping):
+                    self._follow_skill(ran.result)
         if question is not None and reviewed:
             done[question.call_id] = ToolOutcome(
                 question.call_id,
@@ -374,6 +391,15 @@ class AgentLoop:
             },
         )
         return Outcome("plan", steps=steps)
+
+    def _follow_skill(self, used: Mapping[str, Any]) -> None:
+        """A skill's `allowed-tools` hold for the rest of this request (the executor
+        holds the calls of this turn to them too)."""
+        allowed = used.get("allowed_tools")
+        if isinstance(allowed, list):
+            names = [str(name) for name in allowed]
+            self.conversation.allowed_tools = names
+            self.tools.allowed = frozenset(names)
 
     def _refused(self, call: ProposedCall) -> ToolOutcome | None:
         """Why a call that needs the user's yes cannot wait for it here, or None."""
@@ -476,7 +502,11 @@ class AgentLoop:
         child = AgentLoop(
             llm=self.llm,
             tools=self.tools.sub_box(),
-            conversation=Conversation(model_messages=prefix),
+            conversation=Conversation(
+                model_messages=prefix,
+                turn_id=self.conversation.turn_id,
+                allowed_tools=self.conversation.allowed_tools,
+            ),
             system_prompt=self.system_prompt,
             tr=self.tr,
             language=self.language,

@@ -235,6 +235,8 @@ class Conversation:
     last_prompt_tokens: int = 0
     compactions: int = 0
     plan_rounds: int = 0  # plans sent to the controller since the user last spoke
+    turn_id: str = ""  # names the request the loop works on (its tool calls say so)
+    allowed_tools: list[str] | None = None  # a skill's, for the rest of that request
 
     # ----------------------------------------------------------------- state
 
@@ -260,6 +262,10 @@ class Conversation:
             last_prompt_tokens=int(state.get("last_prompt_tokens") or 0),
             compactions=int(state.get("compactions") or 0),
             plan_rounds=int(state.get("plan_rounds") or 0),
+            turn_id=str(state.get("turn_id") or ""),
+            allowed_tools=[str(t) for t in allowed]
+            if isinstance(allowed := state.get("allowed_tools"), list)
+            else None,
         )
 
     def to_state(self) -> dict[str, Any]:
@@ -272,6 +278,8 @@ class Conversation:
             "last_prompt_tokens": self.last_prompt_tokens,
             "compactions": self.compactions,
             "plan_rounds": self.plan_rounds,
+            "turn_id": self.turn_id,
+            "allowed_tools": self.allowed_tools,
         }
 
     # ------------------------------------------------------------ appending

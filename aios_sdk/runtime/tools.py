@@ -133,6 +133,8 @@ class ToolBox:
     run_steps: Callable[[list[dict[str, Any]]], Mapping[str, Any]] | None = None
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     can_fork: bool = True
+    # a skill's allowed-tools for the rest of this request (None: no limit)
+    allowed: frozenset[str] | None = None
 
     @classmethod
     def from_agent(cls, agent: Any, *, can_fork: bool = True) -> ToolBox:
@@ -151,7 +153,9 @@ class ToolBox:
 
     def sub_box(self) -> ToolBox:
         """The same tools for a sub-agent, which cannot fork."""
-        return ToolBox(self.call_tool, self.run_steps, dict(self.entries), can_fork=False)
+        return ToolBox(
+            self.call_tool, self.run_steps, dict(self.entries), False, self.allowed
+        )
 
     # ------------------------------------------------------------------ the offer
 
@@ -159,6 +163,8 @@ class ToolBox:
         """Every tool as an OpenAI function tool (plus `task` where forking is allowed)."""
         offered = []
         for name, entry in self.entries.items():
+            if self.allowed is not None and name not in self.allowed:
+                continue
             schema = entry.get("input_schema") or entry.get("parameters") or {}
             offered.append(
                 {
@@ -171,7 +177,8 @@ class ToolBox:
                 }
             )
         if self.can_fork:  # the main agent: it may fork and ask the user
-            offered.append(TASK_SPEC)
+            if self.allowed is None:  # a sub-agent would not be held to a skill's list
+                offered.append(TASK_SPEC)
             offered.append(ASK_SPEC)
         return offered
 
@@ -186,6 +193,12 @@ class ToolBox:
         if name == ASK_TOOL and not self.can_fork:
             call.error = "a sub-agent cannot ask the user: report the question instead"
             call.code = "no_question"
+            return call
+        limited = self.allowed is not None and name != ASK_TOOL
+        if limited and name not in (self.allowed or ()):
+            shown = ", ".join(sorted(self.allowed or ())) or "none"
+            call.error = f"{name} is not allowed by the skill in use (allowed: {shown})"
+            call.code = "not_allowed_by_skill"
             return call
         if name not in RUNTIME_TOOLS and name not in self.entries:
             known = ", ".join(sorted(self.entries)) or "none"

@@ -38,9 +38,11 @@ class Model:
     def __init__(self, *turns: Any) -> None:
         self.turns = list(turns)
         self.seen: list[list[dict[str, Any]]] = []
+        self.offered: list[list[dict[str, Any]]] = []
 
     def turn(self, messages: Any, **kwargs: Any) -> Any:
         self.seen.append([dict(m) for m in messages])
+        self.offered.append(list(kwargs.get("tools") or []))
         return self.turns.pop(0)
 
     def progress(self, *args: Any) -> None:
@@ -190,3 +192,46 @@ def test_the_callers_max_turns_lowers_the_cap_but_never_raises_it() -> None:
     assert settings.within(2).max_turns == 2
     assert settings.within(50).max_turns == 6
     assert settings.within(None) is settings and settings.within("x") is settings
+
+
+class SkillAgent(Agent):
+    def available_tools(self) -> list[dict[str, Any]]:
+        return [*super().available_tools(), {"name": "skill"}, {"name": "run_command"}]
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        self.calls.append((tool_name, args))
+        if tool_name == "skill":
+            return {"name": "greet", "steps": "Greet.", "allowed_tools": ["run_command"]}
+        return {"ok": True}
+
+
+def test_a_skills_allowed_tools_hold_for_the_rest_of_the_request() -> None:
+    from aios_sdk.agent import _current
+
+    seen_turns: list[str | None] = []
+    model = Model(
+        said("", ("skill", {"name": "greet", "arguments": "Ann"})),
+        said("", ("file_read", {"path": "a.txt"}), ("run_command", {"command": "x"})),
+        said("done"),
+        said("next request"),
+    )
+    agent = SkillAgent(model)
+    original = agent.call_tool
+
+    def recording(tool_name: str, **args: Any) -> Any:
+        seen_turns.append(getattr(_current, "turn_id", None))
+        return original(tool_name, **args)
+
+    agent.call_tool = recording  # type: ignore[method-assign]
+    reply = AgentFlows(agent).handle("greet Ann", {"cwd_state": {}})
+    assert reply["data"]["content"] == "done"
+    refused = [m for m in model.seen[2] if m["role"] == "tool"][-2]  # the file_read
+    assert json.loads(refused["content"])["code"] == "not_allowed_by_skill"
+    assert [name for name, _ in agent.calls] == ["skill", "run_command"]
+    assert len(set(seen_turns)) == 1 and seen_turns[0]  # one request, one turn id
+    offered = {t["function"]["name"] for t in model.offered[1]}
+    assert offered == {"run_command", "ask_user"}  # only the skill's tools (no fork)
+    again = AgentFlows(agent).handle("something else", {"cwd_state": reply["state"]})
+    assert again["data"]["content"] == "next request"
+    assert again["state"]["allowed_tools"] is None  # a new request: no limit
+    assert again["state"]["turn_id"] != reply["state"]["turn_id"]
