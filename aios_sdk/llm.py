@@ -14,7 +14,8 @@ reply models of those routes and the `llm_*` error codes — and the app-side cl
         text = self.llm.chat("用一句话介绍 Python")
 
 Every failure is an `AiosError` whose `code` is one of `llm_not_configured`,
-`llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`, `llm_error`.
+`llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`,
+`llm_context_too_long`, `llm_error`.
 The routes are reached through `aios_runtime.json_client`, the pooled client of every
 hop.
 """
@@ -39,6 +40,7 @@ __all__ = [
     "LLMBadReply",
     "LLMChatReply",
     "LLMChatRequest",
+    "LLMContextTooLong",
     "LLMError",
     "LLMNotConfigured",
     "LLMPlanReply",
@@ -91,6 +93,14 @@ class LLMBadReply(LLMError):
     """The model answered, but not in the shape asked for (bad JSON, unknown tool)."""
 
     code = "llm_bad_reply"
+    http_status = 502
+
+
+class LLMContextTooLong(LLMError):
+    """The server refused the request because its context is longer than the model's
+    window (an agent loop compacts it and asks again)."""
+
+    code = "llm_context_too_long"
     http_status = 502
 
 
@@ -221,6 +231,7 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         LLMUnauthorized,
         LLMRateLimited,
         LLMBadReply,
+        LLMContextTooLong,
         LLMError,
     ):
         if cls.code == code:

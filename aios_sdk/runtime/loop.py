@@ -43,6 +43,8 @@ from aios_sdk.runtime.tools import (
 __all__ = ["SKILL_TOOL", "AgentLoop", "LoopSettings", "Outcome"]
 
 SKILL_TOOL = "skill"  # the skills provider's: its result names the allowed tools
+TOO_LONG = "llm_context_too_long"
+REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
 
 FORK_MARK = "<fork-boilerplate>"
 Progress = Callable[[StreamEvent], None]
@@ -229,6 +231,7 @@ class AgentLoop:
         conversation = self.conversation
         offered = self.tools.openai_tools()
         max_tokens = self.settings.max_tokens
+        too_long = 0
         while True:
             fitted, done = self.compactor.fit(
                 conversation.model_messages, offered, conversation.calibration
@@ -246,6 +249,16 @@ class AgentLoop:
                     turn=self.turns,
                 )
             except AiosError as exc:
+                if exc.code == TOO_LONG and too_long < REACTIVE_COMPACTIONS:
+                    too_long += 1  # compact harder, learn that we count too low, retry
+                    fitted, done = self.compactor.reactive(
+                        fitted, offered, conversation.calibration, too_long
+                    )
+                    conversation.model_messages = fitted
+                    conversation.calibration = min(conversation.calibration * 1.5, 8.0)
+                    conversation.compactions += 1
+                    self._emit("compact", {"steps": done, "reason": TOO_LONG})
+                    continue
                 if self.recovery.connection(exc.code):
                     self._emit("retry", {"reason": exc.code})
                     time.sleep(0.2 * self.recovery.used)

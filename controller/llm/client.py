@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from aios_runtime.settings import LlmSettings, Settings
 from aios_sdk.llm import (
     LLMBadReply,
+    LLMContextTooLong,
     LLMError,
     LLMNotConfigured,
     LLMRateLimited,
@@ -85,6 +86,26 @@ class Completion:
 # what `stream` hands its `on_delta` callback: ("text", text), ("reasoning", text)
 # or ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
 Delta = tuple[str, Any]
+
+
+_TOO_LONG = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "reduce the length",
+)
+
+
+def _too_long(exc: Exception) -> bool:
+    """Whether a refused request says its context is longer than the model's window
+    (servers word it differently; OpenAI's code is `context_length_exceeded`)."""
+    body = getattr(exc, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    text = f"{code} {exc}".lower()
+    return any(words in text for words in _TOO_LONG)
 
 
 def _reasoning_of(delta: Any) -> str:
@@ -380,6 +401,12 @@ class LLMClient:
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if "response_format" in params:
                     raise _JsonModeRejected() from exc
+                if _too_long(exc):
+                    raise self._failed(
+                        LLMContextTooLong(
+                            f"{self.base_url}: the context is too long: {_brief(exc)}"
+                        )
+                    ) from exc
                 raise self._failed(
                     LLMError(f"{self.base_url} refused the request: {_brief(exc)}")
                 ) from exc

@@ -119,6 +119,33 @@ def test_hard_truncation_is_the_last_resort() -> None:
     assert len(messages[1]["content"]) == 40_000
 
 
+def test_calibration_subtracts_the_system_and_tool_overhead() -> None:
+    system = {"role": "system", "content": "rules " * 2000}
+    tools = [{"type": "function", "function": {"name": "t", "description": "d" * 4000}}]
+    body = [{"role": "user", "content": "hello " * 200}]
+    overhead = estimate_tokens([system], tools)
+    ours = estimate_tokens(body)
+    factor = calibrated(1.0, overhead + 2 * ours, [system, *body], tools)
+    assert 1.9 < factor < 2.1  # the conversation counts double; the overhead does not
+
+
+def test_a_context_refused_as_too_long_is_compacted_to_half() -> None:
+    conversation = long_conversation(8)
+    messages = conversation.model_messages
+    before = estimate_tokens(messages)
+    compactor = Compactor(window=1_000_000, summarize=lambda older: "earlier: files")
+    fitted, done = compactor.reactive(list(messages), [], 1.0)
+    assert done == ["summary"] and estimate_tokens(fitted) <= before // 2
+    assert calls_answered(fitted) and fitted[0]["role"] == "system"
+    failing = Compactor(window=1_000_000, summarize=None)
+    trimmed, steps = failing.reactive(list(messages), [], 1.0)
+    assert steps == ["trim"] and estimate_tokens(trimmed) <= before // 2 + 110
+    assert calls_answered(trimmed)
+    huge = [{"role": "system", "content": "s"}, {"role": "user", "content": "y" * 40_000}]
+    cut, steps = failing.reactive(huge, [], 1.0, attempt=2)
+    assert steps == ["trim", "truncate"] and estimate_tokens(cut) < estimate_tokens(huge)
+
+
 def test_estimate_is_corrected_from_usage() -> None:
     messages = [{"role": "user", "content": "hello " * 200}]
     ours = estimate_tokens(messages)

@@ -13,6 +13,7 @@ from tests.controller.system import RunningSystem
 from tests.fakes.openai_server import (
     FakeOpenAI,
     disconnect,
+    error_reply,
     text_reply,
     tool_calls_reply,
     truncated_reply,
@@ -142,3 +143,27 @@ def test_connection_errors_are_retried_without_duplicating_history(
     last = agent_requests(fake)[-1]
     users = [m for m in last.messages if m["role"] == "user"]
     assert [m["content"] for m in users].count("智能助手 网络不好也要回答") == 1
+
+
+def test_a_context_refused_as_too_long_is_compacted_and_asked_again(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(text_reply("第一轮的回答。"))
+    first = ask(system, fake, "智能助手 先说点什么")
+    fake.reset()
+    fake.script(
+        error_reply(400, "This model's maximum context length is 4096 tokens."),
+        text_reply("之前用户让助手先说点什么。"),  # the summary the compaction asks for
+        text_reply("压缩之后也答上了。"),
+    )
+    result = ask(system, fake, "智能助手 接着说", session=first["session_id"])
+    assert result["status"] == "ok", result
+    assert result["data"]["content"] == "压缩之后也答上了。"
+    refused, summary, retried = agent_requests(fake)
+    assert summary.body.get("stream") is not True  # the summary is a plain chat call
+    assert "[Summary of the earlier conversation]" in retried.prompt_text
+    assert "之前用户让助手先说点什么。" in retried.prompt_text
+    earlier = [m.get("content") for m in refused.messages]
+    assert "智能助手 先说点什么" in earlier  # the older part, in place of which …
+    assert "智能助手 先说点什么" not in [m.get("content") for m in retried.messages]
+    assert retried.messages[-1]["content"] == "智能助手 接着说"

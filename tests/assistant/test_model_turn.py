@@ -17,6 +17,7 @@ from controller.llm.client import LLMClient
 from tests.fakes.openai_server import (
     FakeOpenAI,
     disconnect,
+    error_reply,
     text_reply,
     tool_calls_reply,
     truncated_reply,
@@ -85,6 +86,19 @@ def test_streamed_reasoning_is_assembled_apart_from_the_text(
     assert pieces.index(("reasoning", thoughts[0])) < next(
         i for i, p in enumerate(pieces) if p[0] == "text"
     )
+
+
+def test_a_context_too_long_is_its_own_error(fake: FakeOpenAI, client: LLMClient) -> None:
+    from aios_sdk.llm import LLMContextTooLong
+
+    fake.script(
+        error_reply(
+            400, "This model's maximum context length is 8192 tokens; you sent 9000."
+        )
+    )
+    with pytest.raises(LLMContextTooLong) as caught:
+        client.stream([{"role": "user", "content": "x"}])
+    assert caught.value.code == "llm_context_too_long"
 
 
 def test_cut_off_answer_says_length(fake: FakeOpenAI, client: LLMClient) -> None:
