@@ -509,20 +509,28 @@ class AIOSAgent(abc.ABC):
         """The tools this app may call now (`ToolInfo` dicts from the executor's
         listing, filtered by the manifest; the ones that cannot run are left out);
         `[]` when the executor cannot be reached."""
+        return self.tool_listing()[0]
+
+    def tool_listing(self) -> tuple[list[dict[str, Any]], str]:
+        """`available_tools()` and what the tools' providers tell a model about them
+        (for an agent's system prompt; `""` when none or unreachable)."""
         from aios_sdk.client import client_from_env
 
         try:
-            listing = client_from_env(timeout=30).tools(os.environ.get("AIOS_APP_ID"))
+            listing, prompt = client_from_env(timeout=30).listing(
+                os.environ.get("AIOS_APP_ID")
+            )
         except ToolFailed as exc:
             self.log.warning("no tool listing: %s", exc.message)
-            return []
+            return [], ""
         known = getattr(_current, "available_tools", None)
-        return [
+        usable = [
             entry
             for entry in listing
             if entry.get("available", True) is not False
             and (not known or str(entry.get("name")) in known)
         ]
+        return usable, prompt
 
     def run_steps(self, steps: Iterable[Mapping[str, Any] | Step]) -> dict[str, Any]:
         """Run a step plan now, through the executor (its confinement, its consent

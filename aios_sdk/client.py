@@ -146,10 +146,17 @@ class ExecutorClient:
 
     def tools(self, app_id: str | None = None) -> list[dict[str, Any]]:
         """This app's tool listing (`ToolInfo` dicts, the unavailable ones too)."""
+        return self.listing(app_id)[0]
+
+    def listing(self, app_id: str | None = None) -> tuple[list[dict[str, Any]], str]:
+        """This app's tools (as `tools`) and what their providers tell a model about
+        them (`prompt`, maybe empty)."""
         path = "/tools" + (f"?app_id={quote(app_id, safe='')}" if app_id else "")
         payload = self._request("GET", path, None, "tools")
-        listing = payload.get("tools") if isinstance(payload, dict) else None
-        return [dict(e) for e in listing or [] if isinstance(e, dict)]
+        body = payload if isinstance(payload, dict) else {}
+        listing = body.get("tools")
+        tools = [dict(e) for e in listing or [] if isinstance(e, dict)]
+        return tools, str(body.get("prompt") or "")
 
     def _request(self, method: str, path: str, body: Any, what: str) -> Any:
         try:

@@ -151,18 +151,22 @@ def create_app(
 
     @app.get("/tools")
     def list_tools() -> Any:
-        """The one listing (`ToolSource.listing`): every entry a `ToolInfo`, and the
-        state of each provider behind it (a failed one says why)."""
+        """The one listing (`ToolSource.listing`): every entry a `ToolInfo`, the
+        state of each provider behind it (a failed one says why) and `prompt`, the
+        providers' prompt texts for an agent's system prompt."""
         named = request.args.get("app_id")
         app_id = ""
         if named or not _is_controller():
             app_id = _caller_app(registry, named).app_id
         entries = toolbox.listing(app_id or None)
-        return ToolsListing(
+        listing = ToolsListing(
             app_id=app_id,
             tools=[entry.info() for entry in entries],
             providers=toolbox.tools.statuses(app_id or None),
         ).dump()
+        # what the providers tell a model about their tools (an agent's system prompt)
+        listing["prompt"] = toolbox.tools.prompt_text(app_id or None)
+        return listing
 
     @app.post("/call")
     def call_tool() -> Any:

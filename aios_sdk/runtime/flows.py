@@ -36,16 +36,18 @@ __all__ = ["MOVED_ON", "AgentFlows", "system_prompt"]
 MOVED_ON = "not run: the user sent a new message instead of confirming this call"
 
 
-def system_prompt(role: str, caller: str = "") -> str:
-    """The loop's system prompt: the app's role, the runtime's rules, and the system
-    prompt of an OpenAI client's request when there is one."""
+def system_prompt(role: str, caller: str = "", tools: str = "") -> str:
+    """The loop's system prompt (a sub-agent's too): the app's role, the runtime's
+    rules, what the tools' providers say about their tools, and the system prompt of
+    an OpenAI client's request when there is one."""
     prompt = (
         f"{role}\n\nFile paths are relative to your workspace. Tool results come back "
         "as tool messages; a result with an `error` means the call failed. Some calls "
         "wait for the user's confirmation before they run. Use the `task` tool for a "
-        "self-contained sub-task."
+        "self-contained sub-task and `ask_user` when only the user can answer."
     )
-    return f"{prompt}\n\n{caller}" if caller else prompt
+    parts = [prompt, tools.strip(), caller.strip()]
+    return "\n\n".join(part for part in parts if part)
 
 
 class AgentFlows(Flows):
@@ -261,11 +263,12 @@ class AgentFlows(Flows):
             return path
 
         caller = str(turn.context.get("caller_system_prompt") or "")
+        tools = ToolBox.from_agent(agent)
         return AgentLoop(
             llm=llm,
-            tools=ToolBox.from_agent(agent),
+            tools=tools,
             conversation=conversation,
-            system_prompt=system_prompt(agent.role_prompt, caller),
+            system_prompt=system_prompt(agent.role_prompt, caller, tools.prompt),
             tr=turn.tr,
             language=turn.language,
             session_id=session_id,

@@ -135,16 +135,21 @@ class ToolBox:
     can_fork: bool = True
     # a skill's allowed-tools for the rest of this request (None: no limit)
     allowed: frozenset[str] | None = None
+    prompt: str = ""  # what the tools' providers tell the model (its system prompt)
 
     @classmethod
     def from_agent(cls, agent: Any, *, can_fork: bool = True) -> ToolBox:
         """The tools of `agent` (an `AIOSAgent`): its `available_tools()` listing, run
         with its `call_tool` and `run_steps`."""
-        listing = agent.available_tools() if hasattr(agent, "available_tools") else []
+        if hasattr(agent, "tool_listing"):
+            listing, prompt = agent.tool_listing()
+        else:
+            listing, prompt = getattr(agent, "available_tools", list)(), ""
         box = cls(
             call_tool=agent.call_tool,
             run_steps=getattr(agent, "run_steps", None),
             can_fork=can_fork,
+            prompt=str(prompt or ""),
         )
         for entry in listing:
             if isinstance(entry, Mapping) and entry.get("name"):
@@ -154,7 +159,12 @@ class ToolBox:
     def sub_box(self) -> ToolBox:
         """The same tools for a sub-agent, which cannot fork."""
         return ToolBox(
-            self.call_tool, self.run_steps, dict(self.entries), False, self.allowed
+            self.call_tool,
+            self.run_steps,
+            dict(self.entries),
+            False,
+            self.allowed,
+            self.prompt,
         )
 
     # ------------------------------------------------------------------ the offer

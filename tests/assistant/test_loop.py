@@ -38,7 +38,9 @@ def test_tool_results_go_back_to_the_model_until_it_answers(
     assert result["data"]["content"] == "工作区里有一个说明文件。"
     first, second = agent_requests(fake)
     offered = {t["function"]["name"] for t in first.body["tools"]}
-    assert {"file_read", "file_list", "task"} <= offered
+    assert {"file_read", "file_list", "task", "ask_user", "skill"} <= offered
+    # what the tool providers say about their tools is in the system prompt
+    assert "Skills: `search_skills` finds them by keyword" in first.messages[0]["content"]
     assert first.body["stream"] is True
     results = tool_messages(second)
     assert [m["tool_call_id"] for m in results] == ["call_1", "call_2"]
@@ -93,6 +95,7 @@ def test_sub_agent_works_on_a_fork_and_reports_a_summary(
     assert result["data"]["content"] == "子代理说工作区里有 README.txt。", result
     parent, child1, child2, child3, parent2 = agent_requests(fake)
     assert "<fork-boilerplate>" in child1.prompt_text
+    assert "Skills: `search_skills`" in child1.messages[0]["content"]  # a sub-agent's too
     assert "task" not in {t["function"]["name"] for t in child1.body["tools"]}
     no_fork = json.loads(tool_messages(child3)[-1]["content"])
     assert no_fork["code"] == "no_fork"

@@ -235,3 +235,29 @@ def test_a_skills_allowed_tools_hold_for_the_rest_of_the_request() -> None:
     assert again["data"]["content"] == "next request"
     assert again["state"]["allowed_tools"] is None  # a new request: no limit
     assert again["state"]["turn_id"] != reply["state"]["turn_id"]
+
+
+def test_tools_that_cannot_run_are_left_out_and_the_providers_prompt_is_kept(
+    monkeypatch: Any,
+) -> None:
+    from aios_sdk import AIOSAgent
+    from aios_sdk.client import ExecutorClient
+
+    class Probe(AIOSAgent):
+        name, description, icon, role_prompt = "p", "d", "i", "r"
+
+        def handle(self, instruction: Any, context: Any, action_request: Any = None) -> Any:
+            return {}
+
+    listing = [
+        {"name": "file_read", "available": True},
+        {"name": "mcp_search", "available": False, "unavailable_reason": "not started"},
+    ]
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AIOS_TOKEN", "t")
+    monkeypatch.setattr(
+        ExecutorClient, "listing", lambda self, app_id=None: (listing, "Skills: …")
+    )
+    tools, prompt = Probe().tool_listing()
+    assert [t["name"] for t in tools] == ["file_read"] and prompt == "Skills: …"
+    assert [t["name"] for t in Probe().available_tools()] == ["file_read"]
