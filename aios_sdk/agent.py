@@ -71,6 +71,24 @@ def within_turn(turn_id: str | None) -> Iterator[None]:
         _current.turn_id = previous
 
 
+def current_call() -> tuple[str | None, str | None]:
+    """The session and turn this thread's tool calls belong to."""
+    return getattr(_current, "session_id", None), getattr(_current, "turn_id", None)
+
+
+@contextlib.contextmanager
+def within_call(session_id: str | None, turn_id: str | None) -> Iterator[None]:
+    """Within the block (another thread's, e.g. a background sub-agent's), tool calls
+    belong to `session_id` and `turn_id`."""
+    previous = getattr(_current, "session_id", None)
+    _current.session_id = session_id
+    try:
+        with within_turn(turn_id):
+            yield
+    finally:
+        _current.session_id = previous
+
+
 def _call_language() -> str:
     """The language of the `handle` call running in this thread (zh-CN outside one)."""
     return getattr(_current, "language", None) or "zh-CN"

@@ -26,11 +26,13 @@ from typing import Any
 
 from aios_sdk.agent import within_turn
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
+from aios_sdk.runtime import background
 from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
 from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
 from aios_sdk.runtime.messages import PLACEHOLDER, Conversation, StreamEvent
 from aios_sdk.runtime.tools import (
     ASK_TOOL,
+    OUTPUT_TOOL,
     RUNTIME_TOOLS,
     TASK_TOOL,
     ProposedCall,
@@ -323,6 +325,8 @@ class AgentLoop:
                 )
             elif call.name == TASK_TOOL:
                 done[call.call_id] = self._fork(call)
+            elif call.name == OUTPUT_TOOL:
+                done[call.call_id] = self._task_output(call)
             elif call.name == ASK_TOOL:
                 if (
                     question is None
@@ -511,7 +515,8 @@ class AgentLoop:
                     "content": "[forked: handled by a sub-agent]",
                 }
             )
-        task_id = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or str(int(time.time()))
+        clean = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or "task"
+        task_id = f"{clean}-{uuid.uuid4().hex[:6]}"  # models reuse call ids
         child = AgentLoop(
             llm=self.llm,
             tools=self.tools.sub_box(),
@@ -541,34 +546,69 @@ class AgentLoop:
             f"have, then answer with a short report of what you did and found. You "
             f"cannot fork further.\n</fork-boilerplate>\n\n{prompt}"
         )
-        outcome = child.start(instruction)
-        path = ""
-        if self.write_output is not None:
-            try:
-                path = self.write_output(
-                    f"task-outputs/{task_id}.md",
-                    f"# {args.get('description') or 'task'}\n\n"
-                    f"{prompt}\n\n---\n\n{outcome.text}\n",
-                )
-            except (ToolFailed, AiosError) as exc:
-                path = f"(not written: {exc.message})"
-        summary = {
-            "status": "ok" if outcome.kind == "answer" else outcome.kind,
-            "summary": outcome.text[:1500],
-            "output": path,
-            "turns": child.turns,
-        }
-        if outcome.detail:
-            summary["error"] = outcome.detail  # what the parent model needs to know
+        output = f"task-outputs/{task_id}.md"
+
+        def work() -> dict[str, Any]:
+            outcome = child.start(instruction)
+            path = output
+            if self.write_output is not None:
+                try:
+                    path = self.write_output(
+                        output,
+                        f"# {args.get('description') or 'task'}\n\n"
+                        f"{prompt}\n\n---\n\n{outcome.text}\n",
+                    )
+                except (ToolFailed, AiosError) as exc:
+                    path = f"(not written: {exc.message})"
+            summary: dict[str, Any] = {
+                "status": "ok" if outcome.kind == "answer" else outcome.kind,
+                "summary": outcome.text[:1500],
+                "output": path,
+                "turns": child.turns,
+            }
+            if outcome.detail:
+                summary["error"] = outcome.detail  # what the parent model needs to know
+            return summary
+
+        if args.get("background") is True:
+            background.start(task_id, work)
+            self.conversation.background = [*self.conversation.background[-9:], task_id]
+            running = {
+                "status": "running",
+                "task_id": task_id,
+                "output": output,
+                "note": "call task_output with this task_id for its summary",
+            }
+            return ToolOutcome(call.call_id, call.name, True, result=running)
+        summary = work()
+        ok = summary["status"] == "ok"
         return ToolOutcome(
             call.call_id,
             call.name,
-            outcome.kind == "answer",
+            ok,
             result=summary,
-            error=""
-            if outcome.kind == "answer"
-            else json.dumps(summary, ensure_ascii=False),
+            error="" if ok else json.dumps(summary, ensure_ascii=False),
         )
+
+    def _task_output(self, call: ProposedCall) -> ToolOutcome:
+        """The summary of a background sub-agent (waiting up to `wait` seconds)."""
+        args = call.args or {}
+        try:
+            wait = float(args.get("wait") or 0)
+        except (TypeError, ValueError):
+            wait = 0.0
+        started = self.conversation.background
+        task_id = str(args.get("task_id") or (started[-1] if started else ""))
+        found = background.result(task_id, wait)
+        if found is None:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="unknown_task",
+                error="no such background task here; its output may be in task-outputs/",
+            )
+        return ToolOutcome(call.call_id, call.name, True, result=found)
 
     # --------------------------------------------------------------- compaction
 

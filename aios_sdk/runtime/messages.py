@@ -237,6 +237,7 @@ class Conversation:
     plan_rounds: int = 0  # plans sent to the controller since the user last spoke
     turn_id: str = ""  # names the request the loop works on (its tool calls say so)
     allowed_tools: list[str] | None = None  # a skill's, for the rest of that request
+    background: list[str] = field(default_factory=list)  # sub-agents started, latest last
 
     # ----------------------------------------------------------------- state
 
@@ -263,6 +264,7 @@ class Conversation:
             compactions=int(state.get("compactions") or 0),
             plan_rounds=int(state.get("plan_rounds") or 0),
             turn_id=str(state.get("turn_id") or ""),
+            background=[str(t) for t in state.get("background") or []][-10:],
             allowed_tools=[str(t) for t in allowed]
             if isinstance(allowed := state.get("allowed_tools"), list)
             else None,
@@ -280,6 +282,7 @@ class Conversation:
             "plan_rounds": self.plan_rounds,
             "turn_id": self.turn_id,
             "allowed_tools": self.allowed_tools,
+            "background": self.background,
         }
 
     # ------------------------------------------------------------ appending

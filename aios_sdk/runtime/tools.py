@@ -23,6 +23,7 @@ from aios_sdk.errors import AiosError, ToolFailed
 
 __all__ = [
     "ASK_TOOL",
+    "OUTPUT_TOOL",
     "RUNTIME_TOOLS",
     "TASK_TOOL",
     "ProposedCall",
@@ -33,7 +34,9 @@ __all__ = [
 
 TASK_TOOL = "task"
 ASK_TOOL = "ask_user"
-RUNTIME_TOOLS = frozenset({TASK_TOOL, ASK_TOOL})  # the loop's own, not the executor's
+OUTPUT_TOOL = "task_output"
+# the loop's own, not the executor's
+RUNTIME_TOOLS = frozenset({TASK_TOOL, ASK_TOOL, OUTPUT_TOOL})
 # the tools whose calls controller/permissions/policy.py inspects before a plan runs
 POLICY_REVIEWED = frozenset({"file_write", "db_query", "shell_exec", "process_start"})
 RESULT_CHARS = 12_000  # a result as the model reads it, at most
@@ -45,19 +48,38 @@ TASK_SPEC: dict[str, Any] = {
         "description": (
             "Fork a sub-agent for a self-contained sub-task. It has the same tools and "
             "workspace, works on its own and returns a short summary; its full output "
-            "is written to task-outputs/ in the workspace. A sub-agent cannot fork again."
+            "is written to task-outputs/ in the workspace. A sub-agent cannot fork again. "
+            "With background: true it runs while you go on; task_output gives its "
+            "summary when it is done."
         ),
         "parameters": {
             "type": "object",
             "properties": {
                 "description": {"type": "string", "description": "3-6 words"},
                 "prompt": {"type": "string", "description": "the whole sub-task"},
+                "background": {"type": "boolean"},
             },
             "required": ["prompt"],
         },
     },
 }
 
+
+OUTPUT_SPEC: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": OUTPUT_TOOL,
+        "description": (
+            "The summary of a sub-agent started with task(background: true) — by "
+            "its task_id, or the latest one: its status (running until it ends), "
+            "summary and output file. `wait` seconds (at most 60) waits for it to end."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"task_id": {"type": "string"}, "wait": {"type": "number"}},
+        },
+    },
+}
 
 ASK_SPEC: dict[str, Any] = {
     "type": "function",
@@ -189,6 +211,7 @@ class ToolBox:
         if self.can_fork:  # the main agent: it may fork and ask the user
             if self.allowed is None:  # a sub-agent would not be held to a skill's list
                 offered.append(TASK_SPEC)
+                offered.append(OUTPUT_SPEC)
             offered.append(ASK_SPEC)
         return offered
 
@@ -200,11 +223,14 @@ class ToolBox:
         if name == TASK_TOOL and not self.can_fork:
             call.error, call.code = "a sub-agent cannot fork another sub-agent", "no_fork"
             return call
+        if name == OUTPUT_TOOL and not self.can_fork:
+            call.error, call.code = "a sub-agent has no background tasks", "no_fork"
+            return call
         if name == ASK_TOOL and not self.can_fork:
             call.error = "a sub-agent cannot ask the user: report the question instead"
             call.code = "no_question"
             return call
-        limited = self.allowed is not None and name != ASK_TOOL
+        limited = self.allowed is not None and name not in (ASK_TOOL, OUTPUT_TOOL)
         if limited and name not in (self.allowed or ()):
             shown = ", ".join(sorted(self.allowed or ())) or "none"
             call.error = f"{name} is not allowed by the skill in use (allowed: {shown})"

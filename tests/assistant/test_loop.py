@@ -170,3 +170,31 @@ def test_a_context_refused_as_too_long_is_compacted_and_asked_again(
     assert "智能助手 先说点什么" in earlier  # the older part, in place of which …
     assert "智能助手 先说点什么" not in [m.get("content") for m in retried.messages]
     assert retried.messages[-1]["content"] == "智能助手 接着说"
+
+
+def test_a_background_sub_agent_writes_its_output_and_the_parent_reads_its_summary(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.when(
+        "<fork-boilerplate>",  # the sub-agent's turns, whenever they come
+        tool_calls_reply(("file_list", {})),
+        text_reply("后台子任务：工作区里有 README.txt。"),
+    )
+    background = {"description": "list", "prompt": "列出文件", "background": True}
+    fake.script(
+        tool_calls_reply(("task", background)),
+        tool_calls_reply(("task_output", {"wait": 30})),  # the latest background task
+        text_reply("后台的子任务说工作区里有 README.txt。"),
+    )
+    result = ask(system, fake, "智能助手 在后台列文件")
+    assert result["data"]["content"] == "后台的子任务说工作区里有 README.txt。", result
+    parent = [r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text]
+    child = [r for r in agent_requests(fake) if "<fork-boilerplate>" in r.prompt_text]
+    assert len(parent) == 3 and len(child) == 2
+    started = json.loads(tool_messages(parent[1])[-1]["content"])
+    assert started["status"] == "running" and started["output"].startswith("task-outputs/")
+    summary = json.loads(tool_messages(parent[2])[-1]["content"])
+    assert summary["status"] == "ok" and summary["task_id"] == started["task_id"]
+    assert summary["summary"] == "后台子任务：工作区里有 README.txt。"
+    output = system.workspace("assistant_app") / started["output"]
+    assert "后台子任务：工作区里有 README.txt。" in output.read_text(encoding="utf-8")

@@ -224,6 +224,9 @@ class FakeOpenAI:
         # user text → app id: routing requests for these texts are answered by rule
         # (one task to that app), whether or not the router asks, outside the queue
         self.routes: dict[str, str] = {}
+        # marker → replies for the requests whose messages contain it (before the
+        # queue): a background sub-agent's turns, whatever order they come in
+        self._when: dict[str, deque[ScriptedReply]] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -263,9 +266,16 @@ class FakeOpenAI:
         with self._lock:
             self._queue.extend(replies)
 
+    def when(self, marker: str, *replies: ScriptedReply) -> None:
+        """Answer the requests whose messages contain `marker` with `replies`, in
+        order, ahead of the queue."""
+        with self._lock:
+            self._when.setdefault(marker, deque()).extend(replies)
+
     def reset(self) -> None:
         """Forget recorded requests, pending replies and `reject_json_mode`."""
         with self._lock:
+            self._when.clear()
             self._queue.clear()
             self.requests.clear()
             self.routes.clear()
@@ -274,7 +284,7 @@ class FakeOpenAI:
     @property
     def pending(self) -> int:
         """Scripted replies not yet consumed."""
-        return len(self._queue)
+        return len(self._queue) + sum(len(r) for r in self._when.values())
 
     # ------------------------------------------------------------ server side
 
@@ -289,6 +299,9 @@ class FakeOpenAI:
                 if text in self.routes:
                     task = {"id": "t1", "app_id": self.routes[text], "instruction": text}
                     return json_reply({"tasks": [{**task, "depends_on": []}]})
+            for marker, replies in self._when.items():
+                if replies and marker in recorded.prompt_text:
+                    return replies.popleft()
             if self.reject_json_mode and "response_format" in body:
                 return error_reply(400, "response_format is not supported")
             if self._queue:
