@@ -112,6 +112,9 @@ class AgentLoop:
     stop_hooks: list[StopHook] = field(default_factory=list)
     write_output: Callable[[str, str], str] | None = None  # (name, text) → path
     sub_agent: bool = False
+    # a sub-agent whose calls that need the user's yes pause the parent (a foreground
+    # fork that is its message's only call); others are refused such calls
+    pauses_parent: bool = False
     turns: int = 0
 
     def __post_init__(self) -> None:
@@ -138,11 +141,13 @@ class AgentLoop:
         placeholders, and the loop goes on where it paused."""
         pending = self.conversation.pending or {}
         self.conversation.pending = None
+        self.turns = int(pending.get("turns") or 0)
+        if pending.get("kind") == "fork":  # a sub-agent's call waited: it goes on
+            return self._resume_fork(pending, results)
         calls = [
             ProposedCall(c["id"], c["name"], "", c.get("args") or {})
             for c in pending.get("calls", [])
         ]
-        self.turns = int(pending.get("turns") or 0)
         outcomes = outcomes_from_results(calls, results, pending.get("steps", []))
         by_id = {outcome.call_id: outcome for outcome in outcomes}
         for copy, original in (pending.get("duplicates") or {}).items():
@@ -306,6 +311,7 @@ class AgentLoop:
         direct: list[ProposedCall] = []
         reviewed: list[ProposedCall] = []
         question: ProposedCall | None = None
+        paused: dict[str, Any] | None = None  # a sub-agent waiting for the user
         first_of: dict[tuple[str, str], str] = {}
         duplicates: dict[str, str] = {}  # call id → the id of the same earlier call
         for call in calls:
@@ -324,7 +330,11 @@ class AgentLoop:
                     call.call_id, call.name, False, error=call.error, code=call.code
                 )
             elif call.name == TASK_TOOL:
-                done[call.call_id] = self._fork(call)
+                forked = self._fork(call, may_pause=len(calls) == 1)
+                if isinstance(forked, ToolOutcome):
+                    done[call.call_id] = forked
+                else:
+                    paused = forked
             elif call.name == OUTPUT_TOOL:
                 done[call.call_id] = self._task_output(call)
             elif call.name == ASK_TOOL:
@@ -387,6 +397,8 @@ class AgentLoop:
                 )
         if question is not None:
             return self._ask(question)
+        if paused is not None:
+            return self._pause_for_fork(paused)
         if not reviewed:
             return None
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
@@ -420,7 +432,7 @@ class AgentLoop:
 
     def _refused(self, call: ProposedCall) -> ToolOutcome | None:
         """Why a call that needs the user's yes cannot wait for it here, or None."""
-        if self.sub_agent:
+        if self.sub_agent and not self.pauses_parent:
             return ToolOutcome(
                 call.call_id,
                 call.name,
@@ -486,9 +498,15 @@ class AgentLoop:
 
     # --------------------------------------------------------------- sub-agents
 
-    def _fork(self, call: ProposedCall) -> ToolOutcome:
+    def _fork(
+        self, call: ProposedCall, may_pause: bool = False
+    ) -> ToolOutcome | dict[str, Any]:
         """A sub-agent on the parent's context prefix, the same tools (without `task`)
-        and workspace; its whole output in task-outputs/, its summary as the result."""
+        and workspace; its whole output in task-outputs/, its summary as the result.
+        In the background it runs on while the parent goes on (`task_output` reads
+        it); in the foreground, when it is its message's only call, a call of it
+        that needs the user's yes pauses the parent (the paused sub-agent is
+        returned, for `_pause_for_fork`)."""
         args = call.args or {}
         prompt = str(args.get("prompt") or "").strip()
         if not prompt:
@@ -517,14 +535,49 @@ class AgentLoop:
             )
         clean = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or "task"
         task_id = f"{clean}-{uuid.uuid4().hex[:6]}"  # models reuse call ids
-        child = AgentLoop(
+        in_background = args.get("background") is True
+        conversation = Conversation(
+            model_messages=prefix,
+            turn_id=self.conversation.turn_id,
+            allowed_tools=self.conversation.allowed_tools,
+        )
+        child = self._child(task_id, conversation, pauses=may_pause and not in_background)
+        instruction = (
+            f"{FORK_MARK}\nYou are a sub-agent forked for one sub-task "
+            f"({args.get('description') or 'task'}). Do only this, with the tools you "
+            f"have, then answer with a short report of what you did and found. You "
+            f"cannot fork further.\n</fork-boilerplate>\n\n{prompt}"
+        )
+        if in_background:
+            background.start(
+                task_id,
+                lambda: self._summary(child, child.start(instruction), args, task_id),
+            )
+            self.conversation.background = [*self.conversation.background[-9:], task_id]
+            running = {
+                "status": "running",
+                "task_id": task_id,
+                "output": f"task-outputs/{task_id}.md",
+                "note": "call task_output with this task_id for its summary",
+            }
+            return ToolOutcome(call.call_id, call.name, True, result=running)
+        outcome = child.start(instruction)
+        if outcome.kind == "plan":
+            return {
+                "call": call,
+                "child": child,
+                "task_id": task_id,
+                "steps": outcome.steps,
+            }
+        return self._finished(call, self._summary(child, outcome, args, task_id))
+
+    def _child(
+        self, task_id: str, conversation: Conversation, *, pauses: bool
+    ) -> AgentLoop:
+        return AgentLoop(
             llm=self.llm,
             tools=self.tools.sub_box(),
-            conversation=Conversation(
-                model_messages=prefix,
-                turn_id=self.conversation.turn_id,
-                allowed_tools=self.conversation.allowed_tools,
-            ),
+            conversation=conversation,
             system_prompt=self.system_prompt,
             tr=self.tr,
             language=self.language,
@@ -533,62 +586,91 @@ class AgentLoop:
                 max_turns=self.settings.sub_agent_turns,
                 context_window=self.settings.context_window,
                 max_tokens=self.settings.max_tokens,
+                plan_rounds=self.settings.plan_rounds,
             ),
             progress=lambda event: self.progress(
                 StreamEvent(event.kind, {**event.data, "agent": task_id})
             ),
             stop_hooks=self.stop_hooks,
             sub_agent=True,
+            pauses_parent=pauses,
         )
-        instruction = (
-            f"{FORK_MARK}\nYou are a sub-agent forked for one sub-task "
-            f"({args.get('description') or 'task'}). Do only this, with the tools you "
-            f"have, then answer with a short report of what you did and found. You "
-            f"cannot fork further.\n</fork-boilerplate>\n\n{prompt}"
-        )
+
+    def _summary(
+        self, child: AgentLoop, outcome: Outcome, args: Mapping[str, Any], task_id: str
+    ) -> dict[str, Any]:
+        """A finished sub-agent's summary for the parent; its output written."""
         output = f"task-outputs/{task_id}.md"
+        path = output
+        if self.write_output is not None:
+            try:
+                path = self.write_output(
+                    output,
+                    f"# {args.get('description') or 'task'}\n\n"
+                    f"{args.get('prompt') or ''}\n\n---\n\n{outcome.text}\n",
+                )
+            except (ToolFailed, AiosError) as exc:
+                path = f"(not written: {exc.message})"
+        summary: dict[str, Any] = {
+            "status": "ok" if outcome.kind == "answer" else outcome.kind,
+            "summary": outcome.text[:1500],
+            "output": path,
+            "turns": child.turns,
+        }
+        if outcome.detail:
+            summary["error"] = outcome.detail  # what the parent model needs to know
+        return summary
 
-        def work() -> dict[str, Any]:
-            outcome = child.start(instruction)
-            path = output
-            if self.write_output is not None:
-                try:
-                    path = self.write_output(
-                        output,
-                        f"# {args.get('description') or 'task'}\n\n"
-                        f"{prompt}\n\n---\n\n{outcome.text}\n",
-                    )
-                except (ToolFailed, AiosError) as exc:
-                    path = f"(not written: {exc.message})"
-            summary: dict[str, Any] = {
-                "status": "ok" if outcome.kind == "answer" else outcome.kind,
-                "summary": outcome.text[:1500],
-                "output": path,
-                "turns": child.turns,
-            }
-            if outcome.detail:
-                summary["error"] = outcome.detail  # what the parent model needs to know
-            return summary
-
-        if args.get("background") is True:
-            background.start(task_id, work)
-            self.conversation.background = [*self.conversation.background[-9:], task_id]
-            running = {
-                "status": "running",
-                "task_id": task_id,
-                "output": output,
-                "note": "call task_output with this task_id for its summary",
-            }
-            return ToolOutcome(call.call_id, call.name, True, result=running)
-        summary = work()
+    @staticmethod
+    def _finished(call: ProposedCall, summary: dict[str, Any]) -> ToolOutcome:
         ok = summary["status"] == "ok"
-        return ToolOutcome(
-            call.call_id,
-            call.name,
-            ok,
-            result=summary,
-            error="" if ok else json.dumps(summary, ensure_ascii=False),
+        error = "" if ok else json.dumps(summary, ensure_ascii=False)
+        return ToolOutcome(call.call_id, call.name, ok, result=summary, error=error)
+
+    def _pause_for_fork(self, paused: Mapping[str, Any]) -> Outcome:
+        """The sub-agent's calls wait for the user: the parent pauses with them (the
+        sub-agent kept in the parent's pending request, to go on after)."""
+        call: ProposedCall = paused["call"]
+        child: AgentLoop = paused["child"]
+        self.conversation.pending = {
+            "kind": "fork",
+            "turns": self.turns,
+            "call_id": call.call_id,
+            "args": call.args or {},
+            "task_id": paused["task_id"],
+            "child": child.conversation.to_state(),
+            "child_turns": child.turns,
+            "steps": (child.conversation.pending or {}).get("steps", []),
+            "created": round(time.time(), 3),
+        }
+        self.conversation.plan_rounds += 1
+        return Outcome("plan", steps=list(paused["steps"]))
+
+    def _resume_fork(
+        self, pending: Mapping[str, Any], results: Mapping[str, Any]
+    ) -> Outcome:
+        """The paused sub-agent's calls ran (or were denied): it goes on, and its
+        summary is the parent's `task` result (or it pauses the parent again)."""
+        task_id = str(pending.get("task_id") or "task")
+        conversation = Conversation.from_state(pending.get("child") or {})
+        child = self._child(task_id, conversation, pauses=True)
+        child.turns = int(pending.get("child_turns") or 0)
+        call = ProposedCall(
+            str(pending.get("call_id")), TASK_TOOL, "", dict(pending.get("args") or {})
         )
+        outcome = child.resume(results)
+        if outcome.kind == "plan":
+            return self._pause_for_fork(
+                {"call": call, "child": child, "task_id": task_id, "steps": outcome.steps}
+            )
+        finished = self._finished(
+            call, self._summary(child, outcome, call.args or {}, task_id)
+        )
+        self.conversation.replace_placeholder(
+            finished.call_id, finished.name, finished.for_model(), ok=finished.ok
+        )
+        self._report_result(finished)
+        return self.run()
 
     def _task_output(self, call: ProposedCall) -> ToolOutcome:
         """The summary of a background sub-agent (waiting up to `wait` seconds)."""

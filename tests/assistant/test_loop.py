@@ -198,3 +198,33 @@ def test_a_background_sub_agent_writes_its_output_and_the_parent_reads_its_summa
     assert summary["summary"] == "后台子任务：工作区里有 README.txt。"
     output = system.workspace("assistant_app") / started["output"]
     assert "后台子任务：工作区里有 README.txt。" in output.read_text(encoding="utf-8")
+
+
+def test_a_sub_agents_risky_call_reaches_the_users_permission_pause(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.when(
+        "<fork-boilerplate>",
+        tool_calls_reply(("file_write", {"path": "README.txt", "content": "子代理写的"})),
+        tool_calls_reply(("task", {"prompt": "fork again"})),  # a fork from a fork
+        text_reply("子任务：已改写 README.txt。"),
+    )
+    fake.script(
+        tool_calls_reply(("task", {"description": "rewrite", "prompt": "改写说明文件"})),
+        text_reply("子代理改写了说明文件。"),
+    )
+    paused = ask(system, fake, "智能助手 让子代理改写说明")
+    assert paused["view_type"] == "confirm", paused  # the user is asked, not refused
+    readme = system.workspace("assistant_app") / "README.txt"
+    assert "子代理写的" not in readme.read_text()
+    confirmation = paused["data"]["confirmation_id"]
+    answer = system.post(f"/api/confirmations/{confirmation}", {"decision": "allow_once"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["content"] == "子代理改写了说明文件。", answer.json()
+    assert readme.read_text() == "子代理写的"
+    child = [r for r in agent_requests(fake) if "<fork-boilerplate>" in r.prompt_text]
+    no_fork = json.loads(tool_messages(child[-1])[-1]["content"])
+    assert no_fork["code"] == "no_fork"  # a sub-agent asking for another fork
+    parent = [r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text]
+    summary = json.loads(tool_messages(parent[-1])[-1]["content"])
+    assert summary["status"] == "ok" and summary["summary"] == "子任务：已改写 README.txt。"
