@@ -1,4 +1,4 @@
-"""The SDK's agent runtime: an app's model-and-tools loop (Ripple's runtime).
+"""The SDK's agent runtime: an app's model-and-tools loop.
 
 - `messages`: typed system / user / assistant / tool messages of text, tool-use and
   tool-result blocks (joined by the tool-use id), the `Conversation` keeping the

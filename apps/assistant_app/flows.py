@@ -44,7 +44,7 @@ class AssistantFlows(AgentFlows):
         joiner = "、" if turn.language == "zh-CN" else ", "
         app = turn.tr("智能助手", "The assistant")
         text = user_message(
-            "agent.needs_model",
+            "llm_not_configured.agent",
             turn.language,
             app=app,
             **({"apps": joiner.join(apps)} if apps else {}),
