@@ -51,6 +51,7 @@ __all__ = [
     "LLMTurnReply",
     "LLMTurnRequest",
     "AgentProgress",
+    "EarlyStart",
     "LiveTarget",
     "TurnMessage",
     "TurnToolCall",
@@ -182,6 +183,15 @@ class LiveTarget(_Wire):
     turn: int = 0
 
 
+class EarlyStart(_Wire):
+    """The tools whose calls may start while the model still writes (the
+    concurrency-safe ones the loop would run directly), for that session and turn."""
+
+    tools: Annotated[list[str], Field(max_length=256)] = Field(default_factory=list)
+    session_id: Annotated[str, Field(max_length=200)] | None = None
+    turn_id: Annotated[str, Field(max_length=100)] | None = None
+
+
 class LLMTurnRequest(_Wire):
     """Body of `POST /api/llm/turn`: the model context and the tools it may call."""
 
@@ -192,6 +202,7 @@ class LLMTurnRequest(_Wire):
     max_tokens: Annotated[int, Field(ge=1, le=65536)] | None = None
     temperature: Annotated[float, Field(ge=0, le=2)] | None = None
     live: LiveTarget | None = None
+    early: EarlyStart | None = None
 
 
 class LLMTurnReply(_Wire):
@@ -203,6 +214,8 @@ class LLMTurnReply(_Wire):
     tool_calls: list[TurnToolCall] = Field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, int] = Field(default_factory=dict)
+    # the results of calls started while the model wrote (`EarlyStart`), by call id
+    early_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class AgentProgress(_Wire):
@@ -362,9 +375,11 @@ class AgentLLM:
         temperature: float | None = None,
         live_session: str | None = None,
         turn: int = 0,
+        early: Mapping[str, Any] | None = None,
     ) -> LLMTurnReply:
         """One model turn over OpenAI `messages` and function `tools`; with
-        `live_session` the controller streams its text to the desktop as it comes."""
+        `live_session` the controller streams its text to the desktop as it comes;
+        with `early` (`EarlyStart`) it starts those tools' calls as they complete."""
         body = LLMTurnRequest.model_validate(
             {
                 "messages": list(messages),
@@ -374,6 +389,7 @@ class AgentLLM:
                 "live": {"session_id": live_session, "turn": turn}
                 if live_session
                 else None,
+                "early": dict(early) if early else None,
             }
         ).dump()
         return LLMTurnReply.model_validate(self._post("/api/llm/turn", body))

@@ -220,7 +220,8 @@ class AgentLoop:
                     continue
                 self._emit("done", {"status": "ok", "text": reply.content[:4000]})
                 return Outcome("answer", reply.content)
-            plan = self._run_calls(calls)
+            early = getattr(reply, "early_results", None)
+            plan = self._run_calls(calls, early if isinstance(early, Mapping) else {})
             if plan is not None:
                 return plan
         turns = self.settings.max_turns
@@ -254,6 +255,7 @@ class AgentLoop:
                     max_tokens=max_tokens,
                     live_session=None if self.sub_agent else self.session_id or None,
                     turn=self.turns,
+                    **self._early(),
                 )
             except AiosError as exc:
                 if exc.code == TOO_LONG and too_long < REACTIVE_COMPACTIONS:
@@ -303,7 +305,22 @@ class AgentLoop:
 
     # ------------------------------------------------------------------- tools
 
-    def _run_calls(self, calls: list[ProposedCall]) -> Outcome | None:
+    def _early(self) -> dict[str, Any]:
+        """What the model client may start while the model writes: the calls of the
+        concurrency-safe tools this loop runs directly (an empty dict: none)."""
+        names = self.tools.early_tools()
+        if not names:
+            return {}
+        early = {
+            "tools": names,
+            "session_id": self.session_id or None,
+            "turn_id": self.conversation.turn_id or None,
+        }
+        return {"early": early}
+
+    def _run_calls(
+        self, calls: list[ProposedCall], early: Mapping[str, Any] | None = None
+    ) -> Outcome | None:
         """Run one message's calls in the order proposed: a call the same as an
         earlier one (tool and arguments) runs once, both get its result; once a call
         waits for the user, every later tool call waits with it, in the same plan."""
@@ -359,6 +376,11 @@ class AgentLoop:
                     reviewed.append(call)
             else:
                 direct.append(call)
+        for call in list(direct):  # started while the model wrote: its result is in
+            entry = (early or {}).get(call.call_id)
+            if isinstance(entry, Mapping):
+                direct.remove(call)
+                [done[call.call_id]] = outcomes_from_results([call], {"step_1": entry}, [1])
         if direct:
             for ran in self.tools.run_direct(direct, self.session_id or None):
                 done[ran.call_id] = ran

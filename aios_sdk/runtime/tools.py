@@ -265,6 +265,19 @@ class ToolBox:
             return False
         return call.name in POLICY_REVIEWED
 
+    def early_tools(self) -> list[str]:
+        """The tools whose calls may start while the model still writes: the
+        concurrency-safe ones that need nobody's yes (and that a skill allows)."""
+        return [
+            name
+            for name, entry in self.entries.items()
+            if entry.get("concurrency_safe") is True
+            and not entry.get("requires_confirmation")
+            and name not in POLICY_REVIEWED
+            and name not in RUNTIME_TOOLS
+            and (self.allowed is None or name in self.allowed)
+        ]
+
     def concurrency_safe(self, name: str) -> bool:
         return bool(self.entries.get(name, {}).get("concurrency_safe"))
 

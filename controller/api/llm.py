@@ -45,6 +45,7 @@ from aios_sdk.llm import (
     LLMTurnRequest,
     TurnToolCall,
 )
+from controller.api.early_calls import EarlyCalls, RunSteps
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools
@@ -85,6 +86,7 @@ def llm_blueprint(
     max_concurrent: int = 4,
     events: EventBus | None = None,
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
+    run_steps: RunSteps | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole)."""
@@ -141,6 +143,25 @@ def llm_blueprint(
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
         live = _LivePieces(events, _caller_app(), body.live) if body.live else None
+        early = None
+        if body.early is not None and body.early.tools and run_steps is not None:
+            early = EarlyCalls(
+                run_steps,
+                _caller_app(),
+                frozenset(body.early.tools),
+                body.early.session_id,
+                body.early.turn_id,
+            )
+
+        def on_delta(delta: Delta) -> None:
+            if live is not None:
+                live.add(delta)
+            kind, piece = delta
+            if early is not None and kind == "tool_call":
+                early.piece(
+                    int(piece["index"]), piece["id"], piece["name"], piece["arguments"]
+                )
+
         log.info(
             "LLM turn for %s (%d messages, %d tools)",
             g.get("identity"),
@@ -153,7 +174,7 @@ def llm_blueprint(
                 tools=body.tools or None,
                 max_tokens=body.max_tokens,
                 temperature=body.temperature,
-                on_delta=live.add if live else None,
+                on_delta=on_delta,
             )
         )
         if live:
@@ -167,6 +188,7 @@ def llm_blueprint(
             finish_reason=completion.finish_reason,
             usage=completion.usage,
             reasoning=completion.reasoning,
+            early_results=early.results() if early is not None else {},
         ).dump()
 
     @blueprint.post("/api/llm/progress")

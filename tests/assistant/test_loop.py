@@ -5,6 +5,7 @@ context persists in the session, sub-agents, stop hooks, recoveries, max_turns."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from tests.fakes.openai_server import (
     FakeOpenAI,
     disconnect,
     error_reply,
+    holding,
     text_reply,
     tool_calls_reply,
     truncated_reply,
@@ -228,3 +230,34 @@ def test_a_sub_agents_risky_call_reaches_the_users_permission_pause(
     parent = [r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text]
     summary = json.loads(tool_messages(parent[-1])[-1]["content"])
     assert summary["status"] == "ok" and summary["summary"] == "子任务：已改写 README.txt。"
+
+
+def test_a_concurrency_safe_call_starts_while_the_model_still_writes(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    def audit() -> list[Path]:  # the executor's log of this session's calls
+        return list(system.state_dir.rglob("*earlystart*.jsonl"))
+
+    def listed_already() -> bool:  # the executor ran file_list: its audit line is there
+        return any('"file_list"' in path.read_text(encoding="utf-8") for path in audit())
+
+    proposed = holding(
+        tool_calls_reply(
+            ("file_list", {"path": "."}), ("file_read", {"path": "README.txt"})
+        ),
+        listed_already,
+    )
+    fake.script(proposed, text_reply("列好也读好了。"))
+    session = "sess_earlystart"
+    fake.routes["智能助手 先列再读"] = "assistant_app"
+    reply = system.say("智能助手 先列再读", session_id=session)
+    assert reply["tasks"][0]["result"]["data"]["content"] == "列好也读好了。", reply
+    assert proposed.held == [True]  # file_list ran before the model finished its turn
+    lines = [
+        json.loads(line)
+        for path in audit()
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    assert [line["tool"] for line in lines].count("file_list") == 1  # not run again
+    results = tool_messages(agent_requests(fake)[-1])
+    assert "README.txt" in results[0]["content"]  # its result reached the model

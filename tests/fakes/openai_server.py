@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +36,7 @@ __all__ = [
     "delayed",
     "disconnect",
     "error_reply",
+    "holding",
     "json_reply",
     "text_reply",
     "tool_calls_reply",
@@ -53,6 +55,10 @@ class ScriptedReply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False  # close the connection without answering
+    # streamed: once the second tool call has begun, wait (at most 20 s) until this
+    # says yes, and record in `held` whether it did — what happened mid-stream
+    hold: Any = None
+    held: list[bool] = field(default_factory=list)
 
 
 @dataclass
@@ -164,6 +170,16 @@ def delayed(seconds: float, reply: ScriptedReply) -> ScriptedReply:
     )
 
 
+def holding(reply: ScriptedReply, until: Any) -> ScriptedReply:
+    """`reply`, streamed with a pause after its second tool call began, until
+    `until()` is true (see `ScriptedReply.hold`)."""
+    reply.hold = until
+    return reply
+
+
+HOLD_MARK = "__hold__"  # an event of `stream_events` where the stream waits
+
+
 def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
     """A completion `body` as the `chat.completion.chunk` objects a server streams."""
     choice = (body.get("choices") or [{}])[0]
@@ -201,6 +217,8 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
                 }
             )
         )
+        if index == 1:  # the first call is whole now: a reader may act on it
+            events.append({HOLD_MARK: True})
         arguments = function.get("arguments") or ""
         for start in range(0, len(arguments), 10):
             piece = {
@@ -309,6 +327,15 @@ class FakeOpenAI:
         return error_reply(500, "no scripted reply")
 
 
+def _wait_for(check: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
+
+
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -337,17 +364,22 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if body.get("stream") and reply.status == 200:
                 options = body.get("stream_options") or {}
-                self._stream(stream_events(reply.body, bool(options.get("include_usage"))))
+                events = stream_events(reply.body, bool(options.get("include_usage")))
+                self._stream(events, reply)
                 return
             self._send(reply.status, reply.body, reply.headers)
 
-        def _stream(self, events: list[dict[str, Any]]) -> None:
+        def _stream(self, events: list[dict[str, Any]], reply: ScriptedReply) -> None:
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for event in events:
+                    if HOLD_MARK in event:
+                        if reply.hold is not None:
+                            reply.held.append(_wait_for(reply.hold, 20.0))
+                        continue
                     data = json.dumps(event, ensure_ascii=False)
                     self.wfile.write(f"data: {data}\n\n".encode())
                     self.wfile.flush()
