@@ -261,7 +261,12 @@ def build_api(
         app_infos=supervisor.app_infos,
     )
     own_routes = [
-        llm_blueprint(llm, events=core.events, tool_listing=core.tools.entries),
+        llm_blueprint(
+            llm,
+            events=core.events,
+            tool_listing=core.tools.entries,
+            run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
+        ),
         tools_blueprint(
             core.tools,
             installed=lambda app_id: app_id in supervisor.installed(),

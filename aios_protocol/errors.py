@@ -35,6 +35,7 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + InvalidArgs: invalid_args, 400 (executor.tools.catalog)
   + TemplateError: template_error, 400 (executor.templating)
   + ToolFailed: tool_failed, 500
+    - NotAllowedBySkill: not_allowed_by_skill, 403 (executor.skills.scope)
   + ToolTimeout: tool_timeout, 504
   + PathOutsideWorkdir: path_outside_workdir, 403
   + CommandNotAllowed: command_not_allowed, 403
@@ -46,6 +47,7 @@ The tree (class: code, HTTP status; the module when it is not this one):
     - LLMUnauthorized: llm_unauthorized, 502 (aios_sdk.llm)
     - LLMRateLimited: llm_rate_limited, 503 (aios_sdk.llm)
     - LLMBadReply: llm_bad_reply, 502 (aios_sdk.llm)
+    - LLMContextTooLong: llm_context_too_long, 502 (aios_sdk.llm)
     - LLMNotConfigured: llm_not_configured, 503 (aios_sdk.llm)
   + VoiceUnavailable: voice_unavailable, 503 (voice.engines)
   + VoiceNotUnderstood: voice_not_understood, 422 (voice.engines)
@@ -67,8 +69,10 @@ answered as `AppReply.error(code, ...)`:
   no_app_matched, no_apps_installed, and apps_can (the line before what each
   installed app can do);
 * skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed;
-* the assistant's tool results for its model: not_confirmed (a paused call the user
+* the agent loop's tool results for its model: not_confirmed (a paused call the user
   did not answer), max_turns, round_limit, no_fork (a sub-agent cannot fork),
+  no_question (a sub-agent cannot ask the user), not_now (a question while calls
+  wait for a confirmation), unknown_task (no such background sub-agent),
   executor_error, not_run.
 
 `tests/core/test_error_tree.py` keeps this list complete.

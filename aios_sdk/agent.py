@@ -19,19 +19,23 @@ builds the agent itself and never calls `serve`) works unmodified.
 from __future__ import annotations
 
 import abc
+import contextlib
 import functools
 import inspect
 import json
 import logging
 import os
 import re
+import sys
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, overload
+
+from pydantic import BaseModel
 
 from aios_protocol.errors import InvalidRequest, ToolFailed
 from aios_protocol.messages import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
@@ -39,6 +43,7 @@ from aios_protocol.messages import ATOMIC_TOOLS, Step, ToolSpec, describe_valida
 if TYPE_CHECKING:
     from aios_sdk.flows import Flows
     from aios_sdk.llm import AgentLLM
+    from aios_sdk.runtime.flows import AgentFlows
 
 __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
 
@@ -54,6 +59,36 @@ F = TypeVar("F", bound=Callable[..., Any])
 _current = threading.local()
 
 
+@contextlib.contextmanager
+def within_turn(turn_id: str | None) -> Iterator[None]:
+    """Within the block, this thread's tool calls say they belong to the agent loop's
+    request `turn_id` (the executor holds a skill's `allowed-tools` to it)."""
+    previous = getattr(_current, "turn_id", None)
+    _current.turn_id = turn_id
+    try:
+        yield
+    finally:
+        _current.turn_id = previous
+
+
+def current_call() -> tuple[str | None, str | None]:
+    """The session and turn this thread's tool calls belong to."""
+    return getattr(_current, "session_id", None), getattr(_current, "turn_id", None)
+
+
+@contextlib.contextmanager
+def within_call(session_id: str | None, turn_id: str | None) -> Iterator[None]:
+    """Within the block (another thread's, e.g. a background sub-agent's), tool calls
+    belong to `session_id` and `turn_id`."""
+    previous = getattr(_current, "session_id", None)
+    _current.session_id = session_id
+    try:
+        with within_turn(turn_id):
+            yield
+    finally:
+        _current.session_id = previous
+
+
 def _call_language() -> str:
     """The language of the `handle` call running in this thread (zh-CN outside one)."""
     return getattr(_current, "language", None) or "zh-CN"
@@ -62,21 +97,52 @@ def _call_language() -> str:
 # ---------------------------------------------------------------------------- @tool
 
 
+RiskLevel = Literal["read", "write", "execute", "network", "system"]
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    """What an author states about a tool (the executor enforces it): how risky it
+    is, whether calls may run side by side, whether the user must say yes first, how
+    much of its result the model reads, and the pydantic model of its input."""
+
+    name: str | None = None
+    description: str = ""
+    risk_level: RiskLevel | None = None
+    concurrency_safe: bool = False
+    requires_confirmation: bool = False
+    max_result_size_chars: int | None = None
+    input: type[BaseModel] | None = None
+
+
 @dataclass(frozen=True)
 class ToolDef:
-    """One custom tool of an agent: the method behind it and its argument schema."""
+    """One custom tool of an agent: the method behind it, its argument schema and
+    the metadata its author stated."""
 
     name: str
     description: str
     method: str
     parameters: dict[str, Any]
+    meta: ToolMeta = ToolMeta()
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(
-            name=self.name,
-            description=self.description,
-            parameters=self.parameters,
-            custom=True,
+        stated: dict[str, Any] = {
+            "concurrency_safe": self.meta.concurrency_safe,
+            "requires_confirmation": self.meta.requires_confirmation,
+        }
+        if self.meta.risk_level:
+            stated["risk_level"] = self.meta.risk_level
+        if self.meta.max_result_size_chars:
+            stated["max_result_size_chars"] = self.meta.max_result_size_chars
+        return ToolSpec.model_validate(
+            {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+                "custom": True,
+                **stated,
+            }
         )
 
 
@@ -84,19 +150,45 @@ _TOOL_MARK = "__aios_tool__"
 
 
 @overload
-def tool(func: F, *, name: str | None = None, desc: str = "") -> F: ...
+def tool(func: F, **meta: Any) -> F: ...
 @overload
-def tool(
-    func: None = None, *, name: str | None = None, desc: str = ""
-) -> Callable[[F], F]: ...
-def tool(
-    func: F | None = None, *, name: str | None = None, desc: str = ""
-) -> F | Callable[[F], F]:
-    """Register a method as a custom tool: `@tool(name="x", desc="…")`.
+def tool(func: None = None, **meta: Any) -> Callable[[F], F]: ...
+def tool(func: F | None = None, **meta: Any) -> F | Callable[[F], F]:
+    """Register a method as a custom tool: `@tool(name="x", desc="…", …)`.
 
     `@tool` alone uses the method's name and the first line of its docstring.
-    Parameters without a default are required; type hints become JSON types.
+    Parameters without a default are required; type hints become JSON types. With
+    `input=SomeModel` (a pydantic model) the model's JSON schema is the input schema
+    and the method gets one validated `SomeModel`. `risk_level` (`read`, `write`,
+    `execute`, `network`, `system`), `concurrency_safe`, `requires_confirmation` and
+    `max_result_size_chars` state what the executor enforces for the tool.
     """
+    unknown = set(meta) - {
+        "name",
+        "desc",
+        "description",
+        "risk_level",
+        "concurrency_safe",
+        "requires_confirmation",
+        "max_result_size_chars",
+        "input",
+    }
+    if unknown:
+        raise TypeError(f"@tool: unknown option(s) {sorted(unknown)}")
+    name = meta.get("name")
+    risk = meta.get("risk_level")
+    if risk is not None and risk not in typing.get_args(RiskLevel):
+        raise ValueError(
+            f"@tool risk_level {risk!r} is not one of {typing.get_args(RiskLevel)}"
+        )
+    size = meta.get("max_result_size_chars")
+    if size is not None and (
+        not isinstance(size, int) or isinstance(size, bool) or size < 1
+    ):
+        raise ValueError("@tool max_result_size_chars must be a positive number")
+    model = meta.get("input")
+    if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError("@tool input must be a pydantic model class")
 
     def check(tool_name: str) -> None:
         if not TOOL_NAME.fullmatch(tool_name):
@@ -114,8 +206,21 @@ def tool(
         tool_name = name or method.__name__
         check(tool_name)
         doc = inspect.getdoc(method) or ""
-        description = desc or (doc.splitlines()[0] if doc else "")
-        setattr(method, _TOOL_MARK, (tool_name, description))
+        description = (
+            meta.get("desc")
+            or meta.get("description")
+            or (doc.splitlines()[0] if doc else "")
+        )
+        stated = ToolMeta(
+            name=tool_name,
+            description=description,
+            risk_level=risk,
+            concurrency_safe=meta.get("concurrency_safe") is True,
+            requires_confirmation=meta.get("requires_confirmation") is True,
+            max_result_size_chars=size,
+            input=model,
+        )
+        setattr(method, _TOOL_MARK, stated)
         return method
 
     if func is not None:
@@ -161,6 +266,14 @@ def json_schema_of_type(hint: Any) -> dict[str, Any]:
             if issubclass(hint, python_type):
                 return {"type": json_type}
     return {}
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema (`type: object`) of a pydantic input model."""
+    schema = dict(model.model_json_schema())
+    schema.pop("title", None)
+    schema.setdefault("type", "object")
+    return schema
 
 
 def parameters_schema(method: Callable[..., Any]) -> dict[str, Any]:
@@ -214,6 +327,14 @@ class AIOSAgent(abc.ABC):
     description: str = ""
     icon: str = ""
     role_prompt: str = ""
+    # True: with a model configured the app answers with the agent loop
+    # (`aios_sdk.runtime`), its role prompt and its own tools; its flows (if any)
+    # answer when there is no model. Also the manifest's `"agent": true`.
+    agent: bool = False
+    # The `AgentFlows` subclass that runs this app's loop (the runtime's own when
+    # None); an app whose flows start the loop names it, so it answers the loop's
+    # resumed calls.
+    agent_flows: type[AgentFlows] | None = None
     # Seconds `call_tool` waits for the executor (tools have their own timeouts).
     call_timeout: float = 300.0
 
@@ -229,10 +350,13 @@ class AIOSAgent(abc.ABC):
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
+        _identity_from_manifest(cls)
         if flows is not None:
             if "handle" in cls.__dict__:
                 raise TypeError(f"{cls.__name__}: write handle or set flows=, not both")
             cls.flows = flows
+            cls.handle = _handle_with_flows  # type: ignore[method-assign]
+        elif cls.agent and "handle" not in cls.__dict__ and cls.flows is None:
             cls.handle = _handle_with_flows  # type: ignore[method-assign]
         if "handle" in cls.__dict__:
             cls.handle = _tracking_session(cls.__dict__["handle"])  # type: ignore[method-assign]
@@ -324,6 +448,7 @@ class AIOSAgent(abc.ABC):
             args,
             app_id=os.environ.get("AIOS_APP_ID") or None,
             session_id=getattr(_current, "session_id", None),
+            turn_id=getattr(_current, "turn_id", None),
         )
 
     def plan_steps(
@@ -382,11 +507,65 @@ class AIOSAgent(abc.ABC):
         """
         tool_def = self._aios_tools[tool_name]
         method = getattr(self, tool_def.method)
+        if tool_def.meta.input is not None:
+            from pydantic import ValidationError
+
+            try:
+                value = tool_def.meta.input.model_validate(dict(args))
+            except ValidationError as exc:
+                raise InvalidRequest(
+                    f"{tool_name}: {describe_validation_error(exc)}"
+                ) from exc
+            return method(value)
         try:
             inspect.signature(method).bind(**args)
         except TypeError as exc:
             raise InvalidRequest(f"{tool_name}: {exc}") from exc
         return method(**args)
+
+    def available_tools(self) -> list[dict[str, Any]]:
+        """The tools this app may call now (`ToolInfo` dicts from the executor's
+        listing, filtered by the manifest; the ones that cannot run are left out);
+        `[]` when the executor cannot be reached."""
+        return self.tool_listing()[0]
+
+    def tool_listing(self) -> tuple[list[dict[str, Any]], str]:
+        """`available_tools()` and what the tools' providers tell a model about them
+        (for an agent's system prompt; `""` when none or unreachable)."""
+        from aios_sdk.client import client_from_env
+
+        try:
+            listing, prompt = client_from_env(timeout=30).listing(
+                os.environ.get("AIOS_APP_ID")
+            )
+        except ToolFailed as exc:
+            self.log.warning("no tool listing: %s", exc.message)
+            return [], ""
+        known = getattr(_current, "available_tools", None)
+        usable = [
+            entry
+            for entry in listing
+            if entry.get("available", True) is not False
+            and (not known or str(entry.get("name")) in known)
+        ]
+        return usable, prompt
+
+    def run_steps(self, steps: Iterable[Mapping[str, Any] | Step]) -> dict[str, Any]:
+        """Run a step plan now, through the executor (its confinement, its consent
+        checks, its audit log); the plan's `tool_results` (`step_<id>` keys). A step
+        that needs the user's yes fails with `needs_confirmation`: plan such steps
+        with `plan_steps`, so the user is asked."""
+        from aios_sdk.client import client_from_env
+
+        planned = numbered_steps(steps)
+        check_tool_names(step["tool"] for step in planned)
+        client = client_from_env(timeout=self.call_timeout)
+        return client.run(
+            planned,
+            app_id=os.environ.get("AIOS_APP_ID") or None,
+            session_id=getattr(_current, "session_id", None),
+            turn_id=getattr(_current, "turn_id", None),
+        )
 
     # --------------------------------------------------------------------- manifest
 
@@ -455,10 +634,44 @@ def _handle_with_flows(
     context: dict[str, Any],
     action_request: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """`handle` of an agent declared with `flows=`: a new `Flows` answers each call."""
+    """`handle` of an agent declared with `flows=` or `agent = True`: the agent loop
+    answers what is its (with a model), a new `Flows` everything else."""
     flows = type(self).flows  # a class (or function) taking the agent
+    loop = type(self).agent_flows
+    if loop is None and type(self).agent:
+        from aios_sdk.runtime.flows import AgentFlows
+
+        loop = AgentFlows
+    if loop is not None and (
+        flows is None
+        or loop.owns(self, instruction, context, action_request, said=type(self).agent)
+    ):
+        return loop(self).handle(instruction, context, action_request)
     assert flows is not None
     return flows(self).handle(instruction, context, action_request)
+
+
+def _identity_from_manifest(cls: type[AIOSAgent]) -> None:
+    """Fill `name`, `description`, `icon`, `role_prompt` (and `agent`) the class does
+    not set from `manifest.json` beside its module (`role.md` for the role prompt)."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return
+    folder = Path(path).resolve().parent
+    manifest = folder / "manifest.json"
+    try:
+        loaded = json.loads(manifest.read_text("utf-8")) if manifest.is_file() else {}
+    except (OSError, ValueError):
+        loaded = {}
+    data = loaded if isinstance(loaded, dict) else {}
+    if not data.get("role_prompt") and (folder / "role.md").is_file():
+        data["role_prompt"] = (folder / "role.md").read_text("utf-8").strip()
+    for attr in REQUIRED_ATTRIBUTES:
+        if not getattr(cls, attr, None) and isinstance(data.get(attr), str):
+            setattr(cls, attr, data[attr])
+    if data.get("agent") is True and "agent" not in cls.__dict__:
+        cls.agent = True
 
 
 def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
@@ -518,7 +731,8 @@ def _collect_tools(cls: type) -> dict[str, ToolDef]:
             mark = getattr(value, _TOOL_MARK, None)
             if mark is None:
                 continue
-            tool_name, description = mark
+            stated: ToolMeta = mark
+            tool_name = stated.name or attr
             if tool_name in ATOMIC_TOOLS:
                 raise TypeError(
                     f"{cls.__name__}.{attr}: @tool name {tool_name!r} is an atomic tool"
@@ -528,11 +742,17 @@ def _collect_tools(cls: type) -> dict[str, ToolDef]:
                     f"{cls.__name__}: two @tool methods named {tool_name!r} "
                     f"({found[tool_name].method} and {attr})"
                 )
+            schema = (
+                model_schema(stated.input)
+                if stated.input is not None
+                else parameters_schema(value)
+            )
             found[tool_name] = ToolDef(
                 name=tool_name,
-                description=description,
+                description=stated.description,
                 method=attr,
-                parameters=parameters_schema(value),
+                parameters=schema,
+                meta=stated,
             )
     return found
 

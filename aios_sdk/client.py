@@ -1,7 +1,9 @@
 """The app side of the executor's HTTP API: one synchronous tool call.
 
 `ExecutorClient.call` POSTs a `protocol.ToolCall` to `<executor>/call` with the app's
-own token and returns the tool's `result`. Every way the call can fail — no executor
+own token and returns the tool's `result`; `run` POSTs a step plan to `/run` (the
+same confinement, consent checks and audit as a plan the controller sends) and
+returns its `tool_results`; `tools` is the app's listing, `GET /tools`. Every way the call can fail — no executor
 configured, executor unreachable, request refused, tool failed — raises
 `aios_protocol.errors.ToolFailed` with a stable `code`, so an app needs one `except`.
 
@@ -17,7 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolFailed
 from aios_protocol.messages import ToolCall, ToolResult, describe_validation_error
@@ -57,13 +59,17 @@ class ExecutorClient:
         *,
         app_id: str | None = None,
         session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> Any:
-        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code."""
+        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code.
+        `turn_id` names the agent loop's request the call belongs to."""
         started = time.monotonic()
         try:
             body = ToolCall(
                 tool=tool, args=dict(args), app_id=app_id, session_id=session_id or None
             ).dump()
+            if turn_id:
+                body["turn_id"] = turn_id
             answer = request_json(
                 "POST",
                 self.url + "/call",
@@ -112,6 +118,77 @@ class ExecutorClient:
                 detail=result.result,
             )
         return result.result
+
+    def run(
+        self,
+        steps: list[dict[str, Any]],
+        *,
+        app_id: str | None = None,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Run a step plan now; its `tool_results` (`step_<id>` → a `ToolResult`
+        dict), or `ToolFailed` when the executor refused the plan or is unreachable."""
+        body: dict[str, Any] = {
+            "steps": steps,
+            "app_id": app_id,
+            "session_id": session_id or None,
+        }
+        if turn_id:
+            body["turn_id"] = turn_id
+        payload = self._request("POST", "/run", body, "run")
+        results = payload.get("tool_results") if isinstance(payload, dict) else None
+        if not isinstance(results, dict):
+            raise ToolFailed(
+                "run: the executor's answer has no tool_results", code="bad_executor_reply"
+            )
+        return results
+
+    def tools(self, app_id: str | None = None) -> list[dict[str, Any]]:
+        """This app's tool listing (`ToolInfo` dicts, the unavailable ones too)."""
+        return self.listing(app_id)[0]
+
+    def listing(self, app_id: str | None = None) -> tuple[list[dict[str, Any]], str]:
+        """This app's tools (as `tools`) and what their providers tell a model about
+        them (`prompt`, maybe empty)."""
+        path = "/tools" + (f"?app_id={quote(app_id, safe='')}" if app_id else "")
+        payload = self._request("GET", path, None, "tools")
+        body = payload if isinstance(payload, dict) else {}
+        listing = body.get("tools")
+        tools = [dict(e) for e in listing or [] if isinstance(e, dict)]
+        return tools, str(body.get("prompt") or "")
+
+    def _request(self, method: str, path: str, body: Any, what: str) -> Any:
+        try:
+            answer = request_json(
+                method,
+                self.url + path,
+                body,
+                token=self.token,
+                timeout=self.timeout,
+                what=f"the executor at {self.url}",
+            )
+        except PeerTimeout as exc:
+            raise ToolFailed(
+                f"{what}: no answer from the executor within {self.timeout:g} s",
+                code="tool_timeout",
+            ) from exc
+        except AppUnreachable as exc:
+            raise ToolFailed(f"{what}: {exc.message}", code="executor_unreachable") from exc
+        except BadAppReply as exc:
+            raise ToolFailed(f"{what}: {exc.message}", code="bad_executor_reply") from exc
+        if answer.status != 200:
+            error = answer.body.get("error") if isinstance(answer.body, dict) else None
+            if isinstance(error, dict) and error.get("code"):
+                raise ToolFailed(
+                    f"{what}: {error.get('message') or error['code']}",
+                    code=str(error["code"]),
+                    **AiosError.fields_of(error),
+                )
+            raise ToolFailed(
+                f"{what}: executor answered HTTP {answer.status}", code="bad_executor_reply"
+            )
+        return answer.body
 
 
 def _tool_result(payload: Any, tool: str) -> ToolResult:

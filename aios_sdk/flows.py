@@ -99,6 +99,16 @@ class Turn:
         return self.action.get("selected")
 
     @property
+    def step_round(self) -> int:
+        """How many step plans already ran for this request (`0` on a first call,
+        `1` when the first plan's results are in `results`), as the controller counts
+        them (`context["step_round"]`)."""
+        try:
+            return max(0, int(self.context.get("step_round") or 0))
+        except (TypeError, ValueError):
+            return 0
+
+    @property
     def language(self) -> str:
         """The user's language, `"zh-CN"` or `"en-US"` (`context["language"]`)."""
         return "en-US" if self.context.get("language") == "en-US" else "zh-CN"

@@ -14,7 +14,8 @@ reply models of those routes and the `llm_*` error codes — and the app-side cl
         text = self.llm.chat("用一句话介绍 Python")
 
 Every failure is an `AiosError` whose `code` is one of `llm_not_configured`,
-`llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`, `llm_error`.
+`llm_timeout`, `llm_unauthorized`, `llm_rate_limited`, `llm_bad_reply`,
+`llm_context_too_long`, `llm_error`.
 The routes are reached through `aios_runtime.json_client`, the pooled client of every
 hop.
 """
@@ -39,6 +40,7 @@ __all__ = [
     "LLMBadReply",
     "LLMChatReply",
     "LLMChatRequest",
+    "LLMContextTooLong",
     "LLMError",
     "LLMNotConfigured",
     "LLMPlanReply",
@@ -49,6 +51,7 @@ __all__ = [
     "LLMTurnReply",
     "LLMTurnRequest",
     "AgentProgress",
+    "EarlyStart",
     "LiveTarget",
     "TurnMessage",
     "TurnToolCall",
@@ -91,6 +94,14 @@ class LLMBadReply(LLMError):
     """The model answered, but not in the shape asked for (bad JSON, unknown tool)."""
 
     code = "llm_bad_reply"
+    http_status = 502
+
+
+class LLMContextTooLong(LLMError):
+    """The server refused the request because its context is longer than the model's
+    window (an agent loop compacts it and asks again)."""
+
+    code = "llm_context_too_long"
     http_status = 502
 
 
@@ -172,6 +183,15 @@ class LiveTarget(_Wire):
     turn: int = 0
 
 
+class EarlyStart(_Wire):
+    """The tools whose calls may start while the model still writes (the
+    concurrency-safe ones the loop would run directly), for that session and turn."""
+
+    tools: Annotated[list[str], Field(max_length=256)] = Field(default_factory=list)
+    session_id: Annotated[str, Field(max_length=200)] | None = None
+    turn_id: Annotated[str, Field(max_length=100)] | None = None
+
+
 class LLMTurnRequest(_Wire):
     """Body of `POST /api/llm/turn`: the model context and the tools it may call."""
 
@@ -182,15 +202,20 @@ class LLMTurnRequest(_Wire):
     max_tokens: Annotated[int, Field(ge=1, le=65536)] | None = None
     temperature: Annotated[float, Field(ge=0, le=2)] | None = None
     live: LiveTarget | None = None
+    early: EarlyStart | None = None
 
 
 class LLMTurnReply(_Wire):
-    """The assembled assistant message of one turn."""
+    """The assembled assistant message of one turn; `reasoning` is the model's
+    thinking (`reasoning_content`), for showing, never for the next request."""
 
     content: str = ""
+    reasoning: str = ""
     tool_calls: list[TurnToolCall] = Field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, int] = Field(default_factory=dict)
+    # the results of calls started while the model wrote (`EarlyStart`), by call id
+    early_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class AgentProgress(_Wire):
@@ -219,6 +244,7 @@ def error_from_body(status: int, payload: Any) -> AiosError:
         LLMUnauthorized,
         LLMRateLimited,
         LLMBadReply,
+        LLMContextTooLong,
         LLMError,
     ):
         if cls.code == code:
@@ -349,9 +375,11 @@ class AgentLLM:
         temperature: float | None = None,
         live_session: str | None = None,
         turn: int = 0,
+        early: Mapping[str, Any] | None = None,
     ) -> LLMTurnReply:
         """One model turn over OpenAI `messages` and function `tools`; with
-        `live_session` the controller streams its text to the desktop as it comes."""
+        `live_session` the controller streams its text to the desktop as it comes;
+        with `early` (`EarlyStart`) it starts those tools' calls as they complete."""
         body = LLMTurnRequest.model_validate(
             {
                 "messages": list(messages),
@@ -361,6 +389,7 @@ class AgentLLM:
                 "live": {"session_id": live_session, "turn": turn}
                 if live_session
                 else None,
+                "early": dict(early) if early else None,
             }
         ).dump()
         return LLMTurnReply.model_validate(self._post("/api/llm/turn", body))

@@ -120,6 +120,12 @@ class Instructions:
                 session.context.pop(key, None)
             self._sessions.save(session)
 
+    def note(self, session_id: str, key: str) -> str | None:
+        """One entry of the session's context (`keep_note`), or None."""
+        session = self._sessions.get(session_id)
+        value = session.context.get(key) if session is not None else None
+        return str(value) if value else None
+
     def app_ids(self) -> list[str]:
         """Every installed app, running or not."""
         return [info.id for info in self._app_infos()]

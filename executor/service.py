@@ -64,6 +64,11 @@ def _caller_app(registry: AppRegistry, named: str | None) -> AppRecord:
     return replace(record, reviewed=True) if _is_controller() else record
 
 
+def _turn(value: Any) -> str | None:
+    """The `turn_id` of a call (an agent loop's request), when it is a short text."""
+    return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+
+
 def _result_json(result: ToolResult) -> dict[str, Any]:
     """A `ToolResult` on the wire: `result` always present (null included)."""
     return {**result.dump(), "result": result.result}
@@ -146,25 +151,32 @@ def create_app(
 
     @app.get("/tools")
     def list_tools() -> Any:
-        """The one listing (`ToolSource.listing`): every entry a `ToolInfo`, and the
-        state of each provider behind it (a failed one says why)."""
+        """The one listing (`ToolSource.listing`): every entry a `ToolInfo`, the
+        state of each provider behind it (a failed one says why) and `prompt`, the
+        providers' prompt texts for an agent's system prompt."""
         named = request.args.get("app_id")
         app_id = ""
         if named or not _is_controller():
             app_id = _caller_app(registry, named).app_id
         entries = toolbox.listing(app_id or None)
-        return ToolsListing(
+        listing = ToolsListing(
             app_id=app_id,
             tools=[entry.info() for entry in entries],
             providers=toolbox.tools.statuses(app_id or None),
         ).dump()
+        # what the providers tell a model about their tools (an agent's system prompt)
+        listing["prompt"] = toolbox.tools.prompt_text(app_id or None)
+        return listing
 
     @app.post("/call")
     def call_tool() -> Any:
         call = read_json(ToolCall)
         record = _caller_app(registry, call.app_id)
         with slot(record.app_id):
-            result = toolbox.call(record, call.tool, call.args, call.session_id)
+            turn_id = (call.model_extra or {}).get("turn_id")
+            result = toolbox.call(
+                record, call.tool, call.args, call.session_id, turn_id=_turn(turn_id)
+            )
         return _result_json(result)
 
     @app.post("/run")
@@ -183,7 +195,8 @@ def create_app(
             extra = tuple(c for c in plan.approved_commands if c and "/" not in c)
             record = replace(record, shell_whitelist=(*record.shell_whitelist, *extra))
         with slot(record.app_id):
-            results = toolbox.run(record, plan.steps, plan.session_id)
+            turn_id = _turn((plan.model_extra or {}).get("turn_id"))
+            results = toolbox.run(record, plan.steps, plan.session_id, turn_id)
         return {"tool_results": {key: _result_json(r) for key, r in results.items()}}
 
     @app.post("/cache/system")

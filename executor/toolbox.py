@@ -39,6 +39,7 @@ from executor.providers.skills import SkillsProvider
 from executor.registry import AppRecord, AppRegistry
 from executor.sandbox.background import BackgroundProcesses
 from executor.sandbox.runner import ProcessSandbox
+from executor.skills.scope import SkillScopes
 from executor.templating import TemplateError, references, render_args
 from executor.tools.cache import ToolCache
 from executor.tools.catalog import InvalidArgs
@@ -116,6 +117,7 @@ class Toolbox:
         self.cache = ToolCache()
         self.events = EventQueue()
         self.call_log = ToolCallLog(state_dir)
+        self.skill_scopes = SkillScopes()  # a skill's allowed-tools, per loop turn
         self.tools = ToolSource()
         self.tools.add(AtomicProvider(self))
         # the skills of `<state_dir>/skills/` and the apps' `skills/` (executor/providers/skills.py)
@@ -188,9 +190,11 @@ class Toolbox:
         args: dict[str, Any],
         session_id: str | None,
         found: tuple[Any, ToolEntry] | None = None,
+        turn_id: str | None = None,
     ) -> Any:
         if not isinstance(args, dict):
             raise InvalidArgs("args must be an object")
+        self.skill_scopes.check(app.app_id, session_id, turn_id, tool)
         provider, entry = found or self._find(app, tool)
         timeout = self.timeout_for(tool, args)
         args = self.tools.checked_args(provider, entry, args)
@@ -202,9 +206,15 @@ class Toolbox:
                 )
             if entry.provider == AtomicProvider.name:
                 check_consent(tool, args)
-        return self.tools.call(
+        value = self.tools.call(
             provider, entry, ToolCall(app, tool, args, timeout, session_id)
         )
+        if tool == "skill" and entry.provider == SkillsProvider.name:
+            allowed = value.get("allowed_tools") if isinstance(value, dict) else None
+            self.skill_scopes.begin(
+                app.app_id, session_id, turn_id, str(args.get("name")), allowed
+            )
+        return value
 
     def call(
         self,
@@ -212,10 +222,13 @@ class Toolbox:
         tool: str,
         args: dict[str, Any],
         session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> ToolResult:
-        """Run one tool; every outcome, failures included, is a `ToolResult`."""
+        """Run one tool; every outcome, failures included, is a `ToolResult`.
+        `turn_id` names the request of an agent loop the call belongs to (a skill's
+        `allowed-tools` hold for the rest of it)."""
         with self.call_log.records(session_id) as records:
-            result = self._outcome(app, tool, args, session_id)
+            result = self._outcome(app, tool, args, session_id, turn_id=turn_id)
             self._record(app, tool, args, records, None, result)
             return result
 
@@ -226,11 +239,12 @@ class Toolbox:
         args: dict[str, Any],
         session_id: str | None,
         found: tuple[Any, ToolEntry] | None = None,
+        turn_id: str | None = None,
     ) -> ToolResult:
         """Run one tool, timed; failures as data."""
         started = time.monotonic()
         try:
-            value = self._invoke(app, tool, args, session_id, found)
+            value = self._invoke(app, tool, args, session_id, found, turn_id)
             result = ToolResult(tool=tool, status="ok", result=value)
         except AiosError as exc:
             result = ToolResult(
@@ -308,7 +322,11 @@ class Toolbox:
         return batches
 
     def run(
-        self, app: AppRecord, steps: list[Step], session_id: str | None = None
+        self,
+        app: AppRecord,
+        steps: list[Step],
+        session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> dict[str, ToolResult]:
         """Run a plan; answer `{"step_<id>": ToolResult}` in step order.
 
@@ -331,7 +349,7 @@ class Toolbox:
                         rendered.append((step, None, failed))
                 if any(s.tool not in _QUICK_TOOLS for s, a, f in rendered if f is None):
                     records.write()
-                outcomes = self._run_batch(app, rendered, session_id, found)
+                outcomes = self._run_batch(app, rendered, session_id, found, turn_id)
                 for (step, args, _failed), result in zip(rendered, outcomes, strict=True):
                     logged_args = step.args if args is None else args
                     done[step.step_id] = self._record(
@@ -345,6 +363,7 @@ class Toolbox:
         rendered: list[tuple[Step, dict[str, Any] | None, ToolResult | None]],
         session_id: str | None,
         found: dict[int, tuple[Any, ToolEntry]],
+        turn_id: str | None = None,
     ) -> list[ToolResult]:
         """The outcome of each step of a run, in order; side by side (all but the first
         on the pool) unless every step is a quick one."""
@@ -353,7 +372,7 @@ class Toolbox:
 
         def run(step: Step, args: dict[str, Any] | None) -> ToolResult:
             return self._outcome(
-                app, step.tool, args or {}, session_id, found.get(step.step_id)
+                app, step.tool, args or {}, session_id, found.get(step.step_id), turn_id
             )
 
         pending: list[Future[ToolResult] | ToolResult | None] = []

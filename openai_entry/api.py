@@ -142,6 +142,7 @@ def openai_blueprint(
                 ),
                 run_events=request.headers.get(EVENTS_HEADER, "") == "1",
                 heartbeat=heartbeat(),
+                reasoning_field=body.include_reasoning,
             )
             response = Response(stream_with_context(frames), mimetype="text/event-stream")
             response.headers["Cache-Control"] = "no-cache"
@@ -155,7 +156,15 @@ def openai_blueprint(
             model=turn.model,
             choices=[
                 Choice(
-                    message=ReplyMessage(content=answer.content, triton=answer.triton(turn))
+                    message=ReplyMessage(
+                        content=answer.content
+                        if body.include_reasoning
+                        else answer.with_thinking(),
+                        reasoning_content=(answer.reasoning or None)
+                        if body.include_reasoning
+                        else None,
+                        triton=answer.triton(turn),
+                    )
                 )
             ],
             usage=answer.usage(turn),

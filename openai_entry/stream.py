@@ -8,8 +8,14 @@ with `X-AIOS-Events: 1` — the run events as named SSE events a plain client
 would mistake for chunks: `run_state` (`running`, then `idle` or
 `awaiting_permission`), `task_progress` (`task_started` / `task_done`),
 `tool_result` (`step_done`), `awaiting_permission` (`confirm_request`), and every
-other event of the session under its own type (an app's `tool_call`, …); each
-`data:` is `{"type", "source", "seq", "app_id", "session_id", "data"}`. Then the
+other event of the session under its own type; an app's agent loop
+(`agent_progress`) arrives as `tool_call`, `tool_result`, `awaiting_user_input` or
+`task_progress` (its other steps), and a `heartbeat` event comes with each ping;
+each `data:` is `{"type", "source", "seq", "app_id", "session_id", "data"}`. An
+agent loop's text streams as chunks as the model writes it, its reasoning ahead of
+it as `<think>…</think>` text (or as `reasoning_content` deltas with
+`reasoning_field`); reasoning an app only kept in its reply comes the same way at
+the end, when nothing was streamed. Then the
 rest of the reply's Markdown, a chunk with `finish_reason: "stop"` and the views
 (`triton`), the usage chunk when `stream_options.include_usage` asked for it, and
 `data: [DONE]`. A failure of the whole turn is OpenAI's stream error, a `data:`
@@ -60,10 +66,23 @@ def error_body(exc: AiosError) -> dict[str, Any]:
     return ErrorBody(error=error_detail(exc)).dump()
 
 
+_AGENT_EVENTS = {  # an agent loop's steps (`agent_progress` kinds) by their names
+    "tool_call": "tool_call",
+    "tool_result": "tool_result",
+    "awaiting_user_input": "awaiting_user_input",
+}
+_AGENT_PIECES = frozenset({"text", "reasoning", "tool_call_delta"})  # chunks, or nothing
+
+
 def _run_event(event: BusEvent) -> str | None:
     if event.type in _NOT_FORWARDED:
         return None
     name = _RENAMED.get(event.type, event.type)
+    if event.type == "agent_progress":
+        kind = str(event.data.get("kind") or "")
+        if kind in _AGENT_PIECES:
+            return None
+        name = _AGENT_EVENTS.get(kind, "task_progress")
     data = dict(event.data)
     if event.type == "task_started":
         data["status"] = "running"
@@ -89,6 +108,7 @@ def turn_stream(
     include_usage: bool,
     run_events: bool,
     heartbeat: float,
+    reasoning_field: bool = False,
 ) -> Iterator[str]:
     """The SSE frames of one turn (see the module docstring)."""
 
@@ -131,6 +151,35 @@ def turn_stream(
         yield _frame({"type": "run_state", "state": "running"}, "run_state")
     streamed = ""
     seen = start_seq
+    thinking = False  # a <think> block is open
+    thought = False  # some reasoning was sent
+
+    def think(piece: str) -> Iterator[str]:
+        nonlocal thinking, thought
+        thought = True
+        if reasoning_field:
+            yield chunk(Delta(reasoning_content=piece))
+            return
+        if not thinking:
+            thinking = True
+            yield chunk(Delta(content="<think>\n"))
+        yield chunk(Delta(content=piece))
+
+    def end_thinking() -> Iterator[str]:
+        nonlocal thinking
+        if thinking:
+            thinking = False
+            yield chunk(Delta(content="\n</think>\n\n"))
+
+    def loop_piece(event: BusEvent) -> str | None:
+        """The text or reasoning an app's agent loop streamed (not a sub-agent's)."""
+        data = event.data
+        if event.type != "agent_progress" or data.get("agent"):
+            return None
+        if data.get("kind") not in ("text", "reasoning"):
+            return None
+        piece = data.get("text")
+        return piece if isinstance(piece, str) and piece else None
 
     def forward(event: BusEvent) -> Iterator[str]:
         nonlocal streamed, seen
@@ -138,7 +187,15 @@ def turn_stream(
             return
         seen = event.seq
         delta = event.data.get("text_delta")
-        if isinstance(delta, str) and delta:
+        piece = loop_piece(event)
+        if piece is not None and event.data.get("kind") == "reasoning":
+            yield from think(piece)
+        elif piece is not None:
+            yield from end_thinking()
+            streamed += piece
+            yield chunk(Delta(content=piece))
+        elif isinstance(delta, str) and delta:
+            yield from end_thinking()
             streamed += delta
             yield chunk(Delta(content=delta))
         elif run_events:
@@ -151,6 +208,8 @@ def turn_stream(
             kind, item = news.get(timeout=heartbeat)
         except queue.Empty:
             yield ": ping\n\n"
+            if run_events:
+                yield _frame({"type": "heartbeat"}, "heartbeat")
             continue
         if kind == "event":
             yield from forward(item)
@@ -164,6 +223,9 @@ def turn_stream(
             yield "data: [DONE]\n\n"
             return
         answer: TurnAnswer = item
+        if answer.reasoning and not thought and not streamed:
+            yield from think(answer.reasoning)
+        yield from end_thinking()
         rest = answer.content
         if streamed:
             rest = rest[len(streamed) :] if rest.startswith(streamed) else ""
@@ -171,6 +233,8 @@ def turn_stream(
             yield chunk(Delta(content=rest))
         if run_events:
             state = "awaiting_permission" if answer.awaiting_confirmation else "idle"
+            if answer.awaiting_user_input:
+                state = "awaiting_user_input"
             yield _frame({"type": "run_state", "state": state}, "run_state")
         yield chunk(finish_reason="stop", triton=answer.triton(turn))
         if include_usage:

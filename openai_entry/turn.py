@@ -55,6 +55,8 @@ __all__ = [
 
 BASE_MODEL = "triton"
 SYSTEM_PROMPT_KEY = "caller_system_prompt"  # in session.context, injected into Context
+MAX_TURNS_KEY = "caller_max_turns"  # the request's max_turns, likewise
+ASKING_KEY = "awaiting_user_input"  # the app whose question the next message answers
 USER_HEADER = "X-AIOS-User-Id"
 CONVERSATION_HEADER = "X-AIOS-Conversation-Id"
 MAX_INSTRUCTION = 4000  # InstructionRequest.text
@@ -142,6 +144,7 @@ class ChatTurn:
     session_id: str
     prompt_tokens: int
     language: Language | None = None  # the caller's (`language_for`); None: not said
+    max_turns: int | None = None  # the request's, within the app's own cap
 
 
 def language_tag(value: str | None) -> Language | None:
@@ -254,6 +257,7 @@ def read_turn(body: ChatCompletionRequest, headers: HeaderLookup) -> ChatTurn:
         session_id=session_id_for(user, conversation),
         prompt_tokens=sum(estimate_tokens(t) + 4 for t in texts),
         language=language_for(body, headers),
+        max_turns=body.max_turns,
     )
 
 
@@ -288,6 +292,14 @@ class TurnAnswer:
     session_id: str
     views: list[dict[str, Any]] = field(default_factory=list)
     awaiting_confirmation: str | None = None
+    reasoning: str = ""  # the model's reasoning behind the answer, when an app kept it
+    awaiting_user_input: bool = False  # an app asked a question; the next message answers
+
+    def with_thinking(self) -> str:
+        """`content` with the reasoning ahead of it as `<think>…</think>` text."""
+        if not self.reasoning:
+            return self.content
+        return f"<think>\n{self.reasoning}\n</think>\n\n{self.content}"
 
     def usage(self, turn: ChatTurn) -> Usage:
         completion = estimate_tokens(self.content)
@@ -305,7 +317,17 @@ class TurnAnswer:
             "conversation_id": turn.conversation_id,
             "views": self.views,
             "awaiting_confirmation": self.awaiting_confirmation,
+            "awaiting_user_input": self.awaiting_user_input,
         }
+
+
+def _choices(reply: AppReply) -> str:
+    """The choices of an app's question (`awaiting_user_input`) as a Markdown list."""
+    asked = (reply.model_extra or {}).get("awaiting_user_input")
+    choices = asked.get("choices") if isinstance(asked, dict) else None
+    if not isinstance(choices, list) or not choices:
+        return ""
+    return "\n\n" + "\n".join(f"- {choice}" for choice in choices)
 
 
 class ChatService:
@@ -335,6 +357,10 @@ class ChatService:
         """Run the turn (see the module docstring); app failures are error views."""
         sid = turn.session_id
         self.instructions.keep_note(sid, SYSTEM_PROMPT_KEY, turn.system_prompt or None)
+        self.instructions.keep_note(
+            sid, MAX_TURNS_KEY, str(turn.max_turns) if turn.max_turns else None
+        )
+        asking = self.instructions.note(sid, ASKING_KEY)
         decision = confirmation_decision(turn.instruction)
         resumed = self.instructions.resume_waiting(sid, decision) if decision else None
         replies: list[tuple[str, str | None, AppReply]] = []
@@ -345,11 +371,14 @@ class ChatService:
             request = InstructionRequest(
                 text=turn.instruction, session_id=sid, language=turn.language
             )
-            with addressed_to(turn.app_id):
+            with addressed_to(turn.app_id or asking):  # an answer goes to who asked
                 response = self.instructions.run(request)
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
             fallback = response.message
-        parts = [reply_markdown(reply, app_id, base_url) for app_id, _, reply in replies]
+        parts = [
+            reply_markdown(reply, app_id, base_url) + _choices(reply)
+            for app_id, _, reply in replies
+        ]
         answer = TurnAnswer(
             content="\n\n".join(p for p in parts if p) or fallback,
             session_id=sid,
@@ -357,6 +386,18 @@ class ChatService:
                 {"app_id": app_id, "task_id": task_id, **reply.dump()}
                 for app_id, task_id, reply in replies
             ],
+        )
+        waiting = [
+            app_id
+            for app_id, _, reply in replies
+            if (reply.model_extra or {}).get("awaiting_user_input")
+        ]
+        answer.awaiting_user_input = bool(waiting)
+        self.instructions.keep_note(sid, ASKING_KEY, waiting[0] if waiting else None)
+        answer.reasoning = "\n\n".join(
+            str((reply.model_extra or {}).get("reasoning") or "")
+            for _, _, reply in replies
+            if (reply.model_extra or {}).get("reasoning")
         )
         for _, _, reply in replies:
             if reply.view_type == "confirm":

@@ -73,6 +73,10 @@ class ChatCompletionRequest(_Request):
     # OpenAI's request metadata (string values); `language` ("zh-CN" / "en-US", or any
     # zh… / en… tag) says which language the answer is in
     metadata: dict[str, Annotated[str, Field(max_length=512)]] | None = None
+    # the model's reasoning as `reasoning_content` instead of <think>…</think> text
+    include_reasoning: bool = False
+    # the agent loop's turns for this request, within the app's own `max_turns`
+    max_turns: Annotated[int, Field(ge=1, le=100)] | None = None
 
 
 def first_problem(exc: ValidationError) -> tuple[str, str]:
@@ -106,6 +110,7 @@ class Usage(_Response):
 class ReplyMessage(_Response):
     role: Literal["assistant"] = "assistant"
     content: str
+    reasoning_content: str | None = None
     triton: dict[str, Any] | None = None
 
 
@@ -127,6 +132,7 @@ class ChatCompletion(_Response):
 class Delta(_Response):
     role: Literal["assistant"] | None = None
     content: str | None = None
+    reasoning_content: str | None = None
 
 
 class ChunkChoice(_Response):

@@ -1,14 +1,14 @@
-"""CodeAgent: 代码应用 as the system sees it; `flows.CodeFlows` answers every call."""
+"""CodeAgent: 代码应用 as the system sees it (its name, icon and role prompt are the
+manifest's and role.md's); `flows.CodeFlows` answers every call, and a program
+written from a description is the agent loop's (`writing.CodeWriting`)."""
 
 from __future__ import annotations
 
-from aios_sdk import AIOSAgent, read_role
+from aios_sdk import AIOSAgent
 
 from .flows import CodeFlows
+from .writing import CodeWriting
 
 
 class CodeAgent(AIOSAgent, flows=CodeFlows):
-    name = "代码应用"
-    description = "编写、查看、编辑和运行 Python 代码"
-    icon = "💻"
-    role_prompt = read_role(__file__)
+    agent_flows = CodeWriting

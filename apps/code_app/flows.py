@@ -46,9 +46,9 @@ from .writer import (
     draft_code,
     failure_note,
     free_name,
-    program_filename,
     revision_prompt,
 )
+from .writing import CodeWriting
 
 __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
@@ -394,8 +394,11 @@ class CodeFlows(SavingFlows, Flows):
         )
         return self.edit_form(turn, name, draft.code, message, editing=editing)
 
-    def write(self, turn: Turn, description: str) -> dict[str, Any]:
-        """ "写一个…": the LLM writes it when configured; otherwise a template.
+    def write(
+        self, turn: Turn, description: str, *, use_model: bool = True
+    ) -> dict[str, Any]:
+        """ "写一个…": the model writes it with the agent loop when configured
+        (`writing.CodeWriting`); otherwise (or when it failed) a template.
 
         Planned as [file_write, file_read]: the second call shows what was written
         (read back), so a model's answer is never asked for twice. A model that
@@ -427,15 +430,15 @@ class CodeFlows(SavingFlows, Flows):
                     f"Wrote {path} from your description; you can run or edit it",
                 )
             return code_view(turn, path, str(code or ""), message)
-        draft = draft_code(self.llm, description, turn.language)
-        if draft.code is not None:
-            name = program_filename(description, _taken_names(turn))
-            return self._write_plan(turn, name, draft.code)
+        if use_model and self.llm_available():
+            return CodeWriting(self.agent).begin(turn, description)
         if template is not None:  # a fresh name: a template never replaces a file
             name = free_name(template.filename, _taken_names(turn))
             return self._write_plan(turn, name, template.code)
-        if draft.note:
-            why = draft.note + turn.tr("先从模板开始吧。", "start from a template.")
+        if self.llm_available():  # the model was asked, and failed
+            why = failure_note(language=turn.language) + turn.tr(
+                "先从模板开始吧。", "start from a template."
+            )
         else:
             why = _enable_hint(turn)
         return self.templates_view(

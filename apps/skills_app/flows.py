@@ -12,7 +12,8 @@ runs at once (`run_command`, as 运行 does) and its answer comes first; else, w
 model configured, the model fills the arguments in one round and it runs; else the
 form is shown filled as far as the words go, saying what is left to fill in.
 A Markdown or SKILL.md skill is shown with its steps; with a model the steps are
-planned with the atomic tools (narrowed to a SKILL.md's `allowed-tools`) and their
+planned with the atomic tools (or exactly a SKILL.md's `allowed-tools`: an empty
+list, or one naming no tool there is, allows none) and their
 results shown. Without a model nothing here fails: the form and the steps are there.
 Every answer is in the user's language (`turn.tr`); what failed is said plainly and
 the technical text kept as the `detail`.
@@ -157,11 +158,22 @@ class SkillsFlows(Flows):
 
     def follow(self, skill: Mapping[str, Any], said: str, turn: Turn) -> dict[str, Any]:
         """Plan a Markdown skill's steps with the atomic tools (a SKILL.md's allowed ones)."""
-        allowed = [
-            t for t in ATOMIC_TOOLS if t in (skill.get("allowed_tools") or ATOMIC_TOOLS)
-        ]
+        declared = skill.get("allowed_tools")  # None: the SKILL.md states no limit
         available = turn.context.get("available_tools") or list(ATOMIC_TOOLS)
-        tools = [t for t in allowed if t in available]
+        if isinstance(declared, list):  # empty, or naming no tool there is: none
+            tools = [t for t in declared if t in available]
+        else:
+            tools = [t for t in ATOMIC_TOOLS if t in available]
+        if not tools:
+            return skill_view(
+                skill,
+                [],
+                turn,
+                note=turn.tr(
+                    "这个技能不允许使用任何工具，步骤如下",
+                    "This skill allows no tools; here are its steps",
+                ),
+            )
         instruction = (
             f"{said}\n\n按照技能「{skill['name']}」的步骤完成 (follow these steps):\n"
             f"{skill.get('content', '')}"

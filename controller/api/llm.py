@@ -7,8 +7,9 @@
 - `POST /api/llm/plan`  `LLMPlanRequest` → `LLMPlanReply` (`{"steps": [Step…],
   "message": str}`), see `controller.llm.planner`;
 - `POST /api/llm/turn`  `LLMTurnRequest` → `LLMTurnReply`: one turn of an agent loop,
-  streamed from the model; with `live` its text and tool-call pieces are published as
-  `agent_progress` events (kind `text` / `tool_call_delta`) for that session;
+  streamed from the model; with `live` its text, reasoning and tool-call pieces are
+  published as `agent_progress` events (kind `text` / `reasoning` /
+  `tool_call_delta`) for that session;
 - `POST /api/llm/progress`  `AgentProgress` → `{"status": "ok"}`: the app's own loop
   steps, published as `agent_progress` events under the caller's app id;
 
@@ -44,6 +45,7 @@ from aios_sdk.llm import (
     LLMTurnRequest,
     TurnToolCall,
 )
+from controller.api.early_calls import EarlyCalls, RunSteps
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools
@@ -84,6 +86,7 @@ def llm_blueprint(
     max_concurrent: int = 4,
     events: EventBus | None = None,
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
+    run_steps: RunSteps | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole)."""
@@ -140,6 +143,25 @@ def llm_blueprint(
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
         live = _LivePieces(events, _caller_app(), body.live) if body.live else None
+        early = None
+        if body.early is not None and body.early.tools and run_steps is not None:
+            early = EarlyCalls(
+                run_steps,
+                _caller_app(),
+                frozenset(body.early.tools),
+                body.early.session_id,
+                body.early.turn_id,
+            )
+
+        def on_delta(delta: Delta) -> None:
+            if live is not None:
+                live.add(delta)
+            kind, piece = delta
+            if early is not None and kind == "tool_call":
+                early.piece(
+                    int(piece["index"]), piece["id"], piece["name"], piece["arguments"]
+                )
+
         log.info(
             "LLM turn for %s (%d messages, %d tools)",
             g.get("identity"),
@@ -152,7 +174,7 @@ def llm_blueprint(
                 tools=body.tools or None,
                 max_tokens=body.max_tokens,
                 temperature=body.temperature,
-                on_delta=live.add if live else None,
+                on_delta=on_delta,
             )
         )
         if live:
@@ -165,6 +187,8 @@ def llm_blueprint(
             ],
             finish_reason=completion.finish_reason,
             usage=completion.usage,
+            reasoning=completion.reasoning,
+            early_results=early.results() if early is not None else {},
         ).dump()
 
     @blueprint.post("/api/llm/progress")
@@ -191,6 +215,7 @@ class _LivePieces:
         self._session_id = target.session_id
         self._turn = target.turn
         self._text: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self._last = time.monotonic()
 
@@ -198,6 +223,8 @@ class _LivePieces:
         kind, piece = delta
         if kind == "text":
             self._text.append(str(piece))
+        elif kind == "reasoning":
+            self._reasoning.append(str(piece))
         else:
             call = self._calls.setdefault(
                 int(piece["index"]),
@@ -213,6 +240,10 @@ class _LivePieces:
         self._last = time.monotonic()
         if self._events is None:
             return
+        if self._reasoning:  # the thinking before the text it leads to
+            joined = "".join(self._reasoning)
+            self._publish({"kind": "reasoning", "turn": self._turn, "text": joined})
+            self._reasoning = []
         if self._text:
             self._publish({"kind": "text", "turn": self._turn, "text": "".join(self._text)})
             self._text = []

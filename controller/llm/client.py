@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from aios_runtime.settings import LlmSettings, Settings
 from aios_sdk.llm import (
     LLMBadReply,
+    LLMContextTooLong,
     LLMError,
     LLMNotConfigured,
     LLMRateLimited,
@@ -79,11 +80,42 @@ class Completion:
     tool_calls: list[ModelToolCall] = field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, int] = field(default_factory=dict)
+    reasoning: str = ""  # the model's `reasoning_content`, when it sends one
 
 
-# what `stream` hands its `on_delta` callback: ("text", text) or
-# ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
+# what `stream` hands its `on_delta` callback: ("text", text), ("reasoning", text)
+# or ("tool_call", {"index", "id", "name", "arguments"}) — a piece as it arrives
 Delta = tuple[str, Any]
+
+
+_TOO_LONG = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "reduce the length",
+)
+
+
+def _too_long(exc: Exception) -> bool:
+    """Whether a refused request says its context is longer than the model's window
+    (servers word it differently; OpenAI's code is `context_length_exceeded`)."""
+    body = getattr(exc, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    text = f"{code} {exc}".lower()
+    return any(words in text for words in _TOO_LONG)
+
+
+def _reasoning_of(delta: Any) -> str:
+    """A streamed delta's `reasoning_content` (a field OpenAI's types do not name)."""
+    if delta is None:
+        return ""
+    value = getattr(delta, "reasoning_content", None)
+    if value is None:
+        value = (getattr(delta, "model_extra", None) or {}).get("reasoning_content")
+    return value if isinstance(value, str) else ""
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -271,6 +303,7 @@ class LLMClient:
         import openai
 
         text: list[str] = []
+        reasoning: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish_reason = "stop"
         usage: dict[str, int] = {}
@@ -280,6 +313,10 @@ class LLMClient:
                     usage = _usage_of(chunk.usage)
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = choice.delta
+                    thought = _reasoning_of(delta)
+                    if thought:
+                        reasoning.append(thought)
+                        on_delta(("reasoning", thought))
                     if delta is not None and delta.content:
                         text.append(delta.content)
                         on_delta(("text", delta.content))
@@ -318,7 +355,9 @@ class LLMClient:
             )
             for _, call in sorted(calls.items())
         ]
-        return Completion("".join(text), tool_calls, finish_reason, usage)
+        return Completion(
+            "".join(text), tool_calls, finish_reason, usage, "".join(reasoning)
+        )
 
     # ---------------------------------------------------------------- plumbing
 
@@ -362,6 +401,12 @@ class LLMClient:
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if "response_format" in params:
                     raise _JsonModeRejected() from exc
+                if _too_long(exc):
+                    raise self._failed(
+                        LLMContextTooLong(
+                            f"{self.base_url}: the context is too long: {_brief(exc)}"
+                        )
+                    ) from exc
                 raise self._failed(
                     LLMError(f"{self.base_url} refused the request: {_brief(exc)}")
                 ) from exc

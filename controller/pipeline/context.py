@@ -200,15 +200,27 @@ class ContextBuilder:
         session: SessionView,
         tool_results: dict[str, Any] | None = None,
         upstream: list[dict[str, Any]] | None = None,
+        step_round: int = 0,
+        installed_apps: list[dict[str, Any]] | None = None,
     ) -> Context:
+        """The context of one call; `step_round` counts the step plans already run
+        for this request, `installed_apps` names the installed apps (`id`, `name`,
+        `system_role`) for an app that tells the user about the others."""
         cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
         cwd_state.update(session.agent_state(app_id))
         extra: dict[str, Any] = {}
         if upstream:
             extra["upstream"] = upstream
+        if step_round:
+            extra["step_round"] = step_round
+        if installed_apps is not None:
+            extra["installed_apps"] = installed_apps
         caller_prompt = session.context.get("caller_system_prompt")
         if caller_prompt:  # the system prompt of an OpenAI client's request (/v1)
             extra["caller_system_prompt"] = caller_prompt
+        caller_turns = session.context.get("caller_max_turns")
+        if caller_turns:  # the request's max_turns (/v1), within the app's own cap
+            extra["caller_max_turns"] = caller_turns
         return Context(
             role=role,
             workdir=str(workdir) if workdir is not None else "",

@@ -435,7 +435,7 @@ class Pipeline:
                 )
         while True:
             reply = self._call_app(
-                target, turn, instruction, action_request, tool_results, upstream
+                target, turn, instruction, action_request, tool_results, upstream, rounds
             )
             if not reply.steps:
                 return reply
@@ -482,7 +482,12 @@ class Pipeline:
         action_request: ActionRequest | None,
         tool_results: dict[str, Any] | None,
         upstream: list[dict[str, Any]] | None,
+        rounds: int = 0,
     ) -> AppReply:
+        installed = [
+            {"id": p.app_id, "name": p.name, "system_role": p.system_role}
+            for p in self._apps.profiles()
+        ]
         context = self._contexts.build(
             app_id=target.app_id,
             role=target.role,
@@ -490,6 +495,8 @@ class Pipeline:
             session=turn,
             tool_results=tool_results,
             upstream=upstream,
+            step_round=rounds,
+            installed_apps=installed,
         )
         request = HandleRequest(
             instruction=instruction, context=context, action_request=action_request

@@ -1,5 +1,5 @@
 // The agent loop of an app, live in its window (`agent_progress` events):
-// the model's text as it streams, each tool call with its arguments and then its
+// the model's reasoning folded away (思考过程), its text as it streams, each tool call with its arguments and then its
 // result, a pause waiting for the user's confirmation, retries and compaction. The
 // panel lives until the app's reply is rendered (which replaces the window's
 // content). Every string is set as text.
@@ -32,6 +32,9 @@ export class AgentLive {
       case "text":
         this.textBlock(panel, asText(data.turn)).textContent += asText(data.text);
         break;
+      case "reasoning":
+        this.reasoningBlock(panel, asText(data.turn)).textContent += asText(data.text);
+        break;
       case "tool_call_delta": {
         const block = this.callBlock(panel, `delta-${asText(data.turn)}-${asText(data.index)}`, asText(data.name));
         block.querySelector(".agent-live-args").textContent += asText(data.arguments);
@@ -52,6 +55,9 @@ export class AgentLive {
       }
       case "pause":
         panel.append(line("agent-live-pause", `⏸ ${tr("等待你的确认：", "Waiting for your confirmation: ")}${asArrayNames(data.calls)}`));
+        break;
+      case "awaiting_user_input":
+        panel.append(line("agent-live-pause", `❓ ${tr("等待你的回答：", "Waiting for your answer: ")}${asText(data.question)}`));
         break;
       case "retry":
         panel.append(line("agent-live-note", `↻ ${tr("重试", "Retrying")} (${asText(data.reason)})`));
@@ -87,6 +93,17 @@ export class AgentLive {
     return panel;
   }
 
+  /** The folded reasoning of one turn (its text element), before that turn's text. */
+  reasoningBlock(panel, turn) {
+    let fold = panel.querySelector(`.agent-reasoning[data-turn="${CSS.escape(turn)}"]`);
+    if (!fold) {
+      fold = reasoningFold("");
+      fold.dataset.turn = turn;
+      panel.append(fold);
+    }
+    return fold.querySelector(".agent-reasoning-text");
+  }
+
   textBlock(panel, turn) {
     let block = panel.querySelector(`.agent-live-text[data-turn="${CSS.escape(turn)}"]`);
     if (!block) {
@@ -110,6 +127,16 @@ export class AgentLive {
     }
     return block;
   }
+}
+
+/** The model's reasoning, folded: "思考过程" / "Thinking", opened by a click. */
+export function reasoningFold(text) {
+  return el(
+    "details",
+    { className: "agent-reasoning" },
+    el("summary", { text: tr("思考过程", "Thinking") }),
+    el("div", { className: "agent-reasoning-text", text: asText(text) }),
+  );
 }
 
 function line(className, text) {

@@ -13,6 +13,7 @@
 // app could not be reached (restarting, starting, the controller out of reach) opens
 // the app again by itself once the app runs again: its initial view, not what failed.
 
+import { reasoningFold } from "./agentlive.js";
 import { api } from "./api.js";
 import { buildAction } from "./actions.js";
 import { asArray, asObject, asText, clear, el } from "./dom.js";
@@ -288,6 +289,7 @@ export class AppViews {
         { className: "win-main" },
         noticed ? noticeBanner(level, statusText, reply.detail) : null,
         answer ? el("pre", { className: "win-answer", text: answer }) : null,
+        reply.reasoning ? reasoningFold(reply.reasoning) : null,
         view,
         bar.length ? el("div", { className: "win-actions" }, bar) : null,
       ),

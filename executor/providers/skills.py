@@ -1,4 +1,4 @@
-"""The skills provider: the skills as four tools, read from watched folders.
+"""The skills provider: the skills as five tools, read from watched folders.
 
 Skills live in the shared folder (`<state_dir>/skills/`, where the repository's
 example skills are copied at the first start: `executor.skills.install.seed_examples`)
@@ -12,7 +12,10 @@ this point — source and folder; an empty keyword lists every skill, broken one
 their error), `run_command {command}` (an executable skill by name as argv[0], never a
 shell, run in the calling app's workdir like `shell_exec`; answers `{returncode,
 stdout, stderr, truncated, ok, meaning}` by the format's exit codes: 0 success, 1 bad
-arguments or a general failure, others the skill's own), `install_skill {path}` (a
+arguments or a general failure, others the skill's own), `skill {name, arguments}` (a
+skill's steps to follow now, `$ARGUMENTS` / `$1`… replaced, and the tools it allows:
+the executor holds the loop's turn to them, `executor.skills.scope`), `install_skill
+{path}` (a
 file or folder of the app's workspace into the shared folder; it changes what every
 app can do, so it `requires_confirmation`) and `reload_skills {}` (reads every folder
 again). A thread started with the provider watches the folders with `watchfiles` and
@@ -25,6 +28,8 @@ second; the thread stops with the provider.
 from __future__ import annotations
 
 import logging
+import re
+import shlex
 import tempfile
 import threading
 from pathlib import Path
@@ -49,7 +54,7 @@ if TYPE_CHECKING:
     from executor.registry import AppRecord
     from executor.toolbox import Toolbox
 
-__all__ = ["EXAMPLES", "SkillsProvider", "rank_skills"]
+__all__ = ["EXAMPLES", "SkillsProvider", "rank_skills", "substitute_arguments"]
 
 log = logging.getLogger("aios.executor.skills")
 
@@ -100,6 +105,23 @@ def _entries(settings: Settings) -> list[ToolEntry]:
             "read",
             False,
             True,
+            400_000,
+        ),
+        _entry(
+            "skill",
+            "Use an installed skill by name: answers its steps (a SKILL.md's body, with "
+            "`$ARGUMENTS` and `$1`, `$2`, … replaced by `arguments`) to follow now, and "
+            "the tools it allows; for the rest of this request only those tools work",
+            {
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "arguments": {"type": "string", "maxLength": 8000},
+                },
+                "required": ["name"],
+            },
+            "read",
+            False,
+            False,
             400_000,
         ),
         _entry(
@@ -193,6 +215,21 @@ def _score(skill: Skill, keyword: str) -> float:
     return score
 
 
+def substitute_arguments(body: str, arguments: str) -> str:
+    """`body` with `$ARGUMENTS` replaced by `arguments` and `$1`, `$2`, … by its
+    words (shell-like quoting; a missing word is empty)."""
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        words = arguments.split()
+
+    def word(match: re.Match[str]) -> str:
+        index = int(match.group(1)) - 1
+        return words[index] if 0 <= index < len(words) else ""
+
+    return re.sub(r"\$([1-9][0-9]?)", word, body.replace("$ARGUMENTS", arguments))
+
+
 def rank_skills(skills: list[Skill], keyword: str) -> list[Skill]:
     """The skills matching `keyword`, best first (by name on a tie); every skill, by
     name, for an empty keyword."""
@@ -209,7 +246,9 @@ def _found(skill: Skill) -> dict[str, Any]:
         )
     found = {**skill.listed(), "content": content}
     if skill.kind == "folder":
-        found["allowed_tools"] = list(skill.allowed_tools)
+        found["allowed_tools"] = (
+            None if skill.allowed_tools is None else list(skill.allowed_tools)
+        )
         found["metadata"] = skill.metadata
     if skill.usable:
         found["use"] = (
@@ -409,11 +448,34 @@ class SkillsProvider(ToolProvider):
             return self._search(call.app, str(call.args.get("keyword") or ""))
         if call.tool == "run_command":
             return self._run_command(call)
+        if call.tool == "skill":
+            return self._use(call.app, call.args["name"], call.args.get("arguments") or "")
         if call.tool == "install_skill":
             return self._install(call.app, call.args["path"])
         if call.tool == "reload_skills":
             return self._reload(call.app)
         raise ToolFailed(f"the skills provider has no tool {call.tool!r}")
+
+    def _use(self, app: AppRecord, name: str, arguments: str) -> dict[str, Any]:
+        """A skill's steps with the arguments in place, and the tools it allows."""
+        skill = next((s for s in self.skills_for(app) if s.name == name), None)
+        if skill is None:
+            raise ToolFailed(f"no skill named {name!r} (search_skills lists them)")
+        if not skill.usable:
+            raise ToolFailed(f"the skill {name!r} cannot be used: {skill.error}")
+        if skill.kind == "executable":
+            command = f"{skill.name} {arguments}".strip()
+            steps = f"{skill.content}\n\nRun it with run_command: {command}"
+            allowed: list[str] | None = ["run_command"]
+        else:
+            steps = substitute_arguments(skill_body(skill), arguments)
+            allowed = None if skill.allowed_tools is None else list(skill.allowed_tools)
+        return {
+            "name": skill.name,
+            "kind": skill.kind,
+            "steps": steps,
+            "allowed_tools": allowed,
+        }
 
     def _search(self, app: AppRecord, keyword: str) -> dict[str, Any]:
         matches = rank_skills(self.skills_for(app), keyword.strip())

@@ -74,7 +74,9 @@ class Skill:
     summary: str = ""
     content: str = ""
     error: str | None = None
-    allowed_tools: tuple[str, ...] = ()
+    # a SKILL.md's `allowed-tools`: None when it states none (no limit); an empty
+    # tuple allows no tool at all
+    allowed_tools: tuple[str, ...] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -189,9 +191,9 @@ def skill_body(skill: Skill) -> str:
         return f"(SKILL.md cannot be read: {exc})"
 
 
-def _allowed_tools(value: Any) -> tuple[str, ...]:
+def _allowed_tools(value: Any) -> tuple[str, ...] | None:
     if value is None:
-        return ()
+        return None
     if isinstance(value, str):
         return tuple(value.replace(",", " ").split())
     if isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -38,6 +38,8 @@ class PlanningAgent:
     """
 
     app_id = "music_app"
+    name = "测试应用"
+    role_prompt = "你是一个测试小AI"
 
     def __init__(self, settings: dict[str, Any] | None = None, llm: Any = None):
         from aios_sdk.agent import AIOSAgent
@@ -52,6 +54,10 @@ class PlanningAgent:
         self, steps: list[dict[str, Any]], message: str = "正在处理..."
     ) -> dict[str, Any]:
         return self._plan(self, steps, message)
+
+    def available_tools(self) -> list[dict[str, Any]]:
+        """The tools an agent loop would be offered: none here."""
+        return []
 
     def call_tool(self, tool_name: str, **args: Any) -> Any:
         self.calls.append((tool_name, args))

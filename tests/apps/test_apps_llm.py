@@ -29,6 +29,7 @@ from tests.fakes.openai_server import (
     error_reply,
     json_reply,
     text_reply,
+    tool_calls_reply,
 )
 
 pytestmark = pytest.mark.slow
@@ -152,27 +153,32 @@ def action(reply: dict[str, Any], action_id: str) -> dict[str, Any]:
 
 
 def test_code_app_writes_the_models_program_and_runs_it(world: World) -> None:
+    code = "print(sum(range(1, 101)))\n"
     world.model.script(
-        text_reply("好的，程序如下：\n```python\nprint(sum(range(1, 101)))\n```\n")
+        tool_calls_reply(("file_write", {"path": "sum100.py", "content": code})),
+        tool_calls_reply(("shell_exec", {"cmd": ["python3", "sum100.py"]})),
+        text_reply("写好了：它打印 1 到 100 的和。"),
     )
     task, session = world.say("写一个计算1到100之和的程序")
     reply = task["result"]
     assert task["app_id"] == "code_app" and reply["status"] == "ok", reply
     assert reply["view_type"] == "code"
-    assert reply["data"]["code"] == "print(sum(range(1, 101)))\n"
-    assert reply["message"] == "已根据描述写好 program.py，可以运行或编辑"
-    written = world.system.workspace("code_app") / "program.py"
-    assert written.read_text(encoding="utf-8") == "print(sum(range(1, 101)))\n"
-    assert {a["label"] for a in reply["actions"]} >= {"运行", "编辑"}
+    assert reply["data"]["code"] == code
+    assert reply["message"] == "已根据描述写好 sum100.py，可以运行或编辑"
+    written = world.system.workspace("code_app") / "sum100.py"
+    assert written.read_text(encoding="utf-8") == code
 
-    [asked] = world.model.requests
-    assert asked.messages[0]["role"] == "system" and "只输出代码" in asked.prompt_text
-    assert asked.messages[-1]["content"] == "计算1到100之和的程序"
+    first, second, third = world.model.requests  # the agent loop's three turns
+    assert first.messages[0]["role"] == "system" and "代码小AI" in first.prompt_text
+    assert "计算1到100之和的程序" in first.messages[-1]["content"]
+    offered = {t["function"]["name"] for t in first.body["tools"]}
+    assert {"file_write", "shell_exec"} <= offered
+    ran = [m for m in third.messages if m["role"] == "tool"][-1]
+    assert "5050" in ran["content"]  # the model saw its program's output
 
-    ran = world.act("code_app", session, action(reply, "run"))
-    assert ran["data"]["output"].strip() == "5050"
-    assert ran["message"] == "运行结果：5050"
-    assert len(world.model.requests) == 1  # running never asks the model again
+    again = world.act("code_app", session, action(reply, "run"))
+    assert again["data"]["output"].strip() == "5050"
+    assert len(world.model.requests) == 3  # running never asks the model again
 
 
 def test_code_app_uses_its_template_when_the_model_refuses_the_key(world: World) -> None:
@@ -193,6 +199,7 @@ def test_code_app_answer_without_code_is_not_written(world: World) -> None:
     task, _ = world.say("写一个能飞的程序")
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "list", reply
+    assert "没有写出程序" in reply["message"]
     assert "大模型这次没有答上来（llm_bad_reply）" in reply["message"]
     assert {a["action_id"] for a in reply["actions"]} >= {"use_template", "new"}
     assert len(world.model.requests) == 1
@@ -333,6 +340,11 @@ class TimingOutModel:
         from aios_sdk.llm import LLMTimeout
 
         raise LLMTimeout("no answer within 20 s")
+
+    turn = chat  # the agent loop's turn times out the same way
+
+    def progress(self, *args: Any) -> None:
+        pass
 
 
 def test_a_model_timeout_falls_back_in_every_app() -> None:

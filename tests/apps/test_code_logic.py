@@ -9,8 +9,11 @@ template really runs.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -19,6 +22,7 @@ from apps.code_app.flows import SNIPPET_FILE, CodeFlows
 from apps.code_app.intent import CodeIntent, read_intent, safe_filename
 from apps.code_app.templates import TEMPLATES, match_template
 from apps.code_app.writer import extract_code, generate_code, program_filename
+from apps.code_app.writing import CodeWriting
 from tests.apps.doubles import (
     CHINESE,
     EN,
@@ -304,21 +308,84 @@ class AnsweringModel:
         return self.answer
 
 
-def test_write_with_an_llm_writes_the_models_code() -> None:
-    model = AnsweringModel("好的：\n```python\nprint(sum(range(101)))\n```\n")
-    flows = CodeFlows(PlanningAgent(llm=model))
+class LoopModel(AnsweringModel):
+    """A model the agent loop talks to: `turn` answers from `turns` in order."""
+
+    def __init__(self, *turns: Any):
+        super().__init__("")
+        self.turns = list(turns)
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def turn(self, messages: Any, **kwargs: Any) -> Any:
+        self.seen.append([dict(m) for m in messages])
+        return self.turns.pop(0)
+
+    def progress(self, *args: Any) -> None:
+        pass
+
+
+def said(content: str = "", *calls: tuple[str, dict[str, Any]]) -> SimpleNamespace:
+    return SimpleNamespace(
+        content=content,
+        tool_calls=[
+            SimpleNamespace(id=f"c{i}", name=name, arguments=json.dumps(args))
+            for i, (name, args) in enumerate(calls)
+        ],
+        usage={},
+        finish_reason="tool_calls" if calls else "stop",
+    )
+
+
+class LoopAgent(PlanningAgent):
+    name = "代码应用"
+    role_prompt = "你是代码小AI"
+
+    def available_tools(self) -> list[dict[str, Any]]:
+        return [
+            {"name": n, "description": n, "input_schema": {"type": "object"}}
+            for n in ("file_write", "file_list", "shell_exec")
+        ]
+
+
+def test_write_with_an_llm_is_the_agent_loop_and_shows_the_program() -> None:
+    code = "print(sum(range(101)))\n"
+    model = LoopModel(
+        said("", ("file_write", {"path": "adds.py", "content": code})),
+        said("写好了，它打印 5050。"),
+    )
+    agent = LoopAgent(llm=model)
+    flows = CodeFlows(agent)
     plan = flows.handle("write a program that adds 1 to 100", {})
-    assert plan["steps"][0]["args"] == {
-        "path": "adds_1_100.py",
-        "content": "print(sum(range(101)))\n",
-    }
-    assert model.prompts == ["a program that adds 1 to 100"]
+    # file_write may need the user's yes: it is a step plan for the controller
+    [step] = plan["steps"]
+    assert step["tool"] == "file_write" and step["args"]["content"] == code
+    task = model.seen[0][-1]["content"]
+    assert task.startswith("Write a Python program: a program that adds 1 to 100")
+    assert "adds_1_100.py" in task and model.seen[0][0]["content"].startswith(
+        "你是代码小AI"
+    )
+    results = {f"step_{step['step_id']}": ok("file_write", {"path": "workspace/adds.py"})}
+    context = {"cwd_state": plan["state"], "tool_results": results}
+    instruction = "write a program that adds 1 to 100"
+    assert CodeWriting.owns(agent, instruction, context, said=False)
+    reply = CodeWriting(agent).handle(instruction, context)
+    assert reply["view_type"] == "code" and reply["data"]["code"] == code
+    assert reply["message"] == "已根据描述写好 adds.py，可以运行或编辑"
+    assert reply["data"]["filename"] == "workspace/adds.py"
     unavailable = AnsweringModel("x")
     unavailable.available = False
     assert generate_code(unavailable, "x") is None
     assert generate_code(None, "x") is None
     assert extract_code("no fence") == "no fence\n"
     assert program_filename("计算", {"program.py"}) == "program_2.py"
+
+
+def test_a_model_that_writes_nothing_gets_the_templates() -> None:
+    flows = CodeFlows(LoopAgent(llm=LoopModel(said("抱歉，我写不了。"))))
+    reply = flows.handle("写一个能飞的程序", {})
+    assert reply["view_type"] == "list"
+    assert "大模型这次没有答上来（llm_bad_reply）" in reply["message"]
+    assert {a["action_id"] for a in reply["actions"]} >= {"use_template", "new"}
 
 
 def test_edit_with_a_requested_change() -> None:

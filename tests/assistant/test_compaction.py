@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from apps.assistant_app.compaction import (
+from aios_sdk.runtime.compaction import (
     Compactor,
     calibrated,
     estimate_tokens,
@@ -15,8 +15,8 @@ from apps.assistant_app.compaction import (
     light_cleanup,
     targeted_trim,
 )
+from aios_sdk.runtime.messages import Conversation, ToolMessage
 from apps.assistant_app.flows import AssistantFlows
-from apps.assistant_app.messages import Conversation
 
 
 def long_conversation(rounds: int, size: int = 3000) -> Conversation:
@@ -56,7 +56,9 @@ def test_light_cleanup_shortens_old_results_and_inputs_only() -> None:
     old_call = messages[2]["tool_calls"][0]["function"]["arguments"]
     assert len(old_call) < 1000 and json.loads(old_call)["path"] == "f0.txt"
     assert all(
-        len(m["content"]) == 3000 for m in conversation.messages if m["role"] == "tool"
+        len(m.result.content) == 3000
+        for m in conversation.messages
+        if isinstance(m, ToolMessage)
     )
 
 
@@ -117,6 +119,33 @@ def test_hard_truncation_is_the_last_resort() -> None:
     assert len(messages[1]["content"]) == 40_000
 
 
+def test_calibration_subtracts_the_system_and_tool_overhead() -> None:
+    system = {"role": "system", "content": "rules " * 2000}
+    tools = [{"type": "function", "function": {"name": "t", "description": "d" * 4000}}]
+    body = [{"role": "user", "content": "hello " * 200}]
+    overhead = estimate_tokens([system], tools)
+    ours = estimate_tokens(body)
+    factor = calibrated(1.0, overhead + 2 * ours, [system, *body], tools)
+    assert 1.9 < factor < 2.1  # the conversation counts double; the overhead does not
+
+
+def test_a_context_refused_as_too_long_is_compacted_to_half() -> None:
+    conversation = long_conversation(8)
+    messages = conversation.model_messages
+    before = estimate_tokens(messages)
+    compactor = Compactor(window=1_000_000, summarize=lambda older: "earlier: files")
+    fitted, done = compactor.reactive(list(messages), [], 1.0)
+    assert done == ["summary"] and estimate_tokens(fitted) <= before // 2
+    assert calls_answered(fitted) and fitted[0]["role"] == "system"
+    failing = Compactor(window=1_000_000, summarize=None)
+    trimmed, steps = failing.reactive(list(messages), [], 1.0)
+    assert steps == ["trim"] and estimate_tokens(trimmed) <= before // 2 + 110
+    assert calls_answered(trimmed)
+    huge = [{"role": "system", "content": "s"}, {"role": "user", "content": "y" * 40_000}]
+    cut, steps = failing.reactive(huge, [], 1.0, attempt=2)
+    assert steps == ["trim", "truncate"] and estimate_tokens(cut) < estimate_tokens(huge)
+
+
 def test_estimate_is_corrected_from_usage() -> None:
     messages = [{"role": "user", "content": "hello " * 200}]
     ours = estimate_tokens(messages)
@@ -135,9 +164,19 @@ class _Agent:
     role_prompt = "r"
 
 
-def test_without_a_model_it_says_so_and_names_the_offline_apps() -> None:
-    reply = AssistantFlows(_Agent()).handle("帮我整理文件", {"cwd_state": {}})
+INSTALLED = [
+    {"id": "assistant_app", "name": "智能助手", "system_role": "catch_all"},
+    {"id": "music_app", "name": "音乐应用", "system_role": None},
+    {"id": "skills_app", "name": "技能", "system_role": "skills"},
+]
+
+
+def test_without_a_model_it_says_so_and_names_the_installed_apps() -> None:
+    context = {"cwd_state": {}, "installed_apps": INSTALLED}
+    reply = AssistantFlows(_Agent()).handle("帮我整理文件", context)
     text = reply["data"]["content"]
-    assert "需要一个模型" in text and "音乐应用" in text
+    assert "需要一个模型" in text and "API 地址" in text and "本地模型地址" not in text
+    assert text.endswith("不用模型也能用的应用：音乐应用、技能。")
+    assert "代码应用" not in text  # not installed here, so not named
     assert "offline" not in text  # one language, the user's (see test_language.py)
     assert reply["notice"] == "warning"

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from aios_sdk.llm import LLMUnauthorized
+from aios_sdk.runtime.messages import Conversation
 from apps.assistant_app.flows import AssistantFlows
-from apps.assistant_app.messages import Conversation
 
 EN = {"language": "en-US"}
 ZH = {"language": "zh-CN"}
@@ -61,6 +61,9 @@ class Agent:
 
     def call_tool(self, name: str, **args: Any) -> Any:
         return {"files": []}
+
+    def available_tools(self) -> list[dict[str, Any]]:
+        return [{"name": "file_list", "description": "list", "input_schema": {}}]
 
     def plan_steps(self, steps: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
         return {
@@ -121,15 +124,21 @@ def test_the_turn_limit_and_no_model_in_english() -> None:
     stopped = AssistantFlows(looping).handle("list forever", {**EN, "cwd_state": {}})
     assert stopped["status"] == "ok" and stopped["notice"] == "warning"
     assert stopped["message"] == "Stopped after 2 turns; say “continue” to go on."
-    kept = Conversation.from_state(stopped["state"]).messages[-1]["content"]
+    kept = Conversation.from_state(stopped["state"]).last_answer()
     assert kept == stopped["message"]  # what the history shows later
     chinese = AssistantFlows(looping).handle("一直列文件", {**ZH, "cwd_state": {}})
     assert chinese["message"] == "已达到最多 2 轮，先停在这里；说“继续”可以接着做。"
     offline = AssistantFlows(Agent(SimpleNamespace(available=False)))
-    reply = offline.handle("tidy my files", {**EN, "cwd_state": {}})
+    installed = [
+        {"id": "music_app", "name": "Music", "system_role": None},
+        {"id": "skills_app", "name": "Skills", "system_role": "skills"},
+    ]
+    context = {**EN, "cwd_state": {}, "installed_apps": installed}
+    reply = offline.handle("tidy my files", context)
     assert reply["status"] == "ok" and reply["notice"] == "warning"
     assert reply["message"] == "The assistant needs a model"
-    assert (
-        "These apps work offline: Music, Code, System Control" in reply["data"]["content"]
+    assert reply["data"]["content"] == (
+        "The assistant needs a model, and none is configured (set an API key or an "
+        "API address in Settings). These apps work offline: Music, Skills."
     )
     assert not has_cjk(reply["data"]["content"])

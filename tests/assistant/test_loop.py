@@ -5,6 +5,7 @@ context persists in the session, sub-agents, stop hooks, recoveries, max_turns."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from tests.controller.system import RunningSystem
 from tests.fakes.openai_server import (
     FakeOpenAI,
     disconnect,
+    error_reply,
+    holding,
     text_reply,
     tool_calls_reply,
     truncated_reply,
@@ -37,7 +40,9 @@ def test_tool_results_go_back_to_the_model_until_it_answers(
     assert result["data"]["content"] == "工作区里有一个说明文件。"
     first, second = agent_requests(fake)
     offered = {t["function"]["name"] for t in first.body["tools"]}
-    assert {"file_read", "file_list", "task"} <= offered
+    assert {"file_read", "file_list", "task", "ask_user", "skill"} <= offered
+    # what the tool providers say about their tools is in the system prompt
+    assert "Skills: `search_skills` finds them by keyword" in first.messages[0]["content"]
     assert first.body["stream"] is True
     results = tool_messages(second)
     assert [m["tool_call_id"] for m in results] == ["call_1", "call_2"]
@@ -92,6 +97,7 @@ def test_sub_agent_works_on_a_fork_and_reports_a_summary(
     assert result["data"]["content"] == "子代理说工作区里有 README.txt。", result
     parent, child1, child2, child3, parent2 = agent_requests(fake)
     assert "<fork-boilerplate>" in child1.prompt_text
+    assert "Skills: `search_skills`" in child1.messages[0]["content"]  # a sub-agent's too
     assert "task" not in {t["function"]["name"] for t in child1.body["tools"]}
     no_fork = json.loads(tool_messages(child3)[-1]["content"])
     assert no_fork["code"] == "no_fork"
@@ -142,3 +148,116 @@ def test_connection_errors_are_retried_without_duplicating_history(
     last = agent_requests(fake)[-1]
     users = [m for m in last.messages if m["role"] == "user"]
     assert [m["content"] for m in users].count("智能助手 网络不好也要回答") == 1
+
+
+def test_a_context_refused_as_too_long_is_compacted_and_asked_again(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(text_reply("第一轮的回答。"))
+    first = ask(system, fake, "智能助手 先说点什么")
+    fake.reset()
+    fake.script(
+        error_reply(400, "This model's maximum context length is 4096 tokens."),
+        text_reply("之前用户让助手先说点什么。"),  # the summary the compaction asks for
+        text_reply("压缩之后也答上了。"),
+    )
+    result = ask(system, fake, "智能助手 接着说", session=first["session_id"])
+    assert result["status"] == "ok", result
+    assert result["data"]["content"] == "压缩之后也答上了。"
+    refused, summary, retried = agent_requests(fake)
+    assert summary.body.get("stream") is not True  # the summary is a plain chat call
+    assert "[Summary of the earlier conversation]" in retried.prompt_text
+    assert "之前用户让助手先说点什么。" in retried.prompt_text
+    earlier = [m.get("content") for m in refused.messages]
+    assert "智能助手 先说点什么" in earlier  # the older part, in place of which …
+    assert "智能助手 先说点什么" not in [m.get("content") for m in retried.messages]
+    assert retried.messages[-1]["content"] == "智能助手 接着说"
+
+
+def test_a_background_sub_agent_writes_its_output_and_the_parent_reads_its_summary(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.when(
+        "<fork-boilerplate>",  # the sub-agent's turns, whenever they come
+        tool_calls_reply(("file_list", {})),
+        text_reply("后台子任务：工作区里有 README.txt。"),
+    )
+    background = {"description": "list", "prompt": "列出文件", "background": True}
+    fake.script(
+        tool_calls_reply(("task", background)),
+        tool_calls_reply(("task_output", {"wait": 30})),  # the latest background task
+        text_reply("后台的子任务说工作区里有 README.txt。"),
+    )
+    result = ask(system, fake, "智能助手 在后台列文件")
+    assert result["data"]["content"] == "后台的子任务说工作区里有 README.txt。", result
+    parent = [r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text]
+    child = [r for r in agent_requests(fake) if "<fork-boilerplate>" in r.prompt_text]
+    assert len(parent) == 3 and len(child) == 2
+    started = json.loads(tool_messages(parent[1])[-1]["content"])
+    assert started["status"] == "running" and started["output"].startswith("task-outputs/")
+    summary = json.loads(tool_messages(parent[2])[-1]["content"])
+    assert summary["status"] == "ok" and summary["task_id"] == started["task_id"]
+    assert summary["summary"] == "后台子任务：工作区里有 README.txt。"
+    output = system.workspace("assistant_app") / started["output"]
+    assert "后台子任务：工作区里有 README.txt。" in output.read_text(encoding="utf-8")
+
+
+def test_a_sub_agents_risky_call_reaches_the_users_permission_pause(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.when(
+        "<fork-boilerplate>",
+        tool_calls_reply(("file_write", {"path": "README.txt", "content": "子代理写的"})),
+        tool_calls_reply(("task", {"prompt": "fork again"})),  # a fork from a fork
+        text_reply("子任务：已改写 README.txt。"),
+    )
+    fake.script(
+        tool_calls_reply(("task", {"description": "rewrite", "prompt": "改写说明文件"})),
+        text_reply("子代理改写了说明文件。"),
+    )
+    paused = ask(system, fake, "智能助手 让子代理改写说明")
+    assert paused["view_type"] == "confirm", paused  # the user is asked, not refused
+    readme = system.workspace("assistant_app") / "README.txt"
+    assert "子代理写的" not in readme.read_text()
+    confirmation = paused["data"]["confirmation_id"]
+    answer = system.post(f"/api/confirmations/{confirmation}", {"decision": "allow_once"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["content"] == "子代理改写了说明文件。", answer.json()
+    assert readme.read_text() == "子代理写的"
+    child = [r for r in agent_requests(fake) if "<fork-boilerplate>" in r.prompt_text]
+    no_fork = json.loads(tool_messages(child[-1])[-1]["content"])
+    assert no_fork["code"] == "no_fork"  # a sub-agent asking for another fork
+    parent = [r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text]
+    summary = json.loads(tool_messages(parent[-1])[-1]["content"])
+    assert summary["status"] == "ok" and summary["summary"] == "子任务：已改写 README.txt。"
+
+
+def test_a_concurrency_safe_call_starts_while_the_model_still_writes(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    def audit() -> list[Path]:  # the executor's log of this session's calls
+        return list(system.state_dir.rglob("*earlystart*.jsonl"))
+
+    def listed_already() -> bool:  # the executor ran file_list: its audit line is there
+        return any('"file_list"' in path.read_text(encoding="utf-8") for path in audit())
+
+    proposed = holding(
+        tool_calls_reply(
+            ("file_list", {"path": "."}), ("file_read", {"path": "README.txt"})
+        ),
+        listed_already,
+    )
+    fake.script(proposed, text_reply("列好也读好了。"))
+    session = "sess_earlystart"
+    fake.routes["智能助手 先列再读"] = "assistant_app"
+    reply = system.say("智能助手 先列再读", session_id=session)
+    assert reply["tasks"][0]["result"]["data"]["content"] == "列好也读好了。", reply
+    assert proposed.held == [True]  # file_list ran before the model finished its turn
+    lines = [
+        json.loads(line)
+        for path in audit()
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    assert [line["tool"] for line in lines].count("file_list") == 1  # not run again
+    results = tool_messages(agent_requests(fake)[-1])
+    assert "README.txt" in results[0]["content"]  # its result reached the model

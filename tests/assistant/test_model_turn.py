@@ -17,6 +17,7 @@ from controller.llm.client import LLMClient
 from tests.fakes.openai_server import (
     FakeOpenAI,
     disconnect,
+    error_reply,
     text_reply,
     tool_calls_reply,
     truncated_reply,
@@ -72,6 +73,34 @@ def test_streamed_tool_call_arguments_are_joined(
     assert len([p for p in pieces if p[0] == "tool_call"]) >= 4
 
 
+def test_streamed_reasoning_is_assembled_apart_from_the_text(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    fake.script(text_reply("答案是 42。", reasoning="先想一想：六乘七等于四十二。"))
+    pieces: list[tuple[str, object]] = []
+    done = client.stream([{"role": "user", "content": "6*7"}], on_delta=pieces.append)
+    assert done.reasoning == "先想一想：六乘七等于四十二。"
+    assert done.content == "答案是 42。"  # no thinking in the answer
+    thoughts = [p[1] for p in pieces if p[0] == "reasoning"]
+    assert len(thoughts) >= 2 and "".join(map(str, thoughts)) == done.reasoning
+    assert pieces.index(("reasoning", thoughts[0])) < next(
+        i for i, p in enumerate(pieces) if p[0] == "text"
+    )
+
+
+def test_a_context_too_long_is_its_own_error(fake: FakeOpenAI, client: LLMClient) -> None:
+    from aios_sdk.llm import LLMContextTooLong
+
+    fake.script(
+        error_reply(
+            400, "This model's maximum context length is 8192 tokens; you sent 9000."
+        )
+    )
+    with pytest.raises(LLMContextTooLong) as caught:
+        client.stream([{"role": "user", "content": "x"}])
+    assert caught.value.code == "llm_context_too_long"
+
+
 def test_cut_off_answer_says_length(fake: FakeOpenAI, client: LLMClient) -> None:
     fake.script(truncated_reply("The answer stops in the mid"))
     assert client.stream([{"role": "user", "content": "x"}]).finish_reason == "length"
@@ -96,7 +125,11 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
 
         g.identity = "assistant_app"
 
-    fake.script(tool_calls_reply(("file_read", {"path": "a.txt"}), content="让我看看文件"))
+    fake.script(
+        tool_calls_reply(
+            ("file_read", {"path": "a.txt"}), content="让我看看文件", reasoning="要读文件"
+        )
+    )
     answer = app.test_client().post(
         "/api/llm/turn",
         json={
@@ -118,7 +151,11 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
         {"id": "call_1", "name": "file_read", "arguments": '{"path": "a.txt"}'}
     ]
     assert body["finish_reason"] == "tool_calls"
+    assert body["reasoning"] == "要读文件"
     live = [e for e in bus.since(0) if e.type == "agent_progress"]
+    assert "".join(e.data["text"] for e in live if e.data["kind"] == "reasoning") == (
+        "要读文件"
+    )
     assert all(e.app_id == "assistant_app" and e.session_id == "sess_x" for e in live)
     assert (
         "".join(e.data["text"] for e in live if e.data["kind"] == "text") == "让我看看文件"

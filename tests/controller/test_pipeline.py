@@ -91,6 +91,11 @@ def test_loading_replies_run_again_until_final(tmp_path: Path) -> None:
     assert [r["steps"][0]["tool"] for r in executor.runs] == ["http_request", "file_list"]
     third = apps.calls["a"][2]["context"]["tool_results"]
     assert third["step_1"]["tool"] == "file_list"  # the latest round's results
+    # the app is told which round it is in, and which apps are installed
+    rounds = [call["context"].get("step_round", 0) for call in apps.calls["a"]]
+    assert rounds == [0, 1, 2]
+    installed = apps.calls["a"][0]["context"]["installed_apps"]
+    assert installed == [{"id": "a", "name": "A", "system_role": None}]
 
 
 def test_loading_reply_repeating_its_plan_is_final(tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
         f"{executor.url}/tools", headers={"X-AIOS-Token": executor.app_token}, timeout=5
     )
     names = [t.name for t in ToolsListing.model_validate(listing.json()).tools]
-    skills = ["search_skills", "run_command", "install_skill", "reload_skills"]
+    skills = ["search_skills", "skill", "run_command", "install_skill", "reload_skills"]
     assert names == [
         *ATOMIC_TOOLS,
         "schedule",

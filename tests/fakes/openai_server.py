@@ -12,7 +12,8 @@ tool calls, malformed text, an HTTP error (401, 429, …), a cut-off answer
 (`truncated_reply`, `finish_reason: length`), a dropped connection (`disconnect`) or
 any of these after a delay. A request with `stream: true` gets the same reply as
 `chat.completion.chunk` events: the role, the text in small pieces, each tool call's
-id and name and then its arguments in pieces, the `finish_reason`, a usage chunk when
+id and name and then its arguments in pieces (a `reasoning_content` before all
+that, in pieces too), the `finish_reason`, a usage chunk when
 `stream_options.include_usage` is set, and `data: [DONE]`. With nothing scripted it answers HTTP 500 `no scripted reply`, so a test that
 calls the model more often than it expects fails loudly. `reject_json_mode` makes it
 answer 400 to any request carrying `response_format` (like servers without JSON mode).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +36,7 @@ __all__ = [
     "delayed",
     "disconnect",
     "error_reply",
+    "holding",
     "json_reply",
     "text_reply",
     "tool_calls_reply",
@@ -52,6 +55,10 @@ class ScriptedReply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False  # close the connection without answering
+    # streamed: once the second tool call has begun, wait (at most 20 s) until this
+    # says yes, and record in `held` whether it did — what happened mid-stream
+    hold: Any = None
+    held: list[bool] = field(default_factory=list)
 
 
 @dataclass
@@ -90,11 +97,15 @@ def _completion(
     }
 
 
-def text_reply(content: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
-    """Plain assistant content (also how malformed JSON is scripted)."""
-    return ScriptedReply(
-        body=_completion({"role": "assistant", "content": content}, "stop", usage)
-    )
+def text_reply(
+    content: str, *, usage: dict[str, int] | None = None, reasoning: str | None = None
+) -> ScriptedReply:
+    """Plain assistant content (also how malformed JSON is scripted); `reasoning` is
+    sent as `reasoning_content` (streamed in pieces before the content)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    return ScriptedReply(body=_completion(message, "stop", usage))
 
 
 def truncated_reply(content: str) -> ScriptedReply:
@@ -114,7 +125,10 @@ def json_reply(value: Any) -> ScriptedReply:
 
 
 def tool_calls_reply(
-    *calls: tuple[str, Any], content: str | None = None, usage: dict[str, int] | None = None
+    *calls: tuple[str, Any],
+    content: str | None = None,
+    usage: dict[str, int] | None = None,
+    reasoning: str | None = None,
 ) -> ScriptedReply:
     """Tool calls `(name, args)`; args given as a str are sent verbatim (bad JSON)."""
     tool_calls = [
@@ -129,6 +143,8 @@ def tool_calls_reply(
         for i, (name, args) in enumerate(calls, start=1)
     ]
     message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     return ScriptedReply(body=_completion(message, "tool_calls", usage))
 
 
@@ -154,6 +170,16 @@ def delayed(seconds: float, reply: ScriptedReply) -> ScriptedReply:
     )
 
 
+def holding(reply: ScriptedReply, until: Any) -> ScriptedReply:
+    """`reply`, streamed with a pause after its second tool call began, until
+    `until()` is true (see `ScriptedReply.hold`)."""
+    reply.hold = until
+    return reply
+
+
+HOLD_MARK = "__hold__"  # an event of `stream_events` where the stream waits
+
+
 def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
     """A completion `body` as the `chat.completion.chunk` objects a server streams."""
     choice = (body.get("choices") or [{}])[0]
@@ -169,6 +195,9 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    reasoning = message.get("reasoning_content") or ""
+    for start in range(0, len(reasoning), 8):
+        events.append(chunk({"reasoning_content": reasoning[start : start + 8]}))
     content = message.get("content") or ""
     for start in range(0, len(content), 8):
         events.append(chunk({"content": content[start : start + 8]}))
@@ -188,6 +217,8 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
                 }
             )
         )
+        if index == 1:  # the first call is whole now: a reader may act on it
+            events.append({HOLD_MARK: True})
         arguments = function.get("arguments") or ""
         for start in range(0, len(arguments), 10):
             piece = {
@@ -211,6 +242,9 @@ class FakeOpenAI:
         # user text → app id: routing requests for these texts are answered by rule
         # (one task to that app), whether or not the router asks, outside the queue
         self.routes: dict[str, str] = {}
+        # marker → replies for the requests whose messages contain it (before the
+        # queue): a background sub-agent's turns, whatever order they come in
+        self._when: dict[str, deque[ScriptedReply]] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -250,9 +284,16 @@ class FakeOpenAI:
         with self._lock:
             self._queue.extend(replies)
 
+    def when(self, marker: str, *replies: ScriptedReply) -> None:
+        """Answer the requests whose messages contain `marker` with `replies`, in
+        order, ahead of the queue."""
+        with self._lock:
+            self._when.setdefault(marker, deque()).extend(replies)
+
     def reset(self) -> None:
         """Forget recorded requests, pending replies and `reject_json_mode`."""
         with self._lock:
+            self._when.clear()
             self._queue.clear()
             self.requests.clear()
             self.routes.clear()
@@ -261,7 +302,7 @@ class FakeOpenAI:
     @property
     def pending(self) -> int:
         """Scripted replies not yet consumed."""
-        return len(self._queue)
+        return len(self._queue) + sum(len(r) for r in self._when.values())
 
     # ------------------------------------------------------------ server side
 
@@ -276,11 +317,23 @@ class FakeOpenAI:
                 if text in self.routes:
                     task = {"id": "t1", "app_id": self.routes[text], "instruction": text}
                     return json_reply({"tasks": [{**task, "depends_on": []}]})
+            for marker, replies in self._when.items():
+                if replies and marker in recorded.prompt_text:
+                    return replies.popleft()
             if self.reject_json_mode and "response_format" in body:
                 return error_reply(400, "response_format is not supported")
             if self._queue:
                 return self._queue.popleft()
         return error_reply(500, "no scripted reply")
+
+
+def _wait_for(check: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
@@ -311,17 +364,22 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if body.get("stream") and reply.status == 200:
                 options = body.get("stream_options") or {}
-                self._stream(stream_events(reply.body, bool(options.get("include_usage"))))
+                events = stream_events(reply.body, bool(options.get("include_usage")))
+                self._stream(events, reply)
                 return
             self._send(reply.status, reply.body, reply.headers)
 
-        def _stream(self, events: list[dict[str, Any]]) -> None:
+        def _stream(self, events: list[dict[str, Any]], reply: ScriptedReply) -> None:
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for event in events:
+                    if HOLD_MARK in event:
+                        if reply.hold is not None:
+                            reply.held.append(_wait_for(reply.hold, 20.0))
+                        continue
                     data = json.dumps(event, ensure_ascii=False)
                     self.wfile.write(f"data: {data}\n\n".encode())
                     self.wfile.flush()

@@ -195,3 +195,77 @@ def test_stream_error_is_openai_shaped() -> None:
     assert error["error"]["code"] == "overloaded"
     assert error["error"]["type"] == "server_error"
     assert frames[-1] == "data: [DONE]"
+
+
+def _progress(bus: EventBus, kind: str, **data: object) -> None:
+    bus.publish(
+        "agent_progress", {"kind": kind, **data}, app_id="x", session_id="sess_abcd1234"
+    )
+
+
+def _texts(frames: list[str], field: str = "content") -> str:
+    chunks = [json.loads(f[6:]) for f in frames if f.startswith("data: {")]
+    return "".join(
+        c["choices"][0]["delta"].get(field) or "" for c in chunks if c["choices"]
+    )
+
+
+def test_an_agent_loops_reasoning_and_text_stream_as_chunks_with_named_events() -> None:
+    bus = EventBus()
+    go = threading.Event()
+
+    def run() -> TurnAnswer:
+        go.wait(5)
+        _progress(bus, "reasoning", turn=1, text="先想")
+        _progress(bus, "reasoning", turn=1, text="一想")
+        _progress(bus, "tool_call", id="c1", name="file_list", arguments="{}")
+        _progress(bus, "tool_result", id="c1", name="file_list", ok=True, result="[]")
+        _progress(bus, "text", turn=2, text="工作区")
+        _progress(bus, "text", turn=2, text="是空的。")
+        _progress(bus, "text", turn=1, text="子任务的话", agent="c9")  # a sub-agent's
+        return TurnAnswer(content="工作区是空的。", session_id="sess_abcd1234")
+
+    threading.Timer(0.2, go.set).start()
+    frames = _frames(bus, run, run_events=True)
+    assert _texts(frames) == "<think>\n先想一想\n</think>\n\n工作区是空的。"
+    names = [f.splitlines()[0][7:] for f in frames if f.startswith("event: ")]
+    assert "heartbeat" in names  # with each ping, for a client that asked for events
+    assert [n for n in names if n in ("tool_call", "tool_result")] == [
+        "tool_call",
+        "tool_result",
+    ]
+    assert "agent_progress" not in names
+
+
+def test_reasoning_as_reasoning_content_and_kept_reasoning_at_the_end() -> None:
+    bus = EventBus()
+
+    def streamed() -> TurnAnswer:
+        _progress(bus, "reasoning", turn=1, text="想过了")
+        _progress(bus, "text", turn=1, text="好")
+        return TurnAnswer(content="好", session_id="sess_abcd1234")
+
+    frames = list(
+        turn_stream(
+            streamed,
+            _turn(),
+            events=bus,
+            completion_id="c",
+            created=1,
+            include_usage=False,
+            run_events=False,
+            heartbeat=5,
+            reasoning_field=True,
+        )
+    )
+    frames = [f for f in "".join(frames).split("\n\n") if f]
+    assert _texts(frames) == "好" and _texts(frames, "reasoning_content") == "想过了"
+
+    def kept() -> TurnAnswer:  # nothing streamed live: the reply's reasoning, first
+        return TurnAnswer(content="答案", session_id="sess_abcd1234", reasoning="理由")
+
+    frames = _frames(EventBus(), kept, run_events=False)
+    assert _texts(frames) == "<think>\n理由\n</think>\n\n答案"
+    assert TurnAnswer("答案", "s", reasoning="理由").with_thinking() == (
+        "<think>\n理由\n</think>\n\n答案"
+    )

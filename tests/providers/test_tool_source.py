@@ -40,7 +40,7 @@ def test_every_entry_has_the_tool_entry_fields(make_harness) -> None:
     h = make_harness(custom_tools=CUSTOM, url="http://127.0.0.1:9")
     listing = _listing(h, APP_TOKEN)
     names = [t["name"] for t in listing["tools"]]
-    skills = ["search_skills", "run_command", "install_skill", "reload_skills"]
+    skills = ["search_skills", "skill", "run_command", "install_skill", "reload_skills"]
     assert names == [*ATOMIC_TOOLS, "schedule", "greet", *skills]  # atomic, own, skills
     for tool in listing["tools"]:
         assert set(tool) | {"unavailable_reason"} >= ENTRY_FIELDS, tool

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import types
 from pathlib import Path
@@ -502,3 +503,67 @@ def test_import_package_loads_an_app_folder_under_its_own_name(tmp_path: Path) -
         import_package(shadow)
     with pytest.raises(ImportError, match="exactly one AIOSAgent subclass"):
         agent_class(types.ModuleType("empty"))
+
+
+def test_identity_comes_from_the_manifest_and_agent_true_answers_without_a_model(
+    tmp_path: Path,
+) -> None:
+    from aios_sdk.entry import agent_class, import_package
+
+    folder = tmp_path / "pkg_loop_app"
+    folder.mkdir()
+    manifest = {"name": "循环", "icon": "🔁", "description": "d", "entry": "main.py"}
+    manifest["agent"] = True
+    (folder / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False))
+    (folder / "role.md").write_text("你是循环小AI\n", encoding="utf-8")
+    (folder / "__init__.py").write_text(
+        "from aios_sdk import AIOSAgent, tool\n\n"
+        "class LoopAgent(AIOSAgent):\n"
+        "    @tool\n"
+        "    def ping(self) -> str:\n"
+        "        return 'pong'\n"
+    )
+    try:
+        cls = agent_class(import_package(folder))
+        assert (cls.name, cls.icon, cls.role_prompt, cls.agent) == (
+            "循环",
+            "🔁",
+            "你是循环小AI",
+            True,
+        )
+        agent = cls()
+        agent.llm.controller_url = ""  # no controller: no model
+        reply = agent.handle("hi", {"language": "en-US"})
+        assert reply["notice"] == "warning" and "needs a model" in reply["message"]
+        assert "API address" in reply["message"]
+        assert agent.manifest()["name"] == "循环"
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == "pkg_loop_app"]:
+            del sys.modules[name]
+
+
+def test_tool_metadata_is_checked_and_stated_in_the_spec() -> None:
+    from pydantic import BaseModel
+
+    class Query(BaseModel):
+        text: str
+
+    class Meta(AIOSAgent, abstract=True):
+        @tool(input=Query, risk_level="network", requires_confirmation=True)
+        def look_up(self, query: Query) -> str:
+            """Look it up."""
+            return query.text.upper()
+
+    spec = Meta.custom_tools()["look_up"].spec().dump()
+    assert spec["risk_level"] == "network" and spec["requires_confirmation"] is True
+    assert spec["concurrency_safe"] is False
+    assert spec["parameters"]["required"] == ["text"]
+    assert spec["description"] == "Look it up."
+    with pytest.raises(ValueError, match="risk_level"):
+        tool(risk_level="dangerous")
+    with pytest.raises(ValueError, match="max_result_size_chars"):
+        tool(max_result_size_chars=0)
+    with pytest.raises(TypeError, match="pydantic model"):
+        tool(input=dict)
+    with pytest.raises(TypeError, match="unknown option"):
+        tool(risky=True)

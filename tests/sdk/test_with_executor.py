@@ -309,6 +309,58 @@ def test_custom_tool_runs_from_a_step_through_the_executor(
     assert "argument 'word' must be string" in (outcome["step_4"].error or "")
 
 
+def test_tool_metadata_and_a_pydantic_input_reach_the_executor(
+    tool_app: App, executor: Executor
+) -> None:
+    listing = requests.get(
+        f"{executor.url}/tools",
+        params={"app_id": "tool_app"},
+        headers=executor.headers(),
+        timeout=5,
+    ).json()
+    tools = {entry["name"]: entry for entry in listing["tools"]}
+    repeat = tools["repeat"]
+    assert (repeat["risk_level"], repeat["concurrency_safe"]) == ("read", True)
+    assert repeat["max_result_size_chars"] == 50
+    assert repeat["input_schema"]["required"] == ["word"]
+    assert tools["shout"]["risk_level"] == "write"  # nothing stated: the default
+    outcome = executor.run(
+        "tool_app",
+        [
+            {"step_id": 1, "tool": "repeat", "args": {"word": "ab", "times": 3}},
+            {"step_id": 2, "tool": "repeat", "args": {"times": 3}},
+        ],
+    ).tool_results
+    assert outcome["step_1"].result == "ab-ab-ab"
+    assert outcome["step_2"].status == "error"
+    assert "word" in (outcome["step_2"].error or "")
+
+
+def test_available_tools_and_run_steps_go_through_the_executor(
+    tool_app: App, executor: Executor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", executor.url)
+    monkeypatch.setenv("AIOS_TOKEN", tool_app.token)
+    monkeypatch.setenv("AIOS_APP_ID", "tool_app")
+    probe = Probe()
+    names = {entry["name"] for entry in probe.available_tools()}
+    assert {"file_read", "shout", "repeat"} <= names
+    results = probe.run_steps(
+        [
+            {"tool": "file_read", "args": {"path": "present.txt"}},
+            {"tool": "shout", "args": {"word": "{{step_1.result}}"}},
+            {"tool": "process_start", "args": {"cmd": ["python3", "-V"]}},
+        ]
+    )
+    assert results["step_1"]["result"] == "在这里"
+    assert results["step_2"]["result"] == "在这里".upper()
+    # the executor's own consent check: a risky call needs a reviewed plan
+    assert results["step_3"]["code"] == "needs_confirmation"
+    # audited like every planned step (outside a call: no session)
+    audit = [(line["app_id"], line["tool"]) for line in executor.audit("no_session")]
+    assert ("tool_app", "shout") in audit and ("tool_app", "process_start") in audit
+
+
 # ---------------------------------------------------------------------- S-74/S-51
 
 

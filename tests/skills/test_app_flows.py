@@ -8,12 +8,14 @@ answers what a model would.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from aios_protocol.errors import ToolFailed
 from apps.skills_app.flows import SkillsFlows
 from tests.apps.doubles import PlanningAgent, failed, ok
 from tests.executor.conftest import APP_TOKEN, Harness
+from tests.skills.conftest import wait_for, write_skill
 
 
 class ExecutorAgent(PlanningAgent):
@@ -335,3 +337,34 @@ def test_a_model_that_fails_is_a_warning_with_the_reason_folded_away(
         assert reply["status"] == "ok" and reply["notice"] == "warning"
         assert reply["message"] == plain
         assert reply["detail"] == "llm_bad_reply: the model answered no argument list"
+
+
+def test_a_skills_allowed_tools_are_exactly_what_the_model_may_plan_with(
+    skills_harness: Harness, shared: Path
+) -> None:
+    for name, allowed in (("only_cmd", "[run_command]"), ("no_tools", "[]")):
+        write_skill(
+            shared / name,
+            "SKILL.md",
+            f"---\nname: {name}\ndescription: {name} steps\nallowed-tools: {allowed}\n"
+            f"---\n1. do the {name} thing\n",
+            executable=False,
+        )
+    available = {"available_tools": ["file_list", "file_read", "run_command"]}
+
+    def listed_names() -> set[str]:
+        answer = skills_harness.call("search_skills", keyword="")
+        return {s["name"] for s in answer["result"]["skills"]}
+
+    wait_for(lambda: {"only_cmd", "no_tools"} <= listed_names())
+    model = ModelDouble(steps=[{"tool": "run_command", "args": {"command": "x"}}])
+    app, _ = flows(skills_harness, model)
+    app.handle("按 only_cmd 的步骤做", available)
+    _, context = model.asked[0]
+    assert context["available_tools"] == ["run_command"]  # not every tool
+    model = ModelDouble(steps=[{"tool": "file_list", "args": {}}])
+    app, _ = flows(skills_harness, model)
+    shown = app.handle("按 no_tools 的步骤做", available)
+    assert model.asked == []  # nothing to plan with: the model is not asked
+    assert shown["view_type"] == "dashboard" and "allows no tools" not in str(shown)
+    assert "这个技能不允许使用任何工具" in str(shown)

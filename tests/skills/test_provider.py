@@ -1,4 +1,4 @@
-"""The skills provider through the real executor service: the listing, the four tools,
+"""The skills provider through the real executor service: the listing, the five tools,
 the folders (shared, per app, the examples), bad skills, hot reload and install.
 
 Every `--help` and every `run_command` runs in the real sandbox (bubblewrap when it
@@ -31,7 +31,7 @@ def names(answer: dict) -> list[str]:
 # ----------------------------------------------------------------- listing
 
 
-def test_the_listing_has_the_four_tools_with_their_metadata(
+def test_the_listing_has_the_five_tools_with_their_metadata(
     skills_harness: Harness,
 ) -> None:
     response = skills_harness.client.get(
@@ -39,7 +39,13 @@ def test_the_listing_has_the_four_tools_with_their_metadata(
     )
     body = response.get_json()
     tools = {t["name"]: t for t in body["tools"] if t["provider"] == "skills"}
-    assert set(tools) == {"search_skills", "run_command", "install_skill", "reload_skills"}
+    assert set(tools) == {
+        "search_skills",
+        "skill",
+        "run_command",
+        "install_skill",
+        "reload_skills",
+    }
     assert tools["install_skill"]["requires_confirmation"] is True
     assert tools["install_skill"]["risk_level"] == "system"
     assert tools["run_command"]["risk_level"] == "execute"
@@ -444,3 +450,69 @@ def test_install_refuses_what_is_no_working_skill_and_changes_nothing(
     )
     assert skills_harness.call("install_skill", path="nope.py")["code"] == "file_not_found"
     assert sorted(os.listdir(shared)) == before  # nothing staged is left either
+
+
+# ------------------------------------------------------------- the skill tool
+
+
+def call_in_turn(harness: Harness, tool: str, turn: str | None, **args: object) -> dict:
+    """`tool` for app1 as the app itself, within the agent loop's request `turn`."""
+    body = {"tool": tool, "args": args, "session_id": "sess_turns", "app_id": "app1"}
+    if turn:
+        body["turn_id"] = turn
+    response = harness.client.post("/call", json=body, headers={"X-AIOS-Token": APP_TOKEN})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
+    skills_harness: Harness, shared: Path
+) -> None:
+    write_skill(
+        shared / "greet",
+        "SKILL.md",
+        "---\nname: greet\ndescription: Greet someone\nallowed-tools: [run_command]\n"
+        "---\nGreet $1 from $2; all of it: $ARGUMENTS; none: [$3]\n",
+        executable=False,
+    )
+    write_skill(
+        shared / "nothing",
+        "SKILL.md",
+        "---\nname: nothing\ndescription: Uses no tools\nallowed-tools: []\n---\nThink.\n",
+        executable=False,
+    )
+    write_skill(
+        shared / "free",
+        "SKILL.md",
+        "---\nname: free\ndescription: States no list\n---\nAnything.\n",
+        executable=False,
+    )
+    wait_for(lambda: "greet" in names(skills_harness.call("search_skills", keyword="")))
+    (skills_harness.workdir / "a.txt").write_text("A")
+    used = result(
+        call_in_turn(skills_harness, "skill", "t1", name="greet", arguments='Ann "the lab"')
+    )
+    assert used["steps"] == 'Greet Ann from the lab; all of it: Ann "the lab"; none: []'
+    assert used["allowed_tools"] == ["run_command"]
+    refused = call_in_turn(skills_harness, "file_read", "t1", path="a.txt")
+    assert refused["status"] == "error" and refused["code"] == "not_allowed_by_skill"
+    assert "greet" in refused["error"]
+    ran = call_in_turn(skills_harness, "run_command", "t1", command="temp_convert -v 0")
+    assert ran["status"] == "ok"
+    # the next request of that session: the skill's turn is over
+    assert call_in_turn(skills_harness, "file_read", "t2", path="a.txt")["status"] == "ok"
+    # an empty list allows no tool at all, not every tool
+    result(call_in_turn(skills_harness, "skill", "t3", name="nothing"))
+    for tool, args in (
+        ("file_read", {"path": "a.txt"}),
+        ("run_command", {"command": "temp_convert -v 0"}),
+    ):
+        assert (
+            call_in_turn(skills_harness, tool, "t3", **args)["code"]
+            == "not_allowed_by_skill"
+        )
+    # a SKILL.md that states no list limits nothing
+    result(call_in_turn(skills_harness, "skill", "t4", name="free"))
+    assert call_in_turn(skills_harness, "file_read", "t4", path="a.txt")["status"] == "ok"
+    unknown = call_in_turn(skills_harness, "skill", "t5", name="no_such_skill")
+    assert unknown["status"] == "error" and "no skill named" in unknown["error"]

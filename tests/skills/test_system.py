@@ -22,7 +22,7 @@ from tests.skills.conftest import PY_SKILL, wait_for, write_skill
 
 pytestmark = pytest.mark.slow
 SHOTS = ROOT / "test-artifacts" / "skills"
-SKILLS_TOOLS = {"search_skills", "run_command", "install_skill", "reload_skills"}
+SKILLS_TOOLS = {"search_skills", "skill", "run_command", "install_skill", "reload_skills"}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,13 @@
 """A test app: custom tools for the executor to call, and `call_tool` failures."""
 
+from pydantic import BaseModel
+
 from aios_sdk import AIOSAgent, ToolFailed, serve, tool
+
+
+class Repeat(BaseModel):
+    word: str
+    times: int = 2
 
 
 class ToolAgent(AIOSAgent):
@@ -23,6 +30,17 @@ class ToolAgent(AIOSAgent):
     @tool(name="shout", desc="upper-case a word, repeated")
     def shout(self, word: str, times: int = 1) -> str:
         return " ".join([word.upper()] * times)
+
+    @tool(
+        input=Repeat,
+        risk_level="read",
+        concurrency_safe=True,
+        requires_confirmation=False,
+        max_result_size_chars=50,
+    )
+    def repeat(self, asked: Repeat) -> str:
+        """repeat a word (a pydantic input)"""
+        return "-".join([asked.word] * asked.times)
 
     @tool(name="settings_echo", desc="this app's settings")
     def settings_echo(self) -> dict:

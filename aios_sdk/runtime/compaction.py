@@ -61,11 +61,16 @@ def estimate_tokens(
 def calibrated(
     previous: float, prompt_tokens: int, messages: Sequence[Message], tools: Sequence[Any]
 ) -> float:
-    """The calibration after the API counted `prompt_tokens` for what we sent."""
+    """The calibration after the API counted `prompt_tokens` for what we sent: the
+    system prompt and the tools' schemas (a fixed overhead, as we estimate it) are
+    subtracted first, so the factor says how the conversation itself counts."""
     if prompt_tokens <= 0:
         return previous
-    ours = estimate_tokens(messages, tools, 1.0)
-    ratio = max(0.25, min(4.0, prompt_tokens / max(ours, 1)))
+    system = [m for m in messages if m.get("role") == "system"]
+    body = [m for m in messages if m.get("role") != "system"]
+    overhead = estimate_tokens(system, tools, 1.0) if system or tools else 0
+    ours = estimate_tokens(body, (), 1.0)
+    ratio = max(0.25, min(4.0, (prompt_tokens - overhead) / max(ours, 1)))
     return round(0.5 * previous + 0.5 * ratio, 4) if previous != 1.0 else ratio
 
 
@@ -202,6 +207,30 @@ class Compactor:
             done.append("trim")
         if estimate_tokens(messages, tools, calibration) > self.window:
             messages = hard_truncate(messages, int(self.window * 0.9), tools, calibration)
+            done.append("truncate")
+        return messages, done
+
+    def reactive(
+        self,
+        messages: list[Message],
+        tools: Sequence[Any],
+        calibration: float,
+        attempt: int = 1,
+    ) -> tuple[list[Message], list[str]]:
+        """The context again after the model refused it as too long. The first time a
+        summary of the older part (whatever the estimate says), or — without one —
+        the oldest exchanges trimmed to half; after that trimmed to half and, as the
+        last resort, the longest contents cut (the tools' schemas are a fixed cost)."""
+        fixed = estimate_tokens([], tools, calibration)
+        target = fixed + max(100, (estimate_tokens(messages, (), calibration) // 2))
+        if attempt <= 1:
+            summarized = self._summarized(messages)
+            if summarized is not None:
+                return summarized, ["summary"]
+        done = ["trim"]
+        messages = targeted_trim(messages, target, tools, calibration)
+        if attempt > 1 and estimate_tokens(messages, tools, calibration) > target:
+            messages = hard_truncate(messages, target, tools, calibration)
             done.append("truncate")
         return messages, done
 

@@ -1,0 +1,63 @@
+"""Sub-agents that run in the background of an app's process.
+
+`start(task_id, work)` runs `work()` — a forked sub-agent, which writes its whole
+output under `task-outputs/` and returns its summary — on a thread of its own, with
+this thread's session and turn (so its tool calls are audited and held like the
+parent's); `result(task_id, wait)` answers the summary once it is done, waiting up to
+`wait` seconds, or `{"status": "running"}` until then. The tasks live as long as the
+app's process; a finished task's summary is kept until the process ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aios_sdk.agent import current_call, within_call
+
+__all__ = ["MAX_WAIT", "result", "start"]
+
+MAX_WAIT = 60.0  # seconds one `task_output` call may wait
+
+
+@dataclass
+class _Task:
+    done: threading.Event = field(default_factory=threading.Event)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+_tasks: dict[str, _Task] = {}
+_lock = threading.Lock()
+
+
+def start(task_id: str, work: Callable[[], dict[str, Any]]) -> None:
+    """Run `work` in the background as task `task_id`."""
+    task = _Task()
+    with _lock:
+        _tasks[task_id] = task
+    session_id, turn_id = current_call()
+
+    def run() -> None:
+        try:
+            with within_call(session_id, turn_id):
+                task.summary = work()
+        except Exception as exc:  # the parent reads why, like any failed sub-task
+            task.summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            task.done.set()
+
+    threading.Thread(target=run, name=f"sub-agent-{task_id}", daemon=True).start()
+
+
+def result(task_id: str, wait: float = 0.0) -> dict[str, Any] | None:
+    """The summary of task `task_id` (waiting up to `wait` s), `{"status":
+    "running"}` before it ends, None for a task this process does not know."""
+    with _lock:
+        task = _tasks.get(task_id)
+    if task is None:
+        return None
+    if not task.done.wait(max(0.0, min(wait, MAX_WAIT))):
+        return {"status": "running", "task_id": task_id}
+    return {**task.summary, "task_id": task_id}

@@ -1,0 +1,721 @@
+"""The agent loop: the model proposes, the runtime acts.
+
+`AgentLoop.start(instruction)` appends the user's message and runs turns: the model
+context is fitted into the window (`compaction`), the model answers one turn through
+the controller (`AgentLLM.turn`, its text streamed to the desktop), every proposed
+call is checked (`tools.ToolBox.check`) and run — direct calls now, `task` calls as
+sub-agents, reviewed calls as a step plan for the controller — and the results go
+back into the model context. A turn without tool calls passes the stop hooks and is
+the answer. The loop ends with an `Outcome`: `answer`; `plan` (reviewed calls wait
+behind placeholders, the request is in `conversation.pending`; `resume(results)`
+replaces the placeholders with the real results and goes on); `stopped` (`max_turns`
+reached); `error` (the model failed beyond recovery; its reason is the `detail`).
+What the loop itself says to the user is in their language (`tr`, a `Turn.tr`).
+Progress goes to `progress`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aios_sdk.agent import within_turn
+from aios_sdk.errors import AiosError, ToolFailed, user_message_of
+from aios_sdk.runtime import background
+from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
+from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
+from aios_sdk.runtime.messages import PLACEHOLDER, Conversation, StreamEvent
+from aios_sdk.runtime.tools import (
+    ASK_TOOL,
+    OUTPUT_TOOL,
+    RUNTIME_TOOLS,
+    TASK_TOOL,
+    ProposedCall,
+    ToolBox,
+    ToolOutcome,
+    outcomes_from_results,
+    plan_for,
+)
+
+__all__ = ["SKILL_TOOL", "AgentLoop", "LoopSettings", "Outcome"]
+
+SKILL_TOOL = "skill"  # the skills provider's: its result names the allowed tools
+TOO_LONG = "llm_context_too_long"
+REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
+
+FORK_MARK = "<fork-boilerplate>"
+Progress = Callable[[StreamEvent], None]
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    max_turns: int = 12
+    context_window: int = 32_000
+    max_tokens: int = 2048
+    plan_rounds: int = 3  # plans for the controller per request (its max_step_rounds)
+    sub_agent_turns: int = 8
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> LoopSettings:
+        def number(key: str, default: int, low: int, high: int) -> int:
+            try:
+                return max(low, min(high, int(settings.get(key, default))))
+            except (TypeError, ValueError):
+                return default
+
+        return cls(
+            max_turns=number("max_turns", cls.max_turns, 1, 100),
+            context_window=number("context_window", cls.context_window, 1000, 2_000_000),
+            max_tokens=number("max_tokens", cls.max_tokens, 16, 65536),
+            plan_rounds=number("plan_rounds", cls.plan_rounds, 1, 20),
+            sub_agent_turns=number("sub_agent_turns", cls.sub_agent_turns, 1, 50),
+        )
+
+    def within(self, asked: Any) -> LoopSettings:
+        """These settings with `max_turns` lowered to `asked` (a caller's wish, e.g.
+        an OpenAI client's `max_turns`), never raised above the configured cap."""
+        try:
+            turns = int(asked)
+        except (TypeError, ValueError):
+            return self
+        if turns < 1:
+            return self
+        return replace(self, max_turns=min(self.max_turns, turns))
+
+
+@dataclass
+class Outcome:
+    kind: str  # answer | plan | question | stopped | error
+    text: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    choices: list[str] = field(default_factory=list)  # of a question
+    code: str = ""
+    detail: str = ""  # the technical reason of an error
+
+
+@dataclass
+class AgentLoop:
+    llm: Any  # aios_sdk.llm.AgentLLM (turn, chat, progress)
+    tools: ToolBox
+    conversation: Conversation
+    system_prompt: str
+    tr: Callable[[str, str], str]  # the user's language: `Turn.tr(zh, en)`
+    language: str = "zh-CN"  # the same, for the sentences of error codes
+    session_id: str = ""
+    settings: LoopSettings = field(default_factory=LoopSettings)
+    progress: Progress = lambda event: None
+    stop_hooks: list[StopHook] = field(default_factory=list)
+    write_output: Callable[[str, str], str] | None = None  # (name, text) → path
+    sub_agent: bool = False
+    # a sub-agent whose calls that need the user's yes pause the parent (a foreground
+    # fork that is its message's only call); others are refused such calls
+    pauses_parent: bool = False
+    turns: int = 0
+
+    def __post_init__(self) -> None:
+        self.recovery = Recovery(self.settings.max_tokens)
+        self.hook_rounds = 0
+        self.compactor = Compactor(self.settings.context_window, self._summarize)
+
+    def _emit(self, kind: str, data: Mapping[str, Any]) -> None:
+        self.progress(StreamEvent(kind, dict(data)))
+
+    # ------------------------------------------------------------------ entry
+
+    def start(self, instruction: str) -> Outcome:
+        if not self.sub_agent:  # a new request: a new turn id, no skill's limit
+            self.conversation.turn_id = uuid.uuid4().hex[:16]
+            self.conversation.allowed_tools = None
+        self.conversation.ensure_system(self.system_prompt)
+        self.conversation.add_user(instruction, display=not self.sub_agent)
+        self._emit("start", {"instruction": instruction[:500]})
+        return self.run()
+
+    def resume(self, results: Mapping[str, Any]) -> Outcome:
+        """The reviewed calls ran (or were denied): their real results replace the
+        placeholders, and the loop goes on where it paused."""
+        pending = self.conversation.pending or {}
+        self.conversation.pending = None
+        self.turns = int(pending.get("turns") or 0)
+        if pending.get("kind") == "fork":  # a sub-agent's call waited: it goes on
+            return self._resume_fork(pending, results)
+        calls = [
+            ProposedCall(c["id"], c["name"], "", c.get("args") or {})
+            for c in pending.get("calls", [])
+        ]
+        outcomes = outcomes_from_results(calls, results, pending.get("steps", []))
+        by_id = {outcome.call_id: outcome for outcome in outcomes}
+        for copy, original in (pending.get("duplicates") or {}).items():
+            if original in by_id:  # the same call proposed twice: one result for both
+                first = by_id[original]
+                outcomes.append(
+                    ToolOutcome(
+                        copy, first.name, first.ok, first.result, first.error, first.code
+                    )
+                )
+        for outcome in outcomes:
+            text = outcome.for_model()
+            self.conversation.replace_placeholder(
+                outcome.call_id, outcome.name, text, ok=outcome.ok
+            )
+            self._report_result(outcome)
+        return self.run()
+
+    def cancel_pending(self, reason: str) -> None:
+        """The user moved on without answering: the waiting calls did not run."""
+        pending = self.conversation.pending
+        if not pending:
+            return
+        self.conversation.pending = None
+        for call in pending.get("calls", []):
+            outcome = ToolOutcome(
+                call["id"], call["name"], False, error=reason, code="not_confirmed"
+            )
+            self.conversation.replace_placeholder(
+                call["id"], call["name"], outcome.for_model(), ok=False
+            )
+
+    # ------------------------------------------------------------------- turns
+
+    def run(self) -> Outcome:
+        """Turns until an answer, a pause or the limit; tool calls carry the turn id."""
+        allowed = self.conversation.allowed_tools
+        if allowed is not None:
+            self.tools.allowed = frozenset(allowed)
+        with within_turn(self.conversation.turn_id or None):
+            return self._turns()
+
+    def _turns(self) -> Outcome:
+        while self.turns < self.settings.max_turns:
+            self.turns += 1
+            self._emit("turn", {"turn": self.turns})
+            reply = self._ask_model()
+            if isinstance(reply, Outcome):
+                return reply
+            if reply is None:  # recovered by continuing: a turn of its own
+                continue
+            calls = [
+                self.tools.check(c.id or f"call_{self.turns}_{i}", c.name, c.arguments)
+                for i, c in enumerate(reply.tool_calls, start=1)
+            ]
+            self.conversation.add_assistant(
+                reply.content,
+                [
+                    {"id": c.call_id, "name": c.name, "arguments": c.arguments}
+                    for c in calls
+                ],
+                reasoning=str(getattr(reply, "reasoning", "") or ""),
+                display=not self.sub_agent,
+            )
+            if not calls:
+                problem = self._check_answer(reply.content)
+                if problem:
+                    self.conversation.add_user(problem, display=False)
+                    self._emit("stop_hook", {"problem": problem})
+                    continue
+                self._emit("done", {"status": "ok", "text": reply.content[:4000]})
+                return Outcome("answer", reply.content)
+            early = getattr(reply, "early_results", None)
+            plan = self._run_calls(calls, early if isinstance(early, Mapping) else {})
+            if plan is not None:
+                return plan
+        turns = self.settings.max_turns
+        text = self.tr(
+            f"已达到最多 {turns} 轮，先停在这里；说“继续”可以接着做。",
+            f"Stopped after {turns} turns; say “continue” to go on.",
+        )
+        self.conversation.add_assistant(text, [])
+        self._emit("done", {"status": "stopped", "text": text})
+        return Outcome("stopped", text, code="max_turns")
+
+    def _ask_model(self) -> Any:
+        """One model turn with the bounded recoveries: the reply, None (continued
+        after a cut-off answer) or an error `Outcome`."""
+        conversation = self.conversation
+        offered = self.tools.openai_tools()
+        max_tokens = self.settings.max_tokens
+        too_long = 0
+        while True:
+            fitted, done = self.compactor.fit(
+                conversation.model_messages, offered, conversation.calibration
+            )
+            conversation.model_messages = fitted
+            if "summary" in done or "trim" in done or "truncate" in done:
+                conversation.compactions += 1
+                self._emit("compact", {"steps": done})
+            try:
+                reply = self.llm.turn(
+                    fitted,
+                    tools=offered,
+                    max_tokens=max_tokens,
+                    live_session=None if self.sub_agent else self.session_id or None,
+                    turn=self.turns,
+                    **self._early(),
+                )
+            except AiosError as exc:
+                if exc.code == TOO_LONG and too_long < REACTIVE_COMPACTIONS:
+                    too_long += 1  # compact harder, learn that we count too low, retry
+                    fitted, done = self.compactor.reactive(
+                        fitted, offered, conversation.calibration, too_long
+                    )
+                    conversation.model_messages = fitted
+                    conversation.calibration = min(conversation.calibration * 1.5, 8.0)
+                    conversation.compactions += 1
+                    self._emit("compact", {"steps": done, "reason": TOO_LONG})
+                    continue
+                if self.recovery.connection(exc.code):
+                    self._emit("retry", {"reason": exc.code})
+                    time.sleep(0.2 * self.recovery.used)
+                    continue
+                text = user_message_of(exc, self.language)
+                self._emit("done", {"status": "error", "text": text})
+                return Outcome(
+                    "error", text, code=exc.code, detail=f"{exc.code}: {exc.message}"
+                )
+            prompt_tokens = int(reply.usage.get("prompt_tokens") or 0)
+            if prompt_tokens:
+                conversation.calibration = calibrated(
+                    conversation.calibration, prompt_tokens, fitted, offered
+                )
+                conversation.last_prompt_tokens = prompt_tokens
+            if reply.finish_reason == "length" and self.recovery.can_recover():
+                how, max_tokens = self.recovery.cut_off()
+                self._emit("retry", {"reason": "length", "how": how})
+                if how == "escalate":
+                    continue  # nothing kept: asked again with room to finish
+                conversation.add_assistant(reply.content, [])
+                conversation.add_user(RECOVERY_MESSAGE, display=False)
+                return None
+            return reply
+
+    def _check_answer(self, answer: str) -> str | None:
+        if self.hook_rounds >= STOP_HOOK_ROUNDS:
+            return None
+        for hook in self.stop_hooks:
+            problem = hook(answer)
+            if problem:
+                self.hook_rounds += 1
+                return problem
+        return None
+
+    # ------------------------------------------------------------------- tools
+
+    def _early(self) -> dict[str, Any]:
+        """What the model client may start while the model writes: the calls of the
+        concurrency-safe tools this loop runs directly (an empty dict: none)."""
+        names = self.tools.early_tools()
+        if not names:
+            return {}
+        early = {
+            "tools": names,
+            "session_id": self.session_id or None,
+            "turn_id": self.conversation.turn_id or None,
+        }
+        return {"early": early}
+
+    def _run_calls(
+        self, calls: list[ProposedCall], early: Mapping[str, Any] | None = None
+    ) -> Outcome | None:
+        """Run one message's calls in the order proposed: a call the same as an
+        earlier one (tool and arguments) runs once, both get its result; once a call
+        waits for the user, every later tool call waits with it, in the same plan."""
+        done: dict[str, ToolOutcome] = {}
+        direct: list[ProposedCall] = []
+        reviewed: list[ProposedCall] = []
+        question: ProposedCall | None = None
+        paused: dict[str, Any] | None = None  # a sub-agent waiting for the user
+        first_of: dict[tuple[str, str], str] = {}
+        duplicates: dict[str, str] = {}  # call id → the id of the same earlier call
+        for call in calls:
+            self._emit(
+                "tool_call",
+                {"id": call.call_id, "name": call.name, "arguments": call.arguments[:4000]},
+            )
+            if call.valid and call.name not in RUNTIME_TOOLS:
+                key = (call.name, json.dumps(call.args or {}, sort_keys=True))
+                if key in first_of:
+                    duplicates[call.call_id] = first_of[key]
+                    continue
+                first_of[key] = call.call_id
+            if not call.valid:
+                done[call.call_id] = ToolOutcome(
+                    call.call_id, call.name, False, error=call.error, code=call.code
+                )
+            elif call.name == TASK_TOOL:
+                forked = self._fork(call, may_pause=len(calls) == 1)
+                if isinstance(forked, ToolOutcome):
+                    done[call.call_id] = forked
+                else:
+                    paused = forked
+            elif call.name == OUTPUT_TOOL:
+                done[call.call_id] = self._task_output(call)
+            elif call.name == ASK_TOOL:
+                if (
+                    question is None
+                    and str((call.args or {}).get("question") or "").strip()
+                ):
+                    question = call
+                else:
+                    done[call.call_id] = ToolOutcome(
+                        call.call_id,
+                        call.name,
+                        False,
+                        code="invalid_args",
+                        error="ask one question at a time, with a non-empty `question`",
+                    )
+            elif reviewed or self.tools.reviewed(call):
+                refused = self._refused(call)
+                if refused is not None:
+                    done[call.call_id] = refused
+                else:
+                    reviewed.append(call)
+            else:
+                direct.append(call)
+        for call in list(direct):  # started while the model wrote: its result is in
+            entry = (early or {}).get(call.call_id)
+            if isinstance(entry, Mapping):
+                direct.remove(call)
+                [done[call.call_id]] = outcomes_from_results([call], {"step_1": entry}, [1])
+        if direct:
+            for ran in self.tools.run_direct(direct, self.session_id or None):
+                done[ran.call_id] = ran
+                if ran.name == SKILL_TOOL and ran.ok and isinstance(ran.result, Mapping):
+                    self._follow_skill(ran.result)
+        if question is not None and reviewed:
+            done[question.call_id] = ToolOutcome(
+                question.call_id,
+                question.name,
+                False,
+                code="not_now",
+                error="not asked: other calls wait for the user's confirmation; ask "
+                "after they ran",
+            )
+            question = None
+        for copy, original in duplicates.items():
+            if original in done:
+                first = done[original]
+                done[copy] = ToolOutcome(
+                    copy, first.name, first.ok, first.result, first.error, first.code
+                )
+        for call in calls:
+            outcome = done.get(call.call_id)
+            if outcome is not None:
+                self.conversation.add_tool_result(
+                    call.call_id,
+                    call.name,
+                    outcome.for_model(),
+                    ok=outcome.ok,
+                    shown=not self.sub_agent,
+                )
+                self._report_result(outcome)
+            else:
+                self.conversation.model_messages.append(
+                    {"role": "tool", "tool_call_id": call.call_id, "content": PLACEHOLDER}
+                )
+        if question is not None:
+            return self._ask(question)
+        if paused is not None:
+            return self._pause_for_fork(paused)
+        if not reviewed:
+            return None
+        steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
+        self.conversation.pending = {
+            "turns": self.turns,
+            "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
+            "steps": [s["step_id"] for s in steps],
+            "duplicates": {c: o for c, o in duplicates.items() if o not in done},
+            "created": round(time.time(), 3),
+        }
+        self.conversation.plan_rounds += 1
+        self._emit(
+            "pause",
+            {
+                "calls": [
+                    {"id": c.call_id, "name": c.name, "arguments": c.arguments[:2000]}
+                    for c in reviewed
+                ]
+            },
+        )
+        return Outcome("plan", steps=steps)
+
+    def _follow_skill(self, used: Mapping[str, Any]) -> None:
+        """A skill's `allowed-tools` hold for the rest of this request (the executor
+        holds the calls of this turn to them too)."""
+        allowed = used.get("allowed_tools")
+        if isinstance(allowed, list):
+            names = [str(name) for name in allowed]
+            self.conversation.allowed_tools = names
+            self.tools.allowed = frozenset(names)
+
+    def _refused(self, call: ProposedCall) -> ToolOutcome | None:
+        """Why a call that needs the user's yes cannot wait for it here, or None."""
+        if self.sub_agent and not self.pauses_parent:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="needs_confirmation",
+                error="this call needs the user's yes, which a sub-agent cannot "
+                "ask for: report what should run to the main agent",
+            )
+        if self.conversation.plan_rounds >= self.settings.plan_rounds:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="round_limit",
+                error="not run: this request reached its limit of confirmed "
+                "plans; tell the user to say 继续 to go on",
+            )
+        return None
+
+    def _ask(self, call: ProposedCall) -> Outcome:
+        """Stop, waiting for the user's answer to `call` (`ask_user`)."""
+        args = call.args or {}
+        question = str(args.get("question") or "").strip()
+        raw = args.get("choices")
+        choices = (
+            [str(c) for c in raw if str(c).strip()][:10] if isinstance(raw, list) else []
+        )
+        self.conversation.pending = {
+            "kind": "question",
+            "turns": self.turns,
+            "call_id": call.call_id,
+            "question": question,
+            "choices": choices,
+            "created": round(time.time(), 3),
+        }
+        self.conversation.add_question(question, choices)
+        self._emit("awaiting_user_input", {"question": question, "choices": choices})
+        return Outcome("question", question, choices=choices)
+
+    def answer(self, text: str) -> Outcome:
+        """The user's answer to the question the loop waits on: the `ask_user` call's
+        result, and the loop goes on."""
+        pending = self.conversation.pending or {}
+        self.conversation.pending = None
+        self.turns = int(pending.get("turns") or 0)
+        call_id = str(pending.get("call_id") or "")
+        result = json.dumps({"answer": text}, ensure_ascii=False)
+        self.conversation.replace_placeholder(call_id, ASK_TOOL, result, ok=True)
+        self.conversation.add_user(text, model=False)
+        self._emit("answer", {"text": text[:500]})
+        return self.run()
+
+    def _report_result(self, outcome: ToolOutcome) -> None:
+        self._emit(
+            "tool_result",
+            {
+                "id": outcome.call_id,
+                "name": outcome.name,
+                "ok": outcome.ok,
+                "result": outcome.for_model()[:2000],
+            },
+        )
+
+    # --------------------------------------------------------------- sub-agents
+
+    def _fork(
+        self, call: ProposedCall, may_pause: bool = False
+    ) -> ToolOutcome | dict[str, Any]:
+        """A sub-agent on the parent's context prefix, the same tools (without `task`)
+        and workspace; its whole output in task-outputs/, its summary as the result.
+        In the background it runs on while the parent goes on (`task_output` reads
+        it); in the foreground, when it is its message's only call, a call of it
+        that needs the user's yes pauses the parent (the paused sub-agent is
+        returned, for `_pause_for_fork`)."""
+        args = call.args or {}
+        prompt = str(args.get("prompt") or "").strip()
+        if not prompt:
+            return ToolOutcome(
+                call.call_id, call.name, False, error="prompt is empty", code="invalid_args"
+            )
+        if any(
+            FORK_MARK in str(m.get("content") or "")
+            for m in self.conversation.model_messages
+        ):
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="no_fork",
+                error="a sub-agent cannot fork another sub-agent",
+            )
+        prefix = [dict(m) for m in self.conversation.model_messages]
+        for tool_call in prefix[-1].get("tool_calls") or []:  # the parent's call message
+            prefix.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": tool_call["id"],
+                    "content": "[forked: handled by a sub-agent]",
+                }
+            )
+        clean = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or "task"
+        task_id = f"{clean}-{uuid.uuid4().hex[:6]}"  # models reuse call ids
+        in_background = args.get("background") is True
+        conversation = Conversation(
+            model_messages=prefix,
+            turn_id=self.conversation.turn_id,
+            allowed_tools=self.conversation.allowed_tools,
+        )
+        child = self._child(task_id, conversation, pauses=may_pause and not in_background)
+        instruction = (
+            f"{FORK_MARK}\nYou are a sub-agent forked for one sub-task "
+            f"({args.get('description') or 'task'}). Do only this, with the tools you "
+            f"have, then answer with a short report of what you did and found. You "
+            f"cannot fork further.\n</fork-boilerplate>\n\n{prompt}"
+        )
+        if in_background:
+            background.start(
+                task_id,
+                lambda: self._summary(child, child.start(instruction), args, task_id),
+            )
+            self.conversation.background = [*self.conversation.background[-9:], task_id]
+            running = {
+                "status": "running",
+                "task_id": task_id,
+                "output": f"task-outputs/{task_id}.md",
+                "note": "call task_output with this task_id for its summary",
+            }
+            return ToolOutcome(call.call_id, call.name, True, result=running)
+        outcome = child.start(instruction)
+        if outcome.kind == "plan":
+            return {
+                "call": call,
+                "child": child,
+                "task_id": task_id,
+                "steps": outcome.steps,
+            }
+        return self._finished(call, self._summary(child, outcome, args, task_id))
+
+    def _child(
+        self, task_id: str, conversation: Conversation, *, pauses: bool
+    ) -> AgentLoop:
+        return AgentLoop(
+            llm=self.llm,
+            tools=self.tools.sub_box(),
+            conversation=conversation,
+            system_prompt=self.system_prompt,
+            tr=self.tr,
+            language=self.language,
+            session_id=self.session_id,
+            settings=LoopSettings(
+                max_turns=self.settings.sub_agent_turns,
+                context_window=self.settings.context_window,
+                max_tokens=self.settings.max_tokens,
+                plan_rounds=self.settings.plan_rounds,
+            ),
+            progress=lambda event: self.progress(
+                StreamEvent(event.kind, {**event.data, "agent": task_id})
+            ),
+            stop_hooks=self.stop_hooks,
+            sub_agent=True,
+            pauses_parent=pauses,
+        )
+
+    def _summary(
+        self, child: AgentLoop, outcome: Outcome, args: Mapping[str, Any], task_id: str
+    ) -> dict[str, Any]:
+        """A finished sub-agent's summary for the parent; its output written."""
+        output = f"task-outputs/{task_id}.md"
+        path = output
+        if self.write_output is not None:
+            try:
+                path = self.write_output(
+                    output,
+                    f"# {args.get('description') or 'task'}\n\n"
+                    f"{args.get('prompt') or ''}\n\n---\n\n{outcome.text}\n",
+                )
+            except (ToolFailed, AiosError) as exc:
+                path = f"(not written: {exc.message})"
+        summary: dict[str, Any] = {
+            "status": "ok" if outcome.kind == "answer" else outcome.kind,
+            "summary": outcome.text[:1500],
+            "output": path,
+            "turns": child.turns,
+        }
+        if outcome.detail:
+            summary["error"] = outcome.detail  # what the parent model needs to know
+        return summary
+
+    @staticmethod
+    def _finished(call: ProposedCall, summary: dict[str, Any]) -> ToolOutcome:
+        ok = summary["status"] == "ok"
+        error = "" if ok else json.dumps(summary, ensure_ascii=False)
+        return ToolOutcome(call.call_id, call.name, ok, result=summary, error=error)
+
+    def _pause_for_fork(self, paused: Mapping[str, Any]) -> Outcome:
+        """The sub-agent's calls wait for the user: the parent pauses with them (the
+        sub-agent kept in the parent's pending request, to go on after)."""
+        call: ProposedCall = paused["call"]
+        child: AgentLoop = paused["child"]
+        self.conversation.pending = {
+            "kind": "fork",
+            "turns": self.turns,
+            "call_id": call.call_id,
+            "args": call.args or {},
+            "task_id": paused["task_id"],
+            "child": child.conversation.to_state(),
+            "child_turns": child.turns,
+            "steps": (child.conversation.pending or {}).get("steps", []),
+            "created": round(time.time(), 3),
+        }
+        self.conversation.plan_rounds += 1
+        return Outcome("plan", steps=list(paused["steps"]))
+
+    def _resume_fork(
+        self, pending: Mapping[str, Any], results: Mapping[str, Any]
+    ) -> Outcome:
+        """The paused sub-agent's calls ran (or were denied): it goes on, and its
+        summary is the parent's `task` result (or it pauses the parent again)."""
+        task_id = str(pending.get("task_id") or "task")
+        conversation = Conversation.from_state(pending.get("child") or {})
+        child = self._child(task_id, conversation, pauses=True)
+        child.turns = int(pending.get("child_turns") or 0)
+        call = ProposedCall(
+            str(pending.get("call_id")), TASK_TOOL, "", dict(pending.get("args") or {})
+        )
+        outcome = child.resume(results)
+        if outcome.kind == "plan":
+            return self._pause_for_fork(
+                {"call": call, "child": child, "task_id": task_id, "steps": outcome.steps}
+            )
+        finished = self._finished(
+            call, self._summary(child, outcome, call.args or {}, task_id)
+        )
+        self.conversation.replace_placeholder(
+            finished.call_id, finished.name, finished.for_model(), ok=finished.ok
+        )
+        self._report_result(finished)
+        return self.run()
+
+    def _task_output(self, call: ProposedCall) -> ToolOutcome:
+        """The summary of a background sub-agent (waiting up to `wait` seconds)."""
+        args = call.args or {}
+        try:
+            wait = float(args.get("wait") or 0)
+        except (TypeError, ValueError):
+            wait = 0.0
+        started = self.conversation.background
+        task_id = str(args.get("task_id") or (started[-1] if started else ""))
+        found = background.result(task_id, wait)
+        if found is None:
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="unknown_task",
+                error="no such background task here; its output may be in task-outputs/",
+            )
+        return ToolOutcome(call.call_id, call.name, True, result=found)
+
+    # --------------------------------------------------------------- compaction
+
+    def _summarize(self, older: list[dict[str, Any]]) -> str:
+        text = self.llm.chat(summary_prompt(older), max_tokens=600)
+        return text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)

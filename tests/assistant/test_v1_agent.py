@@ -1,0 +1,120 @@
+"""The agent loop for OpenAI clients, against the scripted model: its reasoning comes
+as <think>…</think> ahead of the answer (or as `reasoning_content` when asked for),
+its text streams as chunks while the model writes, and with `X-AIOS-Events: 1` its
+tool calls and results arrive as named events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import requests
+
+from tests.assistant.conftest import ASSISTANT, agent_requests
+from tests.controller.system import RunningSystem
+from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_calls_reply
+
+pytestmark = pytest.mark.slow
+
+
+def chat(system: RunningSystem, body: dict[str, Any], **headers: str) -> requests.Response:
+    return requests.post(
+        f"{system.url}/v1/chat/completions",
+        json={"model": f"triton/{ASSISTANT}", **body},
+        headers={"Authorization": f"Bearer {system.token}", **headers},
+        timeout=60,
+    )
+
+
+def frames_of(response: requests.Response) -> list[str]:
+    return [f for f in response.content.decode("utf-8").split("\n\n") if f.strip()]
+
+
+def test_streamed_reasoning_text_and_named_events(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(
+        tool_calls_reply(
+            ("file_read", {"path": "README.txt"}), reasoning="先读一下说明文件。"
+        ),
+        text_reply("说明文件讲的是这个工作区。", reasoning="读完了，可以回答。"),
+    )
+    body = {"stream": True, "messages": [{"role": "user", "content": "说明文件讲什么"}]}
+    frames = frames_of(chat(system, body, **{"X-AIOS-Events": "1"}))
+    chunks = [json.loads(f[6:]) for f in frames if f.startswith("data: {")]
+    text = "".join(
+        c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]
+    )
+    assert text.startswith("<think>\n先读一下说明文件。")
+    assert "读完了，可以回答。\n</think>\n\n说明文件讲的是这个工作区。" in text
+    assert text.count("说明文件讲的是这个工作区。") == 1  # streamed, not sent twice
+    events = [f.splitlines() for f in frames if f.startswith("event: ")]
+    named = {lines[0][7:]: json.loads(lines[1][6:]) for lines in reversed(events)}
+    assert named["tool_call"]["data"]["name"] == "file_read"
+    assert json.loads(named["tool_call"]["data"]["arguments"]) == {"path": "README.txt"}
+    assert named["tool_result"]["data"]["ok"] is True
+    # the reasoning never goes back to the model
+    second = agent_requests(fake)[1]
+    assert "先读一下说明文件" not in json.dumps(second.messages, ensure_ascii=False)
+
+
+def test_reasoning_content_when_the_client_asks_for_it(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(text_reply("四十二。", reasoning="六乘七。"))
+    body = {
+        "include_reasoning": True,
+        "messages": [{"role": "user", "content": "六乘七是多少"}],
+    }
+    message = chat(system, body).json()["choices"][0]["message"]
+    assert message["content"] == "四十二。"
+    assert message["reasoning_content"] == "六乘七。"
+    fake.script(text_reply("还是四十二。", reasoning="再算一次。"))
+    body = {"messages": [{"role": "user", "content": "再算一次六乘七"}]}
+    plain = chat(system, body).json()["choices"][0]["message"]
+    assert plain["content"] == "<think>\n再算一次。\n</think>\n\n还是四十二。"
+
+
+def test_an_ask_user_round_is_answered_by_the_next_message(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(
+        tool_calls_reply(
+            ("ask_user", {"question": "要什么颜色？", "choices": ["红色", "蓝色"]})
+        ),
+        text_reply("好的，用蓝色。"),
+    )
+    conversation = {"X-AIOS-Conversation-Id": "ask-round"}
+    first = {"messages": [{"role": "user", "content": "帮我选个颜色"}]}
+    asked = chat(system, first, **conversation).json()["choices"][0]["message"]
+    assert "要什么颜色？" in asked["content"]
+    assert "红色" in asked["content"] and "蓝色" in asked["content"]
+    assert asked["triton"]["awaiting_user_input"] is True
+    # the next message of that conversation, to the base model, answers the question
+    body = {"model": "triton", "messages": [{"role": "user", "content": "蓝色"}]}
+    answered = chat(system, body, **conversation).json()["choices"][0]["message"]
+    assert answered["content"] == "好的，用蓝色。"
+    assert answered["triton"]["awaiting_user_input"] is False
+    requests_ = agent_requests(fake)
+    assert len(requests_) == 2  # no routing: the answer went to the app that asked
+    result = [m for m in requests_[1].messages if m["role"] == "tool"][-1]
+    assert json.loads(result["content"]) == {"answer": "蓝色"}
+
+
+def test_max_turns_and_the_callers_system_prompt_reach_the_loop(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(*[tool_calls_reply(("file_list", {})) for _ in range(3)])
+    body = {
+        "max_turns": 2,
+        "messages": [
+            {"role": "system", "content": "Answer like a pirate."},
+            {"role": "user", "content": "一直列文件"},
+        ],
+    }
+    message = chat(system, body).json()["choices"][0]["message"]
+    assert "2" in message["content"]  # stopped after the caller's two turns
+    made = agent_requests(fake)
+    assert len(made) == 2 and fake.pending == 1
+    assert "Answer like a pirate." in made[0].messages[0]["content"]

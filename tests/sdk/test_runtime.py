@@ -1,0 +1,263 @@
+"""The SDK's agent runtime without processes: the loop over a scripted model double
+and a recording agent — duplicate calls, proposal order, a question for the user
+answered by a click, the caller's max_turns, the typed messages kept in state."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from aios_sdk.runtime.flows import AgentFlows
+from aios_sdk.runtime.loop import LoopSettings
+from aios_sdk.runtime.messages import (
+    AssistantMessage,
+    Conversation,
+    ToolMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+
+
+def said(content: str = "", *calls: tuple[str, Any], reasoning: str = "") -> Any:
+    return SimpleNamespace(
+        content=content,
+        reasoning=reasoning,
+        tool_calls=[
+            SimpleNamespace(id=f"c{i}", name=name, arguments=json.dumps(args))
+            for i, (name, args) in enumerate(calls)
+        ],
+        usage={},
+        finish_reason="tool_calls" if calls else "stop",
+    )
+
+
+class Model:
+    available = True
+
+    def __init__(self, *turns: Any) -> None:
+        self.turns = list(turns)
+        self.seen: list[list[dict[str, Any]]] = []
+        self.offered: list[list[dict[str, Any]]] = []
+
+    def turn(self, messages: Any, **kwargs: Any) -> Any:
+        self.seen.append([dict(m) for m in messages])
+        self.offered.append(list(kwargs.get("tools") or []))
+        return self.turns.pop(0)
+
+    def progress(self, *args: Any) -> None:
+        pass
+
+
+class Agent:
+    name = "测试"
+    role_prompt = "role"
+
+    def __init__(self, model: Model, **settings: Any) -> None:
+        self.llm, self.settings = model, settings
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def available_tools(self) -> list[dict[str, Any]]:
+        return [
+            {"name": n, "description": n, "input_schema": {"type": "object"}}
+            for n in ("file_list", "file_read", "file_write")
+        ]
+
+    def call_tool(self, name: str, **args: Any) -> Any:
+        self.calls.append((name, args))
+        return {"files": [], "name": name}
+
+    def run_steps(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        for step in steps:
+            self.calls.append((step["tool"], step["args"]))
+        return {
+            f"step_{s['step_id']}": {"status": "ok", "result": s["tool"]} for s in steps
+        }
+
+    def plan_steps(self, steps: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
+        return {"status": "ok", "view_type": "loading", "data": {}, "steps": steps}
+
+
+def test_a_call_proposed_twice_in_one_message_runs_once() -> None:
+    model = Model(
+        said("", ("file_list", {"path": "."}), ("file_list", {"path": "."})), said("ok")
+    )
+    agent = Agent(model)
+    reply = AgentFlows(agent).handle("list", {"cwd_state": {}})
+    assert reply["data"]["content"] == "ok"
+    assert agent.calls == [("file_list", {"path": "."})]
+    results = [m for m in model.seen[1] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ["c0", "c1"]
+    assert results[0]["content"] == results[1]["content"]
+
+
+def test_a_read_after_a_write_that_waits_waits_with_it_in_order() -> None:
+    model = Model(
+        said(
+            "",
+            ("file_write", {"path": "a.txt", "content": "x"}),
+            ("file_read", {"path": "a.txt"}),
+            ("file_write", {"path": "a.txt", "content": "x"}),
+        ),
+        said("done"),
+    )
+    agent = Agent(model)
+    plan = AgentFlows(agent).handle("write then read", {"cwd_state": {}})
+    assert [s["tool"] for s in plan["steps"]] == ["file_write", "file_read"]
+    assert agent.calls == []  # the read did not run before the write
+    results = {
+        f"step_{s['step_id']}": {"status": "ok", "result": "r"} for s in plan["steps"]
+    }
+    done = AgentFlows(agent).handle(
+        "write then read", {"cwd_state": plan["state"], "tool_results": results}
+    )
+    assert done["data"]["content"] == "done"
+    tools = [m for m in model.seen[1] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tools] == ["c0", "c1", "c2"]
+    assert all(m["content"] == "r" for m in tools)  # the duplicate write shares its result
+
+
+def test_a_question_waits_and_a_click_answers_it() -> None:
+    model = Model(
+        said("", ("ask_user", {"question": "哪个文件？", "choices": ["a.txt", "b.txt"]})),
+        said("读了 b.txt。", reasoning="用户选了 b"),
+    )
+    agent = Agent(model)
+    asked = AgentFlows(agent).handle("读一个文件", {"cwd_state": {}})
+    assert asked["data"]["content"] == "哪个文件？"
+    assert asked["awaiting_user_input"] == {
+        "question": "哪个文件？",
+        "choices": ["a.txt", "b.txt"],
+    }
+    buttons = [a for a in asked["actions"] if a["type"] == "button"]
+    assert [(b["label"], b["params"]) for b in buttons] == [
+        ("a.txt", {"answer": "a.txt"}),
+        ("b.txt", {"answer": "b.txt"}),
+    ]
+    assert any(
+        a["type"] == "input" and a["action_id"] == "answer" for a in asked["actions"]
+    )
+    assert AgentFlows.owns(
+        agent, None, {"cwd_state": asked["state"]}, {"action_id": "answer"}
+    )
+    answered = AgentFlows(agent).handle(
+        None,
+        {"cwd_state": asked["state"]},
+        {"action_id": "answer", "params": {"answer": "b.txt"}},
+    )
+    assert answered["data"]["content"] == "读了 b.txt。"
+    assert answered["reasoning"] == "用户选了 b"
+    result = [m for m in model.seen[1] if m["role"] == "tool"][-1]
+    assert json.loads(result["content"]) == {"answer": "b.txt"}
+    assert "用户选了 b" not in json.dumps(
+        answered["state"]["model_messages"], ensure_ascii=False
+    )
+    shown = Conversation.from_state(answered["state"]).messages
+    assert [type(m).__name__ for m in shown] == [
+        "UserMessage",
+        "AssistantMessage",
+        "AssistantMessage",  # the question as it was shown
+        "ToolMessage",  # the answer as the call's result
+        "UserMessage",  # the answer as the user gave it
+        "AssistantMessage",
+    ]
+
+
+def test_typed_messages_join_calls_and_results_by_id_and_survive_state() -> None:
+    conversation = Conversation()
+    conversation.ensure_system("s")
+    conversation.add_user("hi")
+    conversation.add_assistant(
+        "", [{"id": "x1", "name": "file_list", "arguments": "{}"}], reasoning="r"
+    )
+    conversation.add_tool_result("x1", "file_list", "[]", ok=True)
+    again = Conversation.from_state(json.loads(json.dumps(conversation.to_state())))
+    user, assistant, tool = again.messages
+    assert isinstance(user, UserMessage) and isinstance(assistant, AssistantMessage)
+    assert isinstance(tool, ToolMessage)
+    assert assistant.tool_uses == [ToolUseBlock("x1", "file_list", "{}")]
+    assert tool.result.tool_use_id == assistant.tool_uses[0].id
+    assert assistant.reasoning == "r"
+    assert [m["role"] for m in again.model_messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert "reasoning" not in json.dumps(again.model_messages)
+
+
+def test_the_callers_max_turns_lowers_the_cap_but_never_raises_it() -> None:
+    settings = LoopSettings(max_turns=6)
+    assert settings.within(2).max_turns == 2
+    assert settings.within(50).max_turns == 6
+    assert settings.within(None) is settings and settings.within("x") is settings
+
+
+class SkillAgent(Agent):
+    def available_tools(self) -> list[dict[str, Any]]:
+        return [*super().available_tools(), {"name": "skill"}, {"name": "run_command"}]
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        self.calls.append((tool_name, args))
+        if tool_name == "skill":
+            return {"name": "greet", "steps": "Greet.", "allowed_tools": ["run_command"]}
+        return {"ok": True}
+
+
+def test_a_skills_allowed_tools_hold_for_the_rest_of_the_request() -> None:
+    from aios_sdk.agent import _current
+
+    seen_turns: list[str | None] = []
+    model = Model(
+        said("", ("skill", {"name": "greet", "arguments": "Ann"})),
+        said("", ("file_read", {"path": "a.txt"}), ("run_command", {"command": "x"})),
+        said("done"),
+        said("next request"),
+    )
+    agent = SkillAgent(model)
+    original = agent.call_tool
+
+    def recording(tool_name: str, **args: Any) -> Any:
+        seen_turns.append(getattr(_current, "turn_id", None))
+        return original(tool_name, **args)
+
+    agent.call_tool = recording  # type: ignore[method-assign]
+    reply = AgentFlows(agent).handle("greet Ann", {"cwd_state": {}})
+    assert reply["data"]["content"] == "done"
+    refused = [m for m in model.seen[2] if m["role"] == "tool"][-2]  # the file_read
+    assert json.loads(refused["content"])["code"] == "not_allowed_by_skill"
+    assert [name for name, _ in agent.calls] == ["skill", "run_command"]
+    assert len(set(seen_turns)) == 1 and seen_turns[0]  # one request, one turn id
+    offered = {t["function"]["name"] for t in model.offered[1]}
+    assert offered == {"run_command", "ask_user"}  # only the skill's tools (no fork)
+    again = AgentFlows(agent).handle("something else", {"cwd_state": reply["state"]})
+    assert again["data"]["content"] == "next request"
+    assert again["state"]["allowed_tools"] is None  # a new request: no limit
+    assert again["state"]["turn_id"] != reply["state"]["turn_id"]
+
+
+def test_tools_that_cannot_run_are_left_out_and_the_providers_prompt_is_kept(
+    monkeypatch: Any,
+) -> None:
+    from aios_sdk import AIOSAgent
+    from aios_sdk.client import ExecutorClient
+
+    class Probe(AIOSAgent):
+        name, description, icon, role_prompt = "p", "d", "i", "r"
+
+        def handle(self, instruction: Any, context: Any, action_request: Any = None) -> Any:
+            return {}
+
+    listing = [
+        {"name": "file_read", "available": True},
+        {"name": "mcp_search", "available": False, "unavailable_reason": "not started"},
+    ]
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AIOS_TOKEN", "t")
+    monkeypatch.setattr(
+        ExecutorClient, "listing", lambda self, app_id=None: (listing, "Skills: …")
+    )
+    tools, prompt = Probe().tool_listing()
+    assert [t["name"] for t in tools] == ["file_read"] and prompt == "Skills: …"
+    assert [t["name"] for t in Probe().available_tools()] == ["file_read"]
