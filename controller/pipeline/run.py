@@ -484,8 +484,9 @@ class Pipeline:
         upstream: list[dict[str, Any]] | None,
         rounds: int = 0,
     ) -> AppReply:
+        language = self._contexts.language(turn)
         installed = [
-            {"id": p.app_id, "name": p.name, "system_role": p.system_role}
+            {"id": p.app_id, "name": p.name_in(language), "system_role": p.system_role}
             for p in self._apps.profiles()
         ]
         context = self._contexts.build(

@@ -10,7 +10,6 @@ work without one — a warning, never a success.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Iterator
 
@@ -24,21 +23,11 @@ from tests.controller.system import (
     copy_shipped_apps,
     serving,
 )
-from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHIPPED = ("assistant_app", "music_app", "hello_app")
 ASSISTANT = "#win_assistant_app"
-
-
-def without_app_names(text: str) -> str:
-    """`text` without the installed apps' names as the desktop shows them (their
-    manifests' `name`): proper names, not a second language."""
-    for app_id in SHIPPED:
-        manifest = ROOT / "apps" / app_id / "manifest.json"
-        text = text.replace(json.loads(manifest.read_text(encoding="utf-8"))["name"], "")
-    return text
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +75,8 @@ def test_a_poem_opens_the_assistant_in_english(browser, system, shot) -> None:
         say(page, "write a poem about autumn")
         only_the_assistant_answers(page, "The assistant needs a model")
         visible = page.locator(ASSISTANT).inner_text()
-        assert not re.search(r"[\u4e00-\u9fff]{2}", without_app_names(visible)), visible
-        assert "These apps work offline: Hello小AI, 音乐应用." in visible  # installed ones
+        assert not re.search(r"[\u4e00-\u9fff]", visible), visible
+        assert "These apps work offline: Hello AI, Music." in visible  # installed ones
         shot(page, "poem-en")
         page.locator(f"{ASSISTANT} .win-close").click()
         say(page, "assistant, write a poem and play some music")
