@@ -97,10 +97,14 @@ def _unsandboxed_copy(apps: Path, app_id: str, name: str) -> None:
     path.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["forked", "bubblewrap"])
 def confined(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[RunningSystem, dict]]:
+    """The system with its apps forked from the app template (the default) or each
+    started as a new interpreter inside bubblewrap (`apps.fork_from_template` off):
+    every row holds both ways."""
     if not HAS_BWRAP:
         pytest.skip(NEEDS_BWRAP)
     root = tmp_path_factory.mktemp("confinement")
@@ -143,6 +147,10 @@ def confined(
             "nosy_app": {"read": list(paths.values()), "write": list(writes.values())}
         },
         "app_sandbox": {"unconfined_apps": ["trusted_app"]},
+        "apps": {
+            **TEST_CONFIG.get("apps", {}),
+            "fork_from_template": request.param == "forked",
+        },
     }
     system = launch(root, apps, state_dir=state, config=config)
     try:
@@ -152,7 +160,7 @@ def confined(
         other = Path(paths["other_workspace"])
         other.parent.mkdir(parents=True, exist_ok=True)
         other.write_text("echo's own data")
-        yield system, {"reads": paths, "writes": writes, "apps": apps}
+        yield system, {"reads": paths, "writes": writes, "apps": apps, "how": request.param}
     finally:
         system.stop()
         shutil.rmtree(home_dir, ignore_errors=True)
@@ -236,3 +244,22 @@ def test_a4_api_apps_says_how_each_app_runs(confined: tuple[RunningSystem, dict]
             system.say(f"{rows[app_id]['name']}专用词 hi")["tasks"][0]["result"]["status"]
             == "ok"
         )
+
+
+@pytest.mark.slow
+def test_each_app_runs_forked_from_the_template_or_inside_bubblewrap(
+    confined: tuple[RunningSystem, dict],
+) -> None:
+    """The confined app's process descends from the app template (through the process
+    that keeps it) when apps are forked, from bubblewrap otherwise."""
+    import psutil
+
+    system, paths = confined
+    pid = system.apps()["nosy_app"]["pid"]
+    ancestors = [" ".join(p.cmdline()) for p in psutil.Process(pid).parents()[:3]]
+    forked = any("aios_runtime.zygote" in line for line in ancestors)
+    wrapped = any(line.split(" ", 1)[0].endswith("bwrap") for line in ancestors)
+    if paths["how"] == "forked":
+        assert forked and not wrapped, ancestors
+    else:
+        assert wrapped and not forked, ancestors
