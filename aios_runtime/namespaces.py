@@ -5,17 +5,19 @@ Bubblewrap can only start a new program; a child forked from the app template
 does so with the same system calls bubblewrap makes, through libc (Python 3.11 has
 no `os.unshare`), in two steps:
 
-- `enter_sandbox(layout, cwd)`, in the forked child: new mount, PID and IPC
-  namespaces; the whole mount tree made private and read-only; a private `/tmp`, a
+- `fork_confined()`, in the template: forks a child that is the first process of a
+  new PID namespace (it sees no other process, and every process it forks dies with
+  it); the template's own namespace for later children is restored at once.
+- `enter_sandbox(layout, cwd)`, in that child: new mount and IPC namespaces; the
+  whole mount tree made private and read-only; a private `/tmp`, its own `/proc`, a
   minimal read-only `/dev` (null, zero, full, random, urandom, tty); every mask of
   the `SandboxLayout` (`aios_runtime.bubblewrap`) an empty tmpfs, the layout's
   read-only folders bound back read-only, its writable folders bound read-write, the
   masks then made read-only. The folders to bind are opened before anything is
-  hidden and bound from those descriptors, so a mask never hides what must come back.
-- `become_init()`, in the child's own child, the first process of the new PID
-  namespace (it sees no other process, and every process it forks dies with it):
-  its own `/proc`, then every capability dropped (bounding set, ambient, effective,
-  permitted, inheritable) and `no_new_privs`, so nothing it runs can undo the mounts.
+  hidden and bound from those descriptors, so a mask never hides what must come
+  back. Last, every capability is dropped (bounding set, ambient, effective,
+  permitted, inheritable) and `no_new_privs` set, so nothing it runs can undo the
+  mounts.
 
 This needs the right to create those namespaces (root, as the controller runs here);
 `probe()` tries it for real in a throw-away child. Any failure raises `OSError`: the
@@ -31,7 +33,7 @@ from pathlib import Path
 
 from aios_runtime.bubblewrap import SandboxLayout
 
-__all__ = ["become_init", "enter_sandbox", "probe", "set_death_signal"]
+__all__ = ["enter_sandbox", "fork_confined", "probe", "set_death_signal"]
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
@@ -155,11 +157,28 @@ def _minimal_dev() -> None:
     _remount("/dev", _MS_RDONLY | _MS_NOSUID)
 
 
+def fork_confined() -> int:
+    """`os.fork()`, the child being the first process of a new PID namespace (pid 1
+    there); the caller's later children are born in its own namespace again."""
+    own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _check(_libc.unshare(_CLONE_NEWPID), "unshare PID namespace")
+        pid = -1
+        try:
+            pid = os.fork()
+        finally:
+            if pid != 0:  # the parent (or a failed fork): back to its own namespace
+                _check(_libc.setns(own, _CLONE_NEWPID), "setns PID namespace")
+        return pid
+    finally:
+        os.close(own)
+
+
 def enter_sandbox(layout: SandboxLayout, cwd: str) -> None:
-    """Confine this (single-threaded, forked) process's file system view to `layout`
-    in new mount, PID and IPC namespaces (see the module docstring); the next child
-    it forks is the first process of the new PID namespace and must `become_init`."""
-    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC), "unshare")
+    """Confine this process (single-threaded, forked by `fork_confined`) to `layout`
+    in new mount and IPC namespaces, then drop every capability (see the module
+    docstring)."""
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing leaks back to the host
     # opened before anything is hidden: each bind comes from its descriptor
     sources = {
@@ -182,10 +201,12 @@ def enter_sandbox(layout: SandboxLayout, cwd: str) -> None:
             _remount(path, _MS_NOSUID | _MS_NODEV)  # the bind of a read-only mount: rw
         for mask in layout.masks:
             _remount(mask, _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     finally:
         for fd in sources.values():
             os.close(fd)
     os.chdir(cwd)
+    _drop_capabilities()
 
 
 def _last_capability() -> int:
@@ -195,10 +216,8 @@ def _last_capability() -> int:
         return 63
 
 
-def become_init() -> None:
-    """In the first process of the new PID namespace: its own `/proc`, then no
-    capability left and none to regain (see the module docstring)."""
-    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+def _drop_capabilities() -> None:
+    """No capability left, and none to regain."""
     for cap in range(_last_capability() + 1):
         _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
     _check(
@@ -212,22 +231,16 @@ def become_init() -> None:
 
 def probe() -> str | None:
     """Why a forked child cannot confine itself here (None when it can): a throw-away
-    child enters a sandbox hiding `/home` and its own child becomes its init."""
-    pid = os.fork()
+    child, forked into its own PID namespace, enters a sandbox hiding `/home`."""
+    try:
+        pid = fork_confined()
+    except OSError as exc:
+        return f"a new PID namespace cannot be made here ({exc.strerror})"
     if pid == 0:
         code = 1
         try:
             enter_sandbox(SandboxLayout(("/home",), (), ()), "/")
-            inner = os.fork()
-            if inner == 0:
-                ok = 1
-                try:
-                    become_init()
-                    ok = 0 if os.getpid() == 1 else 1
-                finally:
-                    os._exit(ok)
-            _, status = os.waitpid(inner, 0)
-            code = os.waitstatus_to_exitcode(status)
+            code = 0 if os.getpid() == 1 and os.listdir("/home") == [] else 3
         except BaseException:
             code = 2
         finally:
@@ -237,5 +250,5 @@ def probe() -> str | None:
     if code == 0:
         return None
     if code == 2:
-        return "the namespaces or mounts of a confinement cannot be made here"
-    return "a confined child could not drop its capabilities"
+        return "the mounts or the capabilities of a confinement cannot be set here"
+    return "a confined child did not see what its confinement should show"

@@ -195,16 +195,13 @@ def _under_any(path: str, folders: Iterable[Path]) -> bool:
 
 
 def confined_pid(proc: Any) -> int | None:
-    """The pid of the app itself below bubblewrap's own two processes, or below the
-    process a forked confined app leaves outside its sandbox (None while either is
-    still setting up)."""
+    """The pid of the app itself: below bubblewrap's own two processes (None while
+    bubblewrap is still setting up), or the forked process itself."""
     import psutil
 
+    if getattr(proc, "forked", False):
+        return int(proc.pid)
     try:
-        if getattr(proc, "forked", False):
-            for app in psutil.Process(proc.pid).children():
-                return app.pid
-            return None
         for init in psutil.Process(proc.pid).children():
             for app in init.children():
                 return app.pid

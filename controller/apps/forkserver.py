@@ -6,9 +6,9 @@ process group, the controller's death signal, this launch's mark) with the apps'
 environment minus every secret, over one end of a `SOCK_SEQPACKET` socket pair. A
 reader thread takes its answers: the pid of each forked app, and how each ended.
 `spawn()` hands it one app's plan (its folder, entry file and, when confined, the
-sandbox layout of `controller.apps.confinement`) and two descriptors: a in-memory
-file holding the app's environment (its token; the template never reads
-it) and the app's log. It returns a `ForkedProcess`, which the supervisor polls,
+sandbox layout of `controller.apps.confinement`) and two descriptors: an in-memory
+file holding the app's environment (its token; the template never reads it) and the
+app's log. It returns a `ForkedProcess`, which the supervisor polls,
 waits for and stops by process group exactly like a `subprocess.Popen`.
 
 `usable` is False until the template said it is ready, and for good once it died
@@ -31,7 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.apps.processes import REPO_ROOT, spawn_child, template_environment
+from controller.apps.processes import (
+    REPO_ROOT,
+    spawn_child,
+    stop_groups,
+    template_environment,
+)
 
 __all__ = ["ForkServer", "ForkedProcess"]
 
@@ -79,6 +84,7 @@ class ForkServer:
         self._children: dict[int, ForkedProcess] = {}
         self._early_exits: dict[int, int] = {}
         self._next_id = 0
+        self._stopping = False
         self.confines: str | None = "the app template has not started"
 
     @property
@@ -162,8 +168,6 @@ class ForkServer:
         if not self._stopping:
             log.warning("the app template ended; apps start as new processes now")
 
-    _stopping = False
-
     def spawn(
         self,
         plan: dict[str, Any],
@@ -213,8 +217,6 @@ class ForkServer:
     def stop(self) -> None:
         """End the template; the apps forked from it end with it."""
         self._stopping = True
-        from controller.apps.processes import stop_groups
-
         if self._sock is not None:
             try:
                 self._sock.shutdown(socket.SHUT_RDWR)

@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ log = logging.getLogger("aios.controller.supervisor")
 # how long an app's first start waits for the app template to be ready (it imports
 # while the executor starts) before starting the app as a new interpreter instead
 _TEMPLATE_READY_S = 5.0
+_FORKED_NOTE = "forked from the app template, confined with the same layout and namespaces"
 
 
 class StartupFailed(AiosError):
@@ -480,9 +482,9 @@ class Supervisor(AppLifecycle):
                     append=not first,
                 )
             else:
-                assert child.confinement is not None
                 if first:
                     self._confiner.prepare(child.spec)
+                child.confinement = self._confiner.decide(child.spec)
                 child.proc = self._spawn_app(child, child.spec, child.confinement, first)
         except OSError as exc:
             child.proc = None
@@ -506,12 +508,15 @@ class Supervisor(AppLifecycle):
         forkable = forks is not None and forks.wait_ready(_TEMPLATE_READY_S)
         if forks is not None and forkable and (not how.confined or forks.confines is None):
             try:
-                return forks.spawn(
+                forked = forks.spawn(
                     self._confiner.fork_plan(spec, how),
                     env,
                     child.log_path,
                     append=not first,
                 )
+                if how.confined:
+                    child.confinement = replace(how, note=f"{how.note}; {_FORKED_NOTE}")
+                return forked
             except OSError as exc:
                 log.warning("%s: not forked (%s), started anew", spec.app_id, exc)
         return spawn_child(

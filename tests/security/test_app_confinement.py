@@ -263,3 +263,36 @@ def test_each_app_runs_forked_from_the_template_or_inside_bubblewrap(
         assert forked and not wrapped, ancestors
     else:
         assert wrapped and not forked, ancestors
+
+
+@pytest.mark.slow
+def test_apps_outlive_a_killed_template_inside_bubblewrap(
+    confined: tuple[RunningSystem, dict],
+) -> None:
+    """`kill -9` of the app template takes its apps along; each is restarted as a new
+    interpreter inside bubblewrap, still confined (last: it changes the system)."""
+    import os
+    import signal
+
+    import psutil
+
+    system, paths = confined
+    if paths["how"] != "forked":
+        pytest.skip("only a system whose apps are forked has a template to kill")
+    before = system.apps()["nosy_app"]["pid"]
+    template = psutil.Process(before).parent()
+    assert template is not None and "aios_runtime.zygote" in " ".join(template.cmdline())
+    os.kill(template.pid, signal.SIGKILL)
+
+    def restarted() -> dict | None:
+        row = system.apps()["nosy_app"]
+        moved = row["status"] == "running" and row["pid"] not in (None, before)
+        return row if moved else None
+
+    row = system.wait_for(restarted, 30, "nosy_app to run again")
+    ancestors = [" ".join(p.cmdline()) for p in psutil.Process(row["pid"]).parents()[:3]]
+    assert any(line.split(" ", 1)[0].endswith("bwrap") for line in ancestors), ancestors
+    reads = _probe(system)["reads"]
+    for what, path in paths["reads"].items():
+        outcome = reads[path]
+        assert not (outcome["ok"] and outcome["value"] not in ("", [])), what
