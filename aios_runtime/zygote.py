@@ -1,7 +1,7 @@
 """The app template: one interpreter that has imported what every app imports, from
 which each app process is forked (copy-on-write) and then confined.
 
-    python -m aios_runtime.zygote FD
+    python -m aios_runtime.zygote FD [LOG]
 
 A cold start of an app through a new interpreter spends most of its time importing
 Flask, pydantic, waitress, urllib3 and the SDK (docs/PERFORMANCE.md); forked from
@@ -11,7 +11,8 @@ fork, so its bookkeeping does not copy them).
 
 The controller (`controller.apps.forkserver`) starts it with the apps' environment
 minus every secret, and speaks to it over the `AF_UNIX` `SOCK_SEQPACKET` socket `FD`,
-one JSON message per packet:
+one JSON message per packet (`LOG`, its log's path, only names the launch it serves
+in a process listing):
 
 - it first says `{"ready": true, "confines": null | "why not"}`: whether a forked
   child can confine itself here (`aios_runtime.namespaces.probe`);
@@ -36,7 +37,6 @@ or killed), every child dies with it.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
@@ -47,7 +47,6 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 from aios_runtime import namespaces
@@ -126,22 +125,6 @@ def _warm_up() -> None:
         client.get("/manifest", headers=headers)
         body = {"instruction": "", "context": {"language": "en-US"}}
         client.post("/handle", json=body, headers=headers)
-
-
-@contextlib.contextmanager
-def _yielding() -> Iterator[None]:
-    """Run at a lower CPU priority (as root only, who can restore it afterwards: the
-    apps forked later must not inherit it). The template imports while the executor
-    starts, and the executor's start is what a person waits for."""
-    if os.geteuid() != 0:
-        yield
-        return
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    os.setpriority(os.PRIO_PROCESS, 0, before + 10)
-    try:
-        yield
-    finally:
-        os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -266,8 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     global _ALIVE
     sock = socket.socket(fileno=int(args[0]))
     _ALIVE = os.pipe()
-    with _yielding():
-        _preload()
+    _preload()
     why = namespaces.probe()
     _send(sock, {"ready": True, "confines": why})
     wake_r, wake_w = os.pipe()

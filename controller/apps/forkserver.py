@@ -3,8 +3,10 @@ it for app processes, and follow them as the supervisor follows any child.
 
 `ForkServer.start()` spawns the template like any child of the controller (its own
 process group, the controller's death signal, this launch's mark) with the apps'
-environment minus every secret, over one end of a `SOCK_SEQPACKET` socket pair. A
-reader thread takes its answers: the pid of each forked app, and how each ended.
+environment minus every secret, over one end of a `SOCK_SEQPACKET` socket pair —
+once the executor runs, so the two do not compete for the processor while a person
+waits for the desktop. The thread that spawns it then takes its answers: the pid of
+each forked app, and how each ended.
 `spawn()` hands it one app's plan (its folder, entry file and, when confined, the
 sandbox layout of `controller.apps.confinement`) and two descriptors: an in-memory
 file holding the app's environment (its token; the template never reads it) and the
@@ -85,6 +87,7 @@ class ForkServer:
         self._early_exits: dict[int, int] = {}
         self._next_id = 0
         self._stopping = False
+        self._started = False
         self.confines: str | None = "the app template has not started"
 
     @property
@@ -95,13 +98,31 @@ class ForkServer:
     def usable(self) -> bool:
         return self._ready.is_set() and not self._dead.is_set()
 
-    def start(self) -> None:
-        """Spawn the template (from a long-lived thread: its death signal follows the
-        spawning thread); it becomes `usable` once it has imported and probed."""
+    def start(self, after: threading.Event | None = None, at_most: float = 3.0) -> None:
+        """Spawn the template once `after` is set (or `at_most` seconds passed): the
+        supervisor lets the executor start first, which is what a person waits for.
+        The template is spawned by the thread that then reads its answers and lives
+        as long as it does (a child's death signal follows the thread that spawned
+        it); it becomes `usable` once it has imported and probed."""
+        self._started = True
+        threading.Thread(
+            target=self._run, args=(after, at_most), name="app-template", daemon=True
+        ).start()
+
+    def _run(self, after: threading.Event | None, at_most: float) -> None:
+        if after is not None:
+            after.wait(at_most)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = spawn_child(
-                [sys.executable, "-m", "aios_runtime.zygote", str(theirs.fileno())],
+                # the log's path names the launch it serves, for whoever lists processes
+                [
+                    sys.executable,
+                    "-m",
+                    "aios_runtime.zygote",
+                    str(theirs.fileno()),
+                    str(self._log_path),
+                ],
                 cwd=REPO_ROOT,
                 env=template_environment(),
                 log_path=self._log_path,
@@ -110,15 +131,21 @@ class ForkServer:
             )
         except OSError as exc:
             ours.close()
-            self._dead.set()
             log.warning("the app template could not be started: %s", exc)
+            self._on_death()
             return
         finally:
             theirs.close()
         self._sock = ours
-        threading.Thread(target=self._read, name="app-template", daemon=True).start()
+        if self._stopping:  # stopped while it was being spawned
+            self.stop()
+        self._read()
 
     def wait_ready(self, timeout: float) -> bool:
+        """Whether the template can fork apps, waiting for its start (at most
+        `timeout`); False at once when it was never started."""
+        if not self._started:
+            return False
         self._ready.wait(timeout)
         return self.usable
 

@@ -68,9 +68,10 @@ __all__ = ["StartupFailed", "Supervisor", "SupervisorSettings"]
 log = logging.getLogger("aios.controller.supervisor")
 
 
-# how long an app's first start waits for the app template to be ready (it imports
-# while the executor starts) before starting the app as a new interpreter instead
-_TEMPLATE_READY_S = 5.0
+# how long an app's start waits for the app template to be ready (it imports once
+# the executor runs, in about half a second) before starting the app as a new
+# interpreter instead
+_TEMPLATE_READY_S = 3.0
 _FORKED_NOTE = "forked from the app template, confined with the same layout and namespaces"
 
 
@@ -102,6 +103,7 @@ class Supervisor(AppLifecycle):
         self.apps_settings = apps or AppsSettings()
         self._on_removed = on_removed or (lambda app_id: None)
         self._wake = threading.Event()  # a caller asked for a start: tick now
+        self._executor_up = threading.Event()  # the app template starts then
         self.master_token = secrets.token_urlsafe(24)
         self._ports = ports
         self._launch = executor
@@ -152,7 +154,11 @@ class Supervisor(AppLifecycle):
         with self._lock:
             self._spawn(self.executor, first=True)
             if self._forks is not None:
-                self._forks.start()
+                # the template imports once the executor runs, or at once when apps
+                # start at launch (they wait for it)
+                if any(self._starts_at_launch(app_id) for app_id in self._apps):
+                    self._executor_up.set()
+                self._forks.start(after=self._executor_up)
             for child in self._apps.values():
                 if self._starts_at_launch(child.child_id):
                     self._spawn(child, first=True)
@@ -397,6 +403,7 @@ class Supervisor(AppLifecycle):
         if child.proc is not None and child.confinement and child.confinement.confined:
             child.app_pid = confined_pid(child.proc)
         if child.spec is None:  # the executor
+            self._executor_up.set()
             self._mark_running(child)
             if child.restarts:
                 for app in self._apps.values():

@@ -78,6 +78,40 @@ def test_the_app_command_binds_back_only_what_a_mask_hides(tmp_path: Path) -> No
     assert argv[-3:] == ["--", "python3", "main.py"]
 
 
+def test_a_forked_app_gets_the_layout_of_its_bubblewrap_command(tmp_path: Path) -> None:
+    """The app template's children and bubblewrap mount one layout (`sandbox_layout`):
+    the plan a forked app confines itself with holds exactly the command's masks,
+    read-only binds and writable bind."""
+    from controller.apps.confinement import AppConfinement, Confiner
+    from controller.apps.discovery import load_app
+
+    state, apps = tmp_path / "state", tmp_path / "apps"
+    state.mkdir()
+    shutil.copytree(Path(__file__).parent / "apps" / "nosy_app", apps / "nosy_app")
+    spec = load_app(apps / "nosy_app", state / "workspaces")
+    confiner = Confiner(
+        AppSandboxSettings(),
+        state_dir=state,
+        config_file=tmp_path / "config.json",
+        apps_dirs=[apps],
+    )
+    how = AppConfinement("bubblewrap", "test", network=False)
+    argv = confiner.command(spec, ["python3", "main.py"], how)
+    plan = confiner.fork_plan(spec, how)
+
+    def operands(flag: str) -> list[str]:
+        return [argv[i + 1] for i, arg in enumerate(argv) if arg == flag]
+
+    assert plan["confine"] is True and plan["entry"] == str(spec.entry)
+    assert plan["masks"] == [m for m in operands("--tmpfs") if m != "/tmp"]
+    assert plan["masks"] == operands("--remount-ro")
+    assert plan["read_only"] == operands("--ro-bind")[1:]  # after `--ro-bind / /`
+    assert plan["writable"] == operands("--bind") == [str(spec.workdir)]
+    assert str(spec.folder) in plan["read_only"]  # under /tmp here: bound back
+    unconfined = confiner.fork_plan(spec, AppConfinement("none", "test", network=False))
+    assert unconfined["confine"] is False and "masks" not in unconfined
+
+
 def test_app_sandbox_settings_are_typed() -> None:
     assert AppSandboxSettings.model_validate({}) == AppSandboxSettings()
     got = AppSandboxSettings.model_validate({"unconfined_apps": ["x"], "use_bubblewrap": 0})

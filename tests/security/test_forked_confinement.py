@@ -299,3 +299,29 @@ def test_a_kill_9_of_the_template_leaves_no_forked_app_behind(
         time.sleep(0.05)
     assert gone, f"the app {proc.pid} outlived the template"
     assert not forks.usable  # apps are started anew from here on
+
+
+def test_each_forked_app_has_a_pid_namespace_of_its_own(
+    forks: ForkServer, layout: dict[str, Any]
+) -> None:
+    """Two apps forked one after the other: each is pid 1 of its own namespace, one
+    level below the host's (the second is not born inside the first's)."""
+    first, _ = _fork_probe(forks, layout, token="one", sleep=120)
+    second, _ = _fork_probe(forks, layout, token="two", sleep=120)
+    try:
+        spaces = []
+        for proc in (first, second):
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            nspid = next(
+                line.split()[1:]
+                for line in status.splitlines()
+                if line.startswith("NSpid:")
+            )
+            assert nspid == [str(proc.pid), "1"], nspid
+            spaces.append(os.readlink(f"/proc/{proc.pid}/ns/pid"))
+        assert spaces[0] != spaces[1]
+        assert os.readlink(f"/proc/{forks.pid}/ns/pid") == os.readlink("/proc/self/ns/pid")
+    finally:
+        for proc in (first, second):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
