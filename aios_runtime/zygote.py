@@ -37,6 +37,7 @@ or killed), every child dies with it.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import os
@@ -47,6 +48,7 @@ import signal
 import socket
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 from aios_runtime import namespaces
@@ -139,6 +141,17 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def _set_command_line(words: list[str]) -> None:
+    """Show `words` as this process's command line (`ps`, /proc/PID/cmdline): they
+    are written over the template's own argument strings, cut to their length (the
+    environment after them is kept: it carries the launch's mark for the reaper)."""
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end
+    room = end - start
+    data = b"\0".join(os.fsencode(word) for word in words)[: room - 1]
+    ctypes.memmove(start, data.ljust(room, b"\0"), room)
+
+
 def _end_on_sigterm(signum: int, frame: Any) -> None:
     os._exit(128 + signum)
 
@@ -149,6 +162,10 @@ def _run_app(plan: dict[str, Any], env: dict[str, str], *, keep_sigterm: bool) -
     os.environ.update(env)
     entry = str(plan["entry"])
     sys.argv = [entry, *plan.get("args", [])]
+    try:  # as if started as `python3 main.py`
+        _set_command_line([os.path.basename(sys.executable), entry])
+    except (OSError, ValueError, IndexError):
+        pass
     sys.path[0] = os.path.dirname(entry)
     os.chdir(plan["cwd"])
     if not keep_sigterm:

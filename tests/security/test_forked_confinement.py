@@ -319,6 +319,16 @@ def test_each_forked_app_has_a_pid_namespace_of_its_own(
             )
             assert nspid == [str(proc.pid), "1"], nspid
             spaces.append(os.readlink(f"/proc/{proc.pid}/ns/pid"))
+            deadline = time.monotonic() + 30
+            words: list[bytes] = []
+            while time.monotonic() < deadline:  # until it runs the app's code
+                words = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+                if words[1].endswith(b"main.py"):
+                    break
+                time.sleep(0.05)
+            assert words[1].endswith(b"probe_app/main.py"), words  # as `python3 main.py`
+            launch = [e for e in psutil.Process(proc.pid).environ() if e == "AIOS_LAUNCH"]
+            assert launch == ["AIOS_LAUNCH"]  # the reaper's mark is kept
         assert spaces[0] != spaces[1]
         assert os.readlink(f"/proc/{forks.pid}/ns/pid") == os.readlink("/proc/self/ns/pid")
     finally:
