@@ -1,7 +1,7 @@
 """Confining an already running (forked) process the way bubblewrap confines a new one.
 
 Bubblewrap can only start a new program; a child forked from the app template
-(`aios_runtime.zygote`) must confine itself instead, before any app code runs. It
+(`aios_sdk.zygote`) must confine itself instead, before any app code runs. It
 does so with the same system calls bubblewrap makes, through libc (Python 3.11 has
 no `os.unshare`), in two steps:
 

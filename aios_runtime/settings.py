@@ -193,7 +193,7 @@ class AppsSettings(Section):
     """`apps`: when apps run. An app is started on first use and stopped after
     `idle_stop_s` seconds without a call (0: never); `start_at_launch` starts every
     app at launch instead. With `fork_from_template` an app process is forked from
-    the app template (`aios_runtime.zygote`) instead of started as a new interpreter."""
+    the app template (`aios_sdk.zygote`) instead of started as a new interpreter."""
 
     idle_stop_s: NonNegativeFloat = 600.0
     start_at_launch: bool = False

@@ -77,7 +77,7 @@ def _labels(root_pid: int, apps: list[dict[str, Any]]) -> dict[int, str]:
                 if parent is None:
                     break
                 if parent.pid == root_pid:  # bubblewrap's, or the template itself
-                    if "aios_runtime.zygote" not in " ".join(proc.cmdline()):
+                    if "aios_sdk.zygote" not in " ".join(proc.cmdline()):
                         labels.setdefault(proc.pid, str(app["id"]))
                     break
                 labels.setdefault(proc.pid, str(app["id"]))
@@ -110,7 +110,7 @@ def tree_memory(root_pid: int, apps: list[dict[str, Any]]) -> dict[str, dict[str
 
 def _label_of(proc: Any) -> str:
     args = " ".join(proc.cmdline())
-    if "aios_runtime.zygote" in args:
+    if "aios_sdk.zygote" in args:
         return "app template"
     if "-m executor" in args:
         return "executor"

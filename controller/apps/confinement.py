@@ -164,7 +164,7 @@ class Confiner:
         )
 
     def fork_plan(self, spec: AppSpec, how: AppConfinement) -> dict[str, Any]:
-        """What the app template needs to fork this app (`aios_runtime.zygote`): its
+        """What the app template needs to fork this app (`aios_sdk.zygote`): its
         entry and folder and, when `how` confines it, the same layout bubblewrap
         would mount (`command`), which the forked child applies to itself."""
         plan: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""The controller's side of the app template (`aios_runtime.zygote`): start it, ask
+"""The controller's side of the app template (`aios_sdk.zygote`): start it, ask
 it for app processes, and follow them as the supervisor follows any child.
 
 `ForkServer.start()` spawns the template like any child of the controller (its own
@@ -119,7 +119,7 @@ class ForkServer:
                 [
                     sys.executable,
                     "-m",
-                    "aios_runtime.zygote",
+                    "aios_sdk.zygote",
                     str(theirs.fileno()),
                     str(self._log_path),
                 ],

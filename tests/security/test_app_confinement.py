@@ -291,7 +291,7 @@ def test_each_app_runs_forked_from_the_template_or_inside_bubblewrap(
     system, paths = confined
     pid = system.apps()["nosy_app"]["pid"]
     ancestors = [" ".join(p.cmdline()) for p in psutil.Process(pid).parents()[:3]]
-    forked = any("aios_runtime.zygote" in line for line in ancestors)
+    forked = any("aios_sdk.zygote" in line for line in ancestors)
     wrapped = any(line.split(" ", 1)[0].endswith("bwrap") for line in ancestors)
     if paths["how"] == "forked":
         assert forked and not wrapped, ancestors
@@ -315,7 +315,7 @@ def test_apps_outlive_a_killed_template_inside_bubblewrap(
         pytest.skip("only a system whose apps are forked has a template to kill")
     before = system.apps()["nosy_app"]["pid"]
     template = psutil.Process(before).parent()
-    assert template is not None and "aios_runtime.zygote" in " ".join(template.cmdline())
+    assert template is not None and "aios_sdk.zygote" in " ".join(template.cmdline())
     os.kill(template.pid, signal.SIGKILL)
 
     def restarted() -> dict | None:

@@ -1,4 +1,4 @@
-"""SECURITY.md A1–A3 for an app forked from the app template (`aios_runtime.zygote`).
+"""SECURITY.md A1–A3 for an app forked from the app template (`aios_sdk.zygote`).
 
 A real template process (started by `controller.apps.forkserver.ForkServer`, as the
 supervisor starts it) forks a probe app whose plan comes from a real `Confiner`,

@@ -1,7 +1,7 @@
 """The app template: one interpreter that has imported what every app imports, from
 which each app process is forked (copy-on-write) and then confined.
 
-    python -m aios_runtime.zygote FD [LOG]
+    python -m aios_sdk.zygote FD [LOG]
 
 A cold start of an app through a new interpreter spends most of its time importing
 Flask, pydantic, waitress, urllib3 and the SDK (docs/PERFORMANCE.md); forked from
