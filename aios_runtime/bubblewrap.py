@@ -17,11 +17,20 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from aios_runtime.workdir import is_inside
 
-__all__ = ["SYSTEM_DIRS", "bwrap_argv", "bwrap_works", "find_bwrap", "mask_list"]
+__all__ = [
+    "SYSTEM_DIRS",
+    "SandboxLayout",
+    "bwrap_argv",
+    "bwrap_works",
+    "find_bwrap",
+    "mask_list",
+    "sandbox_layout",
+]
 
 # never hidden: the sandboxed command could not run without them
 SYSTEM_DIRS = frozenset({"/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev"})
@@ -77,6 +86,38 @@ def mask_list(paths: Iterable[str | os.PathLike[str]], keep: Iterable[str]) -> l
     return masks
 
 
+@dataclass(frozen=True)
+class SandboxLayout:
+    """What a confinement mounts over the read-only file system: `masks` hidden under
+    empty tmpfs mounts, `read_only` folders bound back read-only (only those a mask or
+    the private `/tmp` would hide) and `writable` folders bound read-write, each at its
+    own real path. Bubblewrap's command (`bwrap_argv`) and the app template's forked
+    children (`aios_runtime.namespaces`) both apply this one layout."""
+
+    masks: tuple[str, ...]
+    read_only: tuple[str, ...]
+    writable: tuple[str, ...]
+
+
+def sandbox_layout(
+    hidden: Iterable[str | os.PathLike[str]] = (),
+    readable: Iterable[str | os.PathLike[str]] = (),
+    writable: Iterable[str | os.PathLike[str]] = (),
+) -> SandboxLayout:
+    """The layout hiding `hidden`, binding back what of `readable` they (or the
+    private `/tmp`) hide, and binding `writable` read-write (real paths)."""
+    bound = [os.path.realpath(w) for w in writable]
+    masks = mask_list(hidden, keep=bound)
+    read_only: list[str] = []
+    for path in readable:
+        real = os.path.realpath(path)
+        if os.path.exists(real) and any(
+            is_inside(Path(real), Path(m)) for m in ["/tmp", *masks]
+        ):
+            read_only.append(real)
+    return SandboxLayout(tuple(masks), tuple(read_only), tuple(bound))
+
+
 def bwrap_argv(
     bwrap: str,
     argv: Sequence[str],
@@ -99,8 +140,7 @@ def bwrap_argv(
     `new_session` the command stays in the caller's process group (so a signal to
     that group reaches it).
     """
-    bound = [os.path.realpath(w) for w in writable]
-    masks = mask_list(hidden, keep=bound)
+    layout = sandbox_layout(hidden, readable, writable)
     wrapped = [
         bwrap,
         "--ro-bind",
@@ -122,18 +162,14 @@ def bwrap_argv(
         wrapped.append("--unshare-net")
     if new_session:
         wrapped.append("--new-session")
-    for mask in masks:
+    for mask in layout.masks:
         wrapped += ["--tmpfs", mask]
-    for path in readable:
-        real = os.path.realpath(path)
-        if os.path.exists(real) and any(
-            is_inside(Path(real), Path(m)) for m in ["/tmp", *masks]
-        ):
-            wrapped += ["--ro-bind", real, real]
-    for real in bound:
+    for real in layout.read_only:
+        wrapped += ["--ro-bind", real, real]
+    for real in layout.writable:
         wrapped += ["--bind", real, real]
     if read_only_masks:
-        for mask in masks:
+        for mask in layout.masks:
             wrapped += ["--remount-ro", mask]
     wrapped += ["--chdir", str(cwd), "--", *argv]
     return wrapped

@@ -170,7 +170,7 @@ class SupervisorSettings(Section):
     health_timeout: PositiveFloat = 1.0
     max_missed: int = Field(default=2, ge=1)
     start_timeout: PositiveFloat = 20.0
-    start_poll: PositiveFloat = 0.02
+    start_poll: PositiveFloat = 0.005  # /health polls of a starting child
     # seconds before the 1st, 2nd, … restart; the last repeats
     backoff: Annotated[tuple[NonNegativeFloat, ...], Field(min_length=1)] = (
         0.5,
@@ -192,10 +192,12 @@ class SupervisorSettings(Section):
 class AppsSettings(Section):
     """`apps`: when apps run. An app is started on first use and stopped after
     `idle_stop_s` seconds without a call (0: never); `start_at_launch` starts every
-    app at launch instead."""
+    app at launch instead. With `fork_from_template` an app process is forked from
+    the app template (`aios_sdk.zygote`) instead of started as a new interpreter."""
 
     idle_stop_s: NonNegativeFloat = 600.0
     start_at_launch: bool = False
+    fork_from_template: bool = True
 
 
 class AppSandboxSettings(Section):

@@ -82,6 +82,21 @@ GOALS: dict[str, Goal] = {
     "first_chunk_ms": Goal("ms"),
     # two 200 ms concurrency-safe steps of one plan over one (bench/parallel.py)
     "parallel_steps_ratio": Goal("× one step", "<=", 1.3),
+    # opening apps (bench/apps_open.py): the first open of a stopped app, median over
+    # the shipped apps, through the API and from a taskbar click in Chromium
+    "first_open_ms_stopped_app": Goal("ms", "<=", 100, 0),
+    "click_to_content_ms_stopped_app": Goal("ms", "<=", 200, 0),
+    # the slowest shipped app's median open once it runs
+    "warm_open_ms_slowest_app": Goal("ms", "<=", 20, 1),
+    # every shipped app running, the whole process tree: the goal is on PSS (shared
+    # pages counted once, what the machine pays); RSS counts them once per process
+    "pss_seven_apps_mb": Goal("MiB", "<=", 250, 1),
+    "rss_seven_apps_mb": Goal("MiB", digits=1),
+    # what one more running app holds alone (USS of its processes)
+    "uss_one_more_app_mb": Goal("MiB", "<=", 12, 1),
+    # the hello instruction over `GET /api/health`, medians of the same run
+    "hello_health_ratio": Goal("× health", "<=", 6),
+    "enter_to_reply_ms_warm_hello": Goal("ms", "<=", 25, 1),
 }
 KEYS = tuple(GOALS)
 _WIDTH = max(len(key) for key in KEYS)  # of the table's first column
@@ -100,9 +115,25 @@ class Plan:
     # open every shipped app once for `meta.rss_all_shipped_running_mb` (a record,
     # no goal: the quick smoke run leaves it out)
     all_apps_running: bool = True
+    warm_opens: int = 5  # warm opens of each shipped app
+    hello_samples: int = 300  # hello instructions (and health hops) measured
+    enters: int = 20  # Enter → reply in Chromium, after three to warm up
 
 
-QUICK = Plan(1, 20, 5, 50, 2.0, 1, 0.5, 3, all_apps_running=False)
+QUICK = Plan(
+    1,
+    20,
+    5,
+    50,
+    2.0,
+    1,
+    0.5,
+    3,
+    all_apps_running=False,
+    warm_opens=2,
+    hello_samples=30,
+    enters=5,
+)
 FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0, 9)
 
 
@@ -270,8 +301,86 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             meta["rss_after_load_mb"] = round(sum(system.rss_mb().values()), 1)
         finally:
             system.stop()
+        _opening(plan, folder, out, meta)
         _at_scale(plan, folder, out, meta)
     return out
+
+
+def _opening(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]) -> None:
+    """The figures of opening apps (`bench.apps_open`): one system opens every shipped
+    app through the API (cold, then warm), weighs the tree and times hello against
+    the health hop; another, with the probe app beside them, is driven in Chromium
+    and then weighs the probe app, opened after all the others."""
+    from bench.apps_open import browser_times, hello_ratio, open_times, tree_memory
+    from bench.system import PROBE_APP_ID, RunningSystem
+
+    shipped = sorted(p.name for p in folder.shipped_apps.iterdir() if p.is_dir())
+    system = RunningSystem(folder.shipped_apps, folder.config, folder.state_dir("open"))
+    try:
+        _timed("start for the opens", system.start)
+        time.sleep(1.0)  # idle, as a person finds it
+        client = system.client()
+        try:
+            cold, warm = _timed(
+                "open each shipped app",
+                lambda: open_times(client, shipped, plan.warm_opens),
+            )
+            out["first_open_ms_stopped_app"] = statistics.median(cold.values())
+            out["warm_open_ms_slowest_app"] = max(warm.values())
+            meta["first_open_ms"] = {k: round(v, 1) for k, v in cold.items()}
+            meta["warm_open_ms"] = {k: round(v, 1) for k, v in warm.items()}
+            time.sleep(1.0)
+            assert system.proc is not None
+            _, apps = client.get("/api/apps")
+            sizes = tree_memory(system.proc.pid, apps or [])
+            out["pss_seven_apps_mb"] = sum(r["pss"] for r in sizes.values())
+            out["rss_seven_apps_mb"] = sum(r["rss"] for r in sizes.values())
+            meta["memory_seven_apps_mb"] = {
+                k: {m: round(v, 1) for m, v in r.items()} for k, r in sorted(sizes.items())
+            }
+            hello, health, ratio = _timed(
+                "hello against health",
+                lambda: hello_ratio(client, plan.hello_samples, plan.warmup),
+            )
+            out["hello_health_ratio"] = ratio
+            meta["hello_p50_ms"], meta["health_p50_ms"] = round(hello, 3), round(health, 3)
+        finally:
+            client.close()
+    finally:
+        system.stop()
+
+    system = RunningSystem(folder.probe_apps, folder.config, folder.state_dir("browser"))
+    try:
+        _timed("start for the browser", system.start)
+        time.sleep(1.0)
+        try:
+            clicks, replies = _timed(
+                "Chromium",
+                lambda: browser_times(system.url, system.token, shipped, plan.enters),
+            )
+            out["click_to_content_ms_stopped_app"] = statistics.median(clicks.values())
+            out["enter_to_reply_ms_warm_hello"] = statistics.median(replies)
+            meta["click_to_content_ms"] = {k: round(v, 1) for k, v in clicks.items()}
+            meta["enter_to_reply_ms"] = [round(r, 1) for r in replies]
+        except RuntimeError as exc:
+            meta["browser"] = f"not measured: {exc}"
+        system.warm(shipped)
+        system.warm([PROBE_APP_ID])
+        time.sleep(1.0)
+        client = system.client()
+        try:
+            _, apps = client.get("/api/apps")
+        finally:
+            client.close()
+        assert system.proc is not None
+        sizes = tree_memory(system.proc.pid, apps or [])
+        probe = sizes.get(PROBE_APP_ID)
+        out["uss_one_more_app_mb"] = probe["uss"] if probe else None
+        meta["memory_eight_apps_mb"] = {
+            k: {m: round(v, 1) for m, v in r.items()} for k, r in sorted(sizes.items())
+        }
+    finally:
+        system.stop()
 
 
 def _at_scale(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]) -> None:

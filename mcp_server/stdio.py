@@ -128,7 +128,10 @@ class PrivateServices:
             app_sandbox=settings.app_sandbox,
             on_registered=lambda app_id: self.listings.invalidate(None),
             # the app runs while the host is connected: started now, never idle-stopped
-            apps=AppsSettings(idle_stop_s=0.0, start_at_launch=True),
+            # one app: a template to fork it from would cost more than it saves
+            apps=AppsSettings(
+                idle_stop_s=0.0, start_at_launch=True, fork_from_template=False
+            ),
         )
         manifest = spec.manifest
         policy = PermissionPolicy(

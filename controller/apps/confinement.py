@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import os
 import site
-import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap
+from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap, sandbox_layout
 from aios_runtime.settings import AppSandboxSettings
 from controller.apps.discovery import AppSpec
 
@@ -164,6 +163,27 @@ class Confiner:
             read_only_masks=True,
         )
 
+    def fork_plan(self, spec: AppSpec, how: AppConfinement) -> dict[str, Any]:
+        """What the app template needs to fork this app (`aios_sdk.zygote`): its
+        entry and folder and, when `how` confines it, the same layout bubblewrap
+        would mount (`command`), which the forked child applies to itself."""
+        plan: dict[str, Any] = {
+            "entry": str(spec.entry),
+            "cwd": str(spec.folder),
+            "confine": how.confined,
+        }
+        if how.confined:
+            assert spec.workdir is not None
+            layout = sandbox_layout(
+                self._hidden, [*self._readable, spec.folder], [spec.workdir]
+            )
+            plan.update(
+                masks=list(layout.masks),
+                read_only=list(layout.read_only),
+                writable=list(layout.writable),
+            )
+        return plan
+
 
 def _under_any(path: str, folders: Iterable[Path]) -> bool:
     real = os.path.realpath(path)
@@ -174,11 +194,13 @@ def _under_any(path: str, folders: Iterable[Path]) -> bool:
     return False
 
 
-def confined_pid(proc: subprocess.Popen) -> int | None:
-    """The pid of the app itself below bubblewrap's own two processes (None while
-    bubblewrap is still setting up)."""
+def confined_pid(proc: Any) -> int | None:
+    """The pid of the app itself: below bubblewrap's own two processes (None while
+    bubblewrap is still setting up), or the forked process itself."""
     import psutil
 
+    if getattr(proc, "forked", False):
+        return int(proc.pid)
     try:
         for init in psutil.Process(proc.pid).children():
             for app in init.children():

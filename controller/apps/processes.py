@@ -25,13 +25,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aios_runtime.reaper import start_reaper
 from controller.apps.discovery import AppSpec
 
 __all__ = [
     "REPO_ROOT",
+    "ChildProcess",
     "ExecutorLaunch",
     "app_environment",
     "executor_environment",
@@ -40,6 +41,7 @@ __all__ = [
     "spawn_child",
     "start_child_reaper",
     "stop_groups",
+    "template_environment",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +98,13 @@ def executor_environment(master_token: str) -> dict[str, str]:
     return {**_base_environment(), "AIOS_TOKEN": master_token}
 
 
+def template_environment() -> dict[str, str]:
+    """The app template's environment (`controller.apps.forkserver`): an app's
+    start-up path (`app_site` first), no token and no app's settings."""
+    base = _base_environment()
+    return {**base, "PYTHONPATH": f"{APP_SITE}{os.pathsep}{base['PYTHONPATH']}"}
+
+
 def app_environment(
     spec: AppSpec,
     *,
@@ -146,6 +155,7 @@ def spawn_child(
     env: dict[str, str],
     log_path: Path,
     append: bool,
+    pass_fds: tuple[int, ...] = (),
 ) -> subprocess.Popen:
     """Start `args` in its own process group, output to `log_path` (opened with
     O_APPEND, so the supervisor may trim it while the child writes)."""
@@ -162,6 +172,7 @@ def spawn_child(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=_death_signal_preexec(os.getpid()),
+            pass_fds=pass_fds,
         )
 
 
@@ -172,24 +183,35 @@ def _signal_group(pid: int, sig: int) -> None:
         pass
 
 
-def stop_groups(procs: Iterable[subprocess.Popen], grace: float) -> None:
+class ChildProcess(Protocol):
+    """A child as the supervisor follows it: a `subprocess.Popen`, or an app forked
+    from the app template (`controller.apps.forkserver.ForkedProcess`)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+def stop_groups(procs: Iterable[ChildProcess | None], grace: float) -> None:
     """SIGTERM each child's group, wait up to `grace` s for all, SIGKILL what is left.
 
     With `grace` 0 the groups get SIGKILL at once: a frozen child given SIGTERM could
     be woken (a stopped group left orphaned gets SIGCONT) and answer a call after the
     supervisor gave it up."""
-    procs = [p for p in procs if p is not None]
-    for proc in procs:
+    alive = [p for p in procs if p is not None]
+    for proc in alive:
         if grace > 0 and proc.poll() is None:
             _signal_group(proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    for proc in procs:
+    for proc in alive:
         remaining = deadline - time.monotonic()
         try:
             proc.wait(max(remaining, 0.01))
         except subprocess.TimeoutExpired:
             pass
-    for proc in procs:
+    for proc in alive:
         # the group may hold descendants even when the leader has exited
         _signal_group(proc.pid, signal.SIGKILL)
         try:

@@ -11,7 +11,6 @@ its output keeps running, and the controller's disk use stays bounded.
 from __future__ import annotations
 
 import os
-import subprocess
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from aios_runtime.settings import SupervisorSettings
 from controller.apps.confinement import AppConfinement
 from controller.apps.discovery import AppSpec
+from controller.apps.processes import ChildProcess
 
 __all__ = ["SupervisedChild", "SupervisorSettings", "bound_log"]
 
@@ -38,7 +38,7 @@ class SupervisedChild:
     spec: AppSpec | None = None  # None for the executor
     token: str = ""
     status: str = "starting"  # starting|registering|running|restarting|failed|stopped
-    proc: subprocess.Popen | None = None
+    proc: ChildProcess | None = None  # a Popen, or an app forked from the template
     confinement: AppConfinement | None = None  # None for the executor
     app_pid: int | None = None  # the app itself, below bubblewrap's processes
     error: str | None = None

@@ -2,7 +2,7 @@
 
 The executor and every app run as children in their own process groups
 (`processes.spawn_child`). One monitor thread drives a small state machine per
-child: `starting` (polled for `/health` every 20 ms) → `registering` (an app's
+child: `starting` (polled for `/health` every 5 ms) → `registering` (an app's
 `GET /manifest` custom tools and its `AppRegistration` sent to the executor) →
 `running` (health-checked every `health_interval`). A child that exits, or misses
 `max_missed` health checks in a row, is killed with its group at once (SIGKILL),
@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,14 @@ from aios_protocol.errors import AiosError, AppUnavailable, AppUnreachable, NotF
 from aios_protocol.messages import AppInfo
 from aios_runtime.json_client import PeerTimeout
 from aios_runtime.settings import AppSandboxSettings, AppsSettings, SupervisorSettings
-from controller.apps.confinement import Confiner, confined_pid
+from controller.apps.confinement import AppConfinement, Confiner, confined_pid
 from controller.apps.discovery import AppSpec
+from controller.apps.forkserver import ForkServer
 from controller.apps.lifecycle import AppLifecycle, AppUse
 from controller.apps.ports import PortAssigner, port_is_free
 from controller.apps.processes import (
     REPO_ROOT,
+    ChildProcess,
     ExecutorLaunch,
     app_environment,
     executor_environment,
@@ -63,6 +66,13 @@ from controller.routing.router import AppProfile
 __all__ = ["StartupFailed", "Supervisor", "SupervisorSettings"]
 
 log = logging.getLogger("aios.controller.supervisor")
+
+
+# how long an app's start waits for the app template to be ready (it imports once
+# the executor runs, in about half a second) before starting the app as a new
+# interpreter instead
+_TEMPLATE_READY_S = 3.0
+_FORKED_NOTE = "forked from the app template, confined with the same layout and namespaces"
 
 
 class StartupFailed(AiosError):
@@ -93,6 +103,7 @@ class Supervisor(AppLifecycle):
         self.apps_settings = apps or AppsSettings()
         self._on_removed = on_removed or (lambda app_id: None)
         self._wake = threading.Event()  # a caller asked for a start: tick now
+        self._executor_up = threading.Event()  # the app template starts then
         self.master_token = secrets.token_urlsafe(24)
         self._ports = ports
         self._launch = executor
@@ -121,6 +132,12 @@ class Supervisor(AppLifecycle):
             apps_dirs={s.folder.parent for s in specs}
             | ({apps_dir} if apps_dir else set()),
         )
+        # the app template apps are forked from (None: each app a new interpreter)
+        self._forks = (
+            ForkServer(self._logs / "app_template.log")
+            if self.apps_settings.fork_from_template
+            else None
+        )
         self._apps: dict[str, SupervisedChild] = {}
         self._use: dict[str, AppUse] = {}
         self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
@@ -136,6 +153,12 @@ class Supervisor(AppLifecycle):
         start_child_reaper()
         with self._lock:
             self._spawn(self.executor, first=True)
+            if self._forks is not None:
+                # the template imports once the executor runs, or at once when apps
+                # start at launch (they wait for it)
+                if any(self._starts_at_launch(app_id) for app_id in self._apps):
+                    self._executor_up.set()
+                self._forks.start(after=self._executor_up)
             for child in self._apps.values():
                 if self._starts_at_launch(child.child_id):
                     self._spawn(child, first=True)
@@ -174,6 +197,8 @@ class Supervisor(AppLifecycle):
             for child in children:
                 child.status = "stopped"
         stop_groups(procs, self.config.stop_grace)
+        if self._forks is not None:
+            self._forks.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def app_for_token(self, token: str) -> str | None:
@@ -307,6 +332,8 @@ class Supervisor(AppLifecycle):
                 child.probe = None
                 if healthy:
                     self._on_healthy(child, now)
+                    if child.status == "registering":  # its registration goes out now
+                        return self._step_registering(child)
                     return True
             if now - child.spawned_at > cfg.start_timeout:
                 self._on_death(
@@ -357,6 +384,7 @@ class Supervisor(AppLifecycle):
             if self.executor.status != "running":
                 return True  # wait for the executor
             child.job = self._pool.submit(self._register, child)
+            child.job.add_done_callback(self._wake_monitor)
             return True
         if not child.job.done():
             return True
@@ -375,6 +403,7 @@ class Supervisor(AppLifecycle):
         if child.proc is not None and child.confinement and child.confinement.confined:
             child.app_pid = confined_pid(child.proc)
         if child.spec is None:  # the executor
+            self._executor_up.set()
             self._mark_running(child)
             if child.restarts:
                 for app in self._apps.values():
@@ -460,30 +489,50 @@ class Supervisor(AppLifecycle):
                     append=not first,
                 )
             else:
-                assert child.confinement is not None
                 if first:
                     self._confiner.prepare(child.spec)
-                child.proc = spawn_child(
-                    self._confiner.command(
-                        child.spec,
-                        [sys.executable, str(child.spec.entry)],
-                        child.confinement,
-                    ),
-                    cwd=child.spec.folder,
-                    env=app_environment(
-                        child.spec,
-                        port=child.port,
-                        token=child.token,
-                        executor_url=self.executor.url,
-                        controller_url=self._controller_url,
-                        settings=self._app_settings.get(child.spec.app_id, {}),
-                    ),
-                    log_path=child.log_path,
-                    append=not first,
-                )
+                child.confinement = self._confiner.decide(child.spec)
+                child.proc = self._spawn_app(child, child.spec, child.confinement, first)
         except OSError as exc:
             child.proc = None
             self._on_death(child, f"could not be started: {exc}")
+
+    def _spawn_app(
+        self, child: SupervisedChild, spec: AppSpec, how: AppConfinement, first: bool
+    ) -> ChildProcess:
+        """Fork the app from the template when it can run there (a confined app only
+        where a forked child can confine itself), else start a new interpreter,
+        inside bubblewrap when `how` confines it."""
+        env = app_environment(
+            spec,
+            port=child.port,
+            token=child.token,
+            executor_url=self.executor.url,
+            controller_url=self._controller_url,
+            settings=self._app_settings.get(spec.app_id, {}),
+        )
+        forks = self._forks
+        forkable = forks is not None and forks.wait_ready(_TEMPLATE_READY_S)
+        if forks is not None and forkable and (not how.confined or forks.confines is None):
+            try:
+                forked = forks.spawn(
+                    self._confiner.fork_plan(spec, how),
+                    env,
+                    child.log_path,
+                    append=not first,
+                )
+                if how.confined:
+                    child.confinement = replace(how, note=f"{how.note}; {_FORKED_NOTE}")
+                return forked
+            except OSError as exc:
+                log.warning("%s: not forked (%s), started anew", spec.app_id, exc)
+        return spawn_child(
+            self._confiner.command(spec, [sys.executable, str(spec.entry)], how),
+            cwd=spec.folder,
+            env=env,
+            log_path=child.log_path,
+            append=not first,
+        )
 
     # --------------------------------------------------------- pool workers
 
@@ -496,6 +545,12 @@ class Supervisor(AppLifecycle):
         else:
             app = AppClient(child.child_id, child.url, child.token)
             child.probe = self._pool.submit(app.health, timeout)
+        child.probe.add_done_callback(self._wake_monitor)
+
+    def _wake_monitor(self, done: Future) -> None:
+        """A probe or registration ended: the monitor acts on it at once (a start
+        then takes no more polling rounds than it must)."""
+        self._wake.set()
 
     def _register(self, child: SupervisedChild) -> None:
         spec = child.spec

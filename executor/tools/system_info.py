@@ -7,11 +7,18 @@ processes, busiest first — and only with what any app may see. A process is it
 pid, its program's name, its user's name and its CPU and memory share; never its
 command line, environment, working directory or open files, which may hold
 secrets. Nothing is changed.
+
+CPU shares are measured over a window: the first reading waits `SAMPLE` seconds; a
+reading within `KEEP` seconds of the previous one measures the window since that
+one instead, and one less than `FRESH` seconds after it repeats its figures (with
+the processes that started since, without those that ended), so the system app's
+dashboard opened again answers at once.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +33,11 @@ __all__ = ["DEFAULT_LIMIT", "read_system", "system_info"]
 
 DEFAULT_LIMIT = 10
 GIB = 1024**3
-# CPU shares are measured over this window (seconds)
+# CPU shares are measured over a window of at least SAMPLE seconds, from the
+# previous reading when it is at most KEEP seconds old (see the module docstring)
 SAMPLE = 0.2
+KEEP = 30.0
+FRESH = 2.0
 
 
 def system_info(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +52,7 @@ def read_system(what: str = "overview", limit: int | None = None) -> dict[str, A
     if what in ("overview", "processes"):
         answer.update(_processes(shown, with_cpu=what == "overview"))
     elif what == "cpu":
-        answer["cpu"] = _cpu(psutil.cpu_percent(interval=SAMPLE, percpu=True))
+        answer["cpu"] = _cpu(_WINDOW.read()[1])
     if what in ("overview", "memory"):
         answer["memory"] = _memory()
     if what in ("overview", "disk"):
@@ -54,19 +64,77 @@ def _gib(value: float) -> float:
     return round(value / GIB, 1)
 
 
+class _Window:
+    """The current CPU window: when it began, the processes it watches (psutil keeps
+    each one's previous reading on its `Process`) and the last window's figures."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.began = 0.0  # time.monotonic(); 0: no window open
+        self.watched: dict[int, psutil.Process] = {}
+        self.last: tuple[list[dict[str, Any]], list[float]] | None = None
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """A row per process now (`_process_row`): its CPU share since the window
+        began, 0 for one that started since; each one is watched from here on."""
+        rows: list[dict[str, Any]] = []
+        watched: dict[int, psutil.Process] = {}
+        for pid in psutil.pids():
+            proc = self.watched.get(pid)
+            try:
+                if proc is None or not proc.is_running():
+                    proc = psutil.Process(pid)
+            except psutil.Error:
+                continue
+            row = _process_row(proc)
+            if row is not None:
+                rows.append(row)
+                watched[pid] = proc
+        self.watched = watched
+        return rows
+
+    def _again(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The last window's `rows` of the processes still there, and a row (CPU 0)
+        for each one that started since, watched from here on."""
+        now = set(psutil.pids())
+        kept = [dict(row) for row in rows if row["pid"] in now]
+        for pid in now - {row["pid"] for row in rows}:
+            try:
+                proc = psutil.Process(pid)
+            except psutil.Error:
+                continue
+            row = _process_row(proc)
+            if row is not None:
+                kept.append(row)
+                self.watched[pid] = proc
+        return kept
+
+    def read(self) -> tuple[list[dict[str, Any]], list[float]]:
+        """The rows of the processes and the per-CPU shares of a window of at least
+        `SAMPLE` seconds (the last one's figures when it ended less than `FRESH`
+        seconds ago); the next window starts when this one ends."""
+        with self.lock:
+            now = time.monotonic()
+            if self.last is not None and now - self.began < FRESH:
+                return self._again(self.last[0]), list(self.last[1])
+            if not self.began or now - self.began > KEEP:
+                psutil.cpu_percent(None, percpu=True)  # opens the system's window
+                self._rows()  # and each process's
+                time.sleep(SAMPLE)
+            per_cpu = psutil.cpu_percent(None, percpu=True)
+            rows = self._rows()
+            self.began = time.monotonic()
+            self.last = (rows, per_cpu)
+            return [dict(row) for row in rows], list(per_cpu)
+
+
+_WINDOW = _Window()
+
+
 def _processes(limit: int, with_cpu: bool) -> dict[str, Any]:
     """The `limit` busiest processes (CPU, then memory) and how many there are; with
     `with_cpu`, the CPU figures of the same window too."""
-    watched = []
-    for pid in psutil.pids():
-        try:
-            proc = psutil.Process(pid)
-            proc.cpu_percent(None)  # starts this process's window
-        except psutil.Error:
-            continue
-        watched.append(proc)
-    per_cpu = psutil.cpu_percent(interval=SAMPLE, percpu=True)
-    rows = [row for row in map(_process_row, watched) if row is not None]
+    rows, per_cpu = _WINDOW.read()
     rows.sort(key=lambda r: (r["cpu"], r["memory"]), reverse=True)
     answer: dict[str, Any] = {"processes": rows[:limit], "process_count": len(rows)}
     if with_cpu:

@@ -117,3 +117,28 @@ def test_an_app_reads_the_computers_processes_but_no_secrets(
     assert mine[secretive.pid]["user"] == psutil.Process().username()
     text = json.dumps(answer)
     assert SECRET_ARG not in text and SECRET_ENV not in text and "--token" not in text
+
+
+def test_a_reading_soon_after_another_does_not_wait_for_a_new_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The system app opened again answers at once: only a reading with no recent
+    window waits `SAMPLE` for one (the CPU shares then cover the time since)."""
+    from executor.tools import system_info
+
+    waits: list[float] = []
+    monkeypatch.setattr(system_info, "_WINDOW", system_info._Window())
+    monkeypatch.setattr(system_info.time, "sleep", waits.append)
+    first = read_system("overview")
+    assert waits == [system_info.SAMPLE]
+    again = read_system("overview")
+    later = read_system("cpu")
+    assert waits == [system_info.SAMPLE]  # neither waited
+    for answer in (first, again, later):
+        assert 0 <= answer["cpu"]["percent"] <= 100
+    assert {row["pid"] for row in again["processes"]} <= set(psutil.pids()) | {
+        row["pid"] for row in first["processes"]
+    }
+    monkeypatch.setattr(system_info._WINDOW, "began", 1.0)  # the window is stale
+    read_system("cpu")
+    assert waits == [system_info.SAMPLE, system_info.SAMPLE]

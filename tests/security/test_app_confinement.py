@@ -78,6 +78,40 @@ def test_the_app_command_binds_back_only_what_a_mask_hides(tmp_path: Path) -> No
     assert argv[-3:] == ["--", "python3", "main.py"]
 
 
+def test_a_forked_app_gets_the_layout_of_its_bubblewrap_command(tmp_path: Path) -> None:
+    """The app template's children and bubblewrap mount one layout (`sandbox_layout`):
+    the plan a forked app confines itself with holds exactly the command's masks,
+    read-only binds and writable bind."""
+    from controller.apps.confinement import AppConfinement, Confiner
+    from controller.apps.discovery import load_app
+
+    state, apps = tmp_path / "state", tmp_path / "apps"
+    state.mkdir()
+    shutil.copytree(Path(__file__).parent / "apps" / "nosy_app", apps / "nosy_app")
+    spec = load_app(apps / "nosy_app", state / "workspaces")
+    confiner = Confiner(
+        AppSandboxSettings(),
+        state_dir=state,
+        config_file=tmp_path / "config.json",
+        apps_dirs=[apps],
+    )
+    how = AppConfinement("bubblewrap", "test", network=False)
+    argv = confiner.command(spec, ["python3", "main.py"], how)
+    plan = confiner.fork_plan(spec, how)
+
+    def operands(flag: str) -> list[str]:
+        return [argv[i + 1] for i, arg in enumerate(argv) if arg == flag]
+
+    assert plan["confine"] is True and plan["entry"] == str(spec.entry)
+    assert plan["masks"] == [m for m in operands("--tmpfs") if m != "/tmp"]
+    assert plan["masks"] == operands("--remount-ro")
+    assert plan["read_only"] == operands("--ro-bind")[1:]  # after `--ro-bind / /`
+    assert plan["writable"] == operands("--bind") == [str(spec.workdir)]
+    assert str(spec.folder) in plan["read_only"]  # under /tmp here: bound back
+    unconfined = confiner.fork_plan(spec, AppConfinement("none", "test", network=False))
+    assert unconfined["confine"] is False and "masks" not in unconfined
+
+
 def test_app_sandbox_settings_are_typed() -> None:
     assert AppSandboxSettings.model_validate({}) == AppSandboxSettings()
     got = AppSandboxSettings.model_validate({"unconfined_apps": ["x"], "use_bubblewrap": 0})
@@ -97,10 +131,14 @@ def _unsandboxed_copy(apps: Path, app_id: str, name: str) -> None:
     path.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["forked", "bubblewrap"])
 def confined(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[RunningSystem, dict]]:
+    """The system with its apps forked from the app template (the default) or each
+    started as a new interpreter inside bubblewrap (`apps.fork_from_template` off):
+    every row holds both ways."""
     if not HAS_BWRAP:
         pytest.skip(NEEDS_BWRAP)
     root = tmp_path_factory.mktemp("confinement")
@@ -143,6 +181,10 @@ def confined(
             "nosy_app": {"read": list(paths.values()), "write": list(writes.values())}
         },
         "app_sandbox": {"unconfined_apps": ["trusted_app"]},
+        "apps": {
+            **TEST_CONFIG.get("apps", {}),
+            "fork_from_template": request.param == "forked",
+        },
     }
     system = launch(root, apps, state_dir=state, config=config)
     try:
@@ -152,7 +194,7 @@ def confined(
         other = Path(paths["other_workspace"])
         other.parent.mkdir(parents=True, exist_ok=True)
         other.write_text("echo's own data")
-        yield system, {"reads": paths, "writes": writes, "apps": apps}
+        yield system, {"reads": paths, "writes": writes, "apps": apps, "how": request.param}
     finally:
         system.stop()
         shutil.rmtree(home_dir, ignore_errors=True)
@@ -236,3 +278,55 @@ def test_a4_api_apps_says_how_each_app_runs(confined: tuple[RunningSystem, dict]
             system.say(f"{rows[app_id]['name']}专用词 hi")["tasks"][0]["result"]["status"]
             == "ok"
         )
+
+
+@pytest.mark.slow
+def test_each_app_runs_forked_from_the_template_or_inside_bubblewrap(
+    confined: tuple[RunningSystem, dict],
+) -> None:
+    """The confined app's process descends from the app template (through the process
+    that keeps it) when apps are forked, from bubblewrap otherwise."""
+    import psutil
+
+    system, paths = confined
+    pid = system.apps()["nosy_app"]["pid"]
+    ancestors = [" ".join(p.cmdline()) for p in psutil.Process(pid).parents()[:3]]
+    forked = any("aios_sdk.zygote" in line for line in ancestors)
+    wrapped = any(line.split(" ", 1)[0].endswith("bwrap") for line in ancestors)
+    if paths["how"] == "forked":
+        assert forked and not wrapped, ancestors
+    else:
+        assert wrapped and not forked, ancestors
+
+
+@pytest.mark.slow
+def test_apps_outlive_a_killed_template_inside_bubblewrap(
+    confined: tuple[RunningSystem, dict],
+) -> None:
+    """`kill -9` of the app template takes its apps along; each is restarted as a new
+    interpreter inside bubblewrap, still confined (last: it changes the system)."""
+    import os
+    import signal
+
+    import psutil
+
+    system, paths = confined
+    if paths["how"] != "forked":
+        pytest.skip("only a system whose apps are forked has a template to kill")
+    before = system.apps()["nosy_app"]["pid"]
+    template = psutil.Process(before).parent()
+    assert template is not None and "aios_sdk.zygote" in " ".join(template.cmdline())
+    os.kill(template.pid, signal.SIGKILL)
+
+    def restarted() -> dict | None:
+        row = system.apps()["nosy_app"]
+        moved = row["status"] == "running" and row["pid"] not in (None, before)
+        return row if moved else None
+
+    row = system.wait_for(restarted, 30, "nosy_app to run again")
+    ancestors = [" ".join(p.cmdline()) for p in psutil.Process(row["pid"]).parents()[:3]]
+    assert any(line.split(" ", 1)[0].endswith("bwrap") for line in ancestors), ancestors
+    reads = _probe(system)["reads"]
+    for what, path in paths["reads"].items():
+        outcome = reads[path]
+        assert not (outcome["ok"] and outcome["value"] not in ("", [])), what

@@ -4,6 +4,7 @@ system found from its process tree (ports and tokens of apps and the executor)."
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 
@@ -85,12 +86,48 @@ def _listening_port(proc: psutil.Process) -> int | None:
     return ports[0] if ports else None
 
 
+_ENTRIES = (b"AIOS_TOKEN=", b"AIOS_APP_ID=")
+
+
+def _environment(proc: psutil.Process) -> dict[str, str]:
+    """The environment `proc` runs with. /proc shows what a process was started
+    with; an app forked from the app template was started as the template (no token
+    there), and its own environment lives in its memory only: read as root, its
+    `NAME=value` entries are found in the C library's copy on its heap."""
+    env = proc.environ()
+    if "AIOS_TOKEN" in env:
+        return env
+    found: dict[str, str] = {}
+    with open(f"/proc/{proc.pid}/maps", encoding="ascii") as maps:
+        regions = [line.split() for line in maps]
+    fd = os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY)
+    try:
+        for region in regions:
+            start, end = (int(x, 16) for x in region[0].split("-"))
+            named = region[5] if len(region) > 5 else ""
+            if not region[1].startswith("rw") or named not in ("", "[heap]"):
+                continue
+            try:
+                data = os.pread(fd, end - start, start)
+            except OSError:
+                continue
+            for entry in _ENTRIES:
+                at = data.find(b"\0" + entry)
+                if at >= 0 and entry[:-1].decode() not in found:
+                    value = data[at + 1 + len(entry) : data.index(b"\0", at + 1)]
+                    found[entry[:-1].decode()] = value.decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    return {**env, **found}
+
+
 def services(system: RunningSystem) -> list[Service]:
     """The controller, the executor and every running app, with their tokens.
 
     Tokens come from each child's environment (`AIOS_TOKEN`, read as root through
-    /proc), the controller's from its ready URL. A confined app runs below its
-    bubblewrap processes: the one that listens is the app.
+    /proc, or from its memory for an app forked from the template), the
+    controller's from its ready URL. A confined app runs below its bubblewrap
+    processes: the one that listens is the app.
     """
     found = [
         Service(
@@ -98,13 +135,15 @@ def services(system: RunningSystem) -> list[Service]:
         )
     ]
     for child in psutil.Process(system.proc.pid).children(recursive=True):
-        try:
-            env = child.environ()
-            cmdline = " ".join(child.cmdline())
-        except psutil.Error:
-            continue
         port = _listening_port(child)
-        if port is None or "AIOS_TOKEN" not in env:
+        if port is None:
+            continue
+        try:
+            env = _environment(child)
+            cmdline = " ".join(child.cmdline())
+        except (psutil.Error, OSError):
+            continue
+        if "AIOS_TOKEN" not in env:
             continue
         name = env.get("AIOS_APP_ID") or ("executor" if "executor" in cmdline else cmdline)
         if all(service.name != name for service in found):
