@@ -370,7 +370,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
             aside = uninstall_app(
                 Path(args.apps_dir),
                 args.app_id,
-                running.state.root / "workspaces",
+                running.state.workspaces_dir,
                 keep_workspace=keep,
             )
     except AiosError as exc:

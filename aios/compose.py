@@ -46,6 +46,7 @@ from controller.routing.router import DeterministicRouter, Router
 from controller.routing.skills import SkillRouter
 from controller.sessions import Session, SessionStore
 from controller.settings_store import SettingsStore
+from controller.state_dir import StateDir
 from mcp_server.toolbox import AppToolbox, toolbox_blueprint
 from openai_entry.api import openai_blueprint
 from openai_entry.turn import AddressedRouter, ChatService
@@ -256,7 +257,7 @@ def build_api(
     )
     installs = AppInstalls(
         apps_dir=core.watcher.apps_dir,
-        workspaces=core.state_root / "workspaces",
+        workspaces=StateDir(core.state_root).workspaces_dir,
         rescan=core.watcher.rescan,
         app_infos=supervisor.app_infos,
     )

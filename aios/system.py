@@ -77,6 +77,8 @@ class Controller:
         """Start everything; the desktop URL once all services are healthy."""
         opts = self.options
         self.state.create()
+        for left in self.state.migrate_layout():  # what the upgrade could not move
+            _note(left)
         running = self.state.running_pid()
         if running is not None and running != os.getpid():
             raise StartupFailed(
@@ -88,7 +90,7 @@ class Controller:
         settings = load_settings_or_set_aside(config_path, user=user_settings)
         # the user's workspaces live in the state folder, the apps folder stays as shipped
         apps_dir = Path(opts.apps_dir).expanduser().resolve()
-        specs = discover_apps(apps_dir, self.state.root / "workspaces")
+        specs = discover_apps(apps_dir, self.state.workspaces_dir)
         if not specs:
             _note(f"no apps found in {opts.apps_dir}")
         for spec in specs:
@@ -227,7 +229,7 @@ class Controller:
 
         return AppsFolderWatcher(
             apps_dir,
-            self.state.root / "workspaces",
+            self.state.workspaces_dir,
             supervisor.apply_spec,
             supervisor.installed,
             on_change=note_change,

@@ -260,8 +260,9 @@ def serve_app_over_mcp(
         toolbox.listing()  # the app is known and runs there, or a clear error now
         _serve(ToolboxBridge(toolbox, app_id))
         return 0
-    state_dir.mkdir(parents=True, exist_ok=True)
-    workspaces = state_dir / "workspaces"
+    state = StateDir(state_dir)
+    state.create()  # an older layout's workdirs move into the owner's sandbox first
+    workspaces = state.workspaces_dir
     specs = {s.app_id: s for s in discover_apps(apps_dir, workspaces=workspaces)}
     spec = specs.get(app_id)
     if spec is None:
