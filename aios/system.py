@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import AiosError
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
+from aios_runtime.users import Sandboxes
 from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
@@ -136,6 +137,8 @@ class Controller:
             on_removed=self._publish_removed,
         )
         self.supervisor = supervisor
+        # each user's calls work in their own sandbox (aios_runtime.users)
+        self.contexts.sandboxes = Sandboxes(self.state.root, supervisor.master_token)
         self.watcher = self._watch_apps(apps_dir, specs)
         supervisor.start()
         try:

@@ -233,6 +233,10 @@ class ToolCall(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     app_id: str | None = None
     session_id: str | None = None
+    # the user the call acts for (their sandbox's workdir); an app names one with the
+    # grant its call's context carried; none: the owner
+    user_id: str | None = None
+    user_grant: str | None = None
 
 
 class RunRequest(_Model):
@@ -241,6 +245,8 @@ class RunRequest(_Model):
     steps: list[Step]
     app_id: str | None = None
     session_id: str | None = None
+    user_id: str | None = None  # as in `ToolCall`
+    user_grant: str | None = None
     # programs outside the command whitelist the user allowed for this plan; the
     # executor honours them from the controller (master token) only
     approved_commands: list[str] | None = None
@@ -293,6 +299,10 @@ class Context(_Model):
     history_summary: str = ""
     tool_results: dict[str, ToolResult] | None = None
     language: Language = "zh-CN"
+    # the user this call serves, and the proof an app passes on with its own tool
+    # calls so the executor works in that user's sandbox (none: the owner)
+    user_id: str | None = None
+    user_grant: str | None = None
 
 
 # ------------------------------------------------------------------------ actions

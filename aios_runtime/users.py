@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from aios_protocol.errors import InvalidRequest
@@ -28,6 +29,7 @@ from aios_protocol.errors import InvalidRequest
 __all__ = [
     "MAX_USER_ID",
     "OWNER",
+    "Sandboxes",
     "check_user_id",
     "user_app_workdir",
     "user_grant",
@@ -91,3 +93,21 @@ def user_grant(master_token: str, app_id: str, user_id: str) -> str:
     """The proof that the controller asked `app_id` to act for `user_id`."""
     message = f"{app_id}\n{user_id}".encode()
     return hmac.new(master_token.encode(), message, hashlib.sha256).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class Sandboxes:
+    """The controller's view of the users' sandboxes: where an app works for a user,
+    and the grant an app passes on to act for that user."""
+
+    state_root: Path
+    master_token: str
+
+    def workdir(self, user_id: str, app_id: str, owner_workdir: Path | None) -> Path | None:
+        """`app_id`'s workdir for `user_id` (the owner's is the registered one)."""
+        if user_id == OWNER:
+            return owner_workdir
+        return user_app_workdir(self.state_root, user_id, app_id)
+
+    def grant(self, app_id: str, user_id: str) -> str:
+        return user_grant(self.master_token, app_id, user_id)

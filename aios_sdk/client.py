@@ -57,12 +57,20 @@ class ExecutorClient:
         *,
         app_id: str | None = None,
         session_id: str | None = None,
+        user_id: str | None = None,
+        user_grant: str | None = None,
     ) -> Any:
-        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code."""
+        """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code.
+        `user_id` and `user_grant` (from the call's context) name the user served."""
         started = time.monotonic()
         try:
             body = ToolCall(
-                tool=tool, args=dict(args), app_id=app_id, session_id=session_id or None
+                tool=tool,
+                args=dict(args),
+                app_id=app_id,
+                session_id=session_id or None,
+                user_id=user_id or None,
+                user_grant=user_grant or None,
             ).dump()
             answer = request_json(
                 "POST",

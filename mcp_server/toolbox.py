@@ -12,8 +12,9 @@ the executor's `/run` (master token): the executor's schema check, workdir
 confinement, whitelists, caps and audit log apply as for any step; no program
 outside the whitelist is approved. `toolbox_blueprint` serves it to the desktop's
 token: `GET /api/toolbox/<app_id>` (the listing, app started) and
-`POST /api/toolbox/<app_id>/call` with `{"tool", "args", "session_id"}` (a
-`ToolResult`). The same `AppToolbox` runs in-process when `aios mcp` starts the
+`POST /api/toolbox/<app_id>/call` with `{"tool", "args", "session_id", "user_id"}`
+(a `ToolResult`; `user_id` names the user whose sandbox the call works in, the
+owner's when absent). The same `AppToolbox` runs in-process when `aios mcp` starts the
 services itself.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aios_protocol.errors import BadAppReply, Forbidden, NeedsConfirmation
 from aios_protocol.messages import ToolCall
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER, check_user_id
 from controller.api.tools import ToolListings
 from controller.permissions.policy import PermissionPolicy
 
@@ -77,7 +79,12 @@ class AppToolbox:
         return frozenset(self.settings().mcp_out.allow_confirmed_tools)
 
     def call(
-        self, app_id: str, tool: str, args: dict[str, Any], session_id: str | None = None
+        self,
+        app_id: str,
+        tool: str,
+        args: dict[str, Any],
+        session_id: str | None = None,
+        user_id: str | None = None,
     ) -> dict[str, Any]:
         """Run `tool` for `app_id`: the `ToolResult` as a dict (failures included);
         raises `NeedsConfirmation` or `AppUnavailable` before anything runs."""
@@ -92,6 +99,8 @@ class AppToolbox:
                 "mcp_out.allow_confirmed_tools may allow it for MCP"
             )
         body = {"steps": [step], "app_id": app_id, "session_id": session_id}
+        if user_id and user_id != OWNER:  # that user's sandbox (the executor checks it)
+            body["user_id"] = check_user_id(user_id, field="user_id")
         timeout = self.settings().timeout_for(tool) + _RUN_SLACK
         answer = self.apps.executor_client.run(body, timeout)
         results = answer.get("tool_results") if isinstance(answer, dict) else None
@@ -126,6 +135,6 @@ def toolbox_blueprint(toolbox: AppToolbox) -> Blueprint:
     def call(app_id: str) -> dict[str, Any]:
         desktop_only()
         body = read_json(ToolCall)
-        return toolbox.call(app_id, body.tool, body.args, body.session_id)
+        return toolbox.call(app_id, body.tool, body.args, body.session_id, body.user_id)
 
     return routes

@@ -45,6 +45,7 @@ from aios_protocol.messages import (
     parse,
 )
 from aios_protocol.strings import user_message
+from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.confirmations import (
     ConfirmationGate,
@@ -54,7 +55,7 @@ from controller.permissions.confirmations import (
 from controller.permissions.policy import PermissionPolicy, Review
 from controller.pipeline.actions import action_request_for
 from controller.pipeline.cancel import TaskCancels
-from controller.pipeline.context import ContextBuilder, tr
+from controller.pipeline.context import ContextBuilder, session_user, tr
 from controller.pipeline.failures import app_name, failure_view
 from controller.routing.router import (
     AppProfile,
@@ -527,6 +528,9 @@ class Pipeline:
             "app_id": app_id,
             "session_id": turn.session_id,
         }
+        user = session_user(turn)
+        if user != OWNER:  # the steps work in that user's sandbox
+            body["user_id"] = user
         if review is not None and review.outside_whitelist:
             body["approved_commands"] = sorted(set(review.outside_whitelist))
         response = self.cancels.guard(lambda: self._run_steps(body, budget))

@@ -10,6 +10,7 @@ import pytest
 from aios_protocol.errors import InvalidRequest
 from aios_runtime.users import (
     OWNER,
+    Sandboxes,
     check_user_id,
     user_app_workdir,
     user_grant,
@@ -113,3 +114,21 @@ def test_an_upgrade_interrupted_halfway_finishes_without_overwriting(
     assert (state.workspaces_dir / "code_app" / "new.txt").read_text() == "new"
     assert (old / "code_app" / "old.txt").read_text() == "old"  # kept, and named
     assert len(left) == 1 and "code_app" in left[0]
+
+
+def test_an_apps_context_names_the_user_and_their_sandbox(tmp_path: Path) -> None:
+    from controller.pipeline.context import ContextBuilder
+    from controller.sessions import Session
+
+    builder = ContextBuilder(lambda app_id: ["file_read"])
+    builder.sandboxes = Sandboxes(tmp_path, "master")
+    owner_dir = tmp_path / "users" / "default" / "workspaces" / "code_app"
+    mine = Session(session_id="sess_a", context={"user_id": "alice"})
+    context = builder.build(app_id="code_app", role="", workdir=owner_dir, session=mine)
+    assert context.user_id == "alice"
+    assert context.user_grant == user_grant("master", "code_app", "alice")
+    assert context.workdir == str(user_app_workdir(tmp_path, "alice", "code_app"))
+    owners = Session(session_id="sess_o")
+    context = builder.build(app_id="code_app", role="", workdir=owner_dir, session=owners)
+    assert context.user_id is None and context.user_grant is None
+    assert context.workdir == str(owner_dir)
