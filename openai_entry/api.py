@@ -5,7 +5,10 @@
 and same-site `Origin` rules hold as on every route, but instead of `X-AIOS-Token`
 these routes take `Authorization: Bearer <key>`: the desktop token or one of
 config.json's `api_keys` (compared in constant time); a missing or wrong key is a
-401. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
+401. A key bound to users (`{"key", "user"}` / `{"key", "users"}`) acts for those
+users only: a request naming another one (`user`, `X-AIOS-User-Id`) is a 403
+`user_not_allowed`, and one naming none acts for the key's first user; a plain key
+and the desktop token (the owner's own) may name any user. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
 "param", "code"}}`. The turn itself is `openai_entry.turn`; `stream: true` answers
 with `openai_entry.stream`. docs/OPENAI_API.md says how to point a client here.
 """
@@ -17,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from hmac import compare_digest
 
-from flask import Blueprint, Response, jsonify, request, stream_with_context
+from flask import Blueprint, Response, g, jsonify, request, stream_with_context
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -26,9 +29,11 @@ from aios_protocol.errors import (
     InvalidRequest,
     PayloadTooLarge,
     UnsupportedMediaType,
+    UserNotAllowed,
 )
 from aios_runtime.edge import loads_strict, public
-from aios_runtime.settings import Settings
+from aios_runtime.settings import ApiKey, Settings
+from aios_runtime.users import OWNER
 from openai_entry.stream import EVENTS_HEADER, turn_stream
 from openai_entry.turn import ChatService, read_turn
 from openai_entry.wire import (
@@ -88,8 +93,14 @@ def openai_blueprint(
     settings' `api_keys`; seconds between `: ping`s: config.json
     `openai_api.heartbeat_s` (default 10)."""
 
-    def api_keys() -> Iterable[str]:
-        return [desktop_token, *settings().api_keys]
+    def api_keys() -> Iterable[tuple[str, tuple[str, ...] | None]]:
+        """Each accepted key and the users it may act for (None: any)."""
+        yield desktop_token, None
+        for entry in settings().api_keys:
+            if isinstance(entry, ApiKey):
+                yield entry.key, entry.allowed()
+            else:
+                yield entry, None
 
     def heartbeat() -> float:
         return settings().openai_api.heartbeat_s
@@ -102,10 +113,15 @@ def openai_blueprint(
         scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
         given = presented.strip().encode()
         accepted = False
+        users: tuple[str, ...] | None = None
         if scheme.lower() == "bearer" and given:
-            for key in api_keys():  # every key compared: the time says nothing
-                accepted |= bool(key) and compare_digest(given, key.encode())
+            for key, allowed in api_keys():  # every key compared: the time says nothing
+                match = bool(key) and compare_digest(given, key.encode())
+                if match and not accepted:
+                    users = allowed
+                accepted |= match
         if accepted:
+            g.key_users = users
             return None
         detail = ErrorDetail(
             message="Incorrect or missing API key: send Authorization: Bearer <key> with "
@@ -125,7 +141,13 @@ def openai_blueprint(
     @public
     def chat_completions() -> Response:
         body = _read_body()
-        turn = read_turn(body, request.headers)
+        users: tuple[str, ...] | None = g.get("key_users")
+        turn = read_turn(body, request.headers, default_user=users[0] if users else OWNER)
+        if users is not None and turn.user not in users:
+            raise UserNotAllowed(
+                f"this API key may act for {', '.join(users)} only, not for {turn.user!r}",
+                detail={"param": "user"},
+            )
         chat.check_model(turn)
         base_url = request.host_url
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"

@@ -34,6 +34,7 @@ from aios_runtime.users import OWNER, Sandboxes
 from controller.sessions import SessionView
 
 __all__ = [
+    "USER_KEY",
     "ContextBuilder",
     "language_of",
     "session_user",

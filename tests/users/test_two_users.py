@@ -1,0 +1,189 @@
+"""Two users of one running system through `/v1`, each with a key bound to them
+(SECURITY.md U1, U2): the code app writes, lists and reads each one's files in
+their own sandbox; neither sees the other's, through the app, `shell_exec` or
+`aios mcp --user`; a key bound to one user is refused as the other."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import openai
+import pytest
+import requests
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from tests.controller.system import (
+    TEST_CONFIG,
+    RunningSystem,
+    build_apps_dir,
+    serving,
+)
+from tests.procs import ROOT
+
+pytestmark = pytest.mark.slow
+
+ALICE_KEY = "sk-alice-key-0123456789abcdef"
+BOB_KEY = "sk-bob-key-0123456789abcdef"
+SNIPPET = "snippet.py"  # where the code app keeps a snippet it runs
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    root = tmp_path_factory.mktemp("two_users")
+    apps = build_apps_dir(root / "apps", test_apps=())
+    shutil.copytree(
+        ROOT / "apps" / "code_app",
+        apps / "code_app",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    config = copy.deepcopy(TEST_CONFIG)
+    config["api_keys"] = [
+        {"key": ALICE_KEY, "user": "alice"},
+        {"key": BOB_KEY, "users": ["bob"]},
+    ]
+    with serving(root, apps, ("code_app",), config=config) as running:
+        yield running
+
+
+def _client(system: RunningSystem, key: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{system.url}/v1", api_key=key, max_retries=0)
+
+
+def _ask(system: RunningSystem, key: str, text: str, **extra: Any) -> str:
+    reply = _client(system, key).chat.completions.create(
+        model="triton/code_app",
+        messages=[{"role": "user", "content": text}],
+        extra_headers={"X-AIOS-Conversation-Id": f"c-{abs(hash(text))}"},
+        **extra,
+    )
+    return reply.choices[0].message.content or ""
+
+
+def _sandbox(system: RunningSystem, user: str) -> Path:
+    return system.state_dir / "users" / user / "workspaces" / "code_app"
+
+
+def test_each_user_writes_lists_and_reads_only_their_own_files(
+    system: RunningSystem,
+) -> None:
+    ran = _ask(system, ALICE_KEY, "执行代码 print('alice-' + 'secret')")
+    assert "alice-secret" in ran, ran
+    ran = _ask(system, BOB_KEY, "执行代码 print('bob-' + 'only')")
+    assert "bob-only" in ran, ran
+    assert "alice" in (_sandbox(system, "alice") / SNIPPET).read_text()
+    assert "bob" in (_sandbox(system, "bob") / SNIPPET).read_text()
+    assert not (system.workspace("code_app") / SNIPPET).exists()  # not the owner's
+    shown = _ask(system, ALICE_KEY, f"查看 {SNIPPET}")
+    assert "alice" in shown and "bob" not in shown, shown
+    shown = _ask(system, BOB_KEY, f"查看 {SNIPPET}")
+    assert "bob" in shown and "alice" not in shown, shown
+    listed = _ask(system, BOB_KEY, "列出我的代码文件")
+    assert SNIPPET in listed, listed
+
+
+def test_a_key_bound_to_one_user_is_refused_as_another(system: RunningSystem) -> None:
+    alice = _client(system, ALICE_KEY)
+    with pytest.raises(openai.PermissionDeniedError) as refused:
+        alice.chat.completions.create(
+            model="triton/code_app",
+            messages=[{"role": "user", "content": f"查看 {SNIPPET}"}],
+            user="bob",
+        )
+    assert refused.value.code == "user_not_allowed"
+    with pytest.raises(openai.PermissionDeniedError):
+        alice.chat.completions.create(
+            model="triton/code_app",
+            messages=[{"role": "user", "content": f"查看 {SNIPPET}"}],
+            extra_headers={"X-AIOS-User-Id": "bob"},
+        )
+    assert _ask(system, ALICE_KEY, f"查看 {SNIPPET}", user="alice")  # its own: fine
+    for bad in ("../../etc", "a/b", "x" * 5000, ".hidden"):
+        answer = requests.post(
+            f"{system.url}/v1/chat/completions",
+            json={
+                "model": "triton",
+                "user": bad,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+            headers={"Authorization": f"Bearer {system.token}"},
+            timeout=30,
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["param"] == "user"
+    assert sorted(p.name for p in (system.state_dir / "users").iterdir()) == [
+        "alice",
+        "bob",
+        "default",
+    ]
+
+
+def _mcp_calls(
+    system: RunningSystem, user: str, calls: list[tuple[str, dict]]
+) -> list[Any]:
+    argv = [
+        "-m",
+        "aios",
+        "mcp",
+        "--app",
+        "code_app",
+        "--user",
+        user,
+        "--apps-dir",
+        str(system.apps_dir),
+        "--state-dir",
+        str(system.state_dir),
+    ]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=argv,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+    )
+    results: list[Any] = []
+
+    async def host() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            with anyio.fail_after(90):
+                await s.initialize()
+                for name, args in calls:
+                    results.append(await s.call_tool(name, args))
+
+    anyio.run(host)
+    return results
+
+
+def _text(result: Any) -> str:
+    return result.content[0].text if result.content else ""
+
+
+def test_aios_mcp_for_one_user_sees_only_that_users_sandbox(
+    system: RunningSystem,
+) -> None:
+    _ask(system, ALICE_KEY, "执行代码 print('alice-' + 'secret')")
+    _ask(system, BOB_KEY, "执行代码 print('bob-' + 'only')")
+    alice_file = _sandbox(system, "alice") / SNIPPET
+    read, listed, ran, stolen, over = _mcp_calls(
+        system,
+        "bob",
+        [
+            ("file_read", {"path": SNIPPET}),
+            ("file_list", {"path": "."}),
+            ("shell_exec", {"cmd": ["python3", SNIPPET]}),
+            ("file_read", {"path": str(alice_file)}),
+            ("shell_exec", {"cmd": ["python3", str(alice_file)]}),
+        ],
+    )
+    assert "bob" in _text(read) and "alice" not in _text(read)
+    assert SNIPPET in _text(listed)
+    assert "bob-only" in _text(ran)
+    assert stolen.is_error and "path_outside_workdir" in _text(stolen)
+    assert over.is_error and "alice-secret" not in _text(over)
+    (mine,) = _mcp_calls(system, "alice", [("file_read", {"path": SNIPPET})])
+    assert "alice" in _text(mine)
