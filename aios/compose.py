@@ -39,7 +39,7 @@ from controller.llm.summary import BackgroundSummarizer
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.admission import Admission
-from controller.pipeline.context import ContextBuilder
+from controller.pipeline.context import USER_KEY, ContextBuilder
 from controller.pipeline.run import Pipeline, PipelineLimits
 from controller.routing.llm_router import FallbackRouter, LLMRouter
 from controller.routing.router import DeterministicRouter, Router
@@ -116,8 +116,10 @@ def compose(core: Core, settings: Settings) -> Composed:
     chat = ChatService(instructions, core.events)
     routes = [
         *voice_routes,
-        schedules_blueprint(scheduler),
-        openai_blueprint(chat, desktop_token=core.token, settings=store.get),
+        schedules_blueprint(scheduler, grant_matches=_grant_check(core)),
+        openai_blueprint(
+            chat, desktop_token=core.token, settings=store.get, scheduler=scheduler
+        ),
         toolbox_blueprint(AppToolbox(core.supervisor, policy, store.get, core.tools)),
     ]
     app = build_api(core, store, llm, pipeline, admission, confirmations, routes)
@@ -204,6 +206,16 @@ def build_voice(
     return speaker, routes
 
 
+def _grant_check(core: Core) -> Callable[[str, str, str | None], bool]:
+    """Whether an app's grant proves it serves a user (aios_runtime.users)."""
+
+    def matches(app_id: str, user_id: str, grant: str | None) -> bool:
+        sandboxes = core.contexts.sandboxes
+        return sandboxes is not None and sandboxes.grant_matches(app_id, user_id, grant)
+
+    return matches
+
+
 def build_jobs(
     core: Core,
     pipeline: Pipeline,
@@ -236,6 +248,8 @@ def build_jobs(
         cancel_session=cancel_session,
         # a job has no desktop session: its own language, else the settings'
         language=lambda: instructions.language(None),
+        # an agent job's session is its user's: it works in their sandbox
+        claim_session=lambda sid, user: instructions.keep_note(sid, USER_KEY, user),
     )
 
 

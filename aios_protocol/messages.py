@@ -792,6 +792,9 @@ class ScheduleJob(_Strict):
     # the language of the user who made it: its runs answer, toast and ask in it
     # (None: the settings' `ui_language`)
     language: Language | None = None
+    # the user it belongs to, whose sandbox it runs in (None: the owner); set by the
+    # controller from who made it, never taken from a client's body
+    user_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
     @model_validator(mode="after")
     def _fields_match_types(self) -> ScheduleJob:
@@ -879,3 +882,7 @@ class ScheduleToolCall(_Strict):
     job: dict[str, Any] | None = None
     job_id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
     changes: dict[str, Any] | None = None
+    # the user the calling app serves, with the grant that proves it (the executor
+    # adds both; none: the owner)
+    user_id: str | None = None
+    user_grant: str | None = None

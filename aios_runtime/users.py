@@ -111,3 +111,8 @@ class Sandboxes:
 
     def grant(self, app_id: str, user_id: str) -> str:
         return user_grant(self.master_token, app_id, user_id)
+
+    def grant_matches(self, app_id: str, user_id: str, grant: str | None) -> bool:
+        """True when `grant` proves `app_id` was asked to serve `user_id`."""
+        expected = self.grant(app_id, user_id).encode()
+        return bool(grant) and hmac.compare_digest(str(grant).encode(), expected)

@@ -121,6 +121,10 @@ class AppRegistry:
         with self._lock:
             return len(self._apps)
 
+    def grant_for(self, app_id: str, user_id: str) -> str:
+        """The proof the controller checks when `app_id` asks it for `user_id`."""
+        return user_grant(self._master.decode(), app_id, user_id)
+
     def grant_matches(self, app_id: str, user_id: str, grant: str | None) -> bool:
         """True when `grant` is the controller's proof for `app_id` serving `user_id`."""
         if not grant:

@@ -33,9 +33,10 @@ from aios_protocol.errors import (
 )
 from aios_runtime.edge import loads_strict, public
 from aios_runtime.settings import ApiKey, Settings
-from aios_runtime.users import OWNER
+from aios_runtime.users import OWNER, check_user_id
+from openai_entry.sandbox import add_sandbox_routes
 from openai_entry.stream import EVENTS_HEADER, turn_stream
-from openai_entry.turn import ChatService, read_turn
+from openai_entry.turn import USER_HEADER, ChatService, read_turn
 from openai_entry.wire import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -48,8 +49,9 @@ from openai_entry.wire import (
     error_detail,
     first_problem,
 )
+from scheduler.scheduler import Scheduler
 
-__all__ = ["openai_blueprint"]
+__all__ = ["acting_user", "openai_blueprint"]
 
 
 def _openai_error(status: int, detail: ErrorDetail) -> Response:
@@ -86,10 +88,28 @@ def _read_body() -> ChatCompletionRequest:
         raise InvalidRequest(message, detail={"param": param}) from exc
 
 
+def acting_user(named: str | None, field: str) -> str:
+    """The user a `/v1` request acts for: `named` (checked, `field` in the error),
+    else its key's own user; 403 `user_not_allowed` when the key may not act for it."""
+    users: tuple[str, ...] | None = g.get("key_users")
+    user = check_user_id(named, field=field) if named else (users[0] if users else OWNER)
+    if users is not None and user not in users:
+        raise UserNotAllowed(
+            f"this API key may act for {', '.join(users)} only, not for {user!r}",
+            detail={"param": field},
+        )
+    return user
+
+
 def openai_blueprint(
-    chat: ChatService, *, desktop_token: str, settings: Callable[[], Settings]
+    chat: ChatService,
+    *,
+    desktop_token: str,
+    settings: Callable[[], Settings],
+    scheduler: Scheduler | None = None,
 ) -> Blueprint:
-    """The `/v1` routes over `chat`. Accepted keys: `desktop_token` and the current
+    """The `/v1` routes over `chat` (and, with `scheduler`, `/v1/sandbox/schedules`:
+    `openai_entry.sandbox`). Accepted keys: `desktop_token` and the current
     settings' `api_keys`; seconds between `: ping`s: config.json
     `openai_api.heartbeat_s` (default 10)."""
 
@@ -141,13 +161,9 @@ def openai_blueprint(
     @public
     def chat_completions() -> Response:
         body = _read_body()
-        users: tuple[str, ...] | None = g.get("key_users")
-        turn = read_turn(body, request.headers, default_user=users[0] if users else OWNER)
-        if users is not None and turn.user not in users:
-            raise UserNotAllowed(
-                f"this API key may act for {', '.join(users)} only, not for {turn.user!r}",
-                detail={"param": "user"},
-            )
+        named = body.user or request.headers.get(USER_HEADER) or None
+        user = acting_user(named, "user" if body.user else USER_HEADER)
+        turn = read_turn(body, request.headers, default_user=user)
         chat.check_model(turn)
         base_url = request.host_url
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
@@ -186,7 +202,10 @@ def openai_blueprint(
         response.headers["X-AIOS-Session-Id"] = turn.session_id
         return response
 
-    @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
+    if scheduler is not None:
+        add_sandbox_routes(routes, scheduler, acting_user)
+
+    @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     @public
     def unknown(rest: str) -> Response:
         detail = ErrorDetail(

@@ -118,13 +118,15 @@ def build_scheduler(
     confirmations: ConfirmationGate | None = None,
     cancel_session: Callable[[str], int] = lambda session_id: 0,
     language: Callable[[], str] = lambda: "zh-CN",
+    claim_session: Callable[[str, str | None], None] = lambda sid, user: None,
 ) -> Scheduler:
     """A scheduler over `<state_dir>/jobs.json` … (not started: call `start()`).
 
     Without `confirmations` (config `permissions.confirm` off) a risky job still
     waits disabled, announced by a toast; `cancel_session(session_id)` stops the
     pipeline work of an agent job that timed out; `language()` is the one its
-    toasts and questions are written in when a job does not say its own."""
+    toasts and questions are written in when a job does not say its own;
+    `claim_session(session_id, user_id)` marks an agent job's session as its user's."""
 
     def notify(title: str, body: str, level: str, app_id: str) -> None:
         events.publish(
@@ -161,7 +163,14 @@ def build_scheduler(
     asking = GateConfirmations(confirmations, app_name, language) if confirmations else None
     scheduler = Scheduler(
         JobStore(state_dir),
-        JobRunner(run_steps, instruct, notify, cancel_session, language=language),
+        JobRunner(
+            run_steps,
+            instruct,
+            notify,
+            cancel_session,
+            language=language,
+            claim_session=claim_session,
+        ),
         review=policy_review(policy, workdir_of, language),
         notify=notify,
         app_exists=app_exists,

@@ -25,7 +25,7 @@ from tests.controller.system import (
     build_apps_dir,
     serving,
 )
-from tests.procs import ROOT
+from tests.procs import ROOT, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -187,3 +187,57 @@ def test_aios_mcp_for_one_user_sees_only_that_users_sandbox(
     assert over.is_error and "alice-secret" not in _text(over)
     (mine,) = _mcp_calls(system, "alice", [("file_read", {"path": SNIPPET})])
     assert "alice" in _text(mine)
+
+
+def _schedules(
+    system: RunningSystem, key: str, method: str, path: str = "", **kw: Any
+) -> requests.Response:
+    return requests.request(
+        method,
+        f"{system.url}/v1/sandbox/schedules{path}",
+        headers={"Authorization": f"Bearer {key}", **kw.pop("headers", {})},
+        timeout=30,
+        **kw,
+    )
+
+
+def test_each_user_schedules_and_sees_only_their_own_jobs(system: RunningSystem) -> None:
+    _ask(system, ALICE_KEY, "执行代码 print('alice-' + 'secret')")
+    job = {
+        "name": "alice's run",
+        "execution_type": "command",
+        "schedule_type": "interval",
+        "interval_s": 3600,
+        "app_id": "code_app",
+        "command": ["python3", SNIPPET],
+        "user_id": "bob",  # not taken: the job is its maker's
+    }
+    made = _schedules(system, ALICE_KEY, "POST", json=job)
+    assert made.status_code == 201, made.text
+    job_id = made.json()["id"]
+    assert made.json()["user_id"] == "alice"
+    assert [j["id"] for j in _schedules(system, ALICE_KEY, "GET").json()["jobs"]] == [
+        job_id
+    ]
+    assert _schedules(system, BOB_KEY, "GET").json()["jobs"] == []
+    for method, path in (("POST", "/run"), ("GET", "/runs"), ("DELETE", ""), ("PATCH", "")):
+        answer = _schedules(system, BOB_KEY, method, f"/{job_id}{path}", json={"name": "x"})
+        assert answer.status_code == 404, (method, path, answer.text)
+        assert answer.json()["error"]["code"] == "not_found"
+    as_bob = _schedules(system, ALICE_KEY, "GET", headers={"X-AIOS-User-Id": "bob"})
+    assert (
+        as_bob.status_code == 403 and as_bob.json()["error"]["code"] == "user_not_allowed"
+    )
+    assert _schedules(system, ALICE_KEY, "POST", f"/{job_id}/run").status_code == 202
+
+    def finished() -> list[dict[str, Any]]:
+        runs = _schedules(system, ALICE_KEY, "GET", f"/{job_id}/runs").json()["runs"]
+        return [r for r in runs if r.get("finished")]
+
+    wait_for(lambda: finished(), 60, "alice's job to run")
+    (run,) = finished()
+    assert run["status"] == "ok" and "alice-secret" in run["output_tail"], run
+    renamed = _schedules(system, ALICE_KEY, "PATCH", f"/{job_id}", json={"name": "mine"})
+    assert renamed.status_code == 200 and renamed.json()["name"] == "mine"
+    assert _schedules(system, ALICE_KEY, "DELETE", f"/{job_id}").status_code == 200
+    assert _schedules(system, ALICE_KEY, "GET").json()["jobs"] == []
