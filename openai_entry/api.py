@@ -108,8 +108,8 @@ def openai_blueprint(
     settings: Callable[[], Settings],
     scheduler: Scheduler | None = None,
 ) -> Blueprint:
-    """The `/v1` routes over `chat` (and, with `scheduler`, `/v1/sandbox/schedules`:
-    `openai_entry.sandbox`). Accepted keys: `desktop_token` and the current
+    """The `/v1` routes over `chat`, and a user's own questions and (with
+    `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys: `desktop_token` and the current
     settings' `api_keys`; seconds between `: ping`s: config.json
     `openai_api.heartbeat_s` (default 10)."""
 
@@ -202,8 +202,7 @@ def openai_blueprint(
         response.headers["X-AIOS-Session-Id"] = turn.session_id
         return response
 
-    if scheduler is not None:
-        add_sandbox_routes(routes, scheduler, acting_user)
+    add_sandbox_routes(routes, scheduler, chat.instructions, acting_user)
 
     @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     @public

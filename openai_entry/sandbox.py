@@ -10,9 +10,13 @@ refused with 403 `user_not_allowed` when the key is bound to others):
 - `PATCH /v1/sandbox/schedules/<id>` `ScheduleJobPatch` → the job;
 - `DELETE /v1/sandbox/schedules/<id>` → `{"status": "ok"}`;
 - `POST /v1/sandbox/schedules/<id>/run` → 202 `{"run_id", "job"}`;
-- `GET /v1/sandbox/schedules/<id>/runs` → `{"runs": [...]}` newest first.
+- `GET /v1/sandbox/schedules/<id>/runs` → `{"runs": [...]}` newest first;
+- `GET /v1/sandbox/confirmations` → `{"confirmations": [...]}`: what waits for that
+  user's yes (a paused risky step of one of their conversations, a risky job);
+- `POST /v1/sandbox/confirmations/<id>` `{"decision"}` → the app's reply once the
+  step resumed (or was refused).
 
-Another user's job is a 404, as if it did not exist. Errors have OpenAI's shape
+Another user's job or question is a 404, as if it did not exist. Errors have OpenAI's shape
 (the `/v1` blueprint's handler).
 """
 
@@ -23,8 +27,9 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from aios_protocol.messages import ScheduleJob, ScheduleJobPatch
+from aios_protocol.messages import ConfirmationDecision, ScheduleJob, ScheduleJobPatch
 from aios_runtime.edge import public, read_json
+from controller.instructions import Instructions
 from scheduler.scheduler import Scheduler
 
 __all__ = ["add_sandbox_routes"]
@@ -33,15 +38,35 @@ ActingUser = Callable[[str | None, str], str]
 
 
 def add_sandbox_routes(
-    routes: Blueprint, scheduler: Scheduler, acting_user: ActingUser
+    routes: Blueprint,
+    scheduler: Scheduler | None,
+    instructions: Instructions,
+    acting_user: ActingUser,
 ) -> None:
-    """Add the schedule routes to the `/v1` blueprint `routes`."""
+    """Add the routes above to the `/v1` blueprint `routes` (the schedules only with
+    a `scheduler`)."""
 
     def user() -> str:
         header = request.headers.get("X-AIOS-User-Id")
         if header:
             return acting_user(header, "X-AIOS-User-Id")
         return acting_user(request.args.get("user") or None, "user")
+
+    @routes.get("/sandbox/confirmations")
+    @public
+    def questions() -> dict[str, Any]:
+        return {"confirmations": instructions.questions(user())}
+
+    @routes.post("/sandbox/confirmations/<confirmation_id>")
+    @public
+    def answer(confirmation_id: str) -> dict[str, Any]:
+        owner = user()
+        body = read_json(ConfirmationDecision)
+        resumed = instructions.answer(confirmation_id, body.decision, owner)
+        return {**resumed.reply.dump(), "app_id": resumed.app_id}
+
+    if scheduler is None:
+        return
 
     @routes.get("/sandbox/schedules")
     @public

@@ -19,6 +19,7 @@ from typing import Any
 
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import AppReply, Language, ScheduleJob
+from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy
@@ -91,6 +92,7 @@ class GateConfirmations:
             plan=command_plan(job),
             risky=review.risky,
             job_id=job.id,
+            user_id=job.user_id or OWNER,
         )
 
     def withdraw(self, job_id: str) -> None:

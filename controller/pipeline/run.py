@@ -468,6 +468,7 @@ class Pipeline:
                     action_request=action_request.dump() if action_request else None,
                     upstream=upstream,
                     language=language,
+                    user_id=session_user(turn),
                 )
             tool_results = self._run_round(app_id, turn, plan, rounds, task_id, review)
             last_plan = plan

@@ -26,6 +26,7 @@ from tests.controller.system import (
     serving,
 )
 from tests.procs import ROOT, wait_for
+from tests.security.conftest import add_security_apps
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +49,8 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
         {"key": ALICE_KEY, "user": "alice"},
         {"key": BOB_KEY, "users": ["bob"]},
     ]
-    with serving(root, apps, ("code_app",), config=config) as running:
+    add_security_apps(apps, ("risky_app",))
+    with serving(root, apps, ("code_app", "risky_app"), config=config) as running:
         yield running
 
 
@@ -56,11 +58,19 @@ def _client(system: RunningSystem, key: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{system.url}/v1", api_key=key, max_retries=0)
 
 
-def _ask(system: RunningSystem, key: str, text: str, **extra: Any) -> str:
+def _ask(
+    system: RunningSystem,
+    key: str,
+    text: str,
+    *,
+    app: str = "code_app",
+    conversation: str | None = None,
+    **extra: Any,
+) -> str:
     reply = _client(system, key).chat.completions.create(
-        model="triton/code_app",
+        model=f"triton/{app}",
         messages=[{"role": "user", "content": text}],
-        extra_headers={"X-AIOS-Conversation-Id": f"c-{abs(hash(text))}"},
+        extra_headers={"X-AIOS-Conversation-Id": conversation or f"c-{abs(hash(text))}"},
         **extra,
     )
     return reply.choices[0].message.content or ""
@@ -241,3 +251,56 @@ def test_each_user_schedules_and_sees_only_their_own_jobs(system: RunningSystem)
     assert renamed.status_code == 200 and renamed.json()["name"] == "mine"
     assert _schedules(system, ALICE_KEY, "DELETE", f"/{job_id}").status_code == 200
     assert _schedules(system, ALICE_KEY, "GET").json()["jobs"] == []
+
+
+def _questions(system: RunningSystem, key: str) -> list[dict[str, Any]]:
+    answer = requests.get(
+        f"{system.url}/v1/sandbox/confirmations",
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["confirmations"]
+
+
+def test_a_question_is_answered_only_by_its_user_in_its_conversation(
+    system: RunningSystem,
+) -> None:
+    asked = _ask(system, ALICE_KEY, "启动进程", app="risky_app", conversation="alice-1")
+    assert "确认" in asked, asked
+    (waiting,) = _questions(system, ALICE_KEY)
+    question = waiting["confirmation_id"]
+    assert waiting["user_id"] == "alice"
+    assert _questions(system, BOB_KEY) == []
+    desktop = requests.get(
+        f"{system.url}/api/confirmations", headers=system.headers, timeout=30
+    ).json()["confirmations"]
+    assert question not in {c["confirmation_id"] for c in desktop}
+    # "确认" from bob's conversation, and from alice's other one, answers nothing
+    _ask(system, BOB_KEY, "确认", app="risky_app", conversation="alice-1")
+    _ask(system, ALICE_KEY, "确认", app="risky_app", conversation="alice-2")
+    assert question in {c["confirmation_id"] for c in _questions(system, ALICE_KEY)}
+    for key in (BOB_KEY, system.token):
+        refused = requests.post(
+            f"{system.url}/v1/sandbox/confirmations/{question}",
+            json={"decision": "allow_once"},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+        assert refused.status_code == 404, refused.text
+    refused = requests.post(
+        f"{system.url}/api/confirmations/{question}",
+        json={"decision": "allow_once"},
+        headers=system.headers,
+        timeout=30,
+    )
+    assert refused.status_code == 404, refused.text
+    answered = requests.post(
+        f"{system.url}/v1/sandbox/confirmations/{question}",
+        json={"decision": "allow_once"},
+        headers={"Authorization": f"Bearer {ALICE_KEY}"},
+        timeout=60,
+    )
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["status"] == "ok"
+    assert question not in {c["confirmation_id"] for c in _questions(system, ALICE_KEY)}
