@@ -118,7 +118,11 @@ def compose(core: Core, settings: Settings) -> Composed:
         *voice_routes,
         schedules_blueprint(scheduler, grant_matches=_grant_check(core)),
         openai_blueprint(
-            chat, desktop_token=core.token, settings=store.get, scheduler=scheduler
+            chat,
+            desktop_token=core.token,
+            settings=store.get,
+            scheduler=scheduler,
+            state_root=core.state_root,
         ),
         toolbox_blueprint(AppToolbox(core.supervisor, policy, store.get, core.tools)),
     ]

@@ -43,7 +43,7 @@ log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
 # what applies without a restart (a section counts whole)
-_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language"})
+_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language", "users"})
 
 
 def mask_key(key: str) -> str:

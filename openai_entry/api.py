@@ -19,6 +19,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from hmac import compare_digest
+from pathlib import Path
 
 from flask import Blueprint, Response, g, jsonify, request, stream_with_context
 from pydantic import ValidationError
@@ -34,9 +35,10 @@ from aios_protocol.errors import (
 from aios_runtime.edge import loads_strict, public
 from aios_runtime.settings import ApiKey, Settings
 from aios_runtime.users import OWNER, check_user_id
+from openai_entry.limits import UserLimits
 from openai_entry.sandbox import add_sandbox_routes
 from openai_entry.stream import EVENTS_HEADER, turn_stream
-from openai_entry.turn import USER_HEADER, ChatService, read_turn
+from openai_entry.turn import USER_HEADER, ChatService, TurnAnswer, read_turn
 from openai_entry.wire import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -107,11 +109,14 @@ def openai_blueprint(
     desktop_token: str,
     settings: Callable[[], Settings],
     scheduler: Scheduler | None = None,
+    state_root: Path | None = None,
 ) -> Blueprint:
     """The `/v1` routes over `chat`, and a user's own questions and (with
     `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys: `desktop_token` and the current
     settings' `api_keys`; seconds between `: ping`s: config.json
-    `openai_api.heartbeat_s` (default 10)."""
+    `openai_api.heartbeat_s` (default 10). With `state_root`, each user's limits
+    (config.json `users`, `openai_entry.limits`) hold."""
+    limits = UserLimits(settings, state_root) if state_root is not None else None
 
     def api_keys() -> Iterable[tuple[str, tuple[str, ...] | None]]:
         """Each accepted key and the users it may act for (None: any)."""
@@ -166,11 +171,21 @@ def openai_blueprint(
         turn = read_turn(body, request.headers, default_user=user)
         chat.check_model(turn)
         base_url = request.host_url
+        # one more instruction of this user, or a 429 before anything starts
+        slot = limits.take(turn.user) if limits is not None else None
+
+        def answer() -> TurnAnswer:
+            try:
+                return chat.answer(turn, base_url)
+            finally:
+                if slot is not None:
+                    slot.release()
+
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         created = int(time.time())
         if body.stream:
             frames = turn_stream(
-                lambda: chat.answer(turn, base_url),
+                answer,
                 turn,
                 events=chat.events,
                 completion_id=completion_id,
@@ -185,18 +200,22 @@ def openai_blueprint(
             response.headers["Cache-Control"] = "no-cache"
             response.headers["X-Accel-Buffering"] = "no"
             response.headers["X-AIOS-Session-Id"] = turn.session_id
+            if slot is not None:  # a stream closed before its answer ran
+                response.call_on_close(slot.release)
             return response
-        answer = chat.answer(turn, base_url)
+        answered = answer()
         completion = ChatCompletion(
             id=completion_id,
             created=created,
             model=turn.model,
             choices=[
                 Choice(
-                    message=ReplyMessage(content=answer.content, triton=answer.triton(turn))
+                    message=ReplyMessage(
+                        content=answered.content, triton=answered.triton(turn)
+                    )
                 )
             ],
-            usage=answer.usage(turn),
+            usage=answered.usage(turn),
         )
         response = jsonify(completion.dump())
         response.headers["X-AIOS-Session-Id"] = turn.session_id

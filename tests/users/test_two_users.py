@@ -304,3 +304,34 @@ def test_a_question_is_answered_only_by_its_user_in_its_conversation(
     assert answered.status_code == 200, answered.text
     assert answered.json()["status"] == "ok"
     assert question not in {c["confirmation_id"] for c in _questions(system, ALICE_KEY)}
+
+
+def test_a_user_over_their_quota_gets_a_clear_refusal_and_loses_nothing(
+    system: RunningSystem,
+) -> None:
+    big = _sandbox(system, "alice") / "big.bin"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    big.write_bytes(b"\0" * (2 * 1024 * 1024))
+    changed = requests.put(
+        f"{system.url}/api/settings",
+        json={"users": {"disk_quota_mb": 1}},
+        headers=system.headers,
+        timeout=30,
+    )
+    assert changed.status_code == 200, changed.text
+    try:
+        with pytest.raises(openai.RateLimitError) as refused:
+            _ask(system, ALICE_KEY, f"查看 {SNIPPET}")
+        assert refused.value.code == "user_limit_reached"
+        assert "quota" in refused.value.message
+        assert big.stat().st_size == 2 * 1024 * 1024  # nothing of hers deleted
+        ran = _ask(system, BOB_KEY, "执行代码 print('bob-' + 'only')")
+        assert "bob-only" in ran  # bob is not held
+    finally:
+        requests.put(
+            f"{system.url}/api/settings",
+            json={"users": {"disk_quota_mb": 0}},
+            headers=system.headers,
+            timeout=30,
+        )
+        big.unlink()
