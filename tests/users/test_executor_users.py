@@ -158,3 +158,14 @@ def test_workspace_skills_installed_by_one_user_are_not_the_others(
     assert _failed(harness, "run_command", None, command="hello -n 3") == "skill_not_found"
     found = _ok(harness, "search_skills", "bob", keyword="hello")
     assert all(s["name"] != "hello" for s in found["skills"])
+
+
+def test_an_apps_own_tools_never_answer_one_user_from_the_owners_files(
+    harness: Harness,
+) -> None:
+    spec = {"name": "my_library", "description": "lists", "parameters": {"type": "object"}}
+    registered = harness.register("app1", harness.workdir, APP_TOKEN, custom_tools=[spec])
+    assert registered.status_code == 200, registered.get_json()
+    assert _failed(harness, "my_library", "alice") == "tool_unavailable"
+    # the owner's call goes to the app (which this test did not start)
+    assert _failed(harness, "my_library", None) == "app_unreachable"

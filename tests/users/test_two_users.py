@@ -32,6 +32,9 @@ pytestmark = pytest.mark.slow
 
 ALICE_KEY = "sk-alice-key-0123456789abcdef"
 BOB_KEY = "sk-bob-key-0123456789abcdef"
+WEBUI_KEY = "sk-webui-key-0123456789abcdef"  # one front end's key for its users
+ANN = "3f6c1e2a-8d4b-4c1e-9a77-0b1c2d3e4f50"  # user ids as Open WebUI forwards them
+BEN = "9a0d44b1-2c3d-4e5f-8a9b-112233445566"
 SNIPPET = "snippet.py"  # where the code app keeps a snippet it runs
 
 
@@ -48,6 +51,7 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     config["api_keys"] = [
         {"key": ALICE_KEY, "user": "alice"},
         {"key": BOB_KEY, "users": ["bob"]},
+        {"key": WEBUI_KEY, "users": [ANN, BEN]},
     ]
     add_security_apps(apps, ("risky_app",))
     with serving(root, apps, ("code_app", "risky_app"), config=config) as running:
@@ -65,12 +69,16 @@ def _ask(
     *,
     app: str = "code_app",
     conversation: str | None = None,
+    headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> str:
     reply = _client(system, key).chat.completions.create(
         model=f"triton/{app}",
         messages=[{"role": "user", "content": text}],
-        extra_headers={"X-AIOS-Conversation-Id": conversation or f"c-{abs(hash(text))}"},
+        extra_headers={
+            "X-AIOS-Conversation-Id": conversation or f"c-{abs(hash(text))}",
+            **(headers or {}),
+        },
         **extra,
     )
     return reply.choices[0].message.content or ""
@@ -335,3 +343,23 @@ def test_a_user_over_their_quota_gets_a_clear_refusal_and_loses_nothing(
             timeout=30,
         )
         big.unlink()
+
+
+def test_a_front_ends_key_serves_each_of_its_users_in_their_own_sandbox(
+    system: RunningSystem,
+) -> None:
+    for person in (ANN, BEN):
+        ran = _ask(
+            system,
+            WEBUI_KEY,
+            f"执行代码 print('{person[:4]}' + '-mine')",
+            headers={"X-AIOS-User-Id": person},
+        )
+        assert f"{person[:4]}-mine" in ran, ran
+        assert person[:4] in (_sandbox(system, person) / SNIPPET).read_text()
+    assert ANN[:4] not in (_sandbox(system, BEN) / SNIPPET).read_text()
+    with pytest.raises(openai.PermissionDeniedError):
+        _ask(system, WEBUI_KEY, "列出我的代码文件", headers={"X-AIOS-User-Id": "bob"})
+    # naming nobody acts for the first user listed
+    shown = _ask(system, WEBUI_KEY, f"查看 {SNIPPET}")
+    assert ANN[:4] in shown and BEN[:4] not in shown, shown
