@@ -124,7 +124,9 @@ def compose(core: Core, settings: Settings) -> Composed:
             scheduler=scheduler,
             state_root=core.state_root,
         ),
-        toolbox_blueprint(AppToolbox(core.supervisor, policy, store.get, core.tools)),
+        toolbox_blueprint(
+            AppToolbox(core.supervisor, policy, store.get, core.tools, core.state_root)
+        ),
     ]
     app = build_api(core, store, llm, pipeline, admission, confirmations, routes)
     # running and queued instructions, plus room for event streams, health checks,

@@ -145,7 +145,9 @@ class PrivateServices:
             lambda app_id: manifest.shell_whitelist if manifest else None,
             self.listings.entries,
         )
-        self.toolbox = AppToolbox(self.supervisor, policy, lambda: settings, self.listings)
+        self.toolbox = AppToolbox(
+            self.supervisor, policy, lambda: settings, self.listings, state_dir
+        )
 
     def start(self) -> None:
         """Start the executor and the app (from this long-lived thread: the children's

@@ -428,7 +428,7 @@ class Pipeline:
             if decision == "deny":
                 tool_results = denied_results(pending.plan, pending.risky(), language)
             else:
-                review = self._review(target, pending.plan, language)
+                review = self._review(target, pending.plan, language, turn)
                 tool_results = self._run_round(
                     app_id, turn, pending.plan, rounds, task_id, review
                 )
@@ -453,7 +453,7 @@ class Pipeline:
                     ),
                 )
             rounds += 1
-            review = self._review(target, plan, language)
+            review = self._review(target, plan, language, turn)
             if review is not None and review.needs_confirmation:
                 assert self._confirmations is not None
                 return self._confirmations.pause(
@@ -539,7 +539,9 @@ class Pipeline:
         if not isinstance(results, dict):
             raise BadAppReply("the executor's answer has no 'tool_results'")
         if review is not None and self._permissions is not None and review.new_files:
-            self._permissions.record_created(app_id, review.new_files, results)
+            self._permissions.record_created(
+                app_id, review.new_files, results, user=session_user(turn)
+            )
         entries = []
         logged_at = round(started, 3)
         for step_key, result in results.items():
@@ -564,12 +566,22 @@ class Pipeline:
     # ---------------------------------------------------------- confirmations
 
     def _review(
-        self, target: AppTarget, plan: list[dict[str, Any]], language: str = "zh-CN"
+        self,
+        target: AppTarget,
+        plan: list[dict[str, Any]],
+        language: str = "zh-CN",
+        turn: Turn | None = None,
     ) -> Review | None:
+        """The policy's verdict on `plan`, judged in the sandbox of the session's user."""
         if self._permissions is None:
             return None
+        user = session_user(turn)
+        workdir = target.workdir
+        sandboxes = self._contexts.sandboxes
+        if user != OWNER and sandboxes is not None:
+            workdir = sandboxes.workdir(user, target.app_id, workdir)
         return self._permissions.review(
-            target.app_id, target.workdir, plan, language=language
+            target.app_id, workdir, plan, language=language, user=user
         )
 
     def resume(self, confirmation_id: str, decision: str) -> tuple[AppReply, str, str]:
