@@ -3,7 +3,7 @@
 Every person the system serves is a user with a sandbox of their own under the state
 folder, `<state_dir>/users/<user_id>/`: `workspaces/<app_id>/` (each app's workdir
 for that user, with its `skills/` and database files), `skills/` (the skills that
-user installed; the owner's are the shared `<state_dir>/skills/`). The desktop's
+user installed; the owner's folder is the shared one the desktop's apps see). The desktop's
 person is the owner, `default`. A user id is checked before it names anything
 (`check_user_id`): letters, digits and `_-.@`, at most `MAX_USER_ID` characters, not
 starting with a dot, not a reserved name — so no id a client sends can name a path
@@ -83,9 +83,8 @@ def user_app_workdir(state_root: Path, user_id: str, app_id: str) -> Path:
 
 
 def user_skills_dir(state_root: Path, user_id: str) -> Path:
-    """The skills a user installed: the shared folder for the owner, else their own."""
-    if user_id == OWNER:
-        return state_root / "skills"
+    """The skills a user installed: `<state_dir>/users/<user_id>/skills` (the owner's
+    is the shared folder, which every app of the desktop sees)."""
     return user_root(state_root, user_id) / "skills"
 
 

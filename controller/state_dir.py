@@ -6,8 +6,8 @@ port map: service id → port), `token` (the per-launch API token, mode 600),
 `users/<user_id>/` (`aios_runtime.users`; the desktop's person is the owner,
 `users/default/`). The executor keeps its own files beside them (`tool_calls/`,
 its cache). Every write is atomic. `migrate_layout` moves what an older version
-kept in the state folder's top level (`workspaces/<app_id>/`) into the owner's
-sandbox, once, losing nothing.
+kept in the state folder's top level (`workspaces/<app_id>/`, `skills/`) into the
+owner's sandbox, once, losing nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aios_runtime.files import atomic_write_text, set_aside
-from aios_runtime.users import OWNER, workspaces_root
+from aios_runtime.users import OWNER, user_skills_dir, workspaces_root
 
 __all__ = ["StateDir", "default_state_dir"]
 
@@ -63,6 +63,11 @@ class StateDir:
         """Where versions before the users' sandboxes kept the workdirs."""
         return self.root / "workspaces"
 
+    @property
+    def skills_dir(self) -> Path:
+        """The owner's installed skills, the shared folder: `users/default/skills/`."""
+        return user_skills_dir(self.root, OWNER)
+
     def create(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -72,13 +77,18 @@ class StateDir:
         self.migrate_layout()
 
     def migrate_layout(self) -> list[str]:
-        """Move `workspaces/<app_id>/` of an older layout into the owner's sandbox.
+        """Move `workspaces/<app_id>/` and `skills/` of an older layout into the
+        owner's sandbox.
 
         Each entry is renamed (same file system: nothing copied, nothing half-moved);
         one whose name the owner's folder already holds stays where it is, and is named
         in the answer (the notes of what was left). An emptied old folder is removed.
         """
-        old, new = self.old_workspaces_dir, self.workspaces_dir
+        left = self._move_entries(self.old_workspaces_dir, self.workspaces_dir)
+        return left + self._move_entries(self.root / "skills", self.skills_dir)
+
+    @staticmethod
+    def _move_entries(old: Path, new: Path) -> list[str]:
         if not old.is_dir() or old.is_symlink():
             return []
         new.parent.mkdir(parents=True, exist_ok=True)

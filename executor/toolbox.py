@@ -30,7 +30,7 @@ from typing import Any
 from aios_protocol.errors import AiosError, NeedsConfirmation, ToolFailed
 from aios_protocol.messages import Step, ToolResult
 from aios_runtime.settings import Settings
-from aios_runtime.users import user_app_workdir
+from aios_runtime.users import OWNER, user_app_workdir, user_skills_dir
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
@@ -118,8 +118,9 @@ class Toolbox:
         self.call_log = ToolCallLog(state_dir)
         self.tools = ToolSource()
         self.tools.add(AtomicProvider(self))
-        # the skills of `<state_dir>/skills/` and the apps' `skills/` (executor/providers/skills.py)
-        self.tools.add(SkillsProvider(self, state_dir / "skills"))
+        # the owner's shared skills (`<state_dir>/users/default/skills/`), each other
+        # user's own, and the apps' `skills/` (executor/providers/skills.py)
+        self.tools.add(SkillsProvider(self, user_skills_dir(state_dir, OWNER)))
         if settings.mcp_servers:  # the mcp package is imported only when it is used
             from executor.providers.mcp import add_mcp_servers
 

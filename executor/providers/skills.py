@@ -1,6 +1,6 @@
 """The skills provider: the skills as four tools, read from watched folders.
 
-Skills live in the shared folder (`<state_dir>/skills/`, where the repository's
+Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills/`, where the repository's
 example skills are copied at the first start: `executor.skills.install.seed_examples`)
 and in each app's `<workdir>/skills/`; an app sees both, its own overriding a shared
 one of the same name. The shared folder is the owner's: a call for another user sees
@@ -394,7 +394,7 @@ class SkillsProvider(ToolProvider):
         """Where the skills of the user `app` acts for are installed."""
         if app is None or app.user_id == OWNER:
             return self.shared
-        folder = user_skills_dir(self.shared.parent, app.user_id)
+        folder = user_skills_dir(self.toolbox.state_dir, app.user_id)
         seed_examples(folder, self.examples)  # the first use: the examples, as shared
         return folder
 

@@ -151,7 +151,7 @@ def test_workspace_skills_installed_by_one_user_are_not_the_others(
     write_skill(alice_dir, "hello.py", PY_SKILL.format(name="hello", summary="says hi"))
     installed = _ok(harness, "install_skill", "alice", path="hello.py")
     assert (harness.state_dir / "users/alice/skills/hello").is_file(), installed
-    assert not (harness.state_dir / "skills" / "hello").exists()
+    assert not (harness.state_dir / "users" / "default" / "skills" / "hello").exists()
     ran = _ok(harness, "run_command", "alice", command="hello -n 3")
     assert ran["ok"] and "got 3" in ran["stdout"]
     assert _failed(harness, "run_command", "bob", command="hello -n 3") == "skill_not_found"

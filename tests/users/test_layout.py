@@ -56,7 +56,7 @@ def test_a_user_sandbox_lies_below_users(tmp_path: Path) -> None:
         tmp_path / "users" / "alice" / "workspaces" / "code_app"
     )
     assert user_skills_dir(tmp_path, "alice") == tmp_path / "users" / "alice" / "skills"
-    assert user_skills_dir(tmp_path, OWNER) == tmp_path / "skills"
+    assert user_skills_dir(tmp_path, OWNER) == tmp_path / "users" / "default" / "skills"
     with pytest.raises(InvalidRequest):
         user_app_workdir(tmp_path, "../../etc", "code_app")
 
@@ -89,13 +89,19 @@ def test_the_upgrade_moves_every_workspace_file_into_the_owners_sandbox(
     (old / "music_app" / "song.mp3").write_bytes(b"\x00\x01" * 100)
     (old / ".removed" / "x-1").mkdir(parents=True)
     (old / ".removed" / "x-1" / "kept.txt").write_text("kept")
-    before = _tree(old)
+    skills = tmp_path / "skills"
+    (skills / ".installing").mkdir(parents=True)
+    (skills / "mine").write_text("#!/bin/sh\necho mine\n")
+    (skills / "notes.md").write_text("# notes\n")
+    before, skills_before = _tree(old), _tree(skills)
     state = StateDir(tmp_path)
     state.create()
-    assert not old.exists()
+    assert not old.exists() and not skills.exists()
     assert _tree(state.workspaces_dir) == before
+    assert _tree(state.skills_dir) == skills_before
     state.create()  # the next start: nothing more to move, nothing lost
     assert _tree(state.workspaces_dir) == before
+    assert _tree(state.skills_dir) == skills_before
 
 
 def test_an_upgrade_interrupted_halfway_finishes_without_overwriting(
