@@ -8,9 +8,10 @@ config.json's `api_keys` (compared in constant time); a missing or wrong key is 
 401. A key bound to users (`{"key", "user"}` / `{"key", "users"}`) acts for those
 users only: a request naming another one (`user`, `X-AIOS-User-Id`) is a 403
 `user_not_allowed`, and one naming none acts for the key's first user; a plain key
-and the desktop token (the owner's own) may name any user. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
-"param", "code"}}`. The turn itself is `openai_entry.turn`; `stream: true` answers
-with `openai_entry.stream`. docs/OPENAI_API.md says how to point a client here.
+and the desktop token (the owner's own) may name any user. Every error under `/v1`
+has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`. The turn
+itself is `openai_entry.turn`; `stream: true` answers with `openai_entry.stream`.
+docs/OPENAI_API.md says how to point a client here.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ def openai_blueprint(
     state_root: Path | None = None,
 ) -> Blueprint:
     """The `/v1` routes over `chat`, and a user's own questions and (with
-    `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys: `desktop_token` and the current
-    settings' `api_keys`; seconds between `: ping`s: config.json
+    `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys:
+    `desktop_token` and the current settings' `api_keys`; seconds between `: ping`s: config.json
     `openai_api.heartbeat_s` (default 10). With `state_root`, each user's limits
     (config.json `users`, `openai_entry.limits`) hold."""
     limits = UserLimits(settings, state_root) if state_root is not None else None

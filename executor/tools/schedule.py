@@ -39,7 +39,8 @@ def schedule(ctx: ToolContext, args: dict[str, Any]) -> Any:
     if parts.scheme != "http" or not parts.hostname:
         raise ControllerUnreachable("the executor was not told the controller's address")
     body = {k: v for k, v in args.items() if k != "timeout" and v is not None}
-    body.pop("user_id", None), body.pop("user_grant", None)
+    for named in ("user_id", "user_grant"):  # never taken from the app's arguments
+        body.pop(named, None)
     app = ctx.app
     if app.user_id != OWNER:  # the jobs of the user this call serves
         body["user_id"] = app.user_id
