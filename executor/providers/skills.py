@@ -1,12 +1,13 @@
 """The skills provider: the skills as four tools, read from watched folders.
 
-Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills/`, where the repository's
-example skills are copied at the first start: `executor.skills.install.seed_examples`)
-and in each app's `<workdir>/skills/`; an app sees both, its own overriding a shared
-one of the same name. The shared folder is the owner's: a call for another user sees
-that user's own installed skills instead (`<state_dir>/users/<user_id>/skills/`,
-seeded with the examples when first used, read again at every call) and its
-`install_skill` installs there, so no user sees or changes another's skills. What a skill is and how a folder is read is
+Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills/`,
+where the repository's example skills are copied at the first start:
+`executor.skills.install.seed_examples`) and in each app's `<workdir>/skills/`; an
+app sees both, its own overriding a shared one of the same name. A call for another
+user sees that user's own installed skills instead of the shared ones
+(`<state_dir>/users/<user_id>/skills/`, seeded with the examples when first used,
+read again at every call) and its `install_skill` installs there, so no user sees
+or changes another's skills. What a skill is and how a folder is read is
 `executor.skills.catalog`; every `--help` runs here in the sandbox, with the same
 confinement as `shell_exec` (rlimits, bubblewrap when in force, other apps' workdirs
 hidden) and the skill's folder readable. The tools: `search_skills {keyword}` (the
