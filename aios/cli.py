@@ -9,7 +9,7 @@
     aios install PATH [--apps-dir D]   (a folder or a .zip; the running system's
                                         apps folder when one runs)
     aios uninstall APP_ID [--delete-workspace] [--apps-dir D]
-    aios mcp --app APP_ID [--apps-dir D] [--config F] [--state-dir S]  (docs/MCP.md)
+    aios mcp --app APP_ID [--user U] [--apps-dir D] [--config F] [--state-dir S]  (docs/MCP.md)
     aios bench [--quick] [--json]  (speed and memory against their goals)
     aios bench --soak MINUTES [--json]  (growth of fds, threads, RSS)
 
@@ -347,6 +347,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             apps_dir=Path(args.apps_dir),
             state_dir=state.resolve(),
             config_path=config.resolve() if config.exists() else None,
+            user_id=args.user,
         )
     except AiosError as exc:
         _err(exc.message)
@@ -393,7 +394,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
             aside = uninstall_app(
                 Path(args.apps_dir),
                 args.app_id,
-                running.state.root / "workspaces",
+                running.state.workspaces_dir,
                 keep_workspace=keep,
             )
     except AiosError as exc:
@@ -472,6 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="serve one app's tools over stdio to an MCP host")
     mcp.add_argument("--app", required=True, metavar="APP_ID", help="the app to serve")
+    mcp.add_argument(
+        "--user",
+        default="default",
+        metavar="USER_ID",
+        help="the user whose sandbox every call works in (default: the owner)",
+    )
     mcp.add_argument("--apps-dir", default="apps")
     mcp.add_argument("--config", default="config.json", help="config.json to use")
     state_option(mcp)

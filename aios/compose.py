@@ -39,13 +39,14 @@ from controller.llm.summary import BackgroundSummarizer
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.admission import Admission
-from controller.pipeline.context import ContextBuilder
+from controller.pipeline.context import USER_KEY, ContextBuilder
 from controller.pipeline.run import Pipeline, PipelineLimits
 from controller.routing.llm_router import FallbackRouter, LLMRouter
 from controller.routing.router import DeterministicRouter, Router
 from controller.routing.skills import SkillRouter
 from controller.sessions import Session, SessionStore
 from controller.settings_store import SettingsStore
+from controller.state_dir import StateDir
 from mcp_server.toolbox import AppToolbox, toolbox_blueprint
 from openai_entry.api import openai_blueprint
 from openai_entry.turn import AddressedRouter, ChatService
@@ -115,9 +116,17 @@ def compose(core: Core, settings: Settings) -> Composed:
     chat = ChatService(instructions, core.events)
     routes = [
         *voice_routes,
-        schedules_blueprint(scheduler),
-        openai_blueprint(chat, desktop_token=core.token, settings=store.get),
-        toolbox_blueprint(AppToolbox(core.supervisor, policy, store.get, core.tools)),
+        schedules_blueprint(scheduler, grant_matches=_grant_check(core)),
+        openai_blueprint(
+            chat,
+            desktop_token=core.token,
+            settings=store.get,
+            scheduler=scheduler,
+            state_root=core.state_root,
+        ),
+        toolbox_blueprint(
+            AppToolbox(core.supervisor, policy, store.get, core.tools, core.state_root)
+        ),
     ]
     app = build_api(core, store, llm, pipeline, admission, confirmations, routes)
     # running and queued instructions, plus room for event streams, health checks,
@@ -203,6 +212,16 @@ def build_voice(
     return speaker, routes
 
 
+def _grant_check(core: Core) -> Callable[[str, str, str | None], bool]:
+    """Whether an app's grant proves it serves a user (aios_runtime.users)."""
+
+    def matches(app_id: str, user_id: str, grant: str | None) -> bool:
+        sandboxes = core.contexts.sandboxes
+        return sandboxes is not None and sandboxes.grant_matches(app_id, user_id, grant)
+
+    return matches
+
+
 def build_jobs(
     core: Core,
     pipeline: Pipeline,
@@ -235,6 +254,8 @@ def build_jobs(
         cancel_session=cancel_session,
         # a job has no desktop session: its own language, else the settings'
         language=lambda: instructions.language(None),
+        # an agent job's session is its user's: it works in their sandbox
+        claim_session=lambda sid, user: instructions.keep_note(sid, USER_KEY, user),
     )
 
 
@@ -256,7 +277,7 @@ def build_api(
     )
     installs = AppInstalls(
         apps_dir=core.watcher.apps_dir,
-        workspaces=core.state_root / "workspaces",
+        workspaces=StateDir(core.state_root).workspaces_dir,
         rescan=core.watcher.rescan,
         app_infos=supervisor.app_infos,
     )

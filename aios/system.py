@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import AiosError
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
+from aios_runtime.users import Sandboxes
 from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
@@ -77,6 +78,8 @@ class Controller:
         """Start everything; the desktop URL once all services are healthy."""
         opts = self.options
         self.state.create()
+        for left in self.state.migrate_layout():  # what the upgrade could not move
+            _note(left)
         running = self.state.running_pid()
         if running is not None and running != os.getpid():
             raise StartupFailed(
@@ -88,7 +91,7 @@ class Controller:
         settings = load_settings_or_set_aside(config_path, user=user_settings)
         # the user's workspaces live in the state folder, the apps folder stays as shipped
         apps_dir = Path(opts.apps_dir).expanduser().resolve()
-        specs = discover_apps(apps_dir, self.state.root / "workspaces")
+        specs = discover_apps(apps_dir, self.state.workspaces_dir)
         if not specs:
             _note(f"no apps found in {opts.apps_dir}")
         for spec in specs:
@@ -134,6 +137,8 @@ class Controller:
             on_removed=self._publish_removed,
         )
         self.supervisor = supervisor
+        # each user's calls work in their own sandbox (aios_runtime.users)
+        self.contexts.sandboxes = Sandboxes(self.state.root, supervisor.master_token)
         self.watcher = self._watch_apps(apps_dir, specs)
         supervisor.start()
         try:
@@ -227,7 +232,7 @@ class Controller:
 
         return AppsFolderWatcher(
             apps_dir,
-            self.state.root / "workspaces",
+            self.state.workspaces_dir,
             supervisor.apply_spec,
             supervisor.installed,
             on_change=note_change,

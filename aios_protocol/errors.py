@@ -16,9 +16,11 @@ The tree (class: code, HTTP status; the module when it is not this one):
   + UnsupportedMediaType: unsupported_media_type, 415
   + PayloadTooLarge: payload_too_large, 413
   + Forbidden: forbidden, 403
+    - UserNotAllowed: user_not_allowed, 403
   + HostNotAllowed: host_not_allowed, 421
   + NotFound: not_found, 404
   + Overloaded: overloaded, 503
+  + UserLimitReached: user_limit_reached, 429
   + AppUnreachable: app_unreachable, 502
     - PeerTimeout: app_unreachable, 502 (aios_runtime.json_client)
     - ExecutorUnreachable: executor_unreachable, 502 (controller.clients)
@@ -108,6 +110,8 @@ __all__ = [
     "ToolTimeout",
     "UnsupportedMediaType",
     "UrlNotAllowed",
+    "UserLimitReached",
+    "UserNotAllowed",
 ]
 
 
@@ -195,6 +199,19 @@ class Forbidden(AiosError):
 
     code = "forbidden"
     http_status = 403
+
+
+class UserNotAllowed(Forbidden):
+    """The caller's key may not act for the user it named."""
+
+    code = "user_not_allowed"
+
+
+class UserLimitReached(AiosError):
+    """A user is over one of their limits (disk quota, running instructions)."""
+
+    code = "user_limit_reached"
+    http_status = 429
 
 
 class HostNotAllowed(AiosError):

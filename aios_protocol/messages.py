@@ -233,6 +233,10 @@ class ToolCall(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     app_id: str | None = None
     session_id: str | None = None
+    # the user the call acts for (their sandbox's workdir); an app names one with the
+    # grant its call's context carried; none: the owner
+    user_id: str | None = None
+    user_grant: str | None = None
 
 
 class RunRequest(_Model):
@@ -241,6 +245,8 @@ class RunRequest(_Model):
     steps: list[Step]
     app_id: str | None = None
     session_id: str | None = None
+    user_id: str | None = None  # as in `ToolCall`
+    user_grant: str | None = None
     # programs outside the command whitelist the user allowed for this plan; the
     # executor honours them from the controller (master token) only
     approved_commands: list[str] | None = None
@@ -293,6 +299,10 @@ class Context(_Model):
     history_summary: str = ""
     tool_results: dict[str, ToolResult] | None = None
     language: Language = "zh-CN"
+    # the user this call serves, and the proof an app passes on with its own tool
+    # calls so the executor works in that user's sandbox (none: the owner)
+    user_id: str | None = None
+    user_grant: str | None = None
 
 
 # ------------------------------------------------------------------------ actions
@@ -801,6 +811,9 @@ class ScheduleJob(_Strict):
     # the language of the user who made it: its runs answer, toast and ask in it
     # (None: the settings' `ui_language`)
     language: Language | None = None
+    # the user it belongs to, whose sandbox it runs in (None: the owner); set by the
+    # controller from who made it, never taken from a client's body
+    user_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
     @model_validator(mode="after")
     def _fields_match_types(self) -> ScheduleJob:
@@ -888,3 +901,7 @@ class ScheduleToolCall(_Strict):
     job: dict[str, Any] | None = None
     job_id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
     changes: dict[str, Any] | None = None
+    # the user the calling app serves, with the grant that proves it (the executor
+    # adds both; none: the owner)
+    user_id: str | None = None
+    user_grant: str | None = None

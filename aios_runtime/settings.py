@@ -2,7 +2,7 @@
 
 Every object of `config.json` is a model here (`llm`, `tool_sandbox`, `limits`,
 `supervisor`, `apps`, `app_sandbox`, `admission`, `permissions`, `openai_api`,
-`mcp_servers`, `mcp_out`), nested in `Settings`, with the defaults the system runs
+`users`, `mcp_servers`, `mcp_out`), nested in `Settings`, with the defaults the system runs
 with (docs/CONFIG.md lists them). A bad value gives an error that names the key; an
 unknown key is kept, never dropped, and reported (`Settings.config_warnings`: logged
 at load and shown by `GET /api/health`); an old key name is still read
@@ -41,6 +41,7 @@ __all__ = [
     "LLM_ENV",
     "AdmissionSettings",
     "AppSandboxSettings",
+    "ApiKey",
     "AppsSettings",
     "Limits",
     "LlmSettings",
@@ -52,6 +53,7 @@ __all__ = [
     "Settings",
     "SupervisorSettings",
     "ToolSandbox",
+    "UsersSettings",
     "VoiceEngine",
     "changed_keys",
     "load_settings",
@@ -229,6 +231,50 @@ class OpenAiApiSettings(Section):
     heartbeat_s: PositiveSeconds = 10.0  # seconds between `: ping`s of a stream
 
 
+def _user_id(value: str) -> str:
+    from aios_runtime.users import check_user_id  # users imports nothing of this
+
+    try:
+        return check_user_id(value)
+    except InvalidRequest as exc:
+        raise ValueError(exc.message) from exc
+
+
+UserId = Annotated[str, AfterValidator(_user_id)]
+
+
+class ApiKey(Section):
+    """One `api_keys` entry bound to users: `{"key", "user"}` (that user only) or
+    `{"key", "users": [...]}` (the users a front end may name; the first is the one
+    a request naming none acts for). A plain string entry is a key for any user."""
+
+    key: NonBlank
+    user: UserId | None = None
+    users: list[UserId] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _some_user(self) -> ApiKey:
+        if self.user is None and not self.users:
+            raise ValueError('a bound key names its "user" or its "users"')
+        if self.user is not None and self.users:
+            raise ValueError('a bound key names "user" or "users", not both')
+        return self
+
+    def allowed(self) -> tuple[str, ...]:
+        """The users this key may act for, the one it acts for by default first."""
+        return (self.user,) if self.user is not None else tuple(self.users)
+
+
+class UsersSettings(Section):
+    """`users`: the limits of each user's sandbox (docs/CONFIG.md)."""
+
+    # the most a user's sandbox may hold, in MiB (0: no quota); over it, a new
+    # instruction of theirs is refused with `user_limit_reached`, nothing deleted
+    disk_quota_mb: Annotated[int, Field(ge=0)] = 0
+    # instructions of one user running at once through /v1; one more is refused
+    max_running: Annotated[int, Field(ge=1, le=64)] = 2
+
+
 # an MCP server's name, as in `mcp__<name>__<tool>`: letters, digits, "-", single "_"
 _MCP_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
 
@@ -336,7 +382,9 @@ class Settings(BaseModel):
     max_step_rounds: Annotated[int, Field(ge=1, le=20)] = 3
     # keys an OpenAI client may send as `Authorization: Bearer <key>` to /v1 (besides
     # the desktop token), docs/OPENAI_API.md
-    api_keys: list[NonBlank] = Field(default_factory=list)
+    # (a string: a key for any user; an object: a key bound to users, `ApiKey`)
+    api_keys: list[NonBlank | ApiKey] = Field(default_factory=list)
+    users: UsersSettings = Field(default_factory=UsersSettings)
     supervisor: SupervisorSettings = Field(default_factory=SupervisorSettings)
     apps: AppsSettings = Field(default_factory=AppsSettings)
     app_sandbox: AppSandboxSettings = Field(default_factory=AppSandboxSettings)

@@ -449,6 +449,8 @@ class AIOSAgent(abc.ABC):
             app_id=os.environ.get("AIOS_APP_ID") or None,
             session_id=getattr(_current, "session_id", None),
             turn_id=getattr(_current, "turn_id", None),
+            user_id=getattr(_current, "user_id", None),
+            user_grant=getattr(_current, "user_grant", None),
         )
 
     def plan_steps(
@@ -686,10 +688,17 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
         previous = getattr(_current, "session_id", None)
         previous_tools = getattr(_current, "available_tools", None)
         previous_language = getattr(_current, "language", None)
+        previous_user = (
+            getattr(_current, "user_id", None),
+            getattr(_current, "user_grant", None),
+        )
         if not isinstance(context, Mapping):
             context = {}
         if context.get("session_id"):
             _current.session_id = str(context["session_id"])
+        # the user this call serves: the executor works in their sandbox
+        _current.user_id = str(context.get("user_id") or "") or None
+        _current.user_grant = str(context.get("user_grant") or "") or None
         tools = context.get("available_tools")
         _current.available_tools = (
             frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
@@ -701,6 +710,7 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
             _current.session_id = previous
             _current.available_tools = previous_tools
             _current.language = previous_language
+            _current.user_id, _current.user_grant = previous_user
 
     tracked.__aios_tracks_session__ = True  # type: ignore[attr-defined]
     return tracked

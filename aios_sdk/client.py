@@ -60,13 +60,21 @@ class ExecutorClient:
         app_id: str | None = None,
         session_id: str | None = None,
         turn_id: str | None = None,
+        user_id: str | None = None,
+        user_grant: str | None = None,
     ) -> Any:
         """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code.
-        `turn_id` names the agent loop's request the call belongs to."""
+        `turn_id` names the agent loop's request the call belongs to; `user_id` and
+        `user_grant` (from the call's context) name the user served."""
         started = time.monotonic()
         try:
             body = ToolCall(
-                tool=tool, args=dict(args), app_id=app_id, session_id=session_id or None
+                tool=tool,
+                args=dict(args),
+                app_id=app_id,
+                session_id=session_id or None,
+                user_id=user_id or None,
+                user_grant=user_grant or None,
             ).dump()
             if turn_id:
                 body["turn_id"] = turn_id

@@ -1,6 +1,6 @@
 """What the parts beside the controller may ask of it: run one instruction, answer a
-paused step, keep a note in a session, list the apps, and say which language a
-session's user reads.
+paused step (one of the asking user's own: `questions`, `answer`), keep a note in a
+session, list the apps, and say which language a session's user reads.
 
 Voice input, the scheduler and the OpenAI-compatible entry send instructions as a
 typed word or a click would, and no more: they never see the pipeline, the sessions or
@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from aios_protocol.errors import NotFound
 from aios_protocol.messages import (
     AppInfo,
     AppReply,
@@ -107,6 +108,21 @@ class Instructions:
         with self._admission.app(waiting.app_id):
             reply, app_id, _ = self._pipeline.resume(waiting.confirmation_id, decision)
         return Resumed(reply, app_id, waiting.task_id)
+
+    def questions(self, user: str) -> list[dict[str, Any]]:
+        """What waits for `user`'s yes (their own questions only)."""
+        if self._confirmations is None:
+            return []
+        return [p.public() for p in self._confirmations.pending(user=user)]
+
+    def answer(self, confirmation_id: str, decision: str, user: str) -> Resumed:
+        """Answer one of `user`'s own questions (another's is `NotFound`)."""
+        asked = self._confirmations.get(confirmation_id) if self._confirmations else None
+        if asked is None or asked.user_id != user:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        with self._admission.app(asked.app_id):
+            reply, app_id, _ = self._pipeline.resume(confirmation_id, decision)
+        return Resumed(reply, app_id, asked.task_id)
 
     def keep_note(self, session_id: str, key: str, value: str | None) -> None:
         """Set (or, with None, drop) one entry of the session's context."""

@@ -43,7 +43,7 @@ log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
 # what applies without a restart (a section counts whole)
-_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language"})
+_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language", "users"})
 
 
 def mask_key(key: str) -> str:
@@ -62,8 +62,15 @@ def is_secret(name: str) -> bool:
 def _mask(value: Any) -> Any:
     if isinstance(value, str):
         return mask_key(value)
-    if isinstance(value, list):
-        return [mask_key(v) if isinstance(v, str) else v for v in value]
+    if isinstance(value, list):  # `api_keys`: strings, or objects bound to users
+        return [
+            mask_key(v)
+            if isinstance(v, str)
+            else (
+                {**v, "key": mask_key(str(v.get("key", "")))} if isinstance(v, dict) else v
+            )
+            for v in value
+        ]
     return value
 
 
@@ -83,9 +90,19 @@ def _unmask(old: Any, new: Any) -> Any:
     ):
         return old
     if isinstance(old, list) and isinstance(new, list):
-        by_mask = {mask_key(k): k for k in old if isinstance(k, str)}
-        return [by_mask.get(v, v) if isinstance(v, str) else v for v in new]
+        keys = [k if isinstance(k, str) else k.get("key") for k in old if k]
+        by_mask = {mask_key(k): k for k in keys if isinstance(k, str)}
+        return [_unmask_entry(by_mask, v) for v in new]
     return new
+
+
+def _unmask_entry(by_mask: dict[str, str], entry: Any) -> Any:
+    """One `api_keys` entry echoed back: its masked key replaced by the old one."""
+    if isinstance(entry, str):
+        return by_mask.get(entry, entry)
+    if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+        return {**entry, "key": by_mask.get(entry["key"], entry["key"])}
+    return entry
 
 
 def _unmasked(old: Any, new: dict[str, Any]) -> dict[str, Any]:

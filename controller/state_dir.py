@@ -2,8 +2,12 @@
 
 What one launch leaves there for the CLI and the desktop: `ports.json` (the live
 port map: service id → port), `token` (the per-launch API token, mode 600),
-`controller.pid`; and what outlives launches: `sessions/`. The executor keeps
-its own files beside them (`tool_calls/`, its cache). Every write is atomic.
+`controller.pid`; and what outlives launches: `sessions/` and the users' sandboxes,
+`users/<user_id>/` (`aios_runtime.users`; the desktop's person is the owner,
+`users/default/`). The executor keeps its own files beside them (`tool_calls/`,
+its cache). Every write is atomic. `migrate_layout` moves what an older version
+kept in the state folder's top level (`workspaces/<app_id>/`, `skills/`) into the
+owner's sandbox, once, losing nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aios_runtime.files import atomic_write_text, set_aside
+from aios_runtime.users import OWNER, user_skills_dir, workspaces_root
 
 __all__ = ["StateDir", "default_state_dir"]
 
@@ -48,12 +53,61 @@ class StateDir:
     def cli_session_file(self) -> Path:
         return self.root / "cli_session"
 
+    @property
+    def workspaces_dir(self) -> Path:
+        """The owner's app workdirs, `users/default/workspaces/`."""
+        return workspaces_root(self.root, OWNER)
+
+    @property
+    def old_workspaces_dir(self) -> Path:
+        """Where versions before the users' sandboxes kept the workdirs."""
+        return self.root / "workspaces"
+
+    @property
+    def skills_dir(self) -> Path:
+        """The owner's installed skills, the shared folder: `users/default/skills/`."""
+        return user_skills_dir(self.root, OWNER)
+
     def create(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         try:
             os.chmod(self.root, 0o700)
         except OSError:
             pass
+        self.migrate_layout()
+
+    def migrate_layout(self) -> list[str]:
+        """Move `workspaces/<app_id>/` and `skills/` of an older layout into the
+        owner's sandbox.
+
+        Each entry is renamed (same file system: nothing copied, nothing half-moved);
+        one whose name the owner's folder already holds stays where it is, and is named
+        in the answer (the notes of what was left). An emptied old folder is removed.
+        """
+        left = self._move_entries(self.old_workspaces_dir, self.workspaces_dir)
+        return left + self._move_entries(self.root / "skills", self.skills_dir)
+
+    @staticmethod
+    def _move_entries(old: Path, new: Path) -> list[str]:
+        if not old.is_dir() or old.is_symlink():
+            return []
+        new.parent.mkdir(parents=True, exist_ok=True)
+        if not new.exists():
+            os.rename(old, new)
+            return []
+        left: list[str] = []
+        for entry in sorted(os.listdir(old)):
+            target = new / entry
+            if target.exists() or target.is_symlink():
+                left.append(f"{old / entry} kept: {target} exists already")
+                continue
+            os.rename(old / entry, target)
+        if not left:
+            try:
+                old.rmdir()
+            except OSError:
+                pass
+        return left
 
     # ---------------------------------------------------------------- writing
 

@@ -2,7 +2,10 @@
 
 The controller registers each app it starts (`PUT /apps/<id>`); the registry maps a
 presented token to the caller's identity — the master token to `"controller"`, an
-app token to that app's id — with constant-time comparisons.
+app token to that app's id — with constant-time comparisons. A registered workdir is
+the owner's; a call for another user works on a copy of the record whose `workdir`
+and `user_id` are that user's (`executor.service`), and `grant_matches` checks the
+proof an app shows that the controller asked it to serve that user.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from jsonschema import SchemaError
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import AppRegistration, ToolSpec
+from aios_runtime.users import OWNER, user_grant
 from executor.tools.catalog import ArgumentSchema
 
 __all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]
@@ -41,6 +45,8 @@ class AppRecord:
     argument_schemas: dict[str, ArgumentSchema] = field(default_factory=dict, repr=False)
     # set per request when the controller calls: its plans were reviewed (consent.py)
     reviewed: bool = False
+    # set per request: the user the call acts for (`workdir` is then their sandbox's)
+    user_id: str = OWNER
 
     @classmethod
     def from_registration(cls, reg: AppRegistration) -> AppRecord:
@@ -114,6 +120,17 @@ class AppRegistry:
     def __len__(self) -> int:
         with self._lock:
             return len(self._apps)
+
+    def grant_for(self, app_id: str, user_id: str) -> str:
+        """The proof the controller checks when `app_id` asks it for `user_id`."""
+        return user_grant(self._master.decode(), app_id, user_id)
+
+    def grant_matches(self, app_id: str, user_id: str, grant: str | None) -> bool:
+        """True when `grant` is the controller's proof for `app_id` serving `user_id`."""
+        if not grant:
+            return False
+        expected = user_grant(self._master.decode(), app_id, user_id)
+        return hmac.compare_digest(grant.encode(), expected.encode())
 
     def authenticate(self, presented: str) -> str | None:
         """The caller's identity for a token, or None. Every comparison is constant-time."""

@@ -3,7 +3,10 @@
 `create_app(settings, token, state_dir)` builds the service: a Flask app with the edge
 of `aios_runtime.edge` installed. The master token is the controller, which names
 `app_id` in bodies and alone may register apps, write the `system` cache and read
-events; an app token is that app, whatever `app_id` its body names. Tool work is
+events; an app token is that app, whatever `app_id` its body names. A call acts for
+one user (`user_id`; none: the owner) and works in that user's sandbox: the
+controller names the user, an app names one only with the grant the controller gave
+it for that user (else 403 `user_not_allowed`). Tool work is
 bounded: at most `max_concurrent` calls run at once, one app at
 most a third of them, and a call that cannot get a slot quickly is answered 503
 `overloaded`.
@@ -21,7 +24,13 @@ from typing import Any
 
 from flask import Flask, g, request
 
-from aios_protocol.errors import Forbidden, InvalidRequest, NotFound, Overloaded
+from aios_protocol.errors import (
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    Overloaded,
+    UserNotAllowed,
+)
 from aios_protocol.messages import (
     AppRegistration,
     RunRequest,
@@ -32,6 +41,7 @@ from aios_protocol.messages import (
 )
 from aios_runtime.edge import create_service, public, read_json
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER, check_user_id
 from executor.registry import CONTROLLER, AppRecord, AppRegistry
 from executor.toolbox import Toolbox
 from executor.tools.cache import SYSTEM_NAMESPACE
@@ -67,6 +77,24 @@ def _caller_app(registry: AppRegistry, named: str | None) -> AppRecord:
 def _turn(value: Any) -> str | None:
     """The `turn_id` of a call (an agent loop's request), when it is a short text."""
     return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+
+
+def _acting_for(
+    registry: AppRegistry,
+    toolbox: Toolbox,
+    record: AppRecord,
+    user_id: str | None,
+    grant: str | None,
+) -> AppRecord:
+    """`record` for the user a call names: their workdir, their id (the owner: as is)."""
+    if user_id is None or user_id == OWNER:
+        return record
+    user = check_user_id(user_id, field="user_id")
+    if not _is_controller() and not registry.grant_matches(record.app_id, user, grant):
+        raise UserNotAllowed(
+            f"{record.app_id} may not act for user {user!r}: no grant for that user"
+        )
+    return replace(record, workdir=toolbox.user_workdir(user, record.app_id), user_id=user)
 
 
 def _result_json(result: ToolResult) -> dict[str, Any]:
@@ -172,6 +200,7 @@ def create_app(
     def call_tool() -> Any:
         call = read_json(ToolCall)
         record = _caller_app(registry, call.app_id)
+        record = _acting_for(registry, toolbox, record, call.user_id, call.user_grant)
         with slot(record.app_id):
             turn_id = (call.model_extra or {}).get("turn_id")
             result = toolbox.call(
@@ -183,6 +212,7 @@ def create_app(
     def run_steps() -> Any:
         plan = read_json(RunRequest)
         record = _caller_app(registry, plan.app_id)
+        record = _acting_for(registry, toolbox, record, plan.user_id, plan.user_grant)
         if len(plan.steps) > MAX_STEPS:
             raise InvalidRequest(f"at most {MAX_STEPS} steps per plan")
         seen: set[int] = set()

@@ -19,6 +19,7 @@ by one. A failed step does not stop later steps, except those that use its resul
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aios_protocol.errors import AiosError, NeedsConfirmation
+from aios_protocol.errors import AiosError, NeedsConfirmation, ToolFailed
 from aios_protocol.messages import Step, ToolResult
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER, user_app_workdir, user_skills_dir
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
@@ -87,12 +89,9 @@ class ToolContext:
         return self.toolbox.events
 
     def hidden_dirs(self) -> list[str]:
-        """Other apps' workdirs: hidden from this app's processes under bubblewrap."""
-        return [
-            str(r.workdir)
-            for r in self.toolbox.registry.all()
-            if r.app_id != self.app.app_id
-        ]
+        """Other apps' workdirs (and, for a user other than the owner, the owner's
+        of this app): hidden from this call's processes under bubblewrap."""
+        return self.toolbox.hidden_from(self.app)
 
 
 class Toolbox:
@@ -108,6 +107,7 @@ class Toolbox:
     ):
         self.settings = settings
         self.registry = registry
+        self.state_dir = state_dir
         self.sandbox = ProcessSandbox(
             settings.limits,
             use_bubblewrap=settings.tool_sandbox.use_bubblewrap,
@@ -120,8 +120,9 @@ class Toolbox:
         self.skill_scopes = SkillScopes()  # a skill's allowed-tools, per loop turn
         self.tools = ToolSource()
         self.tools.add(AtomicProvider(self))
-        # the skills of `<state_dir>/skills/` and the apps' `skills/` (executor/providers/skills.py)
-        self.tools.add(SkillsProvider(self, state_dir / "skills"))
+        # the owner's shared skills (`<state_dir>/users/default/skills/`), each other
+        # user's own, and the apps' `skills/` (executor/providers/skills.py)
+        self.tools.add(SkillsProvider(self, user_skills_dir(state_dir, OWNER)))
         if settings.mcp_servers:  # the mcp package is imported only when it is used
             from executor.providers.mcp import add_mcp_servers
 
@@ -136,6 +137,23 @@ class Toolbox:
         self._steps_pool = ThreadPoolExecutor(
             max_workers=MAX_PARALLEL_STEPS, thread_name_prefix="aios-step"
         )
+
+    # ------------------------------------------------------------ users
+
+    def user_workdir(self, user_id: str, app_id: str) -> Path:
+        """`app_id`'s workdir in `user_id`'s sandbox, made (mode 700) on first use."""
+        workdir = user_app_workdir(self.state_dir, user_id, app_id)
+        try:
+            workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise ToolFailed(
+                f"the workdir of {app_id} for {user_id} cannot be made: {exc}"
+            ) from exc
+        return Path(os.path.realpath(workdir))
+
+    def hidden_from(self, app: AppRecord) -> list[str]:
+        """Every registered workdir but the one `app` works in (see `ToolContext`)."""
+        return [str(r.workdir) for r in self.registry.all() if r.workdir != app.workdir]
 
     # ------------------------------------------------------------ listing
 

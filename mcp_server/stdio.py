@@ -1,4 +1,7 @@
-"""`aios mcp --app APP_ID`: one app's toolbox served over stdio to any MCP host.
+"""`aios mcp --app APP_ID [--user USER_ID]`: one app's toolbox served over stdio to any MCP host.
+
+Every call works in the sandbox of one user (`--user`, default the owner): that
+user's workdir of the app, as for that user's own instructions.
 
 The toolbox is the app's executor listing: the atomic tools, the configured MCP
 servers' tools and the app's own `@tool` methods, each with its schema. Every call
@@ -39,6 +42,7 @@ from mcp.server.stdio import stdio_server
 
 from aios_protocol.errors import AiosError, InvalidRequest
 from aios_runtime.settings import AppsSettings, Settings, load_settings
+from aios_runtime.users import OWNER, check_user_id
 from controller.api.tools import ToolListings
 from controller.apps.discovery import AppSpec, discover_apps
 from controller.apps.ports import PortAssigner
@@ -62,7 +66,9 @@ class Toolbox(Protocol):
         """`ToolsListing` as a dict, plus `allow_confirmed_tools`."""
         ...
 
-    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
+    def call(
+        self, tool: str, args: dict[str, Any], session_id: str, user_id: str
+    ) -> dict[str, Any]:
         """A `ToolResult` as a dict; raises `AiosError` when the call was refused."""
         ...
 
@@ -83,8 +89,10 @@ class ControllerToolbox:
             what="the controller",
         )
 
-    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
-        body = {"tool": tool, "args": args, "session_id": session_id}
+    def call(
+        self, tool: str, args: dict[str, Any], session_id: str, user_id: str
+    ) -> dict[str, Any]:
+        body = {"tool": tool, "args": args, "session_id": session_id, "user_id": user_id}
         return json_call(
             "POST",
             f"{self.url}/api/toolbox/{self.app_id}/call",
@@ -140,7 +148,9 @@ class PrivateServices:
             lambda app_id: manifest.shell_whitelist if manifest else None,
             self.listings.entries,
         )
-        self.toolbox = AppToolbox(self.supervisor, policy, lambda: settings, self.listings)
+        self.toolbox = AppToolbox(
+            self.supervisor, policy, lambda: settings, self.listings, state_dir
+        )
 
     def start(self) -> None:
         """Start the executor and the app (from this long-lived thread: the children's
@@ -155,8 +165,10 @@ class PrivateServices:
     def listing(self) -> dict[str, Any]:
         return self.toolbox.listing(self.app_id)
 
-    def call(self, tool: str, args: dict[str, Any], session_id: str) -> dict[str, Any]:
-        return self.toolbox.call(self.app_id, tool, args, session_id)
+    def call(
+        self, tool: str, args: dict[str, Any], session_id: str, user_id: str
+    ) -> dict[str, Any]:
+        return self.toolbox.call(self.app_id, tool, args, session_id, user_id)
 
 
 # ------------------------------------------------------------------- MCP side
@@ -175,8 +187,8 @@ def _error_result(code: str, message: str) -> types.CallToolResult:
 class ToolboxBridge:
     """MCP tools and calls over one `Toolbox`."""
 
-    def __init__(self, toolbox: Toolbox, app_id: str) -> None:
-        self.toolbox, self.app_id = toolbox, app_id
+    def __init__(self, toolbox: Toolbox, app_id: str, user_id: str = OWNER) -> None:
+        self.toolbox, self.app_id, self.user_id = toolbox, app_id, user_id
         self.session_id = f"mcp_{app_id}_{int(time.time())}"
 
     def mcp_tools(self) -> list[types.Tool]:
@@ -209,7 +221,7 @@ class ToolboxBridge:
     def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
         """One call; refusals and failures as error results."""
         try:
-            result = self.toolbox.call(tool, args, self.session_id)
+            result = self.toolbox.call(tool, args, self.session_id, self.user_id)
         except AiosError as exc:
             return _error_result(exc.code, exc.message)
         if result.get("status") != "ok":
@@ -253,18 +265,26 @@ def _serve(bridge: ToolboxBridge) -> None:
 
 
 def serve_app_over_mcp(
-    app_id: str, *, apps_dir: Path, config_path: Path | None, state_dir: Path
+    app_id: str,
+    *,
+    apps_dir: Path,
+    config_path: Path | None,
+    state_dir: Path,
+    user_id: str = OWNER,
 ) -> int:
-    """Serve `app_id`'s toolbox on stdin/stdout until the host disconnects (exit status)."""
+    """Serve `app_id`'s toolbox on stdin/stdout until the host disconnects (exit
+    status), every call in `user_id`'s sandbox."""
+    user_id = check_user_id(user_id, field="--user")
     settings = load_settings(config_path)
     live = running_controller(state_dir)
     if live is not None:
         toolbox = ControllerToolbox(*live, app_id, settings)
         toolbox.listing()  # the app is known and runs there, or a clear error now
-        _serve(ToolboxBridge(toolbox, app_id))
+        _serve(ToolboxBridge(toolbox, app_id, user_id))
         return 0
-    state_dir.mkdir(parents=True, exist_ok=True)
-    workspaces = state_dir / "workspaces"
+    state = StateDir(state_dir)
+    state.create()  # an older layout's workdirs move into the owner's sandbox first
+    workspaces = state.workspaces_dir
     specs = {s.app_id: s for s in discover_apps(apps_dir, workspaces=workspaces)}
     spec = specs.get(app_id)
     if spec is None:
@@ -275,7 +295,7 @@ def serve_app_over_mcp(
     try:
         services.start()
         services.listing()  # the app runs, or a clear error now
-        _serve(ToolboxBridge(services, app_id))
+        _serve(ToolboxBridge(services, app_id, user_id))
     finally:
         services.stop()
     return 0

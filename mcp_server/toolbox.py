@@ -12,8 +12,9 @@ the executor's `/run` (master token): the executor's schema check, workdir
 confinement, whitelists, caps and audit log apply as for any step; no program
 outside the whitelist is approved. `toolbox_blueprint` serves it to the desktop's
 token: `GET /api/toolbox/<app_id>` (the listing, app started) and
-`POST /api/toolbox/<app_id>/call` with `{"tool", "args", "session_id"}` (a
-`ToolResult`). The same `AppToolbox` runs in-process when `aios mcp` starts the
+`POST /api/toolbox/<app_id>/call` with `{"tool", "args", "session_id", "user_id"}`
+(a `ToolResult`; `user_id` names the user whose sandbox the call works in, the
+owner's when absent). The same `AppToolbox` runs in-process when `aios mcp` starts the
 services itself.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aios_protocol.errors import BadAppReply, Forbidden, NeedsConfirmation
 from aios_protocol.messages import ToolCall
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER, check_user_id, user_app_workdir
 from controller.api.tools import ToolListings
 from controller.permissions.policy import PermissionPolicy
 
@@ -60,11 +62,13 @@ class AppToolbox:
         policy: PermissionPolicy,
         settings: Callable[[], Settings],
         listings: ToolListings,
+        state_root: Path | None = None,
     ) -> None:
         self.apps = apps
         self.policy = policy
         self.settings = settings
         self.listings = listings
+        self.state_root = state_root  # where the users' sandboxes are
 
     def listing(self, app_id: str) -> dict[str, Any]:
         """The app's executor listing (`ToolsListing` as a dict) once it was started,
@@ -77,14 +81,22 @@ class AppToolbox:
         return frozenset(self.settings().mcp_out.allow_confirmed_tools)
 
     def call(
-        self, app_id: str, tool: str, args: dict[str, Any], session_id: str | None = None
+        self,
+        app_id: str,
+        tool: str,
+        args: dict[str, Any],
+        session_id: str | None = None,
+        user_id: str | None = None,
     ) -> dict[str, Any]:
         """Run `tool` for `app_id`: the `ToolResult` as a dict (failures included);
         raises `NeedsConfirmation` or `AppUnavailable` before anything runs."""
         target = self.apps.target(app_id)
         workdir = Path(target.workdir) if target.workdir else None
+        user = check_user_id(user_id, field="user_id") if user_id else OWNER
+        if user != OWNER and self.state_root is not None:
+            workdir = user_app_workdir(self.state_root, user, app_id)
         step = {"step_id": 1, "tool": tool, "args": args}
-        review = self.policy.review(app_id, workdir, [step])
+        review = self.policy.review(app_id, workdir, [step], user=user)
         if review.risky and tool not in self.allowed():
             reasons = "; ".join(r.sentence for r in review.risky)
             raise NeedsConfirmation(
@@ -92,13 +104,15 @@ class AppToolbox:
                 "mcp_out.allow_confirmed_tools may allow it for MCP"
             )
         body = {"steps": [step], "app_id": app_id, "session_id": session_id}
+        if user != OWNER:  # that user's sandbox (the executor confines the call to it)
+            body["user_id"] = user
         timeout = self.settings().timeout_for(tool) + _RUN_SLACK
         answer = self.apps.executor_client.run(body, timeout)
         results = answer.get("tool_results") if isinstance(answer, dict) else None
         if not isinstance(results, dict) or len(results) != 1:
             raise BadAppReply("the executor's answer has no single tool result")
         if review.new_files:
-            self.policy.record_created(app_id, review.new_files, results)
+            self.policy.record_created(app_id, review.new_files, results, user=user)
         result = next(iter(results.values()))
         if not isinstance(result, dict):
             raise BadAppReply("the executor's tool result is not an object")
@@ -126,6 +140,6 @@ def toolbox_blueprint(toolbox: AppToolbox) -> Blueprint:
     def call(app_id: str) -> dict[str, Any]:
         desktop_only()
         body = read_json(ToolCall)
-        return toolbox.call(app_id, body.tool, body.args, body.session_id)
+        return toolbox.call(app_id, body.tool, body.args, body.session_id, body.user_id)
 
     return routes

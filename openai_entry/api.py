@@ -5,9 +5,13 @@
 and same-site `Origin` rules hold as on every route, but instead of `X-AIOS-Token`
 these routes take `Authorization: Bearer <key>`: the desktop token or one of
 config.json's `api_keys` (compared in constant time); a missing or wrong key is a
-401. Every error under `/v1` has OpenAI's shape `{"error": {"message", "type",
-"param", "code"}}`. The turn itself is `openai_entry.turn`; `stream: true` answers
-with `openai_entry.stream`. docs/OPENAI_API.md says how to point a client here.
+401. A key bound to users (`{"key", "user"}` / `{"key", "users"}`) acts for those
+users only: a request naming another one (`user`, `X-AIOS-User-Id`) is a 403
+`user_not_allowed`, and one naming none acts for the key's first user; a plain key
+and the desktop token (the owner's own) may name any user. Every error under `/v1`
+has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`. The turn
+itself is `openai_entry.turn`; `stream: true` answers with `openai_entry.stream`.
+docs/OPENAI_API.md says how to point a client here.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from hmac import compare_digest
+from pathlib import Path
 
-from flask import Blueprint, Response, jsonify, request, stream_with_context
+from flask import Blueprint, Response, g, jsonify, request, stream_with_context
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -26,11 +31,15 @@ from aios_protocol.errors import (
     InvalidRequest,
     PayloadTooLarge,
     UnsupportedMediaType,
+    UserNotAllowed,
 )
 from aios_runtime.edge import loads_strict, public
-from aios_runtime.settings import Settings
+from aios_runtime.settings import ApiKey, Settings
+from aios_runtime.users import OWNER, check_user_id
+from openai_entry.limits import UserLimits
+from openai_entry.sandbox import add_sandbox_routes
 from openai_entry.stream import EVENTS_HEADER, turn_stream
-from openai_entry.turn import ChatService, read_turn
+from openai_entry.turn import USER_HEADER, ChatService, TurnAnswer, read_turn
 from openai_entry.wire import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -43,8 +52,9 @@ from openai_entry.wire import (
     error_detail,
     first_problem,
 )
+from scheduler.scheduler import Scheduler
 
-__all__ = ["openai_blueprint"]
+__all__ = ["acting_user", "openai_blueprint"]
 
 
 def _openai_error(status: int, detail: ErrorDetail) -> Response:
@@ -81,15 +91,42 @@ def _read_body() -> ChatCompletionRequest:
         raise InvalidRequest(message, detail={"param": param}) from exc
 
 
-def openai_blueprint(
-    chat: ChatService, *, desktop_token: str, settings: Callable[[], Settings]
-) -> Blueprint:
-    """The `/v1` routes over `chat`. Accepted keys: `desktop_token` and the current
-    settings' `api_keys`; seconds between `: ping`s: config.json
-    `openai_api.heartbeat_s` (default 10)."""
+def acting_user(named: str | None, field: str) -> str:
+    """The user a `/v1` request acts for: `named` (checked, `field` in the error),
+    else its key's own user; 403 `user_not_allowed` when the key may not act for it."""
+    users: tuple[str, ...] | None = g.get("key_users")
+    user = check_user_id(named, field=field) if named else (users[0] if users else OWNER)
+    if users is not None and user not in users:
+        raise UserNotAllowed(
+            f"this API key may act for {', '.join(users)} only, not for {user!r}",
+            detail={"param": field},
+        )
+    return user
 
-    def api_keys() -> Iterable[str]:
-        return [desktop_token, *settings().api_keys]
+
+def openai_blueprint(
+    chat: ChatService,
+    *,
+    desktop_token: str,
+    settings: Callable[[], Settings],
+    scheduler: Scheduler | None = None,
+    state_root: Path | None = None,
+) -> Blueprint:
+    """The `/v1` routes over `chat`, and a user's own questions and (with
+    `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys:
+    `desktop_token` and the current settings' `api_keys`; seconds between `: ping`s: config.json
+    `openai_api.heartbeat_s` (default 10). With `state_root`, each user's limits
+    (config.json `users`, `openai_entry.limits`) hold."""
+    limits = UserLimits(settings, state_root) if state_root is not None else None
+
+    def api_keys() -> Iterable[tuple[str, tuple[str, ...] | None]]:
+        """Each accepted key and the users it may act for (None: any)."""
+        yield desktop_token, None
+        for entry in settings().api_keys:
+            if isinstance(entry, ApiKey):
+                yield entry.key, entry.allowed()
+            else:
+                yield entry, None
 
     def heartbeat() -> float:
         return settings().openai_api.heartbeat_s
@@ -102,10 +139,15 @@ def openai_blueprint(
         scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
         given = presented.strip().encode()
         accepted = False
+        users: tuple[str, ...] | None = None
         if scheme.lower() == "bearer" and given:
-            for key in api_keys():  # every key compared: the time says nothing
-                accepted |= bool(key) and compare_digest(given, key.encode())
+            for key, allowed in api_keys():  # every key compared: the time says nothing
+                match = bool(key) and compare_digest(given, key.encode())
+                if match and not accepted:
+                    users = allowed
+                accepted |= match
         if accepted:
+            g.key_users = users
             return None
         detail = ErrorDetail(
             message="Incorrect or missing API key: send Authorization: Bearer <key> with "
@@ -125,14 +167,26 @@ def openai_blueprint(
     @public
     def chat_completions() -> Response:
         body = _read_body()
-        turn = read_turn(body, request.headers)
+        named = body.user or request.headers.get(USER_HEADER) or None
+        user = acting_user(named, "user" if body.user else USER_HEADER)
+        turn = read_turn(body, request.headers, default_user=user)
         chat.check_model(turn)
         base_url = request.host_url
+        # one more instruction of this user, or a 429 before anything starts
+        slot = limits.take(turn.user) if limits is not None else None
+
+        def answer() -> TurnAnswer:
+            try:
+                return chat.answer(turn, base_url)
+            finally:
+                if slot is not None:
+                    slot.release()
+
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         created = int(time.time())
         if body.stream:
             frames = turn_stream(
-                lambda: chat.answer(turn, base_url),
+                answer,
                 turn,
                 events=chat.events,
                 completion_id=completion_id,
@@ -148,8 +202,10 @@ def openai_blueprint(
             response.headers["Cache-Control"] = "no-cache"
             response.headers["X-Accel-Buffering"] = "no"
             response.headers["X-AIOS-Session-Id"] = turn.session_id
+            if slot is not None:  # a stream closed before its answer ran
+                response.call_on_close(slot.release)
             return response
-        answer = chat.answer(turn, base_url)
+        answered = answer()
         completion = ChatCompletion(
             id=completion_id,
             created=created,
@@ -157,23 +213,25 @@ def openai_blueprint(
             choices=[
                 Choice(
                     message=ReplyMessage(
-                        content=answer.content
+                        content=answered.content
                         if body.include_reasoning
-                        else answer.with_thinking(),
-                        reasoning_content=(answer.reasoning or None)
+                        else answered.with_thinking(),
+                        reasoning_content=(answered.reasoning or None)
                         if body.include_reasoning
                         else None,
-                        triton=answer.triton(turn),
+                        triton=answered.triton(turn),
                     )
                 )
             ],
-            usage=answer.usage(turn),
+            usage=answered.usage(turn),
         )
         response = jsonify(completion.dump())
         response.headers["X-AIOS-Session-Id"] = turn.session_id
         return response
 
-    @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
+    add_sandbox_routes(routes, scheduler, chat.instructions, acting_user)
+
+    @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     @public
     def unknown(rest: str) -> Response:
         detail = ErrorDetail(

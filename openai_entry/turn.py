@@ -4,7 +4,10 @@
 last message, which must be the user's; the caller's system prompt (every `system`
 / `developer` message) is kept for the apps as `context.caller_system_prompt`; only
 text content is taken (an image or audio part is a 400 naming it). The user is the
-body's `user`, else `X-AIOS-User-Id`, else `default`; the conversation is
+body's `user`, else `X-AIOS-User-Id`, else the key's own user (the owner, `default`,
+for a key bound to none), checked by `aios_runtime.users.check_user_id`; the session
+belongs to that user (its context's `user_id`), so its work runs in their sandbox;
+the conversation is
 `X-AIOS-Conversation-Id`, else derived from the first user message (the same
 opening line starts the same conversation); the pair names one session,
 `sess_oa<hash>`, restored from disk like any other (`controller.sessions`).
@@ -35,8 +38,10 @@ from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppReply, InstructionRequest, Language
+from aios_runtime.users import OWNER, check_user_id
 from controller.events import EventBus
 from controller.instructions import Instructions
+from controller.pipeline.context import USER_KEY
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
 from openai_entry.markdown import reply_markdown
 from openai_entry.wire import ChatCompletionRequest, ChatMessage, Usage
@@ -202,8 +207,11 @@ class HeaderLookup(Protocol):
     def get(self, key: str, /) -> str | None: ...
 
 
-def read_turn(body: ChatCompletionRequest, headers: HeaderLookup) -> ChatTurn:
-    """What `body` asks, as a turn of one session (`InvalidRequest` naming the field)."""
+def read_turn(
+    body: ChatCompletionRequest, headers: HeaderLookup, *, default_user: str = OWNER
+) -> ChatTurn:
+    """What `body` asks, as a turn of one session (`InvalidRequest` naming the field);
+    `default_user` when the request names no user."""
     app_id: str | None = None
     if body.model != BASE_MODEL:
         prefix, _, rest = body.model.partition("/")
@@ -237,10 +245,9 @@ def read_turn(body: ChatCompletionRequest, headers: HeaderLookup) -> ChatTurn:
         for m, t in zip(body.messages, texts, strict=True)
         if m.role in ("system", "developer")
     ).strip()
-    user = _identifier(body.user, "user") or _identifier(
-        headers.get(USER_HEADER), USER_HEADER
-    )
-    user = user or "default"
+    named = body.user or headers.get(USER_HEADER) or None
+    field_name = "user" if body.user else USER_HEADER
+    user = check_user_id(named, field=field_name) if named else default_user
     conversation = _identifier(headers.get(CONVERSATION_HEADER), CONVERSATION_HEADER)
     if conversation is None:
         first = next(
@@ -359,6 +366,10 @@ class ChatService:
         self.instructions.keep_note(sid, SYSTEM_PROMPT_KEY, turn.system_prompt or None)
         self.instructions.keep_note(
             sid, MAX_TURNS_KEY, str(turn.max_turns) if turn.max_turns else None
+        )
+        # the session's owner: its apps and steps work in that user's sandbox
+        self.instructions.keep_note(
+            sid, USER_KEY, None if turn.user == OWNER else turn.user
         )
         asking = self.instructions.note(sid, ASKING_KEY)
         decision = confirmation_decision(turn.instruction)

@@ -13,7 +13,9 @@
 
 and, with an app's own token only, `POST /api/tools/schedule` `ScheduleToolCall` →
 `{"status": "ok", "result": …}`: the executor's `schedule` tool forwards there with
-the calling app's token, so the identity is the app (its own jobs only).
+the calling app's token, so the identity is the app (its own jobs only), and the
+user the app serves when it shows that user's grant (`grant_matches`; that user's
+jobs only; none: the owner's).
 Bodies are validated with the protocol models: a malformed job is a 400 naming the
 field. `allow_app_tokens_for_schedule` lets app tokens reach the tool route and no
 other route.
@@ -26,9 +28,10 @@ from typing import Any
 
 from flask import Blueprint, g, request
 
-from aios_protocol.errors import Forbidden, InvalidRequest
+from aios_protocol.errors import Forbidden, InvalidRequest, UserNotAllowed
 from aios_protocol.messages import ScheduleJob, ScheduleJobPatch, ScheduleToolCall, parse
 from aios_runtime.edge import Authenticator, read_json
+from aios_runtime.users import OWNER, check_user_id
 from scheduler.scheduler import Scheduler
 
 __all__ = ["SCHEDULE_TOOL_ROUTE", "allow_app_tokens_for_schedule", "schedules_blueprint"]
@@ -58,29 +61,37 @@ def _user_only() -> None:
         raise Forbidden("only the desktop's token may use /api/schedules")
 
 
-def run_tool(scheduler: Scheduler, app_id: str, call: ScheduleToolCall) -> Any:
-    """One `schedule` tool call of `app_id` (its own jobs; see `Scheduler`)."""
+def run_tool(
+    scheduler: Scheduler, app_id: str, call: ScheduleToolCall, user: str = OWNER
+) -> Any:
+    """One `schedule` tool call of `app_id` for `user` (their jobs of that app)."""
     if call.action == "create":
         if call.job is None:
             raise InvalidRequest("job is required for action create")
         body = {**call.job, "app_id": app_id}
-        return scheduler.create(parse(ScheduleJob, body), caller=app_id)
+        body.pop("user_id", None)
+        return scheduler.create(parse(ScheduleJob, body), caller=app_id, user=user)
     if call.action == "list":
-        return {"jobs": scheduler.jobs(caller=app_id)}
+        return {"jobs": scheduler.jobs(caller=app_id, user=user)}
     if call.job_id is None:
         raise InvalidRequest(f"job_id is required for action {call.action}")
     if call.action == "cancel":
-        scheduler.delete(call.job_id, caller=app_id)
+        scheduler.delete(call.job_id, caller=app_id, user=user)
         return {"cancelled": call.job_id}
     if call.action == "update":
         patch = parse(ScheduleJobPatch, call.changes or {})
-        return scheduler.update(call.job_id, patch, caller=app_id)
+        return scheduler.update(call.job_id, patch, caller=app_id, user=user)
     if call.action == "run":
-        return scheduler.run_now(call.job_id, caller=app_id)
-    return {"runs": scheduler.runs(call.job_id, caller=app_id)}
+        return scheduler.run_now(call.job_id, caller=app_id, user=user)
+    return {"runs": scheduler.runs(call.job_id, caller=app_id, user=user)}
 
 
-def schedules_blueprint(scheduler: Scheduler) -> Blueprint:
+def schedules_blueprint(
+    scheduler: Scheduler,
+    grant_matches: Callable[[str, str, str | None], bool] = lambda a, u, g: False,
+) -> Blueprint:
+    """The routes above; `grant_matches(app_id, user_id, grant)` checks an app's
+    proof that it serves `user_id`."""
     blueprint = Blueprint("schedules", __name__)
 
     @blueprint.get("/api/schedules")
@@ -91,7 +102,7 @@ def schedules_blueprint(scheduler: Scheduler) -> Blueprint:
     @blueprint.post("/api/schedules")
     def create_job() -> tuple[dict[str, Any], int]:
         _user_only()
-        return scheduler.create(read_json(ScheduleJob)), 201
+        return scheduler.create(read_json(ScheduleJob), user=OWNER), 201  # the owner's
 
     @blueprint.patch("/api/schedules/<job_id>")
     def update_job(job_id: str) -> dict[str, Any]:
@@ -120,7 +131,12 @@ def schedules_blueprint(scheduler: Scheduler) -> Blueprint:
         app_id = g.get("identity")
         if not app_id or app_id == _USER:
             raise Forbidden("the schedule tool is for apps (their own token)")
-        result = run_tool(scheduler, app_id, read_json(ScheduleToolCall))
-        return {"status": "ok", "result": result}
+        call = read_json(ScheduleToolCall)
+        user = OWNER
+        if call.user_id and call.user_id != OWNER:
+            user = check_user_id(call.user_id, field="user_id")
+            if not grant_matches(app_id, user, call.user_grant):
+                raise UserNotAllowed(f"{app_id} may not act for user {user!r}")
+        return {"status": "ok", "result": run_tool(scheduler, app_id, call, user)}
 
     return blueprint

@@ -1,11 +1,15 @@
 """Running one job inside the user's boundary, bounded by the job's timeout.
 
+A job runs in the sandbox of the user it belongs to (`job.user_id`; none: the owner).
 A `command` job is one `shell_exec` step sent to the executor's `/run` with the
-job's `app_id`, so that app's workdir, sandbox and whitelists apply (and the
-programs the user approved for this job go along as `approved_commands`); the
-step's own `timeout` makes the executor kill the command when the job's time is up.
-An `agent` job sends its instruction through the pipeline as if the user had typed
-it (session `sess_sched<job>`): its `task_done` event opens the view on the desktop
+job's `app_id` and user, so that app's workdir in that user's sandbox, its sandbox
+and whitelists apply (and the programs the user approved for this job go along as
+`approved_commands`); the step's own `timeout` makes the executor kill the command
+when the job's time is up. A user's command jobs take turns: each holds that
+user's lock while it runs, so two never overlap (one that cannot get it within its
+timeout is an `error` saying so). An `agent` job sends its instruction through the
+pipeline as if the user had typed it (session `sess_sched<job>`, which
+`claim_session` marks as that user's): its `task_done` event opens the view on the desktop
 and its message is spoken; the runner then publishes a `notify` event naming the
 job (the desktop shows it as a toast). A pipeline that outlives the timeout is
 cancelled (`cancel_session`: the pipeline's `TaskCancels`, which abandons its app
@@ -91,12 +95,20 @@ class JobRunner:
         cancel_session: Callable[[str], int] = lambda session_id: 0,
         *,
         language: Callable[[], str] = lambda: "zh-CN",
+        claim_session: Callable[[str, str | None], None] = lambda sid, user: None,
     ):
         self._run_steps = run_steps
         self._instruct = instruct
         self._notify = notify
         self._cancel_session = cancel_session
         self._language = language
+        self._claim_session = claim_session
+        self._user_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    def _user_lock(self, job: ScheduleJob) -> threading.Lock:
+        with self._locks_lock:
+            return self._user_locks.setdefault(job.user_id or "", threading.Lock())
 
     def run(self, job: ScheduleJob, state: ScheduleJobState) -> RunOutcome:
         try:
@@ -133,7 +145,18 @@ class JobRunner:
         return outcome
 
     def _command(self, job: ScheduleJob, state: ScheduleJobState) -> RunOutcome:
-        outcome = self._command_run(job, state)
+        lock = self._user_lock(job)
+        if not lock.acquire(timeout=job.timeout):
+            busy = self._said(
+                job,
+                "这个用户的另一个命令任务一直在运行，这次没有运行",
+                "another command job of this user kept running, so this one did not run",
+            )
+            return self._ran(job, RunOutcome("error", busy), busy)
+        try:
+            outcome = self._command_run(job, state)
+        finally:
+            lock.release()
         lines = outcome.output_tail.strip().splitlines()
         body = lines[-1] if outcome.status == "ok" and lines else outcome.summary
         return self._ran(job, outcome, body)
@@ -145,6 +168,7 @@ class JobRunner:
         body = RunRequest(
             steps=[step],
             app_id=job.app_id,
+            user_id=job.user_id,
             approved_commands=state.approved_commands or None,
         ).dump()
         answer = self._run_steps(body, job.timeout + _GRACE)
@@ -174,6 +198,8 @@ class JobRunner:
         assert job.id and job.instruction
         answer: dict[str, Any] = {}
         failure: list[BaseException] = []
+
+        self._claim_session(job_session_id(job.id), job.user_id)
 
         def work() -> None:
             try:

@@ -41,6 +41,7 @@ from aios_protocol.messages import (
     ScheduleRun,
     parse,
 )
+from aios_runtime.users import OWNER
 from controller.pipeline.context import tr
 from scheduler.runner import JobRunner
 from scheduler.store import JobStore
@@ -307,12 +308,16 @@ class Scheduler:
 
     # ------------------------------------------------------------- the jobs
 
-    def _visible(self, job: ScheduleJob, caller: str | None) -> bool:
+    def _visible(self, job: ScheduleJob, caller: str | None, user: str | None) -> bool:
+        """Whether `caller` (an app; None: the desktop) acting for `user` (None: any)
+        sees `job`: a user sees only their own jobs, an app only its own."""
+        if user is not None and (job.user_id or OWNER) != user:
+            return False
         return caller is None or job.app_id == caller or self._manages_all(caller)
 
-    def _job(self, job_id: str, caller: str | None) -> ScheduleJob:
+    def _job(self, job_id: str, caller: str | None, user: str | None = None) -> ScheduleJob:
         job = self._jobs.get(job_id)
-        if job is None or not self._visible(job, caller):
+        if job is None or not self._visible(job, caller, user):
             raise NotFound(f"no scheduled job {job_id!r}")
         return job
 
@@ -321,13 +326,21 @@ class Scheduler:
         extra = state.model_dump(mode="json", exclude={"job_id"})
         return {**job.dump(), **extra, "running": state.running_run_id is not None}
 
-    def jobs(self, caller: str | None = None) -> list[dict[str, Any]]:
+    def jobs(
+        self, caller: str | None = None, user: str | None = None
+    ) -> list[dict[str, Any]]:
         with self._lock:
-            return [self._entry(j) for j in self._jobs.values() if self._visible(j, caller)]
+            return [
+                self._entry(j)
+                for j in self._jobs.values()
+                if self._visible(j, caller, user)
+            ]
 
-    def get(self, job_id: str, caller: str | None = None) -> dict[str, Any]:
+    def get(
+        self, job_id: str, caller: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
         with self._lock:
-            return self._entry(self._job(job_id, caller))
+            return self._entry(self._job(job_id, caller, user))
 
     def _risk(
         self, job: ScheduleJob, state: ScheduleJobState
@@ -416,10 +429,15 @@ class Scheduler:
         self._jobs[job_id] = enabled
         return enabled
 
-    def create(self, job: ScheduleJob, caller: str | None = None) -> dict[str, Any]:
-        """Add `job` (an app's job is always its own); its entry with `next_run_at`."""
+    def create(
+        self, job: ScheduleJob, caller: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        """Add `job` (an app's job is always its own, a user's theirs: it runs in
+        their sandbox); its entry with `next_run_at`."""
         if caller is not None:
             job = job.model_copy(update={"app_id": caller})
+        if user is not None:
+            job = job.model_copy(update={"user_id": None if user == OWNER else user})
         if not self._app_exists(job.app_id):
             raise NotFound(f"app {job.app_id!r} is not installed")
         check_schedule(job)
@@ -440,12 +458,16 @@ class Scheduler:
             return self._entry(job)
 
     def update(
-        self, job_id: str, patch: ScheduleJobPatch, caller: str | None = None
+        self,
+        job_id: str,
+        patch: ScheduleJobPatch,
+        caller: str | None = None,
+        user: str | None = None,
     ) -> dict[str, Any]:
         """Change the given fields; a new schedule (or enabling) counts again from now."""
         changes = patch.model_dump(exclude_unset=True)
         with self._lock:
-            job = self._job(job_id, caller)
+            job = self._job(job_id, caller, user)
             state = self._states[job_id]
             merged = job.model_dump(exclude_none=True)
             if "schedule_type" in changes or any(f in changes for f in _SCHEDULE_FIELDS):
@@ -485,9 +507,11 @@ class Scheduler:
             self._ask(updated, review)
             return self._entry(updated)
 
-    def delete(self, job_id: str, caller: str | None = None) -> None:
+    def delete(
+        self, job_id: str, caller: str | None = None, user: str | None = None
+    ) -> None:
         with self._lock:
-            self._job(job_id, caller)
+            self._job(job_id, caller, user)
             self._delete(job_id)
 
     def _delete(self, job_id: str) -> None:
@@ -497,10 +521,12 @@ class Scheduler:
         self.store.delete_runs(job_id)
         self._withdraw(job_id)
 
-    def run_now(self, job_id: str, caller: str | None = None) -> dict[str, Any]:
+    def run_now(
+        self, job_id: str, caller: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
         """Start the job at once (its schedule stays); 409 while it is running."""
         with self._lock:
-            job = self._job(job_id, caller)
+            job = self._job(job_id, caller, user)
             state = self._states[job_id]
             if state.awaiting_confirmation:
                 raise NeedsUserConfirmation(
@@ -517,10 +543,14 @@ class Scheduler:
             return {"run_id": run_id, "job": self._entry(job)}
 
     def runs(
-        self, job_id: str, caller: str | None = None, limit: int = 50
+        self,
+        job_id: str,
+        caller: str | None = None,
+        limit: int = 50,
+        user: str | None = None,
     ) -> list[dict[str, Any]]:
         with self._lock:
-            self._job(job_id, caller)
+            self._job(job_id, caller, user)
         return [run.model_dump(mode="json") for run in self.store.runs(job_id, limit)]
 
     @property

@@ -19,6 +19,7 @@ from typing import Any
 
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import AppReply, Language, ScheduleJob
+from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, PendingConfirmation
 from controller.permissions.policy import PermissionPolicy
@@ -91,6 +92,7 @@ class GateConfirmations:
             plan=command_plan(job),
             risky=review.risky,
             job_id=job.id,
+            user_id=job.user_id or OWNER,
         )
 
     def withdraw(self, job_id: str) -> None:
@@ -118,13 +120,15 @@ def build_scheduler(
     confirmations: ConfirmationGate | None = None,
     cancel_session: Callable[[str], int] = lambda session_id: 0,
     language: Callable[[], str] = lambda: "zh-CN",
+    claim_session: Callable[[str, str | None], None] = lambda sid, user: None,
 ) -> Scheduler:
     """A scheduler over `<state_dir>/jobs.json` … (not started: call `start()`).
 
     Without `confirmations` (config `permissions.confirm` off) a risky job still
     waits disabled, announced by a toast; `cancel_session(session_id)` stops the
     pipeline work of an agent job that timed out; `language()` is the one its
-    toasts and questions are written in when a job does not say its own."""
+    toasts and questions are written in when a job does not say its own;
+    `claim_session(session_id, user_id)` marks an agent job's session as its user's."""
 
     def notify(title: str, body: str, level: str, app_id: str) -> None:
         events.publish(
@@ -162,7 +166,14 @@ def build_scheduler(
     asking = GateConfirmations(confirmations, app_name, language) if confirmations else None
     scheduler = Scheduler(
         JobStore(state_dir),
-        JobRunner(run_steps, instruct, notify, cancel_session, language=language),
+        JobRunner(
+            run_steps,
+            instruct,
+            notify,
+            cancel_session,
+            language=language,
+            claim_session=claim_session,
+        ),
         review=policy_review(policy, workdir_of, language),
         notify=notify,
         app_exists=app_exists,

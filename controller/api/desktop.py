@@ -45,6 +45,7 @@ from aios_runtime.edge import (
     read_json,
     token_matches,
 )
+from aios_runtime.users import OWNER
 from aios_runtime.workdir import is_inside
 from controller.apps.discovery import AppSpec
 from controller.events import EventBus, sse_stream
@@ -215,7 +216,8 @@ def create_app(services: ApiServices) -> Flask:
     @app.get("/api/confirmations")
     def confirmations() -> Response:
         gate = services.confirmations
-        pending = gate.pending() if gate is not None else []
+        # the desktop's person is the owner: other users answer their own (/v1)
+        pending = gate.pending(user=OWNER) if gate is not None else []
         return jsonify({"confirmations": [p.public() for p in pending]})
 
     @app.post("/api/confirmations/<confirmation_id>")
@@ -223,7 +225,10 @@ def create_app(services: ApiServices) -> Flask:
         body = read_json(ConfirmationDecision)
         if services.confirmations is None:
             raise NotFound(f"no pending confirmation {confirmation_id!r}")
-        app_id = services.confirmations.get(confirmation_id).app_id
+        asked = services.confirmations.get(confirmation_id)
+        if asked.user_id != OWNER:
+            raise NotFound(f"no pending confirmation {confirmation_id!r}")
+        app_id = asked.app_id
         with services.admission.app(app_id):
             reply, app_id, session_id = services.pipeline.resume(
                 confirmation_id, body.decision

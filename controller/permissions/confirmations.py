@@ -13,6 +13,9 @@ A question need not come from a paused plan: `ask` stores one of another `kind`
 (the scheduler's `schedule`: a risky command job waits for the user's yes at its
 creation, `job_id` naming it), shown and answered the same way; the answer goes to
 the handler registered for that kind with `on_decision` instead of a step loop.
+Every question belongs to the user whose session (or job) asked it (`user_id`);
+`pending(user)` lists one user's only, and the desktop lists and answers the
+owner's, so no user answers another's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppReply
 from aios_protocol.strings import user_message
 from aios_runtime.files import atomic_write_text, set_aside
+from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.policy import RiskyStep
 from controller.pipeline.context import tr
@@ -67,6 +71,7 @@ class PendingConfirmation:
     action_request: dict[str, Any] | None = None
     upstream: list[dict[str, Any]] | None = None
     created: float = field(default_factory=time.time)
+    user_id: str = OWNER  # whose question it is (the session's or the job's user)
 
     def public(self) -> dict[str, Any]:
         """What the desktop sees (no resume internals beyond the plan itself)."""
@@ -83,6 +88,7 @@ class PendingConfirmation:
             "plan": self.plan,
             "decisions": list(DECISIONS),
             "created": self.created,
+            "user_id": self.user_id,
         }
 
     def risky(self) -> list[RiskyStep]:
@@ -168,6 +174,7 @@ class ConfirmationGate:
         action_request: dict[str, Any] | None,
         upstream: list[dict[str, Any]] | None,
         language: str = "zh-CN",
+        user_id: str = OWNER,
     ) -> AppReply:
         """Persist the question, announce it, and answer the task with a confirm view
         (its texts in `language`, as the policy's sentences are)."""
@@ -190,6 +197,7 @@ class ConfirmationGate:
             instruction=instruction,
             action_request=action_request,
             upstream=upstream,
+            user_id=user_id,
         )
         self._store(pending)
         return confirm_reply(pending, language)
@@ -205,6 +213,7 @@ class ConfirmationGate:
         plan: list[dict[str, Any]],
         risky: list[RiskyStep],
         job_id: str | None = None,
+        user_id: str = OWNER,
     ) -> PendingConfirmation:
         """Persist and announce a question that is no paused plan (see `on_decision`)."""
         pending = PendingConfirmation(
@@ -218,6 +227,7 @@ class ConfirmationGate:
             round=0,
             kind=kind,
             job_id=job_id,
+            user_id=user_id,
         )
         self._store(pending)
         return pending
@@ -270,10 +280,11 @@ class ConfirmationGate:
             set_aside(path, f"not a confirmation: {exc}")
             return None
 
-    def pending(self) -> list[PendingConfirmation]:
-        """Every question still waiting, oldest first."""
+    def pending(self, user: str | None = None) -> list[PendingConfirmation]:
+        """Every question still waiting (of `user` only, when given), oldest first."""
         found = [self._read(p) for p in self.folder.glob(f"{_ID_PREFIX}*.json")]
-        return sorted((p for p in found if p is not None), key=lambda p: p.created)
+        mine = (p for p in found if p is not None and user in (None, p.user_id))
+        return sorted(mine, key=lambda p: p.created)
 
     def get(self, confirmation_id: str) -> PendingConfirmation:
         pending = self._read(self._path(confirmation_id))

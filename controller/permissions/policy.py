@@ -41,6 +41,7 @@ from aios_protocol.messages import ToolInfo
 from aios_protocol.tools import declared_tools, sql_writes
 from aios_runtime.files import atomic_write_text
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER
 from aios_runtime.workdir import resolve_in_workdir
 from controller.pipeline.context import tr
 
@@ -104,6 +105,12 @@ class Review:
         return bool(self.risky)
 
 
+def _own_key(app_id: str, user: str) -> str:
+    """Whose created files a set holds: the app's for the owner (the older name), else
+    the app's for that user."""
+    return app_id if user == OWNER else f"{app_id}@{user}"
+
+
 class PermissionPolicy:
     """Classifies planned steps; remembers "allow always" and each app's own files."""
 
@@ -163,12 +170,18 @@ class PermissionPolicy:
             self._save()
 
     def record_created(
-        self, app_id: str, new_files: dict[int, str], results: dict[str, Any]
+        self,
+        app_id: str,
+        new_files: dict[int, str],
+        results: dict[str, Any],
+        *,
+        user: str = OWNER,
     ) -> None:
-        """The files a plan created (its `file_write` steps that succeeded) become own."""
+        """The files a plan created (its `file_write` steps that succeeded) become own
+        (of that app for that user)."""
         added = False
         with self._lock:
-            own = self._own.setdefault(app_id, set())
+            own = self._own.setdefault(_own_key(app_id, user), set())
             for step_id, rel in new_files.items():
                 result = results.get(f"step_{step_id}")
                 if (
@@ -192,13 +205,17 @@ class PermissionPolicy:
         plan: list[dict[str, Any]],
         *,
         language: str = "zh-CN",
+        user: str = OWNER,
     ) -> Review:
         """Classify every step of `plan` (as the app wrote it, before templating); the
-        sentences are in `language` (a clause after "will" / "将要")."""
+        sentences are in `language` (a clause after "will" / "将要"). `workdir` is the
+        one of `user`, whose files the app created count as its own."""
         review = Review()
         entries = self._entries(app_id)
         for step in plan:
-            found = self._classify(app_id, workdir, step, review, entries, language)
+            found = self._classify(
+                app_id, workdir, step, review, entries, language, _own_key(app_id, user)
+            )
             if found is None:
                 continue
             with self._lock:
@@ -237,6 +254,7 @@ class PermissionPolicy:
         review: Review,
         entries: dict[str, ToolInfo],
         language: str,
+        own_key: str,
     ) -> RiskyStep | None:
         tool = str(step.get("tool") or "")
         given = step.get("args")
@@ -286,7 +304,7 @@ class PermissionPolicy:
                 )
             return None
         if tool == "file_write":
-            found = self._file_write(app_id, workdir, step_id, args, review, language)
+            found = self._file_write(own_key, workdir, step_id, args, review, language)
             if found is not None or not confirm:
                 return found
         if tool == "db_query":
@@ -312,7 +330,7 @@ class PermissionPolicy:
 
     def _file_write(
         self,
-        app_id: str,
+        own_key: str,
         workdir: Path | None,
         step_id: int,
         args: dict[str, Any],
@@ -338,7 +356,7 @@ class PermissionPolicy:
             review.new_files[step_id] = rel
             return None
         with self._lock:
-            own = rel in self._own.get(app_id, set())
+            own = rel in self._own.get(own_key, set())
         if own:
             return None
         size = target.stat().st_size if target.is_file() else 0

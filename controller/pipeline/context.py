@@ -14,6 +14,10 @@ carries the results of the tasks a dependent task waits for;
 `language` the one the desktop last said it shows (kept in the session's context),
 else `default_language()` (the settings' `ui_language`), else Chinese: `language_of`
 decides it, for the apps' context and for the controller's own messages (`tr`).
+A session belongs to one user (`session_user`: its context's `user_id`, else the
+owner); for a user other than the owner `workdir` is that user's sandbox's and the
+context carries `user_id` and `user_grant`, which the SDK sends with the app's own
+tool calls so the executor works there too.
 """
 
 from __future__ import annotations
@@ -26,11 +30,14 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 from aios_protocol.messages import ATOMIC_TOOLS, Context, Language
+from aios_runtime.users import OWNER, Sandboxes
 from controller.sessions import SessionView
 
 __all__ = [
+    "USER_KEY",
     "ContextBuilder",
     "language_of",
+    "session_user",
     "summarise_history",
     "tr",
     "workspace_files",
@@ -84,6 +91,15 @@ def workspace_files(workdir: Path | None, limit: int = MAX_FILES) -> list[str]:
     return names[:limit]
 
 
+USER_KEY = "user_id"  # in session.context: the user the session belongs to
+
+
+def session_user(session: SessionView | None) -> str:
+    """The user a session belongs to (the owner when it names none)."""
+    named = session.context.get(USER_KEY) if session is not None else None
+    return named if isinstance(named, str) and named else OWNER
+
+
 def language_of(session: SessionView | None, default: str = "") -> Language:
     """The language the user reads: the one the desktop last said for `session`,
     else `default` (the settings' `ui_language`; a message built without a session
@@ -129,6 +145,8 @@ class ContextBuilder:
         # (`controller.api.tools.ToolListings`): every consumer then sees its list
         self._cache_tools = cache_tools
         self.summarise = summarise
+        # the users' sandboxes, once the launch knows the executor's master token
+        self.sandboxes: Sandboxes | None = None
         self._tools: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         # per session: (history length, its last turn, LLM summary) → the summary,
@@ -206,9 +224,14 @@ class ContextBuilder:
         """The context of one call; `step_round` counts the step plans already run
         for this request, `installed_apps` names the installed apps (`id`, `name`,
         `system_role`) for an app that tells the user about the others."""
+        user = session_user(session)
+        extra: dict[str, Any] = {}
+        if user != OWNER and self.sandboxes is not None:
+            workdir = self.sandboxes.workdir(user, app_id, workdir)
+            extra["user_id"] = user
+            extra["user_grant"] = self.sandboxes.grant(app_id, user)
         cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
         cwd_state.update(session.agent_state(app_id))
-        extra: dict[str, Any] = {}
         if upstream:
             extra["upstream"] = upstream
         if step_round:

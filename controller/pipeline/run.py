@@ -45,6 +45,7 @@ from aios_protocol.messages import (
     parse,
 )
 from aios_protocol.strings import user_message
+from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.confirmations import (
     ConfirmationGate,
@@ -54,7 +55,7 @@ from controller.permissions.confirmations import (
 from controller.permissions.policy import PermissionPolicy, Review
 from controller.pipeline.actions import action_request_for
 from controller.pipeline.cancel import TaskCancels
-from controller.pipeline.context import ContextBuilder, tr
+from controller.pipeline.context import ContextBuilder, session_user, tr
 from controller.pipeline.failures import app_name, failure_view
 from controller.routing.router import (
     AppProfile,
@@ -429,7 +430,7 @@ class Pipeline:
             if decision == "deny":
                 tool_results = denied_results(pending.plan, pending.risky(), language)
             else:
-                review = self._review(target, pending.plan, language)
+                review = self._review(target, pending.plan, language, turn)
                 tool_results = self._run_round(
                     app_id, turn, pending.plan, rounds, task_id, review
                 )
@@ -454,7 +455,7 @@ class Pipeline:
                     ),
                 )
             rounds += 1
-            review = self._review(target, plan, language)
+            review = self._review(target, plan, language, turn)
             if review is not None and review.needs_confirmation:
                 assert self._confirmations is not None
                 return self._confirmations.pause(
@@ -469,6 +470,7 @@ class Pipeline:
                     action_request=action_request.dump() if action_request else None,
                     upstream=upstream,
                     language=language,
+                    user_id=session_user(turn),
                 )
             tool_results = self._run_round(app_id, turn, plan, rounds, task_id, review)
             last_plan = plan
@@ -537,6 +539,9 @@ class Pipeline:
             "app_id": app_id,
             "session_id": turn.session_id,
         }
+        user = session_user(turn)
+        if user != OWNER:  # the steps work in that user's sandbox
+            body["user_id"] = user
         if review is not None and review.outside_whitelist:
             body["approved_commands"] = sorted(set(review.outside_whitelist))
         response = self.cancels.guard(lambda: self._run_steps(body, budget))
@@ -544,7 +549,9 @@ class Pipeline:
         if not isinstance(results, dict):
             raise BadAppReply("the executor's answer has no 'tool_results'")
         if review is not None and self._permissions is not None and review.new_files:
-            self._permissions.record_created(app_id, review.new_files, results)
+            self._permissions.record_created(
+                app_id, review.new_files, results, user=session_user(turn)
+            )
         entries = []
         logged_at = round(started, 3)
         for step_key, result in results.items():
@@ -569,12 +576,22 @@ class Pipeline:
     # ---------------------------------------------------------- confirmations
 
     def _review(
-        self, target: AppTarget, plan: list[dict[str, Any]], language: str = "zh-CN"
+        self,
+        target: AppTarget,
+        plan: list[dict[str, Any]],
+        language: str = "zh-CN",
+        turn: Turn | None = None,
     ) -> Review | None:
+        """The policy's verdict on `plan`, judged in the sandbox of the session's user."""
         if self._permissions is None:
             return None
+        user = session_user(turn)
+        workdir = target.workdir
+        sandboxes = self._contexts.sandboxes
+        if user != OWNER and sandboxes is not None:
+            workdir = sandboxes.workdir(user, target.app_id, workdir)
         return self._permissions.review(
-            target.app_id, target.workdir, plan, language=language
+            target.app_id, workdir, plan, language=language, user=user
         )
 
     def resume(self, confirmation_id: str, decision: str) -> tuple[AppReply, str, str]:

@@ -1,9 +1,13 @@
 """The skills provider: the skills as five tools, read from watched folders.
 
-Skills live in the shared folder (`<state_dir>/skills/`, where the repository's
-example skills are copied at the first start: `executor.skills.install.seed_examples`)
-and in each app's `<workdir>/skills/`; an app sees both, its own overriding a shared
-one of the same name. What a skill is and how a folder is read is
+Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills/`,
+where the repository's example skills are copied at the first start:
+`executor.skills.install.seed_examples`) and in each app's `<workdir>/skills/`; an
+app sees both, its own overriding a shared one of the same name. A call for another
+user sees that user's own installed skills instead of the shared ones
+(`<state_dir>/users/<user_id>/skills/`, seeded with the examples when first used,
+read again at every call) and its `install_skill` installs there, so no user sees
+or changes another's skills. What a skill is and how a folder is read is
 `executor.skills.catalog`; every `--help` runs here in the sandbox, with the same
 confinement as `shell_exec` (rlimits, bubblewrap when in force, other apps' workdirs
 hidden) and the skill's folder readable. The tools: `search_skills {keyword}` (the
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import CommandNotAllowed, ToolFailed, ToolTimeout
 from aios_runtime.settings import Settings
+from aios_runtime.users import OWNER, user_skills_dir
 from aios_runtime.workdir import resolve_in_workdir
 from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
 from executor.sandbox.argv_policy import CommandPolicy, check_path_args, split_command
@@ -280,6 +285,7 @@ class SkillsProvider(ToolProvider):
         self.help_timeout = HELP_TIMEOUT  # seconds one `--help` may take
         self._shared_scan = FolderScan(self.shared, "shared", self._run_help)
         self._app_scans: dict[tuple[str, Path], FolderScan] = {}
+        self._user_scans: dict[str, FolderScan] = {}
         self._scans_lock = threading.Lock()
         self._snapshot: list[Skill] = []
         self.generation = 0  # counts the shared folder's readings
@@ -424,9 +430,30 @@ class SkillsProvider(ToolProvider):
                 )
         return scan
 
+    def _installed_folder(self, app: AppRecord | None) -> Path:
+        """Where the skills of the user `app` acts for are installed."""
+        if app is None or app.user_id == OWNER:
+            return self.shared
+        folder = user_skills_dir(self.toolbox.state_dir, app.user_id)
+        seed_examples(folder, self.examples)  # the first use: the examples, as shared
+        return folder
+
+    def _installed(self, app: AppRecord | None) -> list[Skill]:
+        """The installed skills the user of `app` sees (the shared ones for the owner)."""
+        if app is None or app.user_id == OWNER:
+            return self._refresh_shared()
+        folder = self._installed_folder(app)
+        with self._scans_lock:
+            scan = self._user_scans.get(app.user_id)
+            if scan is None:
+                scan = self._user_scans[app.user_id] = FolderScan(
+                    folder, "shared", self._run_help
+                )
+        return scan.scan()
+
     def skills_for(self, app: AppRecord | None) -> list[Skill]:
-        """Every skill `app` sees, by name: the shared ones, its own in their place."""
-        by_name = {s.name: s for s in self._refresh_shared()}
+        """Every skill `app` sees, by name: the installed ones, its own in their place."""
+        by_name = {s.name: s for s in self._installed(app)}
         if app is not None:
             by_name.update({s.name: s for s in self._app_scan(app).scan()})
         return [by_name[name] for name in sorted(by_name)]
@@ -544,11 +571,7 @@ class SkillsProvider(ToolProvider):
             cwd=app.workdir,
             timeout=call.timeout,
             readable=[str(skill.folder)],
-            hide=[
-                str(r.workdir)
-                for r in self.toolbox.registry.all()
-                if r.app_id != app.app_id
-            ],
+            hide=self.toolbox.hidden_from(app),
         )
         output = {"stdout": run.stdout, "stderr": run.stderr, "truncated": run.truncated}
         if run.timed_out:
@@ -572,12 +595,16 @@ class SkillsProvider(ToolProvider):
             raise ToolFailed(
                 f"{path} does not exist in the workspace", code="file_not_found"
             )
-        installed = install_skill_from(source, self.shared, self._run_help)
-        self._refresh_shared()
+        installed = install_skill_from(source, self._installed_folder(app), self._run_help)
+        self._installed(app)
         return installed
 
     def _reload(self, app: AppRecord) -> dict[str, Any]:
         self._shared_scan.forget()
+        with self._scans_lock:
+            mine = self._user_scans.get(app.user_id)
+        if mine is not None:
+            mine.forget()
         self._app_scan(app).forget()
         skills = self.skills_for(app)
         return {

@@ -4,7 +4,9 @@ The executor POSTs `{"args": {...}}` to `<app url>/tools/<name>` with that app's
 own token and expects `{"status": "ok", "result": ...}` or the error shape
 `{"status": "error", "error": {"code", "message"}}`. The app's URL comes from the
 controller's registration (loopback), so no SSRF check applies; the tool's
-timeout does.
+timeout does. An app's own process sees the owner's workspace only (its
+confinement), so its tools are refused (`tool_unavailable`) for a call acting for
+another user rather than answered from the owner's files.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
 from aios_runtime.json_client import PeerTimeout, request_json
+from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
@@ -27,6 +30,13 @@ def call_custom_tool(
     app: AppRecord, name: str, args: dict[str, Any], timeout: float
 ) -> Any:
     """Run the app's tool `name` within `timeout` seconds; its `result`, or its error."""
+    if app.user_id != OWNER:
+        from executor.providers.registry import ToolUnavailable
+
+        raise ToolUnavailable(
+            f"{name} runs in {app.app_id}'s own process, which sees only the owner's "
+            f"workspace; it is not available for user {app.user_id!r}"
+        )
     if not app.url:
         raise AppUnreachable(f"{app.app_id} registered no URL for its custom tools")
     parts = urlsplit(app.url)

@@ -1,6 +1,6 @@
 """`cache_get` / `cache_set`: an in-memory key-value cache with TTL and bounded size.
 
-Each app has its own namespace; the shared `system` namespace (where the desktop's
+Each app has its own namespace for each user; the shared `system` namespace (where the desktop's
 UI snapshot lives, key `ui_snapshot`) is readable by every app and writable only by
 the controller (`POST /cache/system`). Values are stored as JSON text, so callers
 never share mutable objects, and each namespace keeps at most `max_entries`
@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import Forbidden
+from aios_runtime.users import OWNER
 from executor.tools.catalog import InvalidArgs
 
 if TYPE_CHECKING:
@@ -69,14 +70,17 @@ class ToolCache:
         return json.loads(text)
 
 
-def app_namespace(app_id: str) -> str:
-    return f"app:{app_id}"
+def app_namespace(app_id: str, user_id: str = OWNER) -> str:
+    """One app's entries for one user (the owner's keep their older name)."""
+    return f"app:{app_id}" if user_id == OWNER else f"user:{user_id}:app:{app_id}"
 
 
 def cache_get(ctx: ToolContext, args: dict[str, Any]) -> Any:
     namespace = args.get("namespace") or "app"
     space = (
-        SYSTEM_NAMESPACE if namespace == SYSTEM_NAMESPACE else app_namespace(ctx.app.app_id)
+        SYSTEM_NAMESPACE
+        if namespace == SYSTEM_NAMESPACE
+        else app_namespace(ctx.app.app_id, ctx.app.user_id)
     )
     return ctx.cache.get(space, args["key"])
 
@@ -85,5 +89,7 @@ def cache_set(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("namespace") == SYSTEM_NAMESPACE:
         raise Forbidden("apps cannot write the system namespace")
     ttl = args.get("ttl")
-    ctx.cache.set(app_namespace(ctx.app.app_id), args["key"], args["value"], ttl)
+    ctx.cache.set(
+        app_namespace(ctx.app.app_id, ctx.app.user_id), args["key"], args["value"], ttl
+    )
     return {"key": args["key"], "stored": True, "ttl": ttl}

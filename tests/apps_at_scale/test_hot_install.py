@@ -250,7 +250,11 @@ def test_cli_install_and_uninstall_of_a_folder_and_a_zip(system: RunningSystem) 
     assert gone.returncode == 0 and "workspace is kept in" in gone.stdout, gone
     assert "zip_app" not in system.apps()
     assert not (system.apps_dir / "zip_app").exists()
-    kept = list((system.state_dir / "workspaces" / ".removed").glob("zip_app-*/mine.txt"))
+    kept = list(
+        (system.state_dir / "users" / "default" / "workspaces" / ".removed").glob(
+            "zip_app-*/mine.txt"
+        )
+    )
     assert [p.read_text() for p in kept] == ["keep me"]
     missing = aios("uninstall", "zip_app")
     assert missing.returncode == 1 and "no app" in missing.stderr, missing

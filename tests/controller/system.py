@@ -106,9 +106,9 @@ class RunningSystem:
     log_path: Path
 
     def workspace(self, app_id: str) -> Path:
-        """The app's workdir: `<state_dir>/workspaces/<app_id>` (the apps folder stays
+        """The app's workdir: `<state_dir>/users/default/workspaces/<app_id>` (the apps folder stays
         as shipped)."""
-        return self.state_dir / "workspaces" / app_id
+        return self.state_dir / "users" / "default" / "workspaces" / app_id
 
     @property
     def headers(self) -> dict[str, str]:

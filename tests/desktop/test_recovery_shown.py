@@ -203,7 +203,11 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     expect(page.locator(f"#task_{app_id}")).to_have_count(0)
     expect(page.locator(".v-error")).to_have_count(0)
     system.wait_for(lambda: app_id not in system.apps(), what=f"{app_id} gone")
-    kept = list((system.state_dir / "workspaces" / ".removed").glob(f"{app_id}-*"))
+    kept = list(
+        (system.state_dir / "users" / "default" / "workspaces" / ".removed").glob(
+            f"{app_id}-*"
+        )
+    )
     assert kept, "the workspace was not kept aside"
     shot(settled(page), "uninstalled")
 

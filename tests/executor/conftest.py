@@ -106,7 +106,7 @@ def make_harness(tmp_path: Path) -> Iterator[HarnessFactory]:
         (other / "secret.txt").write_text("app2 secret")
         workdir.mkdir(parents=True)
         if not example_skills:
-            (root / "state" / "skills").mkdir(parents=True)
+            (root / "state" / "users" / "default" / "skills").mkdir(parents=True)
         app = create_app(settings_from(config), token=MASTER, state_dir=root / "state")
         harness = Harness(app, app.test_client(), workdir, other, root / "state")
         assert harness.register("app1", workdir, APP_TOKEN, **app1_extra).status_code == 200

@@ -92,7 +92,7 @@ def test_the_apps_own_tools_are_listed_and_called_through_the_executor(
 ) -> None:
     apps, state, config = _apps_dir(tmp_path), tmp_path / "s", tmp_path / "config.json"
     config.write_text(json.dumps({"apps": {"idle_stop_s": 1}}))  # aios mcp never idles it
-    workspace = state / "workspaces" / "toolbox_app"
+    workspace = state / "users" / "default" / "workspaces" / "toolbox_app"
     workspace.mkdir(parents=True)
     (workspace / "users.txt").write_text("the user's own file\n")
     seen: dict[str, Any] = {}

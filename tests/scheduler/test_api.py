@@ -131,6 +131,7 @@ def test_tool_scopes_every_action_to_the_calling_app(client):
 class _App:
     token: str
     app_id: str = "music_app"
+    user_id: str = "default"
 
 
 @dataclass

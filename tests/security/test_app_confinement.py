@@ -158,7 +158,9 @@ def confined(
     paths = {
         "token": str(state / "token"),
         # the workspaces live in the state folder; the shipped copy stays in the app
-        "other_workspace": str(state / "workspaces" / "echo_app" / "private.txt"),
+        "other_workspace": str(
+            state / "users" / "default" / "workspaces" / "echo_app" / "private.txt"
+        ),
         "other_shipped_workspace": str(apps / "echo_app" / "workspace" / "private.txt"),
         "other_app_code": str(apps / "echo_app" / "main.py"),
         "home": str(home_dir / "secret.txt"),
@@ -168,7 +170,7 @@ def confined(
     }
     writes = {
         "own_folder": str(apps / "nosy_app"),
-        "other_workspace": str(state / "workspaces" / "echo_app"),
+        "other_workspace": str(state / "users" / "default" / "workspaces" / "echo_app"),
         "other_shipped_workspace": str(apps / "echo_app" / "workspace"),
         "state": str(state),
         "home": str(home_dir),

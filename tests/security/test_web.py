@@ -55,7 +55,9 @@ class SideEffects:
 
     def snapshot(self) -> tuple[int, bool, int, int]:
         sessions = len(list((self.system.state_dir / "sessions").glob("sess_*.json")))
-        pwned = any((self.system.state_dir / "workspaces").glob("*/pwned.txt"))
+        pwned = any(
+            (self.system.state_dir / "users" / "default" / "workspaces").glob("*/pwned.txt")
+        )
         calls = sum(
             len(p.read_text().splitlines())
             for p in (self.system.state_dir / "tool_calls").glob("*.jsonl")

@@ -2,7 +2,7 @@
 
 `skills_harness` is the executor service (Flask's test client over the real Toolbox,
 real sandbox) of `tests/executor/conftest.py` with app1 and app2 registered; its
-shared skills folder is `<state_dir>/skills/` (the examples copied in at start).
+shared skills folder is `<state_dir>/users/default/skills/` (the examples copied in at start).
 `write_skill` writes a skill file; `wait_for` polls a condition.
 """
 
@@ -66,4 +66,4 @@ def skills_harness(make_harness: HarnessFactory) -> Harness:  # noqa: F811
 
 @pytest.fixture
 def shared(skills_harness: Harness) -> Path:
-    return skills_harness.state_dir / "skills"
+    return skills_harness.state_dir / "users" / "default" / "skills"

@@ -108,7 +108,7 @@ def _confirm(system: RunningSystem, text: str) -> dict:
 
 
 def test_install_pauses_for_the_users_yes_and_deny_installs_nothing(system) -> None:
-    shared = system.state_dir / "skills"
+    shared = system.state_dir / "users" / "default" / "skills"
     work = system.workspace("skills_app")
     write_skill(
         work,
@@ -137,7 +137,7 @@ def test_install_pauses_for_the_users_yes_and_deny_installs_nothing(system) -> N
 def test_a_skill_dropped_into_the_folder_routes_without_a_restart(system) -> None:
     # the executor sees it within 2 s; the controller reuses a listing up to LISTING_TTL
     seen = 2.0 + LISTING_TTL
-    shared: Path = system.state_dir / "skills"
+    shared: Path = system.state_dir / "users" / "default" / "skills"
     write_skill(
         shared,
         "moon_phase",
@@ -290,7 +290,9 @@ def test_the_desktop_confirms_an_install(browser, system) -> None:
         page.locator("#win_skills_app").get_by_text(
             "已安装技能「desk_skill」"
         ).first.wait_for()
-        assert (system.state_dir / "skills" / "desk_skill.md").is_file()
+        assert (
+            system.state_dir / "users" / "default" / "skills" / "desk_skill.md"
+        ).is_file()
         assert desktop.errors == []
     finally:
         page.context.close()
