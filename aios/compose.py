@@ -287,6 +287,7 @@ def build_api(
             events=core.events,
             tool_listing=core.tools.entries,
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
+            grant_matches=_grant_check(core),
         ),
         tools_blueprint(
             core.tools,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 import functools
 import inspect
 import json
@@ -71,22 +72,37 @@ def within_turn(turn_id: str | None) -> Iterator[None]:
         _current.turn_id = previous
 
 
-def current_call() -> tuple[str | None, str | None]:
-    """The session and turn this thread's tool calls belong to."""
-    return getattr(_current, "session_id", None), getattr(_current, "turn_id", None)
+@dataclasses.dataclass(frozen=True)
+class CallScope:
+    """What this thread's tool calls say of the call they serve: its session, the
+    agent loop's request (`turn_id`) and the user served with the controller's grant."""
+
+    session_id: str | None = None
+    turn_id: str | None = None
+    user_id: str | None = None
+    user_grant: str | None = None
+
+
+_SCOPE_FIELDS = ("session_id", "turn_id", "user_id", "user_grant")
+
+
+def current_call() -> CallScope:
+    """The scope this thread's tool calls belong to."""
+    return CallScope(*(getattr(_current, name, None) for name in _SCOPE_FIELDS))
 
 
 @contextlib.contextmanager
-def within_call(session_id: str | None, turn_id: str | None) -> Iterator[None]:
+def within_call(scope: CallScope) -> Iterator[None]:
     """Within the block (another thread's, e.g. a background sub-agent's), tool calls
-    belong to `session_id` and `turn_id`."""
-    previous = getattr(_current, "session_id", None)
-    _current.session_id = session_id
+    belong to `scope`: its session, turn and user."""
+    previous = current_call()
+    for name in _SCOPE_FIELDS:
+        setattr(_current, name, getattr(scope, name))
     try:
-        with within_turn(turn_id):
-            yield
+        yield
     finally:
-        _current.session_id = previous
+        for name in _SCOPE_FIELDS:
+            setattr(_current, name, getattr(previous, name))
 
 
 def _call_language() -> str:

@@ -190,6 +190,9 @@ class EarlyStart(_Wire):
     tools: Annotated[list[str], Field(max_length=256)] = Field(default_factory=list)
     session_id: Annotated[str, Field(max_length=200)] | None = None
     turn_id: Annotated[str, Field(max_length=100)] | None = None
+    # the user the loop serves and the controller's grant for it (the call's context)
+    user_id: Annotated[str, Field(max_length=64)] | None = None
+    user_grant: Annotated[str, Field(max_length=200)] | None = None
 
 
 class LLMTurnRequest(_Wire):

@@ -2,9 +2,10 @@
 
 `start(task_id, work)` runs `work()` — a forked sub-agent, which writes its whole
 output under `task-outputs/` and returns its summary — on a thread of its own, with
-this thread's session and turn (so its tool calls are audited and held like the
-parent's); `result(task_id, wait)` answers the summary once it is done, waiting up to
-`wait` seconds, or `{"status": "running"}` until then. The tasks live as long as the
+this thread's session, turn and user (so its tool calls are audited, held and kept
+in the user's sandbox like the parent's); `result(task_id, wait)` answers the
+summary once it is done, waiting up to `wait` seconds, or `{"status": "running"}`
+until then. A task is known only to calls serving the user who started it. The tasks live as long as the
 app's process; a finished task's summary is kept until the process ends.
 """
 
@@ -28,20 +29,20 @@ class _Task:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-_tasks: dict[str, _Task] = {}
+_tasks: dict[tuple[str | None, str], _Task] = {}  # (user, task id) → task
 _lock = threading.Lock()
 
 
 def start(task_id: str, work: Callable[[], dict[str, Any]]) -> None:
     """Run `work` in the background as task `task_id`."""
     task = _Task()
+    scope = current_call()
     with _lock:
-        _tasks[task_id] = task
-    session_id, turn_id = current_call()
+        _tasks[(scope.user_id, task_id)] = task
 
     def run() -> None:
         try:
-            with within_call(session_id, turn_id):
+            with within_call(scope):
                 task.summary = work()
         except Exception as exc:  # the parent reads why, like any failed sub-task
             task.summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
@@ -55,7 +56,7 @@ def result(task_id: str, wait: float = 0.0) -> dict[str, Any] | None:
     """The summary of task `task_id` (waiting up to `wait` s), `{"status":
     "running"}` before it ends, None for a task this process does not know."""
     with _lock:
-        task = _tasks.get(task_id)
+        task = _tasks.get((current_call().user_id, task_id))
     if task is None:
         return None
     if not task.done.wait(max(0.0, min(wait, MAX_WAIT))):

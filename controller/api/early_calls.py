@@ -4,7 +4,7 @@ An app's agent loop names, with its turn (`LLMTurnRequest.early`), the tools who
 calls may start at once: the concurrency-safe ones it would run directly, now. As
 the stream goes, a call is complete when the model starts the next one; a complete
 call is started through the executor (as a one-step plan for that app, session and
-turn: the same confinement, skill limits and audit) when it and every call before it
+turn and user: the same confinement, sandbox, skill limits and audit) when it and every call before it
 in the message may start early, and its arguments are a JSON object. The same call
 twice starts once. The results go back with the turn (`early_results`, by call id);
 the loop uses them instead of running those calls again.
@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
+
+from aios_runtime.users import OWNER
 
 __all__ = ["EarlyCalls"]
 
@@ -38,12 +40,15 @@ class EarlyCalls:
         tools: frozenset[str],
         session_id: str | None,
         turn_id: str | None,
+        *,
+        user_id: str | None = None,
     ):
         self._run_steps = run_steps
         self._app_id = app_id
         self._tools = tools
         self._session_id = session_id
         self._turn_id = turn_id
+        self._user_id = user_id if user_id and user_id != OWNER else None
         self._calls: dict[int, dict[str, Any]] = {}
         self._checked = 0  # calls below this index were looked at
         self._blocked = False  # a call before could not start early: none after may
@@ -85,6 +90,8 @@ class EarlyCalls:
         }
         if self._turn_id:
             body["turn_id"] = self._turn_id
+        if self._user_id:  # the executor works in that user's sandbox
+            body["user_id"] = self._user_id
         self._started[call["id"]] = _pool.submit(self._run, body)
 
     def _run(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -33,10 +33,12 @@ from typing import Any
 from flask import Blueprint, g, request
 
 from aios_protocol.errors import Overloaded
-from aios_protocol.messages import ToolSpec
+from aios_protocol.messages import ToolInfo, ToolSpec
 from aios_runtime.edge import Authenticator, read_json
+from aios_runtime.users import OWNER
 from aios_sdk.llm import (
     AgentProgress,
+    EarlyStart,
     LLMChatReply,
     LLMChatRequest,
     LLMNotConfigured,
@@ -87,6 +89,7 @@ def llm_blueprint(
     events: EventBus | None = None,
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
     run_steps: RunSteps | None = None,
+    grant_matches: Callable[[str, str, str | None], bool] | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole)."""
@@ -138,19 +141,52 @@ def llm_blueprint(
         identity = str(g.get("identity") or "")
         return (named or identity) if identity == "controller" else identity
 
+    def _early_tools(early: EarlyStart | None, app_id: str) -> frozenset[str]:
+        """Of the tools a loop names for an early start, those that may start before
+        anyone reviewed the call: read-only, concurrency-safe, asking nobody, as the
+        executor lists them for the app; none for a user the app holds no grant for."""
+        if early is None or not early.tools or tool_listing is None:
+            return frozenset()
+        user = early.user_id
+        if (
+            user
+            and user != OWNER
+            and not (
+                grant_matches is not None and grant_matches(app_id, user, early.user_grant)
+            )
+        ):
+            return frozenset()
+        try:
+            listed = tool_listing(app_id)
+        except Exception as exc:
+            log.warning("no tool listing for %s (%s): nothing starts early", app_id, exc)
+            return frozenset()
+        safe = {
+            info.name
+            for info in listed
+            if isinstance(info, ToolInfo)
+            and info.available
+            and info.concurrency_safe
+            and info.risk_level == "read"
+            and not info.requires_confirmation
+        }
+        return frozenset(early.tools) & safe
+
     @blueprint.post("/api/llm/turn")
     def llm_turn() -> dict[str, Any]:
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
         live = _LivePieces(events, _caller_app(), body.live) if body.live else None
         early = None
-        if body.early is not None and body.early.tools and run_steps is not None:
+        early_tools = _early_tools(body.early, _caller_app()) if run_steps else frozenset()
+        if body.early is not None and early_tools and run_steps is not None:
             early = EarlyCalls(
                 run_steps,
                 _caller_app(),
-                frozenset(body.early.tools),
+                early_tools,
                 body.early.session_id,
                 body.early.turn_id,
+                user_id=body.early.user_id,
             )
 
         def on_delta(delta: Delta) -> None:

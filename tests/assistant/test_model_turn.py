@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask
 
+from aios_protocol.messages import ToolInfo
 from aios_runtime.settings import Settings
 from controller.api.llm import llm_blueprint
 from controller.events import EventBus
@@ -174,3 +175,101 @@ def test_turn_route_answers_the_message_and_publishes_pieces(
     )
     assert progress.status_code == 200
     assert bus.since(0)[-1].data == {"kind": "tool_result", "id": "call_1", "ok": True}
+
+
+def _info(name: str, **meta: object) -> ToolInfo:
+    facts = {
+        "risk_level": "read",
+        "requires_confirmation": False,
+        "concurrency_safe": True,
+        "max_result_size_chars": 1000,
+        **meta,
+    }
+    return ToolInfo.model_validate(
+        {"name": name, "description": name, "provider": "atomic", "input_schema": {}}
+        | facts
+    )
+
+
+def _early_route(client: LLMClient, ran: list[dict[str, object]]) -> Flask:
+    """The turn route as an app (`music_app`) calls it, with a listing that has one
+    tool safe to start early and three that are not, and a grant for `alice` only."""
+    listing = [
+        _info("file_read"),
+        _info("file_write", risk_level="write", concurrency_safe=False),
+        _info("shell_exec", risk_level="execute"),
+        _info("ask_first", requires_confirmation=True),
+    ]
+
+    def run_steps(body: dict[str, object], timeout: float) -> dict[str, object]:
+        ran.append(body)
+        return {"tool_results": {"step_1": {"tool": "file_read", "status": "ok"}}}
+
+    app = Flask("t")
+    app.register_blueprint(
+        llm_blueprint(
+            client,
+            tool_listing=lambda app_id: listing,
+            run_steps=run_steps,
+            grant_matches=lambda app_id, user, grant: (user, grant) == ("alice", "g-a"),
+        )
+    )
+
+    @app.before_request
+    def _identity() -> None:
+        from flask import g
+
+        g.identity = "music_app"
+
+    return app
+
+
+def _turn_with_early(app: Flask, **early: object) -> dict[str, object]:
+    answer = app.test_client().post(
+        "/api/llm/turn",
+        json={
+            "messages": [{"role": "user", "content": "x"}],
+            "early": {"session_id": "sess_e", **early},
+        },
+    )
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return answer.get_json()
+
+
+def test_only_read_only_calls_that_ask_nobody_start_early(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    """An app names the tools it wants started early; the controller starts only the
+    ones the executor lists as safe for that, whatever the app asks."""
+    ran: list[dict[str, object]] = []
+    app = _early_route(client, ran)
+    calls = (
+        ("shell_exec", {"cmd": "rm -rf ."}),
+        ("file_write", {"path": "a", "content": "x"}),
+        ("ask_first", {}),
+        ("file_read", {"path": "a.txt"}),
+        ("file_read", {"path": "b.txt"}),
+    )
+    fake.script(tool_calls_reply(*calls), tool_calls_reply(*calls[3:]))
+    everything = ["shell_exec", "file_write", "ask_first", "file_read"]
+    _turn_with_early(app, tools=everything)
+    assert ran == []  # a call that may not start early holds back every one after it
+    body = _turn_with_early(app, tools=everything)
+    assert [b["steps"][0]["tool"] for b in ran] == ["file_read"]  # b.txt: the last is
+    assert set(body["early_results"]) == {"call_1"}  # complete only when the turn ends
+    assert "user_id" not in ran[0]  # the owner's
+
+
+def test_an_early_call_works_in_the_sandbox_of_the_user_the_app_holds_a_grant_for(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    ran: list[dict[str, object]] = []
+    app = _early_route(client, ran)
+    two_reads = (("file_read", {"path": "a.txt"}), ("file_read", {"path": "b.txt"}))
+    fake.script(*(tool_calls_reply(*two_reads) for _ in range(3)))
+    _turn_with_early(app, tools=["file_read"], user_id="alice", user_grant="g-a")
+    assert [b.get("user_id") for b in ran] == ["alice"]
+    ran.clear()
+    _turn_with_early(app, tools=["file_read"], user_id="bob", user_grant="g-a")
+    _turn_with_early(app, tools=["file_read"], user_id="alice")
+    assert ran == []  # no grant for that user: nothing starts before the app runs it

@@ -8,6 +8,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from aios_sdk.agent import CallScope, current_call, within_call
+from aios_sdk.runtime import background
 from aios_sdk.runtime.flows import AgentFlows
 from aios_sdk.runtime.loop import LoopSettings
 from aios_sdk.runtime.messages import (
@@ -261,3 +263,17 @@ def test_tools_that_cannot_run_are_left_out_and_the_providers_prompt_is_kept(
     tools, prompt = Probe().tool_listing()
     assert [t["name"] for t in tools] == ["file_read"] and prompt == "Skills: …"
     assert [t["name"] for t in Probe().available_tools()] == ["file_read"]
+
+
+def test_a_background_sub_agent_serves_the_user_its_parent_served() -> None:
+    """A background task's tool calls keep the parent call's session, turn and user
+    (so they stay in that user's sandbox), and only that user's calls can read it."""
+    seen: list[CallScope] = []
+    alice = CallScope("sess_a", "turn_a", "alice", "grant_a")
+    with within_call(alice):
+        background.start("t-1", lambda: seen.append(current_call()) or {"status": "ok"})
+        assert background.result("t-1", wait=5)["status"] == "ok"
+    assert seen == [alice]
+    with within_call(CallScope("sess_b", "turn_b", "bob", "grant_b")):
+        assert background.result("t-1") is None  # another user's task is not known
+    assert current_call() == CallScope()  # the scope ends with the block
