@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -229,6 +230,9 @@ class Toolbox:
         )
         if tool == "skill" and entry.provider == SkillsProvider.name:
             allowed = value.get("allowed_tools") if isinstance(value, dict) else None
+            if turn_id and isinstance(value, dict) and value.get("context") == "fork":
+                # the sub-agent that follows it has a turn of its own, held to the list
+                turn_id = value["sub_turn_id"] = f"{turn_id[:60]}.{secrets.token_hex(8)}"
             self.skill_scopes.begin(
                 app.app_id, session_id, turn_id, str(args.get("name")), allowed
             )

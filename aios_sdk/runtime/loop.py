@@ -388,7 +388,10 @@ class AgentLoop:
             for ran in self.tools.run_direct(direct, self.session_id or None):
                 done[ran.call_id] = ran
                 if ran.name == SKILL_TOOL and ran.ok and isinstance(ran.result, Mapping):
-                    self._follow_skill(ran.result)
+                    if ran.result.get("context") == "fork":
+                        done[ran.call_id] = self._skill_fork(ran, ran.result)
+                    else:
+                        self._follow_skill(ran.result)
         if question is not None and reviewed:
             done[question.call_id] = ToolOutcome(
                 question.call_id,
@@ -595,6 +598,44 @@ class AgentLoop:
                 "steps": outcome.steps,
             }
         return self._finished(call, self._summary(child, outcome, args, task_id))
+
+    def _skill_fork(self, ran: ToolOutcome, used: Mapping[str, Any]) -> ToolOutcome:
+        """A skill marked `context: fork`: a sub-agent follows its steps, held to its
+        `allowed-tools` (by the executor too, in the turn it named), and its summary
+        is the skill call's result; the parent's own tools stay as they were."""
+        name = str(used.get("name") or "skill")
+        call = ProposedCall(ran.call_id, ran.name, "", {"name": name})
+        if any(
+            FORK_MARK in str(m.get("content") or "")
+            for m in self.conversation.model_messages
+        ):
+            return ToolOutcome(
+                call.call_id,
+                call.name,
+                False,
+                code="no_fork",
+                error=f"the skill {name!r} runs as a sub-agent, and a sub-agent cannot "
+                "fork another",
+            )
+        allowed = used.get("allowed_tools")
+        conversation = Conversation(
+            turn_id=str(used.get("sub_turn_id") or self.conversation.turn_id),
+            allowed_tools=[str(t) for t in allowed] if isinstance(allowed, list) else None,
+        )
+        clean = re.sub(r"[^A-Za-z0-9_-]", "", name)[-24:] or "skill"
+        task_id = f"skill-{clean}-{uuid.uuid4().hex[:6]}"
+        child = self._child(task_id, conversation, pauses=False)
+        instruction = (
+            f"{FORK_MARK}\nYou are a sub-agent that follows the skill {name!r}. Do what "
+            f"its steps say, with the tools you have, then answer with a short report "
+            f"of what you did and found. You cannot fork further.\n</fork-boilerplate>"
+            f"\n\n{used.get('steps') or ''}"
+        )
+        outcome = child.start(instruction)
+        summary = self._summary(
+            child, outcome, {"description": f"skill {name}", "prompt": ""}, task_id
+        )
+        return self._finished(call, summary)
 
     def _child(
         self, task_id: str, conversation: Conversation, *, pauses: bool

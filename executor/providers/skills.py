@@ -116,7 +116,8 @@ def _entries(settings: Settings) -> list[ToolEntry]:
             "skill",
             "Use an installed skill by name: answers its steps (a SKILL.md's body, with "
             "`$ARGUMENTS` and `$1`, `$2`, … replaced by `arguments`) to follow now, and "
-            "the tools it allows; for the rest of this request only those tools work",
+            "the tools it allows; for the rest of this request only those tools work (a "
+            "skill marked `context: fork` runs as a sub-agent, and only it is held)",
             {
                 "properties": {
                     "name": {"type": "string", "minLength": 1, "maxLength": 200},
@@ -497,12 +498,15 @@ class SkillsProvider(ToolProvider):
         else:
             steps = substitute_arguments(skill_body(skill), arguments)
             allowed = None if skill.allowed_tools is None else list(skill.allowed_tools)
-        return {
+        used: dict[str, Any] = {
             "name": skill.name,
             "kind": skill.kind,
             "steps": steps,
             "allowed_tools": allowed,
         }
+        if skill.forks:  # the caller runs the steps as a sub-agent (`sub_turn_id`)
+            used["context"] = "fork"
+        return used
 
     def _search(self, app: AppRecord, keyword: str) -> dict[str, Any]:
         matches = rank_skills(self.skills_for(app), keyword.strip())

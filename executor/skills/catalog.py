@@ -78,6 +78,8 @@ class Skill:
     # tuple allows no tool at all
     allowed_tools: tuple[str, ...] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # a SKILL.md's `context: fork`: the skill runs as a sub-agent of its own
+    forks: bool = False
 
     @property
     def usable(self) -> bool:
@@ -217,6 +219,9 @@ def _folder_skill(path: Path, source: str, folder: Path) -> Skill:
         if not isinstance(metadata, dict):
             raise ValueError("SKILL.md's 'metadata' must be a mapping")
         allowed = _allowed_tools(meta.get("allowed-tools"))
+        context = meta.get("context")
+        if context not in (None, "fork"):
+            raise ValueError("SKILL.md's 'context' may only be 'fork' (a sub-agent)")
     except (OSError, ValueError) as exc:
         return replace(base, error=str(exc))
     return Skill(
@@ -229,6 +234,7 @@ def _folder_skill(path: Path, source: str, folder: Path) -> Skill:
         content=description.strip(),
         allowed_tools=allowed,
         metadata=metadata,
+        forks=context == "fork",
     )
 
 

@@ -277,3 +277,46 @@ def test_a_background_sub_agent_serves_the_user_its_parent_served() -> None:
     with within_call(CallScope("sess_b", "turn_b", "bob", "grant_b")):
         assert background.result("t-1") is None  # another user's task is not known
     assert current_call() == CallScope()  # the scope ends with the block
+
+
+class ForkSkillAgent(SkillAgent):
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        from aios_sdk.agent import _current
+
+        self.calls.append((tool_name, {**args, "turn": getattr(_current, "turn_id", None)}))
+        if tool_name == "skill":
+            return {
+                "name": "greet",
+                "steps": "Greet Ann with run_command.",
+                "allowed_tools": ["run_command"],
+                "context": "fork",
+                "sub_turn_id": "the-sub-turn",
+            }
+        return {"ok": True}
+
+
+def test_a_skill_marked_fork_runs_as_a_sub_agent_held_to_its_tools() -> None:
+    model = Model(
+        said("", ("skill", {"name": "greet"})),  # the parent uses the skill
+        said("", ("file_read", {"path": "a.txt"}), ("run_command", {"command": "x"})),
+        said("greeted Ann"),  # the sub-agent's report
+        said("", ("file_read", {"path": "a.txt"})),  # the parent is not held
+        said("done"),
+    )
+    agent = ForkSkillAgent(model)
+    reply = AgentFlows(agent).handle("greet Ann", {"cwd_state": {}})
+    assert reply["data"]["content"] == "done"
+    child_first = model.seen[1]
+    assert "Greet Ann with run_command." in child_first[-1]["content"]
+    assert not any(m.get("tool_calls") for m in child_first)  # its own context
+    refused = [m for m in model.seen[2] if m["role"] == "tool"][0]  # the child's read
+    assert json.loads(refused["content"])["code"] == "not_allowed_by_skill"
+    offered = {t["function"]["name"] for t in model.offered[1]}
+    assert "file_read" not in offered and "run_command" in offered
+    ran = [(name, args["turn"]) for name, args in agent.calls if name != "file_write"]
+    assert ran[1] == ("run_command", "the-sub-turn")  # its calls: the skill's turn
+    parent_turn = ran[0][1]
+    assert ran[2] == ("file_read", parent_turn) and parent_turn != "the-sub-turn"
+    result = [m for m in model.seen[3] if m["role"] == "tool"][-1]
+    assert json.loads(result["content"])["summary"] == "greeted Ann"
+    assert reply["state"]["allowed_tools"] is None  # the parent's tools stay its own

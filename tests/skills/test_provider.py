@@ -516,3 +516,35 @@ def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
     assert call_in_turn(skills_harness, "file_read", "t4", path="a.txt")["status"] == "ok"
     unknown = call_in_turn(skills_harness, "skill", "t5", name="no_such_skill")
     assert unknown["status"] == "error" and "no skill named" in unknown["error"]
+
+
+def test_a_skill_marked_fork_holds_only_the_sub_agents_turn(
+    skills_harness: Harness, shared: Path
+) -> None:
+    write_skill(
+        shared / "tidy",
+        "SKILL.md",
+        "---\nname: tidy\ndescription: Tidy up\ncontext: fork\n"
+        "allowed-tools: [run_command]\n---\nTidy $1.\n",
+        executable=False,
+    )
+    write_skill(
+        shared / "odd",
+        "SKILL.md",
+        "---\nname: odd\ndescription: Odd context\ncontext: elsewhere\n---\nHm.\n",
+        executable=False,
+    )
+    wait_for(lambda: "tidy" in names(skills_harness.call("search_skills", keyword="")))
+    (skills_harness.workdir / "a.txt").write_text("A")
+    used = result(call_in_turn(skills_harness, "skill", "p1", name="tidy", arguments="x"))
+    assert used["context"] == "fork" and used["steps"] == "Tidy x."
+    sub_turn = used["sub_turn_id"]
+    assert sub_turn.startswith("p1.")
+    held = call_in_turn(skills_harness, "file_read", sub_turn, path="a.txt")
+    assert held["code"] == "not_allowed_by_skill"  # the sub-agent is held to the list
+    ran = call_in_turn(skills_harness, "run_command", sub_turn, command="temp_convert -v 0")
+    assert ran["status"] == "ok"
+    # the parent's own turn was never narrowed
+    assert call_in_turn(skills_harness, "file_read", "p1", path="a.txt")["status"] == "ok"
+    odd = call_in_turn(skills_harness, "skill", "p2", name="odd")
+    assert odd["status"] == "error" and "context" in odd["error"]
