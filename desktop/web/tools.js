@@ -27,6 +27,7 @@ const BUILT_IN = {
   schedule: ["添加、列出或取消定时任务", "Adds, lists or cancels scheduled tasks"],
   // the skills' tools
   search_skills: ["按关键词查找已安装的技能", "Finds installed skills by a keyword"],
+  skill: ["按名字使用一个已安装的技能，照它的步骤去做", "Uses an installed skill by its name and follows its steps"],
   run_command: ["运行一个已安装的可执行技能", "Runs an installed executable skill"],
   install_skill: ["从工作区安装一个技能", "Installs a skill from the workspace"],
   reload_skills: ["重新读取已安装的技能", "Reads the installed skills again"],

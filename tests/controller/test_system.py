@@ -130,10 +130,12 @@ def test_session_memory_reaches_the_next_call(system: RunningSystem) -> None:
     assert len(saved["completed_tasks"]) == 2
 
 
-def test_no_match_names_what_apps_can_do(system: RunningSystem) -> None:
+def test_no_match_says_so_in_one_sentence_and_where_the_apps_are(
+    system: RunningSystem,
+) -> None:
     response = system.say("今天天气如何")
     assert response["tasks"] == []
-    assert "回声" in response["message"] and "Hello小AI" in response["message"]
+    assert response["message"] == "没有应用能做这件事。开始菜单里列出了每个应用能做什么。"
 
 
 def test_action_is_forwarded_per_s55(system: RunningSystem) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.controller.system import TEST_CONFIG, RunningSystem, build_apps_dir, launch
 from tests.fakes.openai_server import FakeOpenAI, json_reply, text_reply
+from tests.security.wire import process_environment
 
 pytestmark = pytest.mark.slow
 
@@ -101,9 +102,10 @@ def test_app_token_only_opens_the_llm_routes(
     app_proc = next(
         p
         for p in system.children()
-        if "llm_app" in " ".join(p.cmdline()) or p.environ().get("AIOS_APP_ID") == "llm_app"
+        if "llm_app" in " ".join(p.cmdline())
+        or process_environment(p).get("AIOS_APP_ID") == "llm_app"
     )
-    app_token = app_proc.environ()["AIOS_TOKEN"]
+    app_token = process_environment(app_proc)["AIOS_TOKEN"]
     assert app_token != system.token
     headers = {"X-AIOS-Token": app_token}
     assert (

@@ -89,7 +89,7 @@ def _listening_port(proc: psutil.Process) -> int | None:
 _ENTRIES = (b"AIOS_TOKEN=", b"AIOS_APP_ID=")
 
 
-def _environment(proc: psutil.Process) -> dict[str, str]:
+def process_environment(proc: psutil.Process) -> dict[str, str]:
     """The environment `proc` runs with. /proc shows what a process was started
     with; an app forked from the app template was started as the template (no token
     there), and its own environment lives in its memory only: read as root, its
@@ -139,7 +139,7 @@ def services(system: RunningSystem) -> list[Service]:
         if port is None:
             continue
         try:
-            env = _environment(child)
+            env = process_environment(child)
             cmdline = " ".join(child.cmdline())
         except (psutil.Error, OSError):
             continue
