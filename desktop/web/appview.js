@@ -8,7 +8,8 @@
 // quietly. A multi-line message is an answer: it is
 // shown in the view, the status line keeps its first line. A reply's `notice`
 // (an `ok` reply that is degraded, or an `info` one) shows its message as a banner
-// above the view with the technical `detail` folded away; controls with an
+// above the view with the technical `detail` folded away (a degraded one's status
+// line then says only that not all of it worked); controls with an
 // `item_id` are drawn in their list item, table row or card. A window that says its
 // app could not be reached (restarting, starting, the controller out of reach) opens
 // the app again by itself once the app runs again: its initial view, not what failed.
@@ -295,7 +296,7 @@ export class AppViews {
       ),
       el("div", {
         className: "win-status",
-        text: (answer ? `${answer.split("\n")[0]} …` : statusText) || tr("就绪", "Ready"),
+        text: statusLine(level, noticed, answer, statusText),
         title: statusText,
         dataset: { level },
         attrs: { "aria-live": "polite" },
@@ -317,6 +318,13 @@ const BUSY_DELAY_MS = 400;
 // error codes of a window whose app could not be reached: it retries when the app runs
 const UNREACHED = new Set(["app_unavailable", "network"]);
 const JUST_BACK_MS = 3000;
+
+/** The status line under a view: a warning's banner says it all, so the line only says
+ * that not all of it worked; an answer shown in the view keeps its first line. */
+function statusLine(level, noticed, answer, statusText) {
+  if (noticed && level === "warning") return tr("⚠️ 没能全部完成，详见上方", "⚠️ Not all of it worked; see above");
+  return (answer ? `${answer.split("\n")[0]} …` : statusText) || tr("就绪", "Ready");
+}
 
 /** How a reply went: "error" (failed), "warning" / "info" (its notice, or cancelled), or "success". */
 export function replyLevel(rawReply) {
