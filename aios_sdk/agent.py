@@ -583,6 +583,8 @@ class AIOSAgent(abc.ABC):
             app_id=os.environ.get("AIOS_APP_ID") or None,
             session_id=getattr(_current, "session_id", None),
             turn_id=getattr(_current, "turn_id", None),
+            user_id=getattr(_current, "user_id", None),
+            user_grant=getattr(_current, "user_grant", None),
         )
 
     # --------------------------------------------------------------------- manifest

@@ -78,44 +78,16 @@ class ExecutorClient:
             ).dump()
             if turn_id:
                 body["turn_id"] = turn_id
-            answer = request_json(
-                "POST",
-                self.url + "/call",
-                body,
-                token=self.token,
-                timeout=self.timeout,
-                what=f"the executor at {self.url}",
-            )
-        except PeerTimeout as exc:
-            raise ToolFailed(
-                f"{tool}: no answer from the executor within {self.timeout:g} s",
-                code="tool_timeout",
-            ) from exc
-        except AppUnreachable as exc:
-            raise ToolFailed(f"{tool}: {exc.message}", code="executor_unreachable") from exc
-        except BadAppReply as exc:
-            raise ToolFailed(f"{tool}: {exc.message}", code="bad_executor_reply") from exc
+            payload = self._request("POST", "/call", body, tool)
         except (TypeError, ValueError) as exc:
             raise ToolFailed(
                 f"{tool}: arguments are not JSON ({exc})", code="invalid_args"
             ) from exc
         elapsed_ms = (time.monotonic() - started) * 1000
-        status, payload = answer.status, answer.body
         if payload is None:
             raise ToolFailed(
-                f"{tool}: executor answered HTTP {status} with a body that is not JSON",
+                f"{tool}: the executor answered with a body that is not JSON",
                 code="bad_executor_reply",
-            )
-        if status != 200:
-            error = payload.get("error") if isinstance(payload, dict) else None
-            if isinstance(error, dict) and error.get("code"):
-                raise ToolFailed(
-                    f"{tool}: {error.get('message') or error['code']}",
-                    code=str(error["code"]),
-                    **AiosError.fields_of(error),
-                )
-            raise ToolFailed(
-                f"{tool}: executor answered HTTP {status}", code="bad_executor_reply"
             )
         result = _tool_result(payload, tool)
         log.debug("call_tool %s → %s in %.1f ms", tool, result.status, elapsed_ms)
@@ -134,13 +106,18 @@ class ExecutorClient:
         app_id: str | None = None,
         session_id: str | None = None,
         turn_id: str | None = None,
+        user_id: str | None = None,
+        user_grant: str | None = None,
     ) -> dict[str, Any]:
         """Run a step plan now; its `tool_results` (`step_<id>` → a `ToolResult`
-        dict), or `ToolFailed` when the executor refused the plan or is unreachable."""
+        dict), or `ToolFailed` when the executor refused the plan or is unreachable.
+        `user_id` and `user_grant` name the user served, as for `call`."""
         body: dict[str, Any] = {
             "steps": steps,
             "app_id": app_id,
             "session_id": session_id or None,
+            "user_id": user_id or None,
+            "user_grant": user_grant or None,
         }
         if turn_id:
             body["turn_id"] = turn_id

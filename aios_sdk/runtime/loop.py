@@ -541,10 +541,7 @@ class AgentLoop:
             return ToolOutcome(
                 call.call_id, call.name, False, error="prompt is empty", code="invalid_args"
             )
-        if any(
-            FORK_MARK in str(m.get("content") or "")
-            for m in self.conversation.model_messages
-        ):
+        if self._in_a_fork():
             return ToolOutcome(
                 call.call_id,
                 call.name,
@@ -599,16 +596,20 @@ class AgentLoop:
             }
         return self._finished(call, self._summary(child, outcome, args, task_id))
 
+    def _in_a_fork(self) -> bool:
+        """Whether this loop is a forked sub-agent (which may not fork again)."""
+        return any(
+            FORK_MARK in str(m.get("content") or "")
+            for m in self.conversation.model_messages
+        )
+
     def _skill_fork(self, ran: ToolOutcome, used: Mapping[str, Any]) -> ToolOutcome:
         """A skill marked `context: fork`: a sub-agent follows its steps, held to its
         `allowed-tools` (by the executor too, in the turn it named), and its summary
         is the skill call's result; the parent's own tools stay as they were."""
         name = str(used.get("name") or "skill")
         call = ProposedCall(ran.call_id, ran.name, "", {"name": name})
-        if any(
-            FORK_MARK in str(m.get("content") or "")
-            for m in self.conversation.model_messages
-        ):
+        if self._in_a_fork():
             return ToolOutcome(
                 call.call_id,
                 call.name,

@@ -389,3 +389,28 @@ def test_plan_steps_round_trip_with_a_scaffolded_app(
     finally:
         stop(proc)  # type: ignore[arg-type]
     shutil.rmtree(folder)
+
+
+def test_run_steps_works_in_the_sandbox_of_the_user_the_call_serves(
+    tool_app: App, executor: Executor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aios_runtime.users import user_app_workdir, user_grant
+    from aios_sdk.agent import CallScope, within_call
+
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", executor.url)
+    monkeypatch.setenv("AIOS_TOKEN", tool_app.token)
+    monkeypatch.setenv("AIOS_APP_ID", "tool_app")
+    alices = user_app_workdir(executor.state_dir, "alice", "tool_app")
+    alices.mkdir(parents=True, exist_ok=True)
+    (alices / "present.txt").write_text("alice's", encoding="utf-8")
+    probe = Probe()
+    read = [{"tool": "file_read", "args": {"path": "present.txt"}}]
+    grant = user_grant(executor.token, "tool_app", "alice")
+    with within_call(CallScope(user_id="alice", user_grant=grant)):
+        assert probe.run_steps(read)["step_1"]["result"] == "alice's"
+        assert probe.call_tool("file_read", path="present.txt") == "alice's"
+    assert probe.run_steps(read)["step_1"]["result"] == "在这里"  # the owner's
+    forged = CallScope(user_id="alice", user_grant="forged")
+    with within_call(forged), pytest.raises(ToolFailed) as refused:
+        probe.run_steps(read)
+    assert refused.value.code == "user_not_allowed"
