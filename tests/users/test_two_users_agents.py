@@ -104,6 +104,23 @@ def test_each_user_writes_lists_and_reads_only_their_own_notes(
         listed, read = _tool_results(fake)
         assert "today.md" in listed, listed
         assert mine in read and theirs not in read, read
+    # where a /v1 answer's media link points for a user: their own file, with their key
+    files = f"{system.url}/v1/sandbox/files/{ASSISTANT}"
+    for key, note in ((ALICE_KEY, "alice: buy milk"), (BOB_KEY, "bob: call mum")):
+        got = requests.get(
+            f"{files}/notes/today.md",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+        assert got.status_code == 200 and got.text == note, got.text
+    bobs = "%2E%2E/%2E%2E/%2E%2E/bob/workspaces/assistant_app/notes/today.md"
+    for path, status in (("notes/none.md", 404), (bobs, 403)):
+        got = requests.get(
+            f"{files}/{path}", headers={"Authorization": f"Bearer {ALICE_KEY}"}, timeout=30
+        )
+        assert got.status_code == status, (path, got.text)
+        assert "call mum" not in got.text
+    assert requests.get(f"{files}/notes/today.md", timeout=30).status_code == 401
 
 
 def _confirmations(system: RunningSystem, key: str) -> list[dict[str, Any]]:
@@ -160,3 +177,57 @@ def test_a_skill_one_user_installs_is_neither_found_nor_run_by_the_other(
     assert found["skills"] == [], found
     assert ran["code"] == "skill_not_found", ran
     assert not (users / "bob" / "skills" / "alice_tool").exists()
+
+
+def _settings(
+    system: RunningSystem, key: str, body: dict[str, Any] | None = None
+) -> requests.Response:
+    return requests.request(
+        "PUT" if body is not None else "GET",
+        f"{system.url}/v1/sandbox/settings",
+        json=body,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+
+
+def _model_key(fake: FakeOpenAI) -> tuple[str, str]:
+    """The key and model the last agent request reached the model with."""
+    last = agent_requests(fake)[-1]
+    headers = {k.lower(): v for k, v in last.headers.items()}
+    return headers["authorization"], str(last.body.get("model"))
+
+
+def test_a_users_own_model_key_serves_their_requests_and_only_theirs(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    own = {"llm": {"api_key": "sk-alice-own-model-0001", "model": "alice-model"}}
+    saved = _settings(system, ALICE_KEY, own)
+    assert saved.status_code == 200, saved.text
+    assert saved.json() == {"llm": {"api_key": "••••0001", "model": "alice-model"}}
+    assert _settings(system, ALICE_KEY).json() == saved.json()
+    assert _settings(system, BOB_KEY).json() == {"llm": {}}
+    path = system.state_dir / "users" / "alice" / "settings.json"
+    assert json.loads(path.read_text())["llm"]["api_key"] == "sk-alice-own-model-0001"
+    for bad in ({"llm": {"base_url": "not a url"}}, {"voice_api_key": "x"}, [1]):
+        refused = _settings(system, ALICE_KEY, bad)  # type: ignore[arg-type]
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == "invalid_request"
+    assert _settings(system, ALICE_KEY).json() == saved.json()  # nothing lost
+    echoed = _settings(system, ALICE_KEY, {"llm": saved.json()["llm"]})
+    assert echoed.json() == saved.json()
+    assert _settings(system, system.token, own).status_code == 400  # the desktop's
+
+    for key, expected in (
+        (ALICE_KEY, ("Bearer sk-alice-own-model-0001", "alice-model")),
+        (BOB_KEY, ("Bearer sk-assistant-test", "deepseek-chat")),
+        (system.token, ("Bearer sk-assistant-test", "deepseek-chat")),
+    ):
+        fake.script(text_reply("好的。"))
+        assert _ask(system, key, "你好").content == "好的。"
+        assert _model_key(fake) == expected, key
+    removed = _settings(system, ALICE_KEY, {"llm": {"api_key": "", "model": ""}})
+    assert removed.json() == {"llm": {}}
+    fake.script(text_reply("好的。"))
+    _ask(system, ALICE_KEY, "你好")
+    assert _model_key(fake)[0] == "Bearer sk-assistant-test"
