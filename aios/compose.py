@@ -47,6 +47,7 @@ from controller.routing.skills import SkillRouter
 from controller.sessions import Session, SessionStore
 from controller.settings_store import SettingsStore
 from controller.state_dir import StateDir
+from controller.user_settings import UserSettings
 from mcp_server.toolbox import AppToolbox, toolbox_blueprint
 from openai_entry.api import openai_blueprint
 from openai_entry.turn import AddressedRouter, ChatService
@@ -95,6 +96,8 @@ def compose(core: Core, settings: Settings) -> Composed:
     core.contexts.default_language = lambda: store.get().ui_language
     llm = LLMClient(settings)
     store.subscribe(llm.reconfigure)
+    user_settings = UserSettings(core.state_root, store.get)
+    store.subscribe(user_settings.owner_changed)
     sessions = SessionStore(core.state_root / "sessions")
     summarizer = BackgroundSummarizer(llm)
     policy = build_permissions(core, store)
@@ -123,12 +126,15 @@ def compose(core: Core, settings: Settings) -> Composed:
             settings=store.get,
             scheduler=scheduler,
             state_root=core.state_root,
+            user_settings=user_settings,
         ),
         toolbox_blueprint(
             AppToolbox(core.supervisor, policy, store.get, core.tools, core.state_root)
         ),
     ]
-    app = build_api(core, store, llm, pipeline, admission, confirmations, routes)
+    app = build_api(
+        core, store, llm, pipeline, admission, confirmations, routes, user_settings
+    )
     # running and queued instructions, plus room for event streams, health checks,
     # opens and actions of other apps
     threads = admission.threads_needed + 16
@@ -267,6 +273,7 @@ def build_api(
     admission: Admission,
     confirmations: ConfirmationGate | None,
     routes: list[Blueprint],
+    user_settings: UserSettings | None = None,
 ) -> Flask:
     """The desktop's API, with the routes of the parts beside the controller."""
     supervisor = core.supervisor
@@ -288,6 +295,7 @@ def build_api(
             tool_listing=core.tools.entries,
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
             grant_matches=_grant_check(core),
+            client_for_user=user_settings.client_for if user_settings else None,
         ),
         tools_blueprint(
             core.tools,

@@ -124,12 +124,20 @@ class _Wire(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class _ForUser(_Wire):
+    """The user a model request serves and the controller's grant for it (the app's
+    call scope): the controller asks that user's own model when they set one."""
+
+    user_id: Annotated[str, Field(max_length=64)] | None = None
+    user_grant: Annotated[str, Field(max_length=200)] | None = None
+
+
 class ChatMessage(_Wire):
     role: Literal["system", "user", "assistant"]
     content: _Text
 
 
-class LLMChatRequest(_Wire):
+class LLMChatRequest(_ForUser):
     """Body of `POST /api/llm/chat`; with `json` the reply's `content` is an object."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -144,7 +152,7 @@ class LLMChatReply(_Wire):
     content: str | dict[str, Any]
 
 
-class LLMPlanRequest(_Wire):
+class LLMPlanRequest(_ForUser):
     """Body of `POST /api/llm/plan`: plan tool calls for `instruction` with `tools`."""
 
     instruction: Annotated[str, Field(min_length=1, max_length=8000)]
@@ -195,7 +203,7 @@ class EarlyStart(_Wire):
     user_grant: Annotated[str, Field(max_length=200)] | None = None
 
 
-class LLMTurnRequest(_Wire):
+class LLMTurnRequest(_ForUser):
     """Body of `POST /api/llm/turn`: the model context and the tools it may call."""
 
     messages: Annotated[list[TurnMessage], Field(min_length=1, max_length=1000)]
@@ -426,6 +434,7 @@ class AgentLLM:
                 "no LLM: this app is not connected to a controller "
                 f"({ENV_CONTROLLER_URL} and {ENV_TOKEN} are not set)"
             )
+        body = {**_scope_user(), **body}
         try:
             answer = request_json(
                 "POST",
@@ -471,3 +480,13 @@ class AgentLLM:
             missing = [n for n in available if n not in {t.name for t in known}]
             known += [ToolSpec(name=n) for n in missing]
         return known
+
+
+def _scope_user() -> dict[str, str]:
+    """The user this thread's call serves and its grant, when not the owner's."""
+    from aios_sdk.agent import current_call  # the agent module imports this one
+
+    scope = current_call()
+    if not scope.user_id or not scope.user_grant:
+        return {}
+    return {"user_id": scope.user_id, "user_grant": scope.user_grant}

@@ -36,6 +36,7 @@ from aios_protocol.errors import (
 from aios_runtime.edge import loads_strict, public
 from aios_runtime.settings import ApiKey, Settings
 from aios_runtime.users import OWNER, check_user_id
+from controller.user_settings import UserSettings
 from openai_entry.limits import UserLimits
 from openai_entry.sandbox import add_sandbox_routes
 from openai_entry.stream import EVENTS_HEADER, turn_stream
@@ -111,9 +112,11 @@ def openai_blueprint(
     settings: Callable[[], Settings],
     scheduler: Scheduler | None = None,
     state_root: Path | None = None,
+    user_settings: UserSettings | None = None,
 ) -> Blueprint:
-    """The `/v1` routes over `chat`, and a user's own questions and (with
-    `scheduler`) jobs under `/v1/sandbox/` (`openai_entry.sandbox`). Accepted keys:
+    """The `/v1` routes over `chat`, and a user's own questions, (with
+    `scheduler`) jobs and (with `user_settings`) settings under `/v1/sandbox/`
+    (`openai_entry.sandbox`). Accepted keys:
     `desktop_token` and the current settings' `api_keys`; seconds between `: ping`s: config.json
     `openai_api.heartbeat_s` (default 10). With `state_root`, each user's limits
     (config.json `users`, `openai_entry.limits`) hold."""
@@ -229,7 +232,14 @@ def openai_blueprint(
         response.headers["X-AIOS-Session-Id"] = turn.session_id
         return response
 
-    add_sandbox_routes(routes, scheduler, chat.instructions, acting_user)
+    add_sandbox_routes(
+        routes,
+        scheduler,
+        chat.instructions,
+        acting_user,
+        user_settings=user_settings,
+        state_root=state_root,
+    )
 
     @routes.route("/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     @public

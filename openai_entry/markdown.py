@@ -4,7 +4,9 @@
 would read it, reading `data` by the shape `aios_protocol.views` gives its view type:
 `text` as its content, `list` as bullets, `table` and `chart` as Markdown tables,
 `code` as a fenced block (and its output as another), `card` as headed sections, `media` and `image` as links (a
-workspace path becomes the controller's file URL under `base_url`), `form` as the
+workspace path becomes the controller's file URL under `base_url`: the desktop's
+`/api/apps/<app_id>/files/…` for the owner, `/v1/sandbox/files/<app_id>/…` for
+another user, who fetches it with their key), `form` as the
 fields it asks for, `dashboard` widget by widget, `metric` as its figure, `confirm`
 as the question and how to answer it, `error` as its message. A view type it does
 not know, or `data` without its type's shape, is shown as a JSON block. The reply's
@@ -38,6 +40,7 @@ from aios_protocol.views import (
     TextData,
     read_view_data,
 )
+from aios_runtime.users import OWNER
 
 __all__ = ["CONFIRM_HINT", "MARKDOWN_VIEWS", "reply_markdown", "view_markdown"]
 
@@ -86,19 +89,25 @@ def _titled(title: str | None, body: str) -> str:
 
 
 class _Links:
-    """Where a workspace path of the app `app_id` is served, under `base_url`."""
+    """Where a workspace path of the app `app_id` is served, under `base_url`: the
+    desktop's file route for the owner, `/v1/sandbox/files/…` (the user's own file,
+    fetched with their key) for another user."""
 
-    def __init__(self, app_id: str, base_url: str) -> None:
+    def __init__(self, app_id: str, base_url: str, user: str = OWNER) -> None:
         self.app_id = app_id
         self.base_url = base_url
+        self.user = user
 
     def __call__(self, url: str) -> str:
         """An http(s) or data: URL as it is; a workspace path as the file route."""
         text = url.strip()
         if not text or text.startswith(("http://", "https://", "data:")):
             return text
-        relative = text.removeprefix("workspace/").lstrip("/")
-        return f"{self.base_url.rstrip('/')}/api/apps/{self.app_id}/files/{quote(relative)}"
+        relative = quote(text.removeprefix("workspace/").lstrip("/"))
+        base = self.base_url.rstrip("/")
+        if self.user != OWNER:
+            return f"{base}/v1/sandbox/files/{self.app_id}/{relative}"
+        return f"{base}/api/apps/{self.app_id}/files/{relative}"
 
 
 # ------------------------------------------------------------------ view types
@@ -174,7 +183,9 @@ def _form(data: FormData, links: _Links) -> str:
 def _dashboard(data: DashboardData, links: _Links) -> str:
     parts = [f"**{data['title']}**"] if data.get("title") else []
     for part in data["widgets"]:
-        body = view_markdown(part["type"], part["data"], links.app_id, links.base_url)
+        body = view_markdown(
+            part["type"], part["data"], links.app_id, links.base_url, user=links.user
+        )
         parts.append(_titled(part.get("title"), body))
     return "\n\n".join(parts)
 
@@ -220,8 +231,11 @@ MARKDOWN_VIEWS: dict[str, Callable[[Any, _Links], str]] = {
 whole reply's `loading`, `error` and `confirm` say what its `message` says."""
 
 
-def view_markdown(view_type: str, data: Any, app_id: str, base_url: str = "") -> str:
-    """One view's `data` as Markdown; JSON when its type or its shape is unknown."""
+def view_markdown(
+    view_type: str, data: Any, app_id: str, base_url: str = "", *, user: str = OWNER
+) -> str:
+    """One view's `data` as Markdown (its files linked for `user`); JSON when its
+    type or its shape is unknown."""
     render = MARKDOWN_VIEWS.get(view_type)
     if render is None:
         return _json(data)
@@ -229,11 +243,13 @@ def view_markdown(view_type: str, data: Any, app_id: str, base_url: str = "") ->
         shaped = read_view_data(view_type, data)
     except InvalidRequest:
         return _json(data)
-    return render(shaped, _Links(app_id, base_url))
+    return render(shaped, _Links(app_id, base_url, user))
 
 
-def reply_markdown(reply: AppReply, app_id: str, base_url: str = "") -> str:
-    """The reply as Markdown (see the module docstring)."""
+def reply_markdown(
+    reply: AppReply, app_id: str, base_url: str = "", *, user: str = OWNER
+) -> str:
+    """The reply as Markdown (see the module docstring), its files linked for `user`."""
     data = reply.data or {}
     message = (reply.message or "").strip()
     if reply.view_type == "error" or reply.status == "error":
@@ -243,7 +259,7 @@ def reply_markdown(reply: AppReply, app_id: str, base_url: str = "") -> str:
         return f"{question}\n\n{CONFIRM_HINT}"
     if reply.view_type == "loading":
         return _text(data.get("text")) or message or "…"
-    body = view_markdown(reply.view_type, data, app_id, base_url)
+    body = view_markdown(reply.view_type, data, app_id, base_url, user=user)
     if reply.view_type == "text":
         return body.strip() or message
     if message and message not in body:

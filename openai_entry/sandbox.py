@@ -1,4 +1,4 @@
-"""`/v1/sandbox/schedules`: a `/v1` user's own scheduled jobs, with their own key.
+"""`/v1/sandbox/…`: a `/v1` user's own jobs, questions and settings, with their key.
 
 The routes of the desktop's `/api/schedules`, for the user a `/v1` request acts for
 (`acting_user`: the `X-AIOS-User-Id` header or `?user=`, else the key's own user,
@@ -14,7 +14,16 @@ refused with 403 `user_not_allowed` when the key is bound to others):
 - `GET /v1/sandbox/confirmations` → `{"confirmations": [...]}`: what waits for that
   user's yes (a paused risky step of one of their conversations, a risky job);
 - `POST /v1/sandbox/confirmations/<id>` `{"decision"}` → the app's reply once the
-  step resumed (or was refused).
+  step resumed (or was refused);
+- `GET /v1/sandbox/settings` → `{"llm": {...}}`: the model settings that user saved
+  for themselves, the API key masked; `PUT /v1/sandbox/settings` `{"llm":
+  {"api_key", "base_url", "model"}}` sets them (an empty string removes one) and
+  answers as GET (`controller.user_settings`). The owner's settings are the
+  desktop's: a PUT for the owner is refused;
+- `GET /v1/sandbox/files/<app_id>/<path>` → that user's file of that app's
+  workspace (`<state_dir>/users/<user_id>/workspaces/<app_id>/<path>`): where a
+  `media` or `image` link in a `/v1` answer points for them (404 when there is none,
+  403 `path_outside_workdir` for a path that leaves the workspace).
 
 Another user's job or question is a 404, as if it did not exist. Errors have OpenAI's shape
 (the `/v1` blueprint's handler).
@@ -23,13 +32,18 @@ Another user's job or question is a 404, as if it did not exist. Errors have Ope
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, request, send_file
 
+from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import ConfirmationDecision, ScheduleJob, ScheduleJobPatch
 from aios_runtime.edge import public, read_json
+from aios_runtime.users import check_user_id, user_app_workdir
+from aios_runtime.workdir import resolve_in_workdir
 from controller.instructions import Instructions
+from controller.user_settings import UserSettings
 from scheduler.scheduler import Scheduler
 
 __all__ = ["add_sandbox_routes"]
@@ -42,9 +56,12 @@ def add_sandbox_routes(
     scheduler: Scheduler | None,
     instructions: Instructions,
     acting_user: ActingUser,
+    *,
+    user_settings: UserSettings | None = None,
+    state_root: Path | None = None,
 ) -> None:
     """Add the routes above to the `/v1` blueprint `routes` (the schedules only with
-    a `scheduler`)."""
+    a `scheduler`, the settings only with `user_settings`)."""
 
     def user() -> str:
         header = request.headers.get("X-AIOS-User-Id")
@@ -64,6 +81,38 @@ def add_sandbox_routes(
         body = read_json(ConfirmationDecision)
         resumed = instructions.answer(confirmation_id, body.decision, owner)
         return {**resumed.reply.dump(), "app_id": resumed.app_id}
+
+    if state_root is not None:
+        root = state_root
+
+        @routes.get("/sandbox/files/<app_id>/<path:path>")
+        @public
+        def user_file(app_id: str, path: str) -> Response:
+            owner = user()
+            workdir = user_app_workdir(root, owner, check_user_id(app_id, field="app_id"))
+            if not workdir.is_dir():
+                raise NotFound(f"no file {path!r} in the workspace of {app_id}")
+            target = resolve_in_workdir(workdir.resolve(), path)
+            if not target.is_file():
+                raise NotFound(f"no file {path!r} in the workspace of {app_id}")
+            return send_file(target, conditional=True, max_age=0)
+
+    if user_settings is not None:
+        own = user_settings
+
+        @routes.get("/sandbox/settings")
+        @public
+        def settings_shown() -> dict[str, Any]:
+            return own.get(user())
+
+        @routes.put("/sandbox/settings")
+        @public
+        def settings_set() -> dict[str, Any]:
+            owner = user()
+            body = request.get_json(silent=True)
+            if not isinstance(body, dict):
+                raise InvalidRequest("the body must be a JSON object")
+            return own.put(owner, body)
 
     if scheduler is None:
         return

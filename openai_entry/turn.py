@@ -387,7 +387,7 @@ class ChatService:
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
             fallback = response.message
         parts = [
-            reply_markdown(reply, app_id, base_url) + _choices(reply)
+            reply_markdown(reply, app_id, base_url, user=turn.user) + _choices(reply)
             for app_id, _, reply in replies
         ]
         answer = TurnAnswer(

@@ -1,6 +1,8 @@
 """The scheduler's HTTP routes: the desktop's `/api/schedules…` and the apps' tool route.
 
-`schedules_blueprint(scheduler)` serves, with the desktop's token (the user):
+`schedules_blueprint(scheduler)` serves, with the desktop's token (the user), the
+owner's jobs — another user's job and its runs are theirs alone (`/v1/sandbox/
+schedules` with their key), a 404 here as if it did not exist:
 
 - `GET /api/schedules` → `{"jobs": [job + state…], "problems": [...]}` (`problems`
   names every scheduler file found corrupt and set aside);
@@ -97,7 +99,7 @@ def schedules_blueprint(
     @blueprint.get("/api/schedules")
     def list_jobs() -> dict[str, Any]:
         _user_only()
-        return {"jobs": scheduler.jobs(), "problems": scheduler.problems}
+        return {"jobs": scheduler.jobs(user=OWNER), "problems": scheduler.problems}
 
     @blueprint.post("/api/schedules")
     def create_job() -> tuple[dict[str, Any], int]:
@@ -107,24 +109,24 @@ def schedules_blueprint(
     @blueprint.patch("/api/schedules/<job_id>")
     def update_job(job_id: str) -> dict[str, Any]:
         _user_only()
-        return scheduler.update(job_id, read_json(ScheduleJobPatch))
+        return scheduler.update(job_id, read_json(ScheduleJobPatch), user=OWNER)
 
     @blueprint.delete("/api/schedules/<job_id>")
     def delete_job(job_id: str) -> dict[str, Any]:
         _user_only()
-        scheduler.delete(job_id)
+        scheduler.delete(job_id, user=OWNER)
         return {"status": "ok"}
 
     @blueprint.post("/api/schedules/<job_id>/run")
     def run_job(job_id: str) -> tuple[dict[str, Any], int]:
         _user_only()
-        return scheduler.run_now(job_id), 202
+        return scheduler.run_now(job_id, user=OWNER), 202
 
     @blueprint.get("/api/schedules/<job_id>/runs")
     def job_runs(job_id: str) -> dict[str, Any]:
         _user_only()
         limit = min(max(request.args.get("limit", 50, type=int) or 50, 1), 200)
-        return {"runs": scheduler.runs(job_id, limit=limit)}
+        return {"runs": scheduler.runs(job_id, limit=limit, user=OWNER)}
 
     @blueprint.post(SCHEDULE_TOOL_ROUTE)
     def schedule_tool() -> dict[str, Any]:

@@ -90,19 +90,33 @@ def llm_blueprint(
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
     run_steps: RunSteps | None = None,
     grant_matches: Callable[[str, str, str | None], bool] | None = None,
+    client_for_user: Callable[[str], LLMClient | None] | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
-    Without `events` nothing is published live (the turn still answers whole)."""
+    Without `events` nothing is published live (the turn still answers whole).
+    A request an app makes for a user it holds a grant for (`user_id`,
+    `user_grant`) goes to `client_for_user(user)` when that gives one (the user's
+    own model settings), else to `client`."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
 
-    def _with_slot(work: Callable[[], Any]) -> Any:
-        if not client.configured:
+    def _client_for(body: Any) -> LLMClient:
+        user = getattr(body, "user_id", None)
+        if not user or user == OWNER or client_for_user is None:
+            return client
+        caller = _caller_app()
+        if grant_matches is None or not grant_matches(caller, user, body.user_grant):
+            log.warning("%s named user %s without a grant: the owner's model", caller, user)
+            return client
+        return client_for_user(user) or client
+
+    def _with_slot(work: Callable[[], Any], model: LLMClient = client) -> Any:
+        if not model.configured:
             raise LLMNotConfigured(
                 "no LLM is configured on this computer (config.json llm.api_key "
                 "or llm.base_url)"
             )
-        if not slots.acquire(timeout=client.timeout):
+        if not slots.acquire(timeout=model.timeout):
             raise Overloaded("too many LLM requests at once; try again")
         try:
             return work()
@@ -115,10 +129,11 @@ def llm_blueprint(
         messages = [m.dump() for m in body.messages]
         options = {"max_tokens": body.max_tokens, "temperature": body.temperature}
         log.info("LLM chat for %s (%d messages)", g.get("identity"), len(messages))
+        model = _client_for(body)
         if body.json_mode:
-            content: Any = _with_slot(lambda: client.chat_json(messages, **options))
+            content: Any = _with_slot(lambda: model.chat_json(messages, **options), model)
         else:
-            content = _with_slot(lambda: client.chat(messages, **options))
+            content = _with_slot(lambda: model.chat(messages, **options), model)
         return LLMChatReply(content=content).dump()
 
     @blueprint.post("/api/llm/plan")
@@ -134,7 +149,8 @@ def llm_blueprint(
                 log.warning(
                     "no tool listing for %s (%s): its own specs are used", caller, exc
                 )
-        reply = _with_slot(lambda: plan_with_tools(client, body, listing=listing))
+        model = _client_for(body)
+        reply = _with_slot(lambda: plan_with_tools(model, body, listing=listing), model)
         return reply.dump()
 
     def _caller_app(named: str | None = None) -> str:
@@ -204,14 +220,16 @@ def llm_blueprint(
             len(messages),
             len(body.tools),
         )
+        model = _client_for(body)
         completion = _with_slot(
-            lambda: client.stream(
+            lambda: model.stream(
                 messages,
                 tools=body.tools or None,
                 max_tokens=body.max_tokens,
                 temperature=body.temperature,
                 on_delta=on_delta,
-            )
+            ),
+            model,
         )
         if live:
             live.flush()

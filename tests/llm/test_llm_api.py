@@ -296,3 +296,35 @@ def test_plan_needs_tools(http: FlaskClient, fake: FakeOpenAI) -> None:
     answer = http.post("/api/llm/plan", json={"instruction": "x", "tools": []}, headers=APP)
     assert answer.status_code == 400
     assert fake.requests == []
+
+
+def test_a_users_own_model_serves_only_a_call_with_the_apps_grant_for_them(
+    fake: FakeOpenAI, make_client: Any
+) -> None:
+    owner, alice = make_client(key="sk-owner"), make_client(key="sk-alice")
+    app = create_service(
+        "controller", allow_app_tokens_for_llm(token_matches(MASTER), app_for_token)
+    )
+    app.register_blueprint(
+        llm_blueprint(
+            owner,
+            grant_matches=lambda app_id, user, grant: (
+                (app_id, user, grant) == ("music_app", "alice", "good-grant")
+            ),
+            client_for_user=lambda user: alice if user == "alice" else None,
+        )
+    )
+    http = app.test_client()
+    said = {"messages": [{"role": "user", "content": "hi"}]}
+    for scope, key in (
+        ({"user_id": "alice", "user_grant": "good-grant"}, "sk-alice"),
+        ({"user_id": "alice", "user_grant": "forged"}, "sk-owner"),
+        ({"user_id": "alice"}, "sk-owner"),
+        ({"user_id": "bob", "user_grant": "good-grant"}, "sk-owner"),
+        ({}, "sk-owner"),
+    ):
+        fake.script(text_reply("ok"))
+        answer = http.post("/api/llm/chat", json={**said, **scope}, headers=APP)
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        headers = {k.lower(): v for k, v in fake.requests[-1].headers.items()}
+        assert headers["authorization"] == f"Bearer {key}", scope

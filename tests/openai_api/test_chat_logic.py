@@ -36,6 +36,16 @@ def test_views_as_markdown() -> None:
     assert (
         media == "[A](http://127.0.0.1:9/api/apps/music_app/files/music/a%20b.mp3) (audio)"
     )
+    theirs = reply_markdown(
+        _reply("media", {"url": "workspace/music/a b.mp3", "type": "audio", "title": "A"}),
+        "music_app",
+        "http://127.0.0.1:9/",
+        user="alice",
+    )
+    assert (  # another user's own file, fetched with their key
+        theirs
+        == "[A](http://127.0.0.1:9/v1/sandbox/files/music_app/music/a%20b.mp3) (audio)"
+    )
     image = reply_markdown(_reply("image", {"url": "https://x.test/p.png"}), "a")
     assert image == "![](https://x.test/p.png)"
     rows = reply_markdown(_reply("table", {"columns": ["Name"], "rows": [["x"]]}), "a")

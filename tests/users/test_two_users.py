@@ -255,6 +255,17 @@ def test_each_user_schedules_and_sees_only_their_own_jobs(system: RunningSystem)
     wait_for(lambda: finished(), 60, "alice's job to run")
     (run,) = finished()
     assert run["status"] == "ok" and "alice-secret" in run["output_tail"], run
+    # the desktop's /api/schedules is the owner's: alice's job and runs are hers alone
+    desktop = system.get("/api/schedules").json()["jobs"]
+    assert job_id not in {j["id"] for j in desktop}
+    for method, path in (("GET", "/runs"), ("POST", "/run"), ("DELETE", "")):
+        answer = requests.request(
+            method,
+            f"{system.url}/api/schedules/{job_id}{path}",
+            headers=system.headers,
+            timeout=30,
+        )
+        assert answer.status_code == 404, (method, path, answer.text)
     renamed = _schedules(system, ALICE_KEY, "PATCH", f"/{job_id}", json={"name": "mine"})
     assert renamed.status_code == 200 and renamed.json()["name"] == "mine"
     assert _schedules(system, ALICE_KEY, "DELETE", f"/{job_id}").status_code == 200

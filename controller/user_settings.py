@@ -1,0 +1,150 @@
+"""A non-owner user's own settings: `<state_dir>/users/<user_id>/settings.json`.
+
+What a user may set for themselves is their model: the `llm` section (`api_key`,
+`base_url`, `model`), each key over the owner's. A user who set none of them is
+served by the owner's model, as before. `UserSettings.get(user)` shows a user's saved
+keys with the API key masked (`••••` plus its last four characters); `put(user,
+changes)` merges `{"llm": {...}}` over what they saved (a masked key echoed back keeps
+the old one; an empty string removes a key), refuses any other key or a bad value
+with `invalid_request` naming it (nothing saved then), and writes the file atomically.
+`client_for(user)` is the model client for that user's app turns — their own when they
+saved any `llm` key, else None (the owner's is used) — rebuilt after their change and
+after the owner's settings change.
+
+The owner's settings stay where the desktop's Settings reads them
+(`<state_dir>/settings.json` over `config.json`, `controller.settings_store`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from aios_protocol.errors import InvalidRequest
+from aios_protocol.messages import describe_validation_error
+from aios_runtime.files import atomic_write_text
+from aios_runtime.settings import LlmSettings, Settings
+from aios_runtime.users import OWNER, user_root
+from controller.llm.client import LLMClient
+from controller.settings_store import MASK, mask_key
+
+__all__ = ["USER_LLM_KEYS", "UserSettings", "user_settings_file"]
+
+log = logging.getLogger("aios.controller.user_settings")
+
+USER_LLM_KEYS = ("api_key", "base_url", "model")
+
+
+def user_settings_file(state_root: Path, user_id: str) -> Path:
+    return user_root(state_root, user_id) / "settings.json"
+
+
+class UserSettings:
+    """The users' own settings over the owner's (`owner()` gives the owner's now)."""
+
+    def __init__(self, state_root: Path, owner: Callable[[], Settings]):
+        self.state_root = state_root
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._clients: dict[str, LLMClient] = {}
+
+    def saved(self, user_id: str) -> dict[str, Any]:
+        """What `user_id` saved (`{}` for the owner, or when nothing was saved or the
+        file cannot be read)."""
+        if user_id == OWNER:
+            return {}
+        path = user_settings_file(self.state_root, user_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("%s cannot be read (%s): the owner's settings serve", path, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, user_id: str) -> dict[str, Any]:
+        llm = dict(self.saved(user_id).get("llm") or {})
+        if llm.get("api_key"):
+            llm["api_key"] = mask_key(str(llm["api_key"]))
+        return {"llm": llm}
+
+    def put(self, user_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        if user_id == OWNER:
+            raise InvalidRequest(
+                "the owner's settings are the desktop's (PUT /api/settings)",
+                detail={"param": "user"},
+            )
+        unknown = sorted(set(changes) - {"llm"})
+        if unknown:
+            raise InvalidRequest(
+                f"{unknown[0]} is not a setting a user sets for themselves (only llm)",
+                detail={"param": unknown[0]},
+            )
+        given = changes.get("llm") or {}
+        if not isinstance(given, Mapping):
+            raise InvalidRequest("llm must be an object", detail={"param": "llm"})
+        for key in given:
+            if key not in USER_LLM_KEYS:
+                raise InvalidRequest(
+                    f"llm.{key} is not a setting (llm.api_key, llm.base_url, llm.model)",
+                    detail={"param": f"llm.{key}"},
+                )
+        with self._lock:
+            saved = self.saved(user_id)
+            llm = dict(saved.get("llm") or {})
+            for key, value in given.items():
+                if not isinstance(value, str):
+                    raise InvalidRequest(
+                        f"llm.{key} must be a string", detail={"param": f"llm.{key}"}
+                    )
+                if key == "api_key" and value.startswith(MASK):
+                    continue  # the masked key echoed back: the old one stays
+                if value == "":
+                    llm.pop(key, None)
+                else:
+                    llm[key] = value
+            self._merged(llm)  # refuses a bad value before anything is written
+            path = user_settings_file(self.state_root, user_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({**saved, "llm": llm}, ensure_ascii=False, indent=2)
+            atomic_write_text(path, text + "\n", 0o600)
+            self._clients.pop(user_id, None)
+        return self.get(user_id)
+
+    def client_for(self, user_id: str) -> LLMClient | None:
+        """The model client for `user_id`'s turns, or None: the owner's serves."""
+        llm = self.saved(user_id).get("llm")
+        if not isinstance(llm, dict) or not any(llm.get(k) for k in USER_LLM_KEYS):
+            return None
+        with self._lock:
+            client = self._clients.get(user_id)
+            if client is None:
+                try:
+                    settings = self._merged(llm)
+                except InvalidRequest as exc:
+                    log.warning("%s's model settings are refused: %s", user_id, exc)
+                    return None
+                client = self._clients[user_id] = LLMClient(settings)
+            return client
+
+    def owner_changed(self, _settings: Settings) -> None:
+        """The owner's settings changed: every user's client is built again."""
+        with self._lock:
+            self._clients.clear()
+
+    def _merged(self, llm: Mapping[str, Any]) -> Settings:
+        owner = self._owner()
+        try:
+            section = LlmSettings.model_validate({**owner.llm.model_dump(), **llm})
+        except ValidationError as exc:
+            raise InvalidRequest(
+                f"llm: {describe_validation_error(exc)}", detail={"param": "llm"}
+            ) from exc
+        return owner.model_copy(update={"llm": section})
