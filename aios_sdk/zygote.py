@@ -81,6 +81,13 @@ PRELOADED = (
     "aios_sdk.flows",
     "aios_sdk.llm",
     "aios_sdk.views",
+    # the agent loop, which agent apps import (the SDK's own code, like the above)
+    "aios_sdk.runtime.flows",
+    # standard modules the shipped apps import beyond those
+    "ast",
+    "shlex",
+    "unicodedata",
+    "dateutil.relativedelta",
 )
 _MAX_PACKET = 1 << 20
 # a pipe whose write end only the template keeps open: a child that finds it closed

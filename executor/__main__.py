@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 
@@ -51,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         max_concurrent=max(1, args.threads - 4),
     )
     toolbox = app.extensions["aios_toolbox"]
+    from executor.tools.system_info import keep_window_open
+
+    # the system-information tool's CPU window, kept open so its first answer is at once
+    threading.Thread(
+        target=keep_window_open, args=(threading.Event(),), name="cpu-window", daemon=True
+    ).start()
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         try:

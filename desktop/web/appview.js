@@ -78,17 +78,6 @@ export class AppViews {
     if (this.windows.get(win.appId) === win) this.render(win, reply);
   }
 
-  /** Ask the app for its view again and put it in `win` in place: no loading view, no raise. */
-  async refreshQuietly(win) {
-    let reply;
-    try {
-      reply = await api.open(win.appId, state.sessionId);
-    } catch {
-      return; // the window keeps what it shows
-    }
-    if (this.windows.get(win.appId) === win) this.render(win, reply);
-  }
-
   /** Apps that turned running again: their windows that could not reach them retry. */
   followStatuses(apps) {
     for (const [appId, app] of apps) {

@@ -12,7 +12,9 @@ CPU shares are measured over a window: the first reading waits `SAMPLE` seconds;
 reading within `KEEP` seconds of the previous one measures the window since that
 one instead, and one less than `FRESH` seconds after it repeats its figures (with
 the processes that started since, without those that ended), so the system app's
-dashboard opened again answers at once.
+dashboard opened again answers at once. `keep_window_open` (the executor runs it
+from its start) begins a window every `KEEP / 2` seconds while nobody reads one, so
+the first reading need not wait either.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from aios_protocol.tools import SYSTEM_INFO_MAX_PROCESSES
 if TYPE_CHECKING:
     from executor.toolbox import ToolContext
 
-__all__ = ["DEFAULT_LIMIT", "read_system", "system_info"]
+__all__ = ["DEFAULT_LIMIT", "keep_window_open", "read_system", "system_info"]
 
 DEFAULT_LIMIT = 10
 GIB = 1024**3
@@ -121,14 +123,37 @@ class _Window:
                 psutil.cpu_percent(None, percpu=True)  # opens the system's window
                 self._rows()  # and each process's
                 time.sleep(SAMPLE)
+            elif now - self.began < SAMPLE:  # a window just begun: it lasts SAMPLE
+                time.sleep(SAMPLE - (now - self.began))
             per_cpu = psutil.cpu_percent(None, percpu=True)
             rows = self._rows()
             self.began = time.monotonic()
             self.last = (rows, per_cpu)
             return [dict(row) for row in rows], list(per_cpu)
 
+    def renew(self) -> None:
+        """Begin a window now when the current one is too old to be read."""
+        with self.lock:
+            if not self.began or time.monotonic() - self.began > KEEP / 2:
+                psutil.cpu_percent(None, percpu=True)
+                self._rows()
+                self.began = time.monotonic()
+                self.last = None
+
 
 _WINDOW = _Window()
+
+
+def keep_window_open(stopped: threading.Event) -> None:
+    """Until `stopped` is set, keep a CPU window young enough to be read at once
+    (a pass over the process table every `KEEP / 2` seconds)."""
+    while True:
+        try:
+            _WINDOW.renew()
+        except Exception:  # a process table that cannot be read now: try later
+            pass
+        if stopped.wait(KEEP / 2):
+            return
 
 
 def _processes(limit: int, with_cpu: bool) -> dict[str, Any]:

@@ -142,3 +142,25 @@ def test_a_reading_soon_after_another_does_not_wait_for_a_new_window(
     monkeypatch.setattr(system_info._WINDOW, "began", 1.0)  # the window is stale
     read_system("cpu")
     assert waits == [system_info.SAMPLE, system_info.SAMPLE]
+
+
+def test_a_window_kept_open_from_the_start_spares_the_first_reading_its_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The executor keeps a CPU window open from its start (`keep_window_open`), so
+    the system app's first open does not wait `SAMPLE` for one either."""
+    import threading
+    import time as real_time
+
+    from executor.tools import system_info
+
+    waits: list[float] = []
+    monkeypatch.setattr(system_info, "_WINDOW", system_info._Window())
+    stopped = threading.Event()
+    stopped.set()  # one pass, then it returns
+    system_info.keep_window_open(stopped)
+    real_time.sleep(system_info.SAMPLE)  # the window has lasted long enough
+    monkeypatch.setattr(system_info.time, "sleep", waits.append)
+    first = read_system("overview")
+    assert waits == []  # no wait: the window was open already
+    assert 0 <= first["cpu"]["percent"] <= 100 and first["processes"]
