@@ -111,9 +111,13 @@ function appRemoved(appId) {
 // things: its result goes into its app's window only when that window is open, without
 // raising it; the scheduler's own window, showing its list, is refreshed in place. A
 // run that told the user itself (a reminder's notification) is not announced again by
-// the scheduler's "ran" notice.
+// the scheduler's "ran" notice. The two arrive in either order (the notification is
+// relayed from the executor, the notice comes from the controller itself), so a
+// session-less info notice waits a moment for a notification of the same app.
 const SCHEDULED_SESSION = "sess_sched";
+const HOLD_MS = 2000; // how long a "ran" notice waits for the run's own notification
 const toldBy = new Map(); // app id → when a scheduled run of it last showed a notification
+const held = new Map(); // app id → timers of notices waiting for that notification
 
 function scheduled(event) {
   return asText(event.session_id).startsWith(SCHEDULED_SESSION);
@@ -127,19 +131,33 @@ function scheduledResult(appId, reply) {
   if (list && list.node.dataset.viewType === "list") views.refreshQuietly(list);
 }
 
-/** True for the scheduler's "the job ran" notice of a run that already told the user. */
-function alreadyAnnounced(event, level) {
+/** Show a `notify` event's toast with `show`, unless it is the scheduler's "ran" notice
+ * of a run that told the user itself, before or just after this notice. */
+function announce(event, level, show) {
   const appId = asText(event.app_id);
   if (scheduled(event)) {
-    toldBy.set(appId, Date.now());
-    return false;
+    const waiting = held.get(appId) ?? [];
+    if (waiting.length) clearTimeout(waiting.shift()); // its "ran" notice came first
+    else toldBy.set(appId, Date.now()); // its "ran" notice is still to come
+    show();
+    return;
+  }
+  if (event.session_id || level !== "info") {
+    show();
+    return;
   }
   const told = toldBy.get(appId);
-  if (!event.session_id && level === "info" && told !== undefined && Date.now() - told < 15000) {
+  if (told !== undefined && Date.now() - told < 15000) {
     toldBy.delete(appId);
-    return true;
+    return;
   }
-  return false;
+  const waiting = held.get(appId) ?? [];
+  held.set(appId, waiting);
+  const timer = setTimeout(() => {
+    waiting.splice(waiting.indexOf(timer), 1);
+    show();
+  }, HOLD_MS);
+  waiting.push(timer);
 }
 
 /** The desktop's ready line (on the wallpaper). */
@@ -282,8 +300,9 @@ const events = connectEvents(
     notify: (e) => {
       const data = asObject(e.data);
       const level = asText(data.level || "info");
-      if (alreadyAnnounced(e, level)) return;
-      toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level });
+      announce(e, level, () =>
+        toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level }),
+      );
     },
     ui_commands: (e) => postUiCommands(asObject(e.data).commands),
     speak: (e) => speech.say(asText(asObject(e.data).text)),
