@@ -21,6 +21,7 @@ from typing import Any
 
 from flask import Blueprint, Flask
 
+from aios_protocol.messages import build_models
 from aios_runtime.edge import token_matches
 from aios_runtime.files import state_problems
 from aios_runtime.settings import Settings, user_settings_path
@@ -92,6 +93,7 @@ class Composed:
 
 def compose(core: Core, settings: Settings) -> Composed:
     """Build every part, in the order a request meets them."""
+    build_models()  # before the server's threads first use them
     store = SettingsStore(user_settings_path(core.state_root), settings)
     core.contexts.default_language = lambda: store.get().ui_language
     llm = LLMClient(settings)

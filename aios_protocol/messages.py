@@ -25,6 +25,7 @@ from pydantic import (
 from aios_protocol.views import Choice, FormInput, upgrade_view_data
 
 __all__ = [
+    "build_models",
     "ACTION_TYPES",
     "ATOMIC_TOOLS",
     "JOB_ID_PATTERN",
@@ -97,7 +98,10 @@ __all__ = [
 
 
 # defer_build: a model's validator is built on its first use, not at import, so each
-# process pays only for the models it really exchanges (an app uses a handful).
+# process pays only for the models it really exchanges (an app uses a handful). That
+# first build is not safe when two threads make it at once (pydantic's rebuild can
+# fail with AttributeError in one of them): a process that serves requests on
+# threads builds the models it uses first, with `build_models`.
 class _Model(BaseModel):
     """Base of wire models: unknown fields are kept, so newer peers stay compatible."""
 
@@ -905,3 +909,18 @@ class ScheduleToolCall(_Strict):
     # adds both; none: the owner)
     user_id: str | None = None
     user_grant: str | None = None
+
+
+def build_models(*models: type[BaseModel]) -> None:
+    """Build the validators of `models` (none named: every model of this module) now,
+    before threads use them; a model already built is left as it is."""
+    chosen = models or tuple(
+        value
+        for value in globals().values()
+        if isinstance(value, type)
+        and issubclass(value, BaseModel)
+        and value.__module__ == __name__
+    )
+    for model in chosen:
+        if not model.__pydantic_complete__:
+            model.model_rebuild()

@@ -23,7 +23,12 @@ from flask import Flask, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aios_protocol.errors import AiosError, NotFound, ToolFailed
-from aios_protocol.messages import AppReply, HandleRequest, describe_validation_error
+from aios_protocol.messages import (
+    AppReply,
+    HandleRequest,
+    build_models,
+    describe_validation_error,
+)
 from aios_protocol.strings import user_message
 from aios_runtime.edge import create_service, public, read_json, token_matches
 from aios_runtime.json_client import json_bytes
@@ -89,6 +94,7 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
     """
     if not isinstance(agent, AIOSAgent):
         raise TypeError(f"serve an AIOSAgent instance, not {type(agent).__name__}")
+    build_models(HandleRequest, AppReply)  # before the server's threads first use them
     token = token or os.environ.get("AIOS_TOKEN", "").strip()
     if not token:
         token = secrets.token_urlsafe(24)

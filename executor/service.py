@@ -38,6 +38,7 @@ from aios_protocol.messages import (
     ToolCall,
     ToolResult,
     ToolsListing,
+    build_models,
 )
 from aios_runtime.edge import create_service, public, read_json
 from aios_runtime.settings import Settings
@@ -115,6 +116,7 @@ def create_app(
     state.mkdir(parents=True, exist_ok=True)
     registry = AppRegistry(token)
     hidden = [str(Path(config_path).resolve().parent)] if config_path else []
+    build_models()  # before the server's threads first use them
     toolbox = Toolbox(settings, registry, state, hidden_dirs=hidden)
     slots = threading.BoundedSemaphore(max_concurrent)
     # one app may hold at most a third of the slots: a flood from one app leaves
