@@ -25,6 +25,7 @@ from flask import Flask
 
 from aios_runtime.serving import start_server
 from tests.browser import launch_chromium
+from tests.fakes.openai_server import FakeOpenAI
 from tests.procs import may_start, running_test, what_starts
 
 _real_connect = socket.socket.connect
@@ -113,3 +114,11 @@ def slow_peer() -> Iterator[str]:
 def browser() -> Iterator[object]:
     """Debian's Chromium, one per test module (tests/browser.py)."""
     yield from launch_chromium()
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    """The scripted OpenAI-compatible model server, one per module (a module may
+    define its own `fake` instead)."""
+    with FakeOpenAI() as server:
+        yield server

@@ -35,12 +35,6 @@ def build_assistant_apps(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def system(
     tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI
 ) -> Iterator[RunningSystem]:

@@ -5,8 +5,6 @@ publishes the streamed pieces as `agent_progress` events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from flask import Flask
 
@@ -23,12 +21,6 @@ from tests.fakes.openai_server import (
     tool_calls_reply,
     truncated_reply,
 )
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -33,12 +33,6 @@ def documented_app() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def system(
     tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI
 ) -> Iterator[RunningSystem]:

@@ -32,12 +32,6 @@ SKILLS = "skills_app"
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def system(
     tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI
 ) -> Iterator[RunningSystem]:
