@@ -98,11 +98,16 @@ _ALIVE = (-1, -1)  # (read end, write end), made by `main`
 def _preload() -> None:
     import importlib
 
+    from aios_protocol.messages import build_models
+
     for name in PRELOADED:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
+    # every protocol model's validator (each is built on first use otherwise): a
+    # child's first tool call or plan would build them again, after its fork
+    build_models()
     _warm_up()
 
 

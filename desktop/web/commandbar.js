@@ -8,6 +8,7 @@ import { errorReply, isCancelled, replyLevel } from "./appview.js";
 import { asArray, asObject, asText } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, state } from "./state.js";
+import { SPINNER_AFTER_MS } from "./views.js";
 import { captureVoice } from "./voice.js";
 
 /** Open the start menu: every app with what it can do. */
@@ -30,13 +31,16 @@ export function createCommandBar({ views, toast }) {
     history.push(instruction);
     recall = history.length;
     state.instructionsInFlight += 1;
-    form.classList.add("busy");
+    // the moving stripe only for an instruction that takes a while: a quick answer
+    // would pay for a repaint of the bar on each frame of its few milliseconds
+    const busy = setTimeout(() => form.classList.add("busy"), SPINNER_AFTER_MS);
     try {
       const response = await api.instruction(instruction, state.sessionId, source);
       showResponse(response);
     } catch (exc) {
       toast({ title: tr("指令失败", "Instruction failed"), body: exc.message, detail: exc.technical, level: "error" });
     } finally {
+      clearTimeout(busy);
       state.instructionsInFlight -= 1;
       if (state.instructionsInFlight === 0) form.classList.remove("busy");
     }

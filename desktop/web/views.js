@@ -344,9 +344,15 @@ function renderMetric(data) {
   );
 }
 
+// a wait shorter than this shows its words only: a spinner that would flash for a
+// tenth of a second costs the page a frame per tick while the app is starting
+export const SPINNER_AFTER_MS = 300;
+
 function renderLoading(data, ctx) {
   const text = data.text ?? ctx.reply?.message ?? tr("正在处理…", "Working…");
-  return el("div", { className: "v-loading" }, el("div", { className: "spinner" }), el("span", { text: asText(text) }));
+  const spinner = el("div", { className: "spinner", hidden: true });
+  setTimeout(() => { spinner.hidden = false; }, SPINNER_AFTER_MS);
+  return el("div", { className: "v-loading" }, spinner, el("span", { text: asText(text) }));
 }
 
 function renderError(data, ctx) {

@@ -64,3 +64,10 @@ def test_an_sdk_app_builds_what_it_reads_and_answers() -> None:
         "print('HandleRequest' in left, 'AppReply' in left)\n"
     )
     assert said == "False False"
+
+
+def test_the_app_template_builds_every_model_before_it_forks_an_app() -> None:
+    """A forked app inherits the template's built validators: its first tool call or
+    plan does not build them again after its fork."""
+    said = _run("from aios_sdk import zygote\nzygote._preload()\nprint(incomplete())\n")
+    assert said == "[]"

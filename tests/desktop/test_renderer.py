@@ -313,6 +313,30 @@ def _loading_sample(view, data):
     expect(view).to_have_text("正在读取…")
 
 
+def test_a_loading_view_shows_its_words_at_once_and_its_spinner_only_after_a_wait(page):
+    """A short wait flashes no spinner (each of its frames costs the page work while
+    an app is starting): hidden when drawn, shown after SPINNER_AFTER_MS."""
+    waited = page.evaluate(
+        """async () => {
+          const { renderView, SPINNER_AFTER_MS } = await import("/desktop/views.js");
+          const view = renderView("loading", { text: "正在读取…" }, { appId: "gallery_app" });
+          document.body.append(view);
+          const spinner = view.querySelector(".spinner");
+          const drawn = performance.now();
+          const hiddenAtFirst = spinner.hidden && spinner.offsetParent === null;
+          await new Promise((done) => {
+            const watch = new MutationObserver(() => { if (!spinner.hidden) { watch.disconnect(); done(); } });
+            watch.observe(spinner, { attributes: true });
+          });
+          const after = performance.now() - drawn;
+          view.remove();
+          return { hiddenAtFirst, after, least: SPINNER_AFTER_MS };
+        }"""
+    )
+    assert waited["hiddenAtFirst"], waited
+    assert waited["after"] >= waited["least"] - 5, waited
+
+
 @check("error", SAMPLE_CHECKS)
 def _error_sample(view, data):
     expect(view).to_have_attribute("role", "alert")

@@ -114,8 +114,25 @@ def test_a_multi_line_answer_is_shown_in_the_view(page, shot):
 def test_slow_work_shows_progress_and_is_cancelled_on_the_controller(page, shot):
     page.click("#task_gallery_app")
     expect(page.locator(f"{WIN} .v-text")).to_contain_text("画廊文本")
+    # the command bar's moving stripe waits before it shows (a quick answer never
+    # pays for it); a slow one gets it
+    page.evaluate(
+        """() => {
+          const bar = document.getElementById("command_bar");
+          window.busyAfter = null;
+          bar.addEventListener("submit", () => {
+            const sent = performance.now();
+            const watch = new MutationObserver(() => {
+              if (bar.classList.contains("busy")) { watch.disconnect(); window.busyAfter = performance.now() - sent; }
+            });
+            watch.observe(bar, { attributes: true });
+          }, { once: true, capture: true });
+        }"""
+    )
     with page.expect_response("**/api/instruction", timeout=30000) as answer:
         say(page, "gallery slow")
+        expect(page.locator("#command_bar")).to_have_class(re.compile(r"\bbusy\b"))
+        assert page.evaluate("window.busyAfter") >= 295
         busy = page.locator(f"{WIN} .win-busy")
         expect(busy).to_be_visible()
         expect(busy.locator(".win-busy-spinner")).to_be_visible()
