@@ -40,7 +40,7 @@ from controller.llm.summary import BackgroundSummarizer
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.admission import Admission
-from controller.pipeline.context import USER_KEY, ContextBuilder
+from controller.pipeline.context import USER_KEY, ContextBuilder, session_user
 from controller.pipeline.run import Pipeline, PipelineLimits
 from controller.routing.llm_router import FallbackRouter, LLMRouter
 from controller.routing.router import DeterministicRouter, Router
@@ -48,7 +48,7 @@ from controller.routing.skills import SkillRouter
 from controller.sessions import Session, SessionStore
 from controller.settings_store import SettingsStore
 from controller.state_dir import StateDir
-from controller.user_settings import UserSettings
+from controller.user_settings import UserSettings, model_for, served_user
 from mcp_server.toolbox import AppToolbox, toolbox_blueprint
 from openai_entry.api import openai_blueprint
 from openai_entry.turn import AddressedRouter, ChatService
@@ -104,8 +104,11 @@ def compose(core: Core, settings: Settings) -> Composed:
     summarizer = BackgroundSummarizer(llm)
     policy = build_permissions(core, store)
     confirmations = build_confirmations(core, settings)
+    # the controller's own model calls for a request: its user's model, as the app's
+    model_of = partial(model_for, owner=llm, client_for=user_settings.client_for)
+    router = build_router(core, llm, lambda: model_of(served_user()))
     pipeline = build_pipeline(
-        core, store, build_router(core, llm), sessions, policy, confirmations, summarizer
+        core, store, router, sessions, policy, confirmations, summarizer, model_of
     )
     admission = Admission(settings.admission)
     instructions = Instructions(
@@ -143,16 +146,21 @@ def compose(core: Core, settings: Settings) -> Composed:
     return Composed(app, threads, scheduler, speaker, summarizer)
 
 
-def build_router(core: Core, llm: LLMClient) -> Router:
-    """Words first, then a skill's summary, then the model; `triton/<app_id>` over /v1
-    addresses one app without routing."""
+def build_router(
+    core: Core, llm: LLMClient, current: Callable[[], LLMClient] | None = None
+) -> Router:
+    """Words first, then a skill's summary, then the model (`current()`: the model of
+    the request's user, else `llm`); `triton/<app_id>` over /v1 addresses one app
+    without routing."""
 
     def skills() -> list[dict[str, Any]]:
         listing = core.tools.listing("").providers.get("skills", {}).get("skills")
         return listing if isinstance(listing, list) else []
 
     return AddressedRouter(
-        FallbackRouter(SkillRouter(DeterministicRouter(), skills), LLMRouter(llm))
+        FallbackRouter(
+            SkillRouter(DeterministicRouter(), skills), LLMRouter(llm, current=current)
+        )
     )
 
 
@@ -186,6 +194,7 @@ def build_pipeline(
     policy: PermissionPolicy,
     confirmations: ConfirmationGate | None,
     summarizer: BackgroundSummarizer,
+    model_of: Callable[[str], LLMClient] | None = None,
 ) -> Pipeline:
     """Route, hand each task to its app, run its steps through the executor."""
     supervisor = core.supervisor
@@ -197,7 +206,7 @@ def build_pipeline(
         sessions=sessions,
         events=core.events,
         limits=_limits(store),
-        on_turn=partial(_summarise_later, summarizer, sessions),
+        on_turn=partial(_summarise_later, summarizer, sessions, model_of),
         permissions=policy,
         confirmations=confirmations,
     )
@@ -349,11 +358,16 @@ def _limits(store: SettingsStore) -> Callable[[], PipelineLimits]:
 
 
 def _summarise_later(
-    summarizer: BackgroundSummarizer, sessions: SessionStore, session: Session
+    summarizer: BackgroundSummarizer,
+    sessions: SessionStore,
+    model_of: Callable[[str], LLMClient] | None,
+    session: Session,
 ) -> None:
-    """Ask the model, in the background, to condense a session's history once it is
-    long enough; without a model nothing is asked."""
-    if not summarizer.enabled:
+    """Ask the model (`model_of(user)`: the session's user's), in the background, to
+    condense a session's history once it is long enough; without a model nothing is
+    asked."""
+    model = model_of(session_user(session)) if model_of is not None else None
+    if not (model.configured if model is not None else summarizer.enabled):
         return
     asked = (turn for turn in session.history if turn.get("kind") == "instruction")
     if next(islice(asked, LLM_SUMMARY_MIN_TURNS - 1, None), None) is None:
@@ -367,4 +381,4 @@ def _summarise_later(
                 current.context["llm_summary"] = text
                 sessions.save(current)
 
-    summarizer.submit(session_id, session.history, keep)
+    summarizer.submit(session_id, session.history, keep, model)

@@ -40,6 +40,7 @@ from pydantic import BaseModel
 
 from aios_protocol.errors import InvalidRequest, ToolFailed
 from aios_protocol.messages import ATOMIC_TOOLS, Step, ToolSpec, describe_validation_error
+from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
     from aios_sdk.flows import Flows
@@ -103,6 +104,12 @@ def within_call(scope: CallScope) -> Iterator[None]:
     finally:
         for name in _SCOPE_FIELDS:
             setattr(_current, name, getattr(previous, name))
+
+
+def serving_another_user() -> bool:
+    """Whether this thread's call serves a user other than the owner."""
+    user = getattr(_current, "user_id", None)
+    return bool(user) and user != OWNER
 
 
 def _call_language() -> str:
@@ -416,7 +423,13 @@ class AIOSAgent(abc.ABC):
 
     @property
     def workdir(self) -> Path | None:
-        """`$AIOS_WORKDIR`: the absolute path of the app's workspace (the sandbox root)."""
+        """`$AIOS_WORKDIR`: the absolute path of the app's workspace (the sandbox root).
+
+        None while this thread serves a user other than the owner: the app's process
+        sees only the owner's workspace, so that user's files are reached through the
+        tools (`call_tool`), which the executor runs in that user's sandbox."""
+        if serving_another_user():
+            return None
         value = os.environ.get("AIOS_WORKDIR")
         return Path(value) if value else None
 

@@ -9,7 +9,11 @@ the old one; an empty string removes a key), refuses any other key or a bad valu
 with `invalid_request` naming it (nothing saved then), and writes the file atomically.
 `client_for(user)` is the model client for that user's app turns — their own when they
 saved any `llm` key, else None (the owner's is used) — rebuilt after their change and
-after the owner's settings change.
+after the owner's settings change. `model_for(user, owner, client_for)` is that
+choice, the one rule for every model call made for a user: the app's through
+`/api/llm/*` and the controller's own (routing, the history summary), which serve the
+user of the request being handled in this thread (`serving_user(user)` around it,
+`served_user()` within).
 
 The owner's settings stay where the desktop's Settings reads them
 (`<state_dir>/settings.json` over `config.json`, `controller.settings_store`).
@@ -17,10 +21,12 @@ The owner's settings stay where the desktop's Settings reads them
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +40,53 @@ from aios_runtime.users import OWNER, user_root
 from controller.llm.client import LLMClient
 from controller.settings_store import MASK, mask_key
 
-__all__ = ["USER_LLM_KEYS", "UserSettings", "user_settings_file"]
+__all__ = [
+    "USER_LLM_KEYS",
+    "UserSettings",
+    "model_for",
+    "served_user",
+    "serving_user",
+    "user_settings_file",
+]
 
 log = logging.getLogger("aios.controller.user_settings")
 
 USER_LLM_KEYS = ("api_key", "base_url", "model")
 
 
+_SERVED: ContextVar[str] = ContextVar("aios_served_user", default=OWNER)
+
+
 def user_settings_file(state_root: Path, user_id: str) -> Path:
     return user_root(state_root, user_id) / "settings.json"
+
+
+def model_for(
+    user_id: str | None,
+    owner: LLMClient,
+    client_for: Callable[[str], LLMClient | None] | None,
+) -> LLMClient:
+    """The model client serving `user_id`: `client_for(user_id)` (their own settings
+    over the owner's) when it gives one, else the owner's `owner`."""
+    if not user_id or user_id == OWNER or client_for is None:
+        return owner
+    return client_for(user_id) or owner
+
+
+@contextlib.contextmanager
+def serving_user(user_id: str) -> Iterator[None]:
+    """Within the block, the controller's own model calls in this thread (and the
+    contexts copied from it) serve `user_id`, the user of the request handled."""
+    token = _SERVED.set(user_id or OWNER)
+    try:
+        yield
+    finally:
+        _SERVED.reset(token)
+
+
+def served_user() -> str:
+    """The user the request handled in this thread is for (the owner outside one)."""
+    return _SERVED.get()
 
 
 class UserSettings:

@@ -168,7 +168,7 @@ class Toolbox:
                 if provider is not None:
                     self.tools.remove(name)
             elif provider is None or provider.config is not record:
-                self.tools.add(AppToolsProvider(record))
+                self.tools.add(AppToolsProvider(record, self.registry.grant_for))
 
     def listing(self, app_id: str | None) -> list[ToolEntry]:
         """Every tool `app_id` may call (with None: the tools every app has)."""

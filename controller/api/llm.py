@@ -51,6 +51,7 @@ from controller.api.early_calls import EarlyCalls, RunSteps
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools
+from controller.user_settings import model_for
 
 __all__ = ["LLM_APP_ROUTES", "allow_app_tokens_for_llm", "llm_blueprint"]
 
@@ -102,13 +103,14 @@ def llm_blueprint(
 
     def _client_for(body: Any) -> LLMClient:
         user = getattr(body, "user_id", None)
-        if not user or user == OWNER or client_for_user is None:
-            return client
-        caller = _caller_app()
-        if grant_matches is None or not grant_matches(caller, user, body.user_grant):
-            log.warning("%s named user %s without a grant: the owner's model", caller, user)
-            return client
-        return client_for_user(user) or client
+        if user and user != OWNER and client_for_user is not None:
+            caller = _caller_app()
+            if grant_matches is None or not grant_matches(caller, user, body.user_grant):
+                log.warning(
+                    "%s named user %s without a grant: the owner's model", caller, user
+                )
+                return client
+        return model_for(user, client, client_for_user)
 
     def _with_slot(work: Callable[[], Any], model: LLMClient = client) -> Any:
         if not model.configured:

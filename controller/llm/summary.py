@@ -165,7 +165,7 @@ class BackgroundSummarizer:
     def __init__(self, client: LLMClient, *, limit: int = DEFAULT_LIMIT):
         self.client = client
         self.limit = limit
-        self._pending: dict[str, tuple[list[Any], Callable[[str], None]]] = {}
+        self._pending: dict[str, tuple[list[Any], Callable[[str], None], LLMClient]] = {}
         self._wake = threading.Condition()
         self._worker: threading.Thread | None = None
         self._closed = False
@@ -176,12 +176,19 @@ class BackgroundSummarizer:
         return not self._closed and self.client.configured
 
     def submit(
-        self, key: str, turns: Sequence[Any], on_done: Callable[[str], None]
+        self,
+        key: str,
+        turns: Sequence[Any],
+        on_done: Callable[[str], None],
+        client: LLMClient | None = None,
     ) -> bool:
-        if not self.enabled:
+        """Queue the summary; `client` (the session's user's model) asks instead of
+        the summarizer's own when given."""
+        model = client or self.client
+        if self._closed or not model.configured:
             return False
         with self._wake:
-            self._pending[key] = (list(turns), on_done)
+            self._pending[key] = (list(turns), on_done, model)
             if self._worker is None:
                 self._worker = threading.Thread(
                     target=self._run, name="llm-summarizer", daemon=True
@@ -204,8 +211,8 @@ class BackgroundSummarizer:
                 if self._closed:
                     return
                 key = next(iter(self._pending))
-                turns, on_done = self._pending.pop(key)
+                turns, on_done, model = self._pending.pop(key)
             try:
-                on_done(summarize_history(turns, self.client, limit=self.limit))
+                on_done(summarize_history(turns, model, limit=self.limit))
             except Exception:  # a failing callback must not stop the worker
                 log.exception("history summary callback for %s failed", key)

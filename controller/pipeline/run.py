@@ -65,6 +65,7 @@ from controller.routing.router import (
     no_match_message,
 )
 from controller.sessions import Session, SessionStore, Turn
+from controller.user_settings import serving_user
 
 __all__ = [
     "AppDirectory",
@@ -154,7 +155,8 @@ class Pipeline:
         profiles = self._apps.profiles()
         failure = ""
         try:
-            plan = self._router.route(request.text, profiles)
+            with serving_user(session_user(turn)):  # the model that routes is theirs
+                plan = self._router.route(request.text, profiles)
         except Exception as exc:  # a router bug must not lose the user's request
             log.exception("router failed on %r", request.text)
             failed = type(exc).__name__

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -148,21 +148,37 @@ class LLMRouteAttempt:
 class LLMRouter:
     """Asks the model to split an instruction into tasks for installed apps."""
 
-    def __init__(self, client: LLMClient, *, max_tasks: int = 6, max_tokens: int = 800):
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        max_tasks: int = 6,
+        max_tokens: int = 800,
+        current: Callable[[], LLMClient] | None = None,
+    ):
+        """`current()`, when given, is the model of the request being routed (its
+        user's, `controller.user_settings.model_for`); else `client` serves all."""
         self.client = client
         self.max_tasks = max_tasks
         self.max_tokens = max_tokens
+        self._current = current
+
+    @property
+    def model(self) -> LLMClient:
+        """The model client that routes the request handled in this thread."""
+        return self._current() if self._current is not None else self.client
 
     @property
     def configured(self) -> bool:
-        return self.client.configured
+        return self.model.configured
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan | None:
         """A validated plan, or None when the caller should fall back."""
         return self.attempt(text, apps).plan
 
     def attempt(self, text: str, apps: Sequence[AppProfile]) -> LLMRouteAttempt:
-        if not apps or not self.client.configured:
+        model = self.model
+        if not apps or not model.configured:
             return LLMRouteAttempt(None, 0, "no apps" if not apps else "not configured")
         messages: list[dict[str, str]] = [
             {"role": "system", "content": routing_prompt(apps)},
@@ -173,7 +189,7 @@ class LLMRouter:
         for _round in range(2):  # the first answer and at most one repair
             calls += 1
             try:
-                payload = self.client.chat_json(
+                payload = model.chat_json(
                     messages, max_tokens=self.max_tokens, temperature=0
                 )
                 tasks = validate_tasks(payload, apps, max_tasks=self.max_tasks)

@@ -4,13 +4,16 @@ The executor POSTs `{"args": {...}}` to `<app url>/tools/<name>` with that app's
 own token and expects `{"status": "ok", "result": ...}` or the error shape
 `{"status": "error", "error": {"code", "message"}}`. The app's URL comes from the
 controller's registration (loopback), so no SSRF check applies; the tool's
-timeout does. An app's own process sees the owner's workspace only (its
-confinement), so its tools are refused (`tool_unavailable`) for a call acting for
-another user rather than answered from the owner's files.
+timeout does. A call acting for another user than the owner also sends `user_id` and
+that user's grant (`user_grant`, the executor's proof for this app and user): the app
+runs the tool within that user's scope, so whatever it asks the executor in turn
+works in that user's sandbox, and the SDK keeps the owner's workspace (all the app's
+own process sees) out of its reach meanwhile (`AIOSAgent.workdir` is None).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
@@ -27,23 +30,25 @@ _MAX_REPLY = 10 << 20
 
 
 def call_custom_tool(
-    app: AppRecord, name: str, args: dict[str, Any], timeout: float
+    app: AppRecord,
+    name: str,
+    args: dict[str, Any],
+    timeout: float,
+    grant_for: Callable[[str, str], str],
 ) -> Any:
-    """Run the app's tool `name` within `timeout` seconds; its `result`, or its error."""
+    """Run the app's tool `name` within `timeout` seconds; its `result`, or its error.
+    `grant_for(app_id, user_id)` is the grant sent for a user other than the owner."""
+    body: dict[str, Any] = {"args": args}
     if app.user_id != OWNER:
-        from executor.providers.registry import ToolUnavailable
-
-        raise ToolUnavailable(
-            f"{name} runs in {app.app_id}'s own process, which sees only the owner's "
-            f"workspace; it is not available for user {app.user_id!r}"
-        )
+        body["user_id"] = app.user_id
+        body["user_grant"] = grant_for(app.app_id, app.user_id)
     if not app.url:
         raise AppUnreachable(f"{app.app_id} registered no URL for its custom tools")
     parts = urlsplit(app.url)
     if parts.scheme != "http" or not parts.hostname:
         raise AppUnreachable(f"app URL {app.url!r} is not http://host:port")
     url = f"{app.url.rstrip('/')}/tools/{quote(name, safe='')}"
-    return post_for_result(url, {"args": args}, app.token, timeout, f"tool {name}")
+    return post_for_result(url, body, app.token, timeout, f"tool {name}")
 
 
 def post_for_result(

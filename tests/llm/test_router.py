@@ -314,3 +314,24 @@ def test_validate_tasks_renumbers_and_maps_dependencies() -> None:
 def test_validate_tasks_refuses(payload: dict, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         validate_tasks(payload, APPS)
+
+
+def test_the_model_of_the_request_being_routed_is_asked(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    from controller.user_settings import model_for, served_user, serving_user
+
+    with FakeOpenAI() as theirs:
+        own = Settings(llm={"api_key": "sk-alice", "base_url": theirs.base_url})
+        clients = {"alice": LLMClient(own, timeout=client.timeout)}
+        router = LLMRouter(
+            client, current=lambda: model_for(served_user(), client, clients.get)
+        )
+        theirs.script(json_reply(TWO_TASKS))
+        with serving_user("alice"):
+            assert router.route("跑步的歌和总时长", APPS) is not None
+        fake.script(json_reply(TWO_TASKS))
+        with serving_user("bob"):  # no model of their own: the owner's
+            assert router.route("跑步的歌和总时长", APPS) is not None
+        assert [r.headers["authorization"] for r in theirs.requests] == ["Bearer sk-alice"]
+    assert [r.headers["authorization"] for r in fake.requests] == ["Bearer sk-test"]

@@ -137,3 +137,27 @@ def test_background_summarizer_delivers_off_the_request_path(
     finally:
         summarizer.close()
     assert not BackgroundSummarizer(LLMClient(Settings())).submit("s", TURNS, on_done)
+
+
+def test_a_summary_submitted_with_a_users_model_asks_that_model(
+    fake: FakeOpenAI, client: LLMClient
+) -> None:
+    done = threading.Event()
+    results: list[str] = []
+
+    def on_done(text: str) -> None:
+        results.append(text)
+        done.set()
+
+    with FakeOpenAI() as theirs:
+        theirs.script(text_reply("用户的模型写的摘要"))
+        users = LLMClient(Settings(llm={"api_key": "sk-user", "base_url": theirs.base_url}))
+        summarizer = BackgroundSummarizer(LLMClient(Settings()))  # the owner has none
+        try:
+            assert summarizer.submit("sess_u", TURNS, on_done, users)
+            assert done.wait(10)
+        finally:
+            summarizer.close()
+        assert results == ["用户的模型写的摘要"]
+        assert theirs.requests[0].headers["authorization"] == "Bearer sk-user"
+    assert fake.requests == []

@@ -414,3 +414,38 @@ def test_run_steps_works_in_the_sandbox_of_the_user_the_call_serves(
     with within_call(forged), pytest.raises(ToolFailed) as refused:
         probe.run_steps(read)
     assert refused.value.code == "user_not_allowed"
+
+
+def test_a_custom_tool_runs_in_the_scope_of_the_user_the_call_serves(
+    tool_app: App, executor: Executor
+) -> None:
+    from aios_runtime.users import user_app_workdir, user_grant
+
+    alices = user_app_workdir(executor.state_dir, "alice", "tool_app")
+    alices.mkdir(parents=True, exist_ok=True)
+    (alices / "present.txt").write_text("alice's", encoding="utf-8")
+    step = {"step_id": 1, "tool": "read_present", "args": {}}
+    for user, expected in (
+        ("alice", {"content": "alice's", "workdir": None}),
+        (None, {"content": "在这里", "workdir": str(tool_app.workdir)}),
+    ):
+        response = requests.post(
+            f"{executor.url}/run",
+            json={"app_id": "tool_app", "steps": [step], "user_id": user},
+            headers=executor.headers(),
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        result = response.json()["tool_results"]["step_1"]
+        assert result["status"] == "ok" and result["result"] == expected, result
+    # the app called with a grant the executor did not make: its own calls are refused
+    grant = user_grant(executor.token, "tool_app", "alice")
+    answer = tool_app.post(
+        "/tools/read_present", {"args": {}, "user_id": "alice", "user_grant": grant}
+    )
+    assert answer.status_code == 200 and answer.json()["result"]["content"] == "alice's"
+    answer = tool_app.post(
+        "/tools/read_present", {"args": {}, "user_id": "alice", "user_grant": "0" * 40}
+    )
+    assert answer.status_code >= 400, answer.text
+    assert answer.json()["error"]["code"] == "user_not_allowed", answer.text

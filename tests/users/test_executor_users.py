@@ -160,12 +160,18 @@ def test_workspace_skills_installed_by_one_user_are_not_the_others(
     assert all(s["name"] != "hello" for s in found["skills"])
 
 
-def test_an_apps_own_tools_never_answer_one_user_from_the_owners_files(
+def test_an_apps_own_tools_are_called_for_a_user_only_with_the_grant(
     harness: Harness,
 ) -> None:
     spec = {"name": "my_library", "description": "lists", "parameters": {"type": "object"}}
     registered = harness.register("app1", harness.workdir, APP_TOKEN, custom_tools=[spec])
     assert registered.status_code == 200, registered.get_json()
-    assert _failed(harness, "my_library", "alice") == "tool_unavailable"
-    # the owner's call goes to the app (which this test did not start)
+    for grant in (None, "0" * 40, user_grant(MASTER, "app1", "bob")):
+        status, body = _call(harness, "my_library", "alice", token=APP_TOKEN, grant=grant)
+        assert status == 403 and body["error"]["code"] == "user_not_allowed", body
+    # granted (and the controller's) calls go to the app, which this test did not start
+    grant = user_grant(MASTER, "app1", "alice")
+    status, body = _call(harness, "my_library", "alice", token=APP_TOKEN, grant=grant)
+    assert status == 200 and body["code"] == "app_unreachable", body
+    assert _failed(harness, "my_library", "alice") == "app_unreachable"
     assert _failed(harness, "my_library", None) == "app_unreachable"

@@ -42,6 +42,13 @@ class ToolAgent(AIOSAgent):
         """repeat a word (a pydantic input)"""
         return "-".join([asked.word] * asked.times)
 
+    @tool(name="read_present", desc="present.txt as the executor reads it for this call")
+    def read_present(self) -> dict:
+        return {
+            "content": self.call_tool("file_read", path="present.txt"),
+            "workdir": str(self.workdir) if self.workdir is not None else None,
+        }
+
     @tool(name="settings_echo", desc="this app's settings")
     def settings_echo(self) -> dict:
         return {"settings": self.settings, "app_id": self.app_id}
