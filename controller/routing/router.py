@@ -8,11 +8,13 @@ parts (`split`). A part that asks for something later ("明天下午3点播放�
 to the app whose manifest gives it the `scheduler` role, when one is installed: its
 time phrase is the routing evidence and what follows is the job's content. Every
 other part is scored without its content (`content`: quotes, titles and topics, a
-reminder's words, a program) against every app's manifest (`index`), and the scores
-become a confidence. A part no app's words claim, beside parts they do, goes to the
-app whose manifest gives it the `catch_all` role when one is installed. An LLM
-router plugs in behind the same interface for plans below
-`DeterministicRouter.CONFIDENT`.
+reminder's words, a program, what a request for knowledge is about) against every
+app's manifest (`index`), and the scores become a confidence. A part no app's words
+claim goes to the app whose manifest gives it the `catch_all` role, when one is
+installed, beside parts they do claim, or alone when it asks for knowledge or for a
+work no app names ("帮我总结一下周杰伦的音乐风格", "搜索《代码大全》这本书"): what it
+asks for is the evidence. An LLM router plugs in behind the same interface for plans
+below `DeterministicRouter.CONFIDENT`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Protocol
 from aios_protocol.messages import Manifest
 from aios_protocol.strings import user_message
 from controller.routing.address import Addressing
-from controller.routing.content import timed, without_content
+from controller.routing.content import subject_request, timed, without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
 from controller.routing.split import Piece, clean_part, split_pieces
 
@@ -129,11 +131,13 @@ def apps_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
 
 @dataclass(frozen=True)
 class _Decision:
-    """The app for one part, or none; `confidence` is calibrated 0..1."""
+    """The app for one part, or none; `confidence` is calibrated 0..1; `evidence`
+    names what decided when no keyword did ("timed", "asked")."""
 
     app_id: str | None
     confidence: float
     fits: tuple[AppFit, ...]
+    evidence: str = ""
 
 
 class DeterministicRouter:
@@ -157,6 +161,9 @@ class DeterministicRouter:
     ADDRESSED = 0.95
     # the confidence of a part that asks for something later, for the scheduler
     TIMED = 0.9
+    # the confidence of a part that asks for knowledge or for a work no app's words
+    # claim, for the catch-all app
+    ASKED = 0.7
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
@@ -193,7 +200,7 @@ class DeterministicRouter:
 
         def decide(part: str) -> _Decision:
             if part not in decisions:
-                decisions[part] = self._decide(index, part, scheduler)
+                decisions[part] = self._decide(index, part, scheduler, catch_all)
             return decisions[part]
 
         parts = self._parts(text, decide)
@@ -219,7 +226,10 @@ class DeterministicRouter:
                 depends_on=[earlier.task_id for earlier in tasks],
             )
             tasks.append(task)
-            hits = ", ".join(decision.fits[0].hits[:4]) if decision.fits else "timed"
+            if decision.evidence or decision.app_id is None:
+                hits = decision.evidence or "unclaimed"
+            else:
+                hits = ", ".join(decision.fits[0].hits[:4])
             notes.append(f"{task.task_id}→{task.app_id} {decision.confidence:.2f} [{hits}]")
         confidence = min(decide(part).confidence for part in parts)
         if not tasks:
@@ -256,10 +266,12 @@ class DeterministicRouter:
         parts.append(alone.text if alone is not None else clean_part(text[start:end]))
         return parts
 
-    def _decide(self, index: RoutingIndex, part: str, scheduler: str | None) -> _Decision:
+    def _decide(
+        self, index: RoutingIndex, part: str, scheduler: str | None, catch_all: str | None
+    ) -> _Decision:
         if scheduler is not None and timed(part):
             # "明天下午3点播放音乐": the scheduler makes the job; playing is its content
-            return _Decision(scheduler, self.TIMED, ())
+            return _Decision(scheduler, self.TIMED, (), "timed")
         scored = without_content(part)
         fits = tuple(index.score(scored))
         if not fits or fits[0].fit < self.minimum:
@@ -268,6 +280,10 @@ class DeterministicRouter:
             unscheduled = without_content(part, scheduled=False)
             if unscheduled != scored:
                 fits = tuple(index.score(unscheduled))
+        if (not fits or fits[0].fit < self.minimum) and catch_all and subject_request(part):
+            # "帮我总结一下周杰伦的音乐风格": a question, not a request to play music;
+            # no app's words claim what it asks for, so it is the catch-all's
+            return _Decision(catch_all, self.ASKED, (), "asked")
         if not fits:
             return _Decision(None, 0.0, ())
         best = fits[0].fit

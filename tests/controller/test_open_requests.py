@@ -5,7 +5,10 @@ loose words it happens to share; an app named at the start of an instruction tak
 it alone; quoted words, titles, the topic of a piece of writing, the material after
 a request's colon, what a reminder should say, what a scheduled job should do and a
 program's code are content, not evidence of which app should act; a request with a
-leading time is the scheduler's, whatever the job will do.
+leading time is the scheduler's, whatever the job will do. A request for knowledge
+about a topic (its style, its history) or for a work named by its kind (a book, a
+film) is the assistant's, whatever its verb ("搜索", "search" are also the music
+app's words) and whatever its topic ("周杰伦的音乐风格").
 Without a model, what no app's words claim goes to the catch-all assistant (which
 then says it needs a model); without the assistant installed, the answer says
 plainly that no installed app can do it.
@@ -244,3 +247,93 @@ def test_an_app_handed_the_job_by_name_takes_it_alone(router, apps, text, app_id
     plan = router.route(text, apps)
     assert plan.tasks == [PlannedTask("t1", app_id, text, [])], plan.reason
     assert plan.confidence == DeterministicRouter.ADDRESSED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # knowledge about a topic: the topic is content, whatever app it sounds like
+        "帮我总结一下周杰伦的音乐风格",
+        "给我讲讲摇滚乐的起源",
+        "评价一下这张专辑",
+        "跟我聊聊爵士乐",
+        "周杰伦的音乐风格是什么",
+        "搜索爵士乐的历史",
+        "分析一下这张专辑的风格",
+        "summarize Jay Chou's music style",
+        "describe the style of rock music",
+        "tell me about Jay Chou",
+        "what do you know about rock music",
+        "what's Jay Chou's music style like?",
+        "what is the history of jazz",
+        "give me an overview of classical music",
+        # a work named by its kind, not a song: its title and the verb are content
+        "搜索《代码大全》这本书",
+        "搜索电影《三体》",
+        "下载《三体》这本小说",
+        "帮我找一本书",
+        "search for the book 'Code Complete'",
+        "search for the book Code Complete",
+        "download the movie Inception",
+        "find me a book by Stephen King",
+    ],
+)
+def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
+    assert plan.confidence >= CONFIDENT  # no model is asked to agree
+    assert plan.reason.endswith("[asked]")
+
+
+@pytest.mark.parametrize(
+    ("text", "app_id"),
+    [
+        # the same verbs and topics, on what the music app does
+        ("播放周杰伦的歌", "music_app"),
+        ("搜索周杰伦的歌", "music_app"),
+        ("我想听音乐", "music_app"),
+        ("play some jazz", "music_app"),
+        ("search songs by Jay Chou", "music_app"),
+        ("搜索《七里香》", "music_app"),  # a title alone is a song's
+        ("播放《代码》这首歌", "music_app"),
+        ("播放情书", "music_app"),  # 书 and 剧 only count with their measure word
+        ("播放京剧", "music_app"),
+        ("播放周杰伦的代表作", "music_app"),
+        ("play the film soundtrack", "music_app"),
+        # a style to change something to is no question about one
+        ("把背景换成复古的风格", "system_agent"),
+        ("change the style of the play button", "system_agent"),
+        # writing one is the writing rule's, and a given text the material rule's
+        ("给我写一篇关于摇滚乐历史的文章", "assistant_app"),
+        ("总结以下内容：今天播放了三首歌", "assistant_app"),
+    ],
+)
+def test_what_only_looks_like_a_question_keeps_its_app(router, apps, text, app_id):
+    assert app_ids(offline(router).route(text, apps)) == [app_id]
+
+
+def test_a_question_beside_a_request_is_a_task_of_its_own(router, apps):
+    for text in (
+        "搜索《代码大全》这本书并播放周杰伦的歌",
+        "search for the book 'Code Complete' and play some jazz",
+        "介绍一下周杰伦，然后播放七里香",
+    ):
+        plan = router.route(text, apps)
+        assert app_ids(plan) == ["assistant_app", "music_app"], (text, plan.reason)
+        assert plan.tasks[1].depends_on == ["t1"]
+        assert plan.confidence >= CONFIDENT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "搜索《代码大全》这本书",
+        "帮我总结一下周杰伦的音乐风格",
+        "summarize Jay Chou's music style",
+    ],
+)
+def test_without_the_assistant_a_question_gets_the_plain_no_app_reply(router, apps, text):
+    specialists = tuple(a for a in apps if a.system_role != "catch_all")
+    plan = offline(router).route(text, specialists)
+    assert plan.tasks == [], plan.reason
+    assert plan.reason == no_match_message(specialists)
