@@ -50,21 +50,24 @@ _KNOWLEDGE_VERB = re.compile(
 _ZH_TAIL = r"\s*(?:是什么|是怎样的|是怎么样的|是啥|怎么样|如何|有哪些|有什么|吗|呢|[?？。!！])*\s*$"
 _EN_TAIL = r"(?:\s+like)?\s*[?.!]*\s*$"
 
-# an aspect of a topic: "X的(音乐)风格", "X的历史", "the history of X", "X's style"
+# an aspect of a topic: "X的(音乐)风格", "X的历史", "the history of X", "X's style";
+# a background only with its kind ("创作背景": "桌面的背景" is the wallpaper)
 _ASPECT = (
-    r"(?:风格|历史|发展史|历程|起源|由来|来历|背景|生平|经历|特点|特色|特征|成就|影响"
-    r"|意义|地位|流派|含义|寓意|优缺点|区别|异同)"
+    r"(?:风格|历史|发展史|历程|起源|由来|来历|创作背景|时代背景|文化背景|历史背景|生平|经历"
+    r"|特点|特色|特征|成就|影响|意义|地位|流派|含义|寓意|优缺点|区别|异同)"
 )
 _ASPECT_KIND = r"(?:音乐|演唱|创作|写作|艺术|表演|绘画|发展|成长|个人|人生|主要|时代|文化)?"
 _ZH_ASPECT = re.compile(
     rf"(?<=[^，,、；;。：:\s])的{_ASPECT_KIND}(?P<aspect>{_ASPECT}){_ZH_TAIL}"
 )
 _EN_ASPECT_NOUN = (
-    r"(?:history|origins?|background|biography|influence|significance|meaning"
+    r"(?:history|origins?|biography|influence|significance|meaning"
     r"|evolution|characteristics|style)"
 )
+# a style "of" something may be a button's ("the style of the play button"); a
+# style someone has is theirs ("Jay Chou's style")
 _EN_ASPECT = re.compile(
-    rf"\b(?P<aspect>{_EN_ASPECT_NOUN})\s+of\s+\S.*$"
+    rf"\b(?P<aspect>(?!style){_EN_ASPECT_NOUN})\s+of\s+\S.*$"
     rf"|(?:'s|s')\s+(?:[a-z]+\s+)?(?P<owned>{_EN_ASPECT_NOUN}){_EN_TAIL}",
     re.IGNORECASE,
 )
@@ -75,14 +78,15 @@ _CHANGE = re.compile(
     re.IGNORECASE,
 )
 
-# a work named by its kind: after its title ("《X》这本书"), before it ("电影《X》"), or
-# counted ("这本书", "一部好看的电影"); a lone 书 or 剧 needs its measure word ("情书"
-# and "京剧" are songs' and operas' names)
+# a work named by its kind: after its title ("《X》这本书"), before it ("电影《X》"),
+# counted ("这本书", "一部好看的电影") or owned ("周杰伦的电影"); a lone 书 or 剧 needs
+# its measure word or its owner ("情书" and "京剧" are songs' and operas' names)
 _WORK = r"(?:书籍|图书|小说|传记|电影|影片|电视剧|连续剧|纪录片|动画片|文章|论文|杂志|漫画)"
 _ZH_WORK = re.compile(
     rf"》\s*(?:这|那|一)?(?:本|部|篇|份|套)?(?P<after>{_WORK}|书){_ZH_TAIL}"
     rf"|(?P<before>{_WORK})\s*《[^》]*》{_ZH_TAIL}"
     rf"|(?:这|那|一)(?:本|部|篇|份|套)[^，,、；;。：:]{{0,8}}?(?P<counted>{_WORK}|书|剧){_ZH_TAIL}"
+    rf"|(?<=[^，,、；;。：:\s])的(?P<owned>{_WORK}|书){_ZH_TAIL}"
 )
 _EN_WORK = re.compile(
     r"\b(?P<kind>books?|e-?books?|novels?|films?|movies?|articles?|biograph(?:y|ies)"
@@ -92,6 +96,13 @@ _EN_WORK = re.compile(
     r"(?:\s*[\"'“‘]?\x00+[\"'”’]?|(?:\s+[A-Z0-9][\w'’:-]*)+"
     r"|\s+(?:by|called|titled|named|entitled|about)\s+.+)?"
     rf"{_EN_TAIL}"
+)
+# a kind after a preposition qualifies another object ("the soundtrack of the movie",
+# "songs from the film"), it is not the object
+_QUALIFIER = re.compile(
+    r"\b(?:of|from|in|on|into|to)\s+(?:(?:the|a|an|this|that|my|your|his|her|their)\s+)?"
+    r"(?:[\w'-]+\s+)?$",
+    re.IGNORECASE,
 )
 _WRITING = re.compile(r"写|编写|创作|起草|撰写|\b(?:write|compose|draft)\b", re.IGNORECASE)
 _COLON = re.compile("[:：]")
@@ -138,7 +149,9 @@ def subject_spans(visible: str) -> list[tuple[int, int]]:
             continue
         group = next(name for name, value in work.groupdict().items() if value)
         start, end = work.span(group)
-        if not _WRITING.search(_leading_words(visible, start)):
+        leading = _leading_words(visible, start)
+        qualified = pattern is _EN_WORK and _QUALIFIER.search(leading)
+        if not _WRITING.search(leading) and not qualified:
             spans.append((_clause_start(visible, start), start))
             if pattern is _EN_WORK and end < len(visible):  # its title
                 spans.append((end, len(visible)))

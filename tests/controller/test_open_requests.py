@@ -270,12 +270,14 @@ def test_an_app_handed_the_job_by_name_takes_it_alone(router, apps, text, app_id
         # a work named by its kind, not a song: its title and the verb are content
         "搜索《代码大全》这本书",
         "搜索电影《三体》",
+        "搜索周杰伦的电影",
         "下载《三体》这本小说",
         "帮我找一本书",
         "search for the book 'Code Complete'",
         "search for the book Code Complete",
         "download the movie Inception",
         "find me a book by Stephen King",
+        "find me a good movie",
     ],
 )
 def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text):
@@ -300,9 +302,16 @@ def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text)
         ("播放京剧", "music_app"),
         ("播放周杰伦的代表作", "music_app"),
         ("play the film soundtrack", "music_app"),
+        ("play songs from the movie Frozen", "music_app"),  # the film qualifies songs
+        ("play the soundtrack of the movie Inception", "music_app"),
+        ("下载这部电影的主题曲", "music_app"),
+        ("播放周杰伦的情书", "music_app"),
         # a style to change something to is no question about one
         ("把背景换成复古的风格", "system_agent"),
         ("change the style of the play button", "system_agent"),
+        ("show the style of the button", "system_agent"),
+        ("隐藏桌面的背景", "system_agent"),  # a background is the wallpaper
+        ("hide the background of the taskbar", "system_agent"),
         # writing one is the writing rule's, and a given text the material rule's
         ("给我写一篇关于摇滚乐历史的文章", "assistant_app"),
         ("总结以下内容：今天播放了三首歌", "assistant_app"),
