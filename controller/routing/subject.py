@@ -106,6 +106,10 @@ _QUALIFIER = re.compile(
 )
 _WRITING = re.compile(r"写|编写|创作|起草|撰写|\b(?:write|compose|draft)\b", re.IGNORECASE)
 _COLON = re.compile("[:：]")
+# where a knowledge verb's topic ends: at a connective that joins another request
+# ("介绍一下爵士乐并播放一首"), not at one that lists topics ("和", "、", "and":
+# "summarize jazz and rock")
+_JOINED = re.compile(r"(?<![合吞兼归])并且?(?![不非没发行列排购存])|同时|顺便|还要")
 # where the clause that holds a subject starts: after the last comma or connective
 _CLAUSE = re.compile(r"[，,、；;]|并|然后|\band\b|\bthen\b", re.IGNORECASE)
 
@@ -123,19 +127,22 @@ def subject_spans(visible: str) -> list[tuple[int, int]]:
     """The spans of `visible` (one part of an instruction, its quotes blanked) that are
     content because of the request's subject: a knowledge verb's topic, or what leads
     up to (and, in English, follows) an aspect or a work's kind."""
+    spans: list[tuple[int, int]] = []
+    after = 0  # where the rules below may look: after a knowledge verb's topic
     verb = _KNOWLEDGE_VERB.match(visible)
     if verb is not None:
         topic = visible[verb.end() :]
         # "总结以下内容：…" works on the text it is given (the material after a colon)
         if topic.strip() and not _COLON.search(topic):
-            return [(verb.end(), len(visible))]
-    spans: list[tuple[int, int]] = []
-    aspect = _ZH_ASPECT.search(visible)
+            joined = _JOINED.search(topic)
+            after = verb.end() + (joined.start() if joined else len(topic))
+            spans.append((verb.end(), after))
+    aspect = _ZH_ASPECT.search(visible, after)
     if aspect is not None:
         start = aspect.start("aspect")
         if not _CHANGE.search(_leading_words(visible, start)):
             spans.append((_clause_start(visible, start), start))
-    aspect = _EN_ASPECT.search(visible)
+    aspect = _EN_ASPECT.search(visible, after)
     if aspect is not None:
         group = "aspect" if aspect.group("aspect") else "owned"
         start, end = aspect.span(group)
@@ -144,7 +151,7 @@ def subject_spans(visible: str) -> list[tuple[int, int]]:
             if group == "aspect":  # "the history [of jazz]"
                 spans.append((end, len(visible)))
     for pattern in (_ZH_WORK, _EN_WORK):
-        work = pattern.search(visible)
+        work = pattern.search(visible, after)
         if work is None:
             continue
         group = next(name for name, value in work.groupdict().items() if value)

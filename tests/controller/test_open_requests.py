@@ -326,11 +326,16 @@ def test_a_question_beside_a_request_is_a_task_of_its_own(router, apps):
         "搜索《代码大全》这本书并播放周杰伦的歌",
         "search for the book 'Code Complete' and play some jazz",
         "介绍一下周杰伦，然后播放七里香",
+        "介绍一下爵士乐并播放一首",  # a topic ends where another request joins
     ):
         plan = router.route(text, apps)
         assert app_ids(plan) == ["assistant_app", "music_app"], (text, plan.reason)
         assert plan.tasks[1].depends_on == ["t1"]
         assert plan.confidence >= CONFIDENT
+    # topics listed, or a second question, stay one question
+    for text in ("summarize jazz and rock", "介绍一下周杰伦并分析他的音乐风格"):
+        plan = router.route(text, apps)
+        assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
 
 
 @pytest.mark.parametrize(
