@@ -101,6 +101,10 @@ class RoutePlan:
     # parts of the instruction that no task carries (no app claimed them, and no
     # catch-all app is installed): the reply must say so
     unclaimed: list[str] = field(default_factory=list)
+    # every task is the catch-all app's only because its part asks for knowledge or
+    # for a work no app's words claim, not because any words named it: a skill whose
+    # summary matches the instruction is the better answer
+    asked: bool = False
 
 
 class Router(Protocol):
@@ -239,7 +243,8 @@ class DeterministicRouter:
         if unmatched:
             reason += "; unmatched: " + " | ".join(unmatched)
         unclaimed = unmatched if catch_all is None else []
-        return RoutePlan(tasks, confidence, reason=reason, unclaimed=unclaimed)
+        asked = all(decide(part).evidence == "asked" for part in parts)
+        return RoutePlan(tasks, confidence, reason=reason, unclaimed=unclaimed, asked=asked)
 
     def _parts(self, text: str, decide: Callable[[str], _Decision]) -> list[str]:
         """The instruction's parts: strong boundaries always, weak ones between apps."""

@@ -285,6 +285,7 @@ def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text)
     assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
     assert plan.confidence >= CONFIDENT  # no model is asked to agree
     assert plan.reason.endswith("[asked]")
+    assert plan.asked  # a skill whose summary matches comes first
 
 
 @pytest.mark.parametrize(
@@ -332,6 +333,7 @@ def test_a_question_beside_a_request_is_a_task_of_its_own(router, apps):
         assert app_ids(plan) == ["assistant_app", "music_app"], (text, plan.reason)
         assert plan.tasks[1].depends_on == ["t1"]
         assert plan.confidence >= CONFIDENT
+        assert not plan.asked
     # topics listed, or a second question, stay one question
     for text in ("summarize jazz and rock", "介绍一下周杰伦并分析他的音乐风格"):
         plan = router.route(text, apps)
