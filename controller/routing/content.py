@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import re
 
-from controller.routing.subject import subject_spans
+from controller.routing.subject import knowledge_topic, subject_spans
 from controller.routing.text import normalize, split_units
 
 __all__ = [
     "BLANK",
+    "asked_topic",
     "blank",
     "blank_quoted",
     "content_spans",
@@ -227,6 +228,12 @@ def subject_request(text: str) -> bool:
     for a work named by its kind (`subject`): a request of its own, even when no app's
     words claim it."""
     return bool(subject_spans(blank(text, quoted_spans(text))))
+
+
+def asked_topic(text: str) -> str | None:
+    """The topic a knowledge verb asks about in `text` (one part of an instruction),
+    when it is no aspect of something or a work (`subject.knowledge_topic`)."""
+    return knowledge_topic(blank(text, quoted_spans(text)))
 
 
 def without_content(text: str, *, scheduled: bool = True) -> str:

@@ -26,8 +26,9 @@ from typing import Protocol
 from aios_protocol.messages import Manifest
 from aios_protocol.strings import user_message
 from controller.routing.address import Addressing
-from controller.routing.content import subject_request, timed, without_content
+from controller.routing.content import asked_topic, subject_request, timed, without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
+from controller.routing.owned import Ownership
 from controller.routing.split import Piece, clean_part, split_pieces
 
 __all__ = [
@@ -51,6 +52,7 @@ class AppProfile:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     system_role: str | None = None  # the manifest's `system_role`
+    subjects: tuple[str, ...] = ()  # the manifest's: what the app shows or owns
     # the manifest's `names` / `descriptions`: what a reader of a language is shown
     names: Mapping[str, str] = field(default_factory=dict, compare=False)
     descriptions: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -72,6 +74,7 @@ class AppProfile:
             keywords=tuple(manifest.keywords),
             examples=tuple(manifest.examples),
             system_role=manifest.system_role,
+            subjects=tuple(manifest.subjects),
             names={str(k): v for k, v in manifest.names.items()},
             descriptions={str(k): v for k, v in manifest.descriptions.items()},
         )
@@ -176,23 +179,26 @@ class DeterministicRouter:
         self.minimum = self.MINIMUM if minimum is None else minimum
         # the latest (profiles, index, names): the supervisor hands out the same tuple
         # every time, and `index_for` hashes every profile to look it up
-        self._latest: tuple[tuple[AppProfile, ...], RoutingIndex, Addressing] | None = None
+        self._latest: (
+            tuple[tuple[AppProfile, ...], RoutingIndex, Addressing, Ownership] | None
+        ) = None
 
     def _prepared(
         self, profiles: tuple[AppProfile, ...]
-    ) -> tuple[RoutingIndex, Addressing]:
+    ) -> tuple[RoutingIndex, Addressing, Ownership]:
         latest = self._latest
         if latest is not None and latest[0] is profiles:
-            return latest[1], latest[2]
+            return latest[1], latest[2], latest[3]
         index, addressing = index_for(profiles), Addressing(profiles)
-        self._latest = (profiles, index, addressing)
-        return index, addressing
+        ownership = Ownership(profiles)
+        self._latest = (profiles, index, addressing, ownership)
+        return index, addressing, ownership
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         profiles = tuple(apps)
         if not profiles or not clean_part(text):
             return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(profiles))
-        index, addressing = self._prepared(profiles)
+        index, addressing, ownership = self._prepared(profiles)
         named = addressing.addressee(text)
         if named is not None:  # "智能助手，…": the named app, alone, with every word
             task = PlannedTask("t1", named.app_id, text.strip())
@@ -204,7 +210,7 @@ class DeterministicRouter:
 
         def decide(part: str) -> _Decision:
             if part not in decisions:
-                decisions[part] = self._decide(index, part, scheduler, catch_all)
+                decisions[part] = self._decide(index, ownership, part, scheduler, catch_all)
             return decisions[part]
 
         parts = self._parts(text, decide)
@@ -272,11 +278,21 @@ class DeterministicRouter:
         return parts
 
     def _decide(
-        self, index: RoutingIndex, part: str, scheduler: str | None, catch_all: str | None
+        self,
+        index: RoutingIndex,
+        ownership: Ownership,
+        part: str,
+        scheduler: str | None,
+        catch_all: str | None,
     ) -> _Decision:
         if scheduler is not None and timed(part):
             # "明天下午3点播放音乐": the scheduler makes the job; playing is its content
             return _Decision(scheduler, self.TIMED, (), "timed")
+        topic = asked_topic(part)
+        owner = ownership.owner(topic) if topic is not None else None
+        if owner is not None:
+            # "说说现在的CPU占用": knowledge about what an app shows is that app's
+            return _Decision(owner.app_id, self.ASKED, (), f"owned: {owner.term}")
         scored = without_content(part)
         fits = tuple(index.score(scored))
         if not fits or fits[0].fit < self.minimum:

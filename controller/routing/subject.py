@@ -22,14 +22,17 @@ whose keywords name the kind ("书", "history") takes the request; when none doe
 the router gives it to the catch-all app (the assistant) as a request of its own.
 
 `subject_spans` gives the spans of one part (its quotes already blanked) that are
-content by these rules.
+content by these rules; `knowledge_topic` the topic of a knowledge verb when no
+aspect or work rule reads the part as a question about something general, so the
+router can ask whether an app shows or owns it ("说说现在的CPU占用", "介绍一下技能"
+are the system's and the skills app's, `controller.routing.owned`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["subject_spans"]
+__all__ = ["knowledge_topic", "subject_spans"]
 
 # politeness, modal and manner words that may come before the verb
 _LEAD = (
@@ -123,20 +126,41 @@ def _leading_words(visible: str, start: int) -> str:
     return visible[_clause_start(visible, start) : start]
 
 
+def _verb_topic(visible: str) -> tuple[int, int] | None:
+    """The span of a knowledge verb's topic: from the verb to where another request
+    joins, or None (no such verb, or it works on the text after a colon)."""
+    verb = _KNOWLEDGE_VERB.match(visible)
+    if verb is None:
+        return None
+    topic = visible[verb.end() :]
+    # "总结以下内容：…" works on the text it is given (the material after a colon)
+    if not topic.strip() or _COLON.search(topic):
+        return None
+    joined = _JOINED.search(topic)
+    return verb.end(), verb.end() + (joined.start() if joined else len(topic))
+
+
+def knowledge_topic(visible: str) -> str | None:
+    """The topic of `visible`'s knowledge verb ("说说[现在的CPU占用]"), or None: no
+    such verb, or the topic is asked about for an aspect or as a work ("介绍一下CPU的
+    历史", "介绍一下《X》这本书"), which is knowledge about something general."""
+    span = _verb_topic(visible)
+    if span is None:
+        return None
+    topic = visible[span[0] : span[1]]
+    return None if subject_spans(topic) else topic
+
+
 def subject_spans(visible: str) -> list[tuple[int, int]]:
     """The spans of `visible` (one part of an instruction, its quotes blanked) that are
     content because of the request's subject: a knowledge verb's topic, or what leads
     up to (and, in English, follows) an aspect or a work's kind."""
     spans: list[tuple[int, int]] = []
     after = 0  # where the rules below may look: after a knowledge verb's topic
-    verb = _KNOWLEDGE_VERB.match(visible)
-    if verb is not None:
-        topic = visible[verb.end() :]
-        # "总结以下内容：…" works on the text it is given (the material after a colon)
-        if topic.strip() and not _COLON.search(topic):
-            joined = _JOINED.search(topic)
-            after = verb.end() + (joined.start() if joined else len(topic))
-            spans.append((verb.end(), after))
+    topic = _verb_topic(visible)
+    if topic is not None:
+        after = topic[1]
+        spans.append(topic)
     aspect = _ZH_ASPECT.search(visible, after)
     if aspect is not None:
         start = aspect.start("aspect")

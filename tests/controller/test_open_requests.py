@@ -278,6 +278,15 @@ def test_an_app_handed_the_job_by_name_takes_it_alone(router, apps, text, app_id
         "download the movie Inception",
         "find me a book by Stephen King",
         "find me a good movie",
+        # a general topic that only sounds like what an app shows or owns: a
+        # language (the code app runs Python, it does not teach it), an aspect of
+        # one, a thing "of" something, a skill of people, music in general
+        "介绍 Python",
+        "tell me about Python",
+        "介绍一下CPU的历史",
+        "describe the process of photosynthesis",
+        "介绍一下沟通技能",
+        "tell me about music",
     ],
 )
 def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text):
@@ -338,6 +347,60 @@ def test_a_question_beside_a_request_is_a_task_of_its_own(router, apps):
     for text in ("summarize jazz and rock", "介绍一下周杰伦并分析他的音乐风格"):
         plan = router.route(text, apps)
         assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
+
+
+OWNED = [
+    # what the system app shows live
+    ("说说现在的CPU占用", "system_agent"),
+    ("总结一下CPU的使用情况", "system_agent"),
+    ("说说内存", "system_agent"),
+    ("tell me about my disk usage", "system_agent"),
+    ("describe the memory usage", "system_agent"),
+    ("tell me about the processes", "system_agent"),
+    # the skills list
+    ("介绍一下技能", "skills_app"),
+    ("tell me about my skills", "skills_app"),
+    ("tell me about the skills app", "skills_app"),
+    # an app named as an app
+    ("介绍一下代码应用", "code_app"),
+    ("tell me about the code app", "code_app"),
+    ("介绍一下音乐应用", "music_app"),
+    ("tell me about the music app", "music_app"),
+    # what the music app keeps
+    ("介绍一下曲库", "music_app"),
+    ("tell me about my songs", "music_app"),
+]
+
+
+@pytest.mark.parametrize(("text", "app_id"), OWNED)
+def test_a_question_about_what_an_app_shows_or_owns_is_that_apps(
+    router, apps, text, app_id
+):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", app_id, text, [])], plan.reason
+    assert plan.confidence >= CONFIDENT  # no model is asked to agree
+    assert "[owned: " in plan.reason and not plan.asked
+    # the app answers it whether or not the assistant is installed
+    specialists = tuple(a for a in apps if a.system_role != "catch_all")
+    assert app_ids(router.route(text, specialists)) == [app_id]
+
+
+def test_what_an_app_owns_is_its_manifests_subjects(router, apps):
+    """The rule reads the manifests' `subjects` and names, no app ids: a weather app
+    that lists 天气 as a subject takes the question about the weather; the same
+    app without it leaves it to the assistant."""
+    weather = AppProfile(
+        "weather_app", "天气预报", keywords=("查天气",), subjects=("天气",)
+    )
+    plan = router.route("说说现在的天气", (*apps, weather))
+    assert app_ids(plan) == ["weather_app"], plan.reason
+    mute = AppProfile("weather_app", "天气预报", keywords=("查天气",))
+    assert app_ids(router.route("说说现在的天气", (*apps, mute))) == ["assistant_app"]
+    # its name as an app's, in any language it gives
+    named = AppProfile("weather_app", "天气预报", names={"en-US": "Weather"})
+    assert app_ids(router.route("tell me about the weather app", (*apps, named))) == [
+        "weather_app"
+    ]
 
 
 @pytest.mark.parametrize(
