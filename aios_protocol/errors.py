@@ -70,7 +70,8 @@ answered as `AppReply.error(code, ...)`:
 * the router's answer when no app takes an instruction (a reply, not raised):
   no_app_matched, no_apps_installed, and apps_can (the line before what each
   installed app can do);
-* skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed;
+* skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed,
+  skill_run_failed (a skill ran and exited non-zero: the 技能 app's answer, not raised);
 * the agent loop's tool results for its model: not_confirmed (a paused call the user
   did not answer), max_turns, round_limit, no_fork (a sub-agent cannot fork),
   no_question (a sub-agent cannot ask the user), not_now (a question while calls

@@ -642,6 +642,9 @@ class Manifest(_Model):
     handle_endpoint: str = "/handle"
     keywords: list[str] = Field(default_factory=list)
     examples: list[str] = Field(default_factory=list)
+    # what the app shows or keeps ("CPU", "技能", "my songs"): a request for knowledge
+    # about one of them ("说说现在的CPU占用") is this app's, not the assistant's
+    subjects: list[str] = Field(default_factory=list)
     shell_whitelist: list[str] | None = None
     http_domain_whitelist: list[str] | None = None
     # false: run unconfined, only once the user allowed it

@@ -102,6 +102,10 @@ _CONTROL_EN: list[tuple[IntentKind, re.Pattern[str]]] = [
 _OPEN_APP = re.compile(
     r"^(请|帮我)?(打开|启动|开启|进入|open|launch|start)\s*(the\s+)?"
     r"(音乐|music)\s*(应用|播放器|app|player)?\s*(窗口|window)?$"
+    # a question about the app itself ("介绍一下音乐应用", "tell me about the music app")
+    r"|^(请|帮我|给我)?(介绍|说说|讲讲|谈谈|聊聊)(一下|下)?\s*(音乐|music)\s*(应用|播放器|app)$"
+    r"|^(please\s+)?(tell\s+(me|us)\s+about|describe|talk\s+about)\s+(the\s+)?"
+    r"music\s+(app|player)$"
 )
 _ZH_PREFIX = re.compile(
     r"^(请你|请|麻烦你?|帮我|给我|替我|帮忙|我想要|我想|我要|想要|想|要|再|来|也)*"

@@ -26,18 +26,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
-from aios_sdk.errors import AiosError, ToolFailed
+from aios_sdk.errors import AiosError, ToolFailed, user_message
 from aios_sdk.protocol import ATOMIC_TOOLS
 from aios_sdk.views import error_reply, text_reply
 
 from .autofill import Filling, fill_from_words
 from .helpform import build_argv, form_fields, parse_help
-from .views import output_text, skill_view, skills_window
+from .views import exit_meaning, output_text, skill_view, skills_window
 
 __all__ = ["SkillsFlows"]
 
 _LIST = re.compile(
-    r"(哪些技能|技能列表|所有技能|列出.*技能|打开技能|^技能$|list.*skills?|show.*skills?|^skills?$)",
+    r"(哪些技能|技能列表|所有技能|列出.*技能|打开技能|^技能$|list.*skills?|show.*skills?|^skills?$"
+    # a question about the skills themselves ("介绍一下技能", "tell me about my skills")
+    r"|^(请|帮我|给我)?(介绍|说说|讲讲|谈谈|聊聊|总结|概括)(一下|下)?(我的|所有的?|已安装的)?技能"
+    r"|^(please\s+)?(tell\s+(me|us)\s+about|describe|summari[sz]e|talk\s+about)\s+"
+    r"(the\s+|my\s+|all\s+)?skills?\b)",
     re.I,
 )
 _RELOAD = re.compile(r"(重新加载|重载|刷新).*技能|技能.*(重新加载|重载|刷新)|reload", re.I)
@@ -339,21 +343,29 @@ class SkillsFlows(Flows):
                 notice="warning",
                 detail=exc.message,
             )
-        ok = result.get("returncode") == 0
         code = result.get("returncode")
+        if code != 0:  # not done: said so plainly, the exit code and stderr folded
+            reason = {"reason": exit_meaning(code, turn)} if isinstance(code, int) else {}
+            stderr = str(result.get("stderr") or "").strip()
+            return skill_view(
+                skill,
+                _kept(fields, values),
+                turn,
+                output=output_text(result, turn),
+                note=user_message(
+                    "skill_run_failed", turn.language, skill=skill["name"], **reason
+                ),
+                notice="error",
+                detail=f"exit code {code}" + (f"\nstderr:\n{stderr}" if stderr else ""),
+            )
         lines = [line.strip() for line in str(result.get("stdout") or "").splitlines()]
         answer = next((line for line in lines if line), "")
-        if not ok:
-            note = turn.tr(f"运行结束，退出码 {code}", f"Finished with exit code {code}")
-        else:  # what is said is the answer: its first line
-            note = answer[:_SAID_AT_MOST] or turn.tr("运行完成", "Done")
-        return skill_view(
+        return skill_view(  # what is said is the answer: its first line
             skill,
             _kept(fields, values),
             turn,
             output=output_text(result, turn),
-            note=note,
-            notice=None if ok else "warning",
+            note=answer[:_SAID_AT_MOST] or turn.tr("运行完成", "Done"),
         )
 
 

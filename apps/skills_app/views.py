@@ -25,7 +25,7 @@ from aios_sdk.views import (
     widget,
 )
 
-__all__ = ["output_text", "skill_view", "skills_window"]
+__all__ = ["exit_meaning", "output_text", "skill_view", "skills_window"]
 
 
 def _kind_name(kind: str, turn: Turn) -> str:
@@ -106,7 +106,7 @@ def skills_window(
     )
 
 
-def _exit_meaning(code: int, turn: Turn) -> str:
+def exit_meaning(code: int, turn: Turn) -> str:
     """What an exit code means by the skills' format, in the user's language."""
     if code == 0:
         return turn.tr("成功", "success")
@@ -121,7 +121,7 @@ def output_text(result: Mapping[str, Any], turn: Turn) -> str:
     """A run's answer as text: stdout first, then stderr, then the exit code and its
     meaning (left out when the run succeeded and said something)."""
     code = result.get("returncode")
-    meaning = _exit_meaning(code, turn) if isinstance(code, int) else result.get("meaning")
+    meaning = exit_meaning(code, turn) if isinstance(code, int) else result.get("meaning")
     parts = []
     if result.get("stdout"):
         parts.append(str(result["stdout"]).rstrip("\n"))

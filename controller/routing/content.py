@@ -15,7 +15,9 @@ towards another app:
   and what it stood between joins up ("写一首诗");
 * the material of a request about text, after a colon ("翻译：play the next song",
   "总结以下内容：…");
-* a program's code: from the first Python statement on ("运行这段代码 print('播放')").
+* a program's code: from the first Python statement on ("运行这段代码 print('播放')");
+* what a request for knowledge is about, and what leads up to a work named by its
+  kind ("总结一下周杰伦的音乐风格", "搜索《代码大全》这本书": `subject`).
 
 `content_spans` finds them in one part of an instruction (content runs to the part's
 end, a topic to its 的); `without_content` is the part as the router scores it;
@@ -27,14 +29,17 @@ from __future__ import annotations
 
 import re
 
+from controller.routing.subject import knowledge_topic, subject_spans
 from controller.routing.text import normalize, split_units
 
 __all__ = [
     "BLANK",
+    "asked_topic",
     "blank",
     "blank_quoted",
     "content_spans",
     "quoted_spans",
+    "subject_request",
     "timed",
     "without_content",
 ]
@@ -203,7 +208,7 @@ def content_spans(text: str, *, scheduled: bool = True) -> list[tuple[int, int]]
         starts.append(material)
     if starts:
         spans.append((min(starts), len(text)))
-    return spans + topic_spans(text)
+    return spans + subject_spans(visible) + topic_spans(text)
 
 
 def timed(text: str) -> bool:
@@ -216,6 +221,19 @@ def timed(text: str) -> bool:
         return False
     rest = split_units(normalize(visible[phrase.end() :]))
     return any(not unit.filler for unit in rest) or BLANK in visible[phrase.end() :]
+
+
+def subject_request(text: str) -> bool:
+    """Whether `text` (one part of an instruction) asks for knowledge about a topic or
+    for a work named by its kind (`subject`): a request of its own, even when no app's
+    words claim it."""
+    return bool(subject_spans(blank(text, quoted_spans(text))))
+
+
+def asked_topic(text: str) -> str | None:
+    """The topic a knowledge verb asks about in `text` (one part of an instruction),
+    when it is no aspect of something or a work (`subject.knowledge_topic`)."""
+    return knowledge_topic(blank(text, quoted_spans(text)))
 
 
 def without_content(text: str, *, scheduled: bool = True) -> str:

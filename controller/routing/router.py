@@ -8,11 +8,13 @@ parts (`split`). A part that asks for something later ("明天下午3点播放�
 to the app whose manifest gives it the `scheduler` role, when one is installed: its
 time phrase is the routing evidence and what follows is the job's content. Every
 other part is scored without its content (`content`: quotes, titles and topics, a
-reminder's words, a program) against every app's manifest (`index`), and the scores
-become a confidence. A part no app's words claim, beside parts they do, goes to the
-app whose manifest gives it the `catch_all` role when one is installed. An LLM
-router plugs in behind the same interface for plans below
-`DeterministicRouter.CONFIDENT`.
+reminder's words, a program, what a request for knowledge is about) against every
+app's manifest (`index`), and the scores become a confidence. A part no app's words
+claim goes to the app whose manifest gives it the `catch_all` role, when one is
+installed, beside parts they do claim, or alone when it asks for knowledge or for a
+work no app names ("帮我总结一下周杰伦的音乐风格", "搜索《代码大全》这本书"): what it
+asks for is the evidence. An LLM router plugs in behind the same interface for plans
+below `DeterministicRouter.CONFIDENT`.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from typing import Protocol
 from aios_protocol.messages import Manifest
 from aios_protocol.strings import user_message
 from controller.routing.address import Addressing
-from controller.routing.content import timed, without_content
+from controller.routing.content import asked_topic, subject_request, timed, without_content
 from controller.routing.index import AppFit, RoutingIndex, index_for
+from controller.routing.owned import Ownership
 from controller.routing.split import Piece, clean_part, split_pieces
 
 __all__ = [
@@ -49,6 +52,7 @@ class AppProfile:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     system_role: str | None = None  # the manifest's `system_role`
+    subjects: tuple[str, ...] = ()  # the manifest's: what the app shows or owns
     # the manifest's `names` / `descriptions`: what a reader of a language is shown
     names: Mapping[str, str] = field(default_factory=dict, compare=False)
     descriptions: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -70,6 +74,7 @@ class AppProfile:
             keywords=tuple(manifest.keywords),
             examples=tuple(manifest.examples),
             system_role=manifest.system_role,
+            subjects=tuple(manifest.subjects),
             names={str(k): v for k, v in manifest.names.items()},
             descriptions={str(k): v for k, v in manifest.descriptions.items()},
         )
@@ -99,6 +104,10 @@ class RoutePlan:
     # parts of the instruction that no task carries (no app claimed them, and no
     # catch-all app is installed): the reply must say so
     unclaimed: list[str] = field(default_factory=list)
+    # every task is the catch-all app's only because its part asks for knowledge or
+    # for a work no app's words claim, not because any words named it: a skill whose
+    # summary matches the instruction is the better answer
+    asked: bool = False
 
 
 class Router(Protocol):
@@ -129,11 +138,13 @@ def apps_message(apps: Sequence[AppProfile], language: str = "zh-CN") -> str:
 
 @dataclass(frozen=True)
 class _Decision:
-    """The app for one part, or none; `confidence` is calibrated 0..1."""
+    """The app for one part, or none; `confidence` is calibrated 0..1; `evidence`
+    names what decided when no keyword did ("timed", "asked")."""
 
     app_id: str | None
     confidence: float
     fits: tuple[AppFit, ...]
+    evidence: str = ""
 
 
 class DeterministicRouter:
@@ -157,6 +168,9 @@ class DeterministicRouter:
     ADDRESSED = 0.95
     # the confidence of a part that asks for something later, for the scheduler
     TIMED = 0.9
+    # the confidence of a part that asks for knowledge or for a work no app's words
+    # claim, for the catch-all app
+    ASKED = 0.7
 
     def __init__(
         self, confident: float | None = None, minimum: float | None = None
@@ -165,23 +179,26 @@ class DeterministicRouter:
         self.minimum = self.MINIMUM if minimum is None else minimum
         # the latest (profiles, index, names): the supervisor hands out the same tuple
         # every time, and `index_for` hashes every profile to look it up
-        self._latest: tuple[tuple[AppProfile, ...], RoutingIndex, Addressing] | None = None
+        self._latest: (
+            tuple[tuple[AppProfile, ...], RoutingIndex, Addressing, Ownership] | None
+        ) = None
 
     def _prepared(
         self, profiles: tuple[AppProfile, ...]
-    ) -> tuple[RoutingIndex, Addressing]:
+    ) -> tuple[RoutingIndex, Addressing, Ownership]:
         latest = self._latest
         if latest is not None and latest[0] is profiles:
-            return latest[1], latest[2]
+            return latest[1], latest[2], latest[3]
         index, addressing = index_for(profiles), Addressing(profiles)
-        self._latest = (profiles, index, addressing)
-        return index, addressing
+        ownership = Ownership(profiles)
+        self._latest = (profiles, index, addressing, ownership)
+        return index, addressing, ownership
 
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         profiles = tuple(apps)
         if not profiles or not clean_part(text):
             return RoutePlan(tasks=[], confidence=0.0, reason=no_match_message(profiles))
-        index, addressing = self._prepared(profiles)
+        index, addressing, ownership = self._prepared(profiles)
         named = addressing.addressee(text)
         if named is not None:  # "智能助手，…": the named app, alone, with every word
             task = PlannedTask("t1", named.app_id, text.strip())
@@ -193,7 +210,7 @@ class DeterministicRouter:
 
         def decide(part: str) -> _Decision:
             if part not in decisions:
-                decisions[part] = self._decide(index, part, scheduler)
+                decisions[part] = self._decide(index, ownership, part, scheduler, catch_all)
             return decisions[part]
 
         parts = self._parts(text, decide)
@@ -219,7 +236,10 @@ class DeterministicRouter:
                 depends_on=[earlier.task_id for earlier in tasks],
             )
             tasks.append(task)
-            hits = ", ".join(decision.fits[0].hits[:4]) if decision.fits else "timed"
+            if decision.evidence or decision.app_id is None:
+                hits = decision.evidence or "unclaimed"
+            else:
+                hits = ", ".join(decision.fits[0].hits[:4])
             notes.append(f"{task.task_id}→{task.app_id} {decision.confidence:.2f} [{hits}]")
         confidence = min(decide(part).confidence for part in parts)
         if not tasks:
@@ -229,7 +249,8 @@ class DeterministicRouter:
         if unmatched:
             reason += "; unmatched: " + " | ".join(unmatched)
         unclaimed = unmatched if catch_all is None else []
-        return RoutePlan(tasks, confidence, reason=reason, unclaimed=unclaimed)
+        asked = all(decide(part).evidence == "asked" for part in parts)
+        return RoutePlan(tasks, confidence, reason=reason, unclaimed=unclaimed, asked=asked)
 
     def _parts(self, text: str, decide: Callable[[str], _Decision]) -> list[str]:
         """The instruction's parts: strong boundaries always, weak ones between apps."""
@@ -256,10 +277,22 @@ class DeterministicRouter:
         parts.append(alone.text if alone is not None else clean_part(text[start:end]))
         return parts
 
-    def _decide(self, index: RoutingIndex, part: str, scheduler: str | None) -> _Decision:
+    def _decide(
+        self,
+        index: RoutingIndex,
+        ownership: Ownership,
+        part: str,
+        scheduler: str | None,
+        catch_all: str | None,
+    ) -> _Decision:
         if scheduler is not None and timed(part):
             # "明天下午3点播放音乐": the scheduler makes the job; playing is its content
-            return _Decision(scheduler, self.TIMED, ())
+            return _Decision(scheduler, self.TIMED, (), "timed")
+        topic = asked_topic(part)
+        owner = ownership.owner(topic) if topic is not None else None
+        if owner is not None:
+            # "说说现在的CPU占用": knowledge about what an app shows is that app's
+            return _Decision(owner.app_id, self.ASKED, (), f"owned: {owner.term}")
         scored = without_content(part)
         fits = tuple(index.score(scored))
         if not fits or fits[0].fit < self.minimum:
@@ -268,6 +301,10 @@ class DeterministicRouter:
             unscheduled = without_content(part, scheduled=False)
             if unscheduled != scored:
                 fits = tuple(index.score(unscheduled))
+        if (not fits or fits[0].fit < self.minimum) and catch_all and subject_request(part):
+            # "帮我总结一下周杰伦的音乐风格": a question, not a request to play music;
+            # no app's words claim what it asks for, so it is the catch-all's
+            return _Decision(catch_all, self.ASKED, (), "asked")
         if not fits:
             return _Decision(None, 0.0, ())
         best = fits[0].fit

@@ -2,8 +2,10 @@
 
 `SkillRouter` wraps the deterministic router (inside the `FallbackRouter`, so a
 skill is found before a model or a catch-all app is asked). It asks the inner
-router first; only when that gives no task, and an app whose manifest gives it the
-`skills` role is installed, it matches the instruction against the installed skills'
+router first; only when that gives no task (or gives the instruction to the
+catch-all app only because it asks for knowledge or a work no app names,
+`RoutePlan.asked`), and an app whose manifest gives it the `skills` role is
+installed, it matches the instruction against the installed skills'
 summaries and names (offline, deterministic, Chinese and English alike) and, on a match, answers
 one task for the skills app with the instruction as said — the app finds the skill
 again with `search_skills`. The skills come from a callable (the composition root reads the
@@ -120,7 +122,7 @@ class SkillRouter:
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         plan = self.inner.route(text, apps)
         skills_app = app_in_role(apps, "skills")
-        if plan.tasks or skills_app is None:
+        if (plan.tasks and not plan.asked) or skills_app is None:
             return plan
         try:
             skills = self._skills()

@@ -60,6 +60,10 @@ from tests.fakes.music_api import make_wav
         ("我的音乐", "library", ""),
         ("打开音乐应用", "home", ""),  # routed here instead of to the window manager
         ("open the music app", "home", ""),
+        # a question about the app itself (the router gives it here): its home view
+        ("介绍一下音乐应用", "home", ""),
+        ("tell me about the music app", "home", ""),
+        ("说说我的歌曲", "library", ""),
     ],
 )
 def test_requests_are_read_into_intents(text: str, kind: str, query: str) -> None:

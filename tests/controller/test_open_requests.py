@@ -5,7 +5,10 @@ loose words it happens to share; an app named at the start of an instruction tak
 it alone; quoted words, titles, the topic of a piece of writing, the material after
 a request's colon, what a reminder should say, what a scheduled job should do and a
 program's code are content, not evidence of which app should act; a request with a
-leading time is the scheduler's, whatever the job will do.
+leading time is the scheduler's, whatever the job will do. A request for knowledge
+about a topic (its style, its history) or for a work named by its kind (a book, a
+film) is the assistant's, whatever its verb ("搜索", "search" are also the music
+app's words) and whatever its topic ("周杰伦的音乐风格").
 Without a model, what no app's words claim goes to the catch-all assistant (which
 then says it needs a model); without the assistant installed, the answer says
 plainly that no installed app can do it.
@@ -244,3 +247,172 @@ def test_an_app_handed_the_job_by_name_takes_it_alone(router, apps, text, app_id
     plan = router.route(text, apps)
     assert plan.tasks == [PlannedTask("t1", app_id, text, [])], plan.reason
     assert plan.confidence == DeterministicRouter.ADDRESSED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # knowledge about a topic: the topic is content, whatever app it sounds like
+        "帮我总结一下周杰伦的音乐风格",
+        "给我讲讲摇滚乐的起源",
+        "评价一下这张专辑",
+        "跟我聊聊爵士乐",
+        "周杰伦的音乐风格是什么",
+        "搜索爵士乐的历史",
+        "分析一下这张专辑的风格",
+        "summarize Jay Chou's music style",
+        "describe the style of rock music",
+        "tell me about Jay Chou",
+        "what do you know about rock music",
+        "what's Jay Chou's music style like?",
+        "what is the history of jazz",
+        "give me an overview of classical music",
+        # a work named by its kind, not a song: its title and the verb are content
+        "搜索《代码大全》这本书",
+        "搜索电影《三体》",
+        "搜索周杰伦的电影",
+        "下载《三体》这本小说",
+        "帮我找一本书",
+        "search for the book 'Code Complete'",
+        "search for the book Code Complete",
+        "download the movie Inception",
+        "find me a book by Stephen King",
+        "find me a good movie",
+        # a general topic that only sounds like what an app shows or owns: a
+        # language (the code app runs Python, it does not teach it), an aspect of
+        # one, a thing "of" something, a skill of people, music in general
+        "介绍 Python",
+        "tell me about Python",
+        "介绍一下CPU的历史",
+        "describe the process of photosynthesis",
+        "介绍一下沟通技能",
+        "tell me about music",
+    ],
+)
+def test_a_question_or_a_work_no_app_names_is_the_assistants(router, apps, text):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
+    assert plan.confidence >= CONFIDENT  # no model is asked to agree
+    assert plan.reason.endswith("[asked]")
+    assert plan.asked  # a skill whose summary matches comes first
+
+
+@pytest.mark.parametrize(
+    ("text", "app_id"),
+    [
+        # the same verbs and topics, on what the music app does
+        ("播放周杰伦的歌", "music_app"),
+        ("搜索周杰伦的歌", "music_app"),
+        ("我想听音乐", "music_app"),
+        ("play some jazz", "music_app"),
+        ("search songs by Jay Chou", "music_app"),
+        ("搜索《七里香》", "music_app"),  # a title alone is a song's
+        ("播放《代码》这首歌", "music_app"),
+        ("播放情书", "music_app"),  # 书 and 剧 only count with their measure word
+        ("播放京剧", "music_app"),
+        ("播放周杰伦的代表作", "music_app"),
+        ("play the film soundtrack", "music_app"),
+        ("play songs from the movie Frozen", "music_app"),  # the film qualifies songs
+        ("play the soundtrack of the movie Inception", "music_app"),
+        ("下载这部电影的主题曲", "music_app"),
+        ("播放周杰伦的情书", "music_app"),
+        # a style to change something to is no question about one
+        ("把背景换成复古的风格", "system_agent"),
+        ("change the style of the play button", "system_agent"),
+        ("show the style of the button", "system_agent"),
+        ("隐藏桌面的背景", "system_agent"),  # a background is the wallpaper
+        ("hide the background of the taskbar", "system_agent"),
+        # writing one is the writing rule's, and a given text the material rule's
+        ("给我写一篇关于摇滚乐历史的文章", "assistant_app"),
+        ("总结以下内容：今天播放了三首歌", "assistant_app"),
+    ],
+)
+def test_what_only_looks_like_a_question_keeps_its_app(router, apps, text, app_id):
+    assert app_ids(offline(router).route(text, apps)) == [app_id]
+
+
+def test_a_question_beside_a_request_is_a_task_of_its_own(router, apps):
+    for text in (
+        "搜索《代码大全》这本书并播放周杰伦的歌",
+        "search for the book 'Code Complete' and play some jazz",
+        "介绍一下周杰伦，然后播放七里香",
+        "介绍一下爵士乐并播放一首",  # a topic ends where another request joins
+    ):
+        plan = router.route(text, apps)
+        assert app_ids(plan) == ["assistant_app", "music_app"], (text, plan.reason)
+        assert plan.tasks[1].depends_on == ["t1"]
+        assert plan.confidence >= CONFIDENT
+        assert not plan.asked
+    # topics listed, or a second question, stay one question
+    for text in ("summarize jazz and rock", "介绍一下周杰伦并分析他的音乐风格"):
+        plan = router.route(text, apps)
+        assert plan.tasks == [PlannedTask("t1", "assistant_app", text, [])], plan.reason
+
+
+OWNED = [
+    # what the system app shows live
+    ("说说现在的CPU占用", "system_agent"),
+    ("总结一下CPU的使用情况", "system_agent"),
+    ("说说内存", "system_agent"),
+    ("tell me about my disk usage", "system_agent"),
+    ("describe the memory usage", "system_agent"),
+    ("tell me about the processes", "system_agent"),
+    # the skills list
+    ("介绍一下技能", "skills_app"),
+    ("tell me about my skills", "skills_app"),
+    ("tell me about the skills app", "skills_app"),
+    # an app named as an app
+    ("介绍一下代码应用", "code_app"),
+    ("tell me about the code app", "code_app"),
+    ("介绍一下音乐应用", "music_app"),
+    ("tell me about the music app", "music_app"),
+    # what the music app keeps
+    ("介绍一下曲库", "music_app"),
+    ("tell me about my songs", "music_app"),
+]
+
+
+@pytest.mark.parametrize(("text", "app_id"), OWNED)
+def test_a_question_about_what_an_app_shows_or_owns_is_that_apps(
+    router, apps, text, app_id
+):
+    plan = router.route(text, apps)
+    assert plan.tasks == [PlannedTask("t1", app_id, text, [])], plan.reason
+    assert plan.confidence >= CONFIDENT  # no model is asked to agree
+    assert "[owned: " in plan.reason and not plan.asked
+    # the app answers it whether or not the assistant is installed
+    specialists = tuple(a for a in apps if a.system_role != "catch_all")
+    assert app_ids(router.route(text, specialists)) == [app_id]
+
+
+def test_what_an_app_owns_is_its_manifests_subjects(router, apps):
+    """The rule reads the manifests' `subjects` and names, no app ids: a weather app
+    that lists 天气 as a subject takes the question about the weather; the same
+    app without it leaves it to the assistant."""
+    weather = AppProfile(
+        "weather_app", "天气预报", keywords=("查天气",), subjects=("天气",)
+    )
+    plan = router.route("说说现在的天气", (*apps, weather))
+    assert app_ids(plan) == ["weather_app"], plan.reason
+    mute = AppProfile("weather_app", "天气预报", keywords=("查天气",))
+    assert app_ids(router.route("说说现在的天气", (*apps, mute))) == ["assistant_app"]
+    # its name as an app's, in any language it gives
+    named = AppProfile("weather_app", "天气预报", names={"en-US": "Weather"})
+    assert app_ids(router.route("tell me about the weather app", (*apps, named))) == [
+        "weather_app"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "搜索《代码大全》这本书",
+        "帮我总结一下周杰伦的音乐风格",
+        "summarize Jay Chou's music style",
+    ],
+)
+def test_without_the_assistant_a_question_gets_the_plain_no_app_reply(router, apps, text):
+    specialists = tuple(a for a in apps if a.system_role != "catch_all")
+    plan = offline(router).route(text, specialists)
+    assert plan.tasks == [], plan.reason
+    assert plan.reason == no_match_message(specialists)

@@ -85,6 +85,10 @@ def test_the_window_lists_every_skill_with_kind_source_and_summary(
     ids = {a["action_id"] for a in reply["actions"]}
     assert {"show", "install", "reload"} <= ids
     assert app.handle("list my skills", {})["view_type"] == "table"
+    # a question about the skills (the router gives it here) is answered by the list
+    for said in ("介绍一下技能", "tell me about my skills", "tell me about the skills app"):
+        listed = app.handle(said, {})
+        assert listed["view_type"] == "table" and listed["message"].startswith("共有"), said
     assert "已重新加载" in app.handle("重新加载技能", {})["message"]
 
 
@@ -124,12 +128,45 @@ def test_an_instruction_that_says_it_all_runs_the_skill_and_answers_first(
         {"cwd_state": reply["state"]},
         {"action_id": "run", "form_values": {"value": -900, "to": "f"}},
     )
+    assert failed_run["notice"] == "error"
     assert (
-        failed_run["notice"] == "warning" and failed_run["message"] == "运行结束，退出码 1"
+        failed_run["message"]
+        == "没能完成：技能「temp_convert」运行出错（参数错误或执行失败）。"
     )
     assert widget(failed_run, "输出")["data"]["code"].endswith(
         "退出码 1（参数错误或执行失败）"
     )
+
+
+def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
+    skills_harness: Harness,
+) -> None:
+    """The shipped text_stats run without a file exits 1: the answer says in the
+    user's language that it was not done, the desktop shows it as an error (its
+    `notice`), and the exit code and stderr are the folded `detail`; the form and
+    the output stay to fix it."""
+    app, agent = flows(skills_harness)
+    for said, context, plain, output in (
+        (
+            "统计一下文字",
+            {},
+            "没能完成：技能「text_stats」运行出错（参数错误或执行失败）。",
+            "输出",
+        ),
+        (
+            "count the words",
+            EN,
+            "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+            "Output",
+        ),
+    ):
+        reply = app.handle(said, context)
+        assert agent.calls[-1] == ("run_command", {"command": ["text_stats"]})
+        assert reply["message"] == plain
+        assert reply["notice"] == "error"  # the desktop's replyLevel: not a success
+        assert reply["detail"] == "exit code 1\nstderr:\n错误: 需要 -f FILE"
+        assert "错误: 需要 -f FILE" in widget(reply, output)["data"]["code"]
+        assert any(a["action_id"] == "run" for a in reply["actions"])
 
 
 def test_an_instruction_that_leaves_doubt_shows_the_form_and_runs_nothing(
@@ -291,8 +328,12 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
         {"cwd_state": shown["state"], **EN},
         {"action_id": "run", "form_values": {"value": -900, "to": "f"}},
     )
-    assert failed_run["notice"] == "warning" and failed_run["status"] == "ok"
-    assert failed_run["message"] == "Finished with exit code 1"
+    assert failed_run["notice"] == "error" and failed_run["detail"].startswith(
+        "exit code 1"
+    )
+    assert failed_run["message"] == (
+        "Not done: the skill “temp_convert” failed (bad arguments or a general failure)."
+    )
 
 
 def test_failures_in_english_are_plain_and_keep_their_detail(

@@ -8,6 +8,7 @@ skills folder is `<state_dir>/skills/` with the example skills copied in at star
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -239,6 +240,50 @@ def test_a_skill_instruction_shows_its_answer_without_scrolling(
         assert window.locator("select[name=to]").input_value() == "f"
         assert window.locator(".v-code", has_text="°F").count() == 0  # nothing ran
         page.screenshot(path=str(SHOTS / f"skill-asks-{locale}.png"))
+        assert errors == []
+    finally:
+        context.close()
+
+
+FAILED_RUN = {
+    "zh-CN": (
+        "统计一下行数和字数",
+        "没能完成：技能「text_stats」运行出错（参数错误或执行失败）。",
+    ),
+    "en-US": (
+        "count the words",
+        "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+    ),
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("locale", list(FAILED_RUN))
+def test_a_skill_that_exits_non_zero_shows_as_not_done(browser, system, locale) -> None:
+    """text_stats run without a file exits 1: the skills window says plainly that it
+    was not done, as an error (banner and toast, never a success), with the exit code
+    and stderr folded under the technical details."""
+    said, plain = FAILED_RUN[locale]
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale)
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{system.url}/?token={system.token}")
+        page.wait_for_selector("#task_skills_app")
+        page.fill("#command_input", said)
+        page.press("#command_input", "Enter")
+        notice = page.locator("#win_skills_app .win-notice")
+        expect(notice).to_have_attribute("data-level", "error", timeout=20000)
+        expect(notice.locator(".win-notice-text")).to_contain_text(plain)
+        detail = notice.get_by_text("exit code 1", exact=False)
+        assert not detail.is_visible()  # folded away
+        toast = page.locator("#toasts .toast").last
+        expect(toast).to_have_class(re.compile(r"\btoast-error\b"))
+        expect(toast.locator(".toast-icon")).not_to_have_text("✅")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"skill-not-done-{locale}.png"))
         assert errors == []
     finally:
         context.close()
