@@ -448,6 +448,9 @@ class AgentLoop:
         if not reviewed:
             return None
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
+        if self.sub_agent and self.conversation.turn_id:
+            for step in steps:  # run after the yes, still in the sub-agent's turn
+                step["turn_id"] = self.conversation.turn_id
         self.conversation.pending = {
             "turns": self.turns,
             "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],

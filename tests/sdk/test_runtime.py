@@ -359,6 +359,7 @@ def test_a_skills_sub_agents_risky_call_waits_for_the_yes_and_runs_in_its_turn()
     agent = RiskyForkSkillAgent(model)
     plan = paused_by_the_skills_sub_agent(agent)
     (step,) = plan["steps"]
+    assert step["turn_id"] == "the-sub-turn"  # the executor holds it there after the yes
     results = {f"step_{step['step_id']}": {"status": "ok", "result": {"size": 1}}}
     reply = AgentFlows(agent).handle(
         "tidy", {"cwd_state": plan["state"], "tool_results": results}
