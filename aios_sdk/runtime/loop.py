@@ -98,6 +98,22 @@ class Outcome:
     detail: str = ""  # the technical reason of an error
 
 
+def _not_followed(outcome: ToolOutcome) -> ToolOutcome:
+    """A `skill` call that waited behind a call for the user's yes ran in the
+    controller's plan, outside this request's turn: nothing holds the model to the
+    skill's tools there, so its steps are not given; the model may use it again."""
+    if not outcome.ok:
+        return outcome
+    return ToolOutcome(
+        outcome.call_id,
+        outcome.name,
+        False,
+        code="not_run",
+        error="the skill was not followed: it waited behind a call for the user's "
+        "confirmation; use the skill again to follow it",
+    )
+
+
 @dataclass
 class AgentLoop:
     llm: Any  # aios_sdk.llm.AgentLLM (turn, chat, progress)
@@ -150,7 +166,10 @@ class AgentLoop:
             ProposedCall(c["id"], c["name"], "", c.get("args") or {})
             for c in pending.get("calls", [])
         ]
-        outcomes = outcomes_from_results(calls, results, pending.get("steps", []))
+        outcomes = [
+            _not_followed(outcome) if outcome.name == SKILL_TOOL else outcome
+            for outcome in outcomes_from_results(calls, results, pending.get("steps", []))
+        ]
         by_id = {outcome.call_id: outcome for outcome in outcomes}
         for copy, original in (pending.get("duplicates") or {}).items():
             if original in by_id:  # the same call proposed twice: one result for both
@@ -586,6 +605,7 @@ class AgentLoop:
             model_messages=prefix,
             turn_id=self.conversation.turn_id,
             allowed_tools=self.conversation.allowed_tools,
+            plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
         child = self._child(task_id, conversation, pauses=may_pause and not in_background)
         instruction = (
@@ -648,6 +668,7 @@ class AgentLoop:
         conversation = Conversation(
             turn_id=str(used.get("sub_turn_id") or self.conversation.turn_id),
             allowed_tools=[str(t) for t in allowed] if isinstance(allowed, list) else None,
+            plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
         clean = re.sub(r"[^A-Za-z0-9_-]", "", name)[-24:] or "skill"
         task_id = f"skill-{clean}-{uuid.uuid4().hex[:6]}"

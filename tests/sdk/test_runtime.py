@@ -418,3 +418,60 @@ def test_a_new_message_instead_of_the_yes_ends_the_skills_waiting_call() -> None
     skill_result = [m for m in model.seen[2] if m["role"] == "tool"][-1]
     assert json.loads(skill_result["content"])["code"] == "not_confirmed"
     assert [name for name, _ in agent.calls] == ["skill"]
+
+
+def confirmed(agent: Agent, reply: dict[str, Any]) -> dict[str, Any]:
+    """The next reply after the user's yes to `reply`'s plan (every step ran)."""
+    results = {
+        f"step_{s['step_id']}": {"status": "ok", "result": {"size": 1}}
+        for s in reply["steps"]
+    }
+    state = json.loads(json.dumps(reply["state"]))
+    return AgentFlows(agent).handle("tidy", {"cwd_state": state, "tool_results": results})
+
+
+def test_a_skills_sub_agent_pauses_count_among_the_requests_plans() -> None:
+    write = ("file_write", {"path": "a.txt", "content": "x"})
+    model = Model(
+        said("", write),  # the parent's own write waits: the request's first plan
+        said("", ("skill", {"name": "greet"})),
+        said("", ("file_write", {"path": "b.txt", "content": "x"})),  # the second
+        said("", ("file_write", {"path": "c.txt", "content": "x"})),  # the third
+        said("", ("file_write", {"path": "d.txt", "content": "x"})),  # one too many
+        said("stopped at the limit"),
+        said("done"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    reply = AgentFlows(agent).handle("tidy", {"cwd_state": {}})
+    for path in ("a.txt", "b.txt", "c.txt"):
+        assert [s["args"]["path"] for s in reply.get("steps", [])] == [path], reply
+        reply = confirmed(agent, reply)
+    assert reply["data"]["content"] == "done"  # never a plan the controller refuses
+    refused = [m for m in model.seen[5] if m["role"] == "tool"][-1]
+    assert json.loads(refused["content"])["code"] == "round_limit"
+
+
+def test_a_skill_that_waited_behind_a_call_for_the_users_yes_is_not_followed() -> None:
+    model = Model(
+        said(
+            "", ("file_write", {"path": "a.txt", "content": "x"}), ("skill", {"name": "g"})
+        ),
+        said("done"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    plan = AgentFlows(agent).handle("tidy", {"cwd_state": {}})
+    assert [s["tool"] for s in plan["steps"]] == ["file_write", "skill"]
+    results = {
+        f"step_{plan['steps'][0]['step_id']}": {"status": "ok", "result": {"size": 1}},
+        f"step_{plan['steps'][1]['step_id']}": {
+            "status": "ok",
+            "result": {"name": "g", "steps": "Do it.", "allowed_tools": ["run_command"]},
+        },
+    }
+    reply = AgentFlows(agent).handle(
+        "tidy", {"cwd_state": plan["state"], "tool_results": results}
+    )
+    assert reply["data"]["content"] == "done"
+    used = [m for m in model.seen[1] if m["role"] == "tool"][-1]
+    assert "Do it." not in used["content"]  # its steps are not given unheld
+    assert json.loads(used["content"])["code"] == "not_run"
