@@ -49,6 +49,7 @@ TOO_LONG = "llm_context_too_long"
 REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
 
 FORK_MARK = "<fork-boilerplate>"
+DENIED_BY_USER = "denied_by_user"  # a step the user said no to (the controller's code)
 Progress = Callable[[StreamEvent], None]
 
 
@@ -112,6 +113,21 @@ def _not_followed(outcome: ToolOutcome) -> ToolOutcome:
         error="the skill was not followed: it waited behind a call for the user's "
         "confirmation; use the skill again to follow it",
     )
+
+
+def _refused_by_user(messages: list[dict[str, Any]]) -> list[str]:
+    """Why each call the user said no to did not run (the tool results saying so)."""
+    refused = []
+    for message in messages:
+        if message.get("role") != "tool":
+            continue
+        try:
+            result = json.loads(str(message.get("content") or ""))
+        except ValueError:
+            continue
+        if isinstance(result, dict) and result.get("code") == DENIED_BY_USER:
+            refused.append(str(result.get("error") or DENIED_BY_USER)[:300])
+    return refused
 
 
 @dataclass
@@ -739,6 +755,9 @@ class AgentLoop:
         }
         if outcome.detail:
             summary["error"] = outcome.detail  # what the parent model needs to know
+        refused = _refused_by_user(child.conversation.model_messages)
+        if refused:  # said by the runtime, whatever the sub-agent's report says
+            summary["denied_by_user"] = refused
         return summary
 
     @staticmethod

@@ -377,6 +377,7 @@ def test_a_skills_sub_agents_risky_call_waits_for_the_yes_and_runs_in_its_turn()
     assert ran[2:] == [("file_write", parent_turn)]  # the parent writes its output
     summary = json.loads([m for m in model.seen[4] if m["role"] == "tool"][-1]["content"])
     assert summary["status"] == "ok" and summary["summary"] == "wrote a.txt"
+    assert "denied_by_user" not in summary
     assert reply["state"]["pending"] is None and reply["state"]["allowed_tools"] is None
 
 
@@ -403,6 +404,7 @@ def test_a_skills_sub_agents_risky_call_denied_runs_nothing_and_both_see_it() ->
     assert refusal == {"error": "you said no", "code": "denied_by_user"}
     summary = json.loads([m for m in model.seen[3] if m["role"] == "tool"][-1]["content"])
     assert summary["summary"] == "the user said no: a.txt is unchanged"
+    assert summary["denied_by_user"] == ["you said no"]  # whatever the report says
 
 
 def test_a_new_message_instead_of_the_yes_ends_the_skills_waiting_call() -> None:
