@@ -116,9 +116,14 @@ def _not_followed(outcome: ToolOutcome) -> ToolOutcome:
 
 
 def _refused_by_user(messages: list[dict[str, Any]]) -> list[str]:
-    """Why each call the user said no to did not run (the tool results saying so)."""
+    """Why each call of a sub-agent the user said no to did not run (its tool results
+    after its task, not those of the parent's context it was forked from)."""
+    start = max(
+        (i for i, m in enumerate(messages) if FORK_MARK in str(m.get("content") or "")),
+        default=0,
+    )
     refused = []
-    for message in messages:
+    for message in messages[start:]:
         if message.get("role") != "tool":
             continue
         try:

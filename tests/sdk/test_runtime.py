@@ -477,3 +477,24 @@ def test_a_skill_that_waited_behind_a_call_for_the_users_yes_is_not_followed() -
     used = [m for m in model.seen[1] if m["role"] == "tool"][-1]
     assert "Do it." not in used["content"]  # its steps are not given unheld
     assert json.loads(used["content"])["code"] == "not_run"
+
+
+def test_a_sub_agents_summary_names_only_its_own_refused_calls() -> None:
+    model = Model(
+        said("", ("file_write", {"path": "a.txt", "content": "x"})),  # the parent's
+        said("", ("task", {"prompt": "look around"})),  # after the user's no
+        said("looked around"),  # the sub-agent, on a fork of that context
+        said("done"),
+    )
+    agent = Agent(model)
+    plan = AgentFlows(agent).handle("write", {"cwd_state": {}})
+    (step,) = plan["steps"]
+    denied = {"status": "error", "error": "you said no", "code": "denied_by_user"}
+    reply = AgentFlows(agent).handle(
+        "write",
+        {"cwd_state": plan["state"], "tool_results": {f"step_{step['step_id']}": denied}},
+    )
+    assert reply["data"]["content"] == "done"
+    assert "you said no" in json.dumps(model.seen[2])  # the fork sees the parent's no
+    summary = json.loads([m for m in model.seen[3] if m["role"] == "tool"][-1]["content"])
+    assert summary["summary"] == "looked around" and "denied_by_user" not in summary
