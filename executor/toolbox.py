@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,7 +41,7 @@ from executor.providers.skills import SkillsProvider
 from executor.registry import AppRecord, AppRegistry
 from executor.sandbox.background import BackgroundProcesses
 from executor.sandbox.runner import ProcessSandbox
-from executor.skills.scope import SkillScopes
+from executor.skills.scope import SkillScopes, sub_turn
 from executor.templating import TemplateError, references, render_args
 from executor.tools.cache import ToolCache
 from executor.tools.catalog import InvalidArgs
@@ -95,6 +94,14 @@ class ToolContext:
         return self.toolbox.hidden_from(self.app)
 
 
+def _step_turn(step: Step) -> str | None:
+    """The turn a step says it belongs to, when it is a short text: a sub-agent's call
+    that waited for the user's yes, which the controller runs without a turn of its
+    own (a skill's sub-agent stays held to its skill's tools)."""
+    value = (step.model_extra or {}).get("turn_id")
+    return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+
+
 class Toolbox:
     """Runs tool calls and step plans for registered apps."""
 
@@ -118,7 +125,8 @@ class Toolbox:
         self.cache = ToolCache()
         self.events = EventQueue()
         self.call_log = ToolCallLog(state_dir)
-        self.skill_scopes = SkillScopes()  # a skill's allowed-tools, per loop turn
+        # a skill's allowed-tools, per loop turn (kept over a restart)
+        self.skill_scopes = SkillScopes(state_dir / "skill_scopes.json")
         self.tools = ToolSource()
         self.tools.add(AtomicProvider(self))
         # the owner's shared skills (`<state_dir>/users/default/skills/`), each other
@@ -232,7 +240,7 @@ class Toolbox:
             allowed = value.get("allowed_tools") if isinstance(value, dict) else None
             if turn_id and isinstance(value, dict) and value.get("context") == "fork":
                 # the sub-agent that follows it has a turn of its own, held to the list
-                turn_id = value["sub_turn_id"] = f"{turn_id[:60]}.{secrets.token_hex(8)}"
+                turn_id = value["sub_turn_id"] = sub_turn(turn_id)
             self.skill_scopes.begin(
                 app.app_id, session_id, turn_id, str(args.get("name")), allowed
             )
@@ -393,8 +401,9 @@ class Toolbox:
         side_by_side = any(s.tool not in _QUICK_TOOLS for s, _a, f in rendered if f is None)
 
         def run(step: Step, args: dict[str, Any] | None) -> ToolResult:
+            turn = _step_turn(step) or turn_id
             return self._outcome(
-                app, step.tool, args or {}, session_id, found.get(step.step_id), turn_id
+                app, step.tool, args or {}, session_id, found.get(step.step_id), turn
             )
 
         pending: list[Future[ToolResult] | ToolResult | None] = []

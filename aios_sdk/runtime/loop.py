@@ -49,6 +49,7 @@ TOO_LONG = "llm_context_too_long"
 REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
 
 FORK_MARK = "<fork-boilerplate>"
+DENIED_BY_USER = "denied_by_user"  # a step the user said no to (the controller's code)
 Progress = Callable[[StreamEvent], None]
 
 
@@ -98,6 +99,42 @@ class Outcome:
     detail: str = ""  # the technical reason of an error
 
 
+def _not_followed(outcome: ToolOutcome) -> ToolOutcome:
+    """A `skill` call that waited behind a call for the user's yes ran in the
+    controller's plan, outside this request's turn: nothing holds the model to the
+    skill's tools there, so its steps are not given; the model may use it again."""
+    if not outcome.ok:
+        return outcome
+    return ToolOutcome(
+        outcome.call_id,
+        outcome.name,
+        False,
+        code="not_run",
+        error="the skill was not followed: it waited behind a call for the user's "
+        "confirmation; use the skill again to follow it",
+    )
+
+
+def _refused_by_user(messages: list[dict[str, Any]]) -> list[str]:
+    """Why each call of a sub-agent the user said no to did not run (its tool results
+    after its task, not those of the parent's context it was forked from)."""
+    start = max(
+        (i for i, m in enumerate(messages) if FORK_MARK in str(m.get("content") or "")),
+        default=0,
+    )
+    refused = []
+    for message in messages[start:]:
+        if message.get("role") != "tool":
+            continue
+        try:
+            result = json.loads(str(message.get("content") or ""))
+        except ValueError:
+            continue
+        if isinstance(result, dict) and result.get("code") == DENIED_BY_USER:
+            refused.append(str(result.get("error") or DENIED_BY_USER)[:300])
+    return refused
+
+
 @dataclass
 class AgentLoop:
     llm: Any  # aios_sdk.llm.AgentLLM (turn, chat, progress)
@@ -113,7 +150,8 @@ class AgentLoop:
     write_output: Callable[[str, str], str] | None = None  # (name, text) → path
     sub_agent: bool = False
     # a sub-agent whose calls that need the user's yes pause the parent (a foreground
-    # fork that is its message's only call); others are refused such calls
+    # fork that is its message's only call, a skill's fork when nothing else of its
+    # message waits); others are refused such calls
     pauses_parent: bool = False
     turns: int = 0
 
@@ -143,12 +181,16 @@ class AgentLoop:
         self.conversation.pending = None
         self.turns = int(pending.get("turns") or 0)
         if pending.get("kind") == "fork":  # a sub-agent's call waited: it goes on
-            return self._resume_fork(pending, results)
+            with within_turn(self.conversation.turn_id or None):
+                return self._resume_fork(pending, results)
         calls = [
             ProposedCall(c["id"], c["name"], "", c.get("args") or {})
             for c in pending.get("calls", [])
         ]
-        outcomes = outcomes_from_results(calls, results, pending.get("steps", []))
+        outcomes = [
+            _not_followed(outcome) if outcome.name == SKILL_TOOL else outcome
+            for outcome in outcomes_from_results(calls, results, pending.get("steps", []))
+        ]
         by_id = {outcome.call_id: outcome for outcome in outcomes}
         for copy, original in (pending.get("duplicates") or {}).items():
             if original in by_id:  # the same call proposed twice: one result for both
@@ -172,6 +214,14 @@ class AgentLoop:
         if not pending:
             return
         self.conversation.pending = None
+        if pending.get("kind") == "fork":  # the forked call waited with its sub-agent
+            name = str(pending.get("tool") or TASK_TOOL)
+            outcome = ToolOutcome(
+                str(pending.get("call_id")), name, False, error=reason, code="not_confirmed"
+            )
+            self.conversation.replace_placeholder(
+                outcome.call_id, name, outcome.for_model(), ok=False
+            )
         for call in pending.get("calls", []):
             outcome = ToolOutcome(
                 call["id"], call["name"], False, error=reason, code="not_confirmed"
@@ -389,7 +439,15 @@ class AgentLoop:
                 done[ran.call_id] = ran
                 if ran.name == SKILL_TOOL and ran.ok and isinstance(ran.result, Mapping):
                     if ran.result.get("context") == "fork":
-                        done[ran.call_id] = self._skill_fork(ran, ran.result)
+                        # its sub-agent may pause the request when nothing else waits
+                        alone = not reviewed and question is None and paused is None
+                        alone = alone and ran.call_id not in duplicates.values()
+                        forked = self._skill_fork(ran, ran.result, may_pause=alone)
+                        if isinstance(forked, ToolOutcome):
+                            done[ran.call_id] = forked
+                        else:
+                            del done[ran.call_id]
+                            paused = forked
                     else:
                         self._follow_skill(ran.result)
         if question is not None and reviewed:
@@ -430,6 +488,9 @@ class AgentLoop:
         if not reviewed:
             return None
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
+        if self.sub_agent and self.conversation.turn_id:
+            for step in steps:  # run after the yes, still in the sub-agent's turn
+                step["turn_id"] = self.conversation.turn_id
         self.conversation.pending = {
             "turns": self.turns,
             "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
@@ -565,6 +626,7 @@ class AgentLoop:
             model_messages=prefix,
             turn_id=self.conversation.turn_id,
             allowed_tools=self.conversation.allowed_tools,
+            plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
         child = self._child(task_id, conversation, pauses=may_pause and not in_background)
         instruction = (
@@ -603,10 +665,15 @@ class AgentLoop:
             for m in self.conversation.model_messages
         )
 
-    def _skill_fork(self, ran: ToolOutcome, used: Mapping[str, Any]) -> ToolOutcome:
+    def _skill_fork(
+        self, ran: ToolOutcome, used: Mapping[str, Any], may_pause: bool = False
+    ) -> ToolOutcome | dict[str, Any]:
         """A skill marked `context: fork`: a sub-agent follows its steps, held to its
         `allowed-tools` (by the executor too, in the turn it named), and its summary
-        is the skill call's result; the parent's own tools stay as they were."""
+        is the skill call's result; the parent's own tools stay as they were. When
+        nothing else of the parent's message waits (`may_pause`), a call of it that
+        needs the user's yes pauses the parent, as a `task` sub-agent's does (the
+        paused sub-agent is returned, for `_pause_for_fork`); otherwise it is refused."""
         name = str(used.get("name") or "skill")
         call = ProposedCall(ran.call_id, ran.name, "", {"name": name})
         if self._in_a_fork():
@@ -622,21 +689,28 @@ class AgentLoop:
         conversation = Conversation(
             turn_id=str(used.get("sub_turn_id") or self.conversation.turn_id),
             allowed_tools=[str(t) for t in allowed] if isinstance(allowed, list) else None,
+            plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
         clean = re.sub(r"[^A-Za-z0-9_-]", "", name)[-24:] or "skill"
         task_id = f"skill-{clean}-{uuid.uuid4().hex[:6]}"
-        child = self._child(task_id, conversation, pauses=False)
+        child = self._child(task_id, conversation, pauses=may_pause)
         instruction = (
             f"{FORK_MARK}\nYou are a sub-agent that follows the skill {name!r}. Do what "
             f"its steps say, with the tools you have, then answer with a short report "
             f"of what you did and found. You cannot fork further.\n</fork-boilerplate>"
             f"\n\n{used.get('steps') or ''}"
         )
+        described = {"description": f"skill {name}", "prompt": ""}
         outcome = child.start(instruction)
-        summary = self._summary(
-            child, outcome, {"description": f"skill {name}", "prompt": ""}, task_id
-        )
-        return self._finished(call, summary)
+        if outcome.kind == "plan":
+            return {
+                "call": call,
+                "child": child,
+                "task_id": task_id,
+                "steps": outcome.steps,
+                "described": described,
+            }
+        return self._finished(call, self._summary(child, outcome, described, task_id))
 
     def _child(
         self, task_id: str, conversation: Conversation, *, pauses: bool
@@ -686,6 +760,9 @@ class AgentLoop:
         }
         if outcome.detail:
             summary["error"] = outcome.detail  # what the parent model needs to know
+        refused = _refused_by_user(child.conversation.model_messages)
+        if refused:  # said by the runtime, whatever the sub-agent's report says
+            summary["denied_by_user"] = refused
         return summary
 
     @staticmethod
@@ -703,7 +780,9 @@ class AgentLoop:
             "kind": "fork",
             "turns": self.turns,
             "call_id": call.call_id,
+            "tool": call.name,  # `task`, or `skill` for a skill marked fork
             "args": call.args or {},
+            "described": dict(paused.get("described") or call.args or {}),
             "task_id": paused["task_id"],
             "child": child.conversation.to_state(),
             "child_turns": child.turns,
@@ -716,23 +795,32 @@ class AgentLoop:
     def _resume_fork(
         self, pending: Mapping[str, Any], results: Mapping[str, Any]
     ) -> Outcome:
-        """The paused sub-agent's calls ran (or were denied): it goes on, and its
-        summary is the parent's `task` result (or it pauses the parent again)."""
+        """The paused sub-agent's calls ran (or were denied): it goes on — in its own
+        turn, held to the tools it was held to — and its summary is the parent's
+        `task` (or `skill`) result, or it pauses the parent again."""
         task_id = str(pending.get("task_id") or "task")
         conversation = Conversation.from_state(pending.get("child") or {})
         child = self._child(task_id, conversation, pauses=True)
         child.turns = int(pending.get("child_turns") or 0)
         call = ProposedCall(
-            str(pending.get("call_id")), TASK_TOOL, "", dict(pending.get("args") or {})
+            str(pending.get("call_id")),
+            str(pending.get("tool") or TASK_TOOL),
+            "",
+            dict(pending.get("args") or {}),
         )
+        described = dict(pending.get("described") or call.args or {})
         outcome = child.resume(results)
         if outcome.kind == "plan":
             return self._pause_for_fork(
-                {"call": call, "child": child, "task_id": task_id, "steps": outcome.steps}
+                {
+                    "call": call,
+                    "child": child,
+                    "task_id": task_id,
+                    "steps": outcome.steps,
+                    "described": described,
+                }
             )
-        finished = self._finished(
-            call, self._summary(child, outcome, call.args or {}, task_id)
-        )
+        finished = self._finished(call, self._summary(child, outcome, described, task_id))
         self.conversation.replace_placeholder(
             finished.call_id, finished.name, finished.for_model(), ok=finished.ok
         )

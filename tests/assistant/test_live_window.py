@@ -11,6 +11,7 @@ from tests.assistant.conftest import ASSISTANT
 from tests.browser import desktop_page
 from tests.controller.system import RunningSystem
 from tests.fakes.openai_server import FakeOpenAI, delayed, text_reply, tool_calls_reply
+from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -57,3 +58,50 @@ def test_the_pause_shows_its_confirmation_and_yes_replays(
     page.locator("#confirm_allow_once").click()  # the desktop's confirmation dialog
     expect(window).to_contain_text("已按你的确认改写", timeout=20000)
     assert (system.workspace(ASSISTANT) / "README.txt").read_text() == "页面确认"
+
+
+SHOTS = ROOT / "test-artifacts" / "assistant"
+
+
+@pytest.mark.parametrize(
+    ("locale", "text", "answer"),
+    [
+        ("zh-CN", "智能助手 用技能改写说明", "技能改写了说明文件。"),
+        ("en-US", "assistant rewrite the readme with the skill", "The skill rewrote it."),
+    ],
+)
+def test_a_forked_skills_write_asks_in_the_desktops_dialog(
+    browser, system: RunningSystem, fake: FakeOpenAI, locale: str, text: str, answer: str
+) -> None:
+    """The sub-agent of a skill marked `context: fork` meets the same dialog as any
+    call: the overwrite waits for the click, then its report reaches the answer."""
+    skill = system.state_dir / "users" / "default" / "skills" / "rewrite_readme"
+    skill.mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: rewrite_readme\ndescription: Rewrite the README\ncontext: fork\n"
+        "allowed-tools: [file_write]\n---\nRewrite README.txt.\n"
+    )
+    written = f"rewritten by the skill ({locale})"
+    fake.when(
+        "<fork-boilerplate>",
+        tool_calls_reply(("file_write", {"path": "README.txt", "content": written})),
+        text_reply("rewrote README.txt"),
+    )
+    fake.script(tool_calls_reply(("skill", {"name": "rewrite_readme"})))
+    readme = system.workspace(ASSISTANT) / "README.txt"
+    with desktop_page(browser, system, [ASSISTANT], locale=locale) as page:
+        say(page, fake, text)
+        dialog = page.locator("#confirm_dialog")
+        expect(dialog).to_be_visible(timeout=20000)
+        expect(dialog.locator(".confirm-step").first).to_contain_text("README.txt")
+        assert readme.read_text() != written  # nothing ran before the click
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SHOTS / f"forked_skill_confirm_{locale}.png"
+        page.screenshot(path=str(shot), animations="disabled")
+        fake.script(text_reply(answer))
+        page.locator("#confirm_allow_once").click()
+        window = page.locator(f"#win_{ASSISTANT}")
+        expect(window).to_contain_text(answer, timeout=20000)
+        shot = SHOTS / f"forked_skill_done_{locale}.png"
+        page.screenshot(path=str(shot), animations="disabled")
+    assert readme.read_text() == written

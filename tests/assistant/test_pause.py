@@ -112,3 +112,69 @@ def test_a_new_message_instead_of_a_yes_cancels_the_waiting_call(
     (request,) = agent_requests(fake)
     cancelled = [m for m in request.messages if m["role"] == "tool"][-1]
     assert json.loads(cancelled["content"])["code"] == "not_confirmed"
+
+
+FORKED_SKILL = (
+    "---\nname: rewrite_readme\ndescription: Rewrite the README\ncontext: fork\n"
+    "allowed-tools: [file_write, file_read]\n---\nRewrite README.txt.\n"
+)
+
+
+def test_a_forked_skills_write_waits_for_the_users_yes_also_after_a_restart(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A skill marked `context: fork`: its sub-agent's overwrite is the confirmation the
+    user meets for any call; after a restart the yes runs it in the sub-agent, which
+    goes on in the skill's turn, and its report reaches the main agent."""
+    skill = tmp_path / "state" / "users" / "default" / "skills" / "rewrite_readme"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(FORKED_SKILL)
+    apps = build_assistant_apps(tmp_path)
+    config = assistant_config(fake)
+    system = launch(tmp_path, apps, config=config)
+    try:
+        system.wait_app(ASSISTANT, "running")
+        fake.when(
+            "<fork-boilerplate>",
+            tool_calls_reply(("file_write", {"path": "README.txt", "content": "技能写的"})),
+        )
+        fake.script(tool_calls_reply(("skill", {"name": "rewrite_readme"})))
+        paused = ask(system, fake, "智能助手 用技能改写说明")
+        assert paused["view_type"] == "confirm", paused  # asked, not refused
+        assert "README.txt" in paused["message"], paused
+        readme = system.workspace(ASSISTANT) / "README.txt"
+        assert "技能写的" not in readme.read_text()
+        confirmation = paused["data"]["confirmation_id"]
+    finally:
+        system.stop()
+
+    system = launch(tmp_path, apps, config=config)  # same state folder
+    try:
+        system.wait_app(ASSISTANT, "running")
+        pending = system.get("/api/confirmations").json()["confirmations"]
+        assert [p["confirmation_id"] for p in pending] == [confirmation]
+        fake.reset()
+        fake.when(
+            "<fork-boilerplate>",
+            tool_calls_reply(("file_read", {"path": "README.txt"})),  # the skill's turn
+            text_reply("技能：已改写 README.txt。"),
+        )
+        fake.script(text_reply("技能改写了说明文件。"))
+        answer = system.post(
+            f"/api/confirmations/{confirmation}", {"decision": "allow_once"}
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["data"]["content"] == "技能改写了说明文件。", answer.json()
+        assert readme.read_text() == "技能写的"
+        child = [r for r in agent_requests(fake) if "<fork-boilerplate>" in r.prompt_text]
+        read = [m for m in child[-1].messages if m["role"] == "tool"][-1]
+        assert "技能写的" in read["content"]  # held to the skill, yet its tools run
+        parent = [
+            r for r in agent_requests(fake) if "<fork-boilerplate>" not in r.prompt_text
+        ]
+        result = json.loads(
+            [m for m in parent[-1].messages if m["role"] == "tool"][-1]["content"]
+        )
+        assert result["status"] == "ok" and result["summary"] == "技能：已改写 README.txt。"
+    finally:
+        system.stop()

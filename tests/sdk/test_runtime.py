@@ -320,3 +320,181 @@ def test_a_skill_marked_fork_runs_as_a_sub_agent_held_to_its_tools() -> None:
     result = [m for m in model.seen[3] if m["role"] == "tool"][-1]
     assert json.loads(result["content"])["summary"] == "greeted Ann"
     assert reply["state"]["allowed_tools"] is None  # the parent's tools stay its own
+
+
+class RiskyForkSkillAgent(ForkSkillAgent):
+    """A skill marked fork whose allowed tools include one that needs the user's yes."""
+
+    def call_tool(self, tool_name: str, **args: Any) -> Any:
+        used = super().call_tool(tool_name, **args)
+        if tool_name == "skill":
+            return {**used, "allowed_tools": ["file_write", "run_command"]}
+        return used
+
+
+def paused_by_the_skills_sub_agent(agent: Agent) -> dict[str, Any]:
+    """The parent's reply when the forked sub-agent's write waits for the user: a plan
+    for the controller, its state as the session keeps it (JSON)."""
+    plan = AgentFlows(agent).handle("tidy", {"cwd_state": {}})
+    assert [(s["tool"], s["args"]) for s in plan.get("steps", [])] == [
+        ("file_write", {"path": "a.txt", "content": "x"})
+    ], plan
+    assert [name for name, _ in agent.calls] == ["skill"]  # the write waits
+    return {**plan, "state": json.loads(json.dumps(plan["state"]))}
+
+
+def test_a_skills_sub_agents_risky_call_waits_for_the_yes_and_runs_in_its_turn() -> None:
+    model = Model(
+        said("", ("skill", {"name": "greet"})),  # the parent uses the skill
+        said("", ("file_write", {"path": "a.txt", "content": "x"})),  # waits
+        said(  # after the yes: a tool outside the skill's list, a fork, an allowed one
+            "",
+            ("file_read", {"path": "a.txt"}),
+            ("task", {"prompt": "again"}),
+            ("run_command", {"command": "x"}),
+        ),
+        said("wrote a.txt"),  # the sub-agent's report
+        said("done"),  # the parent's answer
+    )
+    agent = RiskyForkSkillAgent(model)
+    plan = paused_by_the_skills_sub_agent(agent)
+    (step,) = plan["steps"]
+    assert step["turn_id"] == "the-sub-turn"  # the executor holds it there after the yes
+    results = {f"step_{step['step_id']}": {"status": "ok", "result": {"size": 1}}}
+    reply = AgentFlows(agent).handle(
+        "tidy", {"cwd_state": plan["state"], "tool_results": results}
+    )
+    assert reply["data"]["content"] == "done"
+    written = [m for m in model.seen[2] if m["role"] == "tool"][-1]
+    assert json.loads(written["content"]) == {"size": 1}  # the sub-agent read its result
+    after = {m["tool_call_id"]: m["content"] for m in model.seen[3] if m["role"] == "tool"}
+    assert json.loads(after["c0"])["code"] == "not_allowed_by_skill"  # still held
+    assert json.loads(after["c1"])["code"] == "no_fork"  # a fork from a fork
+    ran = [(name, args["turn"]) for name, args in agent.calls]
+    parent_turn = plan["state"]["turn_id"]
+    assert ran[0] == ("skill", parent_turn) and parent_turn != "the-sub-turn"
+    assert ran[1] == ("run_command", "the-sub-turn")  # in the skill's own turn
+    assert ran[2:] == [("file_write", parent_turn)]  # the parent writes its output
+    summary = json.loads([m for m in model.seen[4] if m["role"] == "tool"][-1]["content"])
+    assert summary["status"] == "ok" and summary["summary"] == "wrote a.txt"
+    assert "denied_by_user" not in summary
+    assert reply["state"]["pending"] is None and reply["state"]["allowed_tools"] is None
+
+
+def test_a_skills_sub_agents_risky_call_denied_runs_nothing_and_both_see_it() -> None:
+    model = Model(
+        said("", ("skill", {"name": "greet"})),
+        said("", ("file_write", {"path": "a.txt", "content": "x"})),
+        said("the user said no: a.txt is unchanged"),  # the sub-agent's report
+        said("not done: you said no"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    plan = paused_by_the_skills_sub_agent(agent)
+    (step,) = plan["steps"]
+    denied = {"status": "error", "error": "you said no", "code": "denied_by_user"}
+    reply = AgentFlows(agent).handle(
+        "tidy",
+        {"cwd_state": plan["state"], "tool_results": {f"step_{step['step_id']}": denied}},
+    )
+    assert reply["data"]["content"] == "not done: you said no"
+    written = [args["path"] for name, args in agent.calls if name == "file_write"]
+    assert [name for name, _ in agent.calls] == ["skill", "file_write"]
+    assert written[0].startswith("task-outputs/skill-greet-")  # only the report
+    refusal = json.loads([m for m in model.seen[2] if m["role"] == "tool"][-1]["content"])
+    assert refusal == {"error": "you said no", "code": "denied_by_user"}
+    summary = json.loads([m for m in model.seen[3] if m["role"] == "tool"][-1]["content"])
+    assert summary["summary"] == "the user said no: a.txt is unchanged"
+    assert summary["denied_by_user"] == ["you said no"]  # whatever the report says
+
+
+def test_a_new_message_instead_of_the_yes_ends_the_skills_waiting_call() -> None:
+    model = Model(
+        said("", ("skill", {"name": "greet"})),
+        said("", ("file_write", {"path": "a.txt", "content": "x"})),
+        said("something else, then"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    plan = paused_by_the_skills_sub_agent(agent)
+    reply = AgentFlows(agent).handle("never mind", {"cwd_state": plan["state"]})
+    assert reply["data"]["content"] == "something else, then"
+    skill_result = [m for m in model.seen[2] if m["role"] == "tool"][-1]
+    assert json.loads(skill_result["content"])["code"] == "not_confirmed"
+    assert [name for name, _ in agent.calls] == ["skill"]
+
+
+def confirmed(agent: Agent, reply: dict[str, Any]) -> dict[str, Any]:
+    """The next reply after the user's yes to `reply`'s plan (every step ran)."""
+    results = {
+        f"step_{s['step_id']}": {"status": "ok", "result": {"size": 1}}
+        for s in reply["steps"]
+    }
+    state = json.loads(json.dumps(reply["state"]))
+    return AgentFlows(agent).handle("tidy", {"cwd_state": state, "tool_results": results})
+
+
+def test_a_skills_sub_agent_pauses_count_among_the_requests_plans() -> None:
+    write = ("file_write", {"path": "a.txt", "content": "x"})
+    model = Model(
+        said("", write),  # the parent's own write waits: the request's first plan
+        said("", ("skill", {"name": "greet"})),
+        said("", ("file_write", {"path": "b.txt", "content": "x"})),  # the second
+        said("", ("file_write", {"path": "c.txt", "content": "x"})),  # the third
+        said("", ("file_write", {"path": "d.txt", "content": "x"})),  # one too many
+        said("stopped at the limit"),
+        said("done"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    reply = AgentFlows(agent).handle("tidy", {"cwd_state": {}})
+    for path in ("a.txt", "b.txt", "c.txt"):
+        assert [s["args"]["path"] for s in reply.get("steps", [])] == [path], reply
+        reply = confirmed(agent, reply)
+    assert reply["data"]["content"] == "done"  # never a plan the controller refuses
+    refused = [m for m in model.seen[5] if m["role"] == "tool"][-1]
+    assert json.loads(refused["content"])["code"] == "round_limit"
+
+
+def test_a_skill_that_waited_behind_a_call_for_the_users_yes_is_not_followed() -> None:
+    model = Model(
+        said(
+            "", ("file_write", {"path": "a.txt", "content": "x"}), ("skill", {"name": "g"})
+        ),
+        said("done"),
+    )
+    agent = RiskyForkSkillAgent(model)
+    plan = AgentFlows(agent).handle("tidy", {"cwd_state": {}})
+    assert [s["tool"] for s in plan["steps"]] == ["file_write", "skill"]
+    results = {
+        f"step_{plan['steps'][0]['step_id']}": {"status": "ok", "result": {"size": 1}},
+        f"step_{plan['steps'][1]['step_id']}": {
+            "status": "ok",
+            "result": {"name": "g", "steps": "Do it.", "allowed_tools": ["run_command"]},
+        },
+    }
+    reply = AgentFlows(agent).handle(
+        "tidy", {"cwd_state": plan["state"], "tool_results": results}
+    )
+    assert reply["data"]["content"] == "done"
+    used = [m for m in model.seen[1] if m["role"] == "tool"][-1]
+    assert "Do it." not in used["content"]  # its steps are not given unheld
+    assert json.loads(used["content"])["code"] == "not_run"
+
+
+def test_a_sub_agents_summary_names_only_its_own_refused_calls() -> None:
+    model = Model(
+        said("", ("file_write", {"path": "a.txt", "content": "x"})),  # the parent's
+        said("", ("task", {"prompt": "look around"})),  # after the user's no
+        said("looked around"),  # the sub-agent, on a fork of that context
+        said("done"),
+    )
+    agent = Agent(model)
+    plan = AgentFlows(agent).handle("write", {"cwd_state": {}})
+    (step,) = plan["steps"]
+    denied = {"status": "error", "error": "you said no", "code": "denied_by_user"}
+    reply = AgentFlows(agent).handle(
+        "write",
+        {"cwd_state": plan["state"], "tool_results": {f"step_{step['step_id']}": denied}},
+    )
+    assert reply["data"]["content"] == "done"
+    assert "you said no" in json.dumps(model.seen[2])  # the fork sees the parent's no
+    summary = json.loads([m for m in model.seen[3] if m["role"] == "tool"][-1]["content"])
+    assert summary["summary"] == "looked around" and "denied_by_user" not in summary

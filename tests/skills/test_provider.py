@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 from executor.providers.skills import SkillsProvider
-from tests.executor.conftest import APP_TOKEN, OTHER_TOKEN, Harness
+from executor.service import create_app
+from tests.executor.conftest import APP_TOKEN, MASTER, OTHER_TOKEN, Harness, settings_from
 from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
 
 EXAMPLES = {"temp_convert", "text_stats", "code_review"}
@@ -548,3 +549,70 @@ def test_a_skill_marked_fork_holds_only_the_sub_agents_turn(
     assert call_in_turn(skills_harness, "file_read", "p1", path="a.txt")["status"] == "ok"
     odd = call_in_turn(skills_harness, "skill", "p2", name="odd")
     assert odd["status"] == "error" and "context" in odd["error"]
+
+
+def run_as_controller(harness: Harness, steps: list[dict]) -> dict:
+    """A plan the controller runs for app1 after the user's yes (no turn of its own)."""
+    body = {"steps": steps, "session_id": "sess_turns", "app_id": "app1"}
+    response = harness.client.post("/run", json=body, headers={"X-AIOS-Token": MASTER})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["tool_results"]
+
+
+def test_a_forked_skills_confirmed_steps_stay_held_to_its_tools_over_a_restart(
+    skills_harness: Harness, shared: Path
+) -> None:
+    write_skill(
+        shared / "tidy",
+        "SKILL.md",
+        "---\nname: tidy\ndescription: Tidy up\ncontext: fork\n"
+        "allowed-tools: [run_command]\n---\nTidy $1.\n",
+        executable=False,
+    )
+    wait_for(lambda: "tidy" in names(skills_harness.call("search_skills", keyword="")))
+    (skills_harness.workdir / "a.txt").write_text("A")
+    sub_turn = result(call_in_turn(skills_harness, "skill", "p1", name="tidy"))[
+        "sub_turn_id"
+    ]
+    confirmed = [
+        {"step_id": 1, "tool": "file_read", "args": {"path": "a.txt"}, "turn_id": sub_turn},
+        {
+            "step_id": 2,
+            "tool": "run_command",
+            "args": {"command": "temp_convert -v 0"},
+            "turn_id": sub_turn,
+        },
+    ]
+    ran = run_as_controller(skills_harness, confirmed)
+    assert ran["step_1"]["code"] == "not_allowed_by_skill"  # a yes does not widen it
+    assert ran["step_2"]["status"] == "ok"
+    # the executor restarts on the same state folder while the sub-agent waits
+    skills_harness.app.extensions["aios_toolbox"].shutdown()
+    again = create_app(
+        settings_from(None), token=MASTER, state_dir=skills_harness.state_dir
+    )
+    restarted = Harness(
+        again,
+        again.test_client(),
+        skills_harness.workdir,
+        skills_harness.other_workdir,
+        skills_harness.state_dir,
+    )
+    assert restarted.register("app1", skills_harness.workdir, APP_TOKEN).status_code == 200
+    try:
+        ran = run_as_controller(restarted, confirmed)
+        assert ran["step_1"]["code"] == "not_allowed_by_skill"  # still held
+        assert ran["step_2"]["status"] == "ok"
+        held = call_in_turn(restarted, "file_read", sub_turn, path="a.txt")
+        assert held["code"] == "not_allowed_by_skill"
+        # a sub-agent's turn the executor does not know runs nothing, never unheld
+        unknown = call_in_turn(
+            restarted, "run_command", "p1.0123456789abcdef", command="temp_convert -v 0"
+        )
+        assert unknown["code"] == "not_allowed_by_skill"
+        # the parent's next call ends the sub-agent's turn: it runs nothing more
+        assert call_in_turn(restarted, "file_read", "p1", path="a.txt")["status"] == "ok"
+        over = call_in_turn(restarted, "run_command", sub_turn, command="temp_convert -v 0")
+        assert over["code"] == "not_allowed_by_skill" and "over" in over["error"]
+    finally:
+        again.extensions["aios_toolbox"].shutdown()

@@ -173,6 +173,57 @@ def test_a_skill_one_user_installs_is_neither_found_nor_run_by_the_other(
     assert not (users / "bob" / "skills" / "alice_tool").exists()
 
 
+def test_a_forked_skills_risky_call_waits_for_its_users_yes_in_their_sandbox(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    """Through /v1: the sub-agent of Alice's skill marked fork overwrites a file of
+    hers only after her yes (asked of her, not of Bob), in her sandbox."""
+    users = system.state_dir / "users"
+    work = users / "alice" / "workspaces" / ASSISTANT
+    skill = work / "skills" / "rewrite_draft"
+    skill.mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: rewrite_draft\ndescription: Rewrite the draft\ncontext: fork\n"
+        "allowed-tools: [file_write]\n---\nRewrite draft.txt.\n"
+    )
+    (work / "draft.txt").write_text("alice's first draft")
+    fake.when(
+        "<fork-boilerplate>",
+        tool_calls_reply(("file_write", {"path": "draft.txt", "content": "rewritten"})),
+        text_reply("rewrote draft.txt"),
+    )
+    fake.script(
+        tool_calls_reply(("skill", {"name": "rewrite_draft"})),
+        text_reply("草稿改好了。"),
+    )
+    client = openai.OpenAI(base_url=f"{system.url}/v1", api_key=ALICE_KEY, max_retries=0)
+    asked = client.chat.completions.create(
+        model=f"triton/{ASSISTANT}",
+        messages=[{"role": "user", "content": "用技能改写草稿"}],
+        extra_headers={"X-AIOS-Conversation-Id": "c-forked-skill"},
+    )
+    triton = (asked.choices[0].message.model_extra or {})["triton"]
+    assert triton["awaiting_confirmation"], asked  # she is asked, not refused
+    (question,) = _confirmations(system, ALICE_KEY)
+    assert question["confirmation_id"] == triton["awaiting_confirmation"]
+    assert "draft.txt" in question["summary"], question
+    assert _confirmations(system, BOB_KEY) == []
+    assert (work / "draft.txt").read_text() == "alice's first draft"
+    answered = requests.post(
+        f"{system.url}/v1/sandbox/confirmations/{question['confirmation_id']}",
+        json={"decision": "allow_once"},
+        headers={"Authorization": f"Bearer {ALICE_KEY}"},
+        timeout=60,
+    )
+    assert answered.status_code == 200, answered.text
+    assert "草稿改好了。" in json.dumps(answered.json(), ensure_ascii=False)
+    assert (work / "draft.txt").read_text() == "rewritten"
+    assert not (users / "bob" / "workspaces" / ASSISTANT / "draft.txt").exists()
+    assert not (system.workspace(ASSISTANT) / "draft.txt").exists()
+    summary = json.loads(_tool_results(fake)[-1])
+    assert summary["status"] == "ok" and summary["summary"] == "rewrote draft.txt"
+
+
 def _settings(
     system: RunningSystem, key: str, body: dict[str, Any] | None = None
 ) -> requests.Response:
