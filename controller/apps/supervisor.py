@@ -559,7 +559,8 @@ class Supervisor(AppLifecycle):
         timeout = self.config.health_timeout
         if child.spec is None:
             client = self.executor_client
-            child.probe = self._pool.submit(client.healthy, timeout)
+            pid = child.proc.pid if child.proc is not None else None
+            child.probe = self._pool.submit(client.healthy, timeout, pid)
         else:
             app = AppClient(child.child_id, child.url, child.token)
             child.probe = self._pool.submit(app.health, timeout)
