@@ -440,10 +440,10 @@ def _ours(proc: psutil.Process, marker: str, tag: str) -> bool:
         return False
 
 
-def _descendants(root_pid: int) -> list[tuple[int, bytes]]:
-    """Every descendant of `root_pid` as (pid, start time in clock ticks), read from
+def _children_by_parent() -> dict[int, list[tuple[int, bytes]]]:
+    """Every process as (pid, start time in clock ticks), by parent pid, read from
     /proc in one pass (psutil's `children(recursive=True)` costs several times more,
-    and the watcher runs it every 10 ms beside the system under test)."""
+    and the watchers need it every 10 ms beside the systems under test)."""
     children: dict[int, list[tuple[int, bytes]]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -455,38 +455,57 @@ def _descendants(root_pid: int) -> list[tuple[int, bytes]]:
             continue
         fields = data[data.rindex(b")") + 2 :].split()  # after "pid (comm) "
         children.setdefault(int(fields[1]), []).append((int(name), fields[19]))
-    found: list[tuple[int, bytes]] = []
-    todo = [root_pid]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child[0])
-    return found
+    return children
 
 
 class _Watcher:
-    """Records every descendant of the controller while a round runs."""
+    """Records every descendant of the controller while a round runs. One thread
+    scans /proc every 10 ms for all the watchers of the rounds running at a time."""
+
+    _lock = threading.Lock()
+    _active: set[_Watcher] = set()
+    _scanner: threading.Thread | None = None
 
     def __init__(self, root_pid: int):
         self.root_pid = root_pid
         self.seen: dict[tuple[int, bytes], psutil.Process] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        with _Watcher._lock:
+            self._record(_children_by_parent())
+            _Watcher._active.add(self)
+            if _Watcher._scanner is None:
+                _Watcher._scanner = threading.Thread(target=_Watcher._scan, daemon=True)
+                _Watcher._scanner.start()
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for key in _descendants(self.root_pid):
+    @staticmethod
+    def _scan() -> None:
+        while True:
+            with _Watcher._lock:
+                watchers = list(_Watcher._active)
+                if not watchers:
+                    _Watcher._scanner = None
+                    return
+            children = _children_by_parent()
+            with _Watcher._lock:  # a watcher stopped meanwhile records no more
+                for watcher in watchers:
+                    if watcher in _Watcher._active:
+                        watcher._record(children)
+            time.sleep(0.01)
+
+    def _record(self, children: dict[int, list[tuple[int, bytes]]]) -> None:
+        todo = [self.root_pid]
+        while todo:
+            for key in children.get(todo.pop(), ()):
+                todo.append(key[0])
                 if key not in self.seen:
                     try:
                         self.seen[key] = psutil.Process(key[0])
                     except psutil.Error:
                         continue
-            self._stop.wait(0.01)
 
     def stop(self) -> list[psutil.Process]:
-        self._stop.set()
-        self._thread.join(2)
+        """Every descendant seen; no scan records into it any more."""
+        with _Watcher._lock:
+            _Watcher._active.discard(self)
         return list(self.seen.values())
 
 
