@@ -20,7 +20,7 @@ end.
 
 `--json` prints exactly one JSON object on stdout (the `KEYS` below plus `meta`);
 otherwise a table shows each figure beside its goal with ✓ or ✗. Progress goes to
-stderr. `--quick` is a short smoke run (one cold start, a two-second load test).
+stderr. `--quick` is a short smoke run (one cold start, a one-second load test).
 """
 
 from __future__ import annotations
@@ -122,17 +122,17 @@ class Plan:
 
 QUICK = Plan(
     1,
-    20,
-    5,
+    10,
+    2,
     50,
-    2.0,
+    1.0,
     1,
-    0.5,
-    3,
+    0.25,
+    1,
     all_apps_running=False,
-    warm_opens=2,
-    hello_samples=30,
-    enters=5,
+    warm_opens=1,
+    hello_samples=10,
+    enters=2,
 )
 FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0, 9)
 

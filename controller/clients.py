@@ -114,12 +114,20 @@ class ExecutorClient:
         except AppUnreachable as exc:
             raise ExecutorUnreachable(exc.message) from exc
 
-    def healthy(self, timeout: float = 1.0) -> bool:
+    def healthy(self, timeout: float = 1.0, pid: int | None = None) -> bool:
+        """Whether the executor answers `/health`; with `pid`, only when the process
+        answering is that one: a port handed out for it can be taken by another
+        service (another launch's, say) before it binds, and that one must not be
+        taken for it (the apps' registrations would be refused as forbidden)."""
         try:
             answer = http_json("GET", self.url + "/health", timeout=timeout)
         except AiosError:
             return False
-        return answer.status == 200
+        if answer.status != 200:
+            return False
+        return pid is None or (
+            isinstance(answer.body, dict) and answer.body.get("pid") == pid
+        )
 
     def register(self, registration: dict[str, Any]) -> None:
         app_id = quote(registration["app_id"], safe="")

@@ -153,6 +153,7 @@ def create_app(
     def health() -> Any:
         return {
             "status": "ok",
+            "pid": os.getpid(),  # the controller checks it probes its own executor
             "sandbox": toolbox.sandbox.kind,
             "fork_limit": toolbox.sandbox.fork_limit,
             "apps": len(registry),

@@ -98,6 +98,11 @@ class ForkServer:
     def usable(self) -> bool:
         return self._ready.is_set() and not self._dead.is_set()
 
+    @property
+    def starting(self) -> bool:
+        """Started and neither ready nor dead yet (it is still importing)."""
+        return self._started and not self._ready.is_set()
+
     def start(self, after: threading.Event | None = None, at_most: float = 3.0) -> None:
         """Spawn the template once `after` is set (or `at_most` seconds passed): the
         supervisor lets the executor start first, which is what a person waits for.

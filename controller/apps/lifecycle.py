@@ -53,6 +53,8 @@ class AppUse:
     last_used: float = 0.0  # time.monotonic() of the latest call's start or end
     in_flight: int = 0
     start_wanted: bool = False  # a caller waits for the monitor to start it
+    # since when its wanted start waits for the app template to be ready
+    template_wait_since: float | None = None
     running_since: float | None = None  # when this run was first seen running
 
     def touch(self) -> None:
@@ -91,6 +93,9 @@ class AppLifecycle:
         raise NotImplementedError
 
     def _unregister(self, app_id: str) -> None:
+        raise NotImplementedError
+
+    def _template_pending(self, use: AppUse, now: float) -> bool:
         raise NotImplementedError
 
     def _new_child(self, spec: AppSpec) -> SupervisedChild:
@@ -181,6 +186,8 @@ class AppLifecycle:
                 child.job = None
             if not use.start_wanted:
                 return False
+            if self._template_pending(use, now):
+                return True  # forked once the template is ready; supervision goes on
             use.start_wanted = False
             use.touch()
             self._spawn(child, first=True)

@@ -149,7 +149,8 @@ class Supervisor(AppLifecycle):
     # -------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
-        """Spawn the executor and every app at once (call from a long-lived thread)."""
+        """Spawn the executor and the app template, and have the monitor start every
+        app started at launch (call from a long-lived thread)."""
         start_child_reaper()
         with self._lock:
             self._spawn(self.executor, first=True)
@@ -159,9 +160,11 @@ class Supervisor(AppLifecycle):
                 if any(self._starts_at_launch(app_id) for app_id in self._apps):
                     self._executor_up.set()
                 self._forks.start(after=self._executor_up)
+            # the monitor starts them (forked once the template is ready), so this
+            # thread goes on composing and serving the API meanwhile
             for child in self._apps.values():
                 if self._starts_at_launch(child.child_id):
-                    self._spawn(child, first=True)
+                    self._use[child.child_id].start_wanted = True
         self._monitor.start()
 
     def wait_settled(self, timeout: float) -> None:
@@ -497,6 +500,21 @@ class Supervisor(AppLifecycle):
             child.proc = None
             self._on_death(child, f"could not be started: {exc}")
 
+    def _template_pending(self, use: AppUse, now: float) -> bool:
+        """Whether a wanted start waits one more tick for the app template, which is
+        still importing: at most `_TEMPLATE_READY_S` from the first tick that saw it
+        (then the app starts as a new interpreter). Never blocks the monitor."""
+        forks = self._forks
+        if forks is None or not forks.starting:
+            use.template_wait_since = None
+            return False
+        if use.template_wait_since is None:
+            use.template_wait_since = now
+        if now - use.template_wait_since < _TEMPLATE_READY_S:
+            return True
+        use.template_wait_since = None
+        return False
+
     def _spawn_app(
         self, child: SupervisedChild, spec: AppSpec, how: AppConfinement, first: bool
     ) -> ChildProcess:
@@ -541,7 +559,8 @@ class Supervisor(AppLifecycle):
         timeout = self.config.health_timeout
         if child.spec is None:
             client = self.executor_client
-            child.probe = self._pool.submit(client.healthy, timeout)
+            pid = child.proc.pid if child.proc is not None else None
+            child.probe = self._pool.submit(client.healthy, timeout, pid)
         else:
             app = AppClient(child.child_id, child.url, child.token)
             child.probe = self._pool.submit(app.health, timeout)

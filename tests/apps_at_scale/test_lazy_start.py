@@ -12,13 +12,14 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tests.apps_at_scale.conftest import echo_copy, lazy_config
-from tests.controller.system import ROOT, TEST_APPS, launch
+from tests.controller.system import ROOT, TEST_APPS, RunningSystem, launch
 
 pytestmark = pytest.mark.slow
 
@@ -44,6 +45,29 @@ def _apps_dir(root: Path, *, keep_alive: bool = False, crash: bool = False) -> P
     return apps
 
 
+@pytest.fixture(scope="module")
+def lazy_system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    """One system with the default lazy start for the tests that do not stop it: each
+    uses apps of its own (hello and echo; the crash app and another echo copy; a
+    third echo copy), so each finds its apps idle whichever ran before."""
+    root = tmp_path_factory.mktemp("lazy")
+    apps = _apps_dir(root, crash=True)
+    for app_id, name in (("other_app", "其他应用"), ("lister_app", "列表应用")):
+        echo_copy(
+            apps,
+            app_id,
+            name=name,
+            keywords=[f"{name}专用词"],
+            examples=[],
+            description=name,
+        )
+    system = launch(root, apps, config=lazy_config())
+    try:
+        yield system
+    finally:
+        system.stop()
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -52,29 +76,26 @@ def _alive(pid: int) -> bool:
 
 
 def test_apps_are_idle_until_the_first_instruction_which_waits_for_the_start(
-    tmp_path: Path,
+    lazy_system: RunningSystem,
 ) -> None:
-    system = launch(tmp_path, _apps_dir(tmp_path), config=lazy_config())
-    try:
-        rows = system.apps()
-        assert {rows[a]["status"] for a in ("hello_app", "echo_app")} == {"idle"}, rows
-        assert all("pid" not in row for row in rows.values()), rows
-        started = time.monotonic()
-        answer = system.say("回声一下 lazy")  # routed from the manifest of an idle app
-        took = time.monotonic() - started
-        task = answer["tasks"][0]
-        assert task["app_id"] == "echo_app" and task["status"] == "done", answer
-        assert task["result"]["data"]["content"] == "echo: 回声一下 lazy"
-        row = system.apps()["echo_app"]
-        assert row["status"] == "running" and _alive(row["pid"]), row
-        assert system.apps()["hello_app"]["status"] == "idle"  # not started along
-        assert took < 15, took
-        # an open (an icon click) starts an idle app too
-        opened = system.post("/api/apps/hello_app/open", {})
-        assert opened.status_code == 200, opened.text
-        assert system.apps()["hello_app"]["status"] == "running"
-    finally:
-        system.stop()
+    system = lazy_system
+    rows = system.apps()
+    assert {rows[a]["status"] for a in ("hello_app", "echo_app")} == {"idle"}, rows
+    assert all("pid" not in rows[a] for a in ("hello_app", "echo_app")), rows
+    started = time.monotonic()
+    answer = system.say("回声一下 lazy")  # routed from the manifest of an idle app
+    took = time.monotonic() - started
+    task = answer["tasks"][0]
+    assert task["app_id"] == "echo_app" and task["status"] == "done", answer
+    assert task["result"]["data"]["content"] == "echo: 回声一下 lazy"
+    row = system.apps()["echo_app"]
+    assert row["status"] == "running" and _alive(row["pid"]), row
+    assert system.apps()["hello_app"]["status"] == "idle"  # not started along
+    assert took < 15, took
+    # an open (an icon click) starts an idle app too
+    opened = system.post("/api/apps/hello_app/open", {})
+    assert opened.status_code == 200, opened.text
+    assert system.apps()["hello_app"]["status"] == "running"
 
 
 def test_an_idle_app_is_stopped_and_a_keep_alive_one_is_not(tmp_path: Path) -> None:
@@ -100,25 +121,23 @@ def test_an_idle_app_is_stopped_and_a_keep_alive_one_is_not(tmp_path: Path) -> N
         system.stop()
 
 
-def test_the_crash_back_off_still_applies_to_a_lazily_started_app(tmp_path: Path) -> None:
-    system = launch(tmp_path, _apps_dir(tmp_path, crash=True), config=lazy_config())
-    try:
-        assert system.apps()["crash_app"]["status"] == "idle"
-        answer = system.say("崩溃测试")
-        task = answer["tasks"][0]
-        assert task["app_id"] == "crash_app" and task["status"] == "error", answer
-        assert task["result"]["data"]["code"] == "app_unavailable", task
-        row = system.wait_app("crash_app", "failed", timeout=30)
-        assert "gave up after 3 restarts" in row["error"], row
-        log = (system.state_dir / "logs" / "crash_app.log").read_text()
-        starts = [
-            float(line.rsplit(" ", 1)[1]) for line in log.splitlines() if "boom" in line
-        ]
-        gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-        assert len(starts) == 4 and all(g >= 0.4 for g in gaps), gaps  # backed off
-        assert system.say("回声一下 fine")["tasks"][0]["status"] == "done"  # others fine
-    finally:
-        system.stop()
+def test_the_crash_back_off_still_applies_to_a_lazily_started_app(
+    lazy_system: RunningSystem,
+) -> None:
+    system = lazy_system
+    assert system.apps()["crash_app"]["status"] == "idle"
+    answer = system.say("崩溃测试")
+    task = answer["tasks"][0]
+    assert task["app_id"] == "crash_app" and task["status"] == "error", answer
+    assert task["result"]["data"]["code"] == "app_unavailable", task
+    row = system.wait_app("crash_app", "failed", timeout=30)
+    assert "gave up after 3 restarts" in row["error"], row
+    log = (system.state_dir / "logs" / "crash_app.log").read_text()
+    starts = [float(line.rsplit(" ", 1)[1]) for line in log.splitlines() if "boom" in line]
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert len(starts) == 4 and all(g >= 0.4 for g in gaps), gaps  # backed off
+    fine = system.say("其他应用专用词 fine")["tasks"][0]  # the others are fine
+    assert fine["app_id"] == "other_app" and fine["status"] == "done", fine
 
 
 def test_kill_9_of_the_controller_after_lazy_starts_leaves_no_orphan(
@@ -158,18 +177,15 @@ def test_an_app_started_at_launch_counts_its_idle_time_from_its_start(
 
 
 def test_the_tools_of_an_idle_app_are_listed_and_an_unknown_app_is_a_404(
-    tmp_path: Path,
+    lazy_system: RunningSystem,
 ) -> None:
-    system = launch(tmp_path, _apps_dir(tmp_path), config=lazy_config())
-    try:
-        assert system.apps()["echo_app"]["status"] == "idle"
-        listed = system.get("/api/tools?app_id=echo_app")
-        assert listed.status_code == 200, listed.text  # was a 500: "not registered"
-        names = {tool["name"] for tool in listed.json()["tools"]}
-        assert {"file_read", "shell_exec", "schedule"} <= names, names
-        assert system.apps()["echo_app"]["status"] == "running"  # started to list
-        unknown = system.get("/api/tools?app_id=no_such_app")
-        assert unknown.status_code == 404, unknown.text
-        assert unknown.json()["error"]["code"] == "not_found"
-    finally:
-        system.stop()
+    system = lazy_system
+    assert system.apps()["lister_app"]["status"] == "idle"
+    listed = system.get("/api/tools?app_id=lister_app")
+    assert listed.status_code == 200, listed.text  # was a 500: "not registered"
+    names = {tool["name"] for tool in listed.json()["tools"]}
+    assert {"file_read", "shell_exec", "schedule"} <= names, names
+    assert system.apps()["lister_app"]["status"] == "running"  # started to list
+    unknown = system.get("/api/tools?app_id=no_such_app")
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json()["error"]["code"] == "not_found"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from controller.clients import (
     json_call,
     peer_error,
 )
-from tests.procs import PYTHON, free_port, spawn, stop, wait_healthy
+from tests.procs import PYTHON, free_port, spawn, start_executor, stop, wait_healthy
 
 
 class Peer:
@@ -221,3 +222,22 @@ def test_executor_client_calls_with_the_master_token(peer) -> None:
     assert executor.events(since=4, wait=0) == ([{"n": 5}], 5)
     assert app.tokens[-1] == "master"
     assert not ExecutorClient(f"http://127.0.0.1:{free_port()}", "m").healthy(timeout=1)
+
+
+@pytest.mark.process
+def test_the_executor_probe_takes_only_the_spawned_process_for_the_executor(
+    peer, tmp_path: Path
+) -> None:
+    """A port handed out for the executor can be taken by another service before the
+    executor binds it (another launch's app, say): that one answers `/health` too,
+    and must not be taken for the executor, whose registrations it would refuse."""
+    _app, other_url = peer
+    proc, url, token = start_executor(tmp_path)
+    try:
+        executor = ExecutorClient(url, token)
+        assert executor.healthy(pid=proc.pid)
+        assert not executor.healthy(pid=proc.pid + 100_000)
+        assert ExecutorClient(other_url, token).healthy()  # it does answer
+        assert not ExecutorClient(other_url, token).healthy(pid=proc.pid)
+    finally:
+        stop(proc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class Running:
     home: Path
     app_token: str
     workdir: Path
+    pid: int
 
     def post(self, route: str, body: dict, token: str | None = None) -> requests.Response:
         return requests.post(
@@ -59,7 +61,7 @@ class Running:
         return ToolResult.model_validate(response.json())
 
 
-def _launch(tmp_path: Path, config: dict) -> tuple[object, Running]:
+def _launch(tmp_path: Path, config: dict) -> tuple[subprocess.Popen, Running]:
     proc, url, master = start_executor(
         tmp_path, config=config, token=secrets.token_urlsafe(24)
     )
@@ -71,7 +73,7 @@ def _launch(tmp_path: Path, config: dict) -> tuple[object, Running]:
         f"{url}/apps/app1", json=registration, headers={"X-AIOS-Token": master}, timeout=5
     )
     assert response.status_code == 200, response.text
-    return proc, Running(url, master, tmp_path / "executor", app_token, workdir)
+    return proc, Running(url, master, tmp_path / "executor", app_token, workdir, proc.pid)
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +89,7 @@ def test_health_tokens_and_tool_listing(executor: Running) -> None:
     health = requests.get(f"{executor.url}/health", timeout=5).json()
     assert health == {
         "status": "ok",
+        "pid": executor.pid,  # the controller's probe checks it is its own executor
         "sandbox": health["sandbox"],
         "fork_limit": health["fork_limit"],
         "apps": 1,

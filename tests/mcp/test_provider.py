@@ -14,17 +14,20 @@ from aios_protocol.errors import ToolFailed, ToolTimeout
 from aios_runtime.bubblewrap import bwrap_works, find_bwrap
 from aios_runtime.settings import McpServerSettings
 from executor.providers.base import ToolCall
-from executor.providers.mcp import McpProvider, McpRuntime, McpServerConfig
+from executor.providers.mcp import BACKOFF, McpProvider, McpRuntime, McpServerConfig
 from tests.mcp.conftest import server_entry, tag_of
 from tests.procs import held_port, processes_tagged
 
 HAS_BWRAP = bool(find_bwrap()) and bwrap_works(find_bwrap() or "bwrap")
 
 
-def _provider(tmp_path: Path, name: str, entry: dict) -> McpProvider:
+def _provider(
+    tmp_path: Path, name: str, entry: dict, backoff: tuple[float, ...] = BACKOFF
+) -> McpProvider:
     settings = McpServerSettings.model_validate(entry)
     return McpProvider(
-        McpServerConfig(name, settings), McpRuntime(log_dir=tmp_path / "logs")
+        McpServerConfig(name, settings),
+        McpRuntime(log_dir=tmp_path / "logs", backoff=backoff),
     )
 
 
@@ -121,7 +124,9 @@ def test_a_crashed_server_is_restarted(basic: McpProvider) -> None:
 
 @pytest.mark.process
 def test_a_server_that_dies_at_start_fails_and_says_why(tmp_path: Path) -> None:
-    provider = _provider(tmp_path, "dies", server_entry("dies_at_start"))
+    # the shipped back-off's four steps, each a fifth as long
+    quick = tuple(delay / 5 for delay in BACKOFF)
+    provider = _provider(tmp_path, "dies", server_entry("dies_at_start"), quick)
     try:
         provider.start(wait=5)
         status = _wait_state(provider, "failed", 20)
