@@ -648,15 +648,7 @@ class AgentLoop:
                 "note": "call task_output with this task_id for its summary",
             }
             return ToolOutcome(call.call_id, call.name, True, result=running)
-        outcome = child.start(instruction)
-        if outcome.kind == "plan":
-            return {
-                "call": call,
-                "child": child,
-                "task_id": task_id,
-                "steps": outcome.steps,
-            }
-        return self._finished(call, self._summary(child, outcome, args, task_id))
+        return self._start_child(call, child, instruction, args, task_id)
 
     def _in_a_fork(self) -> bool:
         """Whether this loop is a forked sub-agent (which may not fork again)."""
@@ -701,6 +693,18 @@ class AgentLoop:
             f"\n\n{used.get('steps') or ''}"
         )
         described = {"description": f"skill {name}", "prompt": ""}
+        return self._start_child(call, child, instruction, described, task_id)
+
+    def _start_child(
+        self,
+        call: ProposedCall,
+        child: AgentLoop,
+        instruction: str,
+        described: Mapping[str, Any],
+        task_id: str,
+    ) -> ToolOutcome | dict[str, Any]:
+        """Start a foreground sub-agent: its summary as the call's result, or, when
+        it paused for the user's yes, the paused sub-agent (for `_pause_for_fork`)."""
         outcome = child.start(instruction)
         if outcome.kind == "plan":
             return {
@@ -708,7 +712,7 @@ class AgentLoop:
                 "child": child,
                 "task_id": task_id,
                 "steps": outcome.steps,
-                "described": described,
+                "described": dict(described),
             }
         return self._finished(call, self._summary(child, outcome, described, task_id))
 
