@@ -128,9 +128,7 @@ class Controller:
             app_sandbox=settings.app_sandbox,
             on_status=self._publish_status,
             on_ports=self.state.write_ports,
-            on_registered=lambda app_id: self.tools.invalidate(
-                None if app_id == "*" else app_id
-            ),
+            on_registered=self.tools.registered,
             # apps start on first use, stop when idle; the folder may change meanwhile
             apps_dir=apps_dir,
             apps=settings.apps,

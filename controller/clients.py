@@ -129,9 +129,15 @@ class ExecutorClient:
             isinstance(answer.body, dict) and answer.body.get("pid") == pid
         )
 
-    def register(self, registration: dict[str, Any]) -> None:
+    def register(self, registration: dict[str, Any]) -> dict[str, Any] | None:
+        """`PUT /apps/<id>`; the app's tool listing the executor answers with (as
+        `tool_listing` gives it), None from an executor that sends none."""
         app_id = quote(registration["app_id"], safe="")
-        self._call("PUT", f"/apps/{app_id}", registration)
+        answer = self._call("PUT", f"/apps/{app_id}", registration)
+        listing = answer.get("tools") if isinstance(answer, dict) else None
+        if not isinstance(listing, dict) or not isinstance(listing.get("tools"), list):
+            return None
+        return listing
 
     def unregister(self, app_id: str) -> None:
         self._call("DELETE", f"/apps/{quote(app_id, safe='')}")
@@ -167,6 +173,16 @@ class ExecutorClient:
         if not isinstance(events, list):
             raise BadAppReply("the executor's events page has no 'events' list")
         return [e for e in events if isinstance(e, dict)], int(page.get("next", since))
+
+
+def _listed_tools(answer: Any) -> list[dict[str, Any]] | None:
+    """The tools of a `GET /manifest` answer ([] on 404), None when it is no listing."""
+    if answer.status == 404:
+        return []
+    if answer.status != 200 or not isinstance(answer.body, dict):
+        return None
+    tools = answer.body.get("tools") or []
+    return [t for t in tools if isinstance(t, dict) and t.get("name")]
 
 
 class AppClient:
@@ -205,12 +221,26 @@ class AppClient:
         answer = http_json(
             "GET", self.url + "/manifest", token=self.token, timeout=timeout, what=self.what
         )
-        if answer.status == 404:
-            return []
-        if answer.status != 200 or not isinstance(answer.body, dict):
+        tools = _listed_tools(answer)
+        if tools is None:
             raise peer_error(answer, self.what)
-        tools = answer.body.get("tools") or []
-        return [t for t in tools if isinstance(t, dict) and t.get("name")]
+        return tools
+
+    def first_answer(self, timeout: float) -> tuple[bool, list[dict[str, Any]] | None]:
+        """A starting app's probe: (alive, as `health` says it, its `manifest_tools`
+        or None when its `/manifest` did not list them). One request where the start
+        would make two: the tools are what its registration sends next."""
+        try:
+            answer = http_json(
+                "GET",
+                self.url + "/manifest",
+                token=self.token,
+                timeout=timeout,
+                what=self.what,
+            )
+        except AiosError:
+            return False, None
+        return answer.status < 500, _listed_tools(answer)
 
     def handle(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         """POST the `HandleRequest`; the raw reply dict (validated by the caller)."""

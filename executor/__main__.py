@@ -14,6 +14,8 @@ import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
 from types import FrameType
 
 
@@ -26,6 +28,21 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--state-dir", required=True, help="where tool-call logs are kept")
     parser.add_argument("--threads", type=int, default=16, help="HTTP worker threads")
     return parser.parse_args(argv)
+
+
+# how long after the controller's first probe the warm-up begins (its start is over)
+WARM_UP_AFTER_S = 0.5
+
+
+def _warm_up_later(probed: threading.Event, warm_up: Callable[[], None]) -> None:
+    """`warm_up` once the executor was probed and `WARM_UP_AFTER_S` more passed; a
+    failure is logged and the executor goes on (each tool then warms on first use)."""
+    probed.wait()
+    time.sleep(WARM_UP_AFTER_S)
+    try:
+        warm_up()
+    except Exception:
+        logging.getLogger("executor").exception("the warm-up failed")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     # the system-information tool's CPU window, kept open so its first answer is at once
     threading.Thread(
         target=keep_window_open, args=(threading.Event(),), name="cpu-window", daemon=True
+    ).start()
+
+    # the tools' modules and argument checks, once the controller has found the
+    # executor up and its own start is over: not in the way of the start, and done
+    # before a person's first click
+    probed: threading.Event = app.extensions["aios_probed"]
+    threading.Thread(
+        target=_warm_up_later, args=(probed, toolbox.warm_up), name="warm-up", daemon=True
     ).start()
 
     def stop(signum: int, _frame: FrameType | None) -> None:

@@ -148,9 +148,12 @@ def create_app(
         finally:
             mine.release()
 
+    probed = app.extensions["aios_probed"] = threading.Event()
+
     @app.get("/health")
     @public
     def health() -> Any:
+        probed.set()  # the controller found it up (the warm-up waits for this)
         return {
             "status": "ok",
             "pid": os.getpid(),  # the controller checks it probes its own executor
@@ -169,7 +172,9 @@ def create_app(
             )
         registry.register(AppRecord.from_registration(registration))
         toolbox.sync_app(app_id)
-        return {"status": "ok"}
+        # the app's listing as `GET /tools?app_id=` gives it: the controller's first
+        # call of the app needs it, and need not ask again
+        return {"status": "ok", "tools": _listing(app_id)}
 
     @app.delete("/apps/<app_id>")
     def unregister_app(app_id: str) -> Any:
@@ -189,6 +194,10 @@ def create_app(
         app_id = ""
         if named or not _is_controller():
             app_id = _caller_app(registry, named).app_id
+        return _listing(app_id)
+
+    def _listing(app_id: str) -> dict[str, Any]:
+        """The tools `app_id` sees ("": every app) as `/tools` answers them."""
         entries = toolbox.listing(app_id or None)
         listing = ToolsListing(
             app_id=app_id,

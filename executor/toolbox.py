@@ -147,6 +147,15 @@ class Toolbox:
             max_workers=MAX_PARALLEL_STEPS, thread_name_prefix="aios-step"
         )
 
+    def warm_up(self) -> None:
+        """What the first call of each atomic tool would do (import its module, compile
+        its argument check), done ahead, so the first open of an app after a start
+        does not wait for it."""
+        from executor.providers.atomic import import_implementations
+
+        import_implementations()
+        self.tools.warm(AtomicProvider.name)
+
     # ------------------------------------------------------------ users
 
     def user_workdir(self, user_id: str, app_id: str) -> Path:

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from aios_protocol.errors import Forbidden, NotFound
 from aios_protocol.messages import ToolInfo, ToolsListing
 
@@ -58,6 +60,24 @@ class ToolListings:
 
     def names(self, app_id: str) -> list[str]:
         return [entry.name for entry in self.listing(app_id).tools]
+
+    def registered(self, app_id: str, listing: dict[str, Any] | None = None) -> None:
+        """`app_id` (re)registered with the executor ("*": every app, after the
+        executor's restart): its old listing goes, and `listing`, the executor's
+        answer to the registration, is kept in its place."""
+        if app_id == "*":
+            self.invalidate()
+            return
+        if listing is None:
+            self.invalidate(app_id)
+            return
+        try:
+            fresh = ToolsListing.model_validate(listing)
+        except ValidationError:  # not a listing: the next use fetches one
+            self.invalidate(app_id)
+            return
+        with self._lock:
+            self._cached[app_id] = (time.monotonic(), fresh)
 
     def invalidate(self, app_id: str | None = None) -> None:
         """Forget one app's listing (None: all of them)."""

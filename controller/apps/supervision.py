@@ -14,6 +14,7 @@ import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aios_runtime.settings import SupervisorSettings
 from controller.apps.confinement import AppConfinement
@@ -56,6 +57,9 @@ class SupervisedChild:
     needs_register: bool = False
     hung: str | None = None  # a call timed out while the process lived: restart it
     probe: Future | None = None
+    # the app's own tools, read by the probe that found it up (its registration
+    # sends them without asking again); None: not read
+    manifest_tools: list[dict[str, Any]] | None = None
     job: Future | None = None  # registration or group kill in flight
     published: tuple = field(default_factory=tuple)
 

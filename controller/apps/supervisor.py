@@ -92,7 +92,7 @@ class Supervisor(AppLifecycle):
         config: SupervisorSettings | None = None,
         on_status: Callable[[AppInfo], None] | None = None,
         on_ports: Callable[[dict[str, int]], None] | None = None,
-        on_registered: Callable[[str], None] | None = None,
+        on_registered: Callable[[str, dict[str, Any] | None], None] | None = None,
         # a dict (deprecated): config.json's `app_sandbox` as aios/system.py passes it
         app_sandbox: AppSandboxSettings | None = None,
         apps_dir: Path | None = None,
@@ -112,7 +112,8 @@ class Supervisor(AppLifecycle):
         self._app_settings = app_settings or {}
         self._on_status = on_status or (lambda info: None)
         self._on_ports = on_ports or (lambda ports: None)
-        self._on_registered = on_registered or (lambda app_id: None)
+        # (app id or "*" for all of them, the app's tool listing when the executor sent it)
+        self._on_registered = on_registered or (lambda app_id, listing: None)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stopping = threading.Event()
@@ -392,12 +393,13 @@ class Supervisor(AppLifecycle):
         if not child.job.done():
             return True
         error = child.job.exception()
+        listing = child.job.result() if error is None else None
         child.job = None
         if error is not None:
             child.note = f"registration with the executor failed: {error}"
             log.warning("%s: %s", child.child_id, child.note)
         self._mark_running(child)
-        self._on_registered(child.child_id)
+        self._on_registered(child.child_id, listing)
         return False
 
     def _on_healthy(self, child: SupervisedChild, now: float) -> None:
@@ -412,7 +414,7 @@ class Supervisor(AppLifecycle):
                 for app in self._apps.values():
                     if app.status == "running":
                         app.needs_register = True
-                self._on_registered("*")
+                self._on_registered("*", None)
             return
         child.status = "registering"
 
@@ -561,26 +563,40 @@ class Supervisor(AppLifecycle):
             client = self.executor_client
             pid = child.proc.pid if child.proc is not None else None
             child.probe = self._pool.submit(client.healthy, timeout, pid)
+        elif child.status == "starting":
+            app = AppClient(child.child_id, child.url, child.token)
+            child.probe = self._pool.submit(self._first_probe, child, app, timeout)
         else:
             app = AppClient(child.child_id, child.url, child.token)
             child.probe = self._pool.submit(app.health, timeout)
         child.probe.add_done_callback(self._wake_monitor)
+
+    @staticmethod
+    def _first_probe(child: SupervisedChild, app: AppClient, timeout: float) -> bool:
+        """Whether the starting app answers; its tools are kept for its registration."""
+        alive, tools = app.first_answer(timeout)
+        if alive:
+            child.manifest_tools = tools
+        return alive
 
     def _wake_monitor(self, done: Future) -> None:
         """A probe or registration ended: the monitor acts on it at once (a start
         then takes no more polling rounds than it must)."""
         self._wake.set()
 
-    def _register(self, child: SupervisedChild) -> None:
+    def _register(self, child: SupervisedChild) -> dict[str, Any] | None:
+        """Tell the executor of the app; the app's tool listing it answers with."""
         spec = child.spec
         assert spec is not None and spec.manifest is not None
         client = AppClient(child.child_id, child.url, child.token)
-        try:
-            tools = client.manifest_tools(timeout=max(2.0, self.config.health_timeout))
-        except AiosError as exc:
-            child.note = f"GET /manifest failed, no custom tools: {exc.message}"
-            tools = []
-        self.executor_client.register(
+        tools, child.manifest_tools = child.manifest_tools, None  # read by its first probe
+        if tools is None:
+            try:
+                tools = client.manifest_tools(timeout=max(2.0, self.config.health_timeout))
+            except AiosError as exc:
+                child.note = f"GET /manifest failed, no custom tools: {exc.message}"
+                tools = []
+        return self.executor_client.register(
             {
                 "app_id": spec.app_id,
                 "workdir": str(spec.workdir),

@@ -286,7 +286,6 @@ const events = connectEvents(
       // instruction that comes when none is waiting belongs to one already shown
       if (e.data?.client_id === api.clientId && state.instructionsInFlight === 0) return;
       const label = `${tr("处理中：", "Working on: ")}${asText(e.data?.instruction ?? "")}`;
-      views.status(e.app_id, label, "busy");
       if (e.app_id) {
         views.busySoon(e.app_id, { taskId: asText(e.data?.task_id) || null, sessionId: asText(e.session_id) || null, label });
       }
@@ -294,7 +293,6 @@ const events = connectEvents(
     step_done: (e) => {
       if (!views.isWorking(e.app_id)) return; // its work has ended (a late event)
       const text = `${tr("步骤", "Step")} ${asText(e.data?.step ?? "")} ${asText(e.data?.tool ?? "")}: ${asText(e.data?.status ?? "")}`;
-      views.status(e.app_id, text, "busy");
       views.progress(e.app_id, text);
     },
     notify: (e) => {

@@ -143,7 +143,6 @@ export class AppViews {
   async sendAction(appId, payload) {
     const win = this.windows.get(appId);
     if (!win) return;
-    this.status(appId, tr("处理中…", "Working…"), "busy");
     const work = this.busySoon(appId, { label: tr("处理中…", "Working…") });
     let reply;
     try {
@@ -157,9 +156,10 @@ export class AppViews {
 
   /**
    * The app `appId` has work running (`taskId` when it is an instruction's task of
-   * the session `sessionId`):
-   * after `delayMs` without an answer its window shows the loading state. Returns
-   * the work's handle for `idle`.
+   * the session `sessionId`): after `delayMs` without an answer its window shows the
+   * loading state and its status line says `label`. A quick answer changes nothing
+   * before it is shown: a status flashing for a few milliseconds would cost a frame
+   * while the answer is being made. Returns the work's handle for `idle`.
    */
   busySoon(appId, { taskId = null, sessionId = null, label = "", delayMs = BUSY_DELAY_MS } = {}) {
     this.idle(appId);
@@ -174,12 +174,14 @@ export class AppViews {
     return this.working.has(appId);
   }
 
-  /** A step of the running work finished: say so in its loading state. */
+  /** A step of the running work finished: say so in its loading state, once shown. */
   progress(appId, text) {
     const work = this.working.get(appId);
-    if (work) work.label = text;
-    const line = work?.overlay?.querySelector(".win-busy-label");
-    if (line) line.textContent = text;
+    if (!work) return;
+    work.label = text;
+    if (!work.overlay) return;
+    work.overlay.querySelector(".win-busy-label").textContent = text;
+    this.status(appId, text, "busy");
   }
 
   /** The work of `appId` ended (only `work`, when given): leave the loading state. */
@@ -202,6 +204,7 @@ export class AppViews {
     const { win } = this.windows.ensure(appInfo(work.appId));
     win.node.classList.add("busy");
     win.content.querySelector(".win-main")?.setAttribute("inert", ""); // controls disabled
+    this.status(work.appId, work.label || tr("处理中…", "Working…"), "busy");
     const elapsed = el("span", { className: "win-busy-elapsed" });
     const cancel = el("button", {
       type: "button",

@@ -56,7 +56,7 @@ export class AppWindow {
       "section",
       {
         id: `win_${app.id}`,
-        className: "window opening",
+        className: "window",
         dataset: { appId: app.id, uiType: "window", uiLabel: appName(app) },
         attrs: { role: "dialog", "aria-label": appName(app) },
       },
@@ -64,7 +64,6 @@ export class AppWindow {
       this.content,
       EDGES.map((edge) => el("div", { className: `win-edge win-edge-${edge}`, dataset: { edge } })),
     );
-    this.node.addEventListener("animationend", () => this.node.classList.remove("opening"), { once: true });
     this.node.addEventListener("pointerdown", () => this.raise(), true);
     this.titlebar.addEventListener("pointerdown", (e) => this.startDrag(e));
     this.titlebar.addEventListener("dblclick", (e) => {

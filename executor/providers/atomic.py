@@ -9,7 +9,8 @@ executor's consent check. Reading tools are concurrency-safe; `http_request` is 
 it saves into the workdir (`save_to`), `db_query` when its SQL only reads. After start
 the process tools (`shell_exec`, `process_start`) are listed unavailable, with the
 reason, when `tool_sandbox.require_bubblewrap` is set and bubblewrap does not work
-here. The implementations live in `executor/tools/` and are imported on first use.
+here. The implementations live in `executor/tools/`; they are imported on first use,
+or all at once by `import_implementations` (the executor does it after its start).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 if TYPE_CHECKING:
     from executor.toolbox import Toolbox
 
-__all__ = ["PROCESS_TOOLS", "AtomicProvider"]
+__all__ = ["PROCESS_TOOLS", "AtomicProvider", "import_implementations"]
 
 # tool name → (module, function); imported lazily.
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
@@ -51,6 +52,14 @@ assert tuple(_IMPLEMENTATIONS)[: len(ATOMIC_TOOLS)] == ATOMIC_TOOLS
 def _implementation(tool: str) -> Callable[..., Any]:
     module, name = _IMPLEMENTATIONS[tool]
     return getattr(importlib.import_module(module), name)
+
+
+def import_implementations() -> None:
+    """Import every tool's module now (they are imported on first use otherwise), and
+    the module that calls the apps' own tools."""
+    for module in sorted({module for module, _ in _IMPLEMENTATIONS.values()}):
+        importlib.import_module(module)
+    importlib.import_module("executor.tools.app_tools")
 
 
 def _entries(settings: Settings) -> tuple[ToolEntry, ...]:

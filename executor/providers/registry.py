@@ -192,6 +192,17 @@ class ToolSource:
                     return provider, entry
         raise UnknownTool(f"unknown tool {name!r}")
 
+    def warm(self, provider_name: str) -> None:
+        """Compile the argument check of each of `provider_name`'s tools now, as its
+        first call would (checking the schema and compiling its fast check cost a few
+        milliseconds a tool)."""
+        provider = self.get(provider_name)
+        if provider is None:
+            return
+        for entry in provider_entries(provider):
+            schema = self._schema(provider.name, entry)
+            schema.check_compiled()
+
     # ----------------------------------------------------------------- calls
 
     def checked_args(

@@ -177,6 +177,10 @@ class ArgumentSchema:
         """The fast check, compiled on first use (many listed tools are never called)."""
         return _fast_check(self.tool, self.schema)
 
+    def check_compiled(self) -> None:
+        """Compile the fast check now rather than on the first `check`."""
+        _ = self._passes
+
     def declares(self, name: str) -> bool:
         """True when the schema lists the argument `name`."""
         return name in self._properties

@@ -192,6 +192,10 @@ def test_app_client_health_manifest_and_handle(peer) -> None:
     client = AppClient("demo", url, "app-token")
     assert client.health(timeout=2)  # any answer below 500 is alive
     assert client.manifest_tools() == []  # 404: no custom tools
+    assert client.first_answer(timeout=2) == (
+        True,
+        [],
+    )  # a starting app's probe: alive, no tools
     assert client.handle({"instruction": "hi"}, timeout=5) == {"ok": True}
     assert set(app.tokens) == {"app-token"}
     app.reply = {"status": "error", "view_type": "error", "data": {"code": "x"}}
@@ -199,7 +203,9 @@ def test_app_client_health_manifest_and_handle(peer) -> None:
     app.reply = ["not", "an", "object"]
     with pytest.raises(BadAppReply):
         client.handle({}, timeout=5)
-    assert not AppClient("gone", f"http://127.0.0.1:{free_port()}", "t").health(timeout=1)
+    gone = AppClient("gone", f"http://127.0.0.1:{free_port()}", "t")
+    assert not gone.health(timeout=1)
+    assert gone.first_answer(timeout=1) == (False, None)
 
 
 def test_an_app_reply_over_the_cap_is_refused_and_the_next_call_works(peer) -> None:

@@ -82,7 +82,6 @@ def test_window_drags_resizes_minimises_maximises_and_closes(page, system, shot)
     page.click("#task_gallery_app")
     win = "#win_gallery_app"
     expect(page.locator(f"{win} .v-text")).to_be_visible()
-    expect(page.locator(win)).not_to_have_class(re.compile(r"\bopening\b"))  # animated in
     start = box(page, win)
     drag(page, f"{win} .win-title", 100, 80)
     moved = box(page, win)

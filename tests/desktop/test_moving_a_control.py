@@ -140,7 +140,7 @@ def wait_at(page, element_id: str, x: int, y: int) -> None:
 
 
 def shot(page, locale: str, name: str) -> Path:
-    expect(page.locator(".window.opening")).to_have_count(0)  # windows fully drawn
+    page.wait_for_function("() => document.getAnimations().length === 0")  # all drawn
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"moving-a-control-{name}-{locale}.png"
     page.screenshot(path=str(path))

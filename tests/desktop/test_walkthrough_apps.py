@@ -210,7 +210,7 @@ def test_readme_screenshots(page, system) -> None:
     window = page.locator(CODE)
     expect(window.locator(".v-list-item[data-item-id='fib.py']")).to_have_count(1)
     page.locator("#toasts .toast").evaluate_all("nodes => nodes.forEach(n => n.remove())")
-    page.wait_for_function(  # the window's opening animation has ended
+    page.wait_for_function(  # nothing is still moving (a toast sliding in)
         "() => document.getAnimations().length === 0"
         " && getComputedStyle(document.querySelector('#win_code_app')).opacity === '1'"
     )

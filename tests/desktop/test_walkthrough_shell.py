@@ -111,6 +111,31 @@ def test_a_multi_line_answer_is_shown_in_the_view(page, shot):
     shot(page, "answer-in-view")
 
 
+def test_a_quick_answer_changes_nothing_before_it_is_shown(page):
+    """A window opens at once, with nothing animated, and a quick instruction's
+    status ("处理中…") never flashes: each would cost frames while the answer is being
+    made. The status a slow one gets is in the next test."""
+    page.click("#task_gallery_app")
+    expect(page.locator(f"{WIN} .v-text")).to_contain_text("画廊文本")
+    assert page.evaluate(f"document.querySelector('{WIN}').getAnimations().length") == 0
+    page.evaluate(
+        """(selector) => {
+          window.statusSeen = [];
+          const win = document.querySelector(selector);
+          new MutationObserver(() => {
+            const line = win.querySelector(".win-status");
+            window.statusSeen.push(line ? line.textContent : "");
+            if (win.classList.contains("busy")) window.statusSeen.push("busy");
+          }).observe(win, { subtree: true, childList: true, characterData: true, attributes: true });
+        }""",
+        WIN,
+    )
+    say(page, "gallery lines")
+    expect(page.locator(f"{WIN} .win-status")).to_contain_text("内存占用 42%")
+    seen = page.evaluate("window.statusSeen")
+    assert seen and not [s for s in seen if "处理中" in s or s == "busy"], seen
+
+
 def test_slow_work_shows_progress_and_is_cancelled_on_the_controller(page, shot):
     page.click("#task_gallery_app")
     expect(page.locator(f"{WIN} .v-text")).to_contain_text("画廊文本")
@@ -136,6 +161,7 @@ def test_slow_work_shows_progress_and_is_cancelled_on_the_controller(page, shot)
         busy = page.locator(f"{WIN} .win-busy")
         expect(busy).to_be_visible()
         expect(busy.locator(".win-busy-spinner")).to_be_visible()
+        expect(page.locator(f"{WIN} .win-status")).to_have_text("处理中：gallery slow")
         expect(page.locator(f"{WIN} .win-main")).to_have_attribute("inert", "")
         expect(busy.locator(".win-busy-elapsed")).to_have_text(
             re.compile(r"已等待 [1-9]\d* 秒")

@@ -271,3 +271,45 @@ def test_process_tools_unavailable_when_required_bubblewrap_cannot_run(
     assert listing["file_read"]["available"] is True
     result = h.call("shell_exec", cmd=["ls"])
     assert result["code"] == "tool_unavailable"
+
+
+def test_a_registration_answers_the_apps_listing_and_its_consumers_keep_it(
+    make_harness,
+) -> None:
+    """The executor answers a registration with the app's listing, the same as
+    `/tools?app_id=` gives; the controller keeps it, so the app's first call asks
+    the executor nothing more."""
+    h = make_harness()
+    answer = h.register(
+        "app1", h.workdir, APP_TOKEN, custom_tools=CUSTOM, url="http://127.0.0.1:9"
+    )
+    assert answer.status_code == 200
+    registered = answer.get_json()["tools"]
+    assert registered == _listing(h)
+    assert "greet" in [t["name"] for t in registered["tools"]]
+    fetched: list[str] = []
+
+    def fetch(app_id: str) -> dict[str, Any]:
+        fetched.append(app_id)
+        return _listing(h)
+
+    listings = ToolListings(fetch)
+    listings.registered("app1", registered)
+    assert "greet" in listings.names("app1") and fetched == []
+    listings.registered("app1", {"not": "a listing"})  # forgotten, fetched on next use
+    assert "greet" in listings.names("app1") and fetched == ["app1"]
+    listings.registered("*")  # the executor restarted: every listing goes
+    listings.names("app1")
+    assert fetched == ["app1", "app1"]
+
+
+def test_the_warm_up_compiles_each_atomic_tools_check_before_its_first_call(
+    harness,
+) -> None:
+    toolbox = harness.app.extensions["aios_toolbox"]
+    toolbox.warm_up()
+    compiled = {tool for provider, tool in toolbox.tools._schemas if provider == "atomic"}
+    assert compiled >= set(ATOMIC_TOOLS)
+    for (provider, _), (_, schema) in toolbox.tools._schemas.items():
+        if provider == "atomic":
+            assert "_passes" in vars(schema)  # the fast check too, not only the schema
