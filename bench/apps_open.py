@@ -18,7 +18,9 @@ apps, the hello instruction against the health hop, and the same seen in Chromiu
 - `browser_times` drives the desktop in Chromium (1280×800): a taskbar click on a
   stopped app until its window holds the app's view (no longer the loading one),
   and Enter in the command bar until the warm hello app's reply is in its window.
-  Both end when the content is in the page (a DOM mutation), before the paint.
+  Both end when the content is in the page (a DOM mutation), before the paint, and
+  each begins on a still desktop (no animation running: the previous reply's toast
+  has slid in), as a person clicks or types again.
 """
 
 from __future__ import annotations
@@ -185,6 +187,29 @@ _ENTER_JS = """
 """
 
 
+# In the page: resolve once nothing has moved for two frames in a row (the last
+# reply's toast has slid in, a window's status dot has stopped pulsing), or after 2 s.
+_SETTLE_JS = """
+() => new Promise((resolve) => {
+  const until = performance.now() + 2000;
+  let still = 0;
+  const frame = () => {
+    const moving = document.getAnimations().some((a) => a.playState === "running");
+    still = moving ? 0 : still + 1;
+    if (still >= 2 || performance.now() > until) resolve(); else requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+})
+"""
+
+
+def _settle(page: Any) -> None:
+    """Wait until the desktop is still, as a person finds it when they click or
+    press Enter again: each sample then measures its own work, not the frames left
+    of the one before it."""
+    page.evaluate(_SETTLE_JS)
+
+
 def browser_times(
     url: str, token: str, stopped_apps: list[str], enters: int
 ) -> tuple[dict[str, float], list[float]]:
@@ -212,10 +237,12 @@ def browser_times(
             for app_id in stopped_apps:
                 page.wait_for_selector(f"#task_{app_id}")
             for app_id in stopped_apps:
+                _settle(page)
                 clicks[app_id] = float(page.evaluate(_CLICK_JS, app_id))
             page.click("#task_hello_app")  # hello's window, warm, for the replies
             page.wait_for_selector("#win_hello_app .v-text")
             for i in range(enters + 3):
+                _settle(page)
                 took = float(page.evaluate(_ENTER_JS, f"你好 {i}"))
                 if i >= 3:  # the first ones warm the page's code up
                     replies.append(took)
