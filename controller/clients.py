@@ -198,6 +198,11 @@ class AppClient:
     def what(self) -> str:
         return f"app {self.app_id}"
 
+    def _get(self, path: str, timeout: float) -> HttpAnswer:
+        return http_json(
+            "GET", self.url + path, token=self.token, timeout=timeout, what=self.what
+        )
+
     def health(self, timeout: float) -> bool:
         """Alive means it answers HTTP at all below 500.
 
@@ -205,22 +210,13 @@ class AppClient:
         which still shows a live, responsive server.
         """
         try:
-            answer = http_json(
-                "GET",
-                self.url + "/health",
-                token=self.token,
-                timeout=timeout,
-                what=self.what,
-            )
+            return self._get("/health", timeout).status < 500
         except AiosError:
             return False
-        return answer.status < 500
 
     def manifest_tools(self, timeout: float = 2.0) -> list[dict[str, Any]]:
         """The custom tools the app lists in `GET /manifest` ([] on 404)."""
-        answer = http_json(
-            "GET", self.url + "/manifest", token=self.token, timeout=timeout, what=self.what
-        )
+        answer = self._get("/manifest", timeout)
         tools = _listed_tools(answer)
         if tools is None:
             raise peer_error(answer, self.what)
@@ -231,13 +227,7 @@ class AppClient:
         or None when its `/manifest` did not list them). One request where the start
         would make two: the tools are what its registration sends next."""
         try:
-            answer = http_json(
-                "GET",
-                self.url + "/manifest",
-                token=self.token,
-                timeout=timeout,
-                what=self.what,
-            )
+            answer = self._get("/manifest", timeout)
         except AiosError:
             return False, None
         return answer.status < 500, _listed_tools(answer)

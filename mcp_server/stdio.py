@@ -134,7 +134,7 @@ class PrivateServices:
             app_settings=settings.app_settings,
             config=settings.supervisor,
             app_sandbox=settings.app_sandbox,
-            on_registered=lambda app_id: self.listings.invalidate(None),
+            on_registered=self._registered,
             # the app runs while the host is connected: started now, never idle-stopped
             # one app: a template to fork it from would cost more than it saves
             apps=AppsSettings(
@@ -170,8 +170,13 @@ class PrivateServices:
     ) -> dict[str, Any]:
         return self.toolbox.call(self.app_id, tool, args, session_id, user_id)
 
+    # ------------------------------------------------------------------- MCP side
 
-# ------------------------------------------------------------------- MCP side
+    def _registered(self, app_id: str, listing: dict[str, Any] | None) -> None:
+        """The app (re)registered: every listing goes (the one app's tools are in all
+        of them), and the executor's answer stands for that app's."""
+        self.listings.invalidate(None)
+        self.listings.registered(app_id, listing)
 
 
 def _text(value: Any) -> str:
