@@ -89,6 +89,7 @@ class Composed:
     scheduler: Scheduler
     speaker: Speaker
     summarizer: BackgroundSummarizer
+    llm: LLMClient  # the owner's model
 
 
 def compose(core: Core, settings: Settings) -> Composed:
@@ -143,7 +144,7 @@ def compose(core: Core, settings: Settings) -> Composed:
     # running and queued instructions, plus room for event streams, health checks,
     # opens and actions of other apps
     threads = admission.threads_needed + 16
-    return Composed(app, threads, scheduler, speaker, summarizer)
+    return Composed(app, threads, scheduler, speaker, summarizer, llm)
 
 
 def build_router(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from aios_protocol.errors import AiosError
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
 from aios_runtime.users import Sandboxes
+from aios_runtime.warmup import warm_up_later
 from controller.api.tools import ToolListings
 from controller.apps.discovery import discover_apps
 from controller.apps.ports import PortAssigner, load_preferred_ports, port_is_free
@@ -158,6 +159,8 @@ class Controller:
         self.watcher.start(specs)
         assert self.parts is not None
         self.parts.scheduler.start()  # its first tick is the catch-up after downtime
+        # the model's client (its library takes seconds to import) before the first question
+        warm_up_later(self.parts.llm.warm_up, name="model client")
         if opts.speak:
             self.parts.speaker.welcome()  # the welcome line, once ready
         return self.desktop_url

@@ -14,8 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable
 from types import FrameType
 
 
@@ -30,21 +28,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-# how long after the controller's first probe the warm-up begins (its start is over)
-WARM_UP_AFTER_S = 0.5
-
-
-def _warm_up_later(probed: threading.Event, warm_up: Callable[[], None]) -> None:
-    """`warm_up` once the executor was probed and `WARM_UP_AFTER_S` more passed; a
-    failure is logged and the executor goes on (each tool then warms on first use)."""
-    probed.wait()
-    time.sleep(WARM_UP_AFTER_S)
-    try:
-        warm_up()
-    except Exception:
-        logging.getLogger("executor").exception("the warm-up failed")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     token = os.environ.get("AIOS_TOKEN", "")
@@ -55,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from aios_runtime.serving import start_server
     from aios_runtime.settings import load_settings, user_settings_path
+    from aios_runtime.warmup import warm_up_later
     from executor.sandbox.runner import enable_subreaper
     from executor.service import create_app
 
@@ -79,10 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     # the tools' modules and argument checks, once the controller has found the
     # executor up and its own start is over: not in the way of the start, and done
     # before a person's first click
-    probed: threading.Event = app.extensions["aios_probed"]
-    threading.Thread(
-        target=_warm_up_later, args=(probed, toolbox.warm_up), name="warm-up", daemon=True
-    ).start()
+    warm_up_later(toolbox.warm_up, after=app.extensions["aios_probed"])
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         try:

@@ -183,6 +183,12 @@ class LLMClient:
             self._last_ok = None
             self._last_error = ""
 
+    def warm_up(self) -> None:
+        """Build the client now when a model is configured: importing `openai` takes
+        1–3 s here, which the first question after a start would wait for."""
+        if self.configured:
+            self._client()
+
     @property
     def configured(self) -> bool:
         """A key is set, or the base URL points at a server of the user's own.

@@ -241,3 +241,19 @@ def test_public_names_exist(module: str) -> None:
 
     loaded = importlib.import_module(module)
     assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
+
+
+def test_the_warm_up_builds_the_client_only_for_a_configured_model(
+    fake: FakeOpenAI,
+) -> None:
+    """Importing `openai` takes seconds: the launch builds the client before the first
+    question (`warm_up`), and only when there is a model to ask."""
+    idle = LLMClient(Settings())
+    idle.warm_up()
+    assert idle._openai_client is None
+    client = LLMClient(Settings.model_validate({"llm": {"base_url": fake.url}}))
+    client.warm_up()
+    assert client._openai_client is not None
+    fake.script(text_reply("ok"))
+    assert client.chat(USER) == "ok"  # the client built ahead is the one used
+    assert len(fake.requests) == 1
