@@ -290,7 +290,9 @@ class Pipeline:
             upstream=upstream or None,
         )
         task.result = reply
-        task.status = "done" if reply.status == "ok" else "error"
+        # an `ok` reply with the notice `error` answered, but did not do what was asked
+        done = reply.status == "ok" and reply.notice != "error"
+        task.status = "done" if done else "error"
         self._finish_task(turn, task, client_id)
 
     def _finish_task(self, turn: Turn, task: Task, client_id: str | None = None) -> None:

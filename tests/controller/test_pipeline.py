@@ -234,6 +234,27 @@ def test_failed_dependency_skips_the_dependent_task(tmp_path: Path) -> None:
     assert apps.calls["b"] == []
 
 
+def test_a_reply_that_says_it_did_not_do_it_is_a_failed_task(tmp_path: Path) -> None:
+    """An `ok` reply with the notice `error` answered but did not do what was asked (a
+    skill whose program exited non-zero): the task failed, and one that waited for it
+    does not run; a `warning` (done, not all of it) stays done."""
+    not_done = {**text_reply("the program exited with 2"), "notice": "error"}
+    partly = {**text_reply("one source was unreachable"), "notice": "warning"}
+    pipeline, apps, _, _, _ = make_pipeline(
+        tmp_path,
+        {"a": lambda b: not_done, "b": lambda b: text_reply("never"), "c": lambda b: partly},
+        [
+            PlannedTask("t1", "a", "x"),
+            PlannedTask("t2", "b", "y", ["t1"]),
+            PlannedTask("t3", "c", "z"),
+        ],
+    )
+    tasks = pipeline.instruction(InstructionRequest(text="x then y, and z")).tasks
+    assert [t.status for t in tasks] == ["error", "skipped", "done"]
+    assert tasks[0].result.notice == "error"  # the app's own answer is what is shown
+    assert apps.calls["b"] == []
+
+
 def test_no_match_says_where_to_see_what_the_apps_can_do(tmp_path: Path) -> None:
     pipeline, _, _, _, _ = make_pipeline(tmp_path, {"a": lambda b: text_reply("x")}, [])
     response = pipeline.instruction(InstructionRequest(text="???"))
