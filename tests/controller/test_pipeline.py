@@ -242,7 +242,11 @@ def test_a_reply_that_says_it_did_not_do_it_is_a_failed_task(tmp_path: Path) -> 
     partly = {**text_reply("one source was unreachable"), "notice": "warning"}
     pipeline, apps, _, _, _ = make_pipeline(
         tmp_path,
-        {"a": lambda b: not_done, "b": lambda b: text_reply("never"), "c": lambda b: partly},
+        {
+            "a": lambda b: not_done,
+            "b": lambda b: text_reply("never"),
+            "c": lambda b: partly,
+        },
         [
             PlannedTask("t1", "a", "x"),
             PlannedTask("t2", "b", "y", ["t1"]),
