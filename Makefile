@@ -21,9 +21,11 @@ run: install
 	python3 -m aios start
 
 # lint and types, then the suite on one worker per core (at most 4); a module's tests
-# stay on one worker, so a module-wide system or browser is started once
+# stay on one worker, so a module-wide system or browser is started once; modules are
+# handed out in the order collected (tests/conftest.py puts the longest first), not
+# by their number of tests, which left the longest for last
 test: lint typecheck
-	python3 -m pytest -n auto --maxprocesses=4 --dist loadfile
+	python3 -m pytest -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 
 # every test that starts no process of ours and no browser, in under a minute
 test-fast: install-test

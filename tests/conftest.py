@@ -44,6 +44,25 @@ def pytest_configure(config: pytest.Config) -> None:
     subprocess.Popen.__init__ = _checked_popen_init  # type: ignore[method-assign]
 
 
+# The modules that take longest (a minute or more on two cores, most of it one test's
+# launches), collected first: `make test` hands each module to one worker in the
+# order collected, and one of these started last kept the others' workers idle
+# while it ran on alone. The order of the tests inside a module is kept.
+LONGEST_FIRST = (
+    "tests/security/test_processes.py",
+    "tests/bench/test_bench.py",
+    "tests/desktop/test_walkthrough_one_language.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every other module keeps its place
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     subprocess.Popen.__init__ = _real_popen_init  # type: ignore[method-assign]
 
