@@ -50,12 +50,15 @@ def _params(tmp_path: Path, config: dict) -> StdioServerParameters:
 
 
 def _executors_of(state_dir: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    """The executors serving `state_dir`: a process with the executor's command line
+    whose parent has another one (not the executor's own child in the moment between
+    its fork and its exec, such as the bubblewrap probe it starts)."""
+    found = {}
+    for proc in psutil.process_iter(["cmdline", "ppid"]):
         cmd = proc.info["cmdline"] or []
         if "executor" in cmd and str(state_dir) in cmd:
-            found.append(proc)
-    return found
+            found[proc.pid] = proc
+    return [proc for proc in found.values() if proc.info["ppid"] not in found]
 
 
 def test_an_mcp_host_uses_the_apps_toolbox(tmp_path: Path) -> None:
