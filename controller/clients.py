@@ -131,13 +131,12 @@ class ExecutorClient:
 
     def register(self, registration: dict[str, Any]) -> dict[str, Any] | None:
         """`PUT /apps/<id>`; the app's tool listing the executor answers with (as
-        `tool_listing` gives it), None from an executor that sends none."""
+        `tool_listing` gives it, checked by `ToolListings.registered`), None from an
+        executor that sends none."""
         app_id = quote(registration["app_id"], safe="")
         answer = self._call("PUT", f"/apps/{app_id}", registration)
         listing = answer.get("tools") if isinstance(answer, dict) else None
-        if not isinstance(listing, dict) or not isinstance(listing.get("tools"), list):
-            return None
-        return listing
+        return listing if isinstance(listing, dict) else None
 
     def unregister(self, app_id: str) -> None:
         self._call("DELETE", f"/apps/{quote(app_id, safe='')}")

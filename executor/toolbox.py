@@ -34,7 +34,7 @@ from aios_runtime.users import OWNER, user_app_workdir, user_skills_dir
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
-from executor.providers.atomic import AtomicProvider
+from executor.providers.atomic import AtomicProvider, import_implementations
 from executor.providers.base import ToolCall, ToolEntry
 from executor.providers.registry import ToolSource
 from executor.providers.skills import SkillsProvider
@@ -151,8 +151,6 @@ class Toolbox:
         """What the first call of each atomic tool would do (import its module, compile
         its argument check), done ahead, so the first open of an app after a start
         does not wait for it."""
-        from executor.providers.atomic import import_implementations
-
         import_implementations()
         self.tools.warm(AtomicProvider.name)
 

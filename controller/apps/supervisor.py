@@ -563,12 +563,12 @@ class Supervisor(AppLifecycle):
             client = self.executor_client
             pid = child.proc.pid if child.proc is not None else None
             child.probe = self._pool.submit(client.healthy, timeout, pid)
-        elif child.status == "starting":
-            app = AppClient(child.child_id, child.url, child.token)
-            child.probe = self._pool.submit(self._first_probe, child, app, timeout)
         else:
             app = AppClient(child.child_id, child.url, child.token)
-            child.probe = self._pool.submit(app.health, timeout)
+            if child.status == "starting":
+                child.probe = self._pool.submit(self._first_probe, child, app, timeout)
+            else:
+                child.probe = self._pool.submit(app.health, timeout)
         child.probe.add_done_callback(self._wake_monitor)
 
     @staticmethod
