@@ -40,8 +40,9 @@ export async function captureVoice(onState = () => {}) {
     return { text: asText(heard.transcript) };
   }
   if (server?.available && navigator.mediaDevices?.getUserMedia) {
-    onState("recording");
-    const wav = await recordWav();
+    onState("starting");
+    const wav = await recordWav(() => onState("recording"));
+    if (!wav) return {}; // stopped before the microphone gave any sound: nothing heard
     onState("recognising");
     return { response: await api.voiceInstruction(wav, lang, state.sessionId) };
   }
@@ -107,32 +108,52 @@ function browserRecognition(Recognition, lang) {
   });
 }
 
-/** Record the microphone until `recording.stop()` or MAX_RECORD_MS; a mono 16-bit WAV. */
-async function recordWav() {
-  const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-  const context = new AudioContext();
-  const source = context.createMediaStreamSource(stream);
-  const processor = context.createScriptProcessor(4096, 1, 1);
+/**
+ * Record the microphone until `recording.stop()` or MAX_RECORD_MS; a mono 16-bit WAV,
+ * or null when it stopped before any sound came. `onSound` runs once, when the first
+ * samples arrive: only then is the person told to speak.
+ */
+async function recordWav(onSound) {
+  let stopped = false;
+  let wake = () => {};
+  recording = {
+    stop: () => {
+      stopped = true;
+      wake();
+    },
+  };
   const chunks = [];
-  processor.onaudioprocess = (event) => chunks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
-  source.connect(processor);
-  processor.connect(context.destination);
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, MAX_RECORD_MS);
-    recording = {
-      stop: () => {
+  let stream;
+  let context;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    if (stopped) return null;
+    context = new AudioContext();
+    const source = context.createMediaStreamSource(stream);
+    const processor = context.createScriptProcessor(4096, 1, 1);
+    processor.onaudioprocess = (event) => {
+      if (stopped) return;
+      chunks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
+      if (chunks.length === 1) onSound();
+    };
+    source.connect(processor);
+    processor.connect(context.destination);
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, MAX_RECORD_MS);
+      wake = () => {
         clearTimeout(timer);
         resolve();
-      },
-    };
-  });
-  recording = null;
-  processor.disconnect();
-  source.disconnect();
-  for (const track of stream.getTracks()) track.stop();
-  const rate = context.sampleRate;
-  await context.close();
-  return encodeWav(chunks, rate);
+      };
+      if (stopped) wake();
+    });
+    processor.disconnect();
+    source.disconnect();
+  } finally {
+    recording = null;
+    for (const track of stream?.getTracks() ?? []) track.stop();
+    await context?.close();
+  }
+  return chunks.length ? encodeWav(chunks, context.sampleRate) : null;
 }
 
 /** Float samples (-1..1) in chunks → a 16-bit mono PCM WAV blob. */

@@ -77,9 +77,19 @@ def test_browser_recognition_sends_a_voice_instruction(browser, system, shot):
         context.close()
 
 
-def test_page_recording_is_posted_as_a_wav(browser, system):
+# the microphone opens only half a second after it is asked for
+SLOW_MICROPHONE = """
+const open = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+navigator.mediaDevices.getUserMedia = (c) =>
+  new Promise((resolve) => setTimeout(resolve, 500)).then(() => open(c));
+"""
+
+
+@pytest.fixture
+def recording_page(browser, system):
+    """A page of a second Chromium with a fake microphone, which records in the page:
+    the server is made to say it can recognise zh-CN and has no microphone."""
     status = system.get("/api/voice/status").json()
-    # pretend the server can recognise zh-CN and has no microphone: the page records
     status["microphone"] = {"available": False, "reason": "test"}
     status["languages"] = [{"lang": "zh-CN", "available": True, "engines": ["test"]}]
     args = [
@@ -87,28 +97,52 @@ def test_page_recording_is_posted_as_a_wav(browser, system):
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",
     ]
-    # a second Chromium with a fake microphone, from the same Playwright driver
     chromium = browser.browser_type.launch(executable_path=str(CHROMIUM), args=args)
     try:
         page = chromium.new_page(locale="zh-CN")
         page.route("**/api/voice/status", lambda route: route.fulfill(json=status))
-        page.goto(desktop_url(system))
-        page.wait_for_selector("#task_gallery_app")
-        page.click("#mic_button")
-        expect(page.locator("#mic_button")).to_have_attribute("data-phase", "recording")
-        page.wait_for_timeout(400)  # some fake microphone sound
-        with page.expect_request(lambda r: "/api/voice?" in r.url) as sent:
-            page.click("#mic_button")  # stop
-        body = sent.value.post_data_buffer
-        assert sent.value.headers["content-type"] == "audio/wav"
-        assert body[:4] == b"RIFF" and body[8:12] == b"WAVE" and len(body) > 1000
-        assert "lang=zh-CN" in sent.value.url
-        # whatever the recogniser made of the beeps, the answer is shown
-        answer = page.locator(".toast-title", has_text=re.compile("🎤 (语音输入|听到)"))
-        expect(answer).to_have_count(1)
-        expect(page.locator("#mic_button")).not_to_have_class(re.compile(r"\blistening\b"))
+        yield page
     finally:
         chromium.close()
+
+
+def test_page_recording_is_posted_as_a_wav(recording_page, system):
+    page = recording_page
+    page.goto(desktop_url(system))
+    page.wait_for_selector("#task_gallery_app")
+    page.click("#mic_button")
+    # "recording" (and its toast asking to speak) only once sound is coming in
+    expect(page.locator("#mic_button")).to_have_attribute("data-phase", "recording")
+    expect(page.locator(".toast-title", has_text="🎤 正在录音")).to_have_count(1)
+    page.wait_for_timeout(200)  # some fake microphone sound
+    with page.expect_request(lambda r: "/api/voice?" in r.url) as sent:
+        page.click("#mic_button")  # stop
+    body = sent.value.post_data_buffer
+    assert sent.value.headers["content-type"] == "audio/wav"
+    assert body[:4] == b"RIFF" and body[8:12] == b"WAVE" and len(body) > 1000
+    assert "lang=zh-CN" in sent.value.url
+    # whatever the recogniser made of the beeps, the answer is shown
+    answer = page.locator(".toast-title", has_text=re.compile("🎤 (语音输入|听到)"))
+    expect(answer).to_have_count(1)
+    expect(page.locator("#mic_button")).not_to_have_class(re.compile(r"\blistening\b"))
+
+
+def test_a_recording_stopped_before_any_sound_sends_nothing(recording_page, system):
+    page = recording_page
+    page.add_init_script(SLOW_MICROPHONE)
+    posted = []
+    page.on("request", lambda r: posted.append(r.url) if "/api/voice?" in r.url else None)
+    page.goto(desktop_url(system))
+    page.wait_for_selector("#task_gallery_app")
+    page.click("#mic_button")
+    expect(page.locator("#mic_button")).to_have_attribute("data-phase", "starting")
+    page.click("#mic_button")  # stop, while the microphone is still opening
+    expect(page.locator(".toast-title", has_text="🎤 没有听清")).to_have_count(1)
+    expect(page.locator("#mic_button")).not_to_have_attribute("data-phase", re.compile("."))
+    expect(page.locator(".toast-title", has_text="🎤 正在录音")).to_have_count(0)
+    page.wait_for_timeout(700)  # past the moment the microphone would have opened
+    assert posted == []
+    expect(page.locator("#mic_button")).not_to_have_class(re.compile(r"\blistening\b"))
 
 
 def test_wav_encoder_writes_header_and_samples(browser, system):
