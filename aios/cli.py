@@ -23,6 +23,7 @@ running controller through the state folder (`--state-dir`, `$AIOS_STATE_DIR`,
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import signal
@@ -35,6 +36,10 @@ from typing import Any, NoReturn
 from controller.state_dir import StateDir, default_state_dir
 
 __all__ = ["main", "render_result"]
+
+# seconds a stop may take (the apps' grace is 2 s) before its threads' stacks are
+# written to stderr and the process ends anyway
+STOP_DEADLINE = 10.0
 
 
 def _err(text: str) -> None:
@@ -89,6 +94,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         if not stop.is_set():
             _run_front_end(args, url, stop)
     finally:
+        # a stop that hangs prints every thread's stack to the log and ends anyway
+        faulthandler.dump_traceback_later(STOP_DEADLINE, exit=True)
         controller.stop()
     _leave_at_once(0)
 

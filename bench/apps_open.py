@@ -219,14 +219,16 @@ def browser_times(
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
         raise RuntimeError("playwright is not installed") from exc
-    from tests.procs import CHROMIUM, CHROMIUM_ARGS
+    from tests.procs import CHROMIUM_ARGS, FULL_CHROMIUM
 
-    if not CHROMIUM.exists():
-        raise RuntimeError(f"no Chromium at {CHROMIUM}")
+    if not FULL_CHROMIUM.exists():
+        raise RuntimeError(f"no Chromium at {FULL_CHROMIUM}")
     clicks: dict[str, float] = {}
     replies: list[float] = []
     with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = driver.chromium.launch(
+            executable_path=str(FULL_CHROMIUM), args=CHROMIUM_ARGS
+        )
         try:
             context = browser.new_context(
                 viewport={"width": 1280, "height": 800}, locale="zh-CN"

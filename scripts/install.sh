@@ -39,7 +39,8 @@ apt_packages=(
   gir1.2-webkit2-4.1 libgirepository1.0-dev libcairo2-dev pkg-config  # pywebview GTK backend
 )
 if [ "$want_test" = 1 ]; then
-  apt_packages+=(chromium imagemagick xdotool)
+  # chromium for the bench, its headless build for the tests (tests/procs.py says why)
+  apt_packages+=(chromium chromium-headless-shell imagemagick xdotool)
 fi
 
 missing=()
