@@ -26,6 +26,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +59,7 @@ HELP_TIMEOUT = 10.0  # seconds `<skill> --help` may take (the format's limit)
 MAX_HELP_CHARS = 16_000  # a longer help text is a flood: listed with the reason
 MAX_MARKDOWN_BYTES = 256_000  # a Markdown skill or SKILL.md read at most this far
 SKILL_FILE = "SKILL.md"
+READERS = 4  # entries of one folder read (their `--help` run) at a time
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _SECTION_HEADS = ("options:", "optional arguments:", "positional arguments:")
 
@@ -367,22 +369,35 @@ class FolderScan:
                 self._known.clear()
                 return []
             known: dict[str, tuple[tuple[int, int, int] | None, Skill | None]] = {}
+            changed: dict[str, tuple[int, int, int] | None] = {}
             for entry in entries:
                 if ignored_name(entry):
                     continue
-                path = self.folder / entry
-                stamp = _stamp(path)
+                stamp = _stamp(self.folder / entry)
                 earlier = self._known.get(entry)
                 if earlier is not None and stamp is not None and earlier[0] == stamp:
                     known[entry] = earlier
-                    continue
-                known[entry] = (
-                    stamp,
-                    read_entry(path, self.source, self.folder, self._run_help),
-                )
+                else:
+                    changed[entry] = stamp
+            for entry, skill in self._read(list(changed)):
+                known[entry] = (changed[entry], skill)
             self._known = known
             skills = [skill for _stamp_, skill in known.values() if skill is not None]
         return sorted(skills, key=lambda s: s.name)
+
+    def _read(self, entries: list[str]) -> list[tuple[str, Skill | None]]:
+        """Each entry read, its `--help` run beside the others': a folder's read waits
+        for its slowest entry, not for the sum of them."""
+        if not entries:
+            return []
+
+        def read(entry: str) -> tuple[str, Skill | None]:
+            return entry, read_entry(
+                self.folder / entry, self.source, self.folder, self._run_help
+            )
+
+        with ThreadPoolExecutor(min(READERS, len(entries))) as pool:
+            return list(pool.map(read, entries))
 
     def forget(self) -> None:
         """Read every entry again on the next scan (`reload_skills`)."""

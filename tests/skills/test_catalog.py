@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 from executor.skills.catalog import (
@@ -206,3 +207,19 @@ def test_help_runs_once_per_version_of_a_file(tmp_path: Path) -> None:
     assert scan.scan() == []
     scan.forget()
     assert scan.scan() == []
+
+
+def test_the_entries_of_a_folder_are_read_side_by_side(tmp_path: Path) -> None:
+    """Two changed entries' `--help` run at once, so one that hangs until its
+    limit holds up the folder's read once, not once per hanging skill."""
+    folder = tmp_path / "skills"
+    for name in ("one", "two"):
+        write_skill(folder, name, f"#!/bin/sh\necho {name}\n")
+    both_running = threading.Barrier(2, timeout=10)  # broken when read one by one
+
+    def meeting(p: Path, f: Path) -> HelpRun:
+        both_running.wait()
+        return run_help(p, f)
+
+    skills = FolderScan(folder, "shared", meeting).scan()
+    assert [(s.name, s.summary) for s in skills] == [("one", "one"), ("two", "two")]
