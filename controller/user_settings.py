@@ -3,7 +3,8 @@
 What a user may set for themselves is their model: the `llm` section (`api_key`,
 `base_url`, `model`), each key over the owner's. A user who set none of them is
 served by the owner's model, as before. `UserSettings.get(user)` shows a user's saved
-keys with the API key masked (`••••` plus its last four characters); `put(user,
+keys with the API key masked (`••••` plus its last four characters) and, under
+`key`, whose key their calls carry (`"own"`, `"owner"` or `"none"`); `put(user,
 changes)` merges `{"llm": {...}}` over what they saved (a masked key echoed back keeps
 the old one; an empty string removes a key), refuses any other key or a bad value
 with `invalid_request` naming it (nothing saved then), and writes the file atomically.
@@ -14,6 +15,12 @@ choice, the one rule for every model call made for a user: the app's through
 `/api/llm/*` and the controller's own (routing, the history summary), which serve the
 user of the request being handled in this thread (`serving_user(user)` around it,
 `served_user()` within).
+
+A model key goes only to the server it was set for: the owner's `llm.api_key` is
+used only with the owner's `llm.base_url`. A user who names a server of their own
+(`base_url`) without a key of their own is served with no key at all — a server of
+their own that needs none (Ollama, llama.cpp) works, any other answers that no key is
+set — so no user can have the owner's key sent to a URL of their choosing.
 
 The owner's settings stay where the desktop's Settings reads them
 (`<state_dir>/settings.json` over `config.json`, `controller.settings_store`).
@@ -44,6 +51,7 @@ __all__ = [
     "USER_LLM_KEYS",
     "UserSettings",
     "model_for",
+    "same_server",
     "served_user",
     "serving_user",
     "user_settings_file",
@@ -114,10 +122,22 @@ class UserSettings:
         return data if isinstance(data, dict) else {}
 
     def get(self, user_id: str) -> dict[str, Any]:
-        llm = dict(self.saved(user_id).get("llm") or {})
+        saved = dict(self.saved(user_id).get("llm") or {})
+        llm = dict(saved)
         if llm.get("api_key"):
             llm["api_key"] = mask_key(str(llm["api_key"]))
-        return {"llm": llm}
+        return {"llm": llm, "key": self._whose_key(saved)}
+
+    def _whose_key(self, llm: Mapping[str, Any]) -> str:
+        """Whose key `llm` (what a user saved) is served with: their own, the
+        owner's (only with the owner's server) or none."""
+        if llm.get("api_key"):
+            return "own"
+        try:
+            merged = self._merged(llm).llm
+        except InvalidRequest:
+            return "none"
+        return "owner" if merged.api_key else "none"
 
     def put(self, user_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         if user_id == OWNER:
@@ -184,6 +204,8 @@ class UserSettings:
             self._clients.clear()
 
     def _merged(self, llm: Mapping[str, Any]) -> Settings:
+        """The owner's settings with `llm` over their model section; the owner's key
+        stays only when the server is still the owner's."""
         owner = self._owner()
         try:
             section = LlmSettings.model_validate({**owner.llm.model_dump(), **llm})
@@ -191,4 +213,11 @@ class UserSettings:
             raise InvalidRequest(
                 f"llm: {describe_validation_error(exc)}", detail={"param": "llm"}
             ) from exc
+        if not llm.get("api_key") and not same_server(section, owner.llm):
+            section = section.model_copy(update={"api_key": ""})
         return owner.model_copy(update={"llm": section})
+
+
+def same_server(one: LlmSettings, other: LlmSettings) -> bool:
+    """`one` and `other` name the same model server (a trailing slash aside)."""
+    return str(one.base_url).rstrip("/") == str(other.base_url).rstrip("/")

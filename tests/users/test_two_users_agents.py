@@ -249,9 +249,12 @@ def test_a_users_own_model_key_serves_their_requests_and_only_theirs(
     own = {"llm": {"api_key": "sk-alice-own-model-0001", "model": "alice-model"}}
     saved = _settings(system, ALICE_KEY, own)
     assert saved.status_code == 200, saved.text
-    assert saved.json() == {"llm": {"api_key": "••••0001", "model": "alice-model"}}
+    assert saved.json() == {
+        "llm": {"api_key": "••••0001", "model": "alice-model"},
+        "key": "own",
+    }
     assert _settings(system, ALICE_KEY).json() == saved.json()
-    assert _settings(system, BOB_KEY).json() == {"llm": {}}
+    assert _settings(system, BOB_KEY).json() == {"llm": {}, "key": "owner"}
     path = system.state_dir / "users" / "alice" / "settings.json"
     assert json.loads(path.read_text())["llm"]["api_key"] == "sk-alice-own-model-0001"
     for bad in ({"llm": {"base_url": "not a url"}}, {"voice_api_key": "x"}, [1]):
@@ -272,7 +275,42 @@ def test_a_users_own_model_key_serves_their_requests_and_only_theirs(
         assert _ask(system, key, "你好").content == "好的。"
         assert _model_key(fake) == expected, key
     removed = _settings(system, ALICE_KEY, {"llm": {"api_key": "", "model": ""}})
-    assert removed.json() == {"llm": {}}
+    assert removed.json() == {"llm": {}, "key": "owner"}
     fake.script(text_reply("好的。"))
     _ask(system, ALICE_KEY, "你好")
     assert _model_key(fake)[0] == "Bearer sk-assistant-test"
+
+
+def test_the_owners_key_never_goes_to_a_server_a_user_named(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    """A user who names a model server of their own and no key of their own: their
+    requests, the assistant's and a bare `triton` one routed by the model, reach
+    their server with no key at all, never with the owner's."""
+    with FakeOpenAI() as theirs:
+        chosen = {"llm": {"base_url": theirs.base_url}}
+        saved = _settings(system, BOB_KEY, chosen)
+        assert saved.status_code == 200, saved.text
+        assert saved.json()["key"] == "none"
+        try:
+            for app in (ASSISTANT, ""):
+                theirs.reset()
+                theirs.routes["讲个笑话"] = ASSISTANT
+                theirs.script(text_reply("好的。"), text_reply("好的。"))
+                client = openai.OpenAI(
+                    base_url=f"{system.url}/v1", api_key=BOB_KEY, max_retries=0
+                )
+                client.chat.completions.create(
+                    model=f"triton/{app}" if app else "triton",
+                    messages=[{"role": "user", "content": "讲个笑话"}],
+                )
+                assert theirs.requests, app  # their server was asked
+                for seen in theirs.requests:
+                    headers = {k.lower(): v for k, v in seen.headers.items()}
+                    assert "sk-assistant-test" not in json.dumps(headers), app
+        finally:
+            _settings(system, BOB_KEY, {"llm": {"base_url": ""}})
+        # the owner's own server still gets the owner's key for bob afterwards
+        fake.script(text_reply("好的。"))
+        _ask(system, BOB_KEY, "你好")
+        assert _model_key(fake)[0] == "Bearer sk-assistant-test"
