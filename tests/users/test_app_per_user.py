@@ -1,4 +1,4 @@
-"""An app acts for a user only while serving that user (SECURITY.md U3, U4).
+"""An app acts for a user only while serving that user (SECURITY.md U5, U6).
 
 One running system, users reaching it through `/v1` with their keys, and a hostile
 app of the tests' own making that keeps whatever it is handed — every context, its
@@ -13,6 +13,9 @@ workdir and with a token that names both app and user, so:
 - the music app's own library tool reads a second user's songs in full (it scans
   the user's workdir, which its process has, not the files the tools read);
 - a user's process is stopped when idle, and started again by their next call.
+
+Each runs twice: apps forked from the app template, and started as `python main.py`
+inside bubblewrap (`apps.fork_from_template` off, the fallback).
 """
 
 from __future__ import annotations
@@ -159,9 +162,16 @@ if __name__ == "__main__":
 """
 
 
-@pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[Any]:
+@pytest.fixture(scope="module", params=["forked", "main_py_in_bubblewrap"])
+def system(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    fake: FakeOpenAI,
+) -> Iterator[Any]:
+    """The system, its apps forked from the app template, or (the fallback) each
+    started as `python main.py` inside bubblewrap."""
     root = tmp_path_factory.mktemp("app_per_user")
+    forked = request.param == "forked"
     apps = copy_shipped_apps(build_apps_dir(root / "apps", test_apps=()), (MUSIC,))
     (apps / APP).mkdir()
     (apps / APP / "manifest.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
@@ -170,7 +180,11 @@ def system(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterat
         **TEST_CONFIG,
         "llm_base_url": fake.base_url,
         "deepseek_api_key": "sk-owner-model-test",
-        "apps": {"start_at_launch": False, "idle_stop_s": IDLE_STOP_S},
+        "apps": {
+            "start_at_launch": False,
+            "idle_stop_s": IDLE_STOP_S,
+            "fork_from_template": forked,
+        },
         "limits": {"response_bytes": READ_CAP},
         "api_keys": [
             {"key": ALICE_KEY, "user": "alice"},
