@@ -43,7 +43,8 @@ def users_config(base: Path, target: Path, users: int) -> Path:
     settings["api_keys"] = [
         {"key": _key(i), "user": f"bench_user_{i:02d}"} for i in range(users)
     ]
-    apps = settings.get("apps") if isinstance(settings.get("apps"), dict) else {}
+    found = settings.get("apps")
+    apps: dict[str, Any] = found if isinstance(found, dict) else {}
     settings["apps"] = {**apps, "idle_stop_s": 3600, "start_at_launch": False}
     target.write_text(json.dumps(settings, ensure_ascii=False), encoding="utf-8")
     return target
