@@ -205,9 +205,10 @@ def create_app(
         if registry.unregister(app_id, check_user_id(user, field="user_id")) is None:
             raise NotFound(f"app {app_id!r} is not registered for {user!r}")
         toolbox.sync_app(app_id)
-        if user != OWNER:  # the app's own process and background work go on
-            return {"status": "ok", "stopped_processes": 0}
-        stopped = toolbox.processes.stop_app(app_id)
+        # the background processes that app process started, none of another's
+        stopped = toolbox.processes.stop_app(
+            app_id if user == OWNER else f"{app_id}@{user}"
+        )
         return {"status": "ok", "stopped_processes": stopped}
 
     @app.get("/tools")
@@ -286,8 +287,17 @@ def create_app(
         named = request.args.get("app_id")
         if _is_controller() and not named:
             return {"app_id": None, "processes": toolbox.processes.list(None)}
-        app_id = _listed_app(registry, named)
-        return {"app_id": app_id, "processes": toolbox.processes.list(app_id)}
+        if _is_controller():  # every process of the app's, whichever user it serves
+            app_id = _listed_app(registry, named)
+            return {
+                "app_id": app_id,
+                "processes": toolbox.processes.list(app_id, whole_app=True),
+            }
+        caller = _caller_app(registry, toolbox, None, None)
+        return {
+            "app_id": caller.app_id,
+            "processes": toolbox.processes.list(caller.identity),
+        }
 
     @app.delete("/processes/<pid_text>")
     def stop_process(pid_text: str) -> Any:
@@ -296,7 +306,7 @@ def create_app(
         pid = int(pid_text)
         owner = toolbox.processes.owner(pid)
         caller = None if _is_controller() else registry.by_identity(g.identity)
-        if owner is None or not (_is_controller() or (caller and owner == caller.app_id)):
+        if owner is None or not (_is_controller() or (caller and owner == caller.identity)):
             raise NotFound(f"no background process {pid}")
         stopped = toolbox.processes.stop(pid)
         return {"status": "ok", "process": stopped}

@@ -203,3 +203,38 @@ def test_an_apps_own_tools_for_a_user_go_to_the_process_serving_them(
     status, body = _call(harness, "my_library", None, token=ALICE_TOKEN)
     assert status == 200 and body["code"] == "app_unreachable", body
     assert _failed(harness, "my_library", None) == "app_unreachable"
+
+
+def test_a_users_background_processes_are_their_process_of_the_apps_alone(
+    harness: Harness,
+) -> None:
+    """Listed, stopped and ended with the app process that started them: the one
+    serving alice neither sees nor stops the owner's, and its end ends only hers."""
+    _register_for_alice(harness)
+    for folder in (harness.workdir, harness.state_dir / "users/alice/workspaces/app1"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "wait.py").write_text("import time\ntime.sleep(60)\n")
+    start = {"cmd": ["python3", "wait.py"], "background": True}
+    owners = _ok(harness, "process_start", None, **start)["pid"]
+    hers = _ok(harness, "process_start", "alice", **start)["pid"]
+
+    def listed(token: str, query: str = "") -> set[int]:
+        answer = harness.client.get(f"/processes{query}", headers={"X-AIOS-Token": token})
+        return {p["pid"] for p in answer.get_json()["processes"] if p["running"]}
+
+    assert listed(ALICE_TOKEN) == {hers}
+    assert listed(APP_TOKEN) == {owners}
+    assert listed(MASTER, "?app_id=app1") == {owners, hers}
+    refused = harness.client.delete(
+        f"/processes/{owners}", headers={"X-AIOS-Token": ALICE_TOKEN}
+    )
+    assert refused.status_code == 404
+    gone = harness.client.delete(
+        "/apps/app1?user_id=alice", headers={"X-AIOS-Token": MASTER}
+    )
+    assert gone.get_json()["stopped_processes"] == 1
+    assert listed(APP_TOKEN) == {owners}  # the owner's goes on
+    stopped = harness.client.delete(
+        f"/processes/{owners}", headers={"X-AIOS-Token": MASTER}
+    )
+    assert stopped.status_code == 200
