@@ -25,6 +25,7 @@ from aios_protocol.messages import build_models
 from aios_runtime.edge import token_matches
 from aios_runtime.files import state_problems
 from aios_runtime.settings import Settings, user_settings_path
+from aios_runtime.users import OWNER
 from controller.api.about import about_blueprint
 from controller.api.desktop import ApiServices, create_app
 from controller.api.installs import AppInstalls, installs_blueprint
@@ -125,7 +126,7 @@ def compose(core: Core, settings: Settings) -> Composed:
     chat = ChatService(instructions, core.events)
     routes = [
         *voice_routes,
-        schedules_blueprint(scheduler, grant_matches=_grant_check(core)),
+        schedules_blueprint(scheduler, user_for_token=core.supervisor.user_for_token),
         openai_blueprint(
             chat,
             desktop_token=core.token,
@@ -230,16 +231,6 @@ def build_voice(
     return speaker, routes
 
 
-def _grant_check(core: Core) -> Callable[[str, str, str | None], bool]:
-    """Whether an app's grant proves it serves a user (aios_runtime.users)."""
-
-    def matches(app_id: str, user_id: str, grant: str | None) -> bool:
-        sandboxes = core.contexts.sandboxes
-        return sandboxes is not None and sandboxes.grant_matches(app_id, user_id, grant)
-
-    return matches
-
-
 def build_jobs(
     core: Core,
     pipeline: Pipeline,
@@ -251,8 +242,10 @@ def build_jobs(
     supervisor = core.supervisor
 
     def run_steps(body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        # the executor knows an app (its workdir, whitelists) only while it runs
-        supervisor.ensure_running(str(body.get("app_id") or ""))
+        # the executor knows an app (its workdir, whitelists) only while it runs: the
+        # process serving the job's user
+        user = str(body.get("user_id") or "") or OWNER
+        supervisor.ensure_running(str(body.get("app_id") or ""), user_id=user)
         return supervisor.executor_client.run(body, timeout)
 
     def cancel_session(session_id: str) -> int:
@@ -306,7 +299,7 @@ def build_api(
             events=core.events,
             tool_listing=core.tools.entries,
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
-            grant_matches=_grant_check(core),
+            user_for_token=supervisor.user_for_token,
             client_for_user=user_settings.client_for if user_settings else None,
         ),
         tools_blueprint(

@@ -137,7 +137,7 @@ class Controller:
         )
         self.supervisor = supervisor
         # each user's calls work in their own sandbox (aios_runtime.users)
-        self.contexts.sandboxes = Sandboxes(self.state.root, supervisor.master_token)
+        self.contexts.sandboxes = Sandboxes(self.state.root)
         self.watcher = self._watch_apps(apps_dir, specs)
         supervisor.start()
         try:

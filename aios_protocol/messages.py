@@ -237,10 +237,9 @@ class ToolCall(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     app_id: str | None = None
     session_id: str | None = None
-    # the user the call acts for (their sandbox's workdir); an app names one with the
-    # grant its call's context carried; none: the owner
+    # the user the call acts for (their sandbox's workdir); none: the owner. The
+    # controller names any user; an app process acts for the user it runs for only
     user_id: str | None = None
-    user_grant: str | None = None
 
 
 class RunRequest(_Model):
@@ -250,7 +249,6 @@ class RunRequest(_Model):
     app_id: str | None = None
     session_id: str | None = None
     user_id: str | None = None  # as in `ToolCall`
-    user_grant: str | None = None
     # programs outside the command whitelist the user allowed for this plan; the
     # executor honours them from the controller (master token) only
     approved_commands: list[str] | None = None
@@ -278,6 +276,8 @@ class AppRegistration(_Model):
     shell_whitelist: list[str] | None = None
     http_domain_whitelist: list[str] | None = None
     custom_tools: list[ToolSpec] = Field(default_factory=list)
+    # the user this process serves alone (its workdir is theirs); none: the owner
+    user_id: str | None = None
 
 
 # ------------------------------------------------------------------------- context
@@ -303,10 +303,9 @@ class Context(_Model):
     history_summary: str = ""
     tool_results: dict[str, ToolResult] | None = None
     language: Language = "zh-CN"
-    # the user this call serves, and the proof an app passes on with its own tool
-    # calls so the executor works in that user's sandbox (none: the owner)
+    # the user this call serves (none: the owner); a call for another user reaches
+    # a process of the app that serves that user alone
     user_id: str | None = None
-    user_grant: str | None = None
 
 
 # ------------------------------------------------------------------------ actions
@@ -908,10 +907,9 @@ class ScheduleToolCall(_Strict):
     job: dict[str, Any] | None = None
     job_id: Annotated[str, Field(pattern=JOB_ID_PATTERN)] | None = None
     changes: dict[str, Any] | None = None
-    # the user the calling app serves, with the grant that proves it (the executor
-    # adds both; none: the owner)
+    # the user the calling app serves (the executor adds it; none: the owner); the
+    # controller checks it against the calling process's token
     user_id: str | None = None
-    user_grant: str | None = None
 
 
 def build_models(*models: type[BaseModel]) -> None:

@@ -9,17 +9,14 @@ person is the owner, `default`. A user id is checked before it names anything
 starting with a dot, not a reserved name — so no id a client sends can name a path
 outside `<state_dir>/users/`.
 
-An app process serves every user (one process per app); what keeps their files apart
-is the executor, which chooses the workdir of each call from the call's user. The
-controller names that user itself; an app names it with the grant the controller put
-in the call's context (`user_grant`: an HMAC of app and user under the executor's
-master token), so an app can act only for a user it was asked to serve.
+The owner's calls go to an app's own process; every other user's go to a process of
+that app for them alone, confined to their workdir (`controller.apps.served`). The
+executor chooses the workdir of each call from its user: the controller names that
+user itself, an app process is the user its launch token was issued for.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +29,6 @@ __all__ = [
     "Sandboxes",
     "check_user_id",
     "user_app_workdir",
-    "user_grant",
     "user_root",
     "user_skills_dir",
     "users_root",
@@ -88,30 +84,14 @@ def user_skills_dir(state_root: Path, user_id: str) -> Path:
     return user_root(state_root, user_id) / "skills"
 
 
-def user_grant(master_token: str, app_id: str, user_id: str) -> str:
-    """The proof that the controller asked `app_id` to act for `user_id`."""
-    message = f"{app_id}\n{user_id}".encode()
-    return hmac.new(master_token.encode(), message, hashlib.sha256).hexdigest()[:40]
-
-
 @dataclass(frozen=True)
 class Sandboxes:
-    """The controller's view of the users' sandboxes: where an app works for a user,
-    and the grant an app passes on to act for that user."""
+    """The controller's view of the users' sandboxes: where an app works for a user."""
 
     state_root: Path
-    master_token: str
 
     def workdir(self, user_id: str, app_id: str, owner_workdir: Path | None) -> Path | None:
         """`app_id`'s workdir for `user_id` (the owner's is the registered one)."""
         if user_id == OWNER:
             return owner_workdir
         return user_app_workdir(self.state_root, user_id, app_id)
-
-    def grant(self, app_id: str, user_id: str) -> str:
-        return user_grant(self.master_token, app_id, user_id)
-
-    def grant_matches(self, app_id: str, user_id: str, grant: str | None) -> bool:
-        """True when `grant` proves `app_id` was asked to serve `user_id`."""
-        expected = self.grant(app_id, user_id).encode()
-        return bool(grant) and hmac.compare_digest(str(grant).encode(), expected)

@@ -11,6 +11,7 @@ Methods decorated with `@tool` become custom tools the executor can run;
 their JSON schema is derived from the signature.
 
 Everything an agent needs from its process — `AIOS_APP_ID`, `AIOS_WORKDIR`,
+`AIOS_USER_ID` (set in a process that serves one user other than the owner),
 `AIOS_APP_SETTINGS`, the executor's URL and token — is read from the environment
 when used, not when the class is defined, so the design's own Flask template (which
 builds the agent itself and never calls `serve`) works unmodified.
@@ -76,15 +77,15 @@ def within_turn(turn_id: str | None) -> Iterator[None]:
 @dataclasses.dataclass(frozen=True)
 class CallScope:
     """What this thread's tool calls say of the call they serve: its session, the
-    agent loop's request (`turn_id`) and the user served with the controller's grant."""
+    agent loop's request (`turn_id`) and the user served (the executor acts for the
+    user this process serves, whom its token names, and refuses any other)."""
 
     session_id: str | None = None
     turn_id: str | None = None
     user_id: str | None = None
-    user_grant: str | None = None
 
 
-_SCOPE_FIELDS = ("session_id", "turn_id", "user_id", "user_grant")
+_SCOPE_FIELDS = ("session_id", "turn_id", "user_id")
 
 
 def current_call() -> CallScope:
@@ -106,10 +107,17 @@ def within_call(scope: CallScope) -> Iterator[None]:
             setattr(_current, name, getattr(previous, name))
 
 
+def process_user() -> str:
+    """The user this app process serves: `$AIOS_USER_ID` in a process started for one
+    user other than the owner, else the owner."""
+    return os.environ.get("AIOS_USER_ID") or OWNER
+
+
 def serving_another_user() -> bool:
-    """Whether this thread's call serves a user other than the owner."""
+    """Whether this thread's call serves a user other than the one this process
+    serves (its workspace is then not theirs)."""
     user = getattr(_current, "user_id", None)
-    return bool(user) and user != OWNER
+    return bool(user) and user != process_user()
 
 
 def _call_language() -> str:
@@ -425,9 +433,9 @@ class AIOSAgent(abc.ABC):
     def workdir(self) -> Path | None:
         """`$AIOS_WORKDIR`: the absolute path of the app's workspace (the sandbox root).
 
-        None while this thread serves a user other than the owner: the app's process
-        sees only the owner's workspace, so that user's files are reached through the
-        tools (`call_tool`), which the executor runs in that user's sandbox."""
+        A process serving a user other than the owner has that user's workspace here
+        (and sees no other); None while a call names a user this process does not
+        serve."""
         if serving_another_user():
             return None
         value = os.environ.get("AIOS_WORKDIR")
@@ -479,7 +487,6 @@ class AIOSAgent(abc.ABC):
             session_id=getattr(_current, "session_id", None),
             turn_id=getattr(_current, "turn_id", None),
             user_id=getattr(_current, "user_id", None),
-            user_grant=getattr(_current, "user_grant", None),
         )
 
     def plan_steps(
@@ -597,7 +604,6 @@ class AIOSAgent(abc.ABC):
             session_id=getattr(_current, "session_id", None),
             turn_id=getattr(_current, "turn_id", None),
             user_id=getattr(_current, "user_id", None),
-            user_grant=getattr(_current, "user_grant", None),
         )
 
     # --------------------------------------------------------------------- manifest
@@ -719,17 +725,13 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
         previous = getattr(_current, "session_id", None)
         previous_tools = getattr(_current, "available_tools", None)
         previous_language = getattr(_current, "language", None)
-        previous_user = (
-            getattr(_current, "user_id", None),
-            getattr(_current, "user_grant", None),
-        )
+        previous_user = getattr(_current, "user_id", None)
         if not isinstance(context, Mapping):
             context = {}
         if context.get("session_id"):
             _current.session_id = str(context["session_id"])
         # the user this call serves: the executor works in their sandbox
         _current.user_id = str(context.get("user_id") or "") or None
-        _current.user_grant = str(context.get("user_grant") or "") or None
         tools = context.get("available_tools")
         _current.available_tools = (
             frozenset(map(str, tools)) if isinstance(tools, list) and tools else None
@@ -741,7 +743,7 @@ def _tracking_session(handle: Callable[..., Any]) -> Callable[..., Any]:
             _current.session_id = previous
             _current.available_tools = previous_tools
             _current.language = previous_language
-            _current.user_id, _current.user_grant = previous_user
+            _current.user_id = previous_user
 
     tracked.__aios_tracks_session__ = True  # type: ignore[attr-defined]
     return tracked

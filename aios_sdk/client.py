@@ -61,11 +61,11 @@ class ExecutorClient:
         session_id: str | None = None,
         turn_id: str | None = None,
         user_id: str | None = None,
-        user_grant: str | None = None,
     ) -> Any:
         """Run `tool` with `args` now; its `result`, or `ToolFailed` with a code.
-        `turn_id` names the agent loop's request the call belongs to; `user_id` and
-        `user_grant` (from the call's context) name the user served."""
+        `turn_id` names the agent loop's request the call belongs to; `user_id` (from
+        the call's context) the user served, which must be the one this app process
+        serves (`user_not_allowed` otherwise)."""
         started = time.monotonic()
         try:
             body = ToolCall(
@@ -74,7 +74,6 @@ class ExecutorClient:
                 app_id=app_id,
                 session_id=session_id or None,
                 user_id=user_id or None,
-                user_grant=user_grant or None,
             ).dump()
             if turn_id:
                 body["turn_id"] = turn_id
@@ -107,17 +106,15 @@ class ExecutorClient:
         session_id: str | None = None,
         turn_id: str | None = None,
         user_id: str | None = None,
-        user_grant: str | None = None,
     ) -> dict[str, Any]:
         """Run a step plan now; its `tool_results` (`step_<id>` → a `ToolResult`
         dict), or `ToolFailed` when the executor refused the plan or is unreachable.
-        `user_id` and `user_grant` name the user served, as for `call`."""
+        `user_id` names the user served, as for `call`."""
         body: dict[str, Any] = {
             "steps": steps,
             "app_id": app_id,
             "session_id": session_id or None,
             "user_id": user_id or None,
-            "user_grant": user_grant or None,
         }
         if turn_id:
             body["turn_id"] = turn_id

@@ -125,11 +125,8 @@ class _Wire(BaseModel):
 
 
 class _ForUser(_Wire):
-    """The user a model request serves and the controller's grant for it (the app's
-    call scope): the controller asks that user's own model when they set one."""
-
-    user_id: Annotated[str, Field(max_length=64)] | None = None
-    user_grant: Annotated[str, Field(max_length=200)] | None = None
+    """A model request: the controller asks the own model of the user the calling
+    process serves (its token says which) when they set one."""
 
 
 class ChatMessage(_Wire):
@@ -198,9 +195,6 @@ class EarlyStart(_Wire):
     tools: Annotated[list[str], Field(max_length=256)] = Field(default_factory=list)
     session_id: Annotated[str, Field(max_length=200)] | None = None
     turn_id: Annotated[str, Field(max_length=100)] | None = None
-    # the user the loop serves and the controller's grant for it (the call's context)
-    user_id: Annotated[str, Field(max_length=64)] | None = None
-    user_grant: Annotated[str, Field(max_length=200)] | None = None
 
 
 class LLMTurnRequest(_ForUser):
@@ -434,7 +428,6 @@ class AgentLLM:
                 "no LLM: this app is not connected to a controller "
                 f"({ENV_CONTROLLER_URL} and {ENV_TOKEN} are not set)"
             )
-        body = {**_scope_user(), **body}
         try:
             answer = request_json(
                 "POST",
@@ -480,13 +473,3 @@ class AgentLLM:
             missing = [n for n in available if n not in {t.name for t in known}]
             known += [ToolSpec(name=n) for n in missing]
         return known
-
-
-def _scope_user() -> dict[str, str]:
-    """The user this thread's call serves and its grant, when not the owner's."""
-    from aios_sdk.agent import current_call  # the agent module imports this one
-
-    scope = current_call()
-    if not scope.user_id or not scope.user_grant:
-        return {}
-    return {"user_id": scope.user_id, "user_grant": scope.user_grant}

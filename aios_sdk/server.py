@@ -5,8 +5,8 @@ A Flask app with the edge of `aios_runtime.edge` installed (loopback Host/Origin
 guard, CORS for loopback origins, the app's own token from `AIOS_TOKEN`, strict JSON,
 one error shape), served on waitress by `aios_runtime.serving.start_server`. Routes:
 `GET /health` (public), `GET /manifest`, `POST /handle` (and the manifest's
-`handle_endpoint`), `POST /tools/<name>` (run within the scope of the user the
-executor names, see `ToolInvocation`). Whatever `handle` does — raise, or return
+`handle_endpoint`), `POST /tools/<name>` (run within the scope of the user this
+process serves). Whatever `handle` does — raise, or return
 something that is not an `AppReply` — the controller gets a well-formed reply: the
 standard error view with code `app_error` or `bad_app_reply` (HTTP 200, status error),
 the code's sentence in the user's language (`context["language"]`, from the strings
@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from typing import Annotated, Any
+from typing import Any
 
 from flask import Flask, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,7 +34,8 @@ from aios_protocol.strings import user_message
 from aios_runtime.edge import create_service, public, read_json, token_matches
 from aios_runtime.json_client import json_bytes
 from aios_runtime.serving import start_server
-from aios_sdk.agent import AIOSAgent, CallScope, within_call
+from aios_runtime.users import OWNER
+from aios_sdk.agent import AIOSAgent, CallScope, process_user, within_call
 
 __all__ = ["DEFAULT_PORT", "create_app", "reply_of", "serve"]
 
@@ -45,14 +46,11 @@ DEFAULT_PORT = 5001
 
 class ToolInvocation(BaseModel):
     """Body of `POST /tools/<name>` (sent by the executor to run a custom tool): the
-    arguments and, for a user other than the owner, that user and the grant the
-    executor gives this app for them."""
+    arguments. The tool serves the user this process serves (`process_user`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     args: dict[str, Any] = Field(default_factory=dict)
-    user_id: Annotated[str, Field(max_length=64)] | None = None
-    user_grant: Annotated[str, Field(max_length=200)] | None = None
 
 
 def _failure_reply(code: str, app_name: str, detail: str, language: str) -> AppReply:
@@ -150,8 +148,9 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
         if name not in agent.custom_tools():
             raise NotFound(f"{agent.app_id} has no custom tool {name!r}")
         invocation = read_json(ToolInvocation)
-        # the tool serves that user: its own tool calls work in their sandbox
-        scope = CallScope(user_id=invocation.user_id, user_grant=invocation.user_grant)
+        # the tool serves this process's user: its tool calls work in their sandbox
+        user = process_user()
+        scope = CallScope(user_id=None if user == OWNER else user)
         try:
             with within_call(scope):
                 result = agent.run_custom_tool(name, invocation.args)

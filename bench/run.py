@@ -97,6 +97,11 @@ GOALS: dict[str, Goal] = {
     # the hello instruction over `GET /api/health`, medians of the same run
     "hello_health_ratio": Goal("× health", "<=", 6),
     "enter_to_reply_ms_warm_hello": Goal("ms", "<=", 25, 1),
+    # twenty users, each with three apps open in processes of their own
+    # (bench/users.py): the whole tree's PSS, and each user's first instruction to
+    # an app whose process for them does not run yet
+    "pss_twenty_users_mb": Goal("MiB", "<=", 600, 1),
+    "first_call_ms_new_user": Goal("ms", "<=", 150, 0),
 }
 KEYS = tuple(GOALS)
 _WIDTH = max(len(key) for key in KEYS)  # of the table's first column
@@ -118,6 +123,7 @@ class Plan:
     warm_opens: int = 5  # warm opens of each shipped app
     hello_samples: int = 300  # hello instructions (and health hops) measured
     enters: int = 20  # Enter → reply in Chromium, after three to warm up
+    users: int = 20  # users with three apps open each (bench/users.py)
 
 
 QUICK = Plan(
@@ -133,6 +139,7 @@ QUICK = Plan(
     warm_opens=1,
     hello_samples=10,
     enters=2,
+    users=2,
 )
 FULL = Plan(5, 300, 30, 50, 30.0, 10, 3.0, 9)
 
@@ -303,6 +310,7 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
             system.stop()
         _opening(plan, folder, out, meta)
         _at_scale(plan, folder, out, meta)
+        _many_users(plan, folder, out, meta)
     return out
 
 
@@ -404,6 +412,30 @@ def _at_scale(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]
         meta["first_calls_ms"] = [round(f, 1) for f in firsts]
     finally:
         system.stop()
+
+
+def _many_users(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]) -> None:
+    """The figures of many users at once (`bench.users`)."""
+    from bench.users import APPS, many_users
+
+    firsts, sizes, processes = _timed(
+        f"{plan.users} users with {len(APPS)} apps each",
+        lambda: many_users(
+            folder.probe_apps, folder.config, folder.state_dir("users"), plan.users
+        ),
+    )
+    out["first_call_ms_new_user"] = statistics.median(firsts)
+    out["pss_twenty_users_mb"] = sum(r["pss"] for r in sizes.values())
+    meta["many_users"] = {
+        "users": plan.users,
+        "apps": [app_id for app_id, _ in APPS],
+        "processes": processes,
+        "first_call_ms_p90": round(_percentile(firsts, 0.9), 1),
+        "rss_mb": round(sum(r["rss"] for r in sizes.values()), 1),
+        "memory_mb": {
+            k: {m: round(v, 1) for m, v in r.items()} for k, r in sorted(sizes.items())
+        },
+    }
 
 
 def render_table(results: dict[str, Any], meta: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply
 from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
+from aios_runtime.users import OWNER
 
 __all__ = [
     "EXECUTOR",
@@ -138,8 +139,10 @@ class ExecutorClient:
         listing = answer.get("tools") if isinstance(answer, dict) else None
         return listing if isinstance(listing, dict) else None
 
-    def unregister(self, app_id: str) -> None:
-        self._call("DELETE", f"/apps/{quote(app_id, safe='')}")
+    def unregister(self, app_id: str, user_id: str = OWNER) -> None:
+        """`DELETE /apps/<id>`: the app's own process, or the one serving `user_id`."""
+        query = "" if user_id == OWNER else f"?user_id={quote(user_id, safe='')}"
+        self._call("DELETE", f"/apps/{quote(app_id, safe='')}{query}")
 
     def tool_listing(self, app_id: str) -> dict[str, Any]:
         """`GET /tools?app_id=X` as a dict (`app_id` "": the tools every app has)."""

@@ -1,11 +1,11 @@
 """The apps the executor serves: workdir, token, URL, whitelists and custom tools.
 
-The controller registers each app it starts (`PUT /apps/<id>`); the registry maps a
-presented token to the caller's identity — the master token to `"controller"`, an
-app token to that app's id — with constant-time comparisons. A registered workdir is
-the owner's; a call for another user works on a copy of the record whose `workdir`
-and `user_id` are that user's (`executor.service`), and `grant_matches` checks the
-proof an app shows that the controller asked it to serve that user.
+The controller registers each app process it starts (`PUT /apps/<id>`): the app's
+own, which serves the owner, and one per other user it serves (`user_id`, its
+workdir that user's). The registry maps a presented token to the caller's identity
+— the master token to `"controller"`, an app token to that process's `identity`
+(the app id, or `<app_id>@<user_id>` for a process serving another user) — with
+constant-time comparisons, so the token alone says which app and which user.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from jsonschema import SchemaError
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import AppRegistration, ToolSpec
-from aios_runtime.users import OWNER, user_grant
+from aios_runtime.users import OWNER, check_user_id
 from executor.tools.catalog import ArgumentSchema
 
 __all__ = ["CONTROLLER", "AppRecord", "AppRegistry"]
@@ -45,8 +45,15 @@ class AppRecord:
     argument_schemas: dict[str, ArgumentSchema] = field(default_factory=dict, repr=False)
     # set per request when the controller calls: its plans were reviewed (consent.py)
     reviewed: bool = False
-    # set per request: the user the call acts for (`workdir` is then their sandbox's)
+    # the user the call acts for (`workdir` is then their sandbox's): the one its
+    # process serves, or the one the controller named for this request
     user_id: str = OWNER
+
+    @property
+    def identity(self) -> str:
+        """Who a token of this record is: the app id, or `<app_id>@<user_id>` for a
+        process serving another user (an app id holds no `@`)."""
+        return self.app_id if self.user_id == OWNER else f"{self.app_id}@{self.user_id}"
 
     @classmethod
     def from_registration(cls, reg: AppRegistration) -> AppRecord:
@@ -85,11 +92,13 @@ class AppRecord:
             http_domain_whitelist=tuple(reg.http_domain_whitelist or ()),
             custom_tools={spec.name: spec for spec in reg.custom_tools},
             argument_schemas=schemas,
+            user_id=check_user_id(reg.user_id, field="user_id") if reg.user_id else OWNER,
         )
 
 
 class AppRegistry:
-    """Thread-safe table of registered apps plus the master token."""
+    """Thread-safe table of registered app processes plus the master token, keyed by
+    their identity (`AppRecord.identity`)."""
 
     def __init__(self, master_token: str):
         if not master_token:
@@ -99,38 +108,42 @@ class AppRegistry:
         self._lock = threading.Lock()
 
     def register(self, record: AppRecord) -> AppRecord | None:
-        """Add or replace an app; answer the record it replaced, if any."""
+        """Add or replace an app process; answer the record it replaced, if any."""
         with self._lock:
-            previous = self._apps.get(record.app_id)
-            self._apps[record.app_id] = record
+            previous = self._apps.get(record.identity)
+            self._apps[record.identity] = record
             return previous
 
-    def unregister(self, app_id: str) -> AppRecord | None:
+    def unregister(self, app_id: str, user_id: str = OWNER) -> AppRecord | None:
+        key = app_id if user_id == OWNER else f"{app_id}@{user_id}"
         with self._lock:
-            return self._apps.pop(app_id, None)
+            return self._apps.pop(key, None)
 
-    def get(self, app_id: str) -> AppRecord | None:
+    def get(self, app_id: str, user_id: str = OWNER) -> AppRecord | None:
+        """The process of `app_id` serving `user_id`, if one is registered."""
+        return self.by_identity(app_id if user_id == OWNER else f"{app_id}@{user_id}")
+
+    def by_identity(self, identity: str) -> AppRecord | None:
         with self._lock:
-            return self._apps.get(app_id)
+            return self._apps.get(identity)
+
+    def find(self, app_id: str) -> AppRecord | None:
+        """A registered process of `app_id`: the owner's, else any user's (the app's
+        tools and whitelists are the same in each)."""
+        with self._lock:
+            found = self._apps.get(app_id)
+            if found is None:
+                found = next((r for r in self._apps.values() if r.app_id == app_id), None)
+            return found
 
     def all(self) -> list[AppRecord]:
         with self._lock:
             return list(self._apps.values())
 
     def __len__(self) -> int:
+        """How many apps are registered (the processes of one app count once)."""
         with self._lock:
-            return len(self._apps)
-
-    def grant_for(self, app_id: str, user_id: str) -> str:
-        """The proof the controller checks when `app_id` asks it for `user_id`."""
-        return user_grant(self._master.decode(), app_id, user_id)
-
-    def grant_matches(self, app_id: str, user_id: str, grant: str | None) -> bool:
-        """True when `grant` is the controller's proof for `app_id` serving `user_id`."""
-        if not grant:
-            return False
-        expected = user_grant(self._master.decode(), app_id, user_id)
-        return hmac.compare_digest(grant.encode(), expected.encode())
+            return len({r.app_id for r in self._apps.values()})
 
     def authenticate(self, presented: str) -> str | None:
         """The caller's identity for a token, or None. Every comparison is constant-time."""
@@ -140,5 +153,5 @@ class AppRegistry:
             identity = CONTROLLER
         for record in self.all():
             if hmac.compare_digest(token, record.token.encode()) and identity is None:
-                identity = record.app_id
+                identity = record.identity
         return identity

@@ -3,10 +3,10 @@
 `create_app(settings, token, state_dir)` builds the service: a Flask app with the edge
 of `aios_runtime.edge` installed. The master token is the controller, which names
 `app_id` in bodies and alone may register apps, write the `system` cache and read
-events; an app token is that app, whatever `app_id` its body names. A call acts for
-one user (`user_id`; none: the owner) and works in that user's sandbox: the
-controller names the user, an app names one only with the grant the controller gave
-it for that user (else 403 `user_not_allowed`). Tool work is
+events; an app token is that app process, whatever `app_id` its body names. A call
+acts for one user (`user_id`; none: the owner) and works in that user's sandbox: the
+controller names the user; an app process acts for the user it was registered to
+serve and no other (another user named: 403 `user_not_allowed`). Tool work is
 bounded: at most `max_concurrent` calls run at once, one app at
 most a third of them, and a call that cannot get a slot quickly is answered 503
 `overloaded`.
@@ -63,39 +63,57 @@ def _require_controller() -> None:
         raise Forbidden("only the controller (master token) may do this")
 
 
-def _caller_app(registry: AppRegistry, named: str | None) -> AppRecord:
-    """The app a request acts for: the caller itself, or the one the controller names."""
-    app_id = named if _is_controller() else g.identity
-    if not app_id:
+def _caller_app(
+    registry: AppRegistry, toolbox: Toolbox, named: str | None, user_id: str | None
+) -> AppRecord:
+    """The app process a request acts as, for the user it names (none: the owner).
+
+    An app token is its own process, which acts for the user it serves alone. The
+    controller names the app and the user: that user's process of the app when one
+    is registered, else a record of the app with that user's workdir and no way to
+    reach a process (its own tools then answer that it does not run for them)."""
+    named_user = check_user_id(user_id, field="user_id") if user_id else OWNER
+    if not _is_controller():
+        record = registry.by_identity(g.identity)
+        if record is None:
+            raise NotFound(f"app {g.identity!r} is not registered")
+        if user_id and named_user != record.user_id:
+            raise UserNotAllowed(
+                f"{record.app_id} serves {record.user_id!r} here and may not act "
+                f"for user {named_user!r}"
+            )
+        return record
+    if not named:
         raise InvalidRequest("app_id is required when the controller calls")
-    record = registry.get(app_id)
+    record = registry.get(named, named_user)
+    if record is None and named_user != OWNER:
+        base = registry.find(named)
+        if base is not None:
+            workdir = toolbox.user_workdir(named_user, named)
+            record = replace(base, workdir=workdir, user_id=named_user, url=None, token="")
     if record is None:
-        raise NotFound(f"app {app_id!r} is not registered")
+        raise NotFound(f"app {named!r} is not registered")
     # the controller's plans were reviewed for risky steps (executor/consent.py)
-    return replace(record, reviewed=True) if _is_controller() else record
+    return replace(record, reviewed=True)
+
+
+def _listed_app(registry: AppRegistry, named: str | None) -> str:
+    """The app whose tools a listing shows: the caller's own, or the one the
+    controller names (any of its processes will do: they have the same tools)."""
+    if not _is_controller():
+        record = registry.by_identity(g.identity)
+    else:
+        if not named:
+            raise InvalidRequest("app_id is required when the controller calls")
+        record = registry.find(named)
+    if record is None:
+        raise NotFound(f"app {named or g.identity!r} is not registered")
+    return record.app_id
 
 
 def _turn(value: Any) -> str | None:
     """The `turn_id` of a call (an agent loop's request), when it is a short text."""
     return value if isinstance(value, str) and 0 < len(value) <= 100 else None
-
-
-def _acting_for(
-    registry: AppRegistry,
-    toolbox: Toolbox,
-    record: AppRecord,
-    user_id: str | None,
-    grant: str | None,
-) -> AppRecord:
-    """`record` for the user a call names: their workdir, their id (the owner: as is)."""
-    if user_id is None or user_id == OWNER:
-        return record
-    user = check_user_id(user_id, field="user_id")
-    if not _is_controller() and not registry.grant_matches(record.app_id, user, grant):
-        raise UserNotAllowed(
-            f"{record.app_id} may not act for user {user!r}: no grant for that user"
-        )
-    return replace(record, workdir=toolbox.user_workdir(user, record.app_id), user_id=user)
 
 
 def _result_json(result: ToolResult) -> dict[str, Any]:
@@ -170,7 +188,11 @@ def create_app(
             raise InvalidRequest(
                 f"body app_id {registration.app_id!r} differs from the URL"
             )
-        registry.register(AppRecord.from_registration(registration))
+        record = AppRecord.from_registration(registration)
+        if record.user_id != OWNER:  # a process serving another user works in theirs
+            workdir = toolbox.user_workdir(record.user_id, app_id)
+            record = replace(record, workdir=workdir)
+        registry.register(record)
         toolbox.sync_app(app_id)
         # the app's listing as `GET /tools?app_id=` gives it: the controller's first
         # call of the app needs it, and need not ask again
@@ -179,10 +201,14 @@ def create_app(
     @app.delete("/apps/<app_id>")
     def unregister_app(app_id: str) -> Any:
         _require_controller()
-        if registry.unregister(app_id) is None:
-            raise NotFound(f"app {app_id!r} is not registered")
+        user = request.args.get("user_id") or OWNER
+        if registry.unregister(app_id, check_user_id(user, field="user_id")) is None:
+            raise NotFound(f"app {app_id!r} is not registered for {user!r}")
         toolbox.sync_app(app_id)
-        stopped = toolbox.processes.stop_app(app_id)
+        # the background processes that app process started, none of another's
+        stopped = toolbox.processes.stop_app(
+            app_id if user == OWNER else f"{app_id}@{user}"
+        )
         return {"status": "ok", "stopped_processes": stopped}
 
     @app.get("/tools")
@@ -193,7 +219,7 @@ def create_app(
         named = request.args.get("app_id")
         app_id = ""
         if named or not _is_controller():
-            app_id = _caller_app(registry, named).app_id
+            app_id = _listed_app(registry, named)
         return _listing(app_id)
 
     def _listing(app_id: str) -> dict[str, Any]:
@@ -211,8 +237,7 @@ def create_app(
     @app.post("/call")
     def call_tool() -> Any:
         call = read_json(ToolCall)
-        record = _caller_app(registry, call.app_id)
-        record = _acting_for(registry, toolbox, record, call.user_id, call.user_grant)
+        record = _caller_app(registry, toolbox, call.app_id, call.user_id)
         with slot(record.app_id):
             turn_id = (call.model_extra or {}).get("turn_id")
             result = toolbox.call(
@@ -223,8 +248,7 @@ def create_app(
     @app.post("/run")
     def run_steps() -> Any:
         plan = read_json(RunRequest)
-        record = _caller_app(registry, plan.app_id)
-        record = _acting_for(registry, toolbox, record, plan.user_id, plan.user_grant)
+        record = _caller_app(registry, toolbox, plan.app_id, plan.user_id)
         if len(plan.steps) > MAX_STEPS:
             raise InvalidRequest(f"at most {MAX_STEPS} steps per plan")
         seen: set[int] = set()
@@ -263,8 +287,17 @@ def create_app(
         named = request.args.get("app_id")
         if _is_controller() and not named:
             return {"app_id": None, "processes": toolbox.processes.list(None)}
-        record = _caller_app(registry, named)
-        return {"app_id": record.app_id, "processes": toolbox.processes.list(record.app_id)}
+        if _is_controller():  # every process of the app's, whichever user it serves
+            app_id = _listed_app(registry, named)
+            return {
+                "app_id": app_id,
+                "processes": toolbox.processes.list(app_id, whole_app=True),
+            }
+        caller = _caller_app(registry, toolbox, None, None)
+        return {
+            "app_id": caller.app_id,
+            "processes": toolbox.processes.list(caller.identity),
+        }
 
     @app.delete("/processes/<pid_text>")
     def stop_process(pid_text: str) -> Any:
@@ -272,7 +305,8 @@ def create_app(
             raise NotFound(f"no route /processes/{pid_text}")
         pid = int(pid_text)
         owner = toolbox.processes.owner(pid)
-        if owner is None or not (_is_controller() or owner == g.identity):
+        caller = None if _is_controller() else registry.by_identity(g.identity)
+        if owner is None or not (_is_controller() or (caller and owner == caller.identity)):
             raise NotFound(f"no background process {pid}")
         stopped = toolbox.processes.stop(pid)
         return {"status": "ok", "process": stopped}

@@ -174,16 +174,17 @@ class Toolbox:
     # ------------------------------------------------------------ listing
 
     def sync_app(self, app_id: str) -> None:
-        """Hold `app:<app_id>` for the app's current registration (none once it left)."""
+        """Hold `app:<app_id>` while a process of the app is registered (none once the
+        last left); a call reaches the process serving its user (`ToolCall.app`)."""
         name = app_provider_name(app_id)
-        record = self.registry.get(app_id)
+        record = self.registry.find(app_id)
         with self._apps_lock:
             provider = self.tools.get(name)
             if record is None:
                 if provider is not None:
                     self.tools.remove(name)
             elif provider is None or provider.config is not record:
-                self.tools.add(AppToolsProvider(record, self.registry.grant_for))
+                self.tools.add(AppToolsProvider(record))
 
     def listing(self, app_id: str | None) -> list[ToolEntry]:
         """Every tool `app_id` may call (with None: the tools every app has)."""

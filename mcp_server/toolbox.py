@@ -48,9 +48,11 @@ class ToolboxApps(Protocol):
 
     executor_client: ExecutorClient
 
-    def target(self, app_id: str) -> AppTarget: ...
+    def target(self, app_id: str, user_id: str = OWNER) -> AppTarget: ...
 
-    def ensure_running(self, app_id: str, timeout: float | None = None) -> None: ...
+    def ensure_running(
+        self, app_id: str, timeout: float | None = None, user_id: str = OWNER
+    ) -> None: ...
 
 
 class AppToolbox:
@@ -90,9 +92,10 @@ class AppToolbox:
     ) -> dict[str, Any]:
         """Run `tool` for `app_id`: the `ToolResult` as a dict (failures included);
         raises `NeedsConfirmation` or `AppUnavailable` before anything runs."""
-        target = self.apps.target(app_id)
-        workdir = Path(target.workdir) if target.workdir else None
         user = check_user_id(user_id, field="user_id") if user_id else OWNER
+        # the app's process serving that user runs its own tools for them
+        target = self.apps.target(app_id, user)
+        workdir = Path(target.workdir) if target.workdir else None
         if user != OWNER and self.state_root is not None:
             workdir = user_app_workdir(self.state_root, user, app_id)
         step = {"step_id": 1, "tool": tool, "args": args}

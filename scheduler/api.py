@@ -15,9 +15,10 @@ schedules` with their key), a 404 here as if it did not exist:
 
 and, with an app's own token only, `POST /api/tools/schedule` `ScheduleToolCall` →
 `{"status": "ok", "result": …}`: the executor's `schedule` tool forwards there with
-the calling app's token, so the identity is the app (its own jobs only), and the
-user the app serves when it shows that user's grant (`grant_matches`; that user's
-jobs only; none: the owner's).
+the calling app process's token, so the identity is the app (its own jobs only) and
+the token also says the user that process serves (`user_for_token`; that user's jobs
+only; the app's own process: the owner's). A `user_id` in the body that is not the
+token's user is refused.
 Bodies are validated with the protocol models: a malformed job is a 400 naming the
 field. `allow_app_tokens_for_schedule` lets app tokens reach the tool route and no
 other route.
@@ -32,7 +33,7 @@ from flask import Blueprint, g, request
 
 from aios_protocol.errors import Forbidden, InvalidRequest, UserNotAllowed
 from aios_protocol.messages import ScheduleJob, ScheduleJobPatch, ScheduleToolCall, parse
-from aios_runtime.edge import Authenticator, read_json
+from aios_runtime.edge import TOKEN_HEADER, Authenticator, read_json
 from aios_runtime.users import OWNER, check_user_id
 from scheduler.scheduler import Scheduler
 
@@ -90,10 +91,10 @@ def run_tool(
 
 def schedules_blueprint(
     scheduler: Scheduler,
-    grant_matches: Callable[[str, str, str | None], bool] = lambda a, u, g: False,
+    user_for_token: Callable[[str], str] = lambda token: OWNER,
 ) -> Blueprint:
-    """The routes above; `grant_matches(app_id, user_id, grant)` checks an app's
-    proof that it serves `user_id`."""
+    """The routes above; `user_for_token(token)` is the user the app process holding
+    `token` serves."""
     blueprint = Blueprint("schedules", __name__)
 
     @blueprint.get("/api/schedules")
@@ -134,11 +135,10 @@ def schedules_blueprint(
         if not app_id or app_id == _USER:
             raise Forbidden("the schedule tool is for apps (their own token)")
         call = read_json(ScheduleToolCall)
-        user = OWNER
-        if call.user_id and call.user_id != OWNER:
-            user = check_user_id(call.user_id, field="user_id")
-            if not grant_matches(app_id, user, call.user_grant):
-                raise UserNotAllowed(f"{app_id} may not act for user {user!r}")
+        user = user_for_token(request.headers.get(TOKEN_HEADER, ""))
+        named = check_user_id(call.user_id, field="user_id") if call.user_id else OWNER
+        if named != user:
+            raise UserNotAllowed(f"{app_id} serves {user!r} and may not act for {named!r}")
         return {"status": "ok", "result": run_tool(scheduler, app_id, call, user)}
 
     return blueprint

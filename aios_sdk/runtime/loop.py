@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from aios_sdk.agent import current_call, within_turn
+from aios_sdk.agent import within_turn
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
 from aios_sdk.runtime import background
 from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
@@ -361,13 +361,10 @@ class AgentLoop:
         names = self.tools.early_tools()
         if not names:
             return {}
-        scope = current_call()
         early = {
             "tools": names,
             "session_id": self.session_id or None,
             "turn_id": self.conversation.turn_id or None,
-            "user_id": scope.user_id,
-            "user_grant": scope.user_grant,
         }
         return {"early": early}
 

@@ -1,9 +1,9 @@
 """MusicAgent: 音乐应用 as the system sees it, and the `music_library` tool.
 
 Every call goes to `flows.MusicFlows`. The custom tool lists the audio files
-of the workspace with their tags (`library.scan_library`; another user's through the
-executor's file tools, `library.scan_library_through`); the executor runs it like
-an atomic tool, so a step plan can read the library beside a catalogue search.
+of the workspace with their tags (`library.scan_library`: the workspace of the user
+this process serves); the executor runs it like an atomic tool, so a step plan can
+read the library beside a catalogue search.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from aios_sdk import AIOSAgent, read_role, tool
-from aios_sdk.agent import current_call
 
 from .flows import LIBRARY_TOOL, MusicFlows
-from .library import scan_library, scan_library_through
+from .library import scan_library
 
 
 class MusicAgent(AIOSAgent, flows=MusicFlows):
@@ -27,8 +26,6 @@ class MusicAgent(AIOSAgent, flows=MusicFlows):
         name=LIBRARY_TOOL, desc="列出工作区中的音乐文件并读取标签（标题、歌手、专辑、时长）"
     )
     def music_library(self) -> list[dict[str, Any]]:
-        if self.workdir is not None:
-            return scan_library(self.workdir, self.app_id)
-        if current_call().user_id:  # another user's: their sandbox, through the tools
-            return scan_library_through(self.call_tool, self.app_id)
-        return []
+        if self.workdir is None:
+            return []
+        return scan_library(self.workdir, self.app_id)

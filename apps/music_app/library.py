@@ -3,24 +3,16 @@
 This is the body of the music app's `music_library` custom tool: the executor
 calls the tool, the tool walks the workspace — never leaving it, never following a
 symlink out of it — and reads each file's title, artist, album and duration with
-tinytag. Files without tags are named after the file. Results are bounded.
-
-For a user other than the owner the app's process cannot see the workspace (its
-confinement shows the owner's only), so `scan_library_through` lists and reads that
-user's files through the executor's `file_list` and `file_read`, which work in the
-sandbox of the user the call serves.
+tinytag. Files without tags are named after the file. Results are bounded. A user
+other than the owner is served by a process of the app whose workspace is theirs,
+so the same walk lists their songs.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import os
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
-
-from aios_sdk import ToolFailed
+from typing import Any
 
 from .catalogue import Song, local_file_url, local_id
 
@@ -28,7 +20,6 @@ __all__ = [
     "AUDIO_EXTENSIONS",
     "MAX_FILES",
     "scan_library",
-    "scan_library_through",
     "song_matches",
 ]
 
@@ -47,12 +38,12 @@ def _inside(root: Path, path: Path) -> bool:
     return True
 
 
-def _tags(path: Path | None = None, data: BinaryIO | None = None) -> dict[str, Any]:
-    """The tags of the file at `path`, or of its content `data`; `{}` when unreadable."""
+def _tags(path: Path) -> dict[str, Any]:
+    """The tags of the file at `path`; `{}` when unreadable."""
     try:
         from tinytag import TinyTag
 
-        tag = TinyTag.get(str(path)) if path is not None else TinyTag.get(file_obj=data)
+        tag = TinyTag.get(str(path))
     except Exception:  # unreadable or unknown format: fall back to the file name
         return {}
     return {
@@ -107,45 +98,6 @@ def _song(relative: str, tags: dict[str, Any], app_id: str) -> dict[str, Any]:
         path=relative,
     )
     return song.to_dict()
-
-
-def _listed_audio(entry: Any) -> str | None:
-    """The relative path of a `file_list` entry that is an audio file to list."""
-    if not isinstance(entry, dict) or entry.get("is_dir") or entry.get("is_link"):
-        return None
-    relative = PurePosixPath(str(entry.get("name") or ""))
-    parts = relative.parts
-    if not parts or len(parts) > MAX_DEPTH + 1 or any(p.startswith(".") for p in parts):
-        return None
-    return relative.as_posix() if relative.suffix.lower() in AUDIO_EXTENSIONS else None
-
-
-def _read_tags(call_tool: Callable[..., Any], relative: str) -> dict[str, Any]:
-    """The tags of a workspace file read through `file_read`; `{}` when it cannot be."""
-    try:  # a file larger than file_read reads is named after the file
-        content = call_tool("file_read", path=relative, encoding="base64")
-        data = base64.b64decode(str(content), validate=True)
-    except (ToolFailed, ValueError):
-        return {}
-    return _tags(data=io.BytesIO(data))
-
-
-def scan_library_through(
-    call_tool: Callable[..., Any], app_id: str
-) -> list[dict[str, Any]]:
-    """`scan_library` of the workspace the executor works in for this call, listed and
-    read with `call_tool("file_list" | "file_read", …)`."""
-    try:
-        listing = call_tool("file_list", path="", recursive=True)
-    except ToolFailed as exc:
-        if exc.code == "file_not_found":  # nothing written there yet
-            return []
-        raise
-    entries = listing.get("files") if isinstance(listing, dict) else None
-    found = sorted(
-        {path for path in map(_listed_audio, entries or []) if path is not None}
-    )[:MAX_FILES]
-    return [_song(relative, _read_tags(call_tool, relative), app_id) for relative in found]
 
 
 def song_matches(song: Song, needle: str) -> bool:

@@ -19,7 +19,9 @@ both 503 `llm_not_configured` without a model, 503 `overloaded` when more than
 
 Apps present their OWN token (`AIOS_TOKEN`), not the master token, so the
 controller's authenticator must accept app tokens on these four routes, and only
-these: `allow_app_tokens_for_llm(master, app_for_token)` wraps it that way.
+these: `allow_app_tokens_for_llm(master, app_for_token)` wraps it that way. The
+token also says which user the app process serves (`user_for_token`): the model of
+that user answers, and the calls started early work in their sandbox.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from flask import Blueprint, g, request
 
 from aios_protocol.errors import Overloaded
 from aios_protocol.messages import ToolInfo, ToolSpec
-from aios_runtime.edge import Authenticator, read_json
+from aios_runtime.edge import TOKEN_HEADER, Authenticator, read_json
 from aios_runtime.users import OWNER
 from aios_sdk.llm import (
     AgentProgress,
@@ -90,27 +92,25 @@ def llm_blueprint(
     events: EventBus | None = None,
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
     run_steps: RunSteps | None = None,
-    grant_matches: Callable[[str, str, str | None], bool] | None = None,
+    user_for_token: Callable[[str], str] | None = None,
     client_for_user: Callable[[str], LLMClient | None] | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole).
-    A request an app makes for a user it holds a grant for (`user_id`,
-    `user_grant`) goes to `client_for_user(user)` when that gives one (the user's
-    own model settings), else to `client`."""
+    A request of an app process serving a user other than the owner (its token
+    says which, `user_for_token`) goes to `client_for_user(user)` when that gives
+    one (the user's own model settings), else to `client`."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
 
+    def _served_user() -> str:
+        """The user the calling app process serves (the desktop's token: the owner)."""
+        if user_for_token is None or g.get("identity") == "controller":
+            return OWNER
+        return user_for_token(request.headers.get(TOKEN_HEADER, ""))
+
     def _client_for(body: Any) -> LLMClient:
-        user = getattr(body, "user_id", None)
-        if user and user != OWNER and client_for_user is not None:
-            caller = _caller_app()
-            if grant_matches is None or not grant_matches(caller, user, body.user_grant):
-                log.warning(
-                    "%s named user %s without a grant: the owner's model", caller, user
-                )
-                return client
-        return model_for(user, client, client_for_user)
+        return model_for(_served_user(), client, client_for_user)
 
     def _with_slot(work: Callable[[], Any], model: LLMClient = client) -> Any:
         if not model.configured:
@@ -162,17 +162,8 @@ def llm_blueprint(
     def _early_tools(early: EarlyStart | None, app_id: str) -> frozenset[str]:
         """Of the tools a loop names for an early start, those that may start before
         anyone reviewed the call: read-only, concurrency-safe, asking nobody, as the
-        executor lists them for the app; none for a user the app holds no grant for."""
+        executor lists them for the app."""
         if early is None or not early.tools or tool_listing is None:
-            return frozenset()
-        user = early.user_id
-        if (
-            user
-            and user != OWNER
-            and not (
-                grant_matches is not None and grant_matches(app_id, user, early.user_grant)
-            )
-        ):
             return frozenset()
         try:
             listed = tool_listing(app_id)
@@ -204,7 +195,7 @@ def llm_blueprint(
                 early_tools,
                 body.early.session_id,
                 body.early.turn_id,
-                user_id=body.early.user_id,
+                user_id=_served_user(),
             )
 
         def on_delta(delta: Delta) -> None:

@@ -146,37 +146,47 @@ class Confiner:
             )
         return AppConfinement("bubblewrap", note, network)
 
-    def command(self, spec: AppSpec, argv: Sequence[str], how: AppConfinement) -> list[str]:
-        """`argv` as the app is started: inside bubblewrap when `how` says so."""
+    def command(
+        self,
+        spec: AppSpec,
+        argv: Sequence[str],
+        how: AppConfinement,
+        workdir: Path | None = None,
+    ) -> list[str]:
+        """`argv` as the app is started: inside bubblewrap when `how` says so, its
+        one writable folder `workdir` (default: the app's own workspace)."""
         if not how.confined:
             return list(argv)
-        assert spec.workdir is not None
+        workdir = workdir or spec.workdir
+        assert workdir is not None
         return bwrap_argv(
             self._bwrap or "bwrap",
             argv,
             cwd=spec.folder,
             hidden=self._hidden,
             readable=[*self._readable, spec.folder],
-            writable=[spec.workdir],
+            writable=[workdir],
             share_network=True,
             new_session=False,  # stays in its group: stop_groups' SIGTERM reaches it
             read_only_masks=True,
         )
 
-    def fork_plan(self, spec: AppSpec, how: AppConfinement) -> dict[str, Any]:
+    def fork_plan(
+        self, spec: AppSpec, how: AppConfinement, workdir: Path | None = None
+    ) -> dict[str, Any]:
         """What the app template needs to fork this app (`aios_sdk.zygote`): its
         entry and folder and, when `how` confines it, the same layout bubblewrap
-        would mount (`command`), which the forked child applies to itself."""
+        would mount (`command`, `workdir` the one writable folder), which the forked
+        child applies to itself."""
         plan: dict[str, Any] = {
             "entry": str(spec.entry),
             "cwd": str(spec.folder),
             "confine": how.confined,
         }
         if how.confined:
-            assert spec.workdir is not None
-            layout = sandbox_layout(
-                self._hidden, [*self._readable, spec.folder], [spec.workdir]
-            )
+            workdir = workdir or spec.workdir
+            assert workdir is not None
+            layout = sandbox_layout(self._hidden, [*self._readable, spec.folder], [workdir])
             plan.update(
                 masks=list(layout.masks),
                 read_only=list(layout.read_only),

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from aios_protocol.messages import AppInfo
 from aios_runtime.settings import AppsSettings, SupervisorSettings
+from aios_runtime.users import OWNER
 from controller.apps.discovery import AppSpec
 from controller.apps.processes import stop_groups
 from controller.apps.supervision import SupervisedChild
@@ -74,6 +75,7 @@ class AppLifecycle:
     apps_settings: AppsSettings
     executor: SupervisedChild
     _apps: dict[str, SupervisedChild]
+    _served: dict[str, SupervisedChild]  # processes serving other users (served.py)
     _use: dict[str, AppUse]
     _broken: dict[str, AppSpec]
     _targets: dict[str, tuple[int, AppTarget]]
@@ -92,7 +94,18 @@ class AppLifecycle:
     def _spawn(self, child: SupervisedChild, *, first: bool) -> None:
         raise NotImplementedError
 
-    def _unregister(self, app_id: str) -> None:
+    def _unregister(self, app_id: str, user_id: str = OWNER) -> None:
+        raise NotImplementedError
+
+    def _child_of(
+        self, app_id: str, user_id: str = OWNER, *, make: bool = False
+    ) -> SupervisedChild | None:
+        raise NotImplementedError
+
+    def _is_current(self, child: SupervisedChild) -> bool:
+        raise NotImplementedError
+
+    def _served_of(self, app_id: str) -> list[SupervisedChild]:
         raise NotImplementedError
 
     def _template_pending(self, use: AppUse, now: float) -> bool:
@@ -129,22 +142,26 @@ class AppLifecycle:
             if c.spec is not None and c.spec.manifest is not None
         )
 
-    def ensure_running(self, app_id: str, timeout: float | None = None) -> None:
-        """Start `app_id` if it is idle and wait until it runs, fails or crashes (at
-        most `timeout`, default `start_timeout`); a first start at launch is waited
-        for too. Returns without a word otherwise: `target` says why it cannot run."""
+    def ensure_running(
+        self, app_id: str, timeout: float | None = None, user_id: str = OWNER
+    ) -> None:
+        """Start `app_id`'s process for `user_id` (the owner: the app's own; another
+        user: the one serving them alone) if it is idle and wait until it runs, fails
+        or crashes (at most `timeout`, default `start_timeout`); a first start at
+        launch is waited for too. Returns without a word otherwise: `target` says why
+        it cannot run."""
         wait = self.config.start_timeout + 2.0 if timeout is None else timeout
         deadline = time.monotonic() + wait
         with self._changed:
-            child = self._apps.get(app_id)
-            use = self._use.get(app_id)
+            child = self._child_of(app_id, user_id, make=True)
+            use = self._use.get(child.child_id) if child is not None else None
             if child is None or use is None:
                 return
             use.touch()
             if child.status == "idle":
                 use.start_wanted = True
                 self._wake.set()
-            while self._apps.get(app_id) is child and not self._stopping.is_set():
+            while self._is_current(child) and not self._stopping.is_set():
                 first_start = child.status in ("starting", "registering") and (
                     child.restarts == 0
                 )
@@ -157,10 +174,10 @@ class AppLifecycle:
                 self._changed.wait(min(left, 0.25))
 
     @contextmanager
-    def _in_use(self, app_id: str) -> Iterator[None]:
-        """One call to the app: it is not idle while the call runs."""
+    def _in_use(self, child_id: str) -> Iterator[None]:
+        """One call to the app process: it is not idle while the call runs."""
         with self._lock:
-            use = self._use.get(app_id)
+            use = self._use.get(child_id)
             if use is not None:
                 use.in_flight += 1
                 use.touch()
@@ -199,7 +216,7 @@ class AppLifecycle:
             use.running_since = now  # idle time counts from here at the earliest
         idle_stop = self.apps_settings.idle_stop_s
         if (
-            not use.keep_alive
+            not (use.keep_alive and child.user_id == OWNER)
             and idle_stop > 0
             and child.job is None
             and use.idle_for(now, use.running_since) >= idle_stop
@@ -219,7 +236,7 @@ class AppLifecycle:
         child.error = None
         child.restarts = 0  # a clean stop: its next start is a first start again
         child.failures = 0
-        child.job = self._pool.submit(self._retire, child.child_id, proc, registered=True)
+        child.job = self._pool.submit(self._retire, child, proc, registered=True)
 
     def _release(self, child: SupervisedChild) -> None:
         child.proc = None
@@ -229,14 +246,19 @@ class AppLifecycle:
         child.needs_register = False
 
     def _retire(
-        self, app_id: str, proc: Any, *, registered: bool, after: Future | None = None
+        self,
+        child: SupervisedChild,
+        proc: Any,
+        *,
+        registered: bool,
+        after: Future | None = None,
     ) -> None:
-        """Unregister `app_id` from the executor, then stop its process group (once
-        the job `after`, an earlier stop of the same app, has finished)."""
+        """Unregister `child`'s process from the executor, then stop its process
+        group (once the job `after`, an earlier stop of the same app, has finished)."""
         if after is not None:
             after.exception()  # waits; its failure is not this job's
-        if registered and self.executor.status == "running":
-            self._unregister(app_id)
+        if registered and self.executor.status == "running" and child.spec is not None:
+            self._unregister(child.spec.app_id, child.user_id)
         stop_groups([proc] if proc is not None else [], self.config.stop_grace)
 
     def installed(self) -> dict[str, AppSpec]:
@@ -254,6 +276,8 @@ class AppLifecycle:
             old = self._apps.get(app_id)
             was_running = old is not None and old.status not in ("idle", "failed")
             was_broken = self._broken.pop(app_id, None)
+            for served in self._served_of(app_id):  # started again on their next call
+                self._drop(served)
             if old is not None:
                 self._drop(old)
             if spec is None:
@@ -285,12 +309,16 @@ class AppLifecycle:
         registered = child.status in ("running", "registering")
         self._release(child)
         child.status = "stopped"
-        self._apps.pop(child.child_id, None)
+        if child.user_id == OWNER:
+            self._apps.pop(child.child_id, None)
+        else:
+            self._served.pop(child.child_id, None)
+            self._ports.assigned.pop(child.child_id, None)
         self._use.pop(child.child_id, None)
         self._targets.pop(child.child_id, None)
         earlier = child.job if child.job is not None and not child.job.done() else None
         child.job = self._pool.submit(
-            self._retire, child.child_id, proc, registered=registered, after=earlier
+            self._retire, child, proc, registered=registered, after=earlier
         )
 
     def _broken_info(self, spec: AppSpec) -> AppInfo:

@@ -113,19 +113,24 @@ def app_environment(
     executor_url: str,
     controller_url: str,
     settings: dict[str, Any],
+    workdir: Path | None = None,
+    user_id: str | None = None,
 ) -> dict[str, str]:
-    """The environment an app process reads (docs/ARCHITECTURE.md)."""
+    """The environment an app process reads (docs/ARCHITECTURE.md); a process that
+    serves one user other than the owner gets `workdir` (theirs) and `user_id`."""
     base = _base_environment()
+    served = {"AIOS_USER_ID": user_id} if user_id else {}
     return {
         **base,
         "PYTHONPATH": f"{APP_SITE}{os.pathsep}{base['PYTHONPATH']}",
         "APP_PORT": str(port),
         "AIOS_APP_ID": spec.app_id,
-        "AIOS_WORKDIR": str(spec.workdir),
+        "AIOS_WORKDIR": str(workdir or spec.workdir),
         "AIOS_EXECUTOR_URL": executor_url,
         "AIOS_TOKEN": token,
         "AIOS_CONTROLLER_URL": controller_url,
         "AIOS_APP_SETTINGS": json.dumps(settings, ensure_ascii=False),
+        **served,
     }
 
 

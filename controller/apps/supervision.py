@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aios_runtime.settings import SupervisorSettings
+from aios_runtime.users import OWNER
 from controller.apps.confinement import AppConfinement
 from controller.apps.discovery import AppSpec
 from controller.apps.processes import ChildProcess
@@ -33,11 +34,13 @@ LOG_TRIMMED = b"\n[aios: earlier output trimmed]\n"
 class SupervisedChild:
     """One child (the executor, or an app) as the supervisor's state machine sees it."""
 
-    child_id: str
+    child_id: str  # "executor", the app id, or "<app_id>@<user_id>"
     port: int
     log_path: Path
     spec: AppSpec | None = None  # None for the executor
     token: str = ""
+    # the user an app process serves: the owner, or the one other user it serves alone
+    user_id: str = OWNER
     status: str = "starting"  # starting|registering|running|restarting|failed|stopped
     proc: ChildProcess | None = None  # a Popen, or an app forked from the template
     confinement: AppConfinement | None = None  # None for the executor

@@ -16,7 +16,9 @@ on the long-lived threads (see `processes`).
 Apps start on first use (`controller.apps.lifecycle`): an installed app is `idle`
 until a call needs it; that call asks the monitor to start it and waits until it
 runs (or fails), and an app without calls for `apps.idle_stop_s` is stopped and
-`idle` again (never one whose manifest says `keep_alive`). The set of apps may
+`idle` again (never one whose manifest says `keep_alive`). A user other than the
+owner is served by a process of the app for them alone (`controller.apps.served`),
+started and stopped the same way. The set of apps may
 change while the system runs (`apply_spec`, driven by `controller.apps.watcher`):
 an app is added, replaced (its process restarted) or removed. Calls to an app that
 crashed or is being restarted are answered at once with `AppUnavailable`
@@ -41,6 +43,7 @@ from aios_protocol.errors import AiosError, AppUnavailable, AppUnreachable, NotF
 from aios_protocol.messages import AppInfo
 from aios_runtime.json_client import PeerTimeout
 from aios_runtime.settings import AppSandboxSettings, AppsSettings, SupervisorSettings
+from aios_runtime.users import OWNER
 from controller.apps.confinement import AppConfinement, Confiner, confined_pid
 from controller.apps.discovery import AppSpec
 from controller.apps.forkserver import ForkServer
@@ -58,6 +61,7 @@ from controller.apps.processes import (
     start_child_reaper,
     stop_groups,
 )
+from controller.apps.served import ServedUsers
 from controller.apps.supervision import SupervisedChild, bound_log
 from controller.clients import AppClient, ExecutorClient
 from controller.pipeline.run import AppTarget
@@ -79,7 +83,7 @@ class StartupFailed(AiosError):
     code = "startup_failed"
 
 
-class Supervisor(AppLifecycle):
+class Supervisor(ServedUsers, AppLifecycle):
     def __init__(
         self,
         *,
@@ -139,9 +143,13 @@ class Supervisor(AppLifecycle):
             if self.apps_settings.fork_from_template
             else None
         )
+        self._state_root = Path(executor.state_dir)
         self._apps: dict[str, SupervisedChild] = {}
+        # processes of the apps serving one other user each (controller.apps.served)
+        self._served: dict[str, SupervisedChild] = {}
         self._use: dict[str, AppUse] = {}
-        self._targets: dict[str, tuple[int, AppTarget]] = {}  # app id → (port, target)
+        # child id → (port, target)
+        self._targets: dict[str, tuple[int, AppTarget]] = {}
         for spec in specs:
             if spec.ok:
                 self._apps[spec.app_id] = self._new_child(spec)
@@ -196,7 +204,7 @@ class Supervisor(AppLifecycle):
         if self._monitor.is_alive() and self._monitor is not threading.current_thread():
             self._monitor.join(timeout=2)
         with self._lock:
-            children = [*self._apps.values(), self.executor]
+            children = [*self._served.values(), *self._apps.values(), self.executor]
             procs = [c.proc for c in children if c.proc is not None]
             for child in children:
                 child.status = "stopped"
@@ -205,22 +213,12 @@ class Supervisor(AppLifecycle):
             self._forks.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def app_for_token(self, token: str) -> str | None:
-        """The app whose own token is `token` (constant-time compare), or None."""
-        import hmac
-
-        found = None
-        for child in list(self._apps.values()):
-            if hmac.compare_digest(child.token.encode(), token.encode()):
-                found = child.child_id
-        return found
-
     def executor_status(self) -> str:
         return self.executor.public_status()
 
     def pids(self) -> dict[str, int]:
         with self._lock:
-            children = [self.executor, *self._apps.values()]
+            children = [self.executor, *self._apps.values(), *self._served.values()]
             return {
                 c.child_id: c.app_pid or c.proc.pid for c in children if c.proc is not None
             }
@@ -248,28 +246,31 @@ class Supervisor(AppLifecycle):
             return broken
         raise NotFound(f"no app {app_id!r}")
 
-    def target(self, app_id: str) -> AppTarget:
-        """The app ready to be called: an idle app is started first and this waits
-        for it (at most `start_timeout`); AppUnavailable when it does not run."""
+    def target(self, app_id: str, user_id: str = OWNER) -> AppTarget:
+        """The app ready to be called for `user_id` (the owner: its own process;
+        another user: the process serving them alone): an idle process is started
+        first and this waits for it (at most `start_timeout`); AppUnavailable when it
+        does not run."""
         spec = self.spec(app_id)
-        self.ensure_running(app_id)
+        self.ensure_running(app_id, user_id=user_id)
         with self._lock:
-            child = self._apps.get(app_id)
+            child = self._child_of(app_id, user_id)
             status = child.public_status() if child else "failed"
             ready = child is not None and child.status == "running"
             error = child.error if child else spec.error
         if not ready:
             raise _unavailable(spec.name, app_id, status, error)
         assert child is not None
+        key = child.child_id
         # asked twice per task: built again only when the app moved to another port
-        known = self._targets.get(app_id)
+        known = self._targets.get(key)
         if known is not None and known[0] == child.port:
             return known[1]
         client = AppClient(app_id, child.url, child.token, spec.handle_endpoint)
 
         def call(body: dict[str, Any], timeout: float) -> dict[str, Any]:
             try:
-                with self._in_use(app_id):
+                with self._in_use(key):
                     answer = client.handle(body, timeout)
                 child.answered_at = time.monotonic()
                 return answer
@@ -282,10 +283,11 @@ class Supervisor(AppLifecycle):
                     self._wake.set()
                 raise
 
+        workdir = self.workdir_of(child)
         target = AppTarget(
-            app_id=app_id, name=spec.name, role=spec.role, workdir=spec.workdir, call=call
+            app_id=app_id, name=spec.name, role=spec.role, workdir=workdir, call=call
         )
-        self._targets[app_id] = (child.port, target)
+        self._targets[key] = (child.port, target)
         return target
 
     # ----------------------------------------------------------- the monitor
@@ -304,7 +306,7 @@ class Supervisor(AppLifecycle):
 
     def _tick(self) -> bool:
         busy = False
-        for child in [self.executor, *self._apps.values()]:
+        for child in [self.executor, *self._apps.values(), *self._served.values()]:
             if self._stopping.is_set():
                 return False
             busy |= self._step_use(child, time.monotonic())
@@ -399,7 +401,8 @@ class Supervisor(AppLifecycle):
             child.note = f"registration with the executor failed: {error}"
             log.warning("%s: %s", child.child_id, child.note)
         self._mark_running(child)
-        self._on_registered(child.child_id, listing)
+        if child.user_id == OWNER:  # another user's process has the same tools
+            self._on_registered(child.child_id, listing)
         return False
 
     def _on_healthy(self, child: SupervisedChild, now: float) -> None:
@@ -411,7 +414,7 @@ class Supervisor(AppLifecycle):
             self._executor_up.set()
             self._mark_running(child)
             if child.restarts:
-                for app in self._apps.values():
+                for app in [*self._apps.values(), *self._served.values()]:
                     if app.status == "running":
                         app.needs_register = True
                 self._on_registered("*", None)
@@ -441,7 +444,7 @@ class Supervisor(AppLifecycle):
             child.error = f"{reason}; gave up after {child.restarts} restarts"
             log.warning("%s failed: %s", child.child_id, child.error)
             if child.spec is not None and self.executor.status == "running":
-                self._pool.submit(self._unregister, child.child_id)
+                self._pool.submit(self._unregister, child.spec.app_id, child.user_id)
             return
         child.status = "restarting"
         child.error = reason
@@ -523,6 +526,8 @@ class Supervisor(AppLifecycle):
         """Fork the app from the template when it can run there (a confined app only
         where a forked child can confine itself), else start a new interpreter,
         inside bubblewrap when `how` confines it."""
+        served = child.user_id != OWNER
+        workdir = self.workdir_of(child) if served else None
         env = app_environment(
             spec,
             port=child.port,
@@ -530,13 +535,15 @@ class Supervisor(AppLifecycle):
             executor_url=self.executor.url,
             controller_url=self._controller_url,
             settings=self._app_settings.get(spec.app_id, {}),
+            workdir=workdir,
+            user_id=child.user_id if served else None,
         )
         forks = self._forks
         forkable = forks is not None and forks.wait_ready(_TEMPLATE_READY_S)
         if forks is not None and forkable and (not how.confined or forks.confines is None):
             try:
                 forked = forks.spawn(
-                    self._confiner.fork_plan(spec, how),
+                    self._confiner.fork_plan(spec, how, workdir),
                     env,
                     child.log_path,
                     append=not first,
@@ -547,7 +554,7 @@ class Supervisor(AppLifecycle):
             except OSError as exc:
                 log.warning("%s: not forked (%s), started anew", spec.app_id, exc)
         return spawn_child(
-            self._confiner.command(spec, [sys.executable, str(spec.entry)], how),
+            self._confiner.command(spec, [sys.executable, str(spec.entry)], how, workdir),
             cwd=spec.folder,
             env=env,
             log_path=child.log_path,
@@ -596,21 +603,22 @@ class Supervisor(AppLifecycle):
             except AiosError as exc:
                 child.note = f"GET /manifest failed, no custom tools: {exc.message}"
                 tools = []
-        return self.executor_client.register(
-            {
-                "app_id": spec.app_id,
-                "workdir": str(spec.workdir),
-                "token": child.token,
-                "url": child.url,
-                "shell_whitelist": spec.manifest.shell_whitelist,
-                "http_domain_whitelist": spec.manifest.http_domain_whitelist,
-                "custom_tools": tools,
-            }
-        )
+        registration = {
+            "app_id": spec.app_id,
+            "workdir": str(self.workdir_of(child)),
+            "token": child.token,
+            "url": child.url,
+            "shell_whitelist": spec.manifest.shell_whitelist,
+            "http_domain_whitelist": spec.manifest.http_domain_whitelist,
+            "custom_tools": tools,
+        }
+        if child.user_id != OWNER:  # its token acts for that user alone
+            registration["user_id"] = child.user_id
+        return self.executor_client.register(registration)
 
-    def _unregister(self, app_id: str) -> None:
+    def _unregister(self, app_id: str, user_id: str = OWNER) -> None:
         try:
-            self.executor_client.unregister(app_id)
+            self.executor_client.unregister(app_id, user_id)
         except AiosError:
             pass
 
@@ -652,8 +660,9 @@ class Supervisor(AppLifecycle):
 
     def _publish_if_changed(self, child: SupervisedChild) -> None:
         """Tell the status listener when the child's status key changed (every tick
-        asks: the `AppInfo` is built only then)."""
-        if child.spec is None:
+        asks: the `AppInfo` is built only then); a process serving another user than
+        the owner is not shown on the desktop."""
+        if child.spec is None or child.user_id != OWNER:
             return
         key = self._status_key(child)
         if key != child.published:

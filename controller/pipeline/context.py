@@ -16,8 +16,8 @@ else `default_language()` (the settings' `ui_language`), else Chinese: `language
 decides it, for the apps' context and for the controller's own messages (`tr`).
 A session belongs to one user (`session_user`: its context's `user_id`, else the
 owner); for a user other than the owner `workdir` is that user's sandbox's and the
-context carries `user_id` and `user_grant`, which the SDK sends with the app's own
-tool calls so the executor works there too.
+context carries `user_id`: the call goes to the app's process serving that user
+alone, whose own tool calls the executor runs there too.
 """
 
 from __future__ import annotations
@@ -229,7 +229,6 @@ class ContextBuilder:
         if user != OWNER and self.sandboxes is not None:
             workdir = self.sandboxes.workdir(user, app_id, workdir)
             extra["user_id"] = user
-            extra["user_grant"] = self.sandboxes.grant(app_id, user)
         cwd_state: dict[str, Any] = {"files": workspace_files(workdir)}
         cwd_state.update(session.agent_state(app_id))
         if upstream:

@@ -94,8 +94,9 @@ class AppDirectory(Protocol):
         """The routable apps."""
         ...
 
-    def target(self, app_id: str) -> AppTarget:
-        """The app ready to be called; raises NotFound / AppUnavailable otherwise."""
+    def target(self, app_id: str, user_id: str = OWNER) -> AppTarget:
+        """The app ready to be called for `user_id` (another user than the owner: the
+        app's process serving them alone); raises NotFound / AppUnavailable otherwise."""
         ...
 
 
@@ -333,7 +334,7 @@ class Pipeline:
         """The app's initial view (empty instruction) after the steps loop."""
         with self._sessions.turn(session_id) as turn:
             self._keep_language(turn, language)
-            self._check_known(app_id)
+            self._check_known(app_id, session_user(turn))
             reply = self.drive(app_id, turn, instruction="")
             self._record_turn(turn, "open", "", [app_id], reply.message, [])
         return reply, turn.session_id
@@ -342,7 +343,7 @@ class Pipeline:
         """Forward one triggered action; the app's next view."""
         with self._sessions.turn(post.session_id) as turn:
             self._keep_language(turn, post.language)
-            self._check_known(app_id)
+            self._check_known(app_id, session_user(turn))
             request = action_request_for(post, turn.session_id)
             reply = self.drive(app_id, turn, instruction=None, action_request=request)
             self._record_turn(
@@ -355,10 +356,10 @@ class Pipeline:
         if language and turn.context.get("language") != language:
             turn.context["language"] = language
 
-    def _check_known(self, app_id: str) -> None:
+    def _check_known(self, app_id: str, user_id: str = OWNER) -> None:
         """Unknown app → NotFound (HTTP 404); an unavailable one gets an error view."""
         try:
-            self._apps.target(app_id)
+            self._apps.target(app_id, user_id)
         except AppUnavailable:
             pass
 
@@ -423,7 +424,7 @@ class Pipeline:
     ) -> AppReply:
         limits = self.limits
         language = self._contexts.language(turn)
-        target = self._apps.target(app_id)
+        target = self._apps.target(app_id, session_user(turn))
         shown_name = app_name(self._apps.profiles(), app_id, language)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
@@ -478,7 +479,8 @@ class Pipeline:
                 )
             tool_results = self._run_round(app_id, turn, plan, rounds, task_id, review)
             last_plan = plan
-            target = self._apps.target(app_id)  # it may have died meanwhile
+            # it may have died meanwhile
+            target = self._apps.target(app_id, session_user(turn))
 
     def _call_app(
         self,
@@ -611,7 +613,7 @@ class Pipeline:
         asked = self._confirmations.get(confirmation_id)
         settle = self._confirmations.handler_for(asked.kind)
         if settle is None:
-            self._apps.target(asked.app_id)
+            self._apps.target(asked.app_id, asked.user_id)
         pending = self._confirmations.claim(confirmation_id, decision)
         if decision == "allow_always" and self._permissions is not None:
             self._permissions.remember(pending.app_id, pending.risky())

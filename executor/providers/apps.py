@@ -8,12 +8,11 @@ app registered (`AppRecord.custom_tools`). An app may state a tool's metadata in
 `max_result_size_chars`); otherwise a custom tool counts as `write`, needs no
 confirmation (as before: the app runs its own code), is not concurrency-safe and
 answers at most `APP_RESULT_CHARS` characters. A call goes to the app over HTTP
-(`executor.tools.app_tools`), for the user the call acts for.
+(`executor.tools.app_tools`): the process serving the user the call acts for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast, get_args
 
 from aios_protocol.messages import ToolSpec
@@ -53,13 +52,11 @@ def _entry(app_id: str, spec: ToolSpec) -> ToolEntry:
 
 
 class AppToolsProvider(ToolProvider):
-    """The custom tools of one app (`config`: its `AppRecord`); `grant_for(app_id,
-    user_id)` gives the grant a call for a user other than the owner carries."""
+    """The custom tools of one app (`config`: the `AppRecord` of one of its processes)."""
 
-    def __init__(self, record: AppRecord, grant_for: Callable[[str, str], str]) -> None:
+    def __init__(self, record: AppRecord) -> None:
         super().__init__(record)
         self.name = app_provider_name(record.app_id)
-        self._grant_for = grant_for
         self._entries = tuple(self.declared_tools(record))
 
     @classmethod
@@ -80,6 +77,4 @@ class AppToolsProvider(ToolProvider):
     def call(self, call: ToolCall) -> Any:
         from executor.tools.app_tools import call_custom_tool
 
-        return call_custom_tool(
-            call.app, call.tool, call.args, call.timeout, self._grant_for
-        )
+        return call_custom_tool(call.app, call.tool, call.args, call.timeout)

@@ -1,4 +1,7 @@
-"""Background processes started by `process_start(background=true)`, tracked per app.
+"""Background processes started by `process_start(background=true)`, tracked per app
+process: the app's own (the owner's), or its process serving one other user — each
+is `owner` here (`AppRecord.identity`: `<app_id>` or `<app_id>@<user_id>`), and sees
+and stops only its own.
 
 Each one runs in the sandbox like a foreground command, writes its output to a log
 file under the app's `workspace/.logs/`, is listed by `GET /processes?app_id=` and
@@ -133,10 +136,19 @@ class BackgroundProcesses:
         entry.reaped = True
         release(entry.proc)
 
-    def list(self, app_id: str | None) -> list[dict[str, object]]:
-        """Every process of `app_id` (all apps when None), newest last."""
+    def list(
+        self, app_id: str | None, *, whole_app: bool = False
+    ) -> list[dict[str, object]]:
+        """Every process of the app process `app_id` (all when None; with
+        `whole_app`, those of every process of that app), newest last."""
+
+        def wanted(entry: BackgroundProcess) -> bool:
+            if app_id is None or entry.app_id == app_id:
+                return True
+            return whole_app and entry.app_id.startswith(f"{app_id}@")
+
         with self._lock:
-            entries = [e for e in self._table.values() if app_id in (None, e.app_id)]
+            entries = [e for e in self._table.values() if wanted(e)]
             for entry in entries:
                 self._refresh(entry)
             exited = [e for e in self._table.values() if e.reaped]

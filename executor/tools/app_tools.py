@@ -4,22 +4,25 @@ The executor POSTs `{"args": {...}}` to `<app url>/tools/<name>` with that app's
 own token and expects `{"status": "ok", "result": ...}` or the error shape
 `{"status": "error", "error": {"code", "message"}}`. The app's URL comes from the
 controller's registration (loopback), so no SSRF check applies; the tool's
-timeout does. A call acting for another user than the owner also sends `user_id` and
-that user's grant (`user_grant`, the executor's proof for this app and user): the app
-runs the tool within that user's scope, so whatever it asks the executor in turn
-works in that user's sandbox, and the SDK keeps the owner's workspace (all the app's
-own process sees) out of its reach meanwhile (`AIOSAgent.workdir` is None).
+timeout does. A call acting for a user other than the owner goes to the process of
+the app that serves that user alone (the record's URL and token are that process's):
+its workdir is that user's, and whatever it asks the executor in turn works there.
+When no such process is registered the call fails with `app_unavailable`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolTimeout
+from aios_protocol.errors import (
+    AiosError,
+    AppUnavailable,
+    AppUnreachable,
+    BadAppReply,
+    ToolTimeout,
+)
 from aios_runtime.json_client import PeerTimeout, request_json
-from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
@@ -34,14 +37,14 @@ def call_custom_tool(
     name: str,
     args: dict[str, Any],
     timeout: float,
-    grant_for: Callable[[str, str], str],
 ) -> Any:
-    """Run the app's tool `name` within `timeout` seconds; its `result`, or its error.
-    `grant_for(app_id, user_id)` is the grant sent for a user other than the owner."""
+    """Run the app's tool `name` within `timeout` seconds; its `result`, or its error."""
     body: dict[str, Any] = {"args": args}
-    if app.user_id != OWNER:
-        body["user_id"] = app.user_id
-        body["user_grant"] = grant_for(app.app_id, app.user_id)
+    if not app.token:  # the controller asked for a user no process of the app serves
+        raise AppUnavailable(
+            f"{app.app_id} does not run for user {app.user_id!r} now",
+            placeholders={"app": app.app_id},
+        )
     if not app.url:
         raise AppUnreachable(f"{app.app_id} registered no URL for its custom tools")
     parts = urlsplit(app.url)

@@ -75,7 +75,7 @@ def process_start(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     if not args.get("background"):
         return _foreground(ctx, argv, cwd)
     entry = ctx.processes.start(
-        ctx.app.app_id,
+        ctx.app.identity,  # the app process serving this call's user
         ctx.app.workdir,
         argv,
         cwd,

@@ -3,8 +3,9 @@
 The jobs live in the controller (`scheduler/`), which runs them; this
 tool forwards the call to the controller's `POST /api/tools/schedule` with the
 calling app's own token, so the controller knows the app from the token alone and
-lets it touch only its own jobs; a call for a user other than the owner names that
-user with the executor's grant for it, so the jobs are that user's. The controller's address is `$AIOS_CONTROLLER_URL`
+lets it touch only its own jobs; a call for a user other than the owner is forwarded
+with the token of the app's process serving that user, so the jobs are that user's.
+The controller's address is `$AIOS_CONTROLLER_URL`
 (set by the controller when it starts the executor); without it the tool fails
 with `controller_unreachable`.
 """
@@ -39,12 +40,15 @@ def schedule(ctx: ToolContext, args: dict[str, Any]) -> Any:
     if parts.scheme != "http" or not parts.hostname:
         raise ControllerUnreachable("the executor was not told the controller's address")
     body = {k: v for k, v in args.items() if k != "timeout" and v is not None}
-    for named in ("user_id", "user_grant"):  # never taken from the app's arguments
-        body.pop(named, None)
+    body.pop("user_id", None)  # never taken from the app's arguments
     app = ctx.app
     if app.user_id != OWNER:  # the jobs of the user this call serves
+        if not app.token:
+            raise ControllerUnreachable(
+                f"{app.app_id} does not run for user {app.user_id!r} now"
+            )
+        # the controller checks it against the token of the process serving them
         body["user_id"] = app.user_id
-        body["user_grant"] = ctx.toolbox.registry.grant_for(app.app_id, app.user_id)
     try:
         return post_for_result(
             url.rstrip("/") + ROUTE, body, ctx.app.token, ctx.timeout, "schedule"

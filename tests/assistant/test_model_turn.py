@@ -185,7 +185,8 @@ def _info(name: str, **meta: object) -> ToolInfo:
 
 def _early_route(client: LLMClient, ran: list[dict[str, object]]) -> Flask:
     """The turn route as an app (`music_app`) calls it, with a listing that has one
-    tool safe to start early and three that are not, and a grant for `alice` only."""
+    tool safe to start early and three that are not; the token `alice-token` is the
+    app's process serving `alice`."""
     listing = [
         _info("file_read"),
         _info("file_write", risk_level="write", concurrency_safe=False),
@@ -203,7 +204,7 @@ def _early_route(client: LLMClient, ran: list[dict[str, object]]) -> Flask:
             client,
             tool_listing=lambda app_id: listing,
             run_steps=run_steps,
-            grant_matches=lambda app_id, user, grant: (user, grant) == ("alice", "g-a"),
+            user_for_token=lambda token: "alice" if token == "alice-token" else "default",
         )
     )
 
@@ -216,13 +217,14 @@ def _early_route(client: LLMClient, ran: list[dict[str, object]]) -> Flask:
     return app
 
 
-def _turn_with_early(app: Flask, **early: object) -> dict[str, object]:
+def _turn_with_early(app: Flask, token: str = "", **early: object) -> dict[str, object]:
     answer = app.test_client().post(
         "/api/llm/turn",
         json={
             "messages": [{"role": "user", "content": "x"}],
             "early": {"session_id": "sess_e", **early},
         },
+        headers={"X-AIOS-Token": token} if token else {},
     )
     assert answer.status_code == 200, answer.get_data(as_text=True)
     return answer.get_json()
@@ -252,16 +254,17 @@ def test_only_read_only_calls_that_ask_nobody_start_early(
     assert "user_id" not in ran[0]  # the owner's
 
 
-def test_an_early_call_works_in_the_sandbox_of_the_user_the_app_holds_a_grant_for(
+def test_an_early_call_works_in_the_sandbox_of_the_user_the_process_serves(
     fake: FakeOpenAI, client: LLMClient
 ) -> None:
+    """The user is the one the calling process's token is for; a user the body
+    names is not heard."""
     ran: list[dict[str, object]] = []
     app = _early_route(client, ran)
     two_reads = (("file_read", {"path": "a.txt"}), ("file_read", {"path": "b.txt"}))
-    fake.script(*(tool_calls_reply(*two_reads) for _ in range(3)))
-    _turn_with_early(app, tools=["file_read"], user_id="alice", user_grant="g-a")
+    fake.script(*(tool_calls_reply(*two_reads) for _ in range(2)))
+    _turn_with_early(app, "alice-token", tools=["file_read"], user_id="bob")
     assert [b.get("user_id") for b in ran] == ["alice"]
     ran.clear()
-    _turn_with_early(app, tools=["file_read"], user_id="bob", user_grant="g-a")
-    _turn_with_early(app, tools=["file_read"], user_id="alice")
-    assert ran == []  # no grant for that user: nothing starts before the app runs it
+    _turn_with_early(app, "owner-token", tools=["file_read"], user_id="alice")
+    assert [b.get("user_id") for b in ran] == [None]  # the owner's

@@ -37,7 +37,7 @@ class FakeApps:
             AppProfile(app_id=a, name=a.upper(), description=f"does {a}") for a in self.apps
         ]
 
-    def target(self, app_id: str) -> AppTarget:
+    def target(self, app_id: str, user_id: str = "default") -> AppTarget:
         if app_id not in self.apps:
             raise NotFound(f"no app {app_id}")
         if app_id in self.unavailable:

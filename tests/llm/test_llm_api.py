@@ -298,33 +298,38 @@ def test_plan_needs_tools(http: FlaskClient, fake: FakeOpenAI) -> None:
     assert fake.requests == []
 
 
-def test_a_users_own_model_serves_only_a_call_with_the_apps_grant_for_them(
+def test_a_users_own_model_serves_only_the_process_serving_that_user(
     fake: FakeOpenAI, make_client: Any
 ) -> None:
+    """The user is the one the calling process serves (its token says which); what
+    a body names is not heard."""
     owner, alice = make_client(key="sk-owner"), make_client(key="sk-alice")
+    tokens = {"music-token": "music_app", "music-alice-token": "music_app"}
+    served = {"music-alice-token": "alice"}
     app = create_service(
-        "controller", allow_app_tokens_for_llm(token_matches(MASTER), app_for_token)
+        "controller",
+        allow_app_tokens_for_llm(token_matches(MASTER), lambda t: tokens.get(t)),
     )
     app.register_blueprint(
         llm_blueprint(
             owner,
-            grant_matches=lambda app_id, user, grant: (
-                (app_id, user, grant) == ("music_app", "alice", "good-grant")
-            ),
+            user_for_token=lambda token: served.get(token, "default"),
             client_for_user=lambda user: alice if user == "alice" else None,
         )
     )
     http = app.test_client()
     said = {"messages": [{"role": "user", "content": "hi"}]}
-    for scope, key in (
-        ({"user_id": "alice", "user_grant": "good-grant"}, "sk-alice"),
-        ({"user_id": "alice", "user_grant": "forged"}, "sk-owner"),
-        ({"user_id": "alice"}, "sk-owner"),
-        ({"user_id": "bob", "user_grant": "good-grant"}, "sk-owner"),
-        ({}, "sk-owner"),
+    for token, scope, key in (
+        ("music-alice-token", {}, "sk-alice"),
+        ("music-alice-token", {"user_id": "bob"}, "sk-alice"),
+        ("music-token", {"user_id": "alice"}, "sk-owner"),
+        ("music-token", {"user_id": "alice", "user_grant": "0" * 40}, "sk-owner"),
+        ("music-token", {}, "sk-owner"),
     ):
         fake.script(text_reply("ok"))
-        answer = http.post("/api/llm/chat", json={**said, **scope}, headers=APP)
+        answer = http.post(
+            "/api/llm/chat", json={**said, **scope}, headers={"X-AIOS-Token": token}
+        )
         assert answer.status_code == 200, answer.get_data(as_text=True)
         headers = {k.lower(): v for k, v in fake.requests[-1].headers.items()}
-        assert headers["authorization"] == f"Bearer {key}", scope
+        assert headers["authorization"] == f"Bearer {key}", (token, scope)

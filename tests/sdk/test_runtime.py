@@ -269,12 +269,12 @@ def test_a_background_sub_agent_serves_the_user_its_parent_served() -> None:
     """A background task's tool calls keep the parent call's session, turn and user
     (so they stay in that user's sandbox), and only that user's calls can read it."""
     seen: list[CallScope] = []
-    alice = CallScope("sess_a", "turn_a", "alice", "grant_a")
+    alice = CallScope("sess_a", "turn_a", "alice")
     with within_call(alice):
         background.start("t-1", lambda: seen.append(current_call()) or {"status": "ok"})
         assert background.result("t-1", wait=5)["status"] == "ok"
     assert seen == [alice]
-    with within_call(CallScope("sess_b", "turn_b", "bob", "grant_b")):
+    with within_call(CallScope("sess_b", "turn_b", "bob")):
         assert background.result("t-1") is None  # another user's task is not known
     assert current_call() == CallScope()  # the scope ends with the block
 

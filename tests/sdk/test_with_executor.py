@@ -101,8 +101,10 @@ def _start_app(
     log_dir: Path,
     *,
     settings: dict | None = None,
+    user_id: str | None = None,
 ) -> tuple[App, object]:
-    """Start `folder/main.py` as the controller would and register it with the executor."""
+    """Start `folder/main.py` as the controller would and register it with the executor
+    (with `user_id`: as the app's process serving that user alone)."""
     port = free_port()
     token = secrets.token_urlsafe(24)
     env = {
@@ -112,8 +114,10 @@ def _start_app(
         "AIOS_EXECUTOR_URL": executor.url,
         "AIOS_TOKEN": token,
         "AIOS_APP_SETTINGS": json.dumps(settings or {}),
+        **({"AIOS_USER_ID": user_id} if user_id else {}),
     }
-    proc = spawn([PYTHON, "main.py"], env=env, cwd=folder, log=log_dir / f"{app_id}.log")
+    log = log_dir / f"{app_id}{'@' + user_id if user_id else ''}.log"
+    proc = spawn([PYTHON, "main.py"], env=env, cwd=folder, log=log)
     app = App(app_id, f"http://127.0.0.1:{port}", token, workdir)
     try:
         wait_healthy(f"{app.url}/health", proc)
@@ -127,6 +131,7 @@ def _start_app(
                 token=token,
                 url=app.url,
                 custom_tools=listing["tools"],
+                user_id=user_id,
             )
         )
     except BaseException:
@@ -391,61 +396,102 @@ def test_plan_steps_round_trip_with_a_scaffolded_app(
     shutil.rmtree(folder)
 
 
-def test_run_steps_works_in_the_sandbox_of_the_user_the_call_serves(
+def test_run_steps_works_in_the_sandbox_of_the_user_the_process_serves(
     tool_app: App, executor: Executor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aios_runtime.users import user_app_workdir, user_grant
+    """A process's token names its user: the app's own process acts for the owner,
+    one registered for alice acts for alice, and neither for anyone else."""
+    from aios_runtime.users import user_app_workdir
     from aios_sdk.agent import CallScope, within_call
 
-    monkeypatch.setenv("AIOS_EXECUTOR_URL", executor.url)
-    monkeypatch.setenv("AIOS_TOKEN", tool_app.token)
-    monkeypatch.setenv("AIOS_APP_ID", "tool_app")
     alices = user_app_workdir(executor.state_dir, "alice", "tool_app")
     alices.mkdir(parents=True, exist_ok=True)
     (alices / "present.txt").write_text("alice's", encoding="utf-8")
+    alice_token = secrets.token_urlsafe(24)
+    executor.register(
+        AppRegistration(
+            app_id="tool_app",
+            workdir=str(alices),
+            token=alice_token,
+            url=tool_app.url,
+            user_id="alice",
+        )
+    )
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", executor.url)
+    monkeypatch.setenv("AIOS_APP_ID", "tool_app")
     probe = Probe()
     read = [{"tool": "file_read", "args": {"path": "present.txt"}}]
-    grant = user_grant(executor.token, "tool_app", "alice")
-    with within_call(CallScope(user_id="alice", user_grant=grant)):
-        assert probe.run_steps(read)["step_1"]["result"] == "alice's"
-        assert probe.call_tool("file_read", path="present.txt") == "alice's"
+
+    def refused(user: str) -> str:
+        with within_call(CallScope(user_id=user)), pytest.raises(ToolFailed) as no:
+            probe.run_steps(read)
+        return no.value.code
+
+    monkeypatch.setenv("AIOS_TOKEN", tool_app.token)
     assert probe.run_steps(read)["step_1"]["result"] == "在这里"  # the owner's
-    forged = CallScope(user_id="alice", user_grant="forged")
-    with within_call(forged), pytest.raises(ToolFailed) as refused:
-        probe.run_steps(read)
-    assert refused.value.code == "user_not_allowed"
+    assert refused("alice") == "user_not_allowed"
+    monkeypatch.setenv("AIOS_TOKEN", alice_token)
+    assert probe.run_steps(read)["step_1"]["result"] == "alice's"
+    with within_call(CallScope(user_id="alice")):
+        assert probe.call_tool("file_read", path="present.txt") == "alice's"
+    assert refused("bob") == "user_not_allowed"
+    assert refused("default") == "user_not_allowed"
+    requests.delete(
+        f"{executor.url}/apps/tool_app?user_id=alice",
+        headers=executor.headers(),
+        timeout=10,
+    )
 
 
-def test_a_custom_tool_runs_in_the_scope_of_the_user_the_call_serves(
-    tool_app: App, executor: Executor
+def test_a_custom_tool_runs_in_the_process_serving_the_user_of_the_call(
+    tool_app: App, executor: Executor, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from aios_runtime.users import user_app_workdir, user_grant
+    from aios_runtime.users import user_app_workdir
 
     alices = user_app_workdir(executor.state_dir, "alice", "tool_app")
     alices.mkdir(parents=True, exist_ok=True)
     (alices / "present.txt").write_text("alice's", encoding="utf-8")
+    alice_app, proc = _start_app(
+        executor,
+        HERE / "tool_app",
+        "tool_app",
+        alices,
+        tmp_path_factory.mktemp("logs"),
+        user_id="alice",
+    )
     step = {"step_id": 1, "tool": "read_present", "args": {}}
-    for user, expected in (
-        ("alice", {"content": "alice's", "workdir": None}),
-        (None, {"content": "在这里", "workdir": str(tool_app.workdir)}),
-    ):
+    try:
+        for user, expected in (
+            ("alice", {"content": "alice's", "workdir": str(alices)}),
+            (None, {"content": "在这里", "workdir": str(tool_app.workdir)}),
+        ):
+            response = requests.post(
+                f"{executor.url}/run",
+                json={"app_id": "tool_app", "steps": [step], "user_id": user},
+                headers=executor.headers(),
+                timeout=30,
+            )
+            assert response.status_code == 200, response.text
+            result = response.json()["tool_results"]["step_1"]
+            assert result["status"] == "ok" and result["result"] == expected, result
+        # no process of the app serves bob: his call of its own tool reaches none
         response = requests.post(
             f"{executor.url}/run",
-            json={"app_id": "tool_app", "steps": [step], "user_id": user},
+            json={"app_id": "tool_app", "steps": [step], "user_id": "bob"},
             headers=executor.headers(),
             timeout=30,
         )
-        assert response.status_code == 200, response.text
         result = response.json()["tool_results"]["step_1"]
-        assert result["status"] == "ok" and result["result"] == expected, result
-    # the app called with a grant the executor did not make: its own calls are refused
-    grant = user_grant(executor.token, "tool_app", "alice")
-    answer = tool_app.post(
-        "/tools/read_present", {"args": {}, "user_id": "alice", "user_grant": grant}
-    )
-    assert answer.status_code == 200 and answer.json()["result"]["content"] == "alice's"
-    answer = tool_app.post(
-        "/tools/read_present", {"args": {}, "user_id": "alice", "user_grant": "0" * 40}
-    )
-    assert answer.status_code >= 400, answer.text
-    assert answer.json()["error"]["code"] == "user_not_allowed", answer.text
+        assert result["status"] == "error" and result["code"] == "app_unavailable"
+        # what a caller of the app's tool route names is not heard: the body is refused
+        answer = alice_app.post(
+            "/tools/read_present", {"args": {}, "user_id": "bob", "user_grant": "0" * 40}
+        )
+        assert answer.status_code == 400, answer.text
+    finally:
+        stop(proc)  # type: ignore[arg-type]
+        requests.delete(
+            f"{executor.url}/apps/tool_app?user_id=alice",
+            headers=executor.headers(),
+            timeout=10,
+        )

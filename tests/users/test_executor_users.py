@@ -1,7 +1,8 @@
 """The executor keeps each user's calls in that user's sandbox (SECURITY.md U1, U2).
 
 A real executor service (Flask's test client over the real Toolbox and sandbox):
-the controller names the user; an app names one only with the controller's grant.
+the controller names the user; an app process acts for the user it was registered to
+serve (its token says which) and for no other.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from aios_runtime.users import user_grant
 from tests.executor.conftest import APP_TOKEN, MASTER, Harness
 from tests.skills.conftest import PY_SKILL, write_skill
 
@@ -22,7 +22,7 @@ def _call(
     user: str | None,
     *,
     token: str = MASTER,
-    grant: str | None = None,
+    grant: str | None = None,  # a field an older SDK sent: never heard
     **args: Any,
 ) -> tuple[int, dict[str, Any]]:
     body: dict[str, Any] = {"tool": tool, "args": args, "session_id": "sess_u"}
@@ -105,29 +105,55 @@ def test_database_and_cache_are_per_user(harness: Harness) -> None:
     assert _ok(harness, "cache_get", "alice", key="k") == "alice's"
 
 
-def test_an_app_acts_for_a_user_only_with_the_controllers_grant(harness: Harness) -> None:
-    status, body = _call(
-        harness, "file_write", "alice", token=APP_TOKEN, path="x.txt", content="x"
+ALICE_TOKEN = "alice-app1-token-0123456789"
+
+
+def _register_for_alice(harness: Harness, **extra: Any) -> None:
+    answer = harness.register(
+        "app1", harness.workdir, ALICE_TOKEN, user_id="alice", **extra
     )
-    assert status == 403 and body["error"]["code"] == "user_not_allowed"
-    grant = user_grant(MASTER, "app1", "alice")
-    status, body = _call(
-        harness, "file_write", "bob", token=APP_TOKEN, grant=grant, path="x", content="x"
-    )
-    assert status == 403 and body["error"]["code"] == "user_not_allowed"
-    status, body = _call(
-        harness,
-        "file_write",
-        "alice",
-        token=APP_TOKEN,
-        grant=grant,
-        path="x.txt",
-        content="from the app",
-    )
-    assert status == 200 and body["status"] == "ok", body
+    assert answer.status_code == 200, answer.get_json()
+
+
+def test_an_app_process_acts_only_for_the_user_its_token_was_issued_for(
+    harness: Harness,
+) -> None:
+    """The app's own process acts for the owner alone: naming alice, with or without
+    a grant of the old kind, is refused; the process registered for alice acts for
+    her (in her sandbox, whatever workdir was registered), and for nobody else."""
+    for grant in (None, "0" * 40):
+        status, body = _call(
+            harness,
+            "file_write",
+            "alice",
+            token=APP_TOKEN,
+            grant=grant,
+            path="x",
+            content="x",
+        )
+        assert status == 403 and body["error"]["code"] == "user_not_allowed", body
+    _register_for_alice(harness)
+    for user in ("bob", "default"):
+        status, body = _call(
+            harness, "file_write", user, token=ALICE_TOKEN, path="x", content="x"
+        )
+        assert status == 403 and body["error"]["code"] == "user_not_allowed", body
+    for user in ("alice", None):
+        status, body = _call(
+            harness, "file_write", user, token=ALICE_TOKEN, path="x.txt", content="hers"
+        )
+        assert status == 200 and body["status"] == "ok", body
     alice_file = harness.state_dir / "users/alice/workspaces/app1/x.txt"
-    assert alice_file.read_text() == "from the app"
+    assert alice_file.read_text() == "hers"
     assert not (harness.workdir / "x.txt").exists()
+    # once unregistered, its token opens nothing
+    gone = harness.client.delete(
+        "/apps/app1?user_id=alice", headers={"X-AIOS-Token": MASTER}
+    )
+    assert gone.status_code == 200, gone.get_json()
+    status, _ = _call(harness, "file_read", None, token=ALICE_TOKEN, path="x.txt")
+    assert status == 403
+    assert _ok(harness, "file_list", None, path=".") is not None  # the owner's remains
 
 
 @pytest.mark.parametrize(
@@ -160,18 +186,55 @@ def test_workspace_skills_installed_by_one_user_are_not_the_others(
     assert all(s["name"] != "hello" for s in found["skills"])
 
 
-def test_an_apps_own_tools_are_called_for_a_user_only_with_the_grant(
+def test_an_apps_own_tools_for_a_user_go_to_the_process_serving_them(
     harness: Harness,
 ) -> None:
     spec = {"name": "my_library", "description": "lists", "parameters": {"type": "object"}}
     registered = harness.register("app1", harness.workdir, APP_TOKEN, custom_tools=[spec])
     assert registered.status_code == 200, registered.get_json()
-    for grant in (None, "0" * 40, user_grant(MASTER, "app1", "bob")):
-        status, body = _call(harness, "my_library", "alice", token=APP_TOKEN, grant=grant)
-        assert status == 403 and body["error"]["code"] == "user_not_allowed", body
-    # granted (and the controller's) calls go to the app, which this test did not start
-    grant = user_grant(MASTER, "app1", "alice")
-    status, body = _call(harness, "my_library", "alice", token=APP_TOKEN, grant=grant)
-    assert status == 200 and body["code"] == "app_unreachable", body
+    status, body = _call(harness, "my_library", "alice", token=APP_TOKEN, grant="0" * 40)
+    assert status == 403 and body["error"]["code"] == "user_not_allowed", body
+    # no process serves alice: the controller's call for her reaches none
+    assert _failed(harness, "my_library", "alice") == "app_unavailable"
+    _register_for_alice(harness, custom_tools=[spec], url="http://127.0.0.1:9")
+    # now it goes to her process (which this test did not start), and the owner's to
+    # the app's own
     assert _failed(harness, "my_library", "alice") == "app_unreachable"
+    status, body = _call(harness, "my_library", None, token=ALICE_TOKEN)
+    assert status == 200 and body["code"] == "app_unreachable", body
     assert _failed(harness, "my_library", None) == "app_unreachable"
+
+
+def test_a_users_background_processes_are_their_process_of_the_apps_alone(
+    harness: Harness,
+) -> None:
+    """Listed, stopped and ended with the app process that started them: the one
+    serving alice neither sees nor stops the owner's, and its end ends only hers."""
+    _register_for_alice(harness)
+    for folder in (harness.workdir, harness.state_dir / "users/alice/workspaces/app1"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "wait.py").write_text("import time\ntime.sleep(60)\n")
+    start = {"cmd": ["python3", "wait.py"], "background": True}
+    owners = _ok(harness, "process_start", None, **start)["pid"]
+    hers = _ok(harness, "process_start", "alice", **start)["pid"]
+
+    def listed(token: str, query: str = "") -> set[int]:
+        answer = harness.client.get(f"/processes{query}", headers={"X-AIOS-Token": token})
+        return {p["pid"] for p in answer.get_json()["processes"] if p["running"]}
+
+    assert listed(ALICE_TOKEN) == {hers}
+    assert listed(APP_TOKEN) == {owners}
+    assert listed(MASTER, "?app_id=app1") == {owners, hers}
+    refused = harness.client.delete(
+        f"/processes/{owners}", headers={"X-AIOS-Token": ALICE_TOKEN}
+    )
+    assert refused.status_code == 404
+    gone = harness.client.delete(
+        "/apps/app1?user_id=alice", headers={"X-AIOS-Token": MASTER}
+    )
+    assert gone.get_json()["stopped_processes"] == 1
+    assert listed(APP_TOKEN) == {owners}  # the owner's goes on
+    stopped = harness.client.delete(
+        f"/processes/{owners}", headers={"X-AIOS-Token": MASTER}
+    )
+    assert stopped.status_code == 200

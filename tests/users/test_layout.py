@@ -13,7 +13,6 @@ from aios_runtime.users import (
     Sandboxes,
     check_user_id,
     user_app_workdir,
-    user_grant,
     user_skills_dir,
 )
 from controller.state_dir import StateDir
@@ -59,14 +58,6 @@ def test_a_user_sandbox_lies_below_users(tmp_path: Path) -> None:
     assert user_skills_dir(tmp_path, OWNER) == tmp_path / "users" / "default" / "skills"
     with pytest.raises(InvalidRequest):
         user_app_workdir(tmp_path, "../../etc", "code_app")
-
-
-def test_a_grant_names_one_app_and_one_user() -> None:
-    grant = user_grant("master-token", "code_app", "alice")
-    assert grant == user_grant("master-token", "code_app", "alice")
-    assert grant != user_grant("master-token", "code_app", "bob")
-    assert grant != user_grant("master-token", "notes_app", "alice")
-    assert grant != user_grant("other-token", "code_app", "alice")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -127,14 +118,14 @@ def test_an_apps_context_names_the_user_and_their_sandbox(tmp_path: Path) -> Non
     from controller.sessions import Session
 
     builder = ContextBuilder(lambda app_id: ["file_read"])
-    builder.sandboxes = Sandboxes(tmp_path, "master")
+    builder.sandboxes = Sandboxes(tmp_path)
     owner_dir = tmp_path / "users" / "default" / "workspaces" / "code_app"
     mine = Session(session_id="sess_a", context={"user_id": "alice"})
     context = builder.build(app_id="code_app", role="", workdir=owner_dir, session=mine)
     assert context.user_id == "alice"
-    assert context.user_grant == user_grant("master", "code_app", "alice")
+    assert "user_grant" not in context.dump()  # no proof travels in a call
     assert context.workdir == str(user_app_workdir(tmp_path, "alice", "code_app"))
     owners = Session(session_id="sess_o")
     context = builder.build(app_id="code_app", role="", workdir=owner_dir, session=owners)
-    assert context.user_id is None and context.user_grant is None
+    assert context.user_id is None
     assert context.workdir == str(owner_dir)

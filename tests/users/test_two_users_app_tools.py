@@ -2,13 +2,12 @@
 model servers in place of models), with an agent app whose own `@tool` methods read
 through the executor.
 
-An app's own tool runs for every user the call is granted for, in that user's scope:
-what it asks the executor works in that user's sandbox, and the owner's workspace
-(all the app's process sees) is kept from it; a grant the app makes up is refused
-with `user_not_allowed`. The controller's own model call — routing a bare `triton`
-request — asks the model of the request's user (their `/v1/sandbox/settings`), the
-owner's for everyone else; an app's model call naming a user with a made-up grant
-gets the owner's model.
+An app's own tool runs for every user, in the app's process serving that user alone:
+its workdir is that user's, what it asks the executor works in that user's sandbox,
+and naming another user is refused with `user_not_allowed`. The controller's own
+model call — routing a bare `triton` request — asks the model of the request's user
+(their `/v1/sandbox/settings`), the owner's for everyone else; an app's model call
+naming another user gets the model of the user its process serves.
 """
 
 from __future__ import annotations
@@ -53,8 +52,6 @@ MAIN = '''
 from aios_sdk import AIOSAgent, ToolFailed, serve, tool
 from aios_sdk.agent import CallScope, current_call, within_call
 
-MADE_UP = "0" * 40  # a grant this app made up
-
 class NotesProbe(AIOSAgent):
     @tool(risk_level="read")
     def my_notes(self) -> dict:
@@ -62,23 +59,23 @@ class NotesProbe(AIOSAgent):
         return {
             "notes": self.call_tool("file_read", path="notes.md"),
             "user": current_call().user_id,
-            "sees_owner_workspace": self.workdir is not None,
+            "workdir": str(self.workdir),
         }
 
     @tool(risk_level="read")
     def notes_of(self, user: str) -> dict:
-        """Read another user's notes.md with a grant this app made up."""
+        """Read another user's notes.md by naming that user."""
         try:
-            with within_call(CallScope(user_id=user, user_grant=MADE_UP)):
+            with within_call(CallScope(user_id=user)):
                 return {"notes": self.call_tool("file_read", path="notes.md")}
         except ToolFailed as exc:
             return {"refused": exc.code}
 
     @tool(risk_level="read")
     def model_as(self, user: str) -> str:
-        """Ask the model for `user` with a grant this app made up."""
-        with within_call(CallScope(user_id=user, user_grant=MADE_UP)):
-            return self.llm.chat("MADE-UP-GRANT-PROBE")
+        """Ask the model naming `user`."""
+        with within_call(CallScope(user_id=user)):
+            return self.llm.chat("NAMED-USER-PROBE")
 
 
 if __name__ == "__main__":
@@ -177,14 +174,14 @@ def test_an_apps_own_tool_serves_each_user_from_their_own_sandbox(
         model.script(tool_calls_reply(("my_notes", {})), text_reply("读完了。"))
         assert _ask(system, key, "读我的笔记") == "读完了。"
         [result] = _tool_results(model)
-        assert result == {
-            "notes": notes,
-            "user": user,
-            "sees_owner_workspace": user is None,
-        }, (user, result)
+        workdir = _workspace(system, user or "default", APP).resolve()
+        assert result == {"notes": notes, "user": user, "workdir": str(workdir)}, (
+            user,
+            result,
+        )
 
 
-def test_an_apps_own_tool_cannot_act_for_a_user_with_a_made_up_grant(
+def test_an_apps_own_tool_cannot_act_for_another_user_by_naming_them(
     system: RunningSystem, fake: FakeOpenAI
 ) -> None:
     fake.script(tool_calls_reply(("notes_of", {"user": "alice"})), text_reply("试过了。"))
@@ -211,18 +208,18 @@ def test_the_routing_model_call_is_the_requests_users_model(
         assert not any(r.is_routing for r in other.requests), key
 
 
-def test_an_apps_model_call_with_a_made_up_grant_gets_the_owners_model(
+def test_an_apps_model_call_naming_another_user_gets_its_own_users_model(
     system: RunningSystem, fake: FakeOpenAI, alice_model: FakeOpenAI
 ) -> None:
-    alice_model.script(
-        tool_calls_reply(("model_as", {"user": "alice"})), text_reply("问过了。")
-    )
-    fake.when("MADE-UP-GRANT-PROBE", text_reply("the owner's model"))
-    assert _ask(system, ALICE_KEY, "替我问一下模型") == "问过了。"
-    assert _tool_results(alice_model) == ["the owner's model"]
-    [asked] = [r for r in fake.requests if "MADE-UP-GRANT-PROBE" in r.prompt_text]
+    """Bob's process names alice: the model is still the one of the user it serves
+    (bob has none of his own: the owner's), never alice's."""
+    fake.script(tool_calls_reply(("model_as", {"user": "alice"})), text_reply("问过了。"))
+    fake.when("NAMED-USER-PROBE", text_reply("the owner's model"))
+    assert _ask(system, BOB_KEY, "替我问一下模型") == "问过了。"
+    assert _tool_results(fake) == ["the owner's model"]
+    [asked] = [r for r in fake.requests if "NAMED-USER-PROBE" in r.prompt_text]
     assert _key(asked) == f"Bearer {OWNER_MODEL}"
-    assert not any("MADE-UP-GRANT-PROBE" in r.prompt_text for r in alice_model.requests)
+    assert not any("NAMED-USER-PROBE" in r.prompt_text for r in alice_model.requests)
 
 
 def test_the_music_library_of_each_user_lists_their_own_songs(
