@@ -562,12 +562,15 @@ class AIOSAgent(abc.ABC):
 
     def tool_listing(self) -> tuple[list[dict[str, Any]], str]:
         """`available_tools()` and what the tools' providers tell a model about them
-        (for an agent's system prompt; `""` when none or unreachable)."""
+        (for an agent's system prompt; `""` when none or unreachable), as the user
+        this call serves sees them."""
         from aios_sdk.client import client_from_env
 
         try:
             listing, prompt = client_from_env(timeout=30).listing(
-                os.environ.get("AIOS_APP_ID")
+                os.environ.get("AIOS_APP_ID"),
+                user_id=getattr(_current, "user_id", None),
+                user_grant=getattr(_current, "user_grant", None),
             )
         except ToolFailed as exc:
             self.log.warning("no tool listing: %s", exc.message)

@@ -133,12 +133,13 @@ class Toolbox:
         # user's own, and the apps' `skills/` (executor/providers/skills.py)
         self.tools.add(SkillsProvider(self, user_skills_dir(state_dir, OWNER)))
         if settings.mcp_servers:  # the mcp package is imported only when it is used
-            from executor.providers.mcp import add_mcp_servers
+            from executor.providers.mcp_users import add_mcp_servers
 
             # one provider per config.json `mcp_servers` entry
             add_mcp_servers(
                 self.tools,
                 settings,
+                state_dir=state_dir,
                 hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
                 log_dir=state_dir / "logs",
             )
@@ -185,15 +186,16 @@ class Toolbox:
             elif provider is None or provider.config is not record:
                 self.tools.add(AppToolsProvider(record, self.registry.grant_for))
 
-    def listing(self, app_id: str | None) -> list[ToolEntry]:
-        """Every tool `app_id` may call (with None: the tools every app has)."""
+    def listing(self, app_id: str | None, user_id: str = OWNER) -> list[ToolEntry]:
+        """Every tool `app_id` may call for `user_id` (with None: the tools every app
+        has)."""
         if app_id:
             self.sync_app(app_id)
-        return self.tools.listing(app_id)
+        return self.tools.listing(app_id, user_id)
 
     def _find(self, app: AppRecord, tool: str) -> tuple[Any, ToolEntry]:
         self.sync_app(app.app_id)
-        return self.tools.find(tool, app.app_id)
+        return self.tools.find(tool, app.app_id, app.user_id)
 
     def _found(self, app: AppRecord, steps: list[Step]) -> dict[int, tuple[Any, ToolEntry]]:
         """The provider and entry of each step's tool, looked up once per plan (an
@@ -202,7 +204,7 @@ class Toolbox:
         found = {}
         for step in steps:
             try:
-                found[step.step_id] = self.tools.find(step.tool, app.app_id)
+                found[step.step_id] = self.tools.find(step.tool, app.app_id, app.user_id)
             except Exception:  # UnknownTool, or a provider's bug
                 continue
         return found

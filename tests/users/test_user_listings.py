@@ -1,0 +1,144 @@
+"""Each user's tool listing and system prompt name what that user may call (SECURITY.md U5).
+
+Three users with a skill each: the owner's installed skills (`users/default/skills/`)
+are the shared ones, alice's and bob's their own. The executor's `/tools` and the
+system prompt an agent builds for bob (the SDK's listing, served over HTTP) name
+bob's skill and the shared one, never alice's; an app asks for bob's listing only
+with its grant for bob.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from aios_runtime.serving import ServerHandle, start_server
+from aios_runtime.users import user_grant
+from aios_sdk import AIOSAgent
+from aios_sdk.agent import CallScope, within_call
+from aios_sdk.runtime.flows import system_prompt
+from aios_sdk.runtime.tools import ToolBox
+from tests.executor.conftest import APP_TOKEN, MASTER, Harness, HarnessFactory
+from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
+
+
+def _skill(harness: Harness, user: str, name: str, summary: str) -> None:
+    folder = harness.state_dir / "users" / user / "skills"
+    write_skill(folder, name, PY_SKILL.format(name=name, summary=summary))
+
+
+@pytest.fixture
+def three(make_harness: HarnessFactory) -> Harness:
+    """A harness whose owner, alice and bob each installed one skill."""
+    harness = make_harness()
+    _skill(harness, "default", "owner_shared", "converts for everyone")
+    _skill(harness, "alice", "alice_private", "alice's own helper")
+    _skill(harness, "bob", "bob_own", "bob's own helper")
+    # the shared folder's watcher reads it within about a second
+    skills = provider_of(harness)
+    wait_for(lambda: "owner_shared" in listed(skills), 20, "the shared skill")
+    return harness
+
+
+def _listing(harness: Harness, token: str = MASTER, **query: str) -> tuple[int, Any]:
+    if token == MASTER:
+        query.setdefault("app_id", "app1")
+    response = harness.client.get(
+        "/tools", query_string=query, headers={"X-AIOS-Token": token}
+    )
+    return response.status_code, response.get_json()
+
+
+def _skill_names(listing: dict[str, Any]) -> set[str]:
+    return {s["name"] for s in listing["providers"]["skills"]["skills"]}
+
+
+def test_tools_for_bob_list_his_skill_and_the_shared_ones_never_alices(
+    three: Harness,
+) -> None:
+    status, bob = _listing(three, user_id="bob")
+    assert status == 200, bob
+    assert {"bob_own", "owner_shared"} <= _skill_names(bob)
+    assert "alice_private" not in _skill_names(bob)
+    assert "bob_own" in bob["prompt"] and "owner_shared" in bob["prompt"]
+    assert "alice" not in str(bob)
+    # the owner's listing is the shared folder's, without either user's own
+    status, owner = _listing(three)
+    assert status == 200
+    assert "owner_shared" in _skill_names(owner)
+    assert not {"bob_own", "alice_private"} & _skill_names(owner)
+    assert "bob_own" not in owner["prompt"] and "alice_private" not in owner["prompt"]
+
+
+def test_an_app_gets_a_users_listing_only_with_its_grant_for_that_user(
+    three: Harness,
+) -> None:
+    status, refused = _listing(three, APP_TOKEN, user_id="bob")
+    assert status == 403 and refused["error"]["code"] == "user_not_allowed"
+    alices = user_grant(MASTER, "app1", "alice")
+    status, refused = _listing(three, APP_TOKEN, user_id="bob", user_grant=alices)
+    assert status == 403 and refused["error"]["code"] == "user_not_allowed"
+    bobs = user_grant(MASTER, "app1", "bob")
+    status, bob = _listing(three, APP_TOKEN, user_id="bob", user_grant=bobs)
+    assert status == 200, bob
+    assert "bob_own" in bob["prompt"] and "alice_private" not in bob["prompt"]
+    status, bad = _listing(three, user_id="../alice")
+    assert status == 400 and bad["error"]["code"] == "invalid_request"
+    assert not (three.state_dir / "alice" / "skills").exists()
+
+
+def test_bob_may_run_the_shared_skill_his_listing_names(three: Harness) -> None:
+    body = {
+        "tool": "run_command",
+        "args": {"command": "owner_shared -n 2"},
+        "app_id": "app1",
+        "user_id": "bob",
+    }
+    answer = three.client.post("/call", json=body, headers={"X-AIOS-Token": MASTER})
+    result = answer.get_json()
+    assert result["status"] == "ok", result
+    assert result["result"]["stdout"].strip() == "got 2"
+    body["args"] = {"command": "alice_private -n 2"}
+    answer = three.client.post("/call", json=body, headers={"X-AIOS-Token": MASTER})
+    assert answer.get_json()["code"] == "skill_not_found"
+
+
+class _Agent(AIOSAgent):
+    name = "listing test"
+    description = "builds a system prompt"
+    icon = "🧪"
+    role_prompt = "You help."
+
+    def handle(self, instruction, context, action_request=None):  # noqa: ANN001, ANN201
+        return {}
+
+
+@pytest.fixture
+def served(three: Harness) -> Iterator[tuple[Harness, ServerHandle]]:
+    """`three`'s executor on a loopback port (the SDK speaks HTTP)."""
+    handle = start_server(three.app, 0, threads=4)
+    try:
+        yield three, handle
+    finally:
+        handle.stop()
+
+
+def test_a_system_prompt_built_for_bob_names_his_skill_not_alices(
+    served: tuple[Harness, ServerHandle], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _harness, handle = served
+    monkeypatch.setenv("AIOS_EXECUTOR_URL", handle.url)
+    monkeypatch.setenv("AIOS_TOKEN", APP_TOKEN)
+    monkeypatch.setenv("AIOS_APP_ID", "app1")
+    agent = _Agent()
+    bob = CallScope(user_id="bob", user_grant=user_grant(MASTER, "app1", "bob"))
+    with within_call(bob):
+        box = ToolBox.from_agent(agent)
+    prompt = system_prompt(agent.role_prompt, "", box.prompt)
+    assert "bob_own" in prompt and "owner_shared" in prompt
+    assert "alice_private" not in prompt
+    with within_call(CallScope()):  # the owner's own call
+        owners = ToolBox.from_agent(agent).prompt
+    assert "owner_shared" in owners and "bob_own" not in owners
