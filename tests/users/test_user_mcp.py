@@ -1,0 +1,160 @@
+"""MCP servers and users (SECURITY.md U6): the owner's alone unless shared, and a shared
+one that touches files runs in each user's own sandbox with none of the owner's secrets.
+
+Real MCP servers (`tests/users/servers/where.py`) in the executor service; the
+controller's `/call` names the user, as it does for each user's requests.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aios_protocol.strings import user_message
+from aios_runtime.users import user_grant
+from tests.executor.conftest import APP_TOKEN, HAS_BWRAP, MASTER, Harness, HarnessFactory
+from tests.mcp.conftest import server_entry
+
+pytestmark = pytest.mark.process
+
+WHERE = str(Path(__file__).resolve().parent / "servers" / "where.py")
+SECRET = "sk-owner-secret-0123"
+
+
+def _where(**extra: Any) -> dict[str, Any]:
+    entry = server_entry("basic", trusted=True, env={"SECRET": SECRET}, **extra)
+    entry["args"][0] = WHERE
+    return entry
+
+
+def _wait_running(harness: Harness, *names: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        providers = harness.client.get(
+            "/tools?app_id=app1", headers={"X-AIOS-Token": MASTER}
+        ).get_json()["providers"]
+        states = {name: providers.get(f"mcp:{name}", {}).get("state") for name in names}
+        if all(state == "running" for state in states.values()):
+            return
+        assert time.monotonic() < deadline, providers
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def servers(make_harness: HarnessFactory) -> Harness:
+    harness = make_harness(
+        {
+            "mcp_servers": {
+                "private": _where(),
+                "per_user": _where(shared=True, user_env={"GREETING": "hello"}),
+                "one_run": _where(shared=True, touches_files=False),
+            }
+        }
+    )
+    _wait_running(harness, "private", "per_user", "one_run")
+    return harness
+
+
+def _call(
+    harness: Harness,
+    tool: str,
+    user: str | None,
+    token: str = MASTER,
+    grant: str | None = None,
+    **args: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"tool": tool, "args": args, "user_id": user}
+    if token == MASTER:
+        body["app_id"] = "app1"
+    if grant:
+        body["user_grant"] = grant
+    answer = harness.client.post("/call", json=body, headers={"X-AIOS-Token": token})
+    assert answer.status_code == 200, answer.get_json()
+    return answer.get_json()
+
+
+def _ok(harness: Harness, tool: str, user: str | None, **args: Any) -> Any:
+    result = _call(harness, tool, user, **args)
+    assert result["status"] == "ok", result
+    return result["result"]["result"]  # the server's structured answer
+
+
+def _listing(harness: Harness, user: str) -> dict[str, Any]:
+    return harness.client.get(
+        f"/tools?app_id=app1&user_id={user}", headers={"X-AIOS-Token": MASTER}
+    ).get_json()
+
+
+def test_an_owner_only_server_is_refused_for_bob_while_the_owner_calls_it(
+    servers: Harness,
+) -> None:
+    assert _ok(servers, "mcp__private__getenv", None, name="SECRET") == SECRET
+    refused = _call(servers, "mcp__private__getenv", "bob", name="SECRET")
+    assert refused["status"] == "error" and refused["code"] == "tool_unavailable"
+    assert "owner's" in refused["error"] and "shared" in refused["error"]
+    assert SECRET not in str(refused)
+    # an app serving bob, with its grant for him, is refused the same way
+    grant = user_grant(MASTER, "app1", "bob")
+    by_app = _call(
+        servers, "mcp__private__where", "bob", token=APP_TOKEN, grant=grant
+    )
+    assert by_app["code"] == "tool_unavailable", by_app
+    # bob's listing and prompt do not name it; the owner's do
+    bob = _listing(servers, "bob")
+    assert not [t for t in bob["tools"] if t["name"].startswith("mcp__private__")]
+    assert "mcp:private" not in bob["providers"] and "'private'" not in bob["prompt"]
+    owner = _listing(servers, "default")
+    assert any(t["name"] == "mcp__private__where" for t in owner["tools"])
+    assert "'private'" in owner["prompt"]
+    sentence = user_message("tool_unavailable.not_shared", "en-US", tool="x")
+    assert "not shared" in sentence
+
+
+def test_a_shared_server_runs_in_each_users_sandbox_without_the_owners_env(
+    servers: Harness,
+) -> None:
+    users = servers.state_dir / "users"
+    bob_folder = users / "bob" / "workspaces" / ".mcp" / "per_user"
+    owner_folder = users / "default" / "workspaces" / ".mcp" / "per_user"
+    assert _ok(servers, "mcp__per_user__where", "bob") == os.path.realpath(bob_folder)
+    assert _ok(servers, "mcp__per_user__where", None) == os.path.realpath(owner_folder)
+    _ok(servers, "mcp__per_user__write", "bob", name="note.txt", text="bob's")
+    assert (bob_folder / "note.txt").read_text() == "bob's"
+    assert not (owner_folder / "note.txt").exists()
+    # the owner's secrets stay with the owner's run; a user's run gets `user_env`
+    assert _ok(servers, "mcp__per_user__getenv", "bob", name="SECRET") == ""
+    assert _ok(servers, "mcp__per_user__getenv", "bob", name="GREETING") == "hello"
+    assert _ok(servers, "mcp__per_user__getenv", None, name="SECRET") == SECRET
+    # bob's listing names the shared server, and of its users only him
+    bob = _listing(servers, "bob")
+    assert any(t["name"] == "mcp__per_user__where" for t in bob["tools"])
+    assert bob["providers"]["mcp:per_user"]["users"] == ["bob"]
+    assert "'per_user'" in bob["prompt"]
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="needs bubblewrap")
+def test_a_users_run_of_a_shared_server_reaches_no_other_sandbox(
+    servers: Harness,
+) -> None:
+    _ok(servers, "mcp__per_user__write", "alice", name="diary.txt", text="alice only")
+    alice_file = servers.state_dir / "users/alice/workspaces/.mcp/per_user/diary.txt"
+    assert alice_file.read_text() == "alice only"
+    read = _ok(servers, "mcp__per_user__read", "bob", path=str(alice_file))
+    assert read.startswith("error:"), read
+    owners = _ok(servers, "mcp__per_user__write", None, name="owner.txt", text="mine")
+    assert _ok(servers, "mcp__per_user__read", None, path=owners) == "mine"
+    assert _ok(servers, "mcp__per_user__read", "bob", path=owners).startswith("error:")
+
+
+def test_a_shared_server_that_touches_no_files_is_one_run_for_everyone(
+    servers: Harness,
+) -> None:
+    where = _ok(servers, "mcp__one_run__where", "bob")
+    assert where == _ok(servers, "mcp__one_run__where", None)
+    assert where == os.path.dirname(WHERE)
+    # its one run is the owner's choice alone, started with the owner's env
+    assert _ok(servers, "mcp__one_run__getenv", None, name="SECRET") == SECRET
