@@ -39,7 +39,9 @@ __all__ = [
     "server_folder",
 ]
 
-SERVERS_FOLDER = ".mcp"  # in a user's `workspaces/`: never an app's id (no app id starts with a dot)
+SERVERS_FOLDER = (
+    ".mcp"  # in a user's `workspaces/`: never an app's id (no app id starts with a dot)
+)
 
 
 def server_folder(state_dir: Path, user_id: str, server: str) -> Path:

@@ -154,9 +154,7 @@ class ToolSource:
     ) -> dict[str, dict[str, Any]]:
         """Provider id → its status as `user_id` sees it, for the providers `app_id`
         sees that serve that user."""
-        return {
-            p.name: dict(p.status_for(user_id)) for p in self._served(app_id, user_id)
-        }
+        return {p.name: dict(p.status_for(user_id)) for p in self._served(app_id, user_id)}
 
     def stop_all(self) -> None:
         with self._lock:

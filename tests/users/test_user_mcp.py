@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from aios_protocol.strings import user_message
-from aios_runtime.users import user_grant
+from aios_runtime.users import Sandboxes, user_grant
+from controller.api.tools import ToolListings
+from controller.pipeline.context import ContextBuilder
+from controller.sessions import Session
+from mcp_server.stdio import ToolboxBridge
 from tests.executor.conftest import APP_TOKEN, HAS_BWRAP, MASTER, Harness, HarnessFactory
 from tests.mcp.conftest import server_entry
 
@@ -99,9 +103,7 @@ def test_an_owner_only_server_is_refused_for_bob_while_the_owner_calls_it(
     assert SECRET not in str(refused)
     # an app serving bob, with its grant for him, is refused the same way
     grant = user_grant(MASTER, "app1", "bob")
-    by_app = _call(
-        servers, "mcp__private__where", "bob", token=APP_TOKEN, grant=grant
-    )
+    by_app = _call(servers, "mcp__private__where", "bob", token=APP_TOKEN, grant=grant)
     assert by_app["code"] == "tool_unavailable", by_app
     # bob's listing and prompt do not name it; the owner's do
     bob = _listing(servers, "bob")
@@ -158,3 +160,54 @@ def test_a_shared_server_that_touches_no_files_is_one_run_for_everyone(
     assert where == os.path.dirname(WHERE)
     # its one run is the owner's choice alone, started with the owner's env
     assert _ok(servers, "mcp__one_run__getenv", None, name="SECRET") == SECRET
+
+
+def _listings(harness: Harness) -> ToolListings:
+    """The controller's cached listings over this executor, per user."""
+
+    def fetch(app_id: str, user: str = "default") -> dict[str, Any]:
+        query = {"app_id": app_id, "user_id": user}
+        return harness.client.get(
+            "/tools", query_string=query, headers={"X-AIOS-Token": MASTER}
+        ).get_json()
+
+    return ToolListings(fetch, ttl=0, fetch_for_user=fetch)
+
+
+def test_the_context_an_app_gets_for_bob_names_no_owner_only_tool(
+    servers: Harness,
+) -> None:
+    listings = _listings(servers)
+    contexts = ContextBuilder(
+        listings.names, cache_tools=False, list_user_tools=listings.names
+    )
+    contexts.sandboxes = Sandboxes(servers.state_dir, MASTER)
+    bob = Session(session_id="sess_bob", context={"user_id": "bob"})
+    owner = Session(session_id="sess_owner")
+    names = contexts.build(app_id="app1", role="", workdir=None, session=bob)
+    assert "mcp__per_user__where" in names.available_tools
+    assert not [n for n in names.available_tools if n.startswith("mcp__private__")]
+    owners = contexts.build(app_id="app1", role="", workdir=None, session=owner)
+    assert "mcp__private__where" in owners.available_tools
+
+
+class _HarnessToolbox:
+    """`aios mcp`'s toolbox over this executor (as the controller's routes give it)."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.listings = _listings(harness)
+
+    def listing(self, user_id: str = "default") -> dict[str, Any]:
+        return self.listings.listing("app1", user_id).dump()
+
+    def call(self, *args: Any) -> dict[str, Any]:
+        raise AssertionError("not called")
+
+
+def test_aios_mcp_for_bob_serves_no_owner_only_tool(servers: Harness) -> None:
+    toolbox = _HarnessToolbox(servers)
+    for_bob = {t.name for t in ToolboxBridge(toolbox, "app1", "bob").mcp_tools()}
+    assert "mcp__per_user__where" in for_bob and "file_read" in for_bob
+    assert not [n for n in for_bob if n.startswith("mcp__private__")]
+    for_owner = {t.name for t in ToolboxBridge(toolbox, "app1").mcp_tools()}
+    assert "mcp__private__where" in for_owner
