@@ -8,13 +8,17 @@ once per user, started at that user's first call (the owner's at the executor's
 start, whose answer is the listing everyone sees), with the folder
 `<state_dir>/users/<user_id>/workspaces/.mcp/<server>/` of that user's sandbox as its
 working folder, the only one it may write; the other users' folders and the state
-folder stay hidden from it under bubblewrap. Every run stops with the provider.
+folder stay hidden from it under bubblewrap. At most `max_runs` other users' runs
+are kept (the owner's aside): a new user's first call stops the run of the user
+whose last call is the oldest and who has none under way; that user's next call
+starts it again, their folder as they left it. Every run stops with the provider.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,7 @@ from executor.providers.registry import ToolSource, ToolUnavailable
 from executor.sandbox.pids_cgroup import PidsCgroups
 
 __all__ = [
+    "MAX_USER_RUNS",
     "SERVERS_FOLDER",
     "McpUsers",
     "add_mcp_servers",
@@ -39,9 +44,9 @@ __all__ = [
     "server_folder",
 ]
 
-SERVERS_FOLDER = (
-    ".mcp"  # in a user's `workspaces/`: never an app's id (no app id starts with a dot)
-)
+MAX_USER_RUNS = 8  # other users' runs of one server kept at once, the owner's aside
+# in a user's `workspaces/`: never an app's id (no app id starts with a dot)
+SERVERS_FOLDER = ".mcp"
 
 
 def server_folder(state_dir: Path, user_id: str, server: str) -> Path:
@@ -60,13 +65,21 @@ class McpUsers(ToolProvider):
     """A shared MCP server that touches files: one run per user (module text)."""
 
     def __init__(
-        self, config: McpServerConfig, runtime: McpRuntime, state_dir: Path
+        self,
+        config: McpServerConfig,
+        runtime: McpRuntime,
+        state_dir: Path,
+        *,
+        max_runs: int = MAX_USER_RUNS,
     ) -> None:
         super().__init__(config)
         self.name = f"mcp:{config.name}"
         self.runtime = runtime
         self.state_dir = state_dir
+        self.max_runs = max_runs
         self._runs: dict[str, McpProvider] = {}
+        self._used: dict[str, float] = {}  # user → when their last call ended
+        self._busy: dict[str, int] = {}  # user → their calls under way
         self._lock = threading.Lock()
         self._closed = False
 
@@ -74,20 +87,47 @@ class McpUsers(ToolProvider):
     def declared_tools(cls, config: McpServerConfig) -> list[ToolEntry]:
         return McpProvider.declared_tools(config)
 
-    def _run_for(self, user_id: str) -> McpProvider:
-        """`user_id`'s run of the server, made and started on first use."""
+    def _run_for(self, user_id: str, *, busy: bool = False) -> McpProvider:
+        """`user_id`'s run of the server, made and started on first use (`busy`:
+        counted as a call under way until `_done`)."""
+        evicted: McpProvider | None = None
         with self._lock:
             if self._closed:
                 raise ToolUnavailable(f"MCP server {self.config.name} is stopped")
             run = self._runs.get(user_id)
-            if run is not None:
-                return run
-            folder = server_folder(self.state_dir, user_id, self.config.name)
-            run = self._runs[user_id] = McpProvider(
-                self.config, self.runtime, user_id=user_id, workdir=folder
-            )
-        run.start(wait=0)
+            fresh = run is None
+            if run is None:
+                folder = server_folder(self.state_dir, user_id, self.config.name)
+                run = self._runs[user_id] = McpProvider(
+                    self.config, self.runtime, user_id=user_id, workdir=folder
+                )
+                evicted = self._evict(user_id)
+            if busy:
+                self._busy[user_id] = self._busy.get(user_id, 0) + 1
+        if evicted is not None:
+            threading.Thread(target=evicted.stop, name=f"stop-{self.name}").start()
+        if fresh:
+            run.start(wait=0)
         return run
+
+    def _evict(self, newcomer: str) -> McpProvider | None:
+        """Over `max_runs`: the run to stop (taken out), of the user other than the
+        owner and `newcomer` with no call under way whose last call is the oldest.
+        Called with the lock held."""
+        others = [u for u in self._runs if u not in (OWNER, newcomer)]
+        if len(others) < self.max_runs:
+            return None
+        idle = [u for u in others if not self._busy.get(u)]
+        if not idle:
+            return None
+        oldest = min(idle, key=lambda u: self._used.get(u, 0.0))
+        self._used.pop(oldest, None)
+        return self._runs.pop(oldest)
+
+    def _done(self, user_id: str) -> None:
+        with self._lock:
+            self._busy[user_id] = max(0, self._busy.get(user_id, 1) - 1)
+            self._used[user_id] = time.monotonic()
 
     def runs(self) -> dict[str, McpProvider]:
         """The runs started so far, by user."""
@@ -136,14 +176,17 @@ class McpUsers(ToolProvider):
     def call(self, call: ToolCall) -> Any:
         """Run `call` on the run of the user it acts for (started now if need be)."""
         user = call.app.user_id
-        run = self._run_for(user)
-        if not run.wait_ready(self.config.settings.start_timeout):
-            status = run.status()
-            why = f": {status['error']}" if status.get("error") else ""
-            raise ToolUnavailable(
-                f"MCP server {self.config.name} is {status['state']} for {user}{why}"
-            )
-        return run.call(call)
+        run = self._run_for(user, busy=True)
+        try:
+            if not run.wait_ready(self.config.settings.start_timeout):
+                status = run.status()
+                why = f": {status['error']}" if status.get("error") else ""
+                raise ToolUnavailable(
+                    f"MCP server {self.config.name} is {status['state']} for {user}{why}"
+                )
+            return run.call(call)
+        finally:
+            self._done(user)
 
 
 def mcp_providers(

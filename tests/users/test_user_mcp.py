@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from aios_protocol.strings import user_message
+from aios_runtime.settings import McpServerSettings
 from aios_runtime.users import Sandboxes, user_grant
 from controller.api.tools import ToolListings
 from controller.pipeline.context import ContextBuilder
 from controller.sessions import Session
+from executor.providers.base import ToolCall
+from executor.providers.mcp import McpRuntime, McpServerConfig
+from executor.providers.mcp_users import McpUsers
+from executor.registry import AppRecord
 from mcp_server.stdio import ToolboxBridge
 from tests.executor.conftest import APP_TOKEN, HAS_BWRAP, MASTER, Harness, HarnessFactory
 from tests.mcp.conftest import server_entry
@@ -27,6 +33,7 @@ pytestmark = pytest.mark.process
 
 WHERE = str(Path(__file__).resolve().parent / "servers" / "where.py")
 SECRET = "sk-owner-secret-0123"
+_APP = AppRecord(app_id="app1", workdir=Path("/nonexistent"), token="t" * 16)
 
 
 def _where(**extra: Any) -> dict[str, Any]:
@@ -211,3 +218,33 @@ def test_aios_mcp_for_bob_serves_no_owner_only_tool(servers: Harness) -> None:
     assert not [n for n in for_bob if n.startswith("mcp__private__")]
     for_owner = {t.name for t in ToolboxBridge(toolbox, "app1").mcp_tools()}
     assert "mcp__private__where" in for_owner
+
+
+def test_the_oldest_idle_users_run_stops_when_too_many_run(tmp_path: Path) -> None:
+    """Over `max_runs` other users' runs, a newcomer's first call stops the run of
+    the user idle the longest (never the owner's); that user's next call starts it
+    again, their folder as they left it."""
+    entry = McpServerSettings.model_validate(_where(shared=True))
+    runtime = McpRuntime(log_dir=tmp_path / "logs", backoff=())
+    server = McpUsers(McpServerConfig("per_user", entry), runtime, tmp_path, max_runs=1)
+
+    def call(user: str, tool: str, **args: Any) -> Any:
+        app = replace(_APP, user_id=user)
+        name = f"mcp__per_user__{tool}"
+        return server.call(ToolCall(app, name, args, timeout=20))["result"]
+
+    try:
+        server.start()
+        call("alice", "write", name="kept.txt", text="alice's")
+        alice = server.runs()["alice"]
+        assert call("bob", "where").endswith("/users/bob/workspaces/.mcp/per_user")
+        assert set(server.runs()) == {"default", "bob"}
+        deadline = time.monotonic() + 20
+        while alice.status()["state"] != "stopped":
+            assert time.monotonic() < deadline, alice.status()
+            time.sleep(0.1)
+        assert call("alice", "read", path="kept.txt") == "alice's"
+        assert set(server.runs()) == {"default", "alice"}
+    finally:
+        server.stop()
+    assert server.runs()["default"].status()["state"] == "stopped"
