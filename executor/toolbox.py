@@ -19,7 +19,6 @@ by one. A failed step does not stop later steps, except those that use its resul
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,10 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aios_protocol.errors import AiosError, NeedsConfirmation, ToolFailed
+from aios_protocol.errors import AiosError, NeedsConfirmation
 from aios_protocol.messages import Step, ToolResult
 from aios_runtime.settings import Settings
-from aios_runtime.users import OWNER, user_app_workdir, user_skills_dir
+from aios_runtime.users import (
+    OWNER,
+    private_folder,
+    user_app_workdir,
+    user_skills_dir,
+)
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
@@ -160,13 +164,7 @@ class Toolbox:
     def user_workdir(self, user_id: str, app_id: str) -> Path:
         """`app_id`'s workdir in `user_id`'s sandbox, made (mode 700) on first use."""
         workdir = user_app_workdir(self.state_dir, user_id, app_id)
-        try:
-            workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise ToolFailed(
-                f"the workdir of {app_id} for {user_id} cannot be made: {exc}"
-            ) from exc
-        return Path(os.path.realpath(workdir))
+        return private_folder(workdir, f"the workdir of {app_id} for {user_id}")
 
     def hidden_from(self, app: AppRecord) -> list[str]:
         """Every registered workdir but the one `app` works in (see `ToolContext`)."""

@@ -16,7 +16,6 @@ starts it again, their folder as they left it. Every run stops with the provider
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from aios_protocol.errors import ToolFailed
 from aios_runtime.settings import Settings
-from aios_runtime.users import OWNER, workspaces_root
+from aios_runtime.users import OWNER, private_folder, workspaces_root
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.providers.mcp import (
     McpProvider,
@@ -52,13 +51,7 @@ SERVERS_FOLDER = ".mcp"
 def server_folder(state_dir: Path, user_id: str, server: str) -> Path:
     """The working folder of `server`'s run for `user_id`, made (mode 700) if need be."""
     folder = workspaces_root(state_dir, user_id) / SERVERS_FOLDER / server
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as exc:
-        raise ToolFailed(
-            f"the folder of MCP server {server} for {user_id} cannot be made: {exc}"
-        ) from exc
-    return Path(os.path.realpath(folder))
+    return private_folder(folder, f"the folder of MCP server {server} for {user_id}")
 
 
 class McpUsers(ToolProvider):

@@ -16,11 +16,11 @@ import pytest
 
 from aios_runtime.serving import ServerHandle, start_server
 from aios_runtime.users import user_grant
-from aios_sdk import AIOSAgent
 from aios_sdk.agent import CallScope, within_call
 from aios_sdk.runtime.flows import system_prompt
 from aios_sdk.runtime.tools import ToolBox
 from tests.executor.conftest import APP_TOKEN, MASTER, Harness, HarnessFactory
+from tests.mcp.test_with_executor import _Agent
 from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
 
 
@@ -103,16 +103,6 @@ def test_bob_may_run_the_shared_skill_his_listing_names(three: Harness) -> None:
     body["args"] = {"command": "alice_private -n 2"}
     answer = three.client.post("/call", json=body, headers={"X-AIOS-Token": MASTER})
     assert answer.get_json()["code"] == "skill_not_found"
-
-
-class _Agent(AIOSAgent):
-    name = "listing test"
-    description = "builds a system prompt"
-    icon = "🧪"
-    role_prompt = "You help."
-
-    def handle(self, instruction, context, action_request=None):  # noqa: ANN001, ANN201
-        return {}
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from executor.registry import AppRecord
 from mcp_server.stdio import ToolboxBridge
 from tests.executor.conftest import APP_TOKEN, HAS_BWRAP, MASTER, Harness, HarnessFactory
 from tests.mcp.conftest import server_entry
+from tests.users.test_executor_users import _call as post_call
 
 pytestmark = pytest.mark.process
 
@@ -78,14 +79,9 @@ def _call(
     grant: str | None = None,
     **args: Any,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"tool": tool, "args": args, "user_id": user}
-    if token == MASTER:
-        body["app_id"] = "app1"
-    if grant:
-        body["user_grant"] = grant
-    answer = harness.client.post("/call", json=body, headers={"X-AIOS-Token": token})
-    assert answer.status_code == 200, answer.get_json()
-    return answer.get_json()
+    status, body = post_call(harness, tool, user, token=token, grant=grant, **args)
+    assert status == 200, body
+    return body
 
 
 def _ok(harness: Harness, tool: str, user: str | None, **args: Any) -> Any:
