@@ -10,15 +10,20 @@ with its grant for bob.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from aios.compose import build_router
 from aios_runtime.serving import ServerHandle, start_server
-from aios_runtime.users import user_grant
+from aios_runtime.users import OWNER, user_grant
 from aios_sdk.agent import CallScope, within_call
 from aios_sdk.runtime.flows import system_prompt
 from aios_sdk.runtime.tools import ToolBox
+from controller.api.tools import ToolListings
+from controller.user_settings import serving_user
+from tests.controller.test_router import app_ids, shipped_apps
 from tests.executor.conftest import APP_TOKEN, MASTER, Harness, HarnessFactory
 from tests.mcp.test_with_executor import _Agent
 from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
@@ -132,3 +137,32 @@ def test_a_system_prompt_built_for_bob_names_his_skill_not_alices(
     with within_call(CallScope()):  # the owner's own call
         owners = ToolBox.from_agent(agent).prompt
     assert "owner_shared" in owners and "bob_own" not in owners
+
+
+def test_bobs_instruction_is_routed_by_his_skills_and_the_shared_ones(
+    three: Harness,
+) -> None:
+    """The controller's skill router reads the skills of the request's user: bob's
+    own skill's words send his instruction to the skills app, alice's never do."""
+
+    def fetch(app_id: str, user: str = OWNER) -> dict[str, Any]:
+        query = {"app_id": app_id, "user_id": user}
+        return three.client.get(
+            "/tools", query_string=query, headers={"X-AIOS-Token": MASTER}
+        ).get_json()
+
+    core = SimpleNamespace(tools=ToolListings(fetch, ttl=0, fetch_for_user=fetch))
+    unconfigured = SimpleNamespace(configured=False)  # no model: words only
+    router = build_router(core, llm=unconfigured)  # type: ignore[arg-type]
+    apps = shipped_apps()
+    skills_app = next(p.app_id for p in apps if p.system_role == "skills")
+
+    def routed(user: str, text: str) -> list[str]:
+        with serving_user(user):
+            return app_ids(router.route(text, apps))
+
+    assert routed("bob", "bob_own 7") == [skills_app]
+    assert routed("bob", "owner_shared 7") == [skills_app]
+    assert skills_app not in routed("bob", "alice_private 7")
+    assert routed("alice", "alice_private 7") == [skills_app]
+    assert skills_app not in routed(OWNER, "bob_own 7")
