@@ -151,12 +151,13 @@ def compose(core: Core, settings: Settings) -> Composed:
 def build_router(
     core: Core, llm: LLMClient, current: Callable[[], LLMClient] | None = None
 ) -> Router:
-    """Words first, then a skill's summary, then the model (`current()`: the model of
-    the request's user, else `llm`); `triton/<app_id>` over /v1 addresses one app
-    without routing."""
+    """Words first, then a skill's summary (the skills the request's user may use),
+    then the model (`current()`: the model of the request's user, else `llm`);
+    `triton/<app_id>` over /v1 addresses one app without routing."""
 
     def skills() -> list[dict[str, Any]]:
-        listing = core.tools.listing("").providers.get("skills", {}).get("skills")
+        skills = core.tools.listing("", served_user()).providers.get("skills", {})
+        listing = skills.get("skills")
         return listing if isinstance(listing, list) else []
 
     return AddressedRouter(

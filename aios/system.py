@@ -111,9 +111,14 @@ class Controller:
         self.url = f"http://127.0.0.1:{controller_port}"
         # the executor's tool listing, the one source of every tool list here
         self.tools = ToolListings(
-            lambda app_id: self._supervisor().executor_client.tool_listing(app_id)
+            lambda app_id: self._supervisor().executor_client.tool_listing(app_id),
+            fetch_for_user=lambda app_id, user: (
+                self._supervisor().executor_client.tool_listing(app_id, user)
+            ),
         )
-        self.contexts = ContextBuilder(self.tools.names, cache_tools=False)
+        self.contexts = ContextBuilder(
+            self.tools.names, cache_tools=False, list_user_tools=self.tools.names
+        )
         supervisor = Supervisor(
             specs=specs,
             ports=ports,

@@ -331,6 +331,14 @@ class McpServerSettings(BaseModel):
     readable: list[str] = Field(default_factory=list)  # more folders it may read
     tools: list[McpDeclaredTool] = Field(default_factory=list)
     limits: McpServerLimits = Field(default_factory=McpServerLimits)
+    # false: the owner's alone (another user's call is refused); true: every user's
+    shared: bool = False
+    # a shared server that touches files runs once per user, in their sandbox; one
+    # that says it touches none runs once for everyone
+    touches_files: bool = True
+    # the environment of a shared server's run for a user other than the owner (who
+    # may have put what it runs into their folder), never `env`
+    user_env: dict[str, str] = Field(default_factory=dict)
 
 
 class McpOutSettings(BaseModel):

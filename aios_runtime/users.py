@@ -17,17 +17,19 @@ user itself, an app process is the user its launch token was issued for.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from aios_protocol.errors import InvalidRequest
+from aios_protocol.errors import InvalidRequest, ToolFailed
 
 __all__ = [
     "MAX_USER_ID",
     "OWNER",
     "Sandboxes",
     "check_user_id",
+    "private_folder",
     "user_app_workdir",
     "user_root",
     "user_skills_dir",
@@ -82,6 +84,16 @@ def user_skills_dir(state_root: Path, user_id: str) -> Path:
     """The skills a user installed: `<state_dir>/users/<user_id>/skills` (the owner's
     is the shared folder, which every app of the desktop sees)."""
     return user_root(state_root, user_id) / "skills"
+
+
+def private_folder(folder: Path, what: str) -> Path:
+    """`folder` made (mode 700) if need be, its real path; `ToolFailed` naming `what`
+    when it cannot be made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ToolFailed(f"{what} cannot be made: {exc}") from exc
+    return Path(os.path.realpath(folder))
 
 
 @dataclass(frozen=True)

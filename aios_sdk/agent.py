@@ -569,7 +569,8 @@ class AIOSAgent(abc.ABC):
 
     def tool_listing(self) -> tuple[list[dict[str, Any]], str]:
         """`available_tools()` and what the tools' providers tell a model about them
-        (for an agent's system prompt; `""` when none or unreachable)."""
+        (for an agent's system prompt; `""` when none or unreachable), as the user
+        this call serves sees them."""
         from aios_sdk.client import client_from_env
 
         try:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply, ToolFailed
 from aios_protocol.messages import ToolCall, ToolResult, describe_validation_error
@@ -130,10 +130,18 @@ class ExecutorClient:
         """This app's tool listing (`ToolInfo` dicts, the unavailable ones too)."""
         return self.listing(app_id)[0]
 
-    def listing(self, app_id: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    def listing(
+        self, app_id: str | None = None, *, user_id: str | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
         """This app's tools (as `tools`) and what their providers tell a model about
-        them (`prompt`, maybe empty)."""
-        path = "/tools" + (f"?app_id={quote(app_id, safe='')}" if app_id else "")
+        them (`prompt`, maybe empty), as the user served sees them (an app's process
+        sees its own user's; the controller names `user_id`, none: the owner)."""
+        query = {
+            key: value
+            for key, value in (("app_id", app_id), ("user_id", user_id))
+            if value
+        }
+        path = "/tools" + (f"?{urlencode(query)}" if query else "")
         payload = self._request("GET", path, None, "tools")
         body = payload if isinstance(payload, dict) else {}
         listing = body.get("tools")

@@ -144,10 +144,15 @@ class ExecutorClient:
         query = "" if user_id == OWNER else f"?user_id={quote(user_id, safe='')}"
         self._call("DELETE", f"/apps/{quote(app_id, safe='')}{query}")
 
-    def tool_listing(self, app_id: str) -> dict[str, Any]:
-        """`GET /tools?app_id=X` as a dict (`app_id` "": the tools every app has)."""
-        query = f"?app_id={quote(app_id, safe='')}" if app_id else ""
-        listing = self._call("GET", f"/tools{query}")
+    def tool_listing(self, app_id: str, user_id: str = OWNER) -> dict[str, Any]:
+        """`GET /tools?app_id=X&user_id=U` as a dict (`app_id` "": the tools every app
+        has; `user_id`: what that user may call, the owner's by default)."""
+        query = "&".join(
+            f"{name}={quote(value, safe='')}"
+            for name, value in (("app_id", app_id), ("user_id", user_id))
+            if value and not (name == "user_id" and value == OWNER)
+        )
+        listing = self._call("GET", f"/tools{'?' + query if query else ''}")
         if not isinstance(listing, dict) or not isinstance(listing.get("tools"), list):
             raise BadAppReply("the executor's tool listing has no 'tools' list")
         return listing

@@ -215,23 +215,30 @@ def create_app(
     def list_tools() -> Any:
         """The one listing (`ToolSource.listing`): every entry a `ToolInfo`, the
         state of each provider behind it (a failed one says why) and `prompt`, the
-        providers' prompt texts for an agent's system prompt."""
+        providers' prompt texts for an agent's system prompt — all as the user the
+        query names sees them (`user_id`; an app's process sees its own user's; none:
+        the owner)."""
         named = request.args.get("app_id")
-        app_id = ""
+        user = request.args.get("user_id") or OWNER
+        app_id = ""  # (an app's own process may name only its own user)
         if named or not _is_controller():
-            app_id = _listed_app(registry, named)
-        return _listing(app_id)
+            record = _caller_app(registry, toolbox, named, request.args.get("user_id"))
+            app_id, user = record.app_id, record.user_id
+        elif user != OWNER:
+            user = check_user_id(user, field="user_id")
+        return _listing(app_id, user)
 
-    def _listing(app_id: str) -> dict[str, Any]:
-        """The tools `app_id` sees ("": every app) as `/tools` answers them."""
-        entries = toolbox.listing(app_id or None)
+    def _listing(app_id: str, user_id: str = OWNER) -> dict[str, Any]:
+        """The tools `app_id` sees ("": every app) for `user_id`, as `/tools`
+        answers them."""
+        entries = toolbox.listing(app_id or None, user_id)
         listing = ToolsListing(
             app_id=app_id,
             tools=[entry.info() for entry in entries],
-            providers=toolbox.tools.statuses(app_id or None),
+            providers=toolbox.tools.statuses(app_id or None, user_id),
         ).dump()
         # what the providers tell a model about their tools (an agent's system prompt)
-        listing["prompt"] = toolbox.tools.prompt_text(app_id or None)
+        listing["prompt"] = toolbox.tools.prompt_text(app_id or None, user_id)
         return listing
 
     @app.post("/call")

@@ -19,7 +19,6 @@ by one. A failed step does not stop later steps, except those that use its resul
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,10 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aios_protocol.errors import AiosError, NeedsConfirmation, ToolFailed
+from aios_protocol.errors import AiosError, NeedsConfirmation
 from aios_protocol.messages import Step, ToolResult
 from aios_runtime.settings import Settings
-from aios_runtime.users import OWNER, user_app_workdir, user_skills_dir
+from aios_runtime.users import (
+    OWNER,
+    private_folder,
+    user_app_workdir,
+    user_skills_dir,
+)
 from executor.audit import CallRecords, ToolCallLog
 from executor.consent import check_consent
 from executor.providers.apps import AppToolsProvider, app_provider_name
@@ -133,12 +137,13 @@ class Toolbox:
         # user's own, and the apps' `skills/` (executor/providers/skills.py)
         self.tools.add(SkillsProvider(self, user_skills_dir(state_dir, OWNER)))
         if settings.mcp_servers:  # the mcp package is imported only when it is used
-            from executor.providers.mcp import add_mcp_servers
+            from executor.providers.mcp_users import add_mcp_servers
 
             # one provider per config.json `mcp_servers` entry
             add_mcp_servers(
                 self.tools,
                 settings,
+                state_dir=state_dir,
                 hidden_dirs=[str(state_dir), *(hidden_dirs or [])],
                 log_dir=state_dir / "logs",
             )
@@ -159,13 +164,7 @@ class Toolbox:
     def user_workdir(self, user_id: str, app_id: str) -> Path:
         """`app_id`'s workdir in `user_id`'s sandbox, made (mode 700) on first use."""
         workdir = user_app_workdir(self.state_dir, user_id, app_id)
-        try:
-            workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise ToolFailed(
-                f"the workdir of {app_id} for {user_id} cannot be made: {exc}"
-            ) from exc
-        return Path(os.path.realpath(workdir))
+        return private_folder(workdir, f"the workdir of {app_id} for {user_id}")
 
     def hidden_from(self, app: AppRecord) -> list[str]:
         """Every registered workdir but the one `app` works in (see `ToolContext`)."""
@@ -186,15 +185,16 @@ class Toolbox:
             elif provider is None or provider.config is not record:
                 self.tools.add(AppToolsProvider(record))
 
-    def listing(self, app_id: str | None) -> list[ToolEntry]:
-        """Every tool `app_id` may call (with None: the tools every app has)."""
+    def listing(self, app_id: str | None, user_id: str = OWNER) -> list[ToolEntry]:
+        """Every tool `app_id` may call for `user_id` (with None: the tools every app
+        has)."""
         if app_id:
             self.sync_app(app_id)
-        return self.tools.listing(app_id)
+        return self.tools.listing(app_id, user_id)
 
     def _find(self, app: AppRecord, tool: str) -> tuple[Any, ToolEntry]:
         self.sync_app(app.app_id)
-        return self.tools.find(tool, app.app_id)
+        return self.tools.find(tool, app.app_id, app.user_id)
 
     def _found(self, app: AppRecord, steps: list[Step]) -> dict[int, tuple[Any, ToolEntry]]:
         """The provider and entry of each step's tool, looked up once per plan (an
@@ -203,7 +203,7 @@ class Toolbox:
         found = {}
         for step in steps:
             try:
-                found[step.step_id] = self.tools.find(step.tool, app.app_id)
+                found[step.step_id] = self.tools.find(step.tool, app.app_id, app.user_id)
             except Exception:  # UnknownTool, or a provider's bug
                 continue
         return found

@@ -33,6 +33,7 @@ import json
 import time
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import anyio
 import anyio.to_thread
@@ -62,8 +63,9 @@ _READY_TIMEOUT = 60.0  # seconds the private executor and app may take to start
 class Toolbox(Protocol):
     """One app's tools as `aios mcp` serves them."""
 
-    def listing(self) -> dict[str, Any]:
-        """`ToolsListing` as a dict, plus `allow_confirmed_tools`."""
+    def listing(self, user_id: str = OWNER) -> dict[str, Any]:
+        """`ToolsListing` as a dict (what `user_id` may call), plus
+        `allow_confirmed_tools`."""
         ...
 
     def call(
@@ -80,10 +82,11 @@ class ControllerToolbox:
         self.url, self.token, self.app_id = url.rstrip("/"), token, app_id
         self.settings = settings
 
-    def listing(self) -> dict[str, Any]:
+    def listing(self, user_id: str = OWNER) -> dict[str, Any]:
+        query = f"?user_id={quote(user_id, safe='')}" if user_id != OWNER else ""
         return json_call(
             "GET",
-            f"{self.url}/api/toolbox/{self.app_id}",
+            f"{self.url}/api/toolbox/{self.app_id}{query}",
             token=self.token,
             timeout=_READY_TIMEOUT,
             what="the controller",
@@ -121,7 +124,10 @@ class PrivateServices:
         self.app_id = spec.app_id
         self.settings = settings
         self.listings = ToolListings(
-            lambda app_id: self.supervisor.executor_client.tool_listing(app_id)
+            lambda app_id: self.supervisor.executor_client.tool_listing(app_id),
+            fetch_for_user=lambda app_id, user: (
+                self.supervisor.executor_client.tool_listing(app_id, user)
+            ),
         )
         self.supervisor = Supervisor(
             specs=[spec],
@@ -162,8 +168,8 @@ class PrivateServices:
     def stop(self) -> None:
         self.supervisor.stop()
 
-    def listing(self) -> dict[str, Any]:
-        return self.toolbox.listing(self.app_id)
+    def listing(self, user_id: str = OWNER) -> dict[str, Any]:
+        return self.toolbox.listing(self.app_id, user_id)
 
     def call(
         self, tool: str, args: dict[str, Any], session_id: str, user_id: str
@@ -197,7 +203,7 @@ class ToolboxBridge:
         self.session_id = f"mcp_{app_id}_{int(time.time())}"
 
     def mcp_tools(self) -> list[types.Tool]:
-        listing = self.toolbox.listing()
+        listing = self.toolbox.listing(self.user_id)
         allowed = set(listing.get("allow_confirmed_tools") or [])
         tools = []
         for entry in listing.get("tools", []):
@@ -284,7 +290,7 @@ def serve_app_over_mcp(
     live = running_controller(state_dir)
     if live is not None:
         toolbox = ControllerToolbox(*live, app_id, settings)
-        toolbox.listing()  # the app is known and runs there, or a clear error now
+        toolbox.listing(user_id)  # the app is known and runs there, or a clear error now
         _serve(ToolboxBridge(toolbox, app_id, user_id))
         return 0
     state = StateDir(state_dir)
@@ -299,7 +305,7 @@ def serve_app_over_mcp(
     services = PrivateServices(spec, settings, config_path, state_dir)
     try:
         services.start()
-        services.listing()  # the app runs, or a clear error now
+        services.listing(user_id)  # the app runs, or a clear error now
         _serve(ToolboxBridge(services, app_id, user_id))
     finally:
         services.stop()

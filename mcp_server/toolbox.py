@@ -11,7 +11,8 @@ user's yes is refused with `needs_confirmation` unless config.json
 the executor's `/run` (master token): the executor's schema check, workdir
 confinement, whitelists, caps and audit log apply as for any step; no program
 outside the whitelist is approved. `toolbox_blueprint` serves it to the desktop's
-token: `GET /api/toolbox/<app_id>` (the listing, app started) and
+token: `GET /api/toolbox/<app_id>[?user_id=U]` (the listing as that user may call
+it, app started) and
 `POST /api/toolbox/<app_id>/call` with `{"tool", "args", "session_id", "user_id"}`
 (a `ToolResult`; `user_id` names the user whose sandbox the call works in, the
 owner's when absent). The same `AppToolbox` runs in-process when `aios mcp` starts the
@@ -72,11 +73,13 @@ class AppToolbox:
         self.listings = listings
         self.state_root = state_root  # where the users' sandboxes are
 
-    def listing(self, app_id: str) -> dict[str, Any]:
+    def listing(self, app_id: str, user_id: str | None = None) -> dict[str, Any]:
         """The app's executor listing (`ToolsListing` as a dict) once it was started,
-        with `allow_confirmed_tools`; raises `AppUnavailable` when it cannot run."""
+        as `user_id` (the owner when absent) may call it, with
+        `allow_confirmed_tools`; raises `AppUnavailable` when it cannot run."""
+        user = check_user_id(user_id, field="user_id") if user_id else OWNER
         self.apps.target(app_id)
-        listing = self.listings.listing(app_id).dump()
+        listing = self.listings.listing(app_id, user).dump()
         return {**listing, "allow_confirmed_tools": sorted(self.allowed())}
 
     def allowed(self) -> frozenset[str]:
@@ -124,7 +127,7 @@ class AppToolbox:
 
 def toolbox_blueprint(toolbox: AppToolbox) -> Blueprint:
     """The toolbox routes, for the desktop's token only (module text)."""
-    from flask import Blueprint, g  # imported when the API is served
+    from flask import Blueprint, g, request  # imported when the API is served
 
     from aios_runtime.edge import read_json
 
@@ -137,7 +140,7 @@ def toolbox_blueprint(toolbox: AppToolbox) -> Blueprint:
     @routes.get("/api/toolbox/<app_id>")
     def listing(app_id: str) -> dict[str, Any]:
         desktop_only()
-        return toolbox.listing(app_id)
+        return toolbox.listing(app_id, request.args.get("user_id"))
 
     @routes.post("/api/toolbox/<app_id>/call")
     def call(app_id: str) -> dict[str, Any]:

@@ -125,7 +125,9 @@ def summarise_history(session: SessionView) -> str:
 
 
 class ContextBuilder:
-    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names.
+    """Builds `Context` objects; `list_tools(app_id)` asks the executor for names,
+    `list_user_tools(app_id, user_id)` for the names another user may call (without
+    it, that user is given the owner's).
 
     `summarise(session)` gives `history_summary` (an LLM summariser can replace the
     deterministic default).
@@ -137,8 +139,10 @@ class ContextBuilder:
         summarise: Callable[[SessionView], str] = summarise_history,
         *,
         cache_tools: bool = True,
+        list_user_tools: Callable[[str, str], list[str]] | None = None,
     ):
         self._list_tools = list_tools
+        self._list_user_tools = list_user_tools
         # the settings' `ui_language` once the settings store exists ("" for none)
         self.default_language: Callable[[], str] = lambda: ""
         # False when `list_tools` is itself the controller's one cached source
@@ -147,7 +151,7 @@ class ContextBuilder:
         self.summarise = summarise
         # the users' sandboxes, once the launch knows the executor's master token
         self.sandboxes: Sandboxes | None = None
-        self._tools: dict[str, list[str]] = {}
+        self._tools: dict[tuple[str, str], list[str]] = {}
         self._lock = threading.Lock()
         # per session: (history length, its last turn, LLM summary) → the summary,
         # for the SUMMARIES_KEPT sessions summarised last
@@ -157,22 +161,28 @@ class ContextBuilder:
         """`language_of(session)`, falling back to the settings' `ui_language`."""
         return language_of(session, self.default_language())
 
-    def available_tools(self, app_id: str) -> list[str]:
-        return list(self._tool_names(app_id))
+    def available_tools(self, app_id: str, user_id: str = OWNER) -> list[str]:
+        return list(self._tool_names(app_id, user_id))
 
-    def _tool_names(self, app_id: str) -> list[str]:
+    def _tool_names(self, app_id: str, user_id: str = OWNER) -> list[str]:
         """The cached names themselves (`Context` copies them), not to be changed."""
+        if self._list_user_tools is None:
+            user_id = OWNER
+        key = (app_id, user_id)
         with self._lock:
-            cached = self._tools.get(app_id)
+            cached = self._tools.get(key)
         if cached is not None:
             return cached
         try:
-            names = self._list_tools(app_id)
+            if user_id == OWNER or self._list_user_tools is None:
+                names = self._list_tools(app_id)
+            else:
+                names = self._list_user_tools(app_id, user_id)
         except Exception:
             return list(ATOMIC_TOOLS)  # executor busy or restarting: not cached
         if self._cache_tools:
             with self._lock:
-                self._tools[app_id] = list(names)
+                self._tools[key] = list(names)
         return list(names)
 
     def _summary(self, session: SessionView) -> str:
@@ -207,7 +217,8 @@ class ContextBuilder:
             if app_id is None:
                 self._tools.clear()
             else:
-                self._tools.pop(app_id, None)
+                for key in [k for k in self._tools if k[0] == app_id]:
+                    del self._tools[key]
 
     def build(
         self,
@@ -247,7 +258,7 @@ class ContextBuilder:
             role=role,
             workdir=str(workdir) if workdir is not None else "",
             cwd_state=cwd_state,
-            available_tools=self._tool_names(app_id),
+            available_tools=self._tool_names(app_id, user),
             session_id=session.session_id,
             history_summary=self._summary(session),
             tool_results=tool_results,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from aios_protocol.messages import RiskLevel, ToolInfo
+from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
@@ -72,7 +73,9 @@ class ToolProvider(abc.ABC):
 
     The default `tools()` is `declared_tools(config)` and the default `prompt_text()`
     is empty; the default `start`/`stop` only set the state (a provider with nothing
-    to boot needs no more).
+    to boot needs no more). What one user sees of it: `refused_for(user_id)` (None:
+    its tools are theirs to call, the default), `prompt_for` and `status_for` (by
+    default the same for every user).
     """
 
     name: str  # the provider id, as in ToolEntry.provider
@@ -95,6 +98,18 @@ class ToolProvider(abc.ABC):
     def prompt_text(self) -> str:
         """What a model should be told about these tools (may be empty)."""
         return ""
+
+    def refused_for(self, user_id: str) -> str | None:
+        """Why `user_id` may not call these tools (English), or None when they may."""
+        return None
+
+    def prompt_for(self, user_id: str = OWNER) -> str:
+        """`prompt_text()` as `user_id`'s model should read it."""
+        return self.prompt_text()
+
+    def status_for(self, user_id: str = OWNER) -> dict[str, Any]:
+        """`status()` as `user_id` may see it."""
+        return self.status()
 
     def start(self) -> None:
         """Make the tools callable; may be slow; never raises (records why it failed)."""

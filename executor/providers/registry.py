@@ -12,6 +12,12 @@ error. `call` finds the entry, refuses an unavailable tool, checks the arguments
 against `input_schema` (an argument `timeout` the schema does not declare is the
 executor's own and is not passed on), runs the provider and cuts a result longer than
 the entry's `max_result_size_chars`, saying how much was cut.
+
+Listings, statuses and prompt texts are per user (`user_id`, the owner by default):
+a provider that refuses the user (`ToolProvider.refused_for`: an owner-only MCP
+server for anyone else) is left out of them, and calling one of its tools is
+`tool_unavailable` saying why; a provider with no tool available now (a failed MCP
+server) adds no prompt text.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aios_protocol.errors import AiosError, UnknownTool
+from aios_runtime.users import OWNER
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 from executor.tools.catalog import ArgumentSchema
 
@@ -142,9 +149,12 @@ class ToolSource:
         rest = [p for p in held if p.name != "atomic" and not p.name.startswith(APP_PREFIX)]
         return [*first, *mine, *rest]
 
-    def statuses(self, app_id: str | None = None) -> dict[str, dict[str, Any]]:
-        """Provider id → its `status()`, for the providers `app_id` sees."""
-        return {p.name: dict(p.status()) for p in self.providers(app_id)}
+    def statuses(
+        self, app_id: str | None = None, user_id: str = OWNER
+    ) -> dict[str, dict[str, Any]]:
+        """Provider id → its status as `user_id` sees it, for the providers `app_id`
+        sees that serve that user."""
+        return {p.name: dict(p.status_for(user_id)) for p in self._served(app_id, user_id)}
 
     def stop_all(self) -> None:
         with self._lock:
@@ -160,23 +170,30 @@ class ToolSource:
 
     # -------------------------------------------------------------- listing
 
-    def listing(self, app_id: str | None) -> list[ToolEntry]:
-        """Every tool `app_id` sees, each name once (see the module text)."""
+    def _served(self, app_id: str | None, user_id: str) -> list[ToolProvider]:
+        """The providers `app_id` sees whose tools `user_id` may call."""
+        return [p for p in self.providers(app_id) if p.refused_for(user_id) is None]
+
+    def listing(self, app_id: str | None, user_id: str = OWNER) -> list[ToolEntry]:
+        """Every tool `app_id` sees for `user_id`, each name once (see the module text)."""
         entries: list[ToolEntry] = []
         seen: set[str] = set()
-        for provider in self.providers(app_id):
+        for provider in self._served(app_id, user_id):
             for entry in provider_entries(provider):
                 if entry.name not in seen:
                     seen.add(entry.name)
                     entries.append(entry)
         return entries
 
-    def prompt_text(self, app_id: str | None) -> str:
-        """The providers' prompt texts, one paragraph each (empty ones left out)."""
+    def prompt_text(self, app_id: str | None, user_id: str = OWNER) -> str:
+        """The prompt texts of the providers `user_id` may call that have a tool
+        available now, one paragraph each (empty ones left out)."""
         parts = []
-        for provider in self.providers(app_id):
+        for provider in self._served(app_id, user_id):
             try:
-                text = provider.prompt_text().strip()
+                if not any(e.available for e in provider_entries(provider)):
+                    continue  # its tools were dropped: nothing to tell a model
+                text = provider.prompt_for(user_id).strip()
             except Exception:
                 log.exception("provider %s has no prompt text", provider.name)
                 continue
@@ -184,12 +201,23 @@ class ToolSource:
                 parts.append(text)
         return "\n\n".join(parts)
 
-    def find(self, name: str, app_id: str | None) -> tuple[ToolProvider, ToolEntry]:
-        """The provider and entry of tool `name` for `app_id`, or `UnknownTool`."""
+    def find(
+        self, name: str, app_id: str | None, user_id: str = OWNER
+    ) -> tuple[ToolProvider, ToolEntry]:
+        """The provider and entry of tool `name` for `app_id` acting for `user_id`;
+        `UnknownTool`, or `ToolUnavailable` when the tool is not that user's to call."""
         for provider in self.providers(app_id):
             for entry in provider_entries(provider):
-                if entry.name == name:
-                    return provider, entry
+                if entry.name != name:
+                    continue
+                refused = provider.refused_for(user_id)
+                if refused is not None:
+                    raise ToolUnavailable(
+                        f"{name} is not available to user {user_id!r}: {refused}",
+                        variant="not_shared",
+                        placeholders={"tool": name},
+                    )
+                return provider, entry
         raise UnknownTool(f"unknown tool {name!r}")
 
     def warm(self, provider_name: str) -> None:

@@ -4,10 +4,11 @@ Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills
 where the repository's example skills are copied at the first start:
 `executor.skills.install.seed_examples`) and in each app's `<workdir>/skills/`; an
 app sees both, its own overriding a shared one of the same name. A call for another
-user sees that user's own installed skills instead of the shared ones
-(`<state_dir>/users/<user_id>/skills/`, seeded with the examples when first used,
-read again at every call) and its `install_skill` installs there, so no user sees
-or changes another's skills. What a skill is and how a folder is read is
+user sees the shared ones and that user's own installed skills, theirs in place of a
+shared one of the same name (`<state_dir>/users/<user_id>/skills/`, seeded with the
+examples when first used, read again at every call), and its `install_skill`
+installs there, so no user sees or changes another's skills. The prompt text and
+the status (`prompt_for`, `status_for`) name the skills of the user asked for. What a skill is and how a folder is read is
 `executor.skills.catalog`; every `--help` runs here in the sandbox, with the same
 confinement as `shell_exec` (rlimits, bubblewrap when in force, other apps' workdirs
 hidden) and the skill's folder readable. The tools: `search_skills {keyword}` (the
@@ -435,22 +436,41 @@ class SkillsProvider(ToolProvider):
         """Where the skills of the user `app` acts for are installed."""
         if app is None or app.user_id == OWNER:
             return self.shared
-        folder = user_skills_dir(self.toolbox.state_dir, app.user_id)
-        seed_examples(folder, self.examples)  # the first use: the examples, as shared
+        return self._user_folder(app.user_id)
+
+    def _user_folder(self, user_id: str) -> Path:
+        """`user_id`'s own skills folder, seeded with the examples on first use."""
+        folder = user_skills_dir(self.toolbox.state_dir, user_id)
+        seed_examples(folder, self.examples)
         return folder
 
-    def _installed(self, app: AppRecord | None) -> list[Skill]:
-        """The installed skills the user of `app` sees (the shared ones for the owner)."""
-        if app is None or app.user_id == OWNER:
-            return self._refresh_shared()
-        folder = self._installed_folder(app)
+    def _own(self, user_id: str) -> list[Skill]:
+        """The skills `user_id` (not the owner) installed."""
+        folder = self._user_folder(user_id)
         with self._scans_lock:
-            scan = self._user_scans.get(app.user_id)
+            scan = self._user_scans.get(user_id)
             if scan is None:
-                scan = self._user_scans[app.user_id] = FolderScan(
+                scan = self._user_scans[user_id] = FolderScan(
                     folder, "shared", self._run_help
                 )
         return scan.scan()
+
+    def installed_for(self, user_id: str, *, fresh: bool = True) -> list[Skill]:
+        """The installed skills `user_id` sees, by name: the shared ones and, for
+        another user than the owner, their own in place of a shared one of the same
+        name. `fresh` reads the shared folder again; else its last reading (the
+        watcher's, at most about a second old) is used, so a listing never waits for
+        a slow `--help` there."""
+        shared = self._refresh_shared() if fresh else self._snapshot
+        if user_id == OWNER:
+            return shared
+        by_name = {s.name: s for s in shared}
+        by_name.update({s.name: s for s in self._own(user_id)})
+        return [by_name[name] for name in sorted(by_name)]
+
+    def _installed(self, app: AppRecord | None) -> list[Skill]:
+        """The installed skills the user of `app` sees."""
+        return self.installed_for(OWNER if app is None else app.user_id)
 
     def skills_for(self, app: AppRecord | None) -> list[Skill]:
         """Every skill `app` sees, by name: the installed ones, its own in their place."""
@@ -459,8 +479,25 @@ class SkillsProvider(ToolProvider):
             by_name.update({s.name: s for s in self._app_scan(app).scan()})
         return [by_name[name] for name in sorted(by_name)]
 
+    def status_for(self, user_id: str = OWNER) -> dict[str, Any]:
+        """`status()` with the skills `user_id` sees, and their own folder."""
+        if user_id == OWNER:
+            return self.status()
+        skills = self.installed_for(user_id, fresh=False)
+        return {
+            **self.status(),
+            "folder": str(user_skills_dir(self.toolbox.state_dir, user_id)),
+            "skills": [s.listed() for s in skills[:STATUS_LIMIT]],
+        }
+
     def prompt_text(self) -> str:
-        names = [f"{s.name} ({s.summary})" for s in self._snapshot if s.usable][:20]
+        return self.prompt_for(OWNER)
+
+    def prompt_for(self, user_id: str = OWNER) -> str:
+        """What a model is told about the skills tools, naming the installed skills
+        `user_id` may use (never another user's)."""
+        skills = self.installed_for(user_id, fresh=False)
+        names = [f"{s.name} ({s.summary})" for s in skills if s.usable][:20]
         listed = f" Installed: {'; '.join(names)}." if names else ""
         return (
             "Skills: `search_skills` finds them by keyword; an executable skill runs with "

@@ -258,7 +258,7 @@ def test_tools_that_cannot_run_are_left_out_and_the_providers_prompt_is_kept(
     monkeypatch.setenv("AIOS_EXECUTOR_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("AIOS_TOKEN", "t")
     monkeypatch.setattr(
-        ExecutorClient, "listing", lambda self, app_id=None: (listing, "Skills: …")
+        ExecutorClient, "listing", lambda self, app_id=None, **user: (listing, "Skills: …")
     )
     tools, prompt = Probe().tool_listing()
     assert [t["name"] for t in tools] == ["file_read"] and prompt == "Skills: …"
