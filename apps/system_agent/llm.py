@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from aios_sdk.errors import user_message
 from aios_sdk.protocol import UI_OPS, WINDOW_OPS, UICommand
 
 from .targets import APP_NAMES, plain_number, viewport_size
@@ -205,10 +206,27 @@ def describe(
     }[op]()
 
 
+# why the model's answer was of no use, when it answered (a failed call is said by
+# the sentence table of the error codes)
+_UNUSED = {
+    "no_command": (
+        "语言模型没有给出可以做的操作。",
+        "The language model suggested nothing to do.",
+    ),
+    "no_valid_command": (
+        "语言模型给出的操作在这个桌面上做不了。",
+        "The language model suggested changes this desktop cannot make.",
+    ),
+}
+
+
 def _note(code: str, english: bool) -> str:
+    """The sentence put before the rules' answer when the model did not help."""
+    if code in _UNUSED:
+        return _UNUSED[code][1] + " " if english else _UNUSED[code][0]
     if english:
-        return f"(The language model could not help this time: {code}.) "
-    return f"（大模型这次没有帮上忙：{code}）"
+        return user_message(code, "en-US") + " "
+    return user_message(code, "zh-CN")
 
 
 def commands_from_llm(

@@ -156,10 +156,10 @@ _EN_COLOR_RE = re.compile(r"\b(?P<word>" + "|".join(_EN_COLORS) + r")\b")
 _HEX_RE = re.compile(r"(?P<word>#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|rgba?\([\d\s.,%]+\))")
 
 _STATUS_ZH = re.compile(
-    r"(系统状态|系统信息|系统资源|资源占用|运行状态|CPU|cpu|处理器|内存|磁盘|硬盘|进程|负载|占用率|占用多少)"
+    r"(系统状态|系统总览|系统信息|系统资源|资源占用|运行状态|CPU|cpu|处理器|内存|磁盘|硬盘|进程|负载|占用率|占用多少)"
 )
 _STATUS_EN = re.compile(
-    r"\b(system status|system info|system information|status|cpu|memory|ram|disk|"
+    r"\b(system status|system overview|overview|system info|system information|status|cpu|memory|ram|disk|"
     r"processes|process|usage|load)\b"
 )
 

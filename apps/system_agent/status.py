@@ -100,29 +100,47 @@ def _topics(turn: Turn) -> dict[str, str]:
     }
 
 
+def _load_lines(load: list[Any], turn: Turn) -> list[str]:
+    """The load average in plain words, two lines: what it counts (tasks running or
+    waiting for the CPU), then its averages over the last 1, 5 and 15 minutes."""
+    one, five, fifteen = (f"{float(x):.2f}" for x in load[:3])
+    return [
+        turn.tr(
+            "平均负载（正在运行或等待 CPU 的任务数）：",
+            "Average load (tasks running or waiting for the CPU):",
+        ),
+        turn.tr(
+            f"近 1 分钟 {one}，近 5 分钟 {five}，近 15 分钟 {fifteen}",
+            f"{one} over the last minute, {five} over 5 minutes, {fifteen} over 15 minutes",
+        ),
+    ]
+
+
 def _answer_card(
     status: Mapping[str, Any], topic: str, turn: Turn, **options: Any
 ) -> dict[str, Any]:
-    """The card answering "how much <topic>": the percentage and what it is of."""
+    """The card answering "how much <topic>": the percentage and, a line each, what
+    it is of and when it was read."""
     part = status.get(topic, {})
     if topic == "cpu":
-        desc = turn.tr(
-            f"{part.get('count', '?')} 个核心", f"{part.get('count', '?')} cores"
-        )
-        if part.get("load"):
-            load = " / ".join(str(x) for x in part["load"])
-            desc += turn.tr(f" · 负载 {load}", f" · load {load}")
+        lines = [
+            turn.tr(
+                f"共 {part.get('count', '?')} 个核心", f"{part.get('count', '?')} cores"
+            )
+        ]
+        if len(part.get("load") or []) >= 3:
+            lines += _load_lines(part["load"], turn)
     else:
         used, total = part.get("used_gb", 0), part.get("total_gb", 0)
-        desc = turn.tr(f"已用 {used} GB，共 {total} GB", f"{used} GB used of {total} GB")
+        lines = [turn.tr(f"已用 {used} GB，共 {total} GB", f"{used} GB used of {total} GB")]
+    if status.get("time"):
+        lines.append(turn.tr(f"读取于 {status['time']}", f"Read at {status['time']}"))
     percent = part.get("percent", 0)
     shown = _topics(turn)[topic]
     card = {
         "id": topic,
         "title": turn.tr(f"{shown}占用 {percent}%", f"{shown} {percent}%"),
-        "desc": turn.tr(
-            f"{desc}（{status.get('time', '')}）", f"{desc} ({status.get('time', '')})"
-        ),
+        "desc": "\n".join(lines),
     }
     return card_reply([card], **options)
 
@@ -170,7 +188,7 @@ def status_view(
         if topic == "cpu" and status.get("cpu", {}).get("per_cpu"):
             per_cpu = status["cpu"]["per_cpu"]
             return chart_reply(
-                [f"CPU{i}" for i in range(len(per_cpu))],
+                [turn.tr(f"核心 {i + 1}", f"Core {i + 1}") for i in range(len(per_cpu))],
                 [float(v) for v in per_cpu],
                 max=100,
                 title=turn.tr("各核心 CPU 占用 (%)", "CPU per core (%)"),

@@ -261,8 +261,8 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
         return Outcome(
             False,
             turn.tr(
-                "还没有收到桌面的界面快照，请先打开桌面再试。",
-                "Desktop layout not available yet: open the desktop first.",
+                "还不知道桌面上有哪些元素，请先打开桌面再试。",
+                "I do not know the desktop's layout yet: open the desktop first.",
             ),
         )
     if not request.target:

@@ -8,13 +8,14 @@ pid, its program's name, its user's name and its CPU and memory share; never its
 command line, environment, working directory or open files, which may hold
 secrets. Nothing is changed.
 
-CPU shares are measured over a window: the first reading waits `SAMPLE` seconds; a
-reading within `KEEP` seconds of the previous one measures the window since that
-one instead, and one less than `FRESH` seconds after it repeats its figures (with
-the processes that started since, without those that ended), so the system app's
-dashboard opened again answers at once. `keep_window_open` (the executor runs it
-from its start) begins a window every `KEEP / 2` seconds while nobody reads one, so
-the first reading need not wait either.
+Every CPU share is measured anew by each reading, over a window of the last
+`SAMPLE` to `RECENT` seconds: the reading takes a snapshot of the CPU times and
+compares it with the newest earlier snapshot at least `SAMPLE` seconds old. When
+there is none it takes one and waits `SAMPLE`. `keep_window_open` (the executor
+runs it from its start) takes a snapshot of the whole computer's times every
+`TICK` seconds, so a CPU reading need not wait; the processes' times are read only
+by readings that list processes. A process that started within the window is
+measured over its life.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psutil
@@ -35,11 +37,11 @@ __all__ = ["DEFAULT_LIMIT", "keep_window_open", "read_system", "system_info"]
 
 DEFAULT_LIMIT = 10
 GIB = 1024**3
-# CPU shares are measured over a window of at least SAMPLE seconds, from the
-# previous reading when it is at most KEEP seconds old (see the module docstring)
+# a CPU share covers at least SAMPLE seconds and at most RECENT (module docstring);
+# keep_window_open takes a snapshot of the computer's CPU times every TICK seconds
 SAMPLE = 0.2
-KEEP = 30.0
-FRESH = 2.0
+RECENT = 5.0
+TICK = 1.0
 
 
 def system_info(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def read_system(what: str = "overview", limit: int | None = None) -> dict[str, A
     if what in ("overview", "processes"):
         answer.update(_processes(shown, with_cpu=what == "overview"))
     elif what == "cpu":
-        answer["cpu"] = _cpu(_WINDOW.read()[1])
+        answer["cpu"] = _cpu(_WINDOWS.read(with_processes=False)[1])
     if what in ("overview", "memory"):
         answer["memory"] = _memory()
     if what in ("overview", "disk"):
@@ -66,100 +68,148 @@ def _gib(value: float) -> float:
     return round(value / GIB, 1)
 
 
-class _Window:
-    """The current CPU window: when it began, the processes it watches (psutil keeps
-    each one's previous reading on its `Process`) and the last window's figures."""
+@dataclass
+class _Seen:
+    """One process in a snapshot: when it started (`time.time()` clock), the CPU
+    seconds it had used, and what may be shown of it (`_process_row`)."""
+
+    started: float
+    used: float
+    row: dict[str, Any]
+
+
+@dataclass
+class _Snapshot:
+    """The CPU times at one moment: each CPU's and, when read, each process's."""
+
+    at: float  # time.monotonic()
+    wall: float  # time.time()
+    cpus: list[Any]
+    processes: dict[int, _Seen] | None = None
+
+
+def _busy_share(before: Any, after: Any) -> float:
+    """The share (%) of the time between two readings of one CPU's times that it
+    was busy: neither idle nor waiting for I/O (guest time is part of user time
+    already, as psutil counts it)."""
+    spent = {
+        field: getattr(after, field) - getattr(before, field) for field in after._fields
+    }
+    total = sum(spent.values()) - spent.get("guest", 0.0) - spent.get("guest_nice", 0.0)
+    if total <= 0:
+        return 0.0
+    idle = spent.get("idle", 0.0) + spent.get("iowait", 0.0)
+    return round(min(100.0, max(0.0, 100.0 * (total - idle) / total)), 1)
+
+
+def _process_rows(base: _Snapshot, now: _Snapshot) -> list[dict[str, Any]]:
+    """A row per process in `now`, with its CPU share (100: one core) between the
+    two snapshots, or over its life when it was not in `base` (over `SAMPLE` at
+    least: a life of a few clock ticks says little)."""
+    rows: list[dict[str, Any]] = []
+    before = base.processes or {}
+    for pid, seen in (now.processes or {}).items():
+        row = dict(seen.row)
+        was = before.get(pid)
+        if was is not None and was.started == seen.started:
+            used, span = seen.used - was.used, now.at - base.at
+        else:  # started within the window (or a pid used again)
+            used, span = seen.used, max(SAMPLE, now.wall - seen.started)
+        row["cpu"] = round(max(0.0, 100.0 * used / span), 1) if span > 0 else 0.0
+        rows.append(row)
+    return rows
+
+
+class _Windows:
+    """The snapshots a reading may measure from. psutil's own `cpu_percent(None)`
+    keeps its previous reading per thread, and the executor answers on many
+    threads: the snapshots are kept here, for all of them."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.began = 0.0  # time.monotonic(); 0: no window open
-        self.watched: dict[int, psutil.Process] = {}
-        self.last: tuple[list[dict[str, Any]], list[float]] | None = None
+        self.snapshots: list[_Snapshot] = []  # oldest first
 
-    def _rows(self) -> list[dict[str, Any]]:
-        """A row per process now (`_process_row`): its CPU share since the window
-        began, 0 for one that started since; each one is watched from here on."""
-        rows: list[dict[str, Any]] = []
-        watched: dict[int, psutil.Process] = {}
-        for pid in psutil.pids():
-            proc = self.watched.get(pid)
-            try:
-                if proc is None or not proc.is_running():
-                    proc = psutil.Process(pid)
-            except psutil.Error:
-                continue
-            row = _process_row(proc)
-            if row is not None:
-                rows.append(row)
-                watched[pid] = proc
-        self.watched = watched
-        return rows
-
-    def _again(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The last window's `rows` of the processes still there, and a row (CPU 0)
-        for each one that started since, watched from here on."""
-        now = set(psutil.pids())
-        kept = [dict(row) for row in rows if row["pid"] in now]
-        for pid in now - {row["pid"] for row in rows}:
-            try:
-                proc = psutil.Process(pid)
-            except psutil.Error:
-                continue
-            row = _process_row(proc)
-            if row is not None:
-                kept.append(row)
-                self.watched[pid] = proc
-        return kept
-
-    def read(self) -> tuple[list[dict[str, Any]], list[float]]:
-        """The rows of the processes and the per-CPU shares of a window of at least
-        `SAMPLE` seconds (the last one's figures when it ended less than `FRESH`
-        seconds ago); the next window starts when this one ends."""
+    def read(self, with_processes: bool) -> tuple[list[dict[str, Any]], list[float]]:
+        """The rows of the processes (with `with_processes`) and each CPU's busy
+        share, measured from the newest snapshot at least `SAMPLE` old to now."""
         with self.lock:
-            now = time.monotonic()
-            if self.last is not None and now - self.began < FRESH:
-                return self._again(self.last[0]), list(self.last[1])
-            if not self.began or now - self.began > KEEP:
-                psutil.cpu_percent(None, percpu=True)  # opens the system's window
-                self._rows()  # and each process's
-                time.sleep(SAMPLE)
-            elif now - self.began < SAMPLE:  # a window just begun: it lasts SAMPLE
-                time.sleep(SAMPLE - (now - self.began))
-            per_cpu = psutil.cpu_percent(None, percpu=True)
-            rows = self._rows()
-            self.began = time.monotonic()
-            self.last = (rows, per_cpu)
-            return [dict(row) for row in rows], list(per_cpu)
+            base = self._base(with_processes)
+            if base is None:  # nothing recent enough: a window begins now
+                base = self._young(with_processes) or self._take(with_processes)
+                time.sleep(max(0.0, SAMPLE - (time.monotonic() - base.at)))
+            now = self._take(with_processes)
+        per_cpu = [_busy_share(a, b) for a, b in zip(base.cpus, now.cpus, strict=False)]
+        return (_process_rows(base, now) if with_processes else []), per_cpu
 
-    def renew(self) -> None:
-        """Begin a window now when the current one is too old to be read."""
+    def tick(self) -> None:
+        """A snapshot of the computer's CPU times (not the processes': cheap)."""
         with self.lock:
-            if not self.began or time.monotonic() - self.began > KEEP / 2:
-                psutil.cpu_percent(None, percpu=True)
-                self._rows()
-                self.began = time.monotonic()
-                self.last = None
+            self._take(with_processes=False)
+
+    def _usable(self, with_processes: bool) -> list[tuple[float, _Snapshot]]:
+        """(age, snapshot) of those not older than `RECENT`, with the processes'
+        times when they are asked for; oldest first."""
+        now = time.monotonic()
+        return [
+            (now - s.at, s)
+            for s in self.snapshots
+            if now - s.at <= RECENT and (s.processes is not None or not with_processes)
+        ]
+
+    def _base(self, with_processes: bool) -> _Snapshot | None:
+        """The newest usable snapshot at least `SAMPLE` old."""
+        old = [s for age, s in self._usable(with_processes) if age >= SAMPLE]
+        return old[-1] if old else None
+
+    def _young(self, with_processes: bool) -> _Snapshot | None:
+        """The oldest usable snapshot (all are younger than `SAMPLE` when there is
+        no base): waiting for it costs least."""
+        usable = self._usable(with_processes)
+        return usable[0][1] if usable else None
+
+    def _take(self, with_processes: bool) -> _Snapshot:
+        """A snapshot now, kept; those no later reading can measure from go."""
+        snapshot = _Snapshot(time.monotonic(), time.time(), psutil.cpu_times(percpu=True))
+        if with_processes:
+            snapshot.processes = {}
+            for proc in psutil.process_iter():
+                seen = _process_row(proc)
+                if seen is not None:
+                    snapshot.processes[proc.pid] = seen
+        self.snapshots.append(snapshot)
+        self._forget()
+        return snapshot
+
+    def _forget(self) -> None:
+        """Keep the snapshots younger than `SAMPLE`, and of the older ones not older
+        than `RECENT` the newest, and the newest with the processes' times."""
+        now = time.monotonic()
+        older = [s for s in self.snapshots if SAMPLE <= now - s.at <= RECENT]
+        with_times = [s for s in older if s.processes is not None]
+        kept = {id(s) for s in self.snapshots if now - s.at < SAMPLE}
+        kept |= {id(s[-1]) for s in (older, with_times) if s}
+        self.snapshots = [s for s in self.snapshots if id(s) in kept]
 
 
-_WINDOW = _Window()
+_WINDOWS = _Windows()
 
 
 def keep_window_open(stopped: threading.Event) -> None:
-    """Until `stopped` is set, keep a CPU window young enough to be read at once
-    (a pass over the process table every `KEEP / 2` seconds)."""
+    """Until `stopped` is set, take a snapshot of the computer's CPU times every
+    `TICK` seconds, so a CPU reading has a window to measure from at once."""
     while True:
         try:
-            _WINDOW.renew()
-        except Exception:  # a process table that cannot be read now: try later
+            _WINDOWS.tick()
+        except Exception:  # CPU times that cannot be read now: try later
             pass
-        if stopped.wait(KEEP / 2):
+        if stopped.wait(TICK):
             return
 
 
 def _processes(limit: int, with_cpu: bool) -> dict[str, Any]:
     """The `limit` busiest processes (CPU, then memory) and how many there are; with
     `with_cpu`, the CPU figures of the same window too."""
-    rows, per_cpu = _WINDOW.read()
+    rows, per_cpu = _WINDOWS.read(with_processes=True)
     rows.sort(key=lambda r: (r["cpu"], r["memory"]), reverse=True)
     answer: dict[str, Any] = {"processes": rows[:limit], "process_count": len(rows)}
     if with_cpu:
@@ -167,9 +217,10 @@ def _processes(limit: int, with_cpu: bool) -> dict[str, Any]:
     return answer
 
 
-def _process_row(proc: psutil.Process) -> dict[str, Any] | None:
-    """What may be shown of one process, or None when it has gone. A figure it will
-    not tell (a zombie, another user's process) is left empty."""
+def _process_row(proc: psutil.Process) -> _Seen | None:
+    """What may be shown of one process and the CPU time it has used, or None when
+    it has gone. A figure it will not tell (a zombie, another user's process) is
+    left empty."""
     row: dict[str, Any] = {
         "pid": proc.pid,
         "name": "?",
@@ -177,9 +228,19 @@ def _process_row(proc: psutil.Process) -> dict[str, Any] | None:
         "cpu": 0.0,
         "memory": 0.0,
     }
+    started, used = 0.0, 0.0
     with proc.oneshot():
+        try:
+            started = proc.create_time()
+            times = proc.cpu_times()
+            used = times.user + times.system
+        except psutil.ZombieProcess:  # no CPU share (it started "now": none)
+            started, used = time.time(), 0.0
+        except psutil.NoSuchProcess:
+            return None
+        except psutil.Error:  # not ours to read: no CPU share
+            started, used = time.time(), 0.0
         for key, read in (
-            ("cpu", lambda: round(proc.cpu_percent(None), 1)),
             ("name", proc.name),
             ("memory", lambda: round(proc.memory_percent(), 1)),
             ("user", proc.username),
@@ -192,7 +253,7 @@ def _process_row(proc: psutil.Process) -> dict[str, Any] | None:
                 return None
             except (psutil.Error, KeyError):  # not ours to read, or an unknown uid
                 continue
-    return row
+    return _Seen(started, used, row)
 
 
 def _cpu(per_cpu: list[float]) -> dict[str, Any]:

@@ -309,7 +309,7 @@ def test_unknown_element_and_missing_snapshot_give_clear_answers() -> None:
     outcome = plan_ui(parse_request("把天气按钮移到左上角"), SNAPSHOT, ZH)
     assert not outcome.ok and "桌面上没有“天气按钮”" in outcome.message
     no_snapshot = plan_ui(parse_request("把播放按钮移到左上角"), None, ZH)
-    assert not no_snapshot.ok and "界面快照" in no_snapshot.message
+    assert not no_snapshot.ok and "请先打开桌面" in no_snapshot.message
     nowhere = plan_ui(parse_request("移动播放按钮"), SNAPSHOT, ZH)
     assert not nowhere.ok and "移到哪里" in nowhere.message
     closing_the_taskbar = plan_window(parse_request("关闭任务栏"), SNAPSHOT, ZH)
@@ -374,7 +374,7 @@ def test_flows_answer_errors_as_text() -> None:
     missing = flows.handle(
         "把播放按钮移到左上角", {"tool_results": {"step_1": ok("cache_get", None)}}
     )
-    assert missing["status"] == "error" and "界面快照" in missing["message"]
+    assert missing["status"] == "error" and "请先打开桌面" in missing["message"]
     assert "ui_commands" not in missing
     help_reply = flows.handle("今天天气怎么样", {})
     assert (
@@ -721,7 +721,10 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
     no_snapshot = {"tool_results": {"step_1": ok("cache_get", None)}}
     missing = flows.handle("把播放按钮移到左上角", {**no_snapshot, **IN_ENGLISH})
     assert missing["status"] == "error" and "ui_commands" not in missing
-    assert missing["message"] == "Desktop layout not available yet: open the desktop first."
+    assert (
+        missing["message"]
+        == "I do not know the desktop's layout yet: open the desktop first."
+    )
     unknown = flows.handle(
         "move the weather button to the top-left",
         {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
@@ -782,3 +785,65 @@ def test_the_dashboard_and_its_labels_in_english() -> None:
     ]
     assert [a["label"] for a in chinese["actions"]] == ["刷新", "进程列表", "帮助"]
     assert chinese["data"]["title"].startswith("系统状态 · ")
+
+
+# a reading of the computer, as `system_info` answers it
+BUSY = {
+    "time": "2026-12-04 15:05:48",
+    "cpu": {
+        "percent": 52.5,
+        "per_cpu": [100.0, 5.0],
+        "count": 2,
+        "load": [1.35, 1.83, 2.31],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("turn", "lines"),
+    [
+        (
+            ZH,
+            [
+                "共 2 个核心",
+                "平均负载（正在运行或等待 CPU 的任务数）：",
+                "近 1 分钟 1.35，近 5 分钟 1.83，近 15 分钟 2.31",
+                "读取于 2026-12-04 15:05:48",
+            ],
+        ),
+        (
+            EN,
+            [
+                "2 cores",
+                "Average load (tasks running or waiting for the CPU):",
+                "1.35 over the last minute, 1.83 over 5 minutes, 2.31 over 15 minutes",
+                "Read at 2026-12-04 15:05:48",
+            ],
+        ),
+    ],
+    ids=["zh-CN", "en-US"],
+)
+def test_the_cpu_card_says_what_the_load_is(turn: Turn, lines: list[str]) -> None:
+    """Issue 38: the load was an unexplained "负载 1.35 / 1.83 / 2.31"; it is said in
+    words, each fact on a line of its own, in the reader's language only."""
+    card = status_view(BUSY, turn, "dashboard", "cpu")["data"]["cards"][0]
+    assert card["desc"].split("\n") == lines
+    assert "/" not in card["desc"]
+
+
+def test_the_per_core_chart_names_each_core() -> None:
+    chart = status_view(BUSY, ZH, "chart", "cpu")
+    assert chart["data"]["labels"] == ["核心 1", "核心 2"]
+    chart = status_view(BUSY, EN, "chart", "cpu")
+    assert chart["data"]["labels"] == ["Core 1", "Core 2"]
+
+
+@pytest.mark.parametrize("text", ["系统总览", "overview", "show the system overview"])
+def test_the_overview_is_asked_for_by_its_buttons_name(text: str) -> None:
+    """The buttons say 系统总览 / Overview: typing that shows the overview."""
+    request = parse_request(text)
+    assert (request.op, request.status_view, request.status_topic) == (
+        "status",
+        "dashboard",
+        "",
+    )

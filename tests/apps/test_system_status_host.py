@@ -13,6 +13,8 @@ from __future__ import annotations
 import copy
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +24,7 @@ import psutil
 import pytest
 
 from tests.controller.system import TEST_CONFIG, RunningSystem, copy_shipped_apps, serving
+from tests.procs import wait_for
 from tests.security.conftest import HAS_BWRAP
 
 pytestmark = pytest.mark.slow
@@ -53,6 +56,34 @@ def busy_here() -> Iterator[None]:
     finally:
         stop.set()
         thread.join(5)
+
+
+# the CPU % a busy loop is shown with at least: on a loaded machine it gets only a
+# part of a core (the defect showed 0.0)
+BUSY_SHARE = 5.0
+
+
+@contextmanager
+def busy_process(seconds: float = 120) -> Iterator[psutil.Process]:
+    """A process that keeps one core busy for at most `seconds` (killed at the end
+    of the block), once it has used a quarter of a second of CPU."""
+    loop = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
+    child = subprocess.Popen([sys.executable, "-c", loop])
+    try:
+        proc = psutil.Process(child.pid)
+        wait_for(lambda: sum(proc.cpu_times()[:2]) >= 0.25, 30, "the busy loop to run")
+        yield proc
+    finally:
+        child.kill()
+        child.wait(5)
+
+
+def busy_cores(card_message: str) -> float:
+    """How many cores' worth of CPU the answer "CPU 占用 X%，共 N 个核心" / "CPU X%,
+    N cores" says are busy."""
+    found = re.search(r"CPU[^\d]*([\d.]+)%\D+(\d+)", card_message)
+    assert found, card_message
+    return float(found.group(1)) * int(found.group(2)) / 100
 
 
 _WORK = re.compile(r"[-+]")
@@ -125,3 +156,61 @@ def test_english_counts_the_computers_processes(system: RunningSystem) -> None:
     table = reply_to(system, "list processes", "en-US")
     found = re.search(r"(\d+) processes", table["message"])
     assert found and int(found.group(1)) > 2, table["message"]
+
+
+def act(
+    system: RunningSystem, session: str, action: dict[str, Any], language: str
+) -> dict[str, Any]:
+    """Click `action` (as the app returned it) the way the desktop does."""
+    body = {
+        "session_id": session,
+        "action_id": action["action_id"],
+        "type": action["type"],
+        "params": action.get("params") or {},
+        "language": language,
+    }
+    response = system.post(f"/api/apps/{APP}/action", body)
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def refresh_of(reply: dict[str, Any]) -> dict[str, Any]:
+    labels = ("刷新", "Refresh")
+    return next(a for a in reply["actions"] if a["label"] in labels)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"), [("查看CPU使用率", "zh-CN"), ("show CPU usage", "en-US")]
+)
+def test_cpu_usage_is_measured_on_a_busy_machine(
+    system: RunningSystem, text: str, language: str
+) -> None:
+    """Issue 38 item 1: with one core busy, the CPU card and its Refresh each say at
+    least half a core is busy (they said "CPU 0.0%" four times out of five)."""
+    with busy_process():
+        response = system.post("/api/instruction", {"text": text, "language": language})
+        answer = response.json()
+        card = answer["tasks"][0]["result"]
+        assert card["view_type"] == "card", card
+        assert busy_cores(card["message"]) >= 0.5, card["message"]
+        session = answer["session_id"]
+        for _ in range(2):
+            again = act(system, session, refresh_of(card), language)
+            assert again["view_type"] == "card", again
+            assert busy_cores(again["message"]) >= 0.5, again["message"]
+
+
+def test_a_busy_process_is_listed_with_its_cpu_share(system: RunningSystem) -> None:
+    """Issue 38 item 1: the process list (and its Refresh) measure each process,
+    one that started a moment ago too."""
+    with busy_process() as busy:
+        response = system.post(
+            "/api/instruction", {"text": "列出进程", "language": "zh-CN"}
+        )
+        answer = response.json()
+        table = answer["tasks"][0]["result"]
+        for reply in (table, act(system, answer["session_id"], refresh_of(table), "zh-CN")):
+            rows = {row[0]: row for row in reply["data"]["rows"]}
+            assert busy.pid in rows, reply["data"]["rows"][:5]
+            assert rows[busy.pid][2] >= BUSY_SHARE, rows[busy.pid]  # its CPU %

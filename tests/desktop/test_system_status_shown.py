@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.apps.test_system_status_host import busy_here, named_here
+from tests.apps.test_system_status_host import busy_here, busy_process, named_here
 from tests.controller.system import TEST_CONFIG, RunningSystem, copy_shipped_apps, serving
 from tests.procs import ROOT
 
@@ -120,6 +120,63 @@ def test_the_window_shows_the_computers_processes(
         if locale == "en-US":  # the view speaks English only (the app's name is its own)
             content = window.locator(".win-content").inner_text()
             assert not re.search(r"[\u4e00-\u9fff]", content), content
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+# the lines a text takes on screen: one per distinct top of its text's boxes
+_LINE_BOXES = """e => {
+  const range = document.createRange();
+  range.selectNodeContents(e);
+  return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+}"""
+
+
+@pytest.mark.parametrize(
+    ("locale", "question", "said"),
+    [
+        ("zh-CN", "查看CPU使用率", r"CPU 占用 ([\d.]+)%，共 (\d+) 个核心"),
+        ("en-US", "show CPU usage", r"CPU ([\d.]+)%, (\d+) cores"),
+    ],
+    ids=["zh-CN", "en-US"],
+)
+def test_the_cpu_card_shows_a_measured_figure_in_lines_that_do_not_wrap(
+    browser: Any, system: RunningSystem, locale: str, question: str, said: str
+) -> None:
+    """Issue 38: with one core busy the CPU card (and its Refresh) show it busy; the
+    load is said in words, each fact on a line of its own that does not wrap at
+    1280×800 (it wrapped "load … ⏎ 2.07")."""
+    context, page, errors = open_page(browser, system, locale)
+    try:
+        window = page.locator(WINDOW)
+        with busy_process():
+            say(page, question)
+            desc = window.locator(".v-card-desc")
+            expect(desc).to_have_count(1)
+            for step in ("ask", "refresh"):
+                found = re.fullmatch(said, window.locator(".win-status").inner_text())
+                assert found, window.locator(".win-status").inner_text()
+                assert float(found.group(1)) * int(found.group(2)) >= 50, found.group(0)
+                lines = desc.inner_text().split("\n")
+                assert len(lines) == 4, lines  # cores, what load is, its figures, time
+                assert desc.evaluate(_LINE_BOXES) == len(lines), lines
+                shot(page, f"cpu-card-{step}-{locale}")
+                if step == "ask":
+                    refresh = "刷新" if locale == "zh-CN" else "Refresh"
+                    with page.expect_response(lambda r: r.url.endswith("/action")) as got:
+                        window.get_by_role("button", name=refresh, exact=True).click()
+                    # the window shows the refresh's own answer
+                    status = window.locator(".win-status")
+                    expect(status).to_have_text(got.value.json()["message"])
+        text = desc.inner_text()
+        if locale == "en-US":
+            assert "tasks running or waiting for the CPU" in text, text
+            assert not re.search(
+                r"[\u4e00-\u9fff]", window.locator(".win-content").inner_text()
+            )
+        else:
+            assert "正在运行或等待 CPU 的任务数" in text and "近 15 分钟" in text, text
     finally:
         context.close()
     assert errors == [], errors
