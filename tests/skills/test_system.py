@@ -95,7 +95,7 @@ def test_a_skill_instruction_is_answered_first(system) -> None:
     # two numbers: which one is meant is not clear, so nothing runs
     (task,) = system.say("把30或40摄氏度换算成华氏度")["tasks"]
     reply = task["result"]
-    assert reply["message"] == "找到技能「temp_convert」：请填写 -v / --value 后点运行"
+    assert reply["message"] == "找到技能「temp_convert」：请填写「温度数值」后点运行"
     assert all(w["title"] != "输出" for w in reply["data"]["widgets"])
 
 
@@ -185,15 +185,15 @@ def test_the_skills_window_lists_every_skill_and_runs_one(browser, system) -> No
 ANSWERS = {
     "zh-CN": (
         "把30摄氏度换算成华氏度",
-        "说明 (--help)",
+        "使用说明",
         "把30或40摄氏度换算成华氏度",
-        "找到技能「temp_convert」：请填写 -v / --value 后点运行",
+        "找到技能「temp_convert」：请填写「温度数值」后点运行",
     ),
     "en-US": (
         "convert 30 celsius to fahrenheit",
-        "Help (--help)",
+        "How to use it",
         "convert 30 or 40 celsius to fahrenheit",
-        "Found the skill “temp_convert”: fill in -v / --value and press Run",
+        "Found the skill “temp_convert”: fill in “The number of degrees” and press Run",
     ),
 }
 
@@ -241,6 +241,9 @@ def test_a_skill_instruction_shows_its_answer_without_scrolling(
         assert window.locator("select[name=to]").input_value() == "f"
         assert window.locator(".v-code", has_text="°F").count() == 0  # nothing ran
         page.screenshot(path=str(SHOTS / f"skill-asks-{locale}.png"))
+        if locale == "en-US":  # issue 38 item 13: the skill's own words in English too
+            shown = window.locator(".win-main").inner_text()
+            assert not re.search(r"[\u4e00-\u9fff]", shown), shown
         assert errors == []
     finally:
         context.close()
