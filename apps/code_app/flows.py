@@ -220,7 +220,12 @@ class CodeFlows(SavingFlows, Flows):
     def listing(self, turn: Turn, *, which: str | None = None) -> dict[str, Any]:
         """The workspace's Python files; with `which`, as the question which one to
         run (`which` the name asked for that is no program here, or "")."""
-        if not turn.results:
+        programs = any(f.endswith(".py") for f in _taken_names(turn))
+        if turn.results:
+            ok, listing, error = turn.outcome(1)
+        elif which is not None and not programs:  # nothing to pick from: said now
+            ok, listing, error = True, {}, ""
+        else:
             return self.agent.plan_steps(
                 [
                     {
@@ -230,7 +235,6 @@ class CodeFlows(SavingFlows, Flows):
                     }
                 ]
             )
-        ok, listing, error = turn.outcome(1)
         files = (
             [f for f in (listing or {}).get("files", []) if not f.get("is_dir")]
             if ok
@@ -272,9 +276,10 @@ class CodeFlows(SavingFlows, Flows):
             if which
             else ""
         )
-        if files and which is not None:  # a question, not a result
+        if files and which is not None:  # a question; a name not found: not done
             message = missing + turn.tr("要运行哪个程序？", "Which program should I run?")
-            return list_reply(items, title, actions=actions, message=message, notice="info")
+            notice = "warning" if which else "info"
+            return list_reply(items, title, actions=actions, message=message, notice=notice)
         if files:
             count = len(files)
             message = turn.tr(

@@ -42,8 +42,8 @@ _RUN_VERB = re.compile(r"^(请|帮我)?\s*(执行|运行|跑一下|跑|run|execu
 # words around a program's name that are not its name ("运行我的程序 fib", "run the
 # program fib"), and the numbers after it ("运行 temp_convert 37")
 _NOT_A_NAME = re.compile(
-    r"^(一下|这个|那个|我的|技能|程序|代码|脚本|文件|python|py|the|my|this|that|it|a|an"
-    r"|program|script|code|file|skill|\d+(\.\d+)?)$",
+    r"^(一下|这个|那个|我的|技能|程序|代码|脚本|文件|命令|python|py|the|my|this|that|it"
+    r"|a|an|program|script|code|file|skill|command|\d+(\.\d+)?)$",
     re.I,
 )
 _NAME_WORD = re.compile(r"[\w\-.]+")
@@ -127,7 +127,7 @@ def read_intent(instruction: str | None) -> CodeIntent:
 def program_named(words: str) -> str:
     """The name of the program `words` (what follows a run verb) name, or "" when
     they name none ("程序", "the code", "一下")."""
-    for part in re.split(r"(技能|程序|代码|脚本|文件|一下|这个|那个|我的)", words):
+    for part in re.split(r"(技能|程序|代码|脚本|文件|命令|一下|这个|那个|我的)", words):
         for word in _NAME_WORD.findall(part):
             if not _NOT_A_NAME.match(word) and not re.fullmatch(r"[\d.]+", word):
                 return word

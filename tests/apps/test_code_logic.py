@@ -716,7 +716,8 @@ def test_a_run_that_names_no_program_here_asks_which_and_never_runs_an_old_one(
     assert [s["tool"] for s in plan["steps"]] == ["file_list"]  # nothing runs
     reply = flows.handle(said, {**context, **EARLIER, "tool_results": LISTED})
     assert reply["view_type"] == "list" and reply["message"] == asked
-    assert reply["notice"] == "info"  # a question, not a result
+    # a question; "no program called …" also says that nothing was done
+    assert reply["notice"] == ("warning" if "temp_convert" in asked else "info")
     assert "output" not in reply["data"] and "stdout" not in reply["data"]
     runs = [a for a in reply["actions"] if a["action_id"] == "run"]
     assert [a["params"] for a in runs] == [{"path": "fibonacci.py"}]
@@ -734,6 +735,9 @@ def test_a_run_that_names_a_program_runs_that_one() -> None:
 def test_no_program_at_all_is_said_and_nothing_was_run() -> None:
     flows = CodeFlows(PlanningAgent())
     none = {"step_1": ok("file_list", {"files": []})}
+    assert flows.handle("run temp_convert", EN)["message"].startswith(
+        'There is no program called "temp_convert".'
+    )  # no program in the workspace: said at once, nothing listed first
     reply = flows.handle("run temp_convert", {**EN, "tool_results": none})
     assert reply["notice"] == "warning"
     assert reply["message"].startswith(
