@@ -32,10 +32,10 @@ __all__ = [
     "revision_prompt",
 ]
 
-ENABLE_HINT = "还没有设置大模型，所以先用了模板。想按你的描述写代码，请在“设置”里填写大模型的 API 密钥。"
+ENABLE_HINT = "还没有设置大模型。想按你的描述写代码，请在“设置”里填写大模型的 API 密钥。"
 ENABLE_HINT_EN = (
-    "No model is set up yet, so a template was used. To have code written from your "
-    "description, enter a model's API key in Settings."
+    "No model is set up yet. To have code written from your description, enter a "
+    "model's API key in Settings."
 )
 
 SYSTEM_PROMPT = (

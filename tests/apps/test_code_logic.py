@@ -485,8 +485,8 @@ def test_in_english_the_views_and_labels_are_english() -> None:
     templates = flows.handle("write a program that can fly", EN)
     assert templates["data"]["title"] == "Code templates"
     assert templates["message"] == (
-        "No template fits. No model is set up yet, so a template was used. To have "
-        "code written from your description, enter a model's API key in Settings."
+        "No template fits. No model is set up yet. To have code written from your "
+        "description, enter a model's API key in Settings."
     )
     assert opens_settings(templates) == "Open Settings"
     assert not [i for i in templates["data"]["items"] if CHINESE.search(i["title"])]
