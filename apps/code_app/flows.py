@@ -278,8 +278,8 @@ class CodeFlows(SavingFlows, Flows):
         )
         if files and which is not None:  # a question; a name not found: not done
             message = missing + turn.tr("要运行哪个程序？", "Which program should I run?")
-            notice = "warning" if which else "info"
-            return list_reply(items, title, actions=actions, message=message, notice=notice)
+            asked = "warning" if which else "info"
+            return list_reply(items, title, actions=actions, message=message, notice=asked)
         if files:
             count = len(files)
             message = turn.tr(
@@ -292,8 +292,10 @@ class CodeFlows(SavingFlows, Flows):
             'The workspace has no Python files yet. Try "run print(2**10)" or '
             '"write a program that prints the Fibonacci numbers"',
         )
-        notice = {"notice": "warning"} if which is not None else {}  # nothing was run
-        return list_reply(items, title, actions=actions, message=message, **notice)
+        nothing_run = "warning" if which is not None else None  # asked to run one
+        return list_reply(
+            items, title, actions=actions, message=message, notice=nothing_run
+        )
 
     def run_code(self, turn: Turn, path: str, code: str, first: int = 1) -> dict[str, Any]:
         """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024.
