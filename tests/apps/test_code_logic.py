@@ -296,7 +296,7 @@ def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
     }
     reply = flows.handle("写一个计算斐波那契数列的程序", {"tool_results": results})
     assert reply["view_type"] == "code" and reply["data"]["code"] == template.code
-    # issue 38 item 14: where a model key is set, in plain words, and a button there
+    # where a model key is set, in plain words, and a button there
     assert "“设置”里填写大模型的 API 密钥" in reply["message"]
     assert "llm." not in reply["message"] and "AIOS_" not in reply["message"]
     assert reply["message"].startswith("已用模板“斐波那契数列”写好 fibonacci.py。")
@@ -708,8 +708,9 @@ LISTED = {
 def test_a_run_that_names_no_program_here_asks_which_and_never_runs_an_old_one(
     said: str, context: dict, asked: str
 ) -> None:
-    """Issue 38 item 2: "运行技能 temp_convert 37" ran fibonacci.py, the last program,
-    and showed its output as the answer. A run names its program or is asked which:
+    """A run never runs the last program in place of one it does not name ("运行技能
+    temp_convert 37" once showed fibonacci.py's output). It names its program or is
+    asked which:
     the plan only lists the files, and the answer is a question with each file's Run."""
     flows = CodeFlows(PlanningAgent())
     plan = flows.handle(said, {**context, **EARLIER})

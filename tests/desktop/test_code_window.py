@@ -307,8 +307,8 @@ SHOTS = Path("/tmp/shots/routing")
 def test_the_no_model_note_says_settings_and_its_button_opens_them(
     browser, system: RunningSystem, locale: str, said: str, settings: str, button: str
 ) -> None:
-    """Issue 38 item 14: the note named `llm.api_key` and `AIOS_LLM_API_KEY`. It says
-    that Settings is where a model's key goes, and its button opens Settings."""
+    """The no-model note names no configuration key: it says that Settings is
+    where a model's key goes, and its button opens Settings."""
     with desktop_page(browser, system, SHIPPED, timeout_ms=20000, locale=locale) as page:
         say(page, said)
         window = page.locator(CODE)

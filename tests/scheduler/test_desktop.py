@@ -456,8 +456,8 @@ def one_line(locator: object, words: str) -> bool:
 def test_a_daily_job_is_deleted_only_through_delete_after_a_question(
     browser, system: RunningSystem, locale: str
 ) -> None:
-    """Issue 38 item 9: 取消 / Cancel deleted a daily job at once. Each row has 删除 /
-    Delete, which asks first: 保留 / Keep deletes nothing, the question's 删除 does.
+    """A job is never deleted by a 取消 / Cancel (in a dialog it means dismiss). Each
+    row has 删除 / Delete, which asks first: 保留 / Keep deletes nothing, the question's 删除 does.
     At 1280×800 no row button wraps its label and "ran 0 times" stays on one line."""
     delete, keep, asking, cancel, deleted = DELETE_WORDS[locale]
     clear_jobs(system)

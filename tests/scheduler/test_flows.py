@@ -475,7 +475,7 @@ def test_a_paused_job_says_paused_and_nothing_of_its_next_run() -> None:
 def test_delete_asks_first_and_cancel_deletes_nothing(
     context: dict, asked: str, keep: str, delete: str, done: str
 ) -> None:
-    """Issue 38 item 9: 取消 / Cancel deleted a daily job at once. A job's button is
+    """No button called 取消 / Cancel deletes a job. A job's button is
     删除 / Delete, and it asks first: 保留 / Keep (first, the safe choice) deletes
     nothing; only the question's 删除 deletes. An older window's `cancel` asks too."""
     agent = Jobs(DAILY, SOON)

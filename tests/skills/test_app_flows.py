@@ -318,7 +318,7 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     )
     (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
     assert run["label"] == "Run"
-    # issue 38 item 13: the skill's own English words, no flags, no Chinese
+    # the skill's own English words, no flags, no Chinese
     assert [f["label"] for f in run["fields"]] == [
         "The number of degrees",
         "The unit to convert to, f or c (default f)",

@@ -239,7 +239,7 @@ esac
 
 
 def test_a_skill_keeps_one_summary_and_help_per_language(tmp_path: Path) -> None:
-    """Issue 38 item 13: `--help` runs once per language with its LANG, and each
+    """`--help` runs once per language with its LANG, and each
     language keeps its own summary; a skill answering in one language has that one."""
     folder = tmp_path / "skills"
     write_skill(folder, "greet", BY_LANG)

@@ -128,7 +128,7 @@ def test_text_that_is_no_help_gives_no_fields() -> None:
 
 
 def test_labels_say_what_a_field_is_in_plain_words() -> None:
-    """Issue 38 item 13: a label is what the skill's help says ("标题", "Who gets
+    """A label is what the skill's help says ("标题", "Who gets
     it"), never the command line's flags ("-s / --subject"); a field without help
     is called by its name in words."""
     parser = _parser()

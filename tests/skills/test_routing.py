@@ -168,8 +168,7 @@ NAMING_A_SKILL = [
 def test_a_request_naming_a_skill_goes_to_the_skills_app_not_the_code_app(
     example_skills, apps, text, named
 ) -> None:
-    """Issue 38 item 2: "运行技能 temp_convert 37" ran the user's fibonacci.py; a
-    request that names a skill (技能, skill, or an installed skill's exact name) is
+    """A request that names a skill (技能, skill, or an installed skill's exact name) is
     the skills app's, surely, whatever app its verb (运行 / run) sounds like."""
     plan = SkillRouter(DeterministicRouter(), lambda: example_skills).route(text, apps)
     assert app_ids(plan) == [SKILLS_APP], plan.reason
@@ -203,7 +202,7 @@ def test_a_skill_name_inside_a_longer_word_or_an_apps_keyword_names_nothing(apps
 def test_counting_words_reaches_the_shipped_text_stats_skill(
     example_skills, apps, text
 ) -> None:
-    """Issue 38 item 2's leftover: "统计一下文字" reached no app."""
+    """ "统计一下文字" reached no app."""
     plan = SkillRouter(DeterministicRouter(), lambda: example_skills).route(text, apps)
     assert app_ids(plan) == [SKILLS_APP], plan.reason
     assert "text_stats" in plan.reason

@@ -244,7 +244,7 @@ def test_a_skill_instruction_shows_its_answer_without_scrolling(
         assert window.locator(".v-code", has_text="°F").count() == 0  # nothing ran
         page.screenshot(path=str(SHOTS / f"skill-asks-{locale}.png"))
         back = "返回列表" if locale == "zh-CN" else "Back to the list"
-        if locale == "en-US":  # issue 38 item 13: the skill's own words in English too
+        if locale == "en-US":  # the skill's own words in English too
             shown = window.locator(".win-main").inner_text()
             assert not re.search(r"[\u4e00-\u9fff]", shown), shown
         page.screenshot(path=str(ROUTING_SHOTS / f"skills-form-{locale}.png"))
@@ -400,7 +400,7 @@ def _said(
 def test_a_request_naming_a_skill_runs_the_skill_not_an_earlier_program(
     with_code: RunningSystem, text: str, language: str, answer: str
 ) -> None:
-    """Issue 38 item 2 through a running system: the user ran fibonacci.py; then
+    """Through a running system: the user ran fibonacci.py; then
     "运行技能 temp_convert 37" is the skill's, and its answer is the skill's."""
     first, session = _said(with_code, "写一个计算斐波那契数列的程序", language)
     assert first["app_id"] == "code_app"
