@@ -28,16 +28,22 @@ ROUTING_SHOTS = Path("/tmp/shots/routing")
 SKILLS_TOOLS = {"search_skills", "skill", "run_command", "install_skill", "reload_skills"}
 
 
-@pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
-    root = tmp_path_factory.mktemp("skills_system")
-    apps = copy_shipped_apps(root / "apps", ("hello_app", "skills_app"))
-    running = launch(root, apps)
+def _running(
+    factory: pytest.TempPathFactory, name: str, app_ids: tuple[str, ...]
+) -> Iterator[RunningSystem]:
+    """A launched system with copies of the shipped `app_ids`, once 技能 runs."""
+    root = factory.mktemp(name)
+    running = launch(root, copy_shipped_apps(root / "apps", app_ids))
     try:
         running.wait_app("skills_app", "running")
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    yield from _running(tmp_path_factory, "skills_system", ("hello_app", "skills_app"))
 
 
 def listing(system: RunningSystem, app_id: str) -> dict:
@@ -367,14 +373,7 @@ def test_a_skill_instruction_sent_as_soon_as_ready_reaches_the_skill(
 @pytest.fixture(scope="module")
 def with_code(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
     """The code app beside the skills app: both say they run things (运行 / run)."""
-    root = tmp_path_factory.mktemp("skills_and_code")
-    apps = copy_shipped_apps(root / "apps", ("code_app", "skills_app"))
-    running = launch(root, apps)
-    try:
-        running.wait_app("skills_app", "running")
-        yield running
-    finally:
-        running.stop()
+    yield from _running(tmp_path_factory, "skills_and_code", ("code_app", "skills_app"))
 
 
 def _said(
