@@ -32,7 +32,14 @@ from aios_sdk.views import error_reply, text_reply
 
 from .autofill import Filling, fill_from_words
 from .helpform import build_argv, form_fields, parse_help
-from .views import exit_meaning, help_text, output_text, skill_view, skills_window
+from .views import (
+    exit_meaning,
+    help_text,
+    output_text,
+    skill_view,
+    skills_window,
+    summary,
+)
 
 __all__ = ["SkillsFlows"]
 
@@ -239,16 +246,16 @@ class SkillsFlows(Flows):
     def installed(self, turn: Turn) -> dict[str, Any]:
         ok, result, reason = turn.outcome(1)
         if ok:
-            name, summary = result["name"], result.get("summary", "")
+            name, said = result["name"], summary(result, turn)
             if result.get("replaced"):
                 note = turn.tr(
-                    f"已更新技能「{name}」：{summary}",
-                    f"Updated the skill “{name}”: {summary}",
+                    f"已更新技能「{name}」：{said}",
+                    f"Updated the skill “{name}”: {said}",
                 )
             else:
                 note = turn.tr(
-                    f"已安装技能「{name}」：{summary}",
-                    f"Installed the skill “{name}”: {summary}",
+                    f"已安装技能「{name}」：{said}",
+                    f"Installed the skill “{name}”: {said}",
                 )
             return self.window(turn, note)
         first = turn.results.get("step_1") or {}
