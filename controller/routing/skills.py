@@ -61,6 +61,8 @@ _RUN_A_SKILL = re.compile(
     r"|\b(run|execute|use|start|launch|invoke|call)\s+(the\s+|a\s+|my\s+|this\s+)?skill\b",
     re.I,
 )
+# what a request naming a skill holds: a word a name could be, or 技能 / skill
+_MAY_NAME = re.compile(r"[A-Za-z0-9_-]{3,}|技能")
 _NAME_EDGE = "A-Za-z0-9_\\-"  # characters a skill's name is made of
 
 
@@ -174,6 +176,8 @@ class SkillRouter:
         skills_app = app_in_role(apps, "skills")
         if skills_app is None:
             return plan
+        if plan.tasks and not plan.asked and not _MAY_NAME.search(text):
+            return plan  # no word a skill's name or 技能 could be: no listing asked
         try:
             skills = self._skills()
         except Exception:  # the executor restarting: route without skills

@@ -206,3 +206,21 @@ def test_counting_words_reaches_the_shipped_text_stats_skill(
     plan = SkillRouter(DeterministicRouter(), lambda: example_skills).route(text, apps)
     assert app_ids(plan) == [SKILLS_APP], plan.reason
     assert "text_stats" in plan.reason
+
+
+def test_the_skills_are_read_only_when_the_words_could_name_one(
+    example_skills, apps
+) -> None:
+    """The listing is the executor's: a claimed request with no word a skill's name
+    could be (and no 技能) is routed without asking for it."""
+    asked: list[int] = []
+
+    def counted() -> list[dict]:
+        asked.append(1)
+        return example_skills
+
+    router = SkillRouter(DeterministicRouter(), counted)
+    assert app_ids(router.route("帮我播放周杰伦的歌", apps)) == ["music_app"]
+    assert asked == []
+    assert app_ids(router.route("运行技能 temp_convert 37", apps)) == [SKILLS_APP]
+    assert asked == [1]
