@@ -8,8 +8,7 @@ user sees that user's own installed skills instead of the shared ones
 (`<state_dir>/users/<user_id>/skills/`, seeded with the examples when first used,
 read again at every call) and its `install_skill` installs there, so no user sees
 or changes another's skills. What a skill is and how a folder is read is
-`executor.skills.catalog`; every `--help` runs here in the sandbox (once per
-language, with that language's `LANG`), with the same
+`executor.skills.catalog`; every `--help` runs here in the sandbox, with the same
 confinement as `shell_exec` (rlimits, bubblewrap when in force, other apps' workdirs
 hidden) and the skill's folder readable. The tools: `search_skills {keyword}` (the
 matching skills ranked: name, kind, summary, content — a SKILL.md body is read at
