@@ -24,6 +24,7 @@ from aios_sdk import Flows, Turn, action
 from aios_sdk.views import (
     button,
     input_box,
+    link,
     list_reply,
     select,
     submit_form,
@@ -54,6 +55,8 @@ __all__ = ["SNIPPET_FILE", "CodeFlows"]
 
 SNIPPET_FILE = "snippet.py"
 RUN_TIMEOUT = 30
+SETTINGS = "aios:settings"  # the desktop's Settings, as a link names it
+_RUN_WORDS = ("运行", "执行", "run", "execute")
 
 
 def _run_step(step_id: int, path: str) -> dict[str, Any]:
@@ -87,6 +90,13 @@ def _run_failure(turn: Turn, entry: Mapping[str, Any]) -> str:
 
 def _enable_hint(turn: Turn) -> str:
     return turn.tr(ENABLE_HINT, ENABLE_HINT_EN)
+
+
+def _offering_settings(reply: dict[str, Any], turn: Turn) -> dict[str, Any]:
+    """`reply` (which says a model key is set in Settings) with a button opening the
+    desktop's Settings (a link to the desktop's own place `aios:settings`)."""
+    opens = link(turn.tr("打开设置", "Open Settings"), "open_settings", SETTINGS)
+    return {**reply, "actions": [*(reply.get("actions") or []), opens]}
 
 
 def _template_title(turn: Turn, template: Template) -> str:
@@ -130,12 +140,11 @@ class CodeFlows(SavingFlows, Flows):
             return self.edit_form(turn, name, "", editing=None)
         if kind == "write":
             return self.write(turn, intent.description)
+        if kind == "run_named":
+            return self.run_named(turn, intent.path)
         if kind == "help":
-            last = turn.state.get("last_file")
-            if last and any(
-                w in intent.description.lower() for w in ("运行", "执行", "run", "execute")
-            ):
-                return self.run_file(turn, str(last))
+            if any(w in intent.description.lower() for w in _RUN_WORDS):
+                return self.run_named(turn, "")  # "运行": which program?
             return self.help(turn)
         return self.listing(turn)
 
@@ -198,8 +207,25 @@ class CodeFlows(SavingFlows, Flows):
 
     # ------------------------------------------------------------------ flows
 
-    def listing(self, turn: Turn) -> dict[str, Any]:
-        if not turn.results:
+    def run_named(self, turn: Turn, name: str) -> dict[str, Any]:
+        """Run the workspace's program `name` ("fibonacci" is fibonacci.py); a name
+        that is no program here, or none, is a question: the list of programs, each
+        with its 运行. Never an earlier program's output in place of an answer."""
+        programs = {f for f in _taken_names(turn) if f.endswith(".py")}
+        found = next((f for f in (name, f"{name}.py") if name and f in programs), None)
+        if found is not None:
+            return self.run_file(turn, found)
+        return self.listing(turn, which=name)
+
+    def listing(self, turn: Turn, *, which: str | None = None) -> dict[str, Any]:
+        """The workspace's Python files; with `which`, as the question which one to
+        run (`which` the name asked for that is no program here, or "")."""
+        programs = any(f.endswith(".py") for f in _taken_names(turn))
+        if turn.results:
+            ok, listing, error = turn.outcome(1)
+        elif which is not None and not programs:  # nothing to pick from: said now
+            ok, listing, error = True, {}, ""
+        else:
             return self.agent.plan_steps(
                 [
                     {
@@ -209,7 +235,6 @@ class CodeFlows(SavingFlows, Flows):
                     }
                 ]
             )
-        ok, listing, error = turn.outcome(1)
         files = (
             [f for f in (listing or {}).get("files", []) if not f.get("is_dir")]
             if ok
@@ -246,19 +271,31 @@ class CodeFlows(SavingFlows, Flows):
                 notice="warning",
                 detail=error,
             )
-        elif files:
+        missing = (
+            turn.tr(f"没有叫“{which}”的程序。", f'There is no program called "{which}". ')
+            if which
+            else ""
+        )
+        if files and which is not None:  # a question; a name not found: not done
+            message = missing + turn.tr("要运行哪个程序？", "Which program should I run?")
+            asked = "warning" if which else "info"
+            return list_reply(items, title, actions=actions, message=message, notice=asked)
+        if files:
             count = len(files)
             message = turn.tr(
                 f"工作区有 {count} 个 Python 文件",
                 f"The workspace has {count} Python file{'s' * (count != 1)}",
             )
-        else:
-            message = turn.tr(
-                "工作区还没有 Python 文件。试试“执行代码 print(2**10)”或“写一个计算斐波那契数列的程序”",
-                'The workspace has no Python files yet. Try "run print(2**10)" or '
-                '"write a program that prints the Fibonacci numbers"',
-            )
-        return list_reply(items, title, actions=actions, message=message)
+            return list_reply(items, title, actions=actions, message=message)
+        message = missing + turn.tr(
+            "工作区还没有 Python 文件。试试“执行代码 print(2**10)”或“写一个计算斐波那契数列的程序”",
+            'The workspace has no Python files yet. Try "run print(2**10)" or '
+            '"write a program that prints the Fibonacci numbers"',
+        )
+        nothing_run = "warning" if which is not None else None  # asked to run one
+        return list_reply(
+            items, title, actions=actions, message=message, notice=nothing_run
+        )
 
     def run_code(self, turn: Turn, path: str, code: str, first: int = 1) -> dict[str, Any]:
         """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024.
@@ -295,7 +332,7 @@ class CodeFlows(SavingFlows, Flows):
         return self._ran(turn, name, str(code), 2)
 
     def _missing(self, turn: Turn, name: str, error: str) -> dict[str, Any]:
-        message = turn.tr(f"找不到 workspace/{name}", f"workspace/{name} is not there")
+        message = turn.tr(f"找不到程序 {name}", f"There is no program {name}")
         return text_view(turn, message, status="error", detail=error)
 
     def _read_first(
@@ -387,7 +424,8 @@ class CodeFlows(SavingFlows, Flows):
                 f"请在下面按“{change}”修改 {name}。{why}",
                 f'Change {name} below ("{change}"). {why}',
             )
-            return self.edit_form(turn, name, current, message, editing=editing)
+            form = self.edit_form(turn, name, current, message, editing=editing)
+            return form if draft.note else _offering_settings(form, turn)
         message = turn.tr(
             f"已按“{change}”改好 {name}，检查后点“保存”",
             f'{name} is changed ("{change}"); check it, then press "Save"',
@@ -424,6 +462,8 @@ class CodeFlows(SavingFlows, Flows):
                         f"已用模板“{title}”写好 {path}。",
                         f'Wrote {path} from the template "{title}". ',
                     ) + _enable_hint(turn)
+                    shown = code_view(turn, path, str(code or ""), message)
+                    return _offering_settings(shown, turn)
             else:
                 message = turn.tr(
                     f"已根据描述写好 {path}，可以运行或编辑",
@@ -435,15 +475,17 @@ class CodeFlows(SavingFlows, Flows):
         if template is not None:  # a fresh name: a template never replaces a file
             name = free_name(template.filename, _taken_names(turn))
             return self._write_plan(turn, name, template.code)
-        if self.llm_available():  # the model was asked, and failed
+        asked = self.llm_available()  # and it failed
+        if asked:
             why = failure_note(language=turn.language) + turn.tr(
                 "先从模板开始吧。", "start from a template."
             )
         else:
             why = _enable_hint(turn)
-        return self.templates_view(
+        listed = self.templates_view(
             turn, turn.tr(f"没有找到合适的模板。{why}", f"No template fits. {why}")
         )
+        return listed if asked else _offering_settings(listed, turn)
 
     def _write_plan(self, turn: Turn, name: str, code: str) -> dict[str, Any]:
         return self.agent.plan_steps(

@@ -1,6 +1,7 @@
 """What a code request asks for, read from Chinese or English text without an LLM.
 
-"执行代码 print(2**10)" → run a snippet; "运行 hello.py" → run a file;
+"执行代码 print(2**10)" → run a snippet; "运行 hello.py" → run a file; "run
+fibonacci" / "运行程序" → run the program named (if any: `run_named`);
 "查看 hello.py" / "编辑 hello.py" / "列出我的代码文件" / "写一个计算斐波那契数列的程序".
 Also the workspace file-name rule (`safe_filename`): a relative `.py` path with no
 `..`, no hidden parts and no odd characters. Pure functions, no I/O.
@@ -12,12 +13,12 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["CodeIntent", "read_intent", "safe_filename"]
+__all__ = ["CodeIntent", "program_named", "read_intent", "safe_filename"]
 
 
 @dataclass(frozen=True)
 class CodeIntent:
-    kind: str  # home list run_snippet run_file show edit new write help
+    kind: str  # home list run_snippet run_file run_named show edit new write help
     code: str = ""
     path: str = ""
     description: str = ""
@@ -37,6 +38,15 @@ _RUN_SNIPPET = re.compile(
     re.S | re.I,
 )
 _ANY_FILE = r"(文件|file|the file)?"
+_RUN_VERB = re.compile(r"^(请|帮我)?\s*(执行|运行|跑一下|跑|run|execute)", re.I)
+# words around a program's name that are not its name ("运行我的程序 fib", "run the
+# program fib"), and the numbers after it ("运行 temp_convert 37")
+_NOT_A_NAME = re.compile(
+    r"^(一下|这个|那个|我的|技能|程序|代码|脚本|文件|命令|python|py|the|my|this|that|it"
+    r"|a|an|program|script|code|file|skill|command|\d+(\.\d+)?)$",
+    re.I,
+)
+_NAME_WORD = re.compile(r"[\w\-.]+")
 
 
 def _file_command(
@@ -103,6 +113,8 @@ def read_intent(instruction: str | None) -> CodeIntent:
             return CodeIntent("run_snippet", code=code)
         if code and _is_expression(code):  # "计算 2**10": show the value
             return CodeIntent("run_snippet", code=f"print({code})")
+        if code and _RUN_VERB.match(text):  # "run fibonacci", "运行程序": which program?
+            return CodeIntent("run_named", path=program_named(code))
     match = _WRITE.match(text)
     if match:
         desc = (match["desc"] or match["desc2"] or "").strip()
@@ -110,6 +122,16 @@ def read_intent(instruction: str | None) -> CodeIntent:
     if _LOOKS_LIKE_CODE.search(text) and not re.search(r"[\u4e00-\u9fff]", text):
         return CodeIntent("run_snippet", code=text)
     return CodeIntent("help", description=text)
+
+
+def program_named(words: str) -> str:
+    """The name of the program `words` (what follows a run verb) name, or "" when
+    they name none ("程序", "the code", "一下")."""
+    for part in re.split(r"(技能|程序|代码|脚本|文件|命令|一下|这个|那个|我的)", words):
+        for word in _NAME_WORD.findall(part):
+            if not _NOT_A_NAME.match(word) and not re.fullmatch(r"[\d.]+", word):
+                return word
+    return ""
 
 
 def _is_expression(text: str) -> bool:

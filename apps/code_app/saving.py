@@ -169,7 +169,7 @@ class SavingFlows:
             )
             return text_view(turn, message, status="error", detail=error)
         note = note or turn.tr("已保存", "Saved")
-        return code_view(turn, name, code, f"{note} workspace/{name}")
+        return code_view(turn, name, code, f"{note} {name}")
 
     def declined(
         self, turn: Turn, name: str, code: str, *, run: bool = False
@@ -177,15 +177,14 @@ class SavingFlows:
         """The user refused to overwrite `name`: not a failure; the form, code kept."""
         if run:
             message = turn.tr(
-                f"没有保存，也没有运行：你拒绝了覆盖 workspace/{name}。你的代码还在下面。",
-                f"Not saved and not run: you declined to overwrite workspace/{name}. "
+                f"没有保存，也没有运行：你拒绝了覆盖 {name}。你的代码还在下面。",
+                f"Not saved and not run: you declined to overwrite {name}. "
                 "Your code is still below.",
             )
         else:
             message = turn.tr(
-                f"没有保存：你拒绝了覆盖 workspace/{name}。你的代码还在下面。",
-                f"Not saved: you declined to overwrite workspace/{name}. "
-                "Your code is still below.",
+                f"没有保存：你拒绝了覆盖 {name}。你的代码还在下面。",
+                f"Not saved: you declined to overwrite {name}. Your code is still below.",
             )
         return self.edit_form(turn, name, code, message, notice="info", editing=name)
 
@@ -214,14 +213,14 @@ class SavingFlows:
             taken = any(f.get("name") == base for f in files)
             if not ok and not missing:
                 message = turn.tr(
-                    f"没能确认 workspace/{name} 是否已经存在，所以没有保存；请再试一次。",
-                    f"Could not check whether workspace/{name} exists, so nothing was "
+                    f"没能确认 {name} 是否已经存在，所以没有保存；请再试一次。",
+                    f"Could not check whether {name} exists, so nothing was "
                     "saved; please try again.",
                 )
             elif taken:
                 message = turn.tr(
-                    f"workspace/{name} 已经存在。点“覆盖”用你的代码替换它，或改一个文件名再保存。",
-                    f'workspace/{name} already exists. Press "Overwrite" to replace it '
+                    f"{name} 已经存在。点“覆盖”用你的代码替换它，或改一个文件名再保存。",
+                    f'{name} already exists. Press "Overwrite" to replace it '
                     "with your code, or change the file name and save.",
                 )
             else:

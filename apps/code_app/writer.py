@@ -1,6 +1,6 @@
 """Writing code from a description: the LLM hook point of the code app.
 
-With a model configured (`llm.api_key` in config.json, or the settings dialog),
+With a model configured (the API key in the desktop's Settings, or `llm.api_key`),
 `draft_code(llm, "计算斐波那契数列")` asks it for one runnable Python program and
 returns a `Draft` holding the code, stripped of Markdown fences and checked to parse
 as Python (parsed only, never run here). Without a model the draft has no code and
@@ -32,16 +32,10 @@ __all__ = [
     "revision_prompt",
 ]
 
-ENABLE_HINT = (
-    "还没有配置大模型，所以先用模板。要根据描述生成代码，请在 config.json 的 llm 里填写 "
-    "api_key（llm.api_key；或在桌面“设置”里填写 API 密钥，也可设置环境变量 AIOS_LLM_API_KEY），"
-    "任何 OpenAI 兼容的服务都可以（llm.base_url、llm.model）。"
-)
+ENABLE_HINT = "还没有设置大模型。想按你的描述写代码，请在“设置”里填写大模型的 API 密钥。"
 ENABLE_HINT_EN = (
-    "No model is configured, so a template is used. To write code from a description, "
-    "set llm.api_key in config.json (or the API key in the desktop's Settings, or "
-    "the environment variable AIOS_LLM_API_KEY); any OpenAI-compatible service works "
-    "(llm.base_url, llm.model)."
+    "No model is set up yet. To have code written from your description, enter a "
+    "model's API key in Settings."
 )
 
 SYSTEM_PROMPT = (

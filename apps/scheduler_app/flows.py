@@ -8,7 +8,8 @@ controller runs through the executor in this app's sandbox (a program the whitel
 does not allow is refused, or waits for the user's yes). A new job whose name is
 taken gets its time in its name. "取消喝水提醒" / "暂停…" / "恢复…" act on the one
 job they name; when several jobs match, the answer lists them (each with its time)
-with a button each, and nothing is done until one is picked. A new job is answered
+with a button each, and nothing is done until one is picked. A job's 删除 / Delete
+button asks first (保留 or 删除). A new job is answered
 with the window; "我有哪些定时任务" or opening the window lists them. The window's
 buttons (`views`) carry the job in their params. Every answer is in the user's
 language (`turn.tr`); what the scheduler refused is said plainly, its own text kept
@@ -27,7 +28,7 @@ from aios_sdk.errors import ToolFailed
 from aios_sdk.views import button, error_reply, text_reply
 
 from .phrases import Request, understand
-from .views import describe, history_view, jobs_view, when, which_view
+from .views import delete_view, describe, history_view, jobs_view, when, which_view
 
 __all__ = ["SchedulerFlows"]
 
@@ -228,13 +229,24 @@ class SchedulerFlows(Flows):
         runs = self.schedule("runs", job_id=job_id).get("runs", [])
         return history_view(jobs.get(job_id, {}).get("name", job_id or ""), runs, turn)
 
-    @action("cancel")
-    def cancel(self, turn: Turn) -> dict[str, Any]:
+    @action("delete", "cancel")
+    def delete(self, turn: Turn) -> dict[str, Any]:
+        """删除 / Delete (and an older window's 取消): ask first, deleting nothing."""
+        job_id = turn.params.get("job_id")
+        job = next(
+            (j for j in self.schedule("list").get("jobs", []) if j["id"] == job_id), None
+        )
+        if job is None:
+            return self.window(turn, _refused("not_found", turn))
+        return delete_view(job, turn)
+
+    @action("delete_confirmed")
+    def delete_confirmed(self, turn: Turn) -> dict[str, Any]:
         self.schedule("cancel", job_id=turn.params.get("job_id"))
         name = turn.params.get("name")
         done = (
-            turn.tr(f"已取消「{name}」", f"Cancelled “{name}”")
+            turn.tr(f"已删除「{name}」", f"Deleted “{name}”")
             if name
-            else turn.tr("已取消", "Cancelled")
+            else turn.tr("已删除", "Deleted")
         )
         return self.window(turn, done)

@@ -2,7 +2,9 @@
 
 Built with `aios_sdk.views`, every label in the user's language (`turn.tr`); every
 control is a button whose `action_id` is the verb (`enable`, `disable`, `run`,
-`history`, `cancel`, `refresh`) and whose params name the job (`job_id`). A job's
+`history`, `delete`, `refresh`) and whose params name the job (`job_id`). 删除 /
+Delete asks first (`delete_view`: 保留 or 删除; in a dialog 取消 means "dismiss",
+so no button that deletes is called that). A job's
 controls sit in its own row (`item_id`), and each row says when the job runs, so
 two jobs of one name are told apart; `which_view` asks which of several jobs an
 instruction meant, one button per candidate.
@@ -16,7 +18,7 @@ from typing import Any
 from aios_sdk import Turn
 from aios_sdk.views import button, list_reply, table_reply
 
-__all__ = ["describe", "history_view", "jobs_view", "when", "which_view"]
+__all__ = ["delete_view", "describe", "history_view", "jobs_view", "when", "which_view"]
 
 
 def _plural(count: int, noun: str) -> str:
@@ -155,7 +157,7 @@ def _controls(job: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:
         switch,
         _control(turn.tr("立即运行", "Run now"), "run", job),
         _control(turn.tr("历史", "History"), "history", job),
-        _control(turn.tr("取消", "Cancel"), "cancel", job),
+        _control(turn.tr("删除", "Delete"), "delete", job),
     ]
 
 
@@ -182,7 +184,7 @@ def which_view(
     """Several jobs match `target`: each with its time and one button (`verb`:
     cancel | disable | enable) in its row; nothing is done until one is picked."""
     label, question = {
-        "cancel": (turn.tr("取消", "Cancel"), turn.tr("取消", "cancel")),
+        "cancel": (turn.tr("删除", "Delete"), turn.tr("删除", "delete")),
         "disable": (turn.tr("暂停", "Pause"), turn.tr("暂停", "pause")),
         "enable": (turn.tr("恢复", "Resume"), turn.tr("恢复", "resume")),
     }[verb]
@@ -191,12 +193,39 @@ def which_view(
         f"有 {count} 个定时任务符合「{target}」，要{question}哪一个？",
         f"{count} scheduled tasks match “{target}”: which one should I {question}?",
     )
-    actions = [_control(label, verb, job) for job in jobs]
+    clicked = "delete" if verb == "cancel" else verb  # deleting asks first
+    actions = [_control(label, clicked, job) for job in jobs]
     actions.append(button(turn.tr("返回列表", "Back to the list"), "refresh"))
     return list_reply(
         [_item(j, turn) for j in jobs],
         asked,
         actions=actions,
+        message=asked,
+        notice="info",  # a question, not a result
+    )
+
+
+def delete_view(job: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
+    """删除 / Delete asks first: the job with its time, 保留 (back to the list,
+    the safe choice first) or 删除 (`delete_confirmed`)."""
+    name = job["name"]
+    asked = turn.tr(
+        f"删除定时任务「{name}」？删除后它不会再运行，也不能恢复。",
+        f"Delete the scheduled task “{name}”? It will not run again, and this "
+        "cannot be undone.",
+    )
+    return list_reply(
+        [_item(job, turn)],
+        asked,
+        actions=[
+            button(turn.tr("保留", "Keep"), "refresh"),
+            button(
+                turn.tr("删除", "Delete"),
+                "delete_confirmed",
+                job_id=job["id"],
+                name=name,
+            ),
+        ],
         message=asked,
         notice="info",  # a question, not a result
     )

@@ -32,7 +32,14 @@ from aios_sdk.views import error_reply, text_reply
 
 from .autofill import Filling, fill_from_words
 from .helpform import build_argv, form_fields, parse_help
-from .views import exit_meaning, output_text, skill_view, skills_window
+from .views import (
+    exit_meaning,
+    help_text,
+    output_text,
+    skill_view,
+    skills_window,
+    summary,
+)
 
 __all__ = ["SkillsFlows"]
 
@@ -115,11 +122,11 @@ class SkillsFlows(Flows):
         with a model, else shown."""
         name = skill["name"]
         if skill["kind"] == "executable":
-            help_text = skill.get("content", "")
-            filling = fill_from_words(help_text, said)
-            fields = _kept(form_fields(help_text, turn), filling.values)
+            text = help_text(skill, turn)
+            filling = fill_from_words(text, said)
+            fields = _kept(form_fields(text, turn), filling.values)
             if filling.complete:
-                argv = build_argv(name, parse_help(help_text), filling.values)
+                argv = build_argv(name, parse_help(text), filling.values)
                 return self.run_and_show(skill, argv, fields, turn)
             if not self.llm_available():
                 return skill_view(
@@ -239,16 +246,16 @@ class SkillsFlows(Flows):
     def installed(self, turn: Turn) -> dict[str, Any]:
         ok, result, reason = turn.outcome(1)
         if ok:
-            name, summary = result["name"], result.get("summary", "")
+            name, said = result["name"], summary(result, turn)
             if result.get("replaced"):
                 note = turn.tr(
-                    f"已更新技能「{name}」：{summary}",
-                    f"Updated the skill “{name}”: {summary}",
+                    f"已更新技能「{name}」：{said}",
+                    f"Updated the skill “{name}”: {said}",
                 )
             else:
                 note = turn.tr(
-                    f"已安装技能「{name}」：{summary}",
-                    f"Installed the skill “{name}”: {summary}",
+                    f"已安装技能「{name}」：{said}",
+                    f"Installed the skill “{name}”: {said}",
                 )
             return self.window(turn, note)
         first = turn.results.get("step_1") or {}
@@ -299,7 +306,7 @@ class SkillsFlows(Flows):
         if skill is None:
             return self.window(turn, _gone(turn))
         fields = (
-            form_fields(skill.get("content", ""), turn)
+            form_fields(help_text(skill, turn), turn)
             if skill["kind"] == "executable"
             else []
         )
@@ -310,7 +317,7 @@ class SkillsFlows(Flows):
         skill = self.named(str(turn.state.get("skill") or ""))
         if skill is None:
             return self.window(turn, _gone(turn))
-        fields = parse_help(skill.get("content", ""))
+        fields = parse_help(help_text(skill, turn))
         argv = build_argv(skill["name"], fields, turn.form_values)
         return self.run_and_show(
             skill, argv, [f.to_field(turn) for f in fields], turn, turn.form_values
@@ -326,7 +333,9 @@ class SkillsFlows(Flows):
     ) -> dict[str, Any]:
         """Run `argv` and show the skill with its output (the form keeps `values`)."""
         try:
-            result = self.agent.call_tool("run_command", command=argv)
+            result = self.agent.call_tool(
+                "run_command", command=argv, language=turn.language
+            )
         except ToolFailed as exc:
             detail = exc.detail if isinstance(exc.detail, dict) else {}
             text = (
@@ -372,10 +381,11 @@ class SkillsFlows(Flows):
 def _asking(name: str, filling: Filling, turn: Turn) -> str:
     """What to fill in before 运行, when the instruction did not say it all."""
     if filling.left:
-        flags = [item.shown for item in filling.left]
+        zh = "、".join(f"「{item.label(turn)}」" for item in filling.left)
+        en = ", ".join(f"“{item.label(turn)}”" for item in filling.left)
         return turn.tr(
-            f"找到技能「{name}」：请填写 {'、'.join(flags)} 后点运行",
-            f"Found the skill “{name}”: fill in {', '.join(flags)} and press Run",
+            f"找到技能「{name}」：请填写{zh}后点运行",
+            f"Found the skill “{name}”: fill in {en} and press Run",
         )
     numbers = ", ".join(f"{n:g}" for n in filling.unused)
     return turn.tr(

@@ -10,8 +10,8 @@ reading of an option wins). What becomes of an option: a flag without metavar is
 checkbox; `{a,b}` choices a select; a default stated in the help — `(默认 10)`,
 `(default: 10)` — the field's value (a number makes it a number field); an option
 outside every `[...]` of an argparse `usage:` line is required. `-h` / `--help` is
-never a field. A field's label is its flags and its help, punctuated for the user's
-language (`to_field(turn)`).
+never a field. A field's label is what its help says, in plain words (the flags are
+for the command line, not for a person: `to_field(turn)`); without help, its name.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ class HelpField:
     required: bool = False
 
     def label(self, turn: Turn) -> str:
-        """The flags and their help: "-v / --value（温度）", "-v / --value (degrees)"."""
-        if not self.help:
-            return self.shown
-        return turn.tr(f"{self.shown}（{self.help}）", f"{self.shown} ({self.help})")
+        """What the field is, in words: its help ("温度数值", "The temperature"), or
+        its name ("value") when the skill gives none."""
+        said = self.help or self.name.replace("_", " ")
+        return said[:1].upper() + said[1:]
 
     def to_field(self, turn: Turn) -> dict[str, Any]:
         """The desktop's form field (`{name, label, type, value?, options?, required?}`)."""
@@ -75,8 +75,6 @@ class HelpField:
                 found["value"] = self.default
         if self.required:
             found["required"] = True
-        if self.help:
-            found["placeholder"] = self.help[:80]
         return found
 
 

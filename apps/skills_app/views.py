@@ -25,7 +25,26 @@ from aios_sdk.views import (
     widget,
 )
 
-__all__ = ["exit_meaning", "output_text", "skill_view", "skills_window"]
+__all__ = [
+    "exit_meaning",
+    "help_text",
+    "output_text",
+    "skill_view",
+    "skills_window",
+    "summary",
+]
+
+
+def summary(skill: Mapping[str, Any], turn: Turn) -> str:
+    """What the skill does, in the user's language when it says it in theirs."""
+    said = skill.get("summaries") or {}
+    return str(said.get(turn.language) or skill.get("summary", ""))
+
+
+def help_text(skill: Mapping[str, Any], turn: Turn) -> str:
+    """An executable's `--help` in the user's language; any other skill's content."""
+    said = skill.get("contents") or {}
+    return str(said.get(turn.language) or skill.get("content", ""))
 
 
 def _kind_name(kind: str, turn: Turn) -> str:
@@ -46,7 +65,7 @@ def _source_name(source: str, turn: Turn) -> str:
 def _help_title(skill: Mapping[str, Any], turn: Turn) -> str:
     """The title over a skill's text: its `--help`, or its steps."""
     if skill.get("kind") == "executable":
-        return turn.tr("说明 (--help)", "Help (--help)")
+        return turn.tr("使用说明", "How to use it")
     return turn.tr("步骤", "Steps")
 
 
@@ -63,13 +82,13 @@ def skills_window(
     rows, ids, actions = [], [], []
     for skill in skills:
         name = str(skill["name"])
-        summary = f"⚠ {skill['error']}" if skill.get("error") else skill.get("summary", "")
+        said = f"⚠ {skill['error']}" if skill.get("error") else summary(skill, turn)
         rows.append(
             [
                 name,
                 _kind_name(skill.get("kind", ""), turn),
                 _source_name(skill.get("source", ""), turn),
-                summary,
+                said,
             ]
         )
         ids.append(name)
@@ -158,11 +177,11 @@ def skill_view(
         widgets.append(widget(code_reply(output, "text"), turn.tr("输出", "Output")))
     widgets += [
         widget(
-            text_reply(str(skill.get("error") or skill.get("summary", ""))),
+            text_reply(str(skill.get("error") or summary(skill, turn))),
             f"{name} · {kind} · {source}",
         ),
         widget(
-            code_reply(str(skill.get("content", "")), "text"),
+            code_reply(help_text(skill, turn), "text"),
             _help_title(skill, turn),
             folded=skill.get("kind") == "executable",
         ),
@@ -175,7 +194,7 @@ def skill_view(
         widgets,
         turn.tr(f"技能「{name}」", f"Skill “{name}”"),
         actions=actions,
-        message=note or str(skill.get("summary", "")),
+        message=note or summary(skill, turn),
         state={"skill": name},
         notice=notice,
         detail=detail,

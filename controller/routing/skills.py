@@ -16,10 +16,19 @@ the deterministic router reads text (`controller.routing.text`). A skill matches
 when it shares at least `MIN_SHARED` words with the instruction, or when the
 instruction names it; the best match wins (most shared words, then the larger share
 of the instruction explained, then the name).
+
+A part that *names* a skill is the skills app's whatever app its verb sounds like
+(`named_skill`): an installed skill's exact name said as a word ("run temp_convert",
+"运行技能temp_convert"), unless an app has that name among its keywords, or the word
+技能 / skill right after a verb of running or using ("运行技能 …", "use the skill
+…"). "运行" is the code app's word, but a skill is not a program of its workspace.
+A part the scheduler takes (it asks for something later) stays the scheduler's.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,11 +43,27 @@ from controller.routing.router import (
 )
 from controller.routing.text import normalize, split_units
 
-__all__ = ["MIN_SHARED", "SkillMatch", "SkillRouter", "match_skill", "words"]
+__all__ = [
+    "MIN_SHARED",
+    "SkillMatch",
+    "SkillRouter",
+    "match_skill",
+    "named_skill",
+    "words",
+]
 
 MIN_SHARED = 2
 _SHORTEST_WORD = 3  # English words shorter than this are no evidence
 _PREFIX = 5  # "convert" and "converter" share their first five letters: one word
+# a verb of running or using, then the word for a skill: "运行技能", "run the skill"
+_RUN_A_SKILL = re.compile(
+    r"(运行|执行|使用|启动|调用|用|跑)(一下|一个|这个|那个)?\s*技能"
+    r"|\b(run|execute|use|start|launch|invoke|call)\s+(the\s+|a\s+|my\s+|this\s+)?skill\b",
+    re.I,
+)
+# what a request naming a skill holds: a word a name could be, or 技能 / skill
+_MAY_NAME = re.compile(r"[A-Za-z0-9_-]{3,}|技能")
+_NAME_EDGE = "A-Za-z0-9_\\-"  # characters a skill's name is made of
 
 
 @lru_cache(maxsize=4096)
@@ -81,6 +106,31 @@ def _name_said(name: str, text: str) -> bool:
     return len(name) >= _SHORTEST_WORD and name.lower() in lowered
 
 
+def _said_as_word(name: str, text: str) -> bool:
+    """`name` said whole: not inside a longer name ("temp_convert2", "my-temp_convert")."""
+    edge = _NAME_EDGE
+    pattern = rf"(?<![{edge}]){re.escape(name.lower())}(?![{edge}])"
+    return re.search(pattern, normalize(text)) is not None
+
+
+def named_skill(
+    text: str, skills: Iterable[Mapping[str, Any]], keywords: Iterable[str] = ()
+) -> str | None:
+    """The installed skill `text` names by its exact name, "技能" when it asks to run
+    or use a skill without a name, or None. A name that is also one of `keywords`
+    (the apps' words: "music", "code") names no skill here."""
+    taken = {normalize(word).strip() for word in keywords}
+    for skill in skills:
+        name = str(skill.get("name") or "")
+        if len(name) < _SHORTEST_WORD or name.lower() in taken:
+            continue
+        if _said_as_word(name, text):
+            return name
+    if _RUN_A_SKILL.search(normalize(text)):
+        return "技能"
+    return None
+
+
 def match_skill(text: str, skills: Iterable[Mapping[str, Any]]) -> SkillMatch | None:
     """The installed skill `text` asks for, or None (see the module text)."""
     said = words(text)
@@ -89,7 +139,9 @@ def match_skill(text: str, skills: Iterable[Mapping[str, Any]]) -> SkillMatch | 
         name = str(skill.get("name") or "")
         if not name or skill.get("error"):
             continue
-        summary = str(skill.get("summary") or "")
+        # a person asks in their language: every language's summary is evidence
+        summaries = skill.get("summaries") or {}
+        summary = " ".join({str(skill.get("summary") or ""), *map(str, summaries.values())})
         own = words(summary) | words(name.replace("_", " ").replace("-", " "))
         shared = tuple(sorted(w for w in said if any(_same(w, o) for o in own)))
         named = _name_said(name, text)
@@ -106,7 +158,7 @@ def match_skill(text: str, skills: Iterable[Mapping[str, Any]]) -> SkillMatch | 
 class SkillRouter:
     """`inner`, and for an instruction it gives no task, the skills app when a skill
     matches (`skills()`: the installed skills' short forms, `name` / `summary` /
-    `error`)."""
+    `summaries` / `error`)."""
 
     CONFIDENCE = 0.7  # a skill match is sure: no model need be asked to agree
 
@@ -122,11 +174,16 @@ class SkillRouter:
     def route(self, text: str, apps: Sequence[AppProfile]) -> RoutePlan:
         plan = self.inner.route(text, apps)
         skills_app = app_in_role(apps, "skills")
-        if (plan.tasks and not plan.asked) or skills_app is None:
+        if skills_app is None:
             return plan
+        if plan.tasks and not plan.asked and not _MAY_NAME.search(text):
+            return plan  # no word a skill's name or 技能 could be: no listing asked
         try:
             skills = self._skills()
         except Exception:  # the executor restarting: route without skills
+            skills = []
+        plan = self._named(plan, apps, skills_app, skills)
+        if plan.tasks and not plan.asked:
             return plan
         found = match_skill(text, skills)
         if found is None:
@@ -137,4 +194,36 @@ class SkillRouter:
             confidence=max(self.CONFIDENCE, self.confident or 0.0),
             llm_calls=plan.llm_calls,
             reason=f"t1→{skills_app} 技能 {found.name} [{hits}]",
+        )
+
+    def _named(
+        self,
+        plan: RoutePlan,
+        apps: Sequence[AppProfile],
+        skills_app: str,
+        skills: Sequence[Mapping[str, Any]],
+    ) -> RoutePlan:
+        """`plan` with each task whose part names a skill given to the skills app (a
+        plan that already gives it there, now sure of it)."""
+        scheduler = app_in_role(apps, "scheduler")
+        keywords = [word for app in apps for word in app.keywords]
+        moved: list[str] = []
+        tasks = []
+        for task in plan.tasks:
+            name = None
+            if task.app_id != scheduler:
+                name = named_skill(task.instruction, skills, keywords)
+            if name is not None:
+                task = dataclasses.replace(task, app_id=skills_app)
+                moved.append(f"{task.task_id}→{skills_app} 技能 {name} [named]")
+            tasks.append(task)
+        if not moved:
+            return plan
+        alone = len(moved) == len(tasks)
+        return dataclasses.replace(
+            plan,
+            tasks=tasks,
+            confidence=max(self.CONFIDENCE, plan.confidence) if alone else plan.confidence,
+            reason="; ".join([*moved, plan.reason]),
+            asked=False,
         )

@@ -1,5 +1,6 @@
 // Actions become controls: ONE table from action `type` to a control
-// builder. Triggering a control sends exactly the spec's payload for its type —
+// builder. A link to one of the desktop's own places (`PLACES`: "aios:settings")
+// is a button that opens it (an `aios:place` event app.js answers). Triggering a control sends exactly the spec's payload for its type —
 // {action_id, type} plus one key: params | form_values | selected | checked |
 // value | href | on — through `ctx.send`. Labels are set as text (SECURITY.md Q2).
 
@@ -164,8 +165,19 @@ function buildInput(action, ctx) {
 }
 
 /** The app decides what a link does; the desktop never navigates away. */
+// the desktop's own places a link may name: opened here, never sent to the app
+export const PLACES = new Set(["aios:settings"]);
+
 function buildLink(action, ctx) {
   const href = asText(action.href ?? "");
+  if (PLACES.has(href)) {
+    return el("button", {
+      type: "button",
+      className: "act-button",
+      text: labelOf(action),
+      on: { click: () => window.dispatchEvent(new CustomEvent("aios:place", { detail: href })) },
+    });
+  }
   return el("a", {
     className: "act-link",
     href: "#",

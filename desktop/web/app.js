@@ -239,6 +239,10 @@ taskbar = createTaskbar({
     install: () => openInstall(toast, loadApps),
   },
 });
+// a reply's link to one of the desktop's places (actions.js PLACES)
+window.addEventListener("aios:place", (event) => {
+  if (event.detail === "aios:settings") openSettings(toast);
+});
 const tray = createTray();
 const commandBar = createCommandBar({ views, toast });
 

@@ -48,6 +48,7 @@ from executor.providers.base import RiskLevel, ToolCall, ToolEntry, ToolProvider
 from executor.sandbox.argv_policy import CommandPolicy, check_path_args, split_command
 from executor.skills.catalog import (
     HELP_TIMEOUT,
+    LOCALES,
     FolderScan,
     HelpRun,
     Skill,
@@ -134,7 +135,8 @@ def _entries(settings: Settings) -> list[ToolEntry]:
         _entry(
             "run_command",
             "Run an installed executable skill: command = '<skill name> [arguments]' "
-            "(argv, no shell); answers returncode, stdout, stderr",
+            "(argv, no shell), answering in `language` (its LANG); answers returncode, "
+            "stdout, stderr",
             {
                 "properties": {
                     "command": {
@@ -142,7 +144,8 @@ def _entries(settings: Settings) -> list[ToolEntry]:
                             {"type": "string", "minLength": 1, "maxLength": 8000},
                             {"type": "array", "items": {"type": "string"}, "minItems": 1},
                         ]
-                    }
+                    },
+                    "language": {"enum": list(LOCALES)},
                 },
                 "required": ["command"],
             },
@@ -189,20 +192,29 @@ def _cjk_pairs(text: str) -> set[str]:
     return {a + b for a, b in zip(chars, chars[1:], strict=False)}
 
 
+def _said_as_word(name: str, text: str) -> bool:
+    """`name` in `text`, not inside a longer name ("temp_convert2")."""
+    edge = "A-Za-z0-9_\\-"
+    return re.search(rf"(?<![{edge}]){re.escape(name)}(?![{edge}])", text) is not None
+
+
 def _score(skill: Skill, keyword: str) -> float:
-    """How well `skill` matches `keyword` (0: not at all): its name first, then its
-    summary, then its content; CJK keywords also by shared character pairs."""
+    """How well `skill` matches `keyword` (0: not at all): its name first (said
+    anywhere in it as a word, or one of its words), then its summary, then its content; CJK keywords also by shared character pairs."""
     said = keyword.lower().split()
     if not said:
         return 1.0
     # short English words ("to", "a") match everywhere: evidence only when alone
     words = [w for w in said if len(w) >= 3 or not w.isascii()] or said
+    # every language's summary and help: a person asks in theirs
     name, summary, content = (
         skill.name.lower(),
-        skill.summary.lower(),
-        skill.content.lower(),
+        " \n".join(dict.fromkeys([skill.summary, *skill.summaries.values()])).lower(),
+        " \n".join(dict.fromkeys([skill.content, *skill.contents.values()])).lower(),
     )
     score = 0.0
+    if _said_as_word(name, keyword.lower()):  # "运行技能temp_convert": its exact name
+        score += 10
     for word in words:
         if word == name:
             score += 10
@@ -252,6 +264,10 @@ def _found(skill: Skill) -> dict[str, Any]:
             content[:CONTENT_CHARS] + f"\n…[cut {len(content) - CONTENT_CHARS} characters]"
         )
     found = {**skill.listed(), "content": content}
+    if skill.contents:  # an executable's help in each language
+        found["contents"] = {
+            language: text[:CONTENT_CHARS] for language, text in skill.contents.items()
+        }
     if skill.kind == "folder":
         found["allowed_tools"] = (
             None if skill.allowed_tools is None else list(skill.allowed_tools)
@@ -404,8 +420,9 @@ class SkillsProvider(ToolProvider):
 
     # -------------------------------------------------------------- reading
 
-    def _run_help(self, path: Path, folder: Path) -> HelpRun:
-        """`<path> --help` in the sandbox: a scratch workdir, the skill's folder readable."""
+    def _run_help(self, path: Path, folder: Path, lang: str) -> HelpRun:
+        """`<path> --help` in the sandbox with `LANG=lang`: a scratch workdir, the
+        skill's folder readable."""
         with tempfile.TemporaryDirectory(prefix="aios-skill-help-") as scratch:
             where = Path(scratch).resolve()
             run = self.toolbox.sandbox.run(
@@ -415,6 +432,7 @@ class SkillsProvider(ToolProvider):
                 timeout=self.help_timeout,
                 hide=[str(r.workdir) for r in self.toolbox.registry.all()],
                 readable=[str(folder)],
+                lang=lang,
             )
         return HelpRun(
             run.stdout, run.stderr, run.returncode, run.timed_out, self.help_timeout
@@ -613,6 +631,7 @@ class SkillsProvider(ToolProvider):
             timeout=call.timeout,
             readable=[str(skill.folder)],
             hide=self.toolbox.hidden_from(app),
+            lang=LOCALES.get(str(call.args.get("language") or ""), "C.UTF-8"),
         )
         output = {"stdout": run.stdout, "stderr": run.stderr, "truncated": run.truncated}
         if run.timed_out:

@@ -298,12 +298,15 @@ class ProcessSandbox:
             return "cgroup"
         return "rlimit" if os.getuid() != 0 else "none"
 
-    def environment(self, workdir: Path, marker: str) -> dict[str, str]:
-        """The whole environment of a tool process: nothing inherited from ours."""
+    def environment(
+        self, workdir: Path, marker: str, lang: str = "C.UTF-8"
+    ) -> dict[str, str]:
+        """The whole environment of a tool process: nothing inherited from ours
+        (`lang`: its `LANG`, the language a skill answers `--help` in)."""
         return {
             "PATH": FIXED_PATH,
             "HOME": str(workdir),
-            "LANG": "C.UTF-8",
+            "LANG": lang,
             "PYTHONIOENCODING": "utf-8",
             MARKER_VAR: marker,
         }
@@ -339,6 +342,7 @@ class ProcessSandbox:
         stdout: int | IO[Any] = subprocess.PIPE,
         stderr: int | IO[Any] = subprocess.PIPE,
         readable: Iterable[str] = (),
+        lang: str = "C.UTF-8",
     ) -> tuple[subprocess.Popen, str]:
         """Start `argv` sandboxed in its own session; answer the process and its marker."""
         marker = secrets.token_hex(12)
@@ -350,7 +354,7 @@ class ProcessSandbox:
                 proc = subprocess.Popen(
                     self.wrap(argv, workdir, cwd, hide, readable),
                     cwd=cwd,
-                    env=self.environment(workdir, marker),
+                    env=self.environment(workdir, marker, lang),
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
                     stderr=stderr,
@@ -374,6 +378,7 @@ class ProcessSandbox:
         timeout: float,
         hide: Iterable[str] = (),
         readable: Iterable[str] = (),
+        lang: str = "C.UTF-8",
     ) -> CapturedRun:
         """Run to completion (or `timeout`), output capped at `limits.output_bytes`.
 
@@ -381,7 +386,7 @@ class ProcessSandbox:
         finish writing and are then killed: a foreground run owns its processes.
         """
         proc, marker = self.spawn(
-            argv, workdir=workdir, cwd=cwd, hide=hide, readable=readable
+            argv, workdir=workdir, cwd=cwd, hide=hide, readable=readable, lang=lang
         )
         with self._active_lock:
             self._active[proc.pid] = marker

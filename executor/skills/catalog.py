@@ -4,8 +4,13 @@ A skills folder holds three kinds of entry. An *executable* skill is a file not
 ending in `.md` that has the execute bit; its summary is the first non-empty line
 `<skill> --help` prints on stdout (stderr when stdout is empty) — when that line is
 an argparse `usage:` block, the first line after the block (the `description`) —
-and its content is the whole help text. A *Markdown* skill is a `.md` file: summary
-its first non-empty line without leading `#`, content the rest. A *folder* holding
+and its content is the whole help text. `--help` runs once per language a person
+reads (`LOCALES`: `LANG=zh_CN.UTF-8`, then `LANG=en_US.UTF-8`), and the skill keeps
+one summary and one help text per language (`summaries`, `contents`; `summary` and
+`content` are the first language's); a skill that answers in one language only has
+that answer for both. A *Markdown* skill is a `.md` file: summary
+its first non-empty line without leading `#`, content the rest; a front matter may
+give its summary in each language (`summaries`). A *folder* holding
 `SKILL.md` (the Agent Skills format) is a skill too: its YAML frontmatter gives
 `name` (the folder's own name), `description` (the summary), optional
 `allowed-tools` and `metadata`; its body is read only when the skill is used
@@ -37,6 +42,7 @@ from aios_runtime.workdir import is_inside
 
 __all__ = [
     "HELP_TIMEOUT",
+    "LOCALES",
     "MAX_HELP_CHARS",
     "SKILL_FILE",
     "FolderScan",
@@ -62,6 +68,9 @@ SKILL_FILE = "SKILL.md"
 READERS = 4  # entries of one folder read (their `--help` run) at a time
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _SECTION_HEADS = ("options:", "optional arguments:", "positional arguments:")
+# the languages a person reads → the `LANG` a skill's `--help` runs with for them;
+# the first is the language of `summary` and `content`
+LOCALES = {"zh-CN": "zh_CN.UTF-8", "en-US": "en_US.UTF-8"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,16 @@ class Skill:
     metadata: dict[str, Any] = field(default_factory=dict)
     # a SKILL.md's `context: fork`: the skill runs as a sub-agent of its own
     forks: bool = False
+    # an executable's summary and help text per language (`LOCALES`); empty for the
+    # other kinds, which have one text
+    summaries: dict[str, str] = field(default_factory=dict)
+    contents: dict[str, str] = field(default_factory=dict)
+
+    def summary_in(self, language: str) -> str:
+        return self.summaries.get(language) or self.summary
+
+    def content_in(self, language: str) -> str:
+        return self.contents.get(language) or self.content
 
     @property
     def usable(self) -> bool:
@@ -93,6 +112,7 @@ class Skill:
             "name": self.name,
             "kind": self.kind,
             "summary": self.summary,
+            "summaries": {lang: self.summary_in(lang) for lang in LOCALES},
             "source": self.source,
             "folder": str(self.folder),
             "error": self.error,
@@ -110,8 +130,9 @@ class HelpRun:
     timeout: float = HELP_TIMEOUT  # the limit it ran under
 
 
-# (the skill's file, its skills folder) → what its `--help` printed
-HelpRunner = Callable[[Path, Path], HelpRun]
+# (the skill's file, its skills folder, the `LANG` to run it with) → what its
+# `--help` printed
+HelpRunner = Callable[[Path, Path, str], HelpRun]
 
 
 def ignored_name(name: str) -> bool:
@@ -174,6 +195,18 @@ def read_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise ValueError("SKILL.md's frontmatter is not a mapping of fields")
     return data, "".join(lines[close + 1 :]).strip("\n")
+
+
+def _markdown_summaries(text: str) -> tuple[dict[str, str], str]:
+    """(summary per language, the rest) of a Markdown skill: an optional front
+    matter may say its summary in each language (`summaries: {zh-CN: …, en-US: …}`)."""
+    if not text.startswith("---"):
+        return {}, text
+    meta, body = read_frontmatter(text)
+    said = meta.get("summaries") or {}
+    if not isinstance(said, dict):
+        raise ValueError("the front matter's 'summaries' must map languages to text")
+    return {str(k): " ".join(str(v).split()) for k, v in said.items() if k in LOCALES}, body
 
 
 def _read_text(path: Path) -> str:
@@ -240,14 +273,21 @@ def _folder_skill(path: Path, source: str, folder: Path) -> Skill:
     )
 
 
+def _help_text(ran: HelpRun) -> str:
+    return ran.stdout if ran.stdout.strip() else ran.stderr
+
+
 def _executable_skill(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill:
+    """The skill `path` is, read from its `--help` in each language of `LOCALES`;
+    whether it works is judged by the first language's answer."""
     name = path.name
     base = Skill(name, "executable", path, source, folder)
+    languages = list(LOCALES)
     try:
-        ran = run_help(path, folder)
+        ran = run_help(path, folder, LOCALES[languages[0]])
     except Exception as exc:  # the sandbox refused: this skill is broken, not the scan
         return replace(base, error=f"--help could not run: {exc}")
-    text = ran.stdout if ran.stdout.strip() else ran.stderr
+    text = _help_text(ran)
     summary = help_summary(text)
     if len(text) > MAX_HELP_CHARS:  # a flood, whether or not it ever ended
         cut = f"\n…[cut {len(text) - MAX_HELP_CHARS} characters]"
@@ -261,9 +301,33 @@ def _executable_skill(path: Path, source: str, folder: Path, run_help: HelpRunne
         return replace(base, error=f"--help did not answer within {ran.timeout:g} s")
     if not text.strip():
         return replace(base, error=f"--help printed nothing (exit code {ran.returncode})")
+    contents = {languages[0]: text.strip("\n")}
+    for language in languages[1:]:
+        contents[language] = _other_language(path, folder, run_help, language)
+        contents[language] = contents[language] or contents[languages[0]]
     return Skill(
-        name, "executable", path, source, folder, summary=summary, content=text.strip("\n")
+        name,
+        "executable",
+        path,
+        source,
+        folder,
+        summary=summary,
+        content=contents[languages[0]],
+        summaries={lang: help_summary(body) for lang, body in contents.items()},
+        contents=contents,
     )
+
+
+def _other_language(path: Path, folder: Path, run_help: HelpRunner, language: str) -> str:
+    """The help text in `language`; empty when that run gave none fit to show."""
+    try:
+        ran = run_help(path, folder, LOCALES[language])
+    except Exception:  # the first language's answer stands
+        return ""
+    text = _help_text(ran)
+    if ran.timed_out or len(text) > MAX_HELP_CHARS:
+        return ""
+    return text.strip("\n")
 
 
 def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> Skill | None:
@@ -305,15 +369,23 @@ def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> S
         if problem:
             return Skill(name, "markdown", path, source, folder, error=problem)
         try:
-            summary, content = markdown_parts(_read_text(real))
-        except OSError as exc:
+            summaries, text = _markdown_summaries(_read_text(real))
+            summary, content = markdown_parts(text)
+        except (OSError, ValueError) as exc:
             return Skill(
                 name, "markdown", path, source, folder, error=f"cannot be read: {exc}"
             )
         if not summary:
             return Skill(name, "markdown", path, source, folder, error="the file is empty")
         return Skill(
-            name, "markdown", path, source, folder, summary=summary, content=content
+            name,
+            "markdown",
+            path,
+            source,
+            folder,
+            summary=summaries.get(next(iter(LOCALES)), summary),
+            content=content,
+            summaries=summaries,
         )
     if not stat.S_ISREG(info.st_mode):
         return None

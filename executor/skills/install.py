@@ -127,6 +127,7 @@ def install_skill_from(source: Path, shared: Path, run_help: HelpRunner) -> dict
         "name": skill.name,
         "kind": skill.kind,
         "summary": skill.summary,
+        "summaries": skill.listed()["summaries"],
         "path": str(shared / name),
         "replaced": replaced,
     }

@@ -243,7 +243,7 @@ def test_code_app_writes_from_a_template_without_an_llm(world: World) -> None:
     task, session = world.say("写一个计算斐波那契数列的程序")
     reply = task["result"]
     assert task["app_id"] == "code_app" and reply["view_type"] == "code"
-    assert "llm.api_key" in reply["message"]
+    assert "“设置”里填写大模型的 API 密钥" in reply["message"]
     ran = world.act("code_app", session, action(reply, "run"))
     assert ran["data"]["output"].startswith("[0, 1, 1, 2, 3, 5, 8")
 

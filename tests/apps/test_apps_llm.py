@@ -187,7 +187,7 @@ def test_code_app_uses_its_template_when_the_model_refuses_the_key(world: World)
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "code", reply
     assert reply["message"].startswith("大模型这次没有答上来，已用模板")
-    assert "llm.api_key" not in reply["message"]  # a model is configured
+    assert "“设置”" not in reply["message"]  # a model is configured
     assert reply["data"]["filename"] == "workspace/fibonacci.py"
     ran = world.act("code_app", session, action(reply, "run"))
     assert ran["data"]["output"].startswith("[0, 1, 1, 2, 3, 5, 8")

@@ -2,7 +2,7 @@
 
 "执行代码 print(2**10)" plans `file_write` + `shell_exec python3 snippet.py` and
 shows 1024; unsafe file names are refused before any step; without an LLM a
-"写一个…" request gets a template and the hint to set `llm.api_key`; with one
+"写一个…" request gets a template and the hint that Settings holds a model's key; with one
 (a stand-in answering like the SDK's `AgentLLM`) the model's code is written. Every
 template really runs.
 """
@@ -271,6 +271,18 @@ def test_listing_shows_the_python_files() -> None:
     parse(AppReply, reply)
 
 
+def opens_settings(reply: dict[str, Any]) -> str | None:
+    """The label of the reply's button opening the desktop's Settings, if any."""
+    return next(
+        (
+            a["label"]
+            for a in reply.get("actions") or []
+            if a["type"] == "link" and a["href"] == "aios:settings"
+        ),
+        None,
+    )
+
+
 def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
     flows = CodeFlows(PlanningAgent())
     plan = flows.handle("写一个计算斐波那契数列的程序", {})
@@ -284,9 +296,14 @@ def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
     }
     reply = flows.handle("写一个计算斐波那契数列的程序", {"tool_results": results})
     assert reply["view_type"] == "code" and reply["data"]["code"] == template.code
-    assert "llm.api_key" in reply["message"]
+    # where a model key is set, in plain words, and a button there
+    assert "“设置”里填写大模型的 API 密钥" in reply["message"]
+    assert "llm." not in reply["message"] and "AIOS_" not in reply["message"]
+    assert reply["message"].startswith("已用模板“斐波那契数列”写好 fibonacci.py。")
+    assert opens_settings(reply) == "打开设置"
     nothing = flows.handle("写一个能飞的程序", {})
-    assert nothing["view_type"] == "list" and "llm.api_key" in nothing["message"]
+    assert nothing["view_type"] == "list" and "“设置”" in nothing["message"]
+    assert opens_settings(nothing) == "打开设置"
     assert {a["action_id"] for a in nothing["actions"]} >= {
         "use_template",
         "run_snippet",
@@ -397,7 +414,7 @@ def test_edit_with_a_requested_change() -> None:
     assert next(f for f in without["data"]["fields"] if f["name"] == "code")["value"] == (
         "print(sorted([3, 1, 2]))\n"
     )
-    assert "llm.api_key" in without["message"]
+    assert "“设置”" in without["message"] and opens_settings(without) == "打开设置"
     model = AnsweringModel("```python\nprint(sorted([3, 1, 2], reverse=True))\n```")
     flows = CodeFlows(PlanningAgent(llm=model))
     revised = flows.handle("修改 sort.py 让它按降序排序", {"tool_results": read})
@@ -467,8 +484,11 @@ def test_in_english_the_views_and_labels_are_english() -> None:
     assert [a["label"] for a in form["actions"]] == ["Save", "Save and run", "Cancel"]
     templates = flows.handle("write a program that can fly", EN)
     assert templates["data"]["title"] == "Code templates"
-    assert templates["message"].startswith("No template fits. No model is configured")
-    assert "llm.api_key" in templates["message"]
+    assert templates["message"] == (
+        "No template fits. No model is set up yet. To have code written from your "
+        "description, enter a model's API key in Settings."
+    )
+    assert opens_settings(templates) == "Open Settings"
     assert not [i for i in templates["data"]["items"] if CHINESE.search(i["title"])]
 
 
@@ -503,7 +523,7 @@ def test_in_english_errors_are_english_with_the_detail_folded() -> None:
     missing = {"step_1": failed("file_read", "[Errno 2] No such file", "file_not_found")}
     gone = flows.handle("run gone.py", {**EN, "tool_results": missing})
     assert gone["status"] == "error" and gone["data"]["content"] == (
-        "workspace/gone.py is not there"
+        "There is no program gone.py"
     )
     assert gone["detail"] == "[Errno 2] No such file"
     refused = flows.handle("run ../x.py", EN)
@@ -575,7 +595,7 @@ def test_a_new_file_whose_name_is_taken_asks_first() -> None:
     taken = {"files": [{"name": "a.py", "size": 6, "is_dir": False}]}
     asked = flows.handle(None, {"tool_results": {"step_1": ok("file_list", taken)}}, new)
     assert "steps" not in asked and asked["view_type"] == "form"
-    assert asked["notice"] == "warning" and "workspace/a.py 已经存在" in asked["message"]
+    assert asked["notice"] == "warning" and asked["message"].startswith("a.py 已经存在")
     code = next(f for f in asked["data"]["fields"] if f["name"] == "code")
     assert code["value"] == "x = 2\n"  # what was typed stays
     assert [a["action_id"] for a in asked["actions"]][0] == "overwrite"
@@ -596,7 +616,7 @@ def test_a_new_file_whose_name_is_taken_asks_first() -> None:
         {"tool_results": {"step_2": ok("file_write", {"path": "workspace/a.py"})}},
         new,
     )
-    assert saved["view_type"] == "code" and saved["message"] == "已保存 workspace/a.py"
+    assert saved["view_type"] == "code" and saved["message"] == "已保存 a.py"
     # a folder that is not there yet: the name is free too
     missing = failed("file_list", "'lib' does not exist", "file_not_found")
     deep = {"action_id": "new", "form_values": {"path": "lib/b.py", "code": "y = 1\n"}}
@@ -633,7 +653,7 @@ def test_a_denied_overwrite_is_not_a_failure_and_keeps_the_code() -> None:
     reply = flows.handle(None, {**editing, "tool_results": {"step_1": denied}}, save)
     assert reply["status"] == "ok" and reply["notice"] == "info"
     assert reply["view_type"] == "form"
-    assert reply["message"].startswith("没有保存：你拒绝了覆盖 workspace/a.py")
+    assert reply["message"].startswith("没有保存：你拒绝了覆盖 a.py。")
     assert "失败" not in reply["message"]
     code = next(f for f in reply["data"]["fields"] if f["name"] == "code")
     assert code["value"] == "typed\n"
@@ -658,3 +678,69 @@ def test_templates_and_written_programs_get_a_free_name() -> None:
     assert shown["data"]["filename"] == "workspace/fibonacci_3.py"
     written = flows.handle("写一个计算斐波那契数列的程序", files)
     assert written["steps"][0]["args"]["path"] == "fibonacci_3.py"
+
+
+EARLIER = {
+    "cwd_state": {"last_file": "fibonacci.py", "files": ["fibonacci.py", "notes.txt"]}
+}
+LISTED = {
+    "step_1": ok(
+        "file_list", {"files": [{"name": "fibonacci.py", "size": 120, "is_dir": False}]}
+    )
+}
+
+
+@pytest.mark.parametrize(
+    ("said", "context", "asked"),
+    [
+        ("运行技能 temp_convert 37", {}, "没有叫“temp_convert”的程序。要运行哪个程序？"),
+        ("运行技能temp_convert", {}, "没有叫“temp_convert”的程序。要运行哪个程序？"),
+        (
+            "run temp_convert",
+            EN,
+            'There is no program called "temp_convert". Which program should I run?',
+        ),
+        ("运行", {}, "要运行哪个程序？"),
+        ("运行程序", {}, "要运行哪个程序？"),
+        ("run the code", EN, "Which program should I run?"),
+    ],
+)
+def test_a_run_that_names_no_program_here_asks_which_and_never_runs_an_old_one(
+    said: str, context: dict, asked: str
+) -> None:
+    """A run never runs the last program in place of one it does not name ("运行技能
+    temp_convert 37" once showed fibonacci.py's output). It names its program or is
+    asked which:
+    the plan only lists the files, and the answer is a question with each file's Run."""
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle(said, {**context, **EARLIER})
+    assert [s["tool"] for s in plan["steps"]] == ["file_list"]  # nothing runs
+    reply = flows.handle(said, {**context, **EARLIER, "tool_results": LISTED})
+    assert reply["view_type"] == "list" and reply["message"] == asked
+    # a question; "no program called …" also says that nothing was done
+    assert reply["notice"] == ("warning" if "temp_convert" in asked else "info")
+    assert "output" not in reply["data"] and "stdout" not in reply["data"]
+    runs = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert [a["params"] for a in runs] == [{"path": "fibonacci.py"}]
+    parse(AppReply, reply)
+
+
+def test_a_run_that_names_a_program_runs_that_one() -> None:
+    flows = CodeFlows(PlanningAgent())
+    for said in ("run fibonacci", "运行 fibonacci", "运行程序 fibonacci"):
+        plan = flows.handle(said, EARLIER)
+        assert [s["tool"] for s in plan["steps"]] == ["file_read", "shell_exec"], said
+        assert plan["steps"][1]["args"]["cmd"] == ["python3", "fibonacci.py"]
+
+
+def test_no_program_at_all_is_said_and_nothing_was_run() -> None:
+    flows = CodeFlows(PlanningAgent())
+    none = {"step_1": ok("file_list", {"files": []})}
+    assert flows.handle("run temp_convert", EN)["message"].startswith(
+        'There is no program called "temp_convert".'
+    )  # no program in the workspace: said at once, nothing listed first
+    reply = flows.handle("run temp_convert", {**EN, "tool_results": none})
+    assert reply["notice"] == "warning"
+    assert reply["message"].startswith(
+        'There is no program called "temp_convert". The workspace has no Python files yet.'
+    )

@@ -221,7 +221,7 @@ def test_12_a_new_file_with_a_taken_name_asks_first(page, system) -> None:
     new.locator("textarea[name=code]").fill("print('second')\n")
     new.get_by_role("button", name="新建文件").click()
     notice = window.locator(".win-notice")
-    expect(notice).to_contain_text("workspace/snippet.py 已经存在")
+    expect(notice).to_contain_text("snippet.py 已经存在")
     expect(window.locator(".v-form textarea")).to_have_value("print('second')\n")
     assert snippet.read_text("utf-8") == "print('first')\n"
     shot(page, "12-exists-zh")
@@ -236,7 +236,7 @@ def test_12_new_file_by_instruction_with_a_taken_name_asks_first(page, system) -
     window = page.locator(CODE)
     window.locator("textarea").fill("print('other')\n")
     window.get_by_role("button", name="保存", exact=True).click()
-    expect(window.locator(".win-notice")).to_contain_text("workspace/taken.py 已经存在")
+    expect(window.locator(".win-notice")).to_contain_text("taken.py 已经存在")
     expect(window.locator(".v-form textarea")).to_have_value("print('other')\n")
     # another name saves at once
     window.locator(".v-form input[name=path]").fill("untaken.py")
@@ -289,8 +289,38 @@ def test_10_to_12_in_english(english, system) -> None:
     expect(window.locator(".win-status")).to_have_text("New file mine_en.py")
     window.locator("textarea").fill("print('again')\n")
     window.get_by_role("button", name="Save", exact=True).click()
-    expect(window.locator(".win-notice")).to_contain_text(
-        "workspace/mine_en.py already exists"
-    )
+    expect(window.locator(".win-notice")).to_contain_text("mine_en.py already exists")
     expect(window.locator(".v-form textarea")).to_have_value("print('again')\n")
     shot(page, "12-exists-en")
+
+
+SHOTS = Path("/tmp/shots/routing")
+
+
+@pytest.mark.parametrize(
+    ("locale", "said", "settings", "button"),
+    [
+        ("zh-CN", "写一个能飞的程序", "“设置”里填写大模型的 API 密钥", "打开设置"),
+        ("en-US", "write a program that can fly", "API key in Settings", "Open Settings"),
+    ],
+)
+def test_the_no_model_note_says_settings_and_its_button_opens_them(
+    browser, system: RunningSystem, locale: str, said: str, settings: str, button: str
+) -> None:
+    """The no-model note names no configuration key: it says that Settings is
+    where a model's key goes, and its button opens Settings."""
+    with desktop_page(browser, system, SHIPPED, timeout_ms=20000, locale=locale) as page:
+        say(page, said)
+        window = page.locator(CODE)
+        try:
+            window.get_by_text(settings).first.wait_for()
+        finally:
+            page.screenshot(path=str(ARTIFACTS / f"code-no-model-{locale}.png"))
+        shown = window.inner_text()
+        assert "llm." not in shown and "AIOS_" not in shown, shown
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"code-no-model-{locale}.png"))
+        window.get_by_role("button", name=button, exact=True).click()
+        page.locator("#settings_dialog").wait_for()
+        expect(page.locator("#settings_api_key")).to_be_visible()
+        page.screenshot(path=str(SHOTS / f"code-opens-settings-{locale}.png"))

@@ -13,6 +13,7 @@ import copy
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 import requests
@@ -116,7 +117,10 @@ def test_the_scheduled_tasks_window(page, system: RunningSystem) -> None:
     shot(page, "window-history")
 
     window.get_by_role("button", name="返回列表").click()
-    mine.get_by_role("button", name="取消").click()
+    mine.get_by_role("button", name="删除").click()
+    window.locator(".v-title", has_text="删除定时任务「休息提醒」？").wait_for()
+    assert "休息提醒" in jobs(system)  # asked first
+    window.get_by_role("button", name="删除").click()
     window.locator(".v-empty").wait_for()
     assert "休息提醒" not in jobs(system)
     shot(page, "window-after-cancel")
@@ -292,10 +296,10 @@ def test_two_jobs_of_one_name_have_their_controls_in_their_rows_and_cancel_asks(
     (none piled below the list), its time is in the row, and "取消喝水提醒" asks
     which of the two, deleting nothing until one is picked."""
     for locale, cancel, words in (
-        ("zh-CN", "取消", ("取消喝水提醒", "每天 9:00", "哪一个", "刷新")),
+        ("zh-CN", "删除", ("取消喝水提醒", "每天 9:00", "哪一个", "刷新")),
         (
             "en-US",
-            "Cancel",
+            "Delete",
             ("cancel 喝水提醒", "every day at 9:00", "which one", "Refresh"),
         ),
     ):
@@ -329,8 +333,12 @@ def test_two_jobs_of_one_name_have_their_controls_in_their_rows_and_cancel_asks(
             assert daily_time in row(window, daily).inner_text()
             shot(page, f"same-name-asks-which-{locale}")
 
+            row(window, soon).get_by_role("button", name=cancel).click()
+            sure = window.locator(".win-actions").get_by_role("button", name=cancel)
+            sure.wait_for()  # 删除 asks first
+            assert set(jobs_by_id(system)) == {daily, soon}
             with page.expect_response(lambda r: r.url.endswith("/action")):
-                row(window, soon).get_by_role("button", name=cancel).click()
+                sure.click()
             row(window, soon).wait_for(state="detached")
             assert set(jobs_by_id(system)) == {daily}  # the daily one stays
             row(window, daily).wait_for()
@@ -406,3 +414,83 @@ def test_a_daily_command_said_in_words_asks_runs_and_shows_its_output(
         finally:
             context.close()
         assert errors == [], errors
+
+
+SHOTS = Path("/tmp/shots/routing")
+
+DELETE_WORDS = {
+    "zh-CN": ("删除", "保留", "删除定时任务「喝水提醒」？", "取消", "已删除「喝水提醒」"),
+    "en-US": (
+        "Delete",
+        "Keep",
+        "Delete the scheduled task “喝水提醒”?",
+        "Cancel",
+        "Deleted “喝水提醒”",
+    ),
+}
+
+
+def one_line(locator: object, words: str) -> bool:
+    """Whether `words` inside the element stand on one line (one box)."""
+    return bool(
+        locator.evaluate(
+            """(node, words) => {
+              const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+              for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+                const at = text.data.indexOf(words);
+                if (at < 0) continue;
+                const range = document.createRange();
+                range.setStart(text, at);
+                range.setEnd(text, at + words.length);
+                const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+                return lines.size === 1;
+              }
+              return false;
+            }""",
+            words,
+        )
+    )
+
+
+@pytest.mark.parametrize("locale", list(DELETE_WORDS))
+def test_a_daily_job_is_deleted_only_through_delete_after_a_question(
+    browser, system: RunningSystem, locale: str
+) -> None:
+    """A job is never deleted by a 取消 / Cancel (in a dialog it means dismiss). Each
+    row has 删除 / Delete, which asks first: 保留 / Keep deletes nothing, the question's 删除 does.
+    At 1280×800 no row button wraps its label and "ran 0 times" stays on one line."""
+    delete, keep, asking, cancel, deleted = DELETE_WORDS[locale]
+    clear_jobs(system)
+    daily, soon = two_of_one_name(system)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with desktop_page(browser, system, APPS, locale=locale) as page:
+        page.click("#task_scheduler_app")
+        window = page.locator("#win_scheduler_app")
+        mine = row(window, daily)
+        mine.wait_for()
+        assert mine.get_by_role("button", name=cancel, exact=True).count() == 0
+        buttons = mine.get_by_role("button")
+        heights = {round(b.bounding_box()["height"]) for b in buttons.all()}
+        assert len(heights) == 1 and max(heights) < 32, heights  # one line each
+        ran = "已运行 0 次" if locale == "zh-CN" else "ran 0 times"
+        assert one_line(mine.locator(".v-list-sub"), ran)
+        page.screenshot(path=str(SHOTS / f"scheduler-window-{locale}.png"))
+
+        mine.get_by_role("button", name=delete, exact=True).click()
+        window.locator(".v-title", has_text=asking).wait_for()
+        question = window.locator(".win-actions").get_by_role("button")
+        assert [b.inner_text() for b in question.all()] == [keep, delete]
+        assert set(jobs_by_id(system)) == {daily, soon}  # asked, nothing deleted
+        page.screenshot(path=str(SHOTS / f"scheduler-delete-asks-{locale}.png"))
+
+        question.first.click()  # 保留 / Keep
+        mine.wait_for()
+        assert set(jobs_by_id(system)) == {daily, soon}
+        mine.get_by_role("button", name=delete, exact=True).click()
+        sure = window.locator(".win-actions").get_by_role("button", name=delete)
+        with page.expect_response(lambda r: r.url.endswith("/action")):
+            sure.click()
+        mine.wait_for(state="detached")
+        window.locator(".win-status", has_text=deleted).wait_for()
+        assert set(jobs_by_id(system)) == {soon}
+        page.screenshot(path=str(SHOTS / f"scheduler-deleted-{locale}.png"))

@@ -68,7 +68,7 @@ def test_the_window_lists_jobs_with_their_controls() -> None:
         ("disable", "job_abc"),
         ("run", "job_abc"),
         ("history", "job_abc"),
-        ("cancel", "job_abc"),
+        ("delete", "job_abc"),
         ("refresh", None),
     } <= controls
 
@@ -85,7 +85,7 @@ def test_buttons_call_the_schedule_tool_for_their_job() -> None:
     history = click(flows, "history", job_id="job_abc")
     assert history["view_type"] == "table" and history["data"]["rows"][0][1] == "✅ 成功"
     assert "休息提醒" in history["data"]["title"]
-    assert click(flows, "cancel", job_id="job_abc")["message"] == "已取消"
+    assert click(flows, "delete_confirmed", job_id="job_abc")["message"] == "已删除"
     verbs = [verb for verb, _ in agent.calls]
     assert verbs == ["update", "list", "run", "list", "list", "runs", "cancel", "list"]
 
@@ -123,7 +123,7 @@ def test_the_window_speaks_the_users_language() -> None:
     sub = english["data"]["items"][0]["sub"]
     assert sub == "every 30 min · next 2030-05-06 08:30 · ran 2 times"
     labels = [a["label"] for a in english["actions"]]
-    assert labels == ["Refresh", "Pause", "Run now", "History", "Cancel"]
+    assert labels == ["Refresh", "Pause", "Run now", "History", "Delete"]
     history = SchedulerFlows(agent).handle(
         None, EN, {"action_id": "history", "params": {"job_id": "job_abc"}}
     )
@@ -150,7 +150,7 @@ def test_the_window_speaks_the_users_language() -> None:
         "暂停",
         "立即运行",
         "历史",
-        "取消",
+        "删除",
     ]
 
 
@@ -308,11 +308,11 @@ def test_each_jobs_controls_sit_in_its_row() -> None:
         ("job_daily", "disable", "暂停"),
         ("job_daily", "run", "立即运行"),
         ("job_daily", "history", "历史"),
-        ("job_daily", "cancel", "取消"),
+        ("job_daily", "delete", "删除"),
         ("job_soon", "disable", "暂停"),
         ("job_soon", "run", "立即运行"),
         ("job_soon", "history", "历史"),
-        ("job_soon", "cancel", "取消"),
+        ("job_soon", "delete", "删除"),
     ]
     for action in view["actions"]:
         if action.get("item_id"):
@@ -335,11 +335,13 @@ def test_cancelling_a_name_two_jobs_share_asks_which_and_deletes_nothing() -> No
         if a.get("item_id")
     ]
     assert buttons == [
-        ("job_daily", "cancel", "job_daily"),
-        ("job_soon", "cancel", "job_soon"),
+        ("job_daily", "delete", "job_daily"),
+        ("job_soon", "delete", "job_soon"),
     ]
-    # the user picks the one that runs soon: only that one goes
-    picked = click_in(SchedulerFlows(agent), ZH, "cancel", job_id="job_soon")
+    # the user picks the one that runs soon; 删除 asks, and only that one goes
+    sure = click_in(SchedulerFlows(agent), ZH, "delete", job_id="job_soon")
+    assert "cancel" not in verbs(agent) and sure["notice"] == "info"
+    picked = click_in(SchedulerFlows(agent), ZH, "delete_confirmed", job_id="job_soon")
     assert [j["id"] for j in agent.jobs] == ["job_daily"]
     assert picked["data"]["items"][0]["id"] == "job_daily"
 
@@ -448,3 +450,51 @@ def test_a_paused_job_says_paused_and_nothing_of_its_next_run() -> None:
     job = {"schedule_type": "cron", "cron": "0 8 * * *", "enabled": False, "run_count": 3}
     assert describe(job, Turn(context=ZH)) == "每天 8:00 · 已运行 3 次 · 已暂停"
     assert describe(job, Turn(context=EN)) == "every day at 8:00 · ran 3 times · paused"
+
+
+@pytest.mark.parametrize(
+    ("context", "asked", "keep", "delete", "done"),
+    [
+        (
+            ZH,
+            "删除定时任务「喝水提醒」？删除后它不会再运行，也不能恢复。",
+            "保留",
+            "删除",
+            "已删除「喝水提醒」",
+        ),
+        (
+            EN,
+            "Delete the scheduled task “喝水提醒”? It will not run again, and this "
+            "cannot be undone.",
+            "Keep",
+            "Delete",
+            "Deleted “喝水提醒”",
+        ),
+    ],
+)
+def test_delete_asks_first_and_cancel_deletes_nothing(
+    context: dict, asked: str, keep: str, delete: str, done: str
+) -> None:
+    """No button called 取消 / Cancel deletes a job. A job's button is
+    删除 / Delete, and it asks first: 保留 / Keep (first, the safe choice) deletes
+    nothing; only the question's 删除 deletes. An older window's `cancel` asks too."""
+    agent = Jobs(DAILY, SOON)
+    window = SchedulerFlows(agent).handle("", context)
+    labels = {a["label"] for a in window["actions"] if a.get("item_id") == "job_daily"}
+    assert delete in labels and not labels & {"取消", "Cancel"}
+    for clicked in ("delete", "cancel"):
+        question = click_in(SchedulerFlows(agent), context, clicked, job_id="job_daily")
+        assert question["message"] == asked and question["notice"] == "info"
+        assert [i["id"] for i in question["data"]["items"]] == ["job_daily"]
+        assert "cancel" not in verbs(agent)
+        assert [(a["label"], a["action_id"]) for a in question["actions"]] == [
+            (keep, "refresh"),
+            (delete, "delete_confirmed"),
+        ]
+    kept = click_in(SchedulerFlows(agent), context, "refresh")
+    assert {j["id"] for j in agent.jobs} == {"job_daily", "job_soon"}
+    assert kept["view_type"] == "list"
+    (sure,) = [a for a in question["actions"] if a["action_id"] == "delete_confirmed"]
+    gone = click_in(SchedulerFlows(agent), context, "delete_confirmed", **sure["params"])
+    assert gone["message"] == done
+    assert [j["id"] for j in agent.jobs] == ["job_soon"]

@@ -8,6 +8,7 @@ answers what a model would.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +105,17 @@ def test_an_instruction_that_says_it_all_runs_the_skill_and_answers_first(
     output, about, help_ = reply["data"]["widgets"]
     assert output["title"] == "输出" and output["data"]["code"] == "30 °C = 86.0 °F"
     assert about["title"] == "temp_convert · 可执行 · 共享" and "folded" not in about
-    assert help_["title"] == "说明 (--help)" and help_["folded"] is True
+    assert help_["title"] == "使用说明" and help_["folded"] is True
     assert "--value" in help_["data"]["code"]
     assert agent.calls == [
         ("search_skills", {"keyword": "把30摄氏度换算成华氏度"}),
-        ("run_command", {"command": ["temp_convert", "--value", "30", "--to", "f"]}),
+        (
+            "run_command",
+            {
+                "command": ["temp_convert", "--value", "30", "--to", "f"],
+                "language": "zh-CN",
+            },
+        ),
     ]
     (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
     assert {f["name"]: f["value"] for f in run["fields"]} == {"value": 30, "to": "f"}
@@ -146,26 +153,29 @@ def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
     `notice`), and the exit code and stderr are the folded `detail`; the form and
     the output stay to fix it."""
     app, agent = flows(skills_harness)
-    for said, context, plain, output in (
+    for said, context, plain, output, stderr in (
         (
             "统计一下文字",
             {},
             "没能完成：技能「text_stats」运行出错（参数错误或执行失败）。",
             "输出",
+            "错误: 需要 -f FILE",
         ),
         (
             "count the words",
             EN,
             "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
             "Output",
+            "error: -f FILE is needed",  # the skill ran with the user's LANG
         ),
     ):
         reply = app.handle(said, context)
-        assert agent.calls[-1] == ("run_command", {"command": ["text_stats"]})
+        assert agent.calls[-1][0] == "run_command"
+        assert agent.calls[-1][1]["command"] == ["text_stats"]
         assert reply["message"] == plain
         assert reply["notice"] == "error"  # the desktop's replyLevel: not a success
-        assert reply["detail"] == "exit code 1\nstderr:\n错误: 需要 -f FILE"
-        assert "错误: 需要 -f FILE" in widget(reply, output)["data"]["code"]
+        assert reply["detail"] == f"exit code 1\nstderr:\n{stderr}"
+        assert stderr in widget(reply, output)["data"]["code"]
         assert any(a["action_id"] == "run" for a in reply["actions"])
 
 
@@ -174,18 +184,18 @@ def test_an_instruction_that_leaves_doubt_shows_the_form_and_runs_nothing(
 ) -> None:
     app, agent = flows(skills_harness)
     for said, left in (
-        ("把30或40摄氏度换算成华氏度", "-v / --value"),  # which number?
-        ("把摄氏度换算成华氏度", "-v / --value"),  # no number
-        ("30摄氏度换算", "-t / --to"),  # to what?
+        ("把30或40摄氏度换算成华氏度", "温度数值"),  # which number?
+        ("把摄氏度换算成华氏度", "温度数值"),  # no number
+        ("30摄氏度换算", "目标单位 f 或 c (默认 f)"),  # to what?
     ):
         agent.calls.clear()
         reply = app.handle(said, {})
-        assert reply["message"] == f"找到技能「temp_convert」：请填写 {left} 后点运行"
+        assert reply["message"] == f"找到技能「temp_convert」：请填写「{left}」后点运行"
         assert reply["notice"] == "info"  # a question, not a result
         assert [c[0] for c in agent.calls] == ["search_skills"]  # nothing ran
         assert [w["title"] for w in reply["data"]["widgets"]] == [
             "temp_convert · 可执行 · 共享",
-            "说明 (--help)",
+            "使用说明",
         ]
     (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
     assert {f["name"]: f.get("value") for f in run["fields"]} == {"value": 30, "to": "f"}
@@ -304,16 +314,22 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     assert shown["data"]["title"] == "Skill “temp_convert”"
     assert (
         shown["message"]
-        == "Found the skill “temp_convert”: fill in -v / --value and press Run"
+        == "Found the skill “temp_convert”: fill in “The number of degrees” and press Run"
     )
     (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
     assert run["label"] == "Run"
+    # the skill's own English words, no flags, no Chinese
     assert [f["label"] for f in run["fields"]] == [
-        "-v / --value (温度数值)",
-        "-t / --to (目标单位 f 或 c (默认 f))",
+        "The number of degrees",
+        "The unit to convert to, f or c (default f)",
     ]
+    assert (
+        rows["temp_convert"][3] == "Temperature converter - Celsius to Fahrenheit and back"
+    )
+    assert not any(re.search(r"[\u4e00-\u9fff]", row[3]) for row in rows.values()), rows
+    assert not re.search(r"[\u4e00-\u9fff]", str(shown["data"])), shown["data"]
     assert [a["label"] for a in shown["actions"]] == ["Run", "Back to the list"]
-    assert [w["title"] for w in shown["data"]["widgets"]][1] == "Help (--help)"
+    assert [w["title"] for w in shown["data"]["widgets"]][1] == "How to use it"
     ran = app.handle(
         None,
         {"cwd_state": shown["state"], **EN},

@@ -5,6 +5,8 @@ where it is unambiguous (`apps/skills_app/autofill.py`). Pure logic over real
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 
@@ -17,14 +19,31 @@ from tests.procs import ROOT
 pytestmark = pytest.mark.process
 
 
-@pytest.fixture(scope="module")
-def temp_help() -> str:
+def help_in(lang: str) -> str:
     return subprocess.run(
         [sys.executable, str(ROOT / "skills" / "temp_convert.py"), "--help"],
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, "LANG": lang},
     ).stdout
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict[str, str]:
+    """The example skill's help in each language: one is read in the language of
+    what was said (the app reads the user's own first: `flows._filled`)."""
+    return {"zh": help_in("zh_CN.UTF-8"), "en": help_in("en_US.UTF-8")}
+
+
+@pytest.fixture
+def temp_help(helps: dict[str, str], request: pytest.FixtureRequest) -> str:
+    said = (
+        request.node.callspec.params.get("said", "")
+        if hasattr(request.node, "callspec")
+        else ""
+    )
+    return helps["zh" if re.search(r"[\u4e00-\u9fff]", said) else "en"]
 
 
 def _help(*options: tuple[tuple[str, ...], dict]) -> str:
@@ -70,10 +89,13 @@ def test_what_is_not_clear_is_left_for_the_user_and_nothing_runs(
     assert [item.name for item in filling.left] == left and not filling.complete
 
 
-def test_a_choice_is_named_by_the_words_the_help_gives_it(temp_help: str) -> None:
-    # "f 转成华氏/Fahrenheit (默认), c 转成摄氏/Celsius" — and nothing else in the help
-    assert choice_names(temp_help, "f") == ["华氏", "Fahrenheit"]
-    assert choice_names(temp_help, "c") == ["摄氏", "Celsius"]
+def test_a_choice_is_named_by_the_words_the_help_gives_it(helps: dict[str, str]) -> None:
+    # "f 转成华氏 (默认), c 转成摄氏" / "f for Fahrenheit (default), c for Celsius"
+    # — and nothing else in the help
+    assert choice_names(helps["zh"], "f") == ["华氏"]
+    assert choice_names(helps["zh"], "c") == ["摄氏"]
+    assert choice_names(helps["en"], "f") == ["Fahrenheit"]
+    assert choice_names(helps["en"], "c") == ["Celsius"]
     text = _help((("--format",), {"choices": ["json", "csv"], "help": "json or csv"}))
     assert choice_names(text, "csv") == ["csv"]  # a word of its own names itself
     filling = fill_from_words(text, "export the list as CSV")

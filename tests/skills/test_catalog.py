@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -23,7 +24,9 @@ from executor.skills.catalog import (
 from tests.skills.conftest import PY_SKILL, write_skill
 
 
-def run_help(path: Path, folder: Path, timeout: float = HELP_TIMEOUT) -> HelpRun:
+def run_help(
+    path: Path, folder: Path, lang: str = "C.UTF-8", timeout: float = HELP_TIMEOUT
+) -> HelpRun:
     try:
         done = subprocess.run(
             [str(path), "--help"],
@@ -31,6 +34,7 @@ def run_help(path: Path, folder: Path, timeout: float = HELP_TIMEOUT) -> HelpRun
             text=True,
             timeout=timeout,
             check=False,
+            env={**os.environ, "LANG": lang},
         )
     except subprocess.TimeoutExpired:
         return HelpRun("", "", None, timed_out=True, timeout=timeout)
@@ -179,7 +183,7 @@ def test_a_skill_that_hangs_or_floods_is_listed_with_the_reason(tmp_path: Path) 
     skills = {
         s.name: s
         for s in FolderScan(
-            folder, "shared", lambda p, f: run_help(p, f, timeout=1.0)
+            folder, "shared", lambda p, f, lang: run_help(p, f, lang, timeout=1.0)
         ).scan()
     }
     assert skills["hang"].error == "--help did not answer within 1 s"
@@ -188,21 +192,22 @@ def test_a_skill_that_hangs_or_floods_is_listed_with_the_reason(tmp_path: Path) 
     assert skills["fine"].usable and skills["fine"].summary == "fine"
 
 
-def test_help_runs_once_per_version_of_a_file(tmp_path: Path) -> None:
+def test_help_runs_once_per_version_of_a_file_and_language(tmp_path: Path) -> None:
     folder = tmp_path / "skills"
     path = write_skill(folder, "count", "#!/bin/sh\necho first\n")
-    runs: list[Path] = []
+    runs: list[tuple[Path, str]] = []
 
-    def counting(p: Path, f: Path) -> HelpRun:
-        runs.append(p)
-        return run_help(p, f)
+    def counting(p: Path, f: Path, lang: str) -> HelpRun:
+        runs.append((p, lang))
+        return run_help(p, f, lang)
 
     scan = FolderScan(folder, "shared", counting)
+    once = [(path, "zh_CN.UTF-8"), (path, "en_US.UTF-8")]
     assert [s.summary for s in scan.scan()] == ["first"]
-    assert [s.summary for s in scan.scan()] == ["first"] and len(runs) == 1
+    assert [s.summary for s in scan.scan()] == ["first"] and runs == once
     path.write_text("#!/bin/sh\necho second version\n")
     os.utime(path, ns=(1, 2))  # a different stamp even within one clock tick
-    assert [s.summary for s in scan.scan()] == ["second version"] and len(runs) == 2
+    assert [s.summary for s in scan.scan()] == ["second version"] and runs == once * 2
     path.unlink()
     assert scan.scan() == []
     scan.forget()
@@ -217,9 +222,46 @@ def test_the_entries_of_a_folder_are_read_side_by_side(tmp_path: Path) -> None:
         write_skill(folder, name, f"#!/bin/sh\necho {name}\n")
     both_running = threading.Barrier(2, timeout=10)  # broken when read one by one
 
-    def meeting(p: Path, f: Path) -> HelpRun:
+    def meeting(p: Path, f: Path, lang: str) -> HelpRun:
         both_running.wait()
-        return run_help(p, f)
+        return run_help(p, f, lang)
 
     skills = FolderScan(folder, "shared", meeting).scan()
     assert [(s.name, s.summary) for s in skills] == [("one", "one"), ("two", "two")]
+
+
+BY_LANG = """#!/bin/sh
+case "$LANG" in
+  zh*) echo "问候 - 说一声你好" ;;
+  *) echo "Greeting - says hello" ;;
+esac
+"""
+
+
+def test_a_skill_keeps_one_summary_and_help_per_language(tmp_path: Path) -> None:
+    """`--help` runs once per language with its LANG, and each
+    language keeps its own summary; a skill answering in one language has that one."""
+    folder = tmp_path / "skills"
+    write_skill(folder, "greet", BY_LANG)
+    write_skill(folder, "plain", "#!/bin/sh\necho only one way\n")
+    skills = {s.name: s for s in FolderScan(folder, "shared", run_help).scan()}
+    greet = skills["greet"]
+    assert greet.summaries == {
+        "zh-CN": "问候 - 说一声你好",
+        "en-US": "Greeting - says hello",
+    }
+    assert greet.contents["en-US"] == "Greeting - says hello"
+    assert greet.summary == "问候 - 说一声你好"  # the first language's
+    assert greet.listed()["summaries"] == greet.summaries
+    assert skills["plain"].summaries == {"zh-CN": "only one way", "en-US": "only one way"}
+
+
+def test_the_shipped_examples_answer_help_in_the_language_of_lang(tmp_path: Path) -> None:
+    """No Chinese in an English summary or help, and the Chinese ones are Chinese."""
+    root = Path(__file__).resolve().parents[2] / "skills"
+    for name in ("temp_convert.py", "text_stats.sh"):
+        zh = run_help(root / name, root, "zh_CN.UTF-8").stdout
+        en = run_help(root / name, root, "en_US.UTF-8").stdout
+        assert re.search(r"[\u4e00-\u9fff]", zh), name
+        assert not re.search(r"[\u4e00-\u9fff]", en), (name, en)
+        assert "(" not in help_summary(zh), name  # no English gloss beside it

@@ -127,14 +127,19 @@ def test_text_that_is_no_help_gives_no_fields() -> None:
     assert form_fields("# 代码审查指南\n\n1. read the code\n- a dash item\n", ZH) == []
 
 
-def test_labels_are_punctuated_for_the_users_language() -> None:
-    text = _parser().format_help()
+def test_labels_say_what_a_field_is_in_plain_words() -> None:
+    """A label is what the skill's help says ("标题", "Who gets
+    it"), never the command line's flags ("-s / --subject"); a field without help
+    is called by its name in words."""
+    parser = _parser()
+    parser.add_argument("--max-count", type=int)
+    text = parser.format_help()
     chinese = {f["name"]: f for f in form_fields(text, ZH)}
     english = {f["name"]: f for f in form_fields(text, EN)}
-    assert chinese["subject"]["label"] == "-s / --subject（标题）"
-    assert english["subject"]["label"] == "-s / --subject (标题)"  # the help is the skill's
-    assert chinese["recipient"]["label"] == "recipient（who gets it）"
-    assert english["recipient"]["label"] == "recipient (who gets it)"
-    assert english["quiet"]["label"] == "-q / --quiet (no output)"
-    assert english["note"]["label"].endswith("goes on and on for a while)")
-    assert {**english["mode"], "label": ""} == {**chinese["mode"], "label": ""}
+    assert chinese["subject"]["label"] == english["subject"]["label"] == "标题"
+    assert english["recipient"]["label"] == "Who gets it"
+    assert english["quiet"]["label"] == "No output"
+    assert english["note"]["label"].endswith("goes on and on for a while")
+    assert english["max_count"]["label"] == "Max count"
+    assert not any("-" in f["label"][:2] for f in english.values())
+    assert english == chinese  # the words are the skill's: its help's language

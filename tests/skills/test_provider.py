@@ -134,9 +134,15 @@ def test_run_command_runs_a_skill_by_name_with_the_exit_code_convention(
         skills_harness.call("run_command", command=["text_stats", "-f", "notes.txt"])
     )
     assert done["stdout"] == "lines: 2\nwords: 3\ncharacters: 14\n"
-    failed = result(skills_harness.call("run_command", command="temp_convert -v -500"))
+    failed = result(
+        skills_harness.call("run_command", command="temp_convert -v -500", language="zh-CN")
+    )
     assert failed["returncode"] == 1 and failed["ok"] is False
     assert "绝对零度" in failed["stderr"] and failed["stdout"] == ""
+    english = result(
+        skills_harness.call("run_command", command="temp_convert -v -500", language="en-US")
+    )
+    assert english["stderr"] == "error: below absolute zero\n"  # in its LANG's words
     assert failed["meaning"] == "bad arguments or a general failure"
     missing = result(skills_harness.call("run_command", command="text_stats -f nope.txt"))
     assert (

@@ -9,6 +9,7 @@ set still routes as before (100%).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,8 +29,14 @@ CASES = Path(__file__).with_name("routing_skills.json")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _help(path: Path, folder: Path) -> HelpRun:
-    done = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=10)
+def _help(path: Path, folder: Path, lang: str) -> HelpRun:
+    done = subprocess.run(
+        [str(path), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        env={**os.environ, "LANG": lang},
+    )
     return HelpRun(done.stdout, done.stderr, done.returncode)
 
 
@@ -139,5 +146,81 @@ def test_the_examples_are_shipped_in_the_formats_templates() -> None:
     assert "RawDescriptionHelpFormatter" in python and "epilog=" in python
     shell = (folder / "text_stats.sh").read_text()
     assert shell.startswith("#!/bin/bash") and 'if [ "$1" = "--help" ]; then' in shell
-    assert (folder / "code_review.md").read_text().startswith("# ")
+    review = (folder / "code_review.md").read_text()
+    assert review.startswith("---\nsummaries:\n") and "\n---\n# " in review
     assert shutil.which("bash")
+
+
+NAMING_A_SKILL = [
+    ("运行技能 temp_convert 37", "temp_convert"),
+    ("运行技能temp_convert", "temp_convert"),
+    ("run temp_convert", "temp_convert"),
+    ("run the skill temp_convert 37", "temp_convert"),
+    ("运行text_stats", "text_stats"),
+    ("用技能 text_stats 统计 notes.txt", "text_stats"),
+    ("use the skill text_stats on notes.txt", "text_stats"),
+    ("运行技能", "技能"),
+    ("run a skill", "技能"),
+]
+
+
+@pytest.mark.parametrize(("text", "named"), NAMING_A_SKILL)
+def test_a_request_naming_a_skill_goes_to_the_skills_app_not_the_code_app(
+    example_skills, apps, text, named
+) -> None:
+    """A request that names a skill (技能, skill, or an installed skill's exact name) is
+    the skills app's, surely, whatever app its verb (运行 / run) sounds like."""
+    plan = SkillRouter(DeterministicRouter(), lambda: example_skills).route(text, apps)
+    assert app_ids(plan) == [SKILLS_APP], plan.reason
+    assert "code_app" not in app_ids(plan)
+    assert f"技能 {named} [named]" in plan.reason
+    assert plan.confidence >= DeterministicRouter.CONFIDENT
+
+
+def test_a_skill_named_inside_a_compound_or_a_schedule(example_skills, apps) -> None:
+    router = SkillRouter(DeterministicRouter(), lambda: example_skills)
+    both = router.route("运行技能 temp_convert 37，然后播放音乐", apps)
+    assert app_ids(both) == [SKILLS_APP, "music_app"], both.reason
+    later = router.route("每天早上8点运行技能 temp_convert 37", apps)
+    assert app_ids(later) == ["scheduler_app"], later.reason  # its content, for later
+
+
+def test_a_skill_name_inside_a_longer_word_or_an_apps_keyword_names_nothing(apps) -> None:
+    skills = [
+        {"name": "temp_convert", "summary": "x", "error": None},
+        {"name": "code", "summary": "y", "error": None},
+    ]
+    router = SkillRouter(DeterministicRouter(), lambda: skills)
+    assert app_ids(router.route("运行 temp_convert2.py", apps)) == ["code_app"]
+    assert app_ids(router.route("run the code", apps)) == ["code_app"]
+    assert app_ids(router.route("运行 fibonacci.py", apps)) == ["code_app"]
+
+
+@pytest.mark.parametrize(
+    "text", ["统计一下文字", "统计这段文字", "count the words of a text"]
+)
+def test_counting_words_reaches_the_shipped_text_stats_skill(
+    example_skills, apps, text
+) -> None:
+    """ "统计一下文字" reached no app."""
+    plan = SkillRouter(DeterministicRouter(), lambda: example_skills).route(text, apps)
+    assert app_ids(plan) == [SKILLS_APP], plan.reason
+    assert "text_stats" in plan.reason
+
+
+def test_the_skills_are_read_only_when_the_words_could_name_one(
+    example_skills, apps
+) -> None:
+    """The listing is the executor's: a claimed request with no word a skill's name
+    could be (and no 技能) is routed without asking for it."""
+    asked: list[int] = []
+
+    def counted() -> list[dict]:
+        asked.append(1)
+        return example_skills
+
+    router = SkillRouter(DeterministicRouter(), counted)
+    assert app_ids(router.route("帮我播放周杰伦的歌", apps)) == ["music_app"]
+    assert asked == []
+    assert app_ids(router.route("运行技能 temp_convert 37", apps)) == [SKILLS_APP]
+    assert asked == [1]

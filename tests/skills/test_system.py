@@ -24,19 +24,26 @@ from tests.skills.conftest import PY_SKILL, wait_for, write_skill
 
 pytestmark = pytest.mark.slow
 SHOTS = ROOT / "test-artifacts" / "skills"
+ROUTING_SHOTS = Path("/tmp/shots/routing")
 SKILLS_TOOLS = {"search_skills", "skill", "run_command", "install_skill", "reload_skills"}
 
 
-@pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
-    root = tmp_path_factory.mktemp("skills_system")
-    apps = copy_shipped_apps(root / "apps", ("hello_app", "skills_app"))
-    running = launch(root, apps)
+def _running(
+    factory: pytest.TempPathFactory, name: str, app_ids: tuple[str, ...]
+) -> Iterator[RunningSystem]:
+    """A launched system with copies of the shipped `app_ids`, once 技能 runs."""
+    root = factory.mktemp(name)
+    running = launch(root, copy_shipped_apps(root / "apps", app_ids))
     try:
         running.wait_app("skills_app", "running")
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    yield from _running(tmp_path_factory, "skills_system", ("hello_app", "skills_app"))
 
 
 def listing(system: RunningSystem, app_id: str) -> dict:
@@ -95,7 +102,7 @@ def test_a_skill_instruction_is_answered_first(system) -> None:
     # two numbers: which one is meant is not clear, so nothing runs
     (task,) = system.say("把30或40摄氏度换算成华氏度")["tasks"]
     reply = task["result"]
-    assert reply["message"] == "找到技能「temp_convert」：请填写 -v / --value 后点运行"
+    assert reply["message"] == "找到技能「temp_convert」：请填写「温度数值」后点运行"
     assert all(w["title"] != "输出" for w in reply["data"]["widgets"])
 
 
@@ -185,15 +192,15 @@ def test_the_skills_window_lists_every_skill_and_runs_one(browser, system) -> No
 ANSWERS = {
     "zh-CN": (
         "把30摄氏度换算成华氏度",
-        "说明 (--help)",
+        "使用说明",
         "把30或40摄氏度换算成华氏度",
-        "找到技能「temp_convert」：请填写 -v / --value 后点运行",
+        "找到技能「temp_convert」：请填写「温度数值」后点运行",
     ),
     "en-US": (
         "convert 30 celsius to fahrenheit",
-        "Help (--help)",
+        "How to use it",
         "convert 30 or 40 celsius to fahrenheit",
-        "Found the skill “temp_convert”: fill in -v / --value and press Run",
+        "Found the skill “temp_convert”: fill in “The number of degrees” and press Run",
     ),
 }
 
@@ -221,6 +228,7 @@ def test_a_skill_instruction_shows_its_answer_without_scrolling(
         answer = window.locator(".v-widget").first.get_by_text("30 °C = 86.0 °F")
         answer.wait_for()
         SHOTS.mkdir(parents=True, exist_ok=True)
+        ROUTING_SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"skill-answer-{locale}.png"))
         main = window.locator(".win-main").bounding_box()
         box = answer.bounding_box()
@@ -241,6 +249,21 @@ def test_a_skill_instruction_shows_its_answer_without_scrolling(
         assert window.locator("select[name=to]").input_value() == "f"
         assert window.locator(".v-code", has_text="°F").count() == 0  # nothing ran
         page.screenshot(path=str(SHOTS / f"skill-asks-{locale}.png"))
+        back = "返回列表" if locale == "zh-CN" else "Back to the list"
+        if locale == "en-US":  # the skill's own words in English too
+            shown = window.locator(".win-main").inner_text()
+            assert not re.search(r"[\u4e00-\u9fff]", shown), shown
+        page.screenshot(path=str(ROUTING_SHOTS / f"skills-form-{locale}.png"))
+        window.get_by_role("button", name=back).click()
+        table = window.locator("table")
+        table.locator("tr", has_text="code_review").wait_for()
+        summaries = [r.inner_text() for r in table.locator("tbody tr").all()]
+        if locale == "en-US":  # each shipped skill's summary in English only
+            assert not any(re.search(r"[\u4e00-\u9fff]", row) for row in summaries)
+            assert any("Code review checklist" in row for row in summaries), summaries
+        else:
+            assert any("文字统计" in row for row in summaries), summaries
+        page.screenshot(path=str(ROUTING_SHOTS / f"skills-window-{locale}.png"))
         assert errors == []
     finally:
         context.close()
@@ -345,3 +368,53 @@ def test_a_skill_instruction_sent_as_soon_as_ready_reaches_the_skill(
         assert [task["app_id"] for task in answer["tasks"]] == ["skills_app"], answer
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def with_code(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    """The code app beside the skills app: both say they run things (运行 / run)."""
+    yield from _running(tmp_path_factory, "skills_and_code", ("code_app", "skills_app"))
+
+
+def _said(
+    system: RunningSystem, text: str, language: str, session: str | None = None
+) -> tuple[dict, str]:
+    body = {"text": text, "language": language}
+    if session:
+        body["session_id"] = session
+    response = system.post("/api/instruction", body)
+    assert response.status_code == 200, response.text
+    (task,) = response.json()["tasks"]
+    return task, response.json()["session_id"]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "answer"),
+    [
+        ("运行技能 temp_convert 37", "zh-CN", "37 °C = 98.6 °F"),
+        ("运行技能temp_convert 37", "zh-CN", "37 °C = 98.6 °F"),
+        ("run temp_convert 37", "en-US", "37 °C = 98.6 °F"),
+    ],
+)
+def test_a_request_naming_a_skill_runs_the_skill_not_an_earlier_program(
+    with_code: RunningSystem, text: str, language: str, answer: str
+) -> None:
+    """Through a running system: the user ran fibonacci.py; then
+    "运行技能 temp_convert 37" is the skill's, and its answer is the skill's."""
+    first, session = _said(with_code, "写一个计算斐波那契数列的程序", language)
+    assert first["app_id"] == "code_app"
+    ran = with_code.post(
+        "/api/apps/code_app/action",
+        {
+            "action_id": "run",
+            "type": "button",
+            "params": {"path": "fibonacci.py"},
+            "session_id": session,
+        },
+    )
+    assert ran.status_code == 200, ran.text
+    assert "[0, 1, 1, 2" in ran.text  # the program ran, and showed its output
+    task, _ = _said(with_code, text, language, session)
+    assert task["app_id"] == "skills_app", task
+    assert task["result"]["message"] == answer
+    assert "[0, 1, 1, 2" not in str(task["result"])  # never the earlier output
