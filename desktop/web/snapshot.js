@@ -39,9 +39,29 @@ function isVisible(node, rect) {
   return getComputedStyle(node).visibility !== "hidden";
 }
 
+let sending = false;
+let again = false;
+
 /** Post the snapshot now (when it differs from the last one sent): after a change to
- * the layout, so that an undo asked for at once finds it in the history. */
+ * the layout, so that an undo asked for at once finds it in the history. One post at
+ * a time, the latest last: two in flight could reach the controller out of order. */
 export async function postSnapshot() {
+  if (sending) {
+    again = true; // the one in flight is older: send again once it is done
+    return;
+  }
+  sending = true;
+  try {
+    do {
+      again = false;
+      await sendOnce();
+    } while (again);
+  } finally {
+    sending = false;
+  }
+}
+
+async function sendOnce() {
   const snapshot = takeSnapshot();
   const text = JSON.stringify(snapshot);
   if (text === lastSent) return;

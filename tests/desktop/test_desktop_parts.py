@@ -42,7 +42,8 @@ MUSIC = "#win_music_app"
 
 WORDS = {
     "zh-CN": {
-        "songs": ("七里香", "晴天"),
+        # a long title: a moved button's row title must not be cut at the screen's edge
+        "songs": ("七里香", "晴天 - 周杰伦 2003 年台北现场版"),
         "artist": "周杰伦",
         "blue": "把背景换成蓝色",
         "blue_done": "已将背景改成蓝色",
@@ -57,18 +58,20 @@ WORDS = {
         "parts": "桌面背景、任务栏、窗口的标题栏",
         "f3": "把播放按钮移到左上角",
         "asks": "有 2 个“播放按钮”",
-        "second": "把晴天的播放按钮移到左上角",
+        "second": "把第二个播放按钮移到左上角",
         "first": "把第一个播放按钮移到左上角",
-        "beside": "已将七里香的播放按钮移到左上角，放在晴天的播放按钮旁边",
+        "beside": (
+            "已将七里香的播放按钮移到左上角，放在晴天 - 周杰伦 2003 年台北现场版的播放按钮旁边"
+        ),
         "undo": "撤销",
         "undo_again": "撤回",
         "undone_first": "已撤销：移动七里香的播放按钮",
-        "undone_second": "已撤销：移动晴天的播放按钮",
+        "undone_second": "已撤销：移动晴天 - 周杰伦 2003 年台北现场版的播放按钮",
         "nothing_to_undo": "没有可以撤销的界面改动",
         "status": "CPU占用多少",
     },
     "en-US": {
-        "songs": ("Morning Light", "Evening Rain"),
+        "songs": ("Morning Light", "Evening Rain - Live at the Old Town Hall, 2003"),
         "artist": "The Example Band",
         "blue": "change the wallpaper to blue",
         "blue_done": "Made the wallpaper blue",
@@ -83,16 +86,18 @@ WORDS = {
         "parts": "the background, the taskbar and a window's title bar",
         "f3": "move the play button to the top-left",
         "asks": '2 elements match "play button"',
-        "second": "move the play button of Evening Rain to the top-left",
+        "second": "move the second play button to the top-left",
         "first": "move the first play button to the top-left",
         "beside": (
             "Moved the play button of Morning Light to the top-left, "
-            "beside the Play button of Evening Rain"
+            "beside the Play button of Evening Rain - Live at the Old Town Hall, 2003"
         ),
         "undo": "Undo",
         "undo_again": "undo",
         "undone_first": "Undone: moving the Play button of Morning Light",
-        "undone_second": "Undone: moving the Play button of Evening Rain",
+        "undone_second": (
+            "Undone: moving the Play button of Evening Rain - Live at the Old Town Hall, 2003"
+        ),
         "nothing_to_undo": "There is no change to the layout to undo",
         "status": "show cpu usage",
     },
@@ -144,26 +149,48 @@ def no_error_toast(page) -> None:
     expect(page.locator("#toasts .toast-error")).to_have_count(0)
 
 
-def watch_snapshots(page) -> list[int]:
-    """How many changes to undo each snapshot the desktop posts lists, in order."""
-    posted: list[int] = []
+def watch_snapshots(page) -> list[dict]:
+    """Every UI snapshot the controller has taken from the desktop, in order."""
+    posted: list[dict] = []
 
     def seen(request) -> None:
         if request.url.endswith("/api/ui/snapshot"):
-            posted.append(len((request.post_data_json or {}).get("undo", [])))
+            posted.append(request.post_data_json or {})
 
-    page.on("request", seen)
+    page.on("requestfinished", seen)
     return posted
 
 
-def snapshot_holds(page, posted: list[int], count: int) -> None:
-    """Wait until the desktop's latest snapshot lists `count` changes to undo (the
-    system app reads what to undo from it)."""
+def wait_posted(page, posted: list[dict], holds, what: str) -> None:
+    """Wait until the desktop's latest snapshot `holds` (what the system app reads)."""
     for _ in range(400):
-        if posted and posted[-1] == count:
+        if posted and holds(posted[-1]):
             return
         page.wait_for_timeout(25)
-    raise AssertionError(f"no snapshot with {count} changes to undo: {posted[-5:]}")
+    raise AssertionError(f"no snapshot where {what}")
+
+
+def snapshot_holds(page, posted: list[dict], count: int) -> None:
+    """Wait until the latest snapshot lists `count` changes to undo."""
+    wait_posted(
+        page,
+        posted,
+        lambda snapshot: len(snapshot.get("undo", [])) == count,
+        f"{count} changes can be undone",
+    )
+
+
+def snapshot_moved(page, posted: list[dict], element_id: str) -> None:
+    """Wait until the latest snapshot shows `element_id` moved."""
+    wait_posted(
+        page,
+        posted,
+        lambda snapshot: any(
+            e["id"] == element_id and "move" in e.get("changed", [])
+            for e in snapshot.get("elements", [])
+        ),
+        f"{element_id} moved",
+    )
 
 
 # ------------------------------------------------------------------ item 3
@@ -271,7 +298,7 @@ def test_a_second_control_moved_to_a_corner_goes_beside_the_first(browser, syste
         posted = watch_snapshots(page)
         say(page, words["second"])
         wait_at(page, "btn_play_2", 20, 20)
-        snapshot_holds(page, posted, 1)
+        snapshot_moved(page, posted, "btn_play_2")
         # its row's title is whole on screen, not cut at the left edge
         label = page.evaluate(ROW_TITLE_BOX, "btn_play_2")
         assert second in label["content"]
