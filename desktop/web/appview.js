@@ -10,8 +10,8 @@
 // (an `ok` reply that is degraded, or an `info` one) shows its message as a banner
 // above the view with the technical `detail` folded away (a degraded one's status
 // line then says only that not all of it worked); controls with an
-// `item_id` are drawn in their list item, table row or card. A notice the view itself
-// says (a question, an answer that nothing was done) is said there only. A window that says its
+// `item_id` are drawn in their list item, table row or card. An informative notice
+// the view itself says (a question, an answer that nothing was done) is said there only. A window that says its
 // app could not be reached (restarting, starting, the controller out of reach) opens
 // the app again by itself once the app runs again: its initial view, not what failed.
 
@@ -274,8 +274,10 @@ export class AppViews {
     const failed = reply.status === "error" || reply.view_type === "error";
     const level = replyLevel(reply);
     const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();
-    // one sentence, once: a notice the view itself says is neither a banner nor the status line
-    const said = !failed && level !== "success" && statusText !== "" && view.textContent.includes(statusText);
+    // one sentence, once: an informative notice the view itself says (a question, an
+    // answer that nothing was done) is neither a banner nor the status line; a warning
+    // keeps its banner, which holds its technical detail
+    const said = !failed && level === "info" && statusText !== "" && view.textContent.includes(statusText);
     const noticed = !failed && level !== "success" && statusText && !said;
     const answer =
       !noticed && isAnswer(statusText) && !view.textContent.includes(statusText) ? statusText : "";
