@@ -1,19 +1,19 @@
-"""Issue 38 in Chromium at 1280×800, in Chinese and in English, against the real
+"""In Chromium at 1280×800, in Chinese and in English, against the real
 system with the music window open on two songs:
 
-- item 3: the desktop's own parts are named and changed like app controls — the
+- the desktop's own parts are named and changed like app controls — the
   background (a colour or a gradient, by 背景, 壁纸, 桌面背景 or "wallpaper"), the
   taskbar and a window's title bar; the change survives a reload; a name that fits
   nothing is an answer naming what can be changed, never an error toast;
-- item 4: a control moved into a corner another moved control holds goes beside it,
+- a control moved into a corner another moved control holds goes beside it,
   both stay seen, the answer names the control that moved, and a moved control's
   row title is never cut at the screen's edge;
-- item 7: a typed 撤销 / undo reaches the system app and takes back the latest
+- a typed 撤销 / undo reaches the system app and takes back the latest
   change to the layout, and the one before when said again, across other
   instructions and a reload, until the layout is reset; the system window keeps
   offering 撤销 while there is a change to take back;
-- item 11: the start menu and the taskbar's menu are opaque;
-- item 12: the question "which one?" is said once, not in a banner, the body, the
+- the start menu and the taskbar's menu are opaque;
+- the question "which one?" is said once, not in a banner, the body, the
   status line and a toast.
 """
 
@@ -193,7 +193,7 @@ def snapshot_moved(page, posted: list[dict], element_id: str) -> None:
     )
 
 
-# ------------------------------------------------------------------ item 3
+# ---------------------------------------------------- the desktop's own parts
 
 
 @pytest.mark.parametrize("locale", LOCALES)
@@ -245,7 +245,7 @@ def test_the_background_taskbar_and_title_bar_change_like_controls(browser, syst
         expect(desktop).not_to_have_css("background-image", re.compile("linear-gradient"))
 
 
-# ------------------------------------------------------------------ item 12
+# ------------------------------------------------------ one sentence, once
 
 
 @pytest.mark.parametrize("locale", LOCALES)
@@ -261,7 +261,7 @@ def test_the_question_which_one_is_said_once(browser, system, locale):
         shot(page, locale, "asks-once")
 
 
-# ------------------------------------------------------------------ item 4
+# ------------------------------------------------- a corner already taken
 
 ROW_TITLE_BOX = """id => {
   const node = document.getElementById(id);
@@ -328,7 +328,7 @@ def test_a_second_control_moved_to_a_corner_goes_beside_the_first(browser, syste
         shot(page, locale, "row-title-at-the-right")
 
 
-# ------------------------------------------------------------------ item 7
+# ------------------------------------------------------------------ undo
 
 
 @pytest.mark.parametrize("locale", LOCALES)
@@ -390,7 +390,7 @@ def test_a_typed_undo_takes_back_one_change_after_another(browser, system, local
         shot(page, locale, "nothing-to-undo")
 
 
-# ------------------------------------------------------------------ item 11
+# --------------------------------------------------------------- menus
 
 OPAQUE = """selector => {
   const style = getComputedStyle(document.querySelector(selector));

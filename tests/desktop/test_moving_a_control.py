@@ -179,7 +179,7 @@ def test_f3_on_an_empty_library_says_there_is_no_play_button(browser, system, lo
         say(page, words["f3"])
         answer = page.locator(f"{SYSTEM} .v-text")
         expect(answer).to_contain_text(words["none"])
-        # said once, in the window: no toast, and no error (issue 38)
+        # said once, in the window: no toast, and no error
         expect(page.locator("#toasts .toast", has_text=words["none"])).to_have_count(0)
         expect(page.locator("#toasts .toast-error")).to_have_count(0)
         # 最近播放 is where it was, in the music window's action bar

@@ -5,7 +5,7 @@ English, against the real system:
 - a window that shows that its app is restarting opens the app again by itself once
   the app runs again (no click);
 - the start menu offers to uninstall an app, asking first (a dialog that takes the
-  focus on its safe choice, so Enter and Escape keep the app, issue 38 item 10; only
+  focus on its safe choice, so Enter and Escape keep the app; only
   its Uninstall button uninstalls); an uninstall, from the menu or from
   elsewhere, closes the app's window with a notice; apps the system relies on (a
   manifest `system_role`) are not offered;
