@@ -69,6 +69,8 @@ def _help(turn: Turn) -> str:
         "· 把播放按钮移到左上角\n"
         "· 把搜索框变大一点\n"
         "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
+        "· 把背景换成蓝色 / 把背景换成蓝紫渐变\n"
+        "· 撤销 / 撤回\n"
         "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
         "· 查看系统状态 / CPU占用多少 / 列出进程",
         "I can change the desktop:\n"
@@ -76,6 +78,8 @@ def _help(turn: Turn) -> str:
         "· make the search box bigger\n"
         "· make the play button red / rotate the play button 45 degrees / hide the "
         "taskbar / rename the play button to Start\n"
+        "· make the background blue / make the background a blue to purple gradient\n"
+        "· undo\n"
         "· open the code app / close the music window / switch to the music app\n"
         "· show system status / cpu usage / list processes",
     )

@@ -251,9 +251,11 @@ def _name(request: UiRequest, element: Mapping[str, Any], found: Found, turn: Tu
 
 def _color_words(request: UiRequest, turn: Turn) -> str:
     """The colour as the user said it, or its name in the answer's language."""
+    gradient = bool(request.color and request.color.startswith("linear-gradient("))
     if _same_language(request, turn) or not request.color:
-        return request.color_words
-    if request.color.startswith("linear-gradient("):
+        words = request.color_words
+        return f"a {words}" if gradient and request.english else words
+    if gradient:
         return turn.tr("渐变色", "a gradient")
     return turn.tr(_COLOR_ZH.get(request.color, request.color), request.color)
 

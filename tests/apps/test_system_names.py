@@ -318,7 +318,7 @@ def desktop_parts(language: str) -> dict[str, Any]:
             "make the background a blue to purple gradient",
             "desktop",
             "linear-gradient(135deg, blue, purple)",
-            "Made the background blue to purple gradient",
+            "Made the background a blue to purple gradient",
         ),
         (
             "en-US",

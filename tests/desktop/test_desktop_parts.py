@@ -413,3 +413,32 @@ def test_the_start_menu_and_the_taskbar_menu_are_opaque(browser, system, locale)
         assert page.evaluate(OPAQUE, "#system_menu")
         shot(page, locale, "taskbar-menu")
         assert words  # the same in both languages; the screenshots show each
+
+
+POST = "c => window.postMessage({aios: 'ui_command', command: c}, location.origin)"
+
+
+def test_undo_puts_a_moved_window_back_and_comes_once(browser, system):
+    """A window's place is part of the history; the same undo delivered twice (the
+    answer and the event stream) takes back one step, not two."""
+    with two_songs(browser, system, "zh-CN") as page:
+        music = page.locator(MUSIC)
+        before = music.bounding_box()
+        page.evaluate(POST, {"op": "change_color", "id": "desktop", "color": "teal"})
+        page.evaluate(POST, {"op": "move", "id": "win_music_app", "x": 500, "y": 200})
+        wait_at(page, "win_music_app", 500, 200)
+        undo = {"op": "undo", "id": "layout", "ref": "one"}
+        page.evaluate(POST, undo)
+        page.evaluate(POST, undo)
+        page.wait_for_function(
+            "([x, y]) => { const r = document.getElementById('win_music_app')"
+            ".getBoundingClientRect(); return Math.round(r.left) === x"
+            " && Math.round(r.top) === y; }",
+            arg=[round(before["x"]), round(before["y"])],
+        )
+        # the colour, one step earlier, is still there
+        expect(page.locator("#desktop")).to_have_css("background-color", "rgb(0, 128, 128)")
+        page.evaluate(POST, {"op": "undo", "id": "layout", "ref": "two"})
+        expect(page.locator("#desktop")).not_to_have_css(
+            "background-color", "rgb(0, 128, 128)"
+        )
