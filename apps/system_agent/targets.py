@@ -32,6 +32,7 @@ __all__ = [
     "MARGIN",
     "Choice",
     "Outcome",
+    "part_takes",
     "plain_number",
     "plan_ui",
     "plan_window",
@@ -266,12 +267,18 @@ def _color_words(request: UiRequest, turn: Turn) -> str:
 _PART_OPS = {"background": ("change_color",), "titlebar": ("change_color",)}
 
 
+def part_takes(element: Mapping[str, Any], op: str) -> bool:
+    """Whether `element` may take `op`: any control may; a part of the desktop (the
+    background, a title bar) only what it is for."""
+    kind = str(element.get("type") or "")
+    return kind not in _PART_OPS or op in _PART_OPS[kind] or op == "restore"
+
+
 def _part_refuses(
     request: UiRequest, element: Mapping[str, Any], name: str, turn: Turn
 ) -> Outcome | None:
     """Why `element`, a part of the desktop, cannot take `request`; None when it can."""
-    kind = str(element.get("type") or "")
-    if kind not in _PART_OPS or request.op in _PART_OPS[kind]:
+    if part_takes(element, request.op):
         return None
     return Outcome(
         False,

@@ -374,3 +374,29 @@ def test_a_colour_for_several_asks_which_unless_all_are_meant(language, text, sa
         {"op": "change_color", "id": "btn_play_2", "color": "red"},
     ]
     assert outcome.message == said
+
+
+class ScriptedModel:
+    """A model that answers every chat with the same commands."""
+
+    available = True
+
+    def __init__(self, commands: list[dict[str, Any]]) -> None:
+        self.commands = commands
+
+    def chat(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {"commands": self.commands}
+
+
+def test_a_model_cannot_move_or_hide_the_background() -> None:
+    from apps.system_agent.llm import commands_from_llm
+
+    model = ScriptedModel(
+        [
+            {"op": "hide", "id": "desktop"},
+            {"op": "move", "id": "title_music_app", "x": 5, "y": 5},
+            {"op": "change_color", "id": "desktop", "color": "navy"},
+        ]
+    )
+    asked = commands_from_llm(model, "把桌面弄暗一点", desktop_parts("zh-CN"), False)
+    assert asked.commands == [{"op": "change_color", "id": "desktop", "color": "navy"}]
