@@ -558,11 +558,15 @@ def _move(raw: str, lower: str, english: bool) -> UiRequest:
     if verb:
         return UiRequest("move", _remainder(raw, cut, english), english)
     change = _CHANGE.search(lower if english else raw)
-    if change:  # "换一下壁纸", "change the wallpaper": a colour change, no colour yet
-        return UiRequest(
-            "change_color", _remainder(raw, [change.group(0)], english), english
-        )
+    if change and _PAINTED.search(lower):
+        # "换一下壁纸", "change the wallpaper": a colour change, no colour said yet
+        target = _remainder(raw, [change.group(0)], english)
+        return UiRequest("change_color", target, english)
     return UiRequest("unknown", _remainder(raw, [], english), english)
 
 
 _CHANGE = re.compile(r"(换一下|换个|换掉|更换|换|\bchange\b)")
+# what a bare "change" is about when it is about a colour: a part of the desktop
+_PAINTED = re.compile(
+    r"(背景|壁纸|任务栏|标题栏|颜色|wallpaper|background|taskbar|title ?bar|colou?r)"
+)

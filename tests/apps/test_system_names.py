@@ -344,6 +344,8 @@ def test_the_background_only_changes_colour_and_asks_which() -> None:
     assert not hidden.ok and "只能换颜色" in hidden.message
     which = plan_ui(parse_request("换一下壁纸"), snapshot, ZH)
     assert not which.ok and which.message.startswith("要把壁纸换成什么颜色")
+    # a bare "change" about something else is not a colour change
+    assert parse_request("换一首歌").op == parse_request("change the song").op == "unknown"
     sky = plan_ui(parse_request("change the sky to blue"), desktop_parts("en-US"), EN)
     assert sky.message.startswith('There is no "sky" on the desktop.')
     assert "the background, the taskbar and a window's title bar" in sky.message
