@@ -92,6 +92,7 @@ __all__ = [
     "UICommand",
     "UIElement",
     "UISnapshot",
+    "UndoCommand",
     "Viewport",
     "WindowCommand",
 ]
@@ -506,6 +507,16 @@ class RestoreCommand(_UIBase):
     ] = Field(default_factory=list)
 
 
+class UndoCommand(_UIBase):
+    """Take back the desktop's latest change to its layout: what the commands of one
+    answer changed, as the desktop's own history keeps it (`UISnapshot.undo`); said
+    again, the change before that. `id` names the history: `layout`."""
+
+    op: Literal["undo"]
+    # the same undo reaches the desktop twice (the answer, the event stream): done once
+    ref: Annotated[str, Field(max_length=64)] = ""
+
+
 WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
 
 
@@ -525,6 +536,7 @@ UICommand = Annotated[
         ChangeTextCommand,
         RotateCommand,
         RestoreCommand,
+        UndoCommand,
         WindowCommand,
     ],
     Field(discriminator="op"),
@@ -558,8 +570,13 @@ class UIElement(_Model):
 
 
 class UISnapshot(_Model):
+    """The desktop as it is drawn; `undo` lists the changes to its layout that it can
+    take back (`UndoCommand`), oldest first: each the `{op, id}` of the commands one
+    answer performed. The list lasts until the user resets the layout."""
+
     viewport: Viewport | None = None
     elements: list[UIElement] = Field(default_factory=list)
+    undo: list[list[dict[str, str]]] = Field(default_factory=list)
 
 
 # -------------------------------------------------------------------- app replies

@@ -10,9 +10,11 @@ the computer (this app runs confined and would see only its own sandbox), and an
 with the number asked about ("现在内存占用多少" → a card with the memory figure), or a
 dashboard, chart or table when the overview is asked for. A name that fits several
 elements (the 播放 buttons of two songs) is answered with a question and one button
-per element, which does it for that one (`choose`). Every UI change offers 撤销
-(undo): a control the change moved first goes back into its place (`restore`),
-otherwise it goes back to what the snapshot showed. A phrasing the rules cannot
+per element, which does it for that one (`choose`). A change can be taken back: the
+desktop keeps the history of its layout (the snapshot's `undo`), and 撤销 / undo,
+typed or clicked, sends it the `undo` command and says which change that took back;
+said again, the one before. The system window offers 撤销 in every answer while
+there is a change to take back. A phrasing the rules cannot
 resolve, or a name that fits no element, goes, when an LLM is configured, to the
 model with the snapshot (`llm`); its commands are validated there, and when it
 fails the rules' own answer stands, with a short note. Instructions may be Chinese or English; every answer is in the
@@ -21,26 +23,31 @@ user's language (`turn.language`: "Moved the play button to the top-left").
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
+from aios_sdk.protocol import WINDOW_OPS
 from aios_sdk.views import button, text_reply, ui_command
 
 from .llm import commands_from_llm
 from .phrases import UiRequest, parse_request
 from .status import status_view
-from .targets import Outcome, plan_ui, plan_window
+from .targets import Outcome, plan_ui, plan_window, shown_name
 
 __all__ = [
     "SNAPSHOT_KEY",
     "STATUS_TOOL",
     "SystemFlows",
     "status_question",
-    "undo_commands",
 ]
 
 SNAPSHOT_KEY = "ui_snapshot"
+_SNAPSHOT_STEP: dict[str, Any] = {
+    "tool": "cache_get",
+    "args": {"key": SNAPSHOT_KEY, "namespace": "system"},
+}
 STATUS_TOOL = "system_info"
 # processes in the overview's busiest table, and in the process list
 BUSIEST = 8
@@ -62,6 +69,8 @@ def _help(turn: Turn) -> str:
         "· 把播放按钮移到左上角\n"
         "· 把搜索框变大一点\n"
         "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
+        "· 把背景换成蓝色 / 把背景换成蓝紫渐变\n"
+        "· 撤销 / 撤回\n"
         "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
         "· 查看系统状态 / CPU占用多少 / 列出进程",
         "I can change the desktop:\n"
@@ -69,6 +78,8 @@ def _help(turn: Turn) -> str:
         "· make the search box bigger\n"
         "· make the play button red / rotate the play button 45 degrees / hide the "
         "taskbar / rename the play button to Start\n"
+        "· make the background blue / make the background a blue to purple gradient\n"
+        "· undo\n"
         "· open the code app / close the music window / switch to the music app\n"
         "· show system status / cpu usage / list processes",
     )
@@ -80,46 +91,45 @@ def _snapshot_of(value: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
-# the op of a command → the change the desktop remembers for it
-_CHANGES = {
-    "move": "move",
-    "resize": "resize",
-    "hide": "hide",
-    "show": "hide",
-    "change_color": "change_color",
-    "change_text": "change_text",
-    "rotate": "rotate",
+# what a change did, as the answer to an undo names it
+_CHANGE_WORDS = {
+    "move": ("移动", "moving"),
+    "resize": ("调整大小：", "resizing"),
+    "hide": ("隐藏", "hiding"),
+    "show": ("显示", "showing"),
+    "change_color": ("改颜色：", "recolouring"),
+    "change_text": ("改文字：", "renaming"),
+    "rotate": ("旋转", "rotating"),
+    "restore": ("还原", "restoring"),
 }
 
 
-def undo_commands(
-    command: Mapping[str, Any], element: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The commands that put `element` back as the snapshot showed it: a change of a
-    kind the element had not had yet is taken back (`restore`: a moved control goes
-    back into its row), an earlier one of that kind is set back to the snapshot's."""
-    ident = str(element.get("id"))
-    op = str(command.get("op"))
-    visible = element.get("visible", True)
-    first = _CHANGES.get(op) not in (element.get("changed") or [])
-    if op in ("move", "resize") and first and element.get("type") != "window":
-        return [ui_command("restore", ident, changes=[op])]
-    if op in ("change_color", "rotate") and first:
-        return [ui_command("restore", ident, changes=[op])]
-    if op == "move":
-        return [ui_command("move", ident, x=element.get("x", 0), y=element.get("y", 0))]
-    if op == "resize":
-        width, height = element.get("width", 0), element.get("height", 0)
-        return [ui_command("resize", ident, width=width, height=height)]
-    if op == "hide":
-        return [ui_command("show", ident)] if visible else []
-    if op == "show":
-        return [] if visible else [ui_command("hide", ident)]
-    if op == "rotate":
-        return [ui_command("rotate", ident, degrees=0)]
-    if op == "change_text" and element.get("label"):
-        return [ui_command("change_text", ident, text=element["label"])]
-    return []
+def undoable(snapshot: Mapping[str, Any] | None) -> list[list[dict[str, Any]]]:
+    """The layout changes the desktop can take back, oldest first (its snapshot's)."""
+    changes = (snapshot or {}).get("undo") or []
+    return [list(c) for c in changes if isinstance(c, list) and c]
+
+
+def describe_change(
+    change: list[dict[str, Any]], snapshot: Mapping[str, Any] | None, turn: Turn
+) -> str:
+    """ "移动晴天的播放按钮", "moving the Play button of Evening Rain" (and how many more)."""
+    elements = list((snapshot or {}).get("elements") or [])
+    first = change[0]
+    ident = str(first.get("id"))
+    element = next(
+        (e for e in elements if e.get("id") in (ident, f"win_{ident}")),
+        {"id": ident, "label": ident},
+    )
+    zh, en = _CHANGE_WORDS.get(str(first.get("op")), ("改动", "changing"))
+    name = shown_name(element, elements, turn)
+    what = turn.tr(f"{zh}{name}", f"{en} {name}")
+    more = len(change) - 1
+    return what + (turn.tr(f"等 {more + 1} 处", f" and {more} more") if more else "")
+
+
+def _undo_button(turn: Turn) -> dict[str, Any]:
+    return button(turn.tr("撤销", "Undo"), "undo")
 
 
 def status_question(view: str, topic: str) -> dict[str, Any]:
@@ -139,6 +149,8 @@ class SystemFlows(Flows):
 
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         request = parse_request(turn.instruction)
+        if request.op == "undo":
+            return self.undo(turn)
         if request.op == "status":
             return self.status(request.status_view, request.status_topic, turn)
         if request.op == "unknown" and not turn.results and not self.llm_available():
@@ -152,11 +164,7 @@ class SystemFlows(Flows):
 
     @action("undo")
     def on_undo(self, turn: Turn) -> dict[str, Any]:
-        asked = turn.params.get("commands") or []
-        commands = [c for c in asked if isinstance(c, Mapping)]
-        if not commands:
-            return text_reply(turn.tr("没有可以撤销的操作。", "Nothing to undo."))
-        return text_reply(turn.tr("已撤销", "Undone"), ui_commands=commands)
+        return self.undo(turn)
 
     @action("choose")
     def on_choose(self, turn: Turn) -> dict[str, Any]:
@@ -164,8 +172,31 @@ class SystemFlows(Flows):
         commands = [c for c in turn.params.get("commands") or [] if isinstance(c, Mapping)]
         if not commands:
             return text_reply(turn.tr("没有可以执行的操作。", "Nothing to do."))
-        undo = [c for c in turn.params.get("undo") or [] if isinstance(c, Mapping)]
-        return self._done(str(turn.params.get("message") or ""), commands, undo, turn)
+        return self._done(str(turn.params.get("message") or ""), commands, turn)
+
+    def undo(self, turn: Turn) -> dict[str, Any]:
+        """Take back the latest change to the layout, as the desktop's history has it."""
+        if not turn.results:
+            return self._read_snapshot(turn)
+        _, value, _ = turn.outcome(1)
+        snapshot = _snapshot_of(value)
+        changes = undoable(snapshot)
+        if not changes:
+            return text_reply(
+                turn.tr(
+                    "没有可以撤销的界面改动。", "There is no change to the layout to undo."
+                ),
+                notice="info",
+            )
+        what = describe_change(changes[-1], snapshot, turn)
+        left = len(changes) - 1
+        message = turn.tr(f"已撤销：{what}", f"Undone: {what}")
+        if left:
+            message += turn.tr(f"（还可以再撤销 {left} 步）", f" ({left} more to undo)")
+        command = ui_command("undo", "layout", ref=uuid.uuid4().hex)
+        return text_reply(
+            message, actions=[_undo_button(turn)] if left else [], ui_commands=[command]
+        )
 
     @action("help")
     def on_help(self, turn: Turn) -> dict[str, Any]:
@@ -176,9 +207,16 @@ class SystemFlows(Flows):
         return self.status("dashboard", "", turn)
 
     def status(self, view: str, topic: str, turn: Turn) -> dict[str, Any]:
-        if not turn.results:
+        if not turn.results:  # the status, and the layout (is there a change to undo?)
             return self.agent.plan_steps(
-                [{"step_id": 1, "tool": STATUS_TOOL, "args": status_question(view, topic)}],
+                [
+                    {
+                        "step_id": 1,
+                        "tool": STATUS_TOOL,
+                        "args": status_question(view, topic),
+                    },
+                    _SNAPSHOT_STEP | {"step_id": 2},
+                ],
                 turn.tr("正在读取系统状态…", "Reading the system status…"),
             )
         ok, status, error = turn.outcome(1)
@@ -193,20 +231,20 @@ class SystemFlows(Flows):
             )
         reply = status_view(status, turn, view, topic)
         reply["actions"].append(button(turn.tr("帮助", "Help"), "help"))
+        _, layout, _ = turn.outcome(2)
+        if undoable(_snapshot_of(layout)):
+            reply["actions"].append(_undo_button(turn))
         return reply
+
+    def _read_snapshot(self, turn: Turn) -> dict[str, Any]:
+        return self.agent.plan_steps(
+            [_SNAPSHOT_STEP | {"step_id": 1}],
+            turn.tr("正在读取桌面布局…", "Reading the desktop layout…"),
+        )
 
     def ui(self, instruction: str, request: UiRequest, turn: Turn) -> dict[str, Any]:
         if not turn.results:
-            return self.agent.plan_steps(
-                [
-                    {
-                        "step_id": 1,
-                        "tool": "cache_get",
-                        "args": {"key": SNAPSHOT_KEY, "namespace": "system"},
-                    }
-                ],
-                turn.tr("正在读取桌面布局…", "Reading the desktop layout…"),
-            )
+            return self._read_snapshot(turn)
         _, value, _ = turn.outcome(1)
         snapshot = _snapshot_of(value)
         outcome: Outcome | None = None
@@ -228,13 +266,14 @@ class SystemFlows(Flows):
             return text_reply(_help(turn), f"{note}{_not_understood(turn)}")
         if outcome.choices:
             return self._ask(outcome, snapshot, turn)
-        if not outcome.ok:
-            reply = text_reply(f"{note}{outcome.message}", status="error")
+        if not outcome.ok and not (snapshot or {}).get("elements"):  # no desktop to read
+            return text_reply(f"{note}{outcome.message}", status="error")
+        if not outcome.ok:  # nothing done, and why: an answer, not a failure
+            earlier = [_undo_button(turn)] if undoable(snapshot) else []
+            reply = text_reply(f"{note}{outcome.message}", notice="info", actions=earlier)
             reply["data"]["candidates"] = outcome.candidates
             return reply
-        return self._done(
-            outcome.message, outcome.commands, self._undo(outcome, snapshot), turn
-        )
+        return self._done(outcome.message, outcome.commands, turn)
 
     def _ask(
         self, outcome: Outcome, snapshot: Mapping[str, Any] | None, turn: Turn
@@ -246,7 +285,6 @@ class SystemFlows(Flows):
                 "choose",
                 commands=choice.outcome.commands,
                 message=choice.outcome.message,
-                undo=self._undo(choice.outcome, snapshot),
             )
             for choice in outcome.choices
         ]
@@ -255,32 +293,11 @@ class SystemFlows(Flows):
         return reply
 
     @staticmethod
-    def _done(
-        message: str,
-        commands: list[Any],
-        undo: list[Any],
-        turn: Turn,
-    ) -> dict[str, Any]:
-        """The answer to a change made: its sentence, its commands, and 撤销."""
-        reply = text_reply(
-            message,
-            actions=[button(turn.tr("撤销", "Undo"), "undo", commands=undo)]
-            if undo
-            else [],
-            ui_commands=commands,
-        )
+    def _done(message: str, commands: list[Any], turn: Turn) -> dict[str, Any]:
+        """The answer to a change made: its sentence, its commands, and 撤销 when it
+        changed the layout (opening a window is not a change to it)."""
+        layout = any(c.get("op") not in WINDOW_OPS for c in commands)
+        actions = [_undo_button(turn)] if layout else []
+        reply = text_reply(message, actions=actions, ui_commands=commands)
         reply["data"]["commands"] = commands
         return reply
-
-    @staticmethod
-    def _undo(outcome: Outcome, snapshot: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-        elements = list((snapshot or {}).get("elements") or [])
-        undo: list[dict[str, Any]] = []
-        for command in outcome.commands:
-            ident = str(command.get("id"))
-            element = next(
-                (e for e in elements if e.get("id") in (ident, f"win_{ident}")), None
-            )
-            if element is not None:
-                undo += undo_commands(command, element)
-        return undo

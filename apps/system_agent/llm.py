@@ -26,7 +26,7 @@ from pydantic import TypeAdapter, ValidationError
 from aios_sdk.errors import user_message
 from aios_sdk.protocol import UI_OPS, WINDOW_OPS, UICommand
 
-from .targets import APP_NAMES, plain_number, viewport_size
+from .targets import APP_NAMES, part_takes, plain_number, viewport_size
 
 __all__ = ["LlmCommands", "commands_from_llm", "describe", "snapshot_ids"]
 
@@ -141,8 +141,8 @@ def _checked(
     op, ident = command["op"], command["id"]
     if op in WINDOW_OPS:
         return command if ident in apps else None
-    if op not in UI_OPS or ident not in elements:
-        return None
+    if op not in UI_OPS or ident not in elements or not part_takes(elements[ident], op):
+        return None  # not on screen, or a part of the desktop that cannot take it
     vw, vh = viewport
     if op == "move":
         if not _finite(command["x"], command["y"]):

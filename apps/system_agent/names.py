@@ -62,7 +62,9 @@ WORDS: dict[str, tuple[str, ...]] = {
     "系统": ("system", "system_agent"),
     "桌面": ("desktop",),
     "壁纸": ("wallpaper", "background"),
-    "背景": ("background",),
+    "背景": ("background", "wallpaper"),
+    "桌面背景": ("desktop background", "background", "wallpaper", "desktop"),
+    "标题栏": ("title bar", "titlebar", "title"),
 }
 _EN_TO_ZH: dict[str, list[str]] = {}
 for _zh, _ens in WORDS.items():

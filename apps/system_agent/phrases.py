@@ -5,7 +5,7 @@ position="top-left")`. The request says *what* to do and names the element the w
 the user did; `targets` then finds that element in the desktop's UI snapshot and
 turns the request into UI commands. Recognised: move (corners, edges, centre,
 coordinates, relative moves), resize (bigger/smaller, ×N, W×H), colour, rotate,
-show/hide, change text, window open/close/focus, and system-status questions.
+show/hide, change text, window open/close/focus, undo, and system-status questions.
 Pure functions, no I/O.
 """
 
@@ -32,7 +32,7 @@ def has_cjk(text: str) -> bool:
 
 @dataclass
 class UiRequest:
-    op: str  # move resize change_color rotate hide show change_text window status unknown
+    op: str  # move resize change_color rotate hide show change_text window status undo unknown
     target: str = ""  # the element (or app) as the user named it
     english: bool = False
     position: str | None = None  # key of POSITIONS
@@ -42,7 +42,7 @@ class UiRequest:
     scale: float | None = None
     size: tuple[float | None, float | None] | None = None  # explicit width/height
     size_words: str = ""
-    color: str | None = None  # a CSS colour
+    color: str | None = None  # a CSS colour or linear gradient; None: not said yet
     color_words: str = ""
     degrees: float | None = None
     text: str | None = None
@@ -258,6 +258,49 @@ def _color(text: str, english: bool) -> tuple[str | None, str]:
     return None, ""
 
 
+_GRADIENT = re.compile(r"(渐变色|渐变|\bgradient\b)", re.I)
+# the second colour of a gradient the user named one colour of: the default wallpaper's
+GRADIENT_END = "#0b1e4a"
+
+
+def _colors(text: str) -> list[tuple[str, str]]:
+    """Every colour named in `text`, in order: (CSS colour, the user's words)."""
+    found: list[tuple[int, str, str]] = []
+    for match in _HEX_RE.finditer(text):
+        found.append((match.start(), match["word"].lower(), match["word"]))
+    if has_cjk(text):
+        for match in _ZH_COLOR_RE.finditer(text):
+            found.append((match.start(), _ZH_COLORS[match.group(2)], match["word"]))
+    else:
+        for match in _EN_COLOR_RE.finditer(text.lower()):
+            word = match["word"]
+            found.append((match.start(), "gray" if word == "grey" else word, word))
+    return [(css, words) for _, css, words in sorted(found)]
+
+
+def _gradient(raw: str, english: bool) -> UiRequest | None:
+    """ "把背景换成蓝紫渐变", "make the background a blue to purple gradient": a CSS
+    linear gradient of the colours named (one colour fades into the default's dark)."""
+    word = _GRADIENT.search(raw)
+    if not word:
+        return None
+    named = _colors(raw)[:3]
+    stops = [css for css, _ in named] or ["#1e3a8a", "#7c3aed"]
+    if len(stops) == 1:
+        stops.append(GRADIENT_END)
+    cut = [words for _, words in named] + [word.group(0), "从", "到", "和", "与", "的"]
+    if english:
+        cut += ["from", "and"]
+    start = min([raw.find(w) for _, w in named if raw.find(w) >= 0] + [word.start()])
+    return UiRequest(
+        "change_color",
+        _remainder(raw, cut, english),
+        english,
+        color=f"linear-gradient(135deg, {', '.join(stops)})",
+        color_words=raw[start : word.end()].strip(),
+    )
+
+
 def _position(text: str) -> tuple[str | None, str]:
     lower = text.lower()
     for key, (zh_words, en_words) in POSITIONS.items():
@@ -316,11 +359,21 @@ def _singular(words: str) -> str:
     return words[: match.start()] if match else words
 
 
+_UNDO_ZH = re.compile(
+    r"^(请|帮我)?(撤销|撤回|撤消)(一下)?(上一步|上一次|刚才|上次)?的?(操作|改动|修改)?$"
+)
+_UNDO_EN = re.compile(
+    r"^(please )?undo( that| it| the last (change|step|move))?( please)?$"
+)
+
+
 def _parse(raw: str) -> UiRequest:
     english = not has_cjk(raw)
     lower = raw.lower()
     if not raw:
         return UiRequest("status", english=english)
+    if (_UNDO_EN if english else _UNDO_ZH).match(lower if english else raw):
+        return UiRequest("undo", english=english)
 
     # change text first: the new text may itself contain colour or position words
     match = (_TEXT_EN if english else _TEXT_ZH).search(raw)
@@ -386,7 +439,10 @@ def _parse(raw: str) -> UiRequest:
             target = _remainder(raw, [found.group(0)], english)
             return UiRequest("window", target, english, window_op=window_op)
 
-    # colour
+    # colour: a gradient of colours, or one colour
+    gradient = _gradient(raw, english)
+    if gradient is not None:
+        return gradient
     color, color_words = _color(raw, english)
     if color:
         target = _remainder(raw, [color_words, "的颜色", "颜色"], english)
@@ -501,4 +557,16 @@ def _move(raw: str, lower: str, english: bool) -> UiRequest:
         return UiRequest("move", target, english, delta=(dx, dy))
     if verb:
         return UiRequest("move", _remainder(raw, cut, english), english)
+    change = _CHANGE.search(lower if english else raw)
+    if change and _PAINTED.search(lower):
+        # "换一下壁纸", "change the wallpaper": a colour change, no colour said yet
+        target = _remainder(raw, [change.group(0)], english)
+        return UiRequest("change_color", target, english)
     return UiRequest("unknown", _remainder(raw, [], english), english)
+
+
+_CHANGE = re.compile(r"(换一下|换个|换掉|更换|换|\bchange\b)")
+# what a bare "change" is about when it is about a colour: a part of the desktop
+_PAINTED = re.compile(
+    r"(背景|壁纸|任务栏|标题栏|颜色|wallpaper|background|taskbar|title ?bar|colou?r)"
+)

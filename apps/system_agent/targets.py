@@ -32,15 +32,18 @@ __all__ = [
     "MARGIN",
     "Choice",
     "Outcome",
+    "part_takes",
     "plain_number",
     "plan_ui",
     "plan_window",
     "position_point",
     "resolve_app",
+    "shown_name",
     "viewport_size",
 ]
 
 MARGIN = 20
+GAP = 8  # between a moved control and the one it is put beside
 DEFAULT_VIEWPORT = (1280.0, 800.0)
 
 # Installed apps known by name; the snapshot's windows (`win_<app_id>`) add more.
@@ -249,9 +252,42 @@ def _name(request: UiRequest, element: Mapping[str, Any], found: Found, turn: Tu
 
 def _color_words(request: UiRequest, turn: Turn) -> str:
     """The colour as the user said it, or its name in the answer's language."""
+    gradient = bool(request.color and request.color.startswith("linear-gradient("))
     if _same_language(request, turn) or not request.color:
-        return request.color_words
+        words = request.color_words
+        return f"a {words}" if gradient and request.english else words
+    if gradient:
+        return turn.tr("渐变色", "a gradient")
     return turn.tr(_COLOR_ZH.get(request.color, request.color), request.color)
+
+
+# The desktop's own parts take only some operations: the background is recoloured
+# (a colour or a gradient) and a window's title bar too; moving, hiding or turning
+# them would take the windows or their handle along.
+_PART_OPS = {"background": ("change_color",), "titlebar": ("change_color",)}
+
+
+def part_takes(element: Mapping[str, Any], op: str) -> bool:
+    """Whether `element` may take `op`: any control may; a part of the desktop (the
+    background, a title bar) only what it is for."""
+    kind = str(element.get("type") or "")
+    return kind not in _PART_OPS or op in _PART_OPS[kind] or op == "restore"
+
+
+def _part_refuses(
+    request: UiRequest, element: Mapping[str, Any], name: str, turn: Turn
+) -> Outcome | None:
+    """Why `element`, a part of the desktop, cannot take `request`; None when it can."""
+    if part_takes(element, request.op):
+        return None
+    return Outcome(
+        False,
+        turn.tr(
+            f"{name}只能换颜色或渐变，例如“把{name}换成蓝色”。",
+            f"{name[:1].upper()}{name[1:]} can only change colour or take a gradient, "
+            f'e.g. "make {name} blue".',
+        ),
+    )
 
 
 def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) -> Outcome:
@@ -280,11 +316,18 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
     if found.elements:
         return _ask_which(request, found, snapshot or {}, turn)
     names = [str(e.get("label") or e.get("id")) for e in found.similar]
+    if names:
+        hint = turn.tr(
+            f"名字相近的有：{'、'.join(names)}。", f" Similar names: {', '.join(names)}."
+        )
+    else:
+        hint = turn.tr(
+            "可以调整的还有：桌面背景、任务栏、窗口的标题栏。",
+            " You can also change the background, the taskbar and a window's title bar.",
+        )
     message = turn.tr(
-        f"桌面上没有“{request.target}”。"
-        + (f"名字相近的有：{'、'.join(names)}。" if names else ""),
-        f'There is no "{request.target}" on the desktop.'
-        + (f" Similar names: {', '.join(names)}." if names else ""),
+        f"桌面上没有“{request.target}”。{hint}",
+        f'There is no "{request.target}" on the desktop.{hint}',
     )
     return Outcome(False, message, candidates=names)
 
@@ -339,8 +382,11 @@ def _plan_one(
     ident = str(element["id"])
     name = _name(request, element, found, turn)
     op = request.op
+    refused = _part_refuses(request, element, name, turn)
+    if refused is not None:
+        return refused
     if op == "move":
-        return _move(request, element, _area(snapshot, element), name, turn)
+        return _move(request, element, snapshot, name, turn)
     if op == "resize":
         width = float(element.get("width") or 0)
         height = float(element.get("height") or 0)
@@ -370,6 +416,15 @@ def _plan_one(
         else:
             message = turn.tr(f"已将{name}缩小", f"Made {name} smaller")
         return Outcome(True, message, [command])
+    if op == "change_color" and not request.color:
+        return Outcome(
+            False,
+            turn.tr(
+                f"要把{name}换成什么颜色？例如“把{name}换成蓝色”或“换成蓝紫渐变”。",
+                f'Which colour for {name}? e.g. "make {name} blue" or '
+                '"a blue to purple gradient".',
+            ),
+        )
     if op == "change_color":
         command = {"op": "change_color", "id": ident, "color": request.color}
         color = _color_words(request, turn)
@@ -404,10 +459,11 @@ def _plan_one(
 def _move(
     request: UiRequest,
     element: Mapping[str, Any],
-    viewport: tuple[float, float],
+    snapshot: Mapping[str, Any],
     name: str,
     turn: Turn,
 ) -> Outcome:
+    viewport = _area(snapshot, element)
     ident = str(element["id"])
     if request.position:
         x, y = position_point(request.position, element, viewport)
@@ -429,9 +485,107 @@ def _move(
                 f"要把{name}移到哪里？例如“左上角”。", "Where to? e.g. “to the top-left”."
             ),
         )
+    occupant = None
+    if request.position and element.get("type") != "window":
+        x, y, occupant = _beside(element, x, y, request.position, snapshot)
     command = {"op": "move", "id": ident, "x": x, "y": y}
-    message = turn.tr(f"已将{name}移到{where}", f"Moved {name} to {where}")
+    if occupant is not None:
+        there = _control_name(occupant, turn)
+        message = turn.tr(
+            f"已将{name}移到{where}，放在{there}旁边",
+            f"Moved {name} to {where}, beside {there}",
+        )
+    else:
+        message = turn.tr(f"已将{name}移到{where}", f"Moved {name} to {where}")
     return Outcome(True, message, [command])
+
+
+def _rect(element: Mapping[str, Any]) -> tuple[float, float, float, float]:
+    return (
+        float(element.get("x") or 0),
+        float(element.get("y") or 0),
+        float(element.get("width") or 0),
+        float(element.get("height") or 0),
+    )
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return (
+        a[0] < b[0] + b[2]
+        and b[0] < a[0] + a[2]
+        and a[1] < b[1] + b[3]
+        and b[1] < a[1] + a[3]
+    )
+
+
+def _beside(
+    element: Mapping[str, Any],
+    x: float,
+    y: float,
+    position: str,
+    snapshot: Mapping[str, Any],
+) -> tuple[float, float, Mapping[str, Any] | None]:
+    """Where `element` goes at (x, y) without covering a control moved there before:
+    below it (above it at the bottom), and below that one in turn; the first control
+    it was put beside, or None when the place was free."""
+    ident = element.get("id")
+    placed = [
+        other
+        for other in snapshot.get("elements") or []
+        if other.get("id") != ident
+        and "move" in (other.get("changed") or [])
+        and other.get("type") != "window"
+        and other.get("visible", True) is not False
+    ]
+    width, height = _rect(element)[2:]
+    upward = position.startswith("bottom")
+    first = None
+    for _ in range(len(placed)):
+        hit = next((o for o in placed if _overlap((x, y, width, height), _rect(o))), None)
+        if hit is None:
+            break
+        first = first or hit
+        top, tall = _rect(hit)[1], _rect(hit)[3]
+        y = plain_number(top - height - GAP if upward else top + tall + GAP)
+    return x, y, first
+
+
+# the desktop's own parts, as each language calls them (their labels are Chinese)
+_PART_NAMES = {
+    "desktop": ("桌面背景", "the background"),
+    "taskbar": ("任务栏", "the taskbar"),
+    "command_bar": ("指令栏", "the command bar"),
+    "start_menu": ("开始菜单", "the start menu"),
+    "clock": ("时钟", "the clock"),
+    "tray": ("系统托盘", "the tray"),
+}
+
+
+def shown_name(
+    element: Mapping[str, Any], elements: Sequence[Mapping[str, Any]], turn: Turn
+) -> str:
+    """An element as the screen shows it, in the answer's language: a part of the
+    desktop ("the taskbar", "音乐应用的标题栏"), a window, or a control in its row."""
+    ident = str(element.get("id") or "")
+    if ident in _PART_NAMES:
+        return turn.tr(*_PART_NAMES[ident])
+    windows = {str(e.get("id")): str(e.get("label") or "") for e in elements}
+    if element.get("type") == "titlebar":
+        window = windows.get(str(element.get("window")), "")
+        return turn.tr(f"{window}的标题栏", f"the title bar of {window}")
+    if element.get("type") == "window":
+        return str(element.get("label") or ident)
+    return _control_name(element, turn)
+
+
+def _control_name(element: Mapping[str, Any], turn: Turn) -> str:
+    """A control as the screen shows it: "晴天的播放按钮", "the Play button of Evening Rain"."""
+    label = str(element.get("label") or element.get("id"))
+    row = str(element.get("row") or "")
+    button = element.get("type") == "button"
+    zh = label + ("按钮" if button and not label.endswith("按钮") else "")
+    en = f"the {label} button" if button else f"the {label}"
+    return turn.tr(f"{row}的{zh}" if row else zh, f"{en} of {row}" if row else en)
 
 
 _WINDOW_WORDS = {

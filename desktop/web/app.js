@@ -21,7 +21,7 @@ import { appName, onLanguageChange, setLanguage, tr, translatePage } from "./i18
 import { restoreLayout as restoreSavedLayout, restoreWindows, saveSoon } from "./persist.js";
 import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
-import { watchLayout } from "./snapshot.js";
+import { postSnapshot, watchLayout } from "./snapshot.js";
 import { speech } from "./speech.js";
 import { appInfo, forgetAppStatuses, removeApp, setApps, setAppStatus, state } from "./state.js";
 import { createTaskbar } from "./taskbar.js";
@@ -31,6 +31,7 @@ import { installUiCommands, postUiCommands, resetLayout } from "./uicommands.js"
 import { WindowManager } from "./windows.js";
 
 let taskbar = null;
+let uiEvents = 0; // ui_commands events received
 
 const windows = new WindowManager(document.getElementById("desktop"), () => {
   taskbar?.markWindows();
@@ -251,7 +252,10 @@ installUiCommands({
   openApp: (appId) => views.open(appId),
   warn: (text) => toast({ title: tr("界面命令", "UI command"), body: text, level: "warning" }),
   reveal,
-  changed: () => saveSoon(windows),
+  changed: () => {
+    saveSoon(windows);
+    postSnapshot(); // what the system app reads to undo it, at once
+  },
   hint: () =>
     toast({
       title: tr("任务栏已隐藏", "Taskbar hidden"),
@@ -306,7 +310,10 @@ const events = connectEvents(
         toast({ title: data.title ?? e.app_id ?? tr("通知", "Notice"), body: data.body ?? "", level }),
       );
     },
-    ui_commands: (e) => postUiCommands(asObject(e.data).commands),
+    ui_commands: (e) => {
+      uiEvents += 1; // each event is one answer's commands: one step of the layout's history
+      postUiCommands(asObject(e.data).commands, `event:${uiEvents}`);
+    },
     speak: (e) => speech.say(asText(asObject(e.data).text)),
     app_status: (e) => {
       const data = asObject(e.data);

@@ -10,7 +10,8 @@
 // (an `ok` reply that is degraded, or an `info` one) shows its message as a banner
 // above the view with the technical `detail` folded away (a degraded one's status
 // line then says only that not all of it worked); controls with an
-// `item_id` are drawn in their list item, table row or card. A window that says its
+// `item_id` are drawn in their list item, table row or card. An informative notice
+// the view itself says (a question, an answer that nothing was done) is said there only. A window that says its
 // app could not be reached (restarting, starting, the controller out of reach) opens
 // the app again by itself once the app runs again: its initial view, not what failed.
 
@@ -273,7 +274,11 @@ export class AppViews {
     const failed = reply.status === "error" || reply.view_type === "error";
     const level = replyLevel(reply);
     const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();
-    const noticed = !failed && level !== "success" && statusText;
+    // one sentence, once: an informative notice the view itself says (a question, an
+    // answer that nothing was done) is neither a banner nor the status line; a warning
+    // keeps its banner, which holds its technical detail
+    const said = !failed && level === "info" && statusText !== "" && view.textContent.includes(statusText);
+    const noticed = !failed && level !== "success" && statusText && !said;
     const answer =
       !noticed && isAnswer(statusText) && !view.textContent.includes(statusText) ? statusText : "";
     win.content.append(
@@ -288,7 +293,7 @@ export class AppViews {
       ),
       el("div", {
         className: "win-status",
-        text: statusLine(level, noticed, answer, statusText),
+        text: said ? tr("就绪", "Ready") : statusLine(level, noticed, answer, statusText),
         title: statusText,
         dataset: { level },
         attrs: { "aria-live": "polite" },
@@ -302,10 +307,14 @@ export class AppViews {
     delete win.node.dataset.typed; // what was typed went with the view it was typed in
     this.noteUnreached(win, reply);
     reapply(win.node);
-    if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) postUiCommands(reply.ui_commands);
+    if (Array.isArray(reply.ui_commands) && reply.ui_commands.length) {
+      answers += 1; // what one answer changes is one step of the layout's history
+      postUiCommands(reply.ui_commands, `reply:${answers}`);
+    }
   }
 }
 
+let answers = 0; // replies with UI commands rendered so far
 const BUSY_DELAY_MS = 400;
 // error codes of a window whose app could not be reached: it retries when the app runs
 const UNREACHED = new Set(["app_unavailable", "network"]);

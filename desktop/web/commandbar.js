@@ -1,6 +1,7 @@
 // The command bar: typed instructions go to POST /api/instruction; each task's
 // result opens or updates its app's window, the reply's message shows in the
-// window's status line and as a toast. The 🎤 button runs voice input (voice.js,
+// window's status line and as a toast (not an informative answer its one window
+// already shows whole: one sentence, once). The 🎤 button runs voice input (voice.js,
 // voice input) and says plainly when that is not available. ↑/↓ recall history.
 
 import { api } from "./api.js";
@@ -15,6 +16,12 @@ import { captureVoice } from "./voice.js";
 function showApps() {
   const menu = document.getElementById("start_menu");
   if (menu.hidden) document.getElementById("start_button").click();
+}
+
+/** Whether the view of window `win` shows `message` whole. */
+function saysIt(win, message) {
+  const main = win?.content.querySelector(".win-main");
+  return Boolean(message && main && main.textContent.includes(message));
 }
 
 /** Wire the command bar. `views`: AppViews; `toast`: the toast function. */
@@ -50,6 +57,7 @@ export function createCommandBar({ views, toast }) {
     const response = asObject(rawResponse);
     adoptSession(response);
     const tasks = asArray(response.tasks);
+    const shown = []; // the windows the tasks' replies went to
     for (const rawTask of tasks) {
       const task = asObject(rawTask);
       if (typeof task.app_id !== "string" || !task.app_id) continue;
@@ -57,7 +65,7 @@ export function createCommandBar({ views, toast }) {
       const reply = task.result
         ? task.result
         : errorReply({ code: "no_result", message: tr(`任务 ${asText(task.task_id)} 没有结果（${asText(task.status)}）`, `Task ${asText(task.task_id)} has no result (${asText(task.status)})`) });
-      views.show(task.app_id, reply);
+      shown.push(views.show(task.app_id, reply));
     }
     const message = asText(response.message || "");
     // the worst task decides the toast: a failed task or a degraded (notice) reply
@@ -68,7 +76,9 @@ export function createCommandBar({ views, toast }) {
     });
     const level = ["error", "warning", "info", "success"].find((l) => levels.includes(l)) ?? "info";
     const detail = tasks.map((t) => asText(asObject(asObject(t).result).detail ?? "")).filter(Boolean).join("\n");
-    if (message || tasks.length === 0) {
+    // an informative answer its one window shows in full is not said again in a toast
+    const inWindow = tasks.length === 1 && level === "info" && shown.length === 1 && saysIt(shown[0], message);
+    if ((message || tasks.length === 0) && !inWindow) {
       toast({
         title: level === "error" ? (tasks.length > 1 ? tr("部分任务出错", "Some tasks failed") : tr("出错了", "Something went wrong")) : "Triton AIOS",
         body: message || tr("没有应用能处理这条指令", "No app can handle this instruction"),

@@ -106,6 +106,7 @@ export function installConfirmations({ views, toast }) {
         id: `confirm_${d.decision}`,
         onClick: () => decide(pending, d.decision),
       })),
+      focus: "confirm_deny", // the safe choice: Enter runs nothing
     });
     dialog.node.dataset.confirmationId = id;
     dialog.node.classList.add("confirm-dialog");

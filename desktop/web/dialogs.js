@@ -308,7 +308,8 @@ function sayRefused(result, prefix, exc) {
 
 /**
  * Ask before uninstalling `app` (POST /api/apps/<id>/uninstall, its workspace kept
- * aside). The uninstall button has the focus: Enter uninstalls, Escape keeps the app.
+ * aside). The safe choice, 取消 / Cancel, has the focus: Enter and Escape keep the app;
+ * only the Uninstall button uninstalls.
  * Once uninstalled `removed(appId)` is told; a refusal is said in the dialog.
  */
 export function confirmUninstall(app, removed) {
@@ -347,6 +348,6 @@ export function confirmUninstall(app, removed) {
       { id: "uninstall_cancel", text: tr("取消", "Cancel"), onClick: (close) => close() },
       { id: "uninstall_confirm", text: tr("卸载", "Uninstall"), primary: true, onClick: uninstall },
     ],
-    focus: "uninstall_confirm",
+    focus: "uninstall_cancel",
   });
 }

@@ -1,9 +1,9 @@
 // What survives a reload of the page: which windows are open, where, how big, whether
-// maximised or minimised and in which order they stack, and what the UI commands
-// changed. It is kept in the tab's sessionStorage (this tab only, gone with it) on
+// maximised or minimised and in which order they stack, what the UI commands
+// changed and the history of those changes (for undo). It is kept in the tab's sessionStorage (this tab only, gone with it) on
 // every change, and put back once the apps are known after a reload.
 
-import { layoutEntries, restoreLayoutEntries } from "./uicommands.js";
+import { layoutEntries, layoutHistory, restoreLayoutEntries } from "./uicommands.js";
 
 const KEY = "aios.desktop.v1";
 let restoring = false;
@@ -29,7 +29,7 @@ function save(windows) {
     .sort((a, b) => Number(a.node.style.zIndex) - Number(b.node.style.zIndex))
     .map((win) => ({ appId: win.appId, rect: win.rect(), maximised: win.maximised, minimised: win.minimised }));
   try {
-    sessionStorage.setItem(KEY, JSON.stringify({ windows: open, layout: layoutEntries() }));
+    sessionStorage.setItem(KEY, JSON.stringify({ windows: open, layout: layoutEntries(), history: layoutHistory() }));
   } catch {
     // storage full or refused: a reload then starts afresh
   }
@@ -46,7 +46,7 @@ function saved() {
 
 /** The UI commands' changes saved before the reload: applied again (call once, early). */
 export function restoreLayout() {
-  restoreLayoutEntries(saved()?.layout);
+  restoreLayoutEntries(saved()?.layout, saved()?.history);
 }
 
 /**

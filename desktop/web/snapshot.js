@@ -1,12 +1,12 @@
 // The UI snapshot: every element marked with data-ui-type (windows,
 // taskbar, command bar, start menu, action controls …) with its geometry, the row
 // and the window it belongs to and the UI commands applied to it, posted with the
-// viewport to POST /api/ui/snapshot whenever the layout changes (debounced, and
+// viewport and the layout changes that can be taken back to POST /api/ui/snapshot whenever the layout changes (debounced, and
 // only when it differs from the last one sent).
 
 import { api } from "./api.js";
 import { debounce } from "./dom.js";
-import { changesOf, rowTitle } from "./uicommands.js";
+import { changesOf, rowTitle, undoable } from "./uicommands.js";
 
 let lastSent = "";
 
@@ -30,7 +30,7 @@ export function takeSnapshot() {
       changed: changesOf(node.id),
     });
   }
-  return { viewport: { width: window.innerWidth, height: window.innerHeight }, elements };
+  return { viewport: { width: window.innerWidth, height: window.innerHeight }, elements, undo: undoable() };
 }
 
 function isVisible(node, rect) {
@@ -39,7 +39,29 @@ function isVisible(node, rect) {
   return getComputedStyle(node).visibility !== "hidden";
 }
 
-async function send() {
+let sending = false;
+let again = false;
+
+/** Post the snapshot now (when it differs from the last one sent): after a change to
+ * the layout, so that an undo asked for at once finds it in the history. One post at
+ * a time, the latest last: two in flight could reach the controller out of order. */
+export async function postSnapshot() {
+  if (sending) {
+    again = true; // the one in flight is older: send again once it is done
+    return;
+  }
+  sending = true;
+  try {
+    do {
+      again = false;
+      await sendOnce();
+    } while (again);
+  } finally {
+    sending = false;
+  }
+}
+
+async function sendOnce() {
   const snapshot = takeSnapshot();
   const text = JSON.stringify(snapshot);
   if (text === lastSent) return;
@@ -53,7 +75,7 @@ async function send() {
 
 /** Watch the page and post a snapshot after each burst of layout changes. */
 export function watchLayout(delayMs = 300) {
-  const schedule = debounce(send, delayMs);
+  const schedule = debounce(postSnapshot, delayMs);
   new MutationObserver(schedule).observe(document.body, {
     subtree: true,
     childList: true,

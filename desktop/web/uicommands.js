@@ -13,6 +13,10 @@
 // element and `resetLayout` (Ctrl+Alt+R, the start menu) all of them: a moved control
 // goes back into that place. Hiding the taskbar keeps the command bar on screen so
 // there is always a way to ask for it back.
+// The layout keeps its history: what each answer's commands changed (one batch) can be
+// taken back with the `undo` command, the latest first, again and again, until the
+// user resets the layout; the history is listed in the UI snapshot (`undoable`) and
+// kept over a reload with the layout.
 
 import { asArray, asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
@@ -20,6 +24,11 @@ import { tr } from "./i18n.js";
 // element id → {move, resize, hide, change_color, change_text, rotate}: what is applied
 const overrides = new Map();
 const homes = new WeakMap(); // a moved node → the placeholder holding its place
+// the layout's history, oldest first: {batch, before: the overrides before it as
+// [id, entry] pairs, steps: [{op, id, frame?}]} (a window's frame before it moved)
+const history = [];
+const HISTORY_MAX = 100;
+const undone = new Set(); // refs of undo commands done (each reaches the page twice)
 let hooks = { openApp: () => {}, windows: null, warn: () => {}, reveal: () => {}, hint: () => {}, changed: () => {} };
 
 /**
@@ -33,14 +42,15 @@ export function installUiCommands(options) {
   window.addEventListener("message", (event) => {
     if (event.source !== window || event.origin !== window.location.origin) return;
     const message = event.data;
-    if (message && message.aios === "ui_command") perform(message.command);
+    if (message && message.aios === "ui_command") perform(message.command, asText(message.batch));
   });
 }
 
-/** Hand commands to the handler through postMessage. */
-export function postUiCommands(commands) {
+/** Hand commands to the handler through postMessage; `batch` names the answer they
+ * came with: what they change together is one step of the layout's history. */
+export function postUiCommands(commands, batch = "") {
   for (const command of Array.isArray(commands) ? commands : []) {
-    window.postMessage({ aios: "ui_command", command }, window.location.origin);
+    window.postMessage({ aios: "ui_command", command, batch }, window.location.origin);
   }
 }
 
@@ -65,28 +75,96 @@ const WINDOW_OPS = {
   close_window: (appId) => hooks.windows?.close(appId),
 };
 
-/** Perform one command; a bad or unknown command is reported, never thrown. */
-export function perform(command) {
+/** Perform one command (of the answer `batch`); a bad or unknown command is reported,
+ * never thrown. */
+export function perform(command, batch = "") {
   if (!command || typeof command !== "object") return false;
   const op = asText(command.op);
   const id = asText(command.id);
+  if (op === "undo") return undoOnce(asText(command.ref));
   if (!id) return warn(tr(`界面命令缺少 id：${op}`, `UI command without an id: ${op}`));
   if (Object.hasOwn(WINDOW_OPS, op)) {
     WINDOW_OPS[op](id.replace(/^win_/, ""));
     return true;
   }
   if (!Object.hasOwn(OPS, op)) return warn(tr(`未知的界面命令：${op}`, `Unknown UI command: ${op}`));
-  if (op === "change_color" && !CSS.supports("color", asText(command.color))) {
+  if (op === "change_color" && !isPaint(asText(command.color))) {
     return warn(tr(`无效的颜色：${asText(command.color)}`, `Not a colour: ${asText(command.color)}`));
   }
   const node = findElement(id);
   // the same command may come twice (the reply and the event stream): one hint
   const hiddenBefore = Boolean(node && overrides.get(node.id)?.hide);
-  OPS[op](node, { ...command, id: node ? node.id : id });
+  const before = canonical(overrides);
+  const step = { op, id: node ? node.id : id };
+  if (node && isWindow(node) && (op === "move" || op === "resize")) step.frame = frameOf(node);
+  OPS[op](node, { ...command, id: step.id });
+  record(batch, before, step);
   if (!node) warn(tr(`找不到界面元素：${id}`, `No such element: ${id}`));
   else if (op !== "hide") hooks.reveal(node);
   else if (!hiddenBefore && node.querySelector("#command_bar")) hooks.hint(node);
   return Boolean(node);
+}
+
+/** The overrides as one comparable text (ids and ops in a fixed order). */
+function canonical(map) {
+  const ids = [...map.keys()].sort();
+  return JSON.stringify(ids.map((id) => [id, Object.keys(map.get(id)).sort().map((key) => [key, map.get(id)[key]])]));
+}
+
+/** Add `step` to the history when it changed the layout: to the latest entry when it
+ * belongs to the same answer, else as a new one holding the layout `before` it. */
+function record(batch, before, step) {
+  if (canonical(overrides) === before) return; // a command seen already, or no change
+  const last = history[history.length - 1];
+  if (batch && last?.batch === batch) last.steps.push(step);
+  else history.push({ batch, before: JSON.parse(before), steps: [step] });
+  if (history.length > HISTORY_MAX) history.shift();
+  hooks.changed();
+}
+
+/** A window's place and size as its style sets them. */
+function frameOf(node) {
+  const { left, top, width, height } = node.style;
+  return { left, top, width, height, maximized: node.classList.contains("maximized") };
+}
+
+/** The undo command `ref` (once, however often it comes): take back the latest step. */
+function undoOnce(ref) {
+  if (ref && undone.has(ref)) return true;
+  if (ref) undone.add(ref);
+  return undoLayout();
+}
+
+/** Take back the latest change in the history: every element it changed as it was
+ * before; a moved window where it stood. False when there is nothing to take back. */
+export function undoLayout() {
+  const last = history.pop();
+  if (!last) return false;
+  const before = new Map(last.before.map(([id, pairs]) => [id, Object.fromEntries(pairs)]));
+  for (const id of new Set([...overrides.keys(), ...before.keys()])) {
+    const was = before.get(id);
+    if (JSON.stringify(overrides.get(id) ?? null) === JSON.stringify(was ?? null)) continue;
+    if (was) overrides.set(id, { ...was });
+    else overrides.delete(id);
+    const node = document.getElementById(id);
+    if (!node) continue;
+    asDrawn(node);
+    if (was) apply(node, was);
+  }
+  for (const step of [...last.steps].reverse()) {
+    const node = step.frame ? document.getElementById(step.id) : null;
+    if (!node) continue;
+    const { maximized, ...frame } = step.frame;
+    Object.assign(node.style, frame);
+    node.classList.toggle("maximized", Boolean(maximized));
+  }
+  hooks.changed();
+  return true;
+}
+
+/** What can be taken back, oldest first: the {op, id} of each change's commands. */
+export function undoable() {
+  return history.map((entry) => entry.steps.map(({ op, id }) => ({ op, id })));
 }
 
 /** The operations applied to element `id` and not taken back (op names). */
@@ -114,18 +192,27 @@ function remember(node, id, key, value) {
   hooks.changed();
 }
 
-/** What the UI commands changed, as [id, {op: value}] pairs (kept over a reload). */
+/** What the UI commands changed, as [id, {op: value}] pairs, and the history of those
+ * changes (kept over a reload). */
 export function layoutEntries() {
   return [...overrides].map(([id, entry]) => [id, { ...entry }]);
 }
 
-/** Take back `layoutEntries()` saved before a reload: each element as it was changed. */
-export function restoreLayoutEntries(entries) {
+export function layoutHistory() {
+  return history.map((entry) => ({ ...entry }));
+}
+
+/** Take back `layoutEntries()` and `layoutHistory()` saved before a reload: each element
+ * as it was changed, and the way back through the changes. */
+export function restoreLayoutEntries(entries, saved = []) {
   for (const pair of Array.isArray(entries) ? entries : []) {
     if (!Array.isArray(pair) || typeof pair[0] !== "string" || !pair[1] || typeof pair[1] !== "object") continue;
     overrides.set(pair[0], { ...pair[1] });
     const node = document.getElementById(pair[0]);
     if (node) apply(node, overrides.get(pair[0]));
+  }
+  for (const entry of Array.isArray(saved) ? saved : []) {
+    if (entry && Array.isArray(entry.before) && Array.isArray(entry.steps)) history.push(entry);
   }
 }
 
@@ -154,6 +241,7 @@ export function reapply(root) {
 export function resetLayout() {
   const ids = [...overrides.keys()];
   overrides.clear();
+  history.length = 0; // a reset ends the history: there is nothing before it to go back to
   hooks.changed();
   for (const id of ids) {
     const node = document.getElementById(id);
@@ -164,7 +252,7 @@ export function resetLayout() {
 
 /** `node` as the page drew it: back in its place, its own style, text and label. */
 function asDrawn(node) {
-  node.classList.remove("ui-hidden", "ui-hidden-keep-command", "ui-moved");
+  node.classList.remove("ui-hidden", "ui-hidden-keep-command", "ui-moved", "ui-row-start");
   if (isWindow(node)) {
     node.style.transform = ""; // a window keeps its place and size
   } else if (node.dataset.uiStyleBefore !== undefined) {
@@ -245,6 +333,8 @@ function move(node, { x, y }) {
   const row = homes.has(node) ? rowTitle(homes.get(node)) : "";
   if (row) node.dataset.uiRow = row;
   node.classList.add("ui-moved");
+  // the row's title goes on the side with more room: in the right half, on its left
+  node.classList.toggle("ui-row-start", x + rect.width / 2 > window.innerWidth / 2);
   Object.assign(node.style, {
     position: "fixed",
     left: `${x}px`,
@@ -284,13 +374,28 @@ function setHidden(node, hidden) {
   }
 }
 
+/** A colour, or a linear gradient of colours ("linear-gradient(135deg, blue, purple)"). */
+function isPaint(value) {
+  if (CSS.supports("color", value)) return true;
+  return /^linear-gradient\(/.test(value) && CSS.supports("background-image", value);
+}
+
 function color(node, value) {
   const target = isWindow(node) ? node.querySelector(".win-titlebar") || node : node;
   if (target !== node) target.dataset.uiStyled = "true";
-  target.style.backgroundImage = "none"; // a gradient would paint over the colour
-  target.style.backgroundColor = value;
-  target.style.borderColor = value;
-  target.style.color = readableOn(value);
+  const gradient = !CSS.supports("color", value);
+  // a gradient paints the background's image; a colour replaces any image
+  target.style.backgroundImage = gradient ? value : "none";
+  target.style.backgroundColor = gradient ? "" : value;
+  if (target.id === "desktop") return; // the wallpaper: its windows keep their own ink
+  if (!gradient) target.style.borderColor = value;
+  target.style.color = readableOn(gradient ? firstColour(value) : value);
+}
+
+/** The first colour of a gradient, for the ink that reads on it. */
+function firstColour(gradient) {
+  const stops = gradient.replace(/^linear-gradient\(|\)$/g, "").split(",").map((part) => part.trim());
+  return stops.find((part) => CSS.supports("color", part)) || "black";
 }
 
 /** Black or white, whichever reads better on `value`. */

@@ -40,7 +40,8 @@ export class AppWindow {
     };
     this.titlebar = el(
       "header",
-      { className: "win-titlebar" },
+      // a part of the desktop a person can name ("把音乐窗口的标题栏换成红色")
+      { className: "win-titlebar", id: `title_${app.id}`, dataset: { uiType: "titlebar", uiLabel: "标题栏" } },
       this.icon,
       this.title,
       this.facts,

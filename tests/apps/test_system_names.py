@@ -5,7 +5,10 @@ several candidates → the answer asks which and lists them (a button each that 
 it to that one); none → it says there is none. Never a success for a different
 element. Snapshots shaped like the desktop's with the music window open: on an empty
 library (最近播放, 筛选, 音质, 搜索, no 播放) and on a library of two songs (a 播放 in
-each song's row), in Chinese and in English. Undo of a first move is `restore`.
+each song's row), in Chinese and in English. Undo takes back the desktop's latest
+change, as the snapshot's history lists it; a second control moved into a corner
+another holds goes beside it; the desktop's own parts (background, taskbar, a
+window's title bar) are named like controls.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import pytest
 
 from aios_protocol.messages import AppReply, parse
 from aios_sdk import Turn
-from apps.system_agent.flows import SystemFlows, undo_commands
+from apps.system_agent.flows import SystemFlows
 from apps.system_agent.names import find_element
 from apps.system_agent.phrases import parse_request
 from apps.system_agent.targets import plan_ui
@@ -197,36 +200,155 @@ def test_the_flows_ask_with_a_button_per_song_and_a_choice_does_it() -> None:
     assert done["message"] == "已将晴天的播放按钮移到左上角"
     assert done["ui_commands"] == [{"op": "move", "id": "btn_play_2", "x": 20, "y": 20}]
     undo = done["actions"][0]
-    assert (undo["label"], undo["params"]["commands"]) == (
-        "撤销",
-        [{"op": "restore", "id": "btn_play_2", "changes": ["move"]}],
-    )
+    assert (undo["label"], undo["action_id"], undo.get("params")) == ("撤销", "undo", None)
     parse(AppReply, done)
     nothing = flows.handle(None, {}, {"action_id": "choose", "params": {}})
     assert "ui_commands" not in nothing
 
 
-def test_none_found_is_not_a_success() -> None:
+def test_none_found_is_an_answer_not_a_success() -> None:
     flows = SystemFlows(PlanningAgent())
     results = {"tool_results": {"step_1": ok("cache_get", music_snapshot("zh-CN", 0))}}
     reply = flows.handle("把播放按钮移到左上角", results)
-    assert reply["status"] == "error" and "ui_commands" not in reply
+    assert (reply["status"], reply["notice"]) == ("ok", "info")  # no ✅, no error
+    assert "ui_commands" not in reply
     assert reply["message"].startswith("桌面上没有“播放按钮”")
 
 
-def test_undo_of_a_second_move_goes_back_to_the_first_place() -> None:
-    moved = element("btn_play", "button", "播放", 20, changed=["move"])
-    assert undo_commands({"op": "move", "id": "btn_play", "x": 900, "y": 20}, moved) == [
-        {"op": "move", "id": "btn_play", "x": 140, "y": 20}
+def with_history(
+    snapshot: dict[str, Any], *changes: list[dict[str, str]]
+) -> dict[str, Any]:
+    return {**snapshot, "undo": list(changes)}
+
+
+@pytest.mark.parametrize(
+    ("language", "typed", "said"),
+    [
+        ("zh-CN", "撤销", "已撤销：移动晴天的播放按钮（还可以再撤销 1 步）"),
+        ("zh-CN", "撤回", "已撤销：移动晴天的播放按钮（还可以再撤销 1 步）"),
+        (
+            "en-US",
+            "undo",
+            "Undone: moving the Play button of Evening Rain (1 more to undo)",
+        ),
+    ],
+)
+def test_undo_takes_back_the_latest_change_of_the_history(
+    language: str, typed: str, said: str
+) -> None:
+    snapshot = music_snapshot(language, 2)
+    for element in snapshot["elements"]:
+        if element["id"] in ("btn_play", "btn_play_2"):
+            element["changed"] = ["move"]
+    snapshot = with_history(
+        snapshot,
+        [{"op": "move", "id": "btn_play"}],
+        [{"op": "move", "id": "btn_play_2"}],
+    )
+    flows = SystemFlows(PlanningAgent())
+    turn = {"language": language}
+    planned = flows.handle(typed, turn)
+    assert planned["steps"][0]["tool"] == "cache_get"
+    reply = flows.handle(
+        typed, {**turn, "tool_results": {"step_1": ok("cache_get", snapshot)}}
+    )
+    assert reply["message"] == said
+    [command] = reply["ui_commands"]
+    assert (command["op"], command["id"]) == ("undo", "layout") and command["ref"]
+    assert [a["action_id"] for a in reply["actions"]] == ["undo"]  # one more to take back
+    parse(AppReply, reply)
+    last = with_history(snapshot, [{"op": "move", "id": "btn_play"}])
+    clicked = flows.handle(
+        None,
+        {**turn, "tool_results": {"step_1": ok("cache_get", last)}},
+        {"action_id": "undo"},
+    )
+    assert clicked["ui_commands"][0]["op"] == "undo" and clicked["actions"] == []
+    none = flows.handle(
+        typed, {**turn, "tool_results": {"step_1": ok("cache_get", with_history(last))}}
+    )
+    assert (none["notice"], none.get("ui_commands")) == ("info", None)
+
+
+def test_a_control_moved_to_an_occupied_corner_goes_below_what_is_there() -> None:
+    snapshot = music_snapshot("zh-CN", 2)
+    for element in snapshot["elements"]:
+        if element["id"] == "btn_play_2":
+            element.update(x=20, y=20, changed=["move"])
+    outcome = plan_ui(parse_request("把第一个播放按钮移到左上角"), snapshot, ZH)
+    assert outcome.commands == [{"op": "move", "id": "btn_play", "x": 20, "y": 52}]
+    assert outcome.message == "已将七里香的播放按钮移到左上角，放在晴天的播放按钮旁边"
+    low = plan_ui(parse_request("把第一个播放按钮移到左下角"), snapshot, ZH)
+    assert low.commands[0]["y"] == 704  # nothing there
+
+
+def desktop_parts(language: str) -> dict[str, Any]:
+    snapshot = music_snapshot(language, 2)
+    snapshot["elements"] += [
+        element("desktop", "background", "桌面背景", 0, x=0, width=1280, height=748),
+        element("title_music_app", "titlebar", "标题栏", 30, window="win_music_app"),
     ]
-    fresh = element("btn_play", "button", "播放", 130)
-    assert undo_commands({"op": "resize", "id": "btn_play"}, fresh) == [
-        {"op": "restore", "id": "btn_play", "changes": ["resize"]}
-    ]
-    window = element("win_music_app", "window", "音乐应用", 30)
-    assert undo_commands({"op": "move", "id": "win_music_app"}, window) == [
-        {"op": "move", "id": "win_music_app", "x": 140, "y": 30}
-    ]
+    return snapshot
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "ident", "color", "said"),
+    [
+        ("zh-CN", "把背景换成蓝色", "desktop", "blue", "已将背景改成蓝色"),
+        ("zh-CN", "把壁纸换成蓝色", "desktop", "blue", "已将壁纸改成蓝色"),
+        ("zh-CN", "把桌面背景换成蓝色", "desktop", "blue", "已将桌面背景改成蓝色"),
+        (
+            "zh-CN",
+            "把背景换成蓝紫渐变",
+            "desktop",
+            "linear-gradient(135deg, blue, purple)",
+            "已将背景改成蓝紫渐变",
+        ),
+        ("zh-CN", "把任务栏换成绿色", "taskbar", "green", "已将任务栏改成绿色"),
+        ("zh-CN", "把标题栏改成红色", "title_music_app", "red", "已将标题栏改成红色"),
+        (
+            "en-US",
+            "change the wallpaper to blue",
+            "desktop",
+            "blue",
+            "Made the wallpaper blue",
+        ),
+        (
+            "en-US",
+            "make the background a blue to purple gradient",
+            "desktop",
+            "linear-gradient(135deg, blue, purple)",
+            "Made the background a blue to purple gradient",
+        ),
+        (
+            "en-US",
+            "make the title bar red",
+            "title_music_app",
+            "red",
+            "Made the title bar red",
+        ),
+    ],
+)
+def test_the_desktops_own_parts_change_colour(
+    language: str, text: str, ident: str, color: str, said: str
+) -> None:
+    turn = ZH if language == "zh-CN" else EN
+    outcome = plan_ui(parse_request(text), desktop_parts(language), turn)
+    assert outcome.commands == [{"op": "change_color", "id": ident, "color": color}]
+    assert outcome.message == said
+
+
+def test_the_background_only_changes_colour_and_asks_which() -> None:
+    snapshot = desktop_parts("zh-CN")
+    hidden = plan_ui(parse_request("隐藏背景"), snapshot, ZH)
+    assert not hidden.ok and "只能换颜色" in hidden.message
+    which = plan_ui(parse_request("换一下壁纸"), snapshot, ZH)
+    assert not which.ok and which.message.startswith("要把壁纸换成什么颜色")
+    # a bare "change" about something else is not a colour change
+    assert parse_request("换一首歌").op == parse_request("change the song").op == "unknown"
+    sky = plan_ui(parse_request("change the sky to blue"), desktop_parts("en-US"), EN)
+    assert sky.message.startswith('There is no "sky" on the desktop.')
+    assert "the background, the taskbar and a window's title bar" in sky.message
 
 
 @pytest.mark.parametrize(
@@ -254,3 +376,29 @@ def test_a_colour_for_several_asks_which_unless_all_are_meant(language, text, sa
         {"op": "change_color", "id": "btn_play_2", "color": "red"},
     ]
     assert outcome.message == said
+
+
+class ScriptedModel:
+    """A model that answers every chat with the same commands."""
+
+    available = True
+
+    def __init__(self, commands: list[dict[str, Any]]) -> None:
+        self.commands = commands
+
+    def chat(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {"commands": self.commands}
+
+
+def test_a_model_cannot_move_or_hide_the_background() -> None:
+    from apps.system_agent.llm import commands_from_llm
+
+    model = ScriptedModel(
+        [
+            {"op": "hide", "id": "desktop"},
+            {"op": "move", "id": "title_music_app", "x": 5, "y": 5},
+            {"op": "change_color", "id": "desktop", "color": "navy"},
+        ]
+    )
+    asked = commands_from_llm(model, "把桌面弄暗一点", desktop_parts("zh-CN"), False)
+    assert asked.commands == [{"op": "change_color", "id": "desktop", "color": "navy"}]

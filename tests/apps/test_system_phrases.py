@@ -141,6 +141,14 @@ EN = Turn(context={"language": "en-US"})
 IN_ENGLISH = {"language": "en-US"}
 
 
+# the status answers read the layout too: is there a change to offer to undo?
+LAYOUT_STEP = {
+    "step_id": 2,
+    "tool": "cache_get",
+    "args": {"key": "ui_snapshot", "namespace": "system"},
+}
+
+
 def commands_for(text: str, snapshot: dict[str, Any] = SNAPSHOT) -> list[dict[str, Any]]:
     request = parse_request(text)
     outcome = (
@@ -361,12 +369,10 @@ def test_f3_plans_cache_get_of_the_system_snapshot() -> None:
     assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
     undo = reply["actions"][0]
     assert (undo["action_id"], undo["label"]) == ("undo", "撤销")
-    # its first move: undo puts it back in its place (its row), not at coordinates
-    assert undo["params"]["commands"] == [
-        {"op": "restore", "id": "btn_play", "changes": ["move"]}
-    ]
-    undone = flows.handle(None, {}, {"action_id": "undo", "params": undo["params"]})
-    assert undone["ui_commands"] == undo["params"]["commands"]
+    # undo takes back what the desktop's history holds last (it reads the snapshot)
+    assert "params" not in undo
+    undone = flows.handle(None, {}, {"action_id": "undo"})
+    assert undone["steps"][0]["tool"] == "cache_get"
 
 
 def test_flows_answer_errors_as_text() -> None:
@@ -449,7 +455,8 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
     flows = SystemFlows(PlanningAgent())
     plan = flows.handle("查看系统状态", {})
     assert plan["steps"] == [
-        {"step_id": 1, "tool": "system_info", "args": {"what": "overview", "limit": 8}}
+        {"step_id": 1, "tool": "system_info", "args": {"what": "overview", "limit": 8}},
+        LAYOUT_STEP,
     ]
     reply = flows.handle(
         "查看系统状态", {"tool_results": {"step_1": ok("system_info", status)}}
@@ -496,7 +503,10 @@ def test_each_status_question_asks_the_computer_for_what_it_shows() -> None:
         ("查看系统状态", {"what": "overview", "limit": 8}),
     ):
         plan = flows.handle(said, {})
-        assert plan["steps"] == [{"step_id": 1, "tool": "system_info", "args": args}], said
+        assert plan["steps"] == [
+            {"step_id": 1, "tool": "system_info", "args": args},
+            LAYOUT_STEP,
+        ], said
         answer = read_system(args["what"], args.get("limit"))
         reply = flows.handle(said, {"tool_results": {"step_1": ok("system_info", answer)}})
         assert reply["status"] == "ok", (said, reply)
@@ -709,8 +719,7 @@ def test_answers_follow_the_users_language_not_the_instructions() -> None:
         assert reply["ui_commands"] == [
             {"op": "change_color", "id": "btn_play", "color": "red"}
         ]
-        undo = reply["actions"][0]["params"]["commands"]
-        assert undo == [{"op": "restore", "id": "btn_play", "changes": ["change_color"]}]
+        assert reply["actions"][0]["action_id"] == "undo"
     opened = flows.handle("打开代码应用", {**snapshot, **IN_ENGLISH})
     assert opened["message"] == "Opened Code"
     assert flows.handle("open the code app", snapshot)["message"] == "已打开代码应用"
@@ -729,7 +738,7 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
         "move the weather button to the top-left",
         {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
     )
-    assert unknown["status"] == "error"
+    assert (unknown["status"], unknown["notice"]) == ("ok", "info")  # said, not failed
     assert 'There is no "weather button"' in unknown["message"]
     broken = {"tool_results": {"step_1": failed("system_info", "psutil: boom")}}
     for context, said in (
@@ -741,8 +750,12 @@ def test_failures_in_english_keep_their_status_and_their_detail() -> None:
         assert reply["message"].startswith(said) and "boom" not in reply["message"]
         assert reply["detail"] == "psutil: boom"
     assert not has_cjk(flows.handle("查看系统状态", {**broken, **IN_ENGLISH})["message"])
-    nothing = flows.handle(None, IN_ENGLISH, {"action_id": "undo", "params": {}})
-    assert nothing["message"] == "Nothing to undo."
+    nothing = flows.handle(
+        None,
+        {"tool_results": {"step_1": ok("cache_get", SNAPSHOT)}, **IN_ENGLISH},
+        {"action_id": "undo"},
+    )
+    assert nothing["message"] == "There is no change to the layout to undo."
 
 
 def test_the_dashboard_and_its_labels_in_english() -> None:

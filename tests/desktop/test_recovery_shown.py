@@ -5,7 +5,8 @@ English, against the real system:
 - a window that shows that its app is restarting opens the app again by itself once
   the app runs again (no click);
 - the start menu offers to uninstall an app, asking first (a dialog that takes the
-  focus, Enter confirms, Escape keeps the app); an uninstall, from the menu or from
+  focus on its safe choice, so Enter and Escape keep the app; only
+  its Uninstall button uninstalls); an uninstall, from the menu or from
   elsewhere, closes the app's window with a notice; apps the system relies on (a
   manifest `system_role`) are not offered;
 - when the controller cannot be reached the desktop says so and that it retries, the
@@ -181,20 +182,29 @@ def test_the_start_menu_uninstalls_an_app_after_asking_and_closes_its_window(
     dialog = page.locator("#uninstall_dialog")
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("Echo test")
-    assert page.evaluate(
-        "() => document.getElementById('uninstall_dialog').contains(document.activeElement)"
-    )
+    # the focus is on the safe choice, not on the destructive one
+    cancel = dialog.get_by_role("button", name=tr(lang, "取消", "Cancel"), exact=True)
+    expect(cancel).to_be_focused()
     shot(settled(page), "confirm")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     assert app_id in system.apps()
     expect(window).to_be_visible()
 
-    # Enter uninstalls: the window closes with a notice, the app leaves the desktop
+    # Enter, straight away, keeps the app too
     page.click("#start_button")
     uninstall.click()
-    expect(dialog).to_be_visible()
+    expect(cancel).to_be_focused()
     page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    assert app_id in system.apps()
+    expect(window).to_be_visible()
+
+    # the Uninstall button uninstalls: the window closes with a notice, the app
+    # leaves the desktop
+    page.click("#start_button")
+    uninstall.click()
+    dialog.get_by_role("button", name=tr(lang, "卸载", "Uninstall"), exact=True).click()
     expect(dialog).to_have_count(0)
     expect(window).to_have_count(0)
     notice = page.locator(".toast").filter(has_text="Echo test")

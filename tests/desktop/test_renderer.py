@@ -612,6 +612,8 @@ def test_a_risky_step_waits_for_the_users_decision(page, system, decision, outco
     pending = system.get("/api/confirmations").json()["confirmations"]
     assert [c["app_id"] for c in pending] == ["gallery_app"]
     shot(page, "question")
+    # the dialog's focus is on the safe choice: Enter runs nothing
+    expect(page.locator("#confirm_deny")).to_be_focused()
     # a reload asks the same question again (the controller keeps it)
     page.reload()
     page.wait_for_selector("#task_gallery_app")
