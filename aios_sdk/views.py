@@ -246,11 +246,15 @@ def media_reply(
     artist: str | None = None,
     autoplay: bool = False,
     on_end: EndAction | None = None,
+    on_pause: EndAction | None = None,
+    on_play: EndAction | None = None,
     **options: Unpack[ReplyOptions],
 ) -> dict[str, Any]:
     """A `media` view: a player for `url` (http(s), or a path in the workspace).
     `on_end` ({action_id, params}) reaches the app, as a button's click would, when
-    playback ends, so the app can say what comes next."""
+    playback ends, so the app can say what comes next; `on_pause` / `on_play` when the
+    user pauses or plays with the player's own controls. A new view of the same `url`
+    keeps the player where it is: `autoplay` then means "go on", its absence "pause"."""
     data: MediaData = {"url": url, "type": kind}
     if title is not None:
         data["title"] = title
@@ -260,6 +264,10 @@ def media_reply(
         data["autoplay"] = True
     if on_end is not None:
         data["on_end"] = on_end
+    if on_pause is not None:
+        data["on_pause"] = on_pause
+    if on_play is not None:
+        data["on_play"] = on_play
     return reply("media", data, **options)
 
 

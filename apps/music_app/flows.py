@@ -8,7 +8,10 @@ the disk or the network. Playback history (`recent.json`, `playlist.m3u`) is
 written with `file_write` through `call_tool` once the song is known.
 
 Search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
-`cache_get` → `media` with 暂停 / 下一首 / 上一首. Download: search → `http_request`
+`cache_get` → `media` with 暂停 / 下一首 / 上一首. A request to hear something
+("播放晴天", "play songs by Jay Chou") searches the same way and starts the song it
+names, or the first match, above the rest of the list; 下一首 and 上一首 step through
+the list shown (kept in `state["queue"]`) and stop at its ends. Download: search → `http_request`
 with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
@@ -41,10 +44,11 @@ from .download import DownloadFlow
 from .intent import MusicIntent, read_intent
 from .library import song_matches
 from .views import (
+    MAX_LISTED,
     QUALITIES,
     library_button,
-    media_view,
     not_playing,
+    player_view,
     quality_name,
     song_list_view,
     songs_en,
@@ -83,6 +87,12 @@ def _cached_catalogue(raw: Any) -> list[Song]:
         return []
 
 
+def _pick(songs: list[Song], wanted: str) -> Song:
+    """The song titled `wanted` (the first such), else the first song."""
+    name = wanted.strip().lower()
+    return next((s for s in songs if s.title.strip().lower() == name), songs[0])
+
+
 def _recent_entries(text: Any) -> list[dict[str, Any]]:
     if not isinstance(text, str) or not text.strip():
         return []
@@ -115,6 +125,13 @@ class MusicFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         intent = read_intent(turn.instruction)
         kind = intent.kind
+        if kind == "play" and intent.free_form:
+            return self.wish(intent, turn, play=True)
+        if kind == "play" and intent.query:
+            wanted = intent.title or intent.query
+            return self.search(intent.query, intent.shown, turn, play=wanted)
+        if kind == "play":
+            return self.play_anything(turn)
         if kind == "search" and intent.free_form:
             return self.wish(intent, turn)
         if kind == "search":
@@ -167,7 +184,15 @@ class MusicFlows(Flows):
         if song is None:
             return not_playing(turn)
         message = turn.tr(f"播放结束：{song.display}", f"Finished: {song.display}")
-        return media_view(turn, song, message, playing=False, ended=True)
+        return player_view(
+            turn,
+            song,
+            self._queue_with(turn, song),
+            message,
+            playing=False,
+            ended=True,
+            state={"paused": True},
+        )
 
     @action("pause", "resume")
     def on_pause(self, turn: Turn) -> dict[str, Any]:
@@ -214,12 +239,16 @@ class MusicFlows(Flows):
 
     # ------------------------------------------------------------------ search
 
-    def wish(self, intent: MusicIntent, turn: Turn) -> dict[str, Any]:
-        """A free-form request: the model's search term (once), then the search."""
+    def wish(
+        self, intent: MusicIntent, turn: Turn, *, play: bool = False
+    ) -> dict[str, Any]:
+        """A free-form request: the model's search term (once), then the search (and,
+        with `play`, its first match starts)."""
         said = Wish(intent.query, intent.shown)
+        wanted = "" if play else None
         if not turn.results:
             wish = interpret_wish(self.llm, intent.request, said, turn.language)
-            return self.search(wish.query, wish.shown, turn, note=wish.note)
+            return self.search(wish.query, wish.shown, turn, note=wish.note, play=wanted)
         _, remembered, _ = turn.outcome(5)
         if isinstance(remembered, Mapping) and remembered.get("query"):
             said = Wish(
@@ -227,7 +256,7 @@ class MusicFlows(Flows):
                 str(remembered.get("shown") or remembered["query"]),
                 str(remembered.get("note") or ""),
             )
-        return self.search(said.query, said.shown, turn, note=said.note)
+        return self.search(said.query, said.shown, turn, note=said.note, play=wanted)
 
     def search(
         self,
@@ -236,9 +265,12 @@ class MusicFlows(Flows):
         turn: Turn,
         *,
         note: str | None = None,
+        play: str | None = None,
     ) -> dict[str, Any]:
         """The search; with `note` (a free-form wish) the query is also read back
-        (step 5) and the note is said before the result."""
+        (step 5) and the note is said before the result. With `play` (a title, or ""
+        for any) the song of that title, else the first match, starts (the play
+        history is read in step 6)."""
         if not turn.results:
             remembered: dict[str, Any] = {"query": query, "shown": shown}
             read_back: list[dict[str, Any]] = []
@@ -272,6 +304,7 @@ class MusicFlows(Flows):
                     },
                     {"step_id": 4, "tool": LIBRARY_TOOL, "args": {}},
                     *read_back,
+                    *([_read_recent(6)] if play is not None else []),
                 ],
                 turn.tr(f"正在搜索{shown}…", f"Searching for {shown}…"),
             )
@@ -286,7 +319,18 @@ class MusicFlows(Flows):
             except ValueError as exc:
                 ok, error = False, str(exc)
         quality = self.quality(turn.state)
-        if not ok:
+        playable = local + catalogue
+        if play is not None and playable:
+            _, recent_text, _ = turn.outcome(6)
+            reply = self._start(turn, _pick(playable, play or shown), recent_text, playable)
+            if not ok:  # played from the library: say why the catalogue's are missing
+                reply["message"] = turn.tr(
+                    "音乐目录暂时无法访问（请检查网络），先播放本地曲库里的歌。",
+                    "The music catalogue cannot be reached right now (check the "
+                    "network); playing from your local library. ",
+                ) + str(reply["message"])
+                reply.update(notice="warning", detail=error or None)
+        elif not ok:
             reply = self._catalogue_down(turn, error, local or library, quality)
         else:
             songs = local + catalogue
@@ -412,7 +456,8 @@ class MusicFlows(Flows):
         *,
         offset: int = 0,
     ) -> dict[str, Any]:
-        """Play `song_id` (offset 0) or its neighbour in the same list (±1)."""
+        """Play `song_id` (offset 0) or its neighbour in the list shown (±1); past
+        either end of that list, say so and leave the player as it is."""
         local = source == "local" or is_local_id(song_id)
         if not turn.results:
             lookup = (
@@ -422,8 +467,11 @@ class MusicFlows(Flows):
             )
             return self.agent.plan_steps([lookup, _read_recent(2)])
         ok, raw, error = turn.outcome(1)
-        queue = _songs(raw) if local else _cached_catalogue(raw)
+        queue = _songs(turn.state.get("queue"))
         index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
+        if index is None:  # not from the list shown: its own list
+            queue = _songs(raw) if local else _cached_catalogue(raw)
+            index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
         if index is None:
             if not ok:
                 note = turn.tr(
@@ -446,9 +494,43 @@ class MusicFlows(Flows):
                 status="error",
                 detail=error or None,
             )
-        song = queue[(index + offset) % len(queue)]
+        if not 0 <= index + offset < len(queue):
+            return self._at_an_end(turn, queue[index], queue, last=offset > 0)
         _, recent_text, _ = turn.outcome(2)
-        return self._start(turn, song, recent_text)
+        return self._start(turn, queue[index + offset], recent_text, queue)
+
+    def _at_an_end(
+        self, turn: Turn, song: Song, queue: list[Song], *, last: bool
+    ) -> dict[str, Any]:
+        if last:
+            message = turn.tr(
+                f"已经是列表里的最后一首了：{song.display}",
+                f"This is the last song in the list: {song.display}",
+            )
+        else:
+            message = turn.tr(
+                f"已经是列表里的第一首了：{song.display}",
+                f"This is the first song in the list: {song.display}",
+            )
+        playing = not turn.state.get("paused")
+        return player_view(turn, song, queue, message, playing=playing)
+
+    def play_anything(self, turn: Turn) -> dict[str, Any]:
+        """ "播放" with nothing named: the song that was playing goes on, or the
+        library starts from its first song (its empty view when it has none)."""
+        current = song_from_dict(turn.state.get("now_playing"))
+        if current is not None:
+            return self.pause(turn, current, resume=True)
+        if not turn.results:
+            return self.agent.plan_steps(
+                [{"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}, _read_recent(2)]
+            )
+        _, raw, _ = turn.outcome(1)
+        songs = _songs(raw)
+        if not songs:
+            return self.library(turn)
+        _, recent_text, _ = turn.outcome(2)
+        return self._start(turn, songs[0], recent_text, songs)
 
     def play_local(self, path: str, turn: Turn) -> dict[str, Any]:
         relative = path.strip().removeprefix("workspace/").lstrip("/")
@@ -488,17 +570,43 @@ class MusicFlows(Flows):
         return self._start(turn, song, text)
 
     def pause(self, turn: Turn, song: Song, *, resume: bool) -> dict[str, Any]:
+        """Pause or go on: the player keeps its place (the desktop keeps the same
+        player for a new view of the same song)."""
         if resume:
-            message = turn.tr(f"继续播放：{song.display}", f"Playing again: {song.display}")
+            message = turn.tr(f"继续播放：{song.display}", f"Resumed: {song.display}")
         else:
             message = turn.tr(f"已暂停：{song.display}", f"Paused: {song.display}")
-        return media_view(turn, song, message, playing=resume)
+        return player_view(
+            turn,
+            song,
+            self._queue_with(turn, song),
+            message,
+            playing=resume,
+            state={"paused": not resume},
+        )
 
-    def _start(self, turn: Turn, song: Song, recent_text: Any) -> dict[str, Any]:
+    def _queue_with(self, turn: Turn, song: Song) -> list[Song]:
+        """The list shown when it holds `song`; else `song` alone."""
+        queue = _songs(turn.state.get("queue"))
+        return queue if any(s.id == song.id for s in queue) else [song]
+
+    def _start(
+        self, turn: Turn, song: Song, recent_text: Any, queue: list[Song] | None = None
+    ) -> dict[str, Any]:
+        """`song` starts; `queue` (the list it was picked from) is what 下一首 and
+        上一首 step through (the list shown before, when not given)."""
         self._record(song, recent_text)
-        new_state = {"last_played": song.display, "now_playing": song.to_dict()}
+        if queue is None:
+            queue = self._queue_with(turn, song)
+        queue = queue[:MAX_LISTED] if any(s.id == song.id for s in queue) else [song]
+        new_state = {
+            "last_played": song.display,
+            "now_playing": song.to_dict(),
+            "paused": False,
+            "queue": [s.to_dict() for s in queue],
+        }
         message = turn.tr(f"正在播放：{song.display}", f"Now playing: {song.display}")
-        return media_view(turn, song, message, state=new_state)
+        return player_view(turn, song, queue, message, state=new_state)
 
     def _record(self, song: Song, recent_text: Any) -> None:
         """Keep `recent.json` and `playlist.m3u` in the workspace (via `file_write`)."""
