@@ -269,9 +269,13 @@ def read_intent(instruction: str | None) -> MusicIntent:
             artist, title = _split_artist_title_zh(match["what"])
             return _download(title, artist, english=False)
 
-    term = _search_term_en(text) if english else _search_term_zh(text)
     # "play 晴天" is a request to hear it in either language
-    plays = _PLAY_EN.match(lower) or _PLAY_ZH.match(text.replace(" ", ""))
+    english_verb = _PLAY_EN.match(lower)
+    plays = english_verb or _PLAY_ZH.match(text.replace(" ", ""))
+    if english:
+        term = _search_term_en(text)
+    else:
+        term = _search_term_zh(text[english_verb.end() :] if english_verb else text)
     kind: IntentKind = "play" if plays else "search"
     if term.lower() in _GENERIC:
         return MusicIntent("play" if plays else "library", english=english)

@@ -21,6 +21,7 @@ import { asArray, asObject, asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, appInfo, onAppsChanged, state } from "./state.js";
 import { postUiCommands, reapply } from "./uicommands.js";
+import { dropPlayers, takePlayers } from "./player.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
@@ -256,11 +257,13 @@ export class AppViews {
       reply = cancelledView(reply); // nothing shown before it (an open): say it quietly
     }
     adoptSession(reply);
+    const players = takePlayers(win.content); // a new view of the same song keeps its player
     clear(win.content);
     const send = (payload) => {
       if (this.windows.get(win.appId) === win) this.sendAction(win.appId, payload);
     };
-    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply, send });
+    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply, send, players });
+    dropPlayers(players);
     const taken = new Set();
     const controls = asArray(reply.actions).map((action) =>
       buildAction(action, {

@@ -45,6 +45,7 @@ from tests.fakes.music_api import make_wav
         ("play songs by Taylor Swift", "play", "Taylor Swift"),
         ("play songs by Jay Chou", "play", "Jay Chou"),
         ("listen to Adele", "play", "Adele"),
+        ("play 晴天", "play", "晴天"),
         ("播放", "play", ""),
         ("播放音乐", "play", ""),
         # a request to look for something lists
