@@ -72,6 +72,7 @@ __all__ = [
     "code_reply",
     "dashboard_reply",
     "datetime_picker",
+    "file_picker",
     "error_reply",
     "form_reply",
     "image_reply",
@@ -576,6 +577,30 @@ def datetime_picker(
     action: dict[str, Any] = {"type": "datetime", "label": label, "action_id": action_id}
     if value is not None:
         action["value"] = value
+    return _placed(action, item_id)
+
+
+def file_picker(
+    label: str,
+    action_id: str,
+    *,
+    accept: str = "",
+    multiple: bool = True,
+    drop: bool = False,
+    item_id: str | None = None,
+) -> dict[str, Any]:
+    """A button choosing files (`accept`: the chooser's filter, e.g. "audio/*"; `drop`:
+    files dropped on the window count too). Forwards each file in pieces, in order:
+    `{action_id, value: {name, size, offset, data}}` with `data` the piece in base64;
+    an error reply stops that file."""
+    action: dict[str, Any] = {
+        "type": "file",
+        "label": label,
+        "action_id": action_id,
+        "accept": accept,
+        "multiple": multiple,
+        "drop": drop,
+    }
     return _placed(action, item_id)
 
 

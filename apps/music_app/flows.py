@@ -30,6 +30,7 @@ from typing import Any
 from aios_sdk import Flows, Turn, action
 from aios_sdk.views import button, list_reply, text_reply
 
+from .adding import DEFAULT_MAX_SONG_MB, AddingFlow
 from .catalogue import (
     DEFAULT_API_BASE,
     DEFAULT_DOWNLOAD_EXT,
@@ -46,6 +47,7 @@ from .library import song_matches
 from .views import (
     MAX_LISTED,
     QUALITIES,
+    add_songs_button,
     library_button,
     not_playing,
     player_view,
@@ -93,6 +95,15 @@ def _pick(songs: list[Song], wanted: str) -> Song:
     return next((s for s in songs if s.title.strip().lower() == name), songs[0])
 
 
+def _how_to_add(turn: Turn) -> str:
+    """What an empty library says: where its songs come from."""
+    return turn.tr(
+        "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里。",
+        "Your local library has no songs yet. Choose music files with “Add songs”, "
+        "or drop them onto this window.",
+    )
+
+
 def _recent_entries(text: Any) -> list[dict[str, Any]]:
     if not isinstance(text, str) or not text.strip():
         return []
@@ -115,6 +126,9 @@ class MusicFlows(Flows):
         self.country = settings.get("country") or None
         self.limit = int(settings.get("search_limit") or SEARCH_LIMIT)
         self.downloads = DownloadFlow(agent, self.api_base, self.download_ext, self.country)
+        self.adding = AddingFlow(
+            agent, int(settings.get("max_song_mb") or DEFAULT_MAX_SONG_MB)
+        )
 
     def quality(self, state: Mapping[str, Any]) -> str:
         value = state.get("quality")
@@ -210,6 +224,11 @@ class MusicFlows(Flows):
         if intent.kind != "search":
             return self.search(term, term, turn)
         return self.search(intent.query, intent.shown, turn)
+
+    @action("add_songs")
+    def on_add_songs(self, turn: Turn) -> dict[str, Any]:
+        """A piece of a file the user chose or dropped (see `adding`)."""
+        return self.adding.piece(turn)
 
     @action("download")
     def on_download(self, turn: Turn) -> dict[str, Any]:
@@ -329,7 +348,7 @@ class MusicFlows(Flows):
                     "The music catalogue cannot be reached right now (check the "
                     "network); playing from your local library. ",
                 ) + str(reply["message"])
-                reply.update(notice="warning", detail=error or None)
+                reply.update(notice="info", detail=error or None)
         elif not ok:
             reply = self._catalogue_down(turn, error, local or library, quality)
         else:
@@ -361,10 +380,9 @@ class MusicFlows(Flows):
             )
         else:
             message = turn.tr(
-                "音乐目录暂时无法访问（请检查网络），本地曲库也还没有歌曲（可以把音乐文件放进 workspace/music/）",
+                "音乐目录暂时无法访问（请检查网络），本地曲库也还没有歌曲",
                 "The music catalogue cannot be reached right now (check the network), "
-                "and your local library has no songs yet (put music files in "
-                "workspace/music/)",
+                "and your local library has no songs yet",
             )
         reply = song_list_view(
             turn,
@@ -373,10 +391,8 @@ class MusicFlows(Flows):
             message,
             quality=quality,
             # the notice says the whole of it; the empty list says only its own part
-            empty=turn.tr(
-                "本地曲库还没有歌曲（可以把音乐文件放进 workspace/music/）",
-                "Your local library has no songs yet (put music files in workspace/music/)",
-            ),
+            empty=_how_to_add(turn),
+            extra_actions=[add_songs_button(turn)],
             notice="warning",
             detail=error or None,
         )
@@ -658,10 +674,11 @@ class MusicFlows(Flows):
             )
         else:
             message = turn.tr(
-                "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或把音乐文件放进 workspace/music/",
+                "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或添加你自己的音乐文件",
                 'Your local library has no songs yet. Say "play songs by Taylor Swift", '
-                "or put music files in workspace/music/",
+                "or add your own music files",
             )
+            failed = {"empty": _how_to_add(turn)}
         last = turn.state.get("last_played")
         if last:
             message += turn.tr(f"，上次播放：{last}", f"; last played: {last}")
@@ -671,7 +688,10 @@ class MusicFlows(Flows):
             songs,
             note + message,
             quality=self.quality(turn.state),
-            extra_actions=[button(turn.tr("最近播放", "Recently played"), "recent")],
+            extra_actions=[
+                add_songs_button(turn),
+                button(turn.tr("最近播放", "Recently played"), "recent"),
+            ],
             **failed,
         )
 

@@ -20,6 +20,7 @@ from aios_sdk import Turn
 from aios_sdk.views import (
     button,
     dashboard_reply,
+    file_picker,
     input_box,
     list_reply,
     media_reply,
@@ -32,6 +33,7 @@ from .catalogue import Song
 
 __all__ = [
     "MAX_LISTED",
+    "add_songs_button",
     "QUALITIES",
     "download_done_view",
     "library_button",
@@ -261,6 +263,13 @@ def not_playing(turn: Turn) -> dict[str, Any]:
     return text_reply(
         turn.tr("还没有正在播放的歌。", "Nothing is playing yet."),
         actions=[library_button(turn)],
+    )
+
+
+def add_songs_button(turn: Turn) -> dict[str, Any]:
+    """添加歌曲: choose audio files (or drop them on the window) for the library."""
+    return file_picker(
+        turn.tr("添加歌曲", "Add songs"), "add_songs", accept="audio/*", drop=True
     )
 
 

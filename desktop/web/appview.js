@@ -22,6 +22,7 @@ import { tr } from "./i18n.js";
 import { adoptSession, appInfo, onAppsChanged, state } from "./state.js";
 import { postUiCommands, reapply } from "./uicommands.js";
 import { dropPlayers, takePlayers } from "./player.js";
+import { acceptDrops } from "./upload.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
@@ -153,6 +154,7 @@ export class AppViews {
     }
     this.idle(appId, work);
     if (this.windows.get(appId) === win) this.render(win, reply);
+    return reply;
   }
 
   /**
@@ -273,6 +275,8 @@ export class AppViews {
       }),
     );
     const bar = placeItemControls(view, asArray(reply.actions), controls);
+    const dropped = asArray(reply.actions).find((a) => asObject(a).type === "file" && asObject(a).drop);
+    acceptDrops(win, dropped ?? null, (payload) => this.sendAction(win.appId, payload));
     const failed = reply.status === "error" || reply.view_type === "error";
     const level = replyLevel(reply);
     const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();
