@@ -160,6 +160,7 @@ ATOMIC_TOOLS: tuple[str, ...] = (
     "cache_set",
     "notify",
     "system_info",
+    "file_import",
 )
 
 

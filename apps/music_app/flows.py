@@ -30,7 +30,7 @@ from typing import Any
 from aios_sdk import Flows, Turn, action
 from aios_sdk.views import button, list_reply, text_reply
 
-from .adding import DEFAULT_MAX_SONG_MB, AddingFlow
+from .adding import DEFAULT_MAX_SONG_MB, MUSIC_FOLDER, AddingFlow
 from .catalogue import (
     DEFAULT_API_BASE,
     DEFAULT_DOWNLOAD_EXT,
@@ -45,9 +45,11 @@ from .download import DownloadFlow
 from .intent import MusicIntent, read_intent
 from .library import song_matches
 from .views import (
+    DEFAULT_IMPORT_FOLDER,
     MAX_LISTED,
     QUALITIES,
     add_songs_button,
+    import_folder_box,
     library_button,
     not_playing,
     player_view,
@@ -98,9 +100,10 @@ def _pick(songs: list[Song], wanted: str) -> Song:
 def _how_to_add(turn: Turn) -> str:
     """What an empty library says: where its songs come from."""
     return turn.tr(
-        "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里。",
-        "Your local library has no songs yet. Choose music files with “Add songs”, "
-        "or drop them onto this window.",
+        "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里；"
+        "也可以从文件夹导入（如 ~/Music）。",
+        'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music).",
     )
 
 
@@ -229,6 +232,50 @@ class MusicFlows(Flows):
     def on_add_songs(self, turn: Turn) -> dict[str, Any]:
         """A piece of a file the user chose or dropped (see `adding`)."""
         return self.adding.piece(turn)
+
+    @action("import_folder")
+    def on_import_folder(self, turn: Turn) -> dict[str, Any]:
+        """Copy the songs of a folder the user names into the library (the executor's
+        `file_import`, which asks the user first), then show the library."""
+        folder = str(turn.value or "").strip() or DEFAULT_IMPORT_FOLDER
+        if not turn.results:
+            return self.agent.plan_steps(
+                [
+                    {
+                        "step_id": 1,
+                        "tool": "file_import",
+                        "args": {"source": folder, "dest": MUSIC_FOLDER},
+                    },
+                    {"step_id": 2, "tool": LIBRARY_TOOL, "args": {}},
+                ],
+                turn.tr(f"正在从 {folder} 导入歌曲…", f"Importing songs from {folder}…"),
+            )
+        ok, result, _ = turn.outcome(1)
+        code = str(turn.results.get("step_1", {}).get("code") or "")
+        if ok and isinstance(result, Mapping):
+            count = len(result.get("copied") or [])
+            note = turn.tr(
+                f"已从 {folder} 导入 {count} 首歌。",
+                f"Imported {songs_en(count)} from {folder}. ",
+            )
+            if result.get("too_large"):
+                note += turn.tr(
+                    f"另有 {result['too_large']} 个文件太大，没有导入。",
+                    f"{result['too_large']} more were too large and were left out. ",
+                )
+        elif code == "denied_by_user":
+            note = turn.tr(f"没有导入 {folder}。", f"Nothing was imported from {folder}. ")
+        elif code == "file_not_found":
+            note = turn.tr(
+                f"找不到文件夹 {folder}，没有导入。",
+                f"There is no folder {folder}; nothing was imported. ",
+            )
+        else:
+            note = turn.tr(
+                f"没能从 {folder} 导入歌曲。",
+                f"Songs could not be imported from {folder}. ",
+            )
+        return self.library(turn, note=note, step=2)
 
     @action("download")
     def on_download(self, turn: Turn) -> dict[str, Any]:
@@ -654,11 +701,12 @@ class MusicFlows(Flows):
 
     # ------------------------------------------------------------------ library
 
-    def library(self, turn: Turn, note: str = "") -> dict[str, Any]:
-        """The home view: the songs in the workspace, and the search controls."""
+    def library(self, turn: Turn, note: str = "", step: int = 1) -> dict[str, Any]:
+        """The home view: the songs in the workspace (read in step `step`), the search
+        controls, and the ways to add songs."""
         if not turn.results:
             return self.agent.plan_steps([{"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}])
-        ok, raw, error = turn.outcome(1)
+        ok, raw, error = turn.outcome(step)
         songs = _songs(raw)
         failed: dict[str, Any] = {}
         if not ok:
@@ -690,6 +738,7 @@ class MusicFlows(Flows):
             quality=self.quality(turn.state),
             extra_actions=[
                 add_songs_button(turn),
+                import_folder_box(turn),
                 button(turn.tr("最近播放", "Recently played"), "recent"),
             ],
             **failed,

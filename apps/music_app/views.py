@@ -32,10 +32,12 @@ from aios_sdk.views import (
 from .catalogue import Song
 
 __all__ = [
+    "DEFAULT_IMPORT_FOLDER",
     "MAX_LISTED",
     "add_songs_button",
     "QUALITIES",
     "download_done_view",
+    "import_folder_box",
     "library_button",
     "media_view",
     "not_playing",
@@ -270,6 +272,19 @@ def add_songs_button(turn: Turn) -> dict[str, Any]:
     """添加歌曲: choose audio files (or drop them on the window) for the library."""
     return file_picker(
         turn.tr("添加歌曲", "Add songs"), "add_songs", accept="audio/*", drop=True
+    )
+
+
+DEFAULT_IMPORT_FOLDER = "~/Music"
+
+
+def import_folder_box(turn: Turn) -> dict[str, Any]:
+    """从文件夹导入: the folder to copy songs from (asked about before anything is copied)."""
+    return input_box(
+        turn.tr("从文件夹导入", "Import a folder"),
+        "import_folder",
+        turn.tr("文件夹，如 ~/Music", "A folder, e.g. ~/Music"),
+        value=DEFAULT_IMPORT_FOLDER,
     )
 
 

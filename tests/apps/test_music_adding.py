@@ -129,3 +129,42 @@ def test_the_empty_library_says_how_to_add_songs() -> None:
         adding = next(a for a in home["actions"] if a["action_id"] == "add_songs")
         assert adding["type"] == "file" and adding["drop"] is True
         assert adding["label"] == words
+
+
+def test_a_folder_import_plans_file_import_and_says_what_came_in() -> None:
+    from tests.apps.doubles import failed, ok
+
+    flows = MusicFlows(PlanningAgent())
+    asked = {"action_id": "import_folder", "value": "~/Music"}
+    plan = flows.handle(None, {}, asked)
+    assert [s["tool"] for s in plan["steps"]] == ["file_import", "music_library"]
+    assert plan["steps"][0]["args"] == {"source": "~/Music", "dest": "music"}
+    song = {
+        "id": "local:music/a.wav",
+        "title": "a",
+        "source": "local",
+        "path": "music/a.wav",
+    }
+    copied = {"copied": ["workspace/music/a.wav"], "too_large": 0, "limited": False}
+    done = flows.handle(
+        None,
+        {
+            "tool_results": {
+                "step_1": ok("file_import", copied),
+                "step_2": ok("music_library", [song]),
+            }
+        },
+        asked,
+    )
+    assert done["view_type"] == "list" and done["message"].startswith(
+        "已从 ~/Music 导入 1 首歌。"
+    )
+    denied = {
+        "step_1": failed("file_import", "the user said no", "denied_by_user"),
+        "step_2": ok("music_library", []),
+    }
+    no = flows.handle(None, {**EN, "tool_results": denied}, asked)
+    assert no["message"].startswith("Nothing was imported from ~/Music.")
+    home = flows.handle("", {"tool_results": {"step_1": ok("music_library", [])}})
+    box = next(a for a in home["actions"] if a["action_id"] == "import_folder")
+    assert box["type"] == "input" and box["value"] == "~/Music"

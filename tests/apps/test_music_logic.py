@@ -613,8 +613,8 @@ def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None
     # the notice says all of it; the empty list only its own part, not the same again
     assert empty["message"].startswith("The music catalogue cannot be reached")
     assert empty["data"]["empty"] == (
-        "Your local library has no songs yet. Choose music files with “Add songs”, "
-        "or drop them onto this window."
+        'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music)."
     )
     assert "workspace/music" not in json.dumps(empty)  # a folder no user can find
     assert not CHINESE.search(empty["message"]) and empty["notice"] == "warning"

@@ -31,7 +31,7 @@ MAX_MB = 2
 
 WORDS = {
     "zh-CN": {
-        "empty": "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里。",
+        "empty": "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里；也可以从文件夹导入（如 ~/Music）。",
         "add": "添加歌曲",
         "added": "已把《{}》加入曲库。",
         "library": "本地曲库",
@@ -39,8 +39,8 @@ WORDS = {
         "too_big": "超过了一首歌最多 2.0 MB",
     },
     "en-US": {
-        "empty": "Your local library has no songs yet. Choose music files with “Add songs”, "
-        "or drop them onto this window.",
+        "empty": 'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music).",
         "add": "Add songs",
         "added": 'Added "{}" to your library.',
         "library": "Local library",
@@ -150,3 +150,55 @@ def test_what_is_not_audio_or_too_big_is_refused(
         drop(page, too_big.name, too_big.read_bytes())
         expect(window.locator(".v-text")).to_contain_text(words["too_big"])
         assert not music.exists() or list(music.iterdir()) == []
+
+
+IMPORT = {
+    "zh-CN": {
+        "box": "从文件夹导入",
+        "ok": "确定",
+        "yes": "允许一次",
+        "done": "已从 {} 导入 2 首歌。",
+    },
+    "en-US": {
+        "box": "Import a folder",
+        "ok": "OK",
+        "yes": "Allow once",
+        "done": "Imported 2 songs from {}.",
+    },
+}
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_a_folder_is_imported_after_a_yes_that_says_what_is_copied(
+    browser, system: RunningSystem, music: Path, tmp_path: Path, locale: str
+) -> None:
+    words = IMPORT[locale]
+    folder = tmp_path / "My Music"
+    (folder / "live").mkdir(parents=True)
+    (folder / "Sunny Day.wav").write_bytes(make_wav(1.0, title="Sunny Day"))
+    (folder / "live" / "Rice Field.wav").write_bytes(make_wav(1.0, title="Rice Field"))
+    (folder / "cover.jpg").write_bytes(b"\xff\xd8\xff\xe0 not audio")
+    with desktop_page(browser, system, APPS, locale=locale) as page:
+        window = open_music(page)
+        box = window.locator(".act-input-form", has_text=words["box"])
+        expect(box.locator("input")).to_have_value("~/Music")
+        box.locator("input").fill(str(folder))
+        box.get_by_role("button", name=words["ok"], exact=True).click()
+        dialog = page.locator("#confirm_dialog")
+        said = (
+            f"从 {folder} 复制 2 个音频文件（共 16 KB）到这个应用的 music 文件夹"
+            if locale == "zh-CN"
+            else f"copy 2 audio files (16 KB) from {folder} into this app's music folder"
+        )
+        expect(dialog).to_contain_text(said)
+        assert not music.exists() or list(music.iterdir()) == []  # nothing before the yes
+        shot(page, f"import-question-{locale}")
+        dialog.get_by_role("button", name=words["yes"], exact=True).click()
+        expect(window.locator(".win-status")).to_contain_text(words["done"].format(folder))
+        expect(window.locator(".v-list-item")).to_have_count(2)
+        assert (music / "Sunny Day.wav").read_bytes() == (
+            folder / "Sunny Day.wav"
+        ).read_bytes()
+        assert (music / "live" / "Rice Field.wav").exists()
+        assert not (music / "cover.jpg").exists()
+        shot(page, f"imported-{locale}")
