@@ -678,3 +678,18 @@ def test_play_while_the_catalogue_is_down_plays_a_local_match(catalogue) -> None
     # it plays: said as information, not as something that failed
     assert reply["notice"] == "info" and "503" in reply["detail"]
     assert reply["message"].endswith("正在播放：周杰伦 - 晴天")
+
+
+def test_a_mood_starts_its_first_match(catalogue) -> None:
+    """Issue 38, item 5: a wish plays too (searched by its own words without a model)."""
+    flows, _ = _flows(catalogue)
+    plan = flows.handle("来点适合跑步的周杰伦", {})
+    assert [s["tool"] for s in plan["steps"]][-1] == "file_read"
+    results = {
+        **_search_results(catalogue, "周杰伦"),
+        "step_5": ok("cache_get", {"query": "周杰伦", "shown": "周杰伦", "note": ""}),
+        "step_6": ok("file_read", "[]"),
+    }
+    reply = flows.handle("来点适合跑步的周杰伦", {"tool_results": results})
+    assert _player(reply)["title"] == "周杰伦 - 七里香"
+    assert _listed(reply) == ["七里香", "稻香", "晴天", "青花瓷"]

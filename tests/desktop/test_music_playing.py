@@ -207,3 +207,25 @@ def test_an_artist_starts_its_first_song_and_next_stops_at_the_list_end(
 
 def audio_src(page) -> str:
     return str(page.locator(f"{MUSIC} audio").get_attribute("src"))
+
+
+@pytest.mark.parametrize(
+    ("locale", "said", "playing"),
+    [
+        ("zh-CN", "打开音乐应用，然后播放音乐", "正在播放：Morning"),
+        ("en-US", "open the music app, then play some music", "Now playing: Morning"),
+    ],
+)
+def test_play_music_as_half_of_a_compound_starts_the_library(
+    browser, world: World, locale: str, said: str, playing: str
+) -> None:
+    music = world.system.workspace("music_app") / "music"
+    music.mkdir(parents=True, exist_ok=True)
+    (music / "morning.wav").write_bytes(make_wav(20.0, title="Morning"))
+    try:
+        with desktop_page(browser, world.system, APPS, locale=locale) as page:
+            say(page, said)
+            expect(page.locator(f"{MUSIC} .win-status")).to_contain_text(playing)
+            wait_playing(page, 0.2)
+    finally:
+        (music / "morning.wav").unlink()
