@@ -1,6 +1,6 @@
 """Adding the user's own songs to the music library, without processes (pure tier).
 
-Issue 38, item 8: a file arrives in pieces; the first is checked by its declared
+A file arrives in pieces; the first is checked by its declared
 size and by its content's first bytes (never by its name) before anything is
 written, and the file goes to music/ through `file_write` under a safe name that
 never replaces a song already there.

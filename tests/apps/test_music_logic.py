@@ -37,7 +37,7 @@ from tests.fakes.music_api import make_wav
 @pytest.mark.parametrize(
     ("text", "kind", "query"),
     [
-        # a request to hear something plays (issue 38, item 5)
+        # a request to hear something plays
         ("帮我播放周杰伦的歌", "play", "周杰伦"),
         ("来点轻音乐", "play", "轻音乐"),
         ("放一首陈奕迅的十年", "play", "十年 陈奕迅"),
@@ -303,7 +303,7 @@ def test_next_and_prev_step_through_the_same_list(catalogue) -> None:
 
 
 def test_next_after_the_last_song_of_the_list_shown_says_so(catalogue) -> None:
-    """Issue 38, item 6: the end of the list is the end; no song from elsewhere."""
+    """The end of the list shown is the end: no song from elsewhere."""
     flows, _ = _flows(catalogue)
     # the list shown: 晴天 and 七里香 only (a filter), though the search found four
     shown = parse_search_answer(catalogue.search("周杰伦"))
@@ -341,7 +341,7 @@ def test_next_after_the_last_song_of_the_list_shown_says_so(catalogue) -> None:
     ],
 )
 def test_asking_to_play_starts_a_song(catalogue, said, language, playing, listed) -> None:
-    """Issue 38, item 5: the song named, else the first match, starts; the rest is
+    """The song named (F-1), else the first match, starts; the rest is
     the list under the player."""
     flows, agent = _flows(catalogue)
     plan = flows.handle(said, dict(language))
@@ -681,7 +681,7 @@ def test_play_while_the_catalogue_is_down_plays_a_local_match(catalogue) -> None
 
 
 def test_a_mood_starts_its_first_match(catalogue) -> None:
-    """Issue 38, item 5: a wish plays too (searched by its own words without a model)."""
+    """A wish plays too (searched by its own words without a model)."""
     flows, _ = _flows(catalogue)
     plan = flows.handle("来点适合跑步的周杰伦", {})
     assert [s["tool"] for s in plan["steps"]][-1] == "file_read"

@@ -1,4 +1,4 @@
-"""Adding one's own songs to the music library in Chromium (issue 38, item 8).
+"""Adding one's own songs to the music library in Chromium.
 
 At 1280×800, in both languages: the empty library says how to add songs (not a
 folder in the state folder); a song chosen with 添加歌曲 / Add songs, and one

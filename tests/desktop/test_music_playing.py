@@ -1,4 +1,4 @@
-"""Asking to play plays, and the player keeps its place (issue 38, items 5 and 6).
+"""Asking to play plays (F-1), and the player keeps its place.
 
 In Chromium at 1280×800, in both languages, with the fake catalogue on 127.0.0.1
 serving 20-second previews: "播放晴天" and "play songs by Jay Chou" start the audio

@@ -1,5 +1,5 @@
 """`file_import`: a named folder's audio files, known by content, copied into the
-workdir (issue 38, item 8) — and only through a plan the user said yes to."""
+workdir — and only through a plan the user said yes to."""
 
 from __future__ import annotations
 

@@ -263,7 +263,7 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
 
 
 def test_a_folder_import_asks_saying_how_many_files_from_where(tmp_path: Path) -> None:
-    """Issue 38, item 8: the yes is to a question naming what will be copied."""
+    """The yes is to a question naming what will be copied."""
     from tests.fakes.music_api import make_wav
 
     music = tmp_path / "Music"
