@@ -276,7 +276,7 @@ def read_intent(instruction: str | None) -> MusicIntent:
         term = _search_term_en(text)
     else:
         term = _search_term_zh(text[english_verb.end() :] if english_verb else text)
-    kind: IntentKind = "play" if plays else "search"
+    wanted: IntentKind = "play" if plays else "search"
     if term.lower() in _GENERIC:
         return MusicIntent("play" if plays else "library", english=english)
     free_form = is_free_form(term)
@@ -286,7 +286,7 @@ def read_intent(instruction: str | None) -> MusicIntent:
         if artist and title:  # "陈奕迅的十年": search title and artist, show as said
             query = f"{title} {artist}"
             return MusicIntent(
-                kind,
+                wanted,
                 query=query,
                 title=title,
                 artist=artist,
@@ -298,7 +298,7 @@ def read_intent(instruction: str | None) -> MusicIntent:
         artist, title = _split_artist_title_en(term)
         if artist and title:  # "Yesterday by The Beatles"
             return MusicIntent(
-                kind,
+                wanted,
                 query=f"{title} {artist}",
                 title=title,
                 artist=artist,
@@ -308,7 +308,7 @@ def read_intent(instruction: str | None) -> MusicIntent:
                 request=request,
             )
     return MusicIntent(
-        kind, query=term, english=english, free_form=free_form, request=request
+        wanted, query=term, english=english, free_form=free_form, request=request
     )
 
 
