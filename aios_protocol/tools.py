@@ -204,10 +204,10 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
     "file_import": (
-        "Copy the audio files (known by their content, not their names) of a folder "
-        "the user names outside the workdir into a folder of the workdir; asks the "
-        "user first, saying how many files from where. Result {source, dest, copied: "
-        "[path], too_large, limited}.",
+        "Copy the audio files of a folder the user names, outside the workdir, into "
+        "a folder of the workdir; a file is audio by its content, whatever its name. "
+        "Asks the user first, saying how many files from where. Result {source, dest, "
+        "copied: [path], too_large, limited}.",
         _schema(
             {
                 "source": {

@@ -279,12 +279,16 @@ DEFAULT_IMPORT_FOLDER = "~/Music"
 
 
 def import_folder_box(turn: Turn) -> dict[str, Any]:
-    """从文件夹导入: the folder to copy songs from (asked about before anything is copied)."""
+    """从文件夹导入: the folder to copy songs from (asked about before anything is
+    copied); left empty, `DEFAULT_IMPORT_FOLDER`. Not prefilled: a filled box counts as
+    the user's typing, which the desktop keeps through a language switch."""
     return input_box(
         turn.tr("从文件夹导入", "Import a folder"),
         "import_folder",
-        turn.tr("文件夹，如 ~/Music", "A folder, e.g. ~/Music"),
-        value=DEFAULT_IMPORT_FOLDER,
+        turn.tr(
+            f"文件夹（不填就是 {DEFAULT_IMPORT_FOLDER}）",
+            f"A folder ({DEFAULT_IMPORT_FOLDER} if left empty)",
+        ),
     )
 
 

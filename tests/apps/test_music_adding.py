@@ -167,4 +167,6 @@ def test_a_folder_import_plans_file_import_and_says_what_came_in() -> None:
     assert no["message"].startswith("Nothing was imported from ~/Music.")
     home = flows.handle("", {"tool_results": {"step_1": ok("music_library", [])}})
     box = next(a for a in home["actions"] if a["action_id"] == "import_folder")
-    assert box["type"] == "input" and box["value"] == "~/Music"
+    assert box["type"] == "input" and "~/Music" in box["placeholder"]
+    empty = flows.handle(None, {}, {"action_id": "import_folder", "value": ""})
+    assert empty["steps"][0]["args"]["source"] == "~/Music"  # the default
