@@ -115,7 +115,7 @@ def test_play_one_song_pause_keeps_the_place_and_resume_goes_on(
         audio = window.locator("audio")
         expect(audio).to_have_attribute("src", world.catalogue.preview_url(1003))
         started = wait_playing(page)
-        wait_playing(page, started + 0.3)  # its time goes on
+        wait_playing(page, max(started + 0.3, 1.2))  # its time goes on (past 0:01)
         shot(page, f"one-song-playing-{locale}")
 
         audio.evaluate("a => { a.dataset.probe = 'the first player'; }")
@@ -125,7 +125,7 @@ def test_play_one_song_pause_keeps_the_place_and_resume_goes_on(
             "() => document.querySelector('#win_music_app audio').paused"
         )
         kept = float(audio.evaluate("a => a.currentTime"))
-        assert kept > 0.3, f"pausing dropped the place to {kept}"
+        assert kept > 1.0, f"pausing dropped the place to {kept}"
         expect(
             window.get_by_role("button", name=words["resume"], exact=True)
         ).to_be_visible()
