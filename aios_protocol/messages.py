@@ -54,6 +54,7 @@ __all__ = [
     "ScheduleRun",
     "ScheduleToolCall",
     "DatetimeAction",
+    "FileAction",
     "Event",
     "EventsPage",
     "FormField",
@@ -160,6 +161,7 @@ ATOMIC_TOOLS: tuple[str, ...] = (
     "cache_set",
     "notify",
     "system_info",
+    "file_import",
 )
 
 
@@ -322,6 +324,7 @@ ACTION_TYPES: tuple[str, ...] = (
     "toggle",
     "slider",
     "datetime",
+    "file",
 )
 
 
@@ -399,6 +402,18 @@ class DatetimeAction(_ActionBase):
     value: str | None = None
 
 
+class FileAction(_ActionBase):
+    """Files the user chooses (or, with `drop`, drops on the window), each sent in
+    pieces in order, one action per piece: `value` = {`name`, `size`, `offset`,
+    `data` (the piece in base64)}. An error answer stops that file's pieces. `accept`
+    only filters the chooser: the app checks what arrives."""
+
+    type: Literal["file"]
+    accept: str = ""
+    multiple: bool = True
+    drop: bool = False
+
+
 Action = Annotated[
     Union[
         ButtonAction,
@@ -411,6 +426,7 @@ Action = Annotated[
         ToggleAction,
         SliderAction,
         DatetimeAction,
+        FileAction,
     ],
     Field(discriminator="type"),
 ]
@@ -421,7 +437,7 @@ class ActionRequest(_Model):
 
     Only the payload key of the action's type is set: `params` (button),
     `form_values` (submit_form), `selected` (select, radio), `checked` (checkbox),
-    `value` (input, slider, datetime), `href` (link), `on` (toggle).
+    `value` (input, slider, datetime, file), `href` (link), `on` (toggle).
     """
 
     action_id: Annotated[str, Field(min_length=1, max_length=200)]

@@ -203,6 +203,22 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
             [],
         ),
     ),
+    "file_import": (
+        "Copy the audio files of a folder the user names, outside the workdir, into "
+        "a folder of the workdir; a file is audio by its content, whatever its name. "
+        "Asks the user first, saying how many files from where. Result {source, dest, "
+        "copied: [path], too_large, limited}.",
+        _schema(
+            {
+                "source": {
+                    "type": "string",
+                    "description": "the folder to copy from: ~/Music or an absolute path",
+                },
+                "dest": _PATH,
+            },
+            ["source", "dest"],
+        ),
+    ),
 }
 
 assert tuple(_SPECS) == ATOMIC_TOOLS, "the specs must list exactly the atomic tools"
@@ -262,6 +278,7 @@ METADATA: dict[str, tuple[RiskLevel, bool, bool, str]] = {
     "cache_set": ("write", False, False, "small"),
     "notify": ("system", False, False, "small"),
     "system_info": ("read", False, True, "small"),
+    "file_import": ("write", True, False, "small"),
     "schedule": ("system", False, False, "small"),
 }
 SMALL_RESULT = 1_000_000

@@ -161,6 +161,10 @@ class MediaData(TypedDict, total=False):
     artist: str
     autoplay: bool
     on_end: EndAction  # sent to the app once when playback reaches the end
+    # sent when the user pauses / plays with the player's own controls, so the app's
+    # buttons and words follow what the player does
+    on_pause: EndAction
+    on_play: EndAction
 
 
 class ImageData(TypedDict, total=False):

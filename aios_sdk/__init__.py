@@ -7,7 +7,8 @@ tool; `serve(agent)` runs the agent's HTTP service on `APP_PORT`, and
 `serve_package(__file__)` does so from the `main.py` of an app package. `Flows`,
 `Turn` and `action` split an app's answers into one method per case; `views` builds
 replies, views and actions; `AgentLLM` is the app's way to the model (`self.llm`);
-`AiosError`, `ToolFailed` and `LLMError` are the errors an app meets. Names are
+`AiosError`, `ToolFailed` and `LLMError` are the errors an app meets; `audio_kind`
+tells an audio file by its first bytes. Names are
 imported lazily, so a process using only the protocol stays light.
 """
 
@@ -17,6 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the lazy names below, as a type checker sees them
+    from aios_runtime.audio import audio_kind
     from aios_sdk import views
     from aios_sdk.agent import AIOSAgent, read_role, step_outcome, tool
     from aios_sdk.entry import serve_package
@@ -34,6 +36,7 @@ __all__ = [
     "ToolFailed",
     "Turn",
     "action",
+    "audio_kind",
     "create_app",
     "read_role",
     "serve",
@@ -58,6 +61,7 @@ _HOMES = {
     "LLMError": "aios_sdk.llm",
     "AiosError": "aios_sdk.errors",
     "ToolFailed": "aios_sdk.errors",
+    "audio_kind": "aios_runtime.audio",
 }
 _MODULES = {"views"}
 

@@ -72,6 +72,7 @@ __all__ = [
     "code_reply",
     "dashboard_reply",
     "datetime_picker",
+    "file_picker",
     "error_reply",
     "form_reply",
     "image_reply",
@@ -246,11 +247,15 @@ def media_reply(
     artist: str | None = None,
     autoplay: bool = False,
     on_end: EndAction | None = None,
+    on_pause: EndAction | None = None,
+    on_play: EndAction | None = None,
     **options: Unpack[ReplyOptions],
 ) -> dict[str, Any]:
     """A `media` view: a player for `url` (http(s), or a path in the workspace).
     `on_end` ({action_id, params}) reaches the app, as a button's click would, when
-    playback ends, so the app can say what comes next."""
+    playback ends, so the app can say what comes next; `on_pause` / `on_play` when the
+    user pauses or plays with the player's own controls. A new view of the same `url`
+    keeps the player where it is: `autoplay` then means "go on", its absence "pause"."""
     data: MediaData = {"url": url, "type": kind}
     if title is not None:
         data["title"] = title
@@ -260,6 +265,10 @@ def media_reply(
         data["autoplay"] = True
     if on_end is not None:
         data["on_end"] = on_end
+    if on_pause is not None:
+        data["on_pause"] = on_pause
+    if on_play is not None:
+        data["on_play"] = on_play
     return reply("media", data, **options)
 
 
@@ -568,6 +577,30 @@ def datetime_picker(
     action: dict[str, Any] = {"type": "datetime", "label": label, "action_id": action_id}
     if value is not None:
         action["value"] = value
+    return _placed(action, item_id)
+
+
+def file_picker(
+    label: str,
+    action_id: str,
+    *,
+    accept: str = "",
+    multiple: bool = True,
+    drop: bool = False,
+    item_id: str | None = None,
+) -> dict[str, Any]:
+    """A button choosing files (`accept`: the chooser's filter, e.g. "audio/*"; `drop`:
+    files dropped on the window count too). Forwards each file in pieces, in order:
+    `{action_id, value: {name, size, offset, data}}` with `data` the piece in base64;
+    an error reply stops that file."""
+    action: dict[str, Any] = {
+        "type": "file",
+        "label": label,
+        "action_id": action_id,
+        "accept": accept,
+        "multiple": multiple,
+        "drop": drop,
+    }
     return _placed(action, item_id)
 
 

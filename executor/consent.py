@@ -4,7 +4,8 @@ The controller reviews every plan before it reaches the executor and pauses risk
 ones for the user's decision (`controller/permissions/policy.py`); an app, though,
 holds its own token and could call `/call` or `/run` around that review. So the
 executor runs the calls it can judge risky on its own — starting a program
-(`process_start`) and SQL that writes (`db_query`) — only for the controller: an app
+(`process_start`), SQL that writes (`db_query`) and copying files from outside the
+workdir (`file_import`) — only for the controller: an app
 asking for one gets `needs_confirmation`, telling it to plan the step with
 `plan_steps` so the user is asked. Overwriting a file is judged by the controller
 alone (it knows which files an app created itself).
@@ -26,6 +27,8 @@ def check_consent(tool: str, args: dict[str, Any]) -> None:
         what = "starting a program"
     elif tool == "db_query" and sql_writes(str(args.get("sql", ""))):
         what = "SQL that writes"
+    elif tool == "file_import":
+        what = "copying files from outside the workdir"
     else:
         return
     raise NeedsConfirmation(

@@ -8,7 +8,10 @@ the disk or the network. Playback history (`recent.json`, `playlist.m3u`) is
 written with `file_write` through `call_tool` once the song is known.
 
 Search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
-`cache_get` → `media` with 暂停 / 下一首 / 上一首. Download: search → `http_request`
+`cache_get` → `media` with 暂停 / 下一首 / 上一首. A request to hear something
+("播放晴天", "play songs by Jay Chou") searches the same way and starts the song it
+names, or the first match, above the rest of the list; 下一首 and 上一首 step through
+the list shown (kept in `state["queue"]`) and stop at its ends. Download: search → `http_request`
 with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
@@ -27,6 +30,7 @@ from typing import Any
 from aios_sdk import Flows, Turn, action
 from aios_sdk.views import button, list_reply, text_reply
 
+from .adding import DEFAULT_MAX_SONG_MB, MUSIC_FOLDER, AddingFlow
 from .catalogue import (
     DEFAULT_API_BASE,
     DEFAULT_DOWNLOAD_EXT,
@@ -41,10 +45,14 @@ from .download import DownloadFlow
 from .intent import MusicIntent, read_intent
 from .library import song_matches
 from .views import (
+    DEFAULT_IMPORT_FOLDER,
+    MAX_LISTED,
     QUALITIES,
+    add_songs_button,
+    import_folder_box,
     library_button,
-    media_view,
     not_playing,
+    player_view,
     quality_name,
     song_list_view,
     songs_en,
@@ -83,6 +91,22 @@ def _cached_catalogue(raw: Any) -> list[Song]:
         return []
 
 
+def _pick(songs: list[Song], wanted: str) -> Song:
+    """The song titled `wanted` (the first such), else the first song."""
+    name = wanted.strip().lower()
+    return next((s for s in songs if s.title.strip().lower() == name), songs[0])
+
+
+def _how_to_add(turn: Turn) -> str:
+    """What an empty library says: where its songs come from."""
+    return turn.tr(
+        "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里；"
+        "也可以从文件夹导入（如 ~/Music）。",
+        'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music).",
+    )
+
+
 def _recent_entries(text: Any) -> list[dict[str, Any]]:
     if not isinstance(text, str) or not text.strip():
         return []
@@ -105,6 +129,9 @@ class MusicFlows(Flows):
         self.country = settings.get("country") or None
         self.limit = int(settings.get("search_limit") or SEARCH_LIMIT)
         self.downloads = DownloadFlow(agent, self.api_base, self.download_ext, self.country)
+        self.adding = AddingFlow(
+            agent, int(settings.get("max_song_mb") or DEFAULT_MAX_SONG_MB)
+        )
 
     def quality(self, state: Mapping[str, Any]) -> str:
         value = state.get("quality")
@@ -115,6 +142,13 @@ class MusicFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         intent = read_intent(turn.instruction)
         kind = intent.kind
+        if kind == "play" and intent.free_form:
+            return self.wish(intent, turn, play=True)
+        if kind == "play" and intent.query:
+            wanted = intent.title or intent.query
+            return self.search(intent.query, intent.shown, turn, play=wanted)
+        if kind == "play":
+            return self.play_anything(turn)
         if kind == "search" and intent.free_form:
             return self.wish(intent, turn)
         if kind == "search":
@@ -167,7 +201,15 @@ class MusicFlows(Flows):
         if song is None:
             return not_playing(turn)
         message = turn.tr(f"播放结束：{song.display}", f"Finished: {song.display}")
-        return media_view(turn, song, message, playing=False, ended=True)
+        return player_view(
+            turn,
+            song,
+            self._queue_with(turn, song),
+            message,
+            playing=False,
+            ended=True,
+            state={"paused": True},
+        )
 
     @action("pause", "resume")
     def on_pause(self, turn: Turn) -> dict[str, Any]:
@@ -185,6 +227,55 @@ class MusicFlows(Flows):
         if intent.kind != "search":
             return self.search(term, term, turn)
         return self.search(intent.query, intent.shown, turn)
+
+    @action("add_songs")
+    def on_add_songs(self, turn: Turn) -> dict[str, Any]:
+        """A piece of a file the user chose or dropped (see `adding`)."""
+        return self.adding.piece(turn)
+
+    @action("import_folder")
+    def on_import_folder(self, turn: Turn) -> dict[str, Any]:
+        """Copy the songs of a folder the user names into the library (the executor's
+        `file_import`, which asks the user first), then show the library."""
+        folder = str(turn.value or "").strip() or DEFAULT_IMPORT_FOLDER
+        if not turn.results:
+            return self.agent.plan_steps(
+                [
+                    {
+                        "step_id": 1,
+                        "tool": "file_import",
+                        "args": {"source": folder, "dest": MUSIC_FOLDER},
+                    },
+                    {"step_id": 2, "tool": LIBRARY_TOOL, "args": {}},
+                ],
+                turn.tr(f"正在从 {folder} 导入歌曲…", f"Importing songs from {folder}…"),
+            )
+        ok, result, _ = turn.outcome(1)
+        code = str(turn.results.get("step_1", {}).get("code") or "")
+        if ok and isinstance(result, Mapping):
+            count = len(result.get("copied") or [])
+            note = turn.tr(
+                f"已从 {folder} 导入 {count} 首歌。",
+                f"Imported {songs_en(count)} from {folder}. ",
+            )
+            if result.get("too_large"):
+                note += turn.tr(
+                    f"另有 {result['too_large']} 个文件太大，没有导入。",
+                    f"{result['too_large']} more were too large and were left out. ",
+                )
+        elif code == "denied_by_user":
+            note = turn.tr(f"没有导入 {folder}。", f"Nothing was imported from {folder}. ")
+        elif code == "file_not_found":
+            note = turn.tr(
+                f"找不到文件夹 {folder}，没有导入。",
+                f"There is no folder {folder}; nothing was imported. ",
+            )
+        else:
+            note = turn.tr(
+                f"没能从 {folder} 导入歌曲。",
+                f"Songs could not be imported from {folder}. ",
+            )
+        return self.library(turn, note=note, step=2)
 
     @action("download")
     def on_download(self, turn: Turn) -> dict[str, Any]:
@@ -214,12 +305,16 @@ class MusicFlows(Flows):
 
     # ------------------------------------------------------------------ search
 
-    def wish(self, intent: MusicIntent, turn: Turn) -> dict[str, Any]:
-        """A free-form request: the model's search term (once), then the search."""
+    def wish(
+        self, intent: MusicIntent, turn: Turn, *, play: bool = False
+    ) -> dict[str, Any]:
+        """A free-form request: the model's search term (once), then the search (and,
+        with `play`, its first match starts)."""
         said = Wish(intent.query, intent.shown)
+        wanted = "" if play else None
         if not turn.results:
             wish = interpret_wish(self.llm, intent.request, said, turn.language)
-            return self.search(wish.query, wish.shown, turn, note=wish.note)
+            return self.search(wish.query, wish.shown, turn, note=wish.note, play=wanted)
         _, remembered, _ = turn.outcome(5)
         if isinstance(remembered, Mapping) and remembered.get("query"):
             said = Wish(
@@ -227,7 +322,7 @@ class MusicFlows(Flows):
                 str(remembered.get("shown") or remembered["query"]),
                 str(remembered.get("note") or ""),
             )
-        return self.search(said.query, said.shown, turn, note=said.note)
+        return self.search(said.query, said.shown, turn, note=said.note, play=wanted)
 
     def search(
         self,
@@ -236,9 +331,12 @@ class MusicFlows(Flows):
         turn: Turn,
         *,
         note: str | None = None,
+        play: str | None = None,
     ) -> dict[str, Any]:
         """The search; with `note` (a free-form wish) the query is also read back
-        (step 5) and the note is said before the result."""
+        (step 5) and the note is said before the result. With `play` (a title, or ""
+        for any) the song of that title, else the first match, starts (the play
+        history is read in step 6)."""
         if not turn.results:
             remembered: dict[str, Any] = {"query": query, "shown": shown}
             read_back: list[dict[str, Any]] = []
@@ -272,6 +370,7 @@ class MusicFlows(Flows):
                     },
                     {"step_id": 4, "tool": LIBRARY_TOOL, "args": {}},
                     *read_back,
+                    *([_read_recent(6)] if play is not None else []),
                 ],
                 turn.tr(f"正在搜索{shown}…", f"Searching for {shown}…"),
             )
@@ -286,7 +385,18 @@ class MusicFlows(Flows):
             except ValueError as exc:
                 ok, error = False, str(exc)
         quality = self.quality(turn.state)
-        if not ok:
+        playable = local + catalogue
+        if play is not None and playable:
+            _, recent_text, _ = turn.outcome(6)
+            reply = self._start(turn, _pick(playable, play or shown), recent_text, playable)
+            if not ok:  # played from the library: say why the catalogue's are missing
+                reply["message"] = turn.tr(
+                    "音乐目录暂时无法访问（请检查网络），先播放本地曲库里的歌。",
+                    "The music catalogue cannot be reached right now (check the "
+                    "network); playing from your local library. ",
+                ) + str(reply["message"])
+                reply.update(notice="info", detail=error or None)
+        elif not ok:
             reply = self._catalogue_down(turn, error, local or library, quality)
         else:
             songs = local + catalogue
@@ -317,10 +427,9 @@ class MusicFlows(Flows):
             )
         else:
             message = turn.tr(
-                "音乐目录暂时无法访问（请检查网络），本地曲库也还没有歌曲（可以把音乐文件放进 workspace/music/）",
+                "音乐目录暂时无法访问（请检查网络），本地曲库也还没有歌曲",
                 "The music catalogue cannot be reached right now (check the network), "
-                "and your local library has no songs yet (put music files in "
-                "workspace/music/)",
+                "and your local library has no songs yet",
             )
         reply = song_list_view(
             turn,
@@ -329,10 +438,8 @@ class MusicFlows(Flows):
             message,
             quality=quality,
             # the notice says the whole of it; the empty list says only its own part
-            empty=turn.tr(
-                "本地曲库还没有歌曲（可以把音乐文件放进 workspace/music/）",
-                "Your local library has no songs yet (put music files in workspace/music/)",
-            ),
+            empty=_how_to_add(turn),
+            extra_actions=[add_songs_button(turn)],
             notice="warning",
             detail=error or None,
         )
@@ -412,7 +519,8 @@ class MusicFlows(Flows):
         *,
         offset: int = 0,
     ) -> dict[str, Any]:
-        """Play `song_id` (offset 0) or its neighbour in the same list (±1)."""
+        """Play `song_id` (offset 0) or its neighbour in the list shown (±1); past
+        either end of that list, say so and leave the player as it is."""
         local = source == "local" or is_local_id(song_id)
         if not turn.results:
             lookup = (
@@ -422,8 +530,11 @@ class MusicFlows(Flows):
             )
             return self.agent.plan_steps([lookup, _read_recent(2)])
         ok, raw, error = turn.outcome(1)
-        queue = _songs(raw) if local else _cached_catalogue(raw)
+        queue = _songs(turn.state.get("queue"))
         index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
+        if index is None:  # not from the list shown: its own list
+            queue = _songs(raw) if local else _cached_catalogue(raw)
+            index = next((i for i, s in enumerate(queue) if s.id == song_id), None)
         if index is None:
             if not ok:
                 note = turn.tr(
@@ -446,9 +557,43 @@ class MusicFlows(Flows):
                 status="error",
                 detail=error or None,
             )
-        song = queue[(index + offset) % len(queue)]
+        if not 0 <= index + offset < len(queue):
+            return self._at_an_end(turn, queue[index], queue, last=offset > 0)
         _, recent_text, _ = turn.outcome(2)
-        return self._start(turn, song, recent_text)
+        return self._start(turn, queue[index + offset], recent_text, queue)
+
+    def _at_an_end(
+        self, turn: Turn, song: Song, queue: list[Song], *, last: bool
+    ) -> dict[str, Any]:
+        if last:
+            message = turn.tr(
+                f"已经是列表里的最后一首了：{song.display}",
+                f"This is the last song in the list: {song.display}",
+            )
+        else:
+            message = turn.tr(
+                f"已经是列表里的第一首了：{song.display}",
+                f"This is the first song in the list: {song.display}",
+            )
+        playing = not turn.state.get("paused")
+        return player_view(turn, song, queue, message, playing=playing)
+
+    def play_anything(self, turn: Turn) -> dict[str, Any]:
+        """ "播放" with nothing named: the song that was playing goes on, or the
+        library starts from its first song (its empty view when it has none)."""
+        current = song_from_dict(turn.state.get("now_playing"))
+        if current is not None:
+            return self.pause(turn, current, resume=True)
+        if not turn.results:
+            return self.agent.plan_steps(
+                [{"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}, _read_recent(2)]
+            )
+        _, raw, _ = turn.outcome(1)
+        songs = _songs(raw)
+        if not songs:
+            return self.library(turn)
+        _, recent_text, _ = turn.outcome(2)
+        return self._start(turn, songs[0], recent_text, songs)
 
     def play_local(self, path: str, turn: Turn) -> dict[str, Any]:
         relative = path.strip().removeprefix("workspace/").lstrip("/")
@@ -488,17 +633,43 @@ class MusicFlows(Flows):
         return self._start(turn, song, text)
 
     def pause(self, turn: Turn, song: Song, *, resume: bool) -> dict[str, Any]:
+        """Pause or go on: the player keeps its place (the desktop keeps the same
+        player for a new view of the same song)."""
         if resume:
-            message = turn.tr(f"继续播放：{song.display}", f"Playing again: {song.display}")
+            message = turn.tr(f"继续播放：{song.display}", f"Resumed: {song.display}")
         else:
             message = turn.tr(f"已暂停：{song.display}", f"Paused: {song.display}")
-        return media_view(turn, song, message, playing=resume)
+        return player_view(
+            turn,
+            song,
+            self._queue_with(turn, song),
+            message,
+            playing=resume,
+            state={"paused": not resume},
+        )
 
-    def _start(self, turn: Turn, song: Song, recent_text: Any) -> dict[str, Any]:
+    def _queue_with(self, turn: Turn, song: Song) -> list[Song]:
+        """The list shown when it holds `song`; else `song` alone."""
+        queue = _songs(turn.state.get("queue"))
+        return queue if any(s.id == song.id for s in queue) else [song]
+
+    def _start(
+        self, turn: Turn, song: Song, recent_text: Any, queue: list[Song] | None = None
+    ) -> dict[str, Any]:
+        """`song` starts; `queue` (the list it was picked from) is what 下一首 and
+        上一首 step through (the list shown before, when not given)."""
         self._record(song, recent_text)
-        new_state = {"last_played": song.display, "now_playing": song.to_dict()}
+        if queue is None:
+            queue = self._queue_with(turn, song)
+        queue = queue[:MAX_LISTED] if any(s.id == song.id for s in queue) else [song]
+        new_state = {
+            "last_played": song.display,
+            "now_playing": song.to_dict(),
+            "paused": False,
+            "queue": [s.to_dict() for s in queue],
+        }
         message = turn.tr(f"正在播放：{song.display}", f"Now playing: {song.display}")
-        return media_view(turn, song, message, state=new_state)
+        return player_view(turn, song, queue, message, state=new_state)
 
     def _record(self, song: Song, recent_text: Any) -> None:
         """Keep `recent.json` and `playlist.m3u` in the workspace (via `file_write`)."""
@@ -530,11 +701,12 @@ class MusicFlows(Flows):
 
     # ------------------------------------------------------------------ library
 
-    def library(self, turn: Turn, note: str = "") -> dict[str, Any]:
-        """The home view: the songs in the workspace, and the search controls."""
+    def library(self, turn: Turn, note: str = "", step: int = 1) -> dict[str, Any]:
+        """The home view: the songs in the workspace (read in step `step`), the search
+        controls, and the ways to add songs."""
         if not turn.results:
             return self.agent.plan_steps([{"step_id": 1, "tool": LIBRARY_TOOL, "args": {}}])
-        ok, raw, error = turn.outcome(1)
+        ok, raw, error = turn.outcome(step)
         songs = _songs(raw)
         failed: dict[str, Any] = {}
         if not ok:
@@ -550,10 +722,11 @@ class MusicFlows(Flows):
             )
         else:
             message = turn.tr(
-                "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或把音乐文件放进 workspace/music/",
+                "本地曲库还没有歌曲。说“帮我播放周杰伦的歌”，或添加你自己的音乐文件",
                 'Your local library has no songs yet. Say "play songs by Taylor Swift", '
-                "or put music files in workspace/music/",
+                "or add your own music files",
             )
+            failed = {"empty": _how_to_add(turn)}
         last = turn.state.get("last_played")
         if last:
             message += turn.tr(f"，上次播放：{last}", f"; last played: {last}")
@@ -563,7 +736,11 @@ class MusicFlows(Flows):
             songs,
             note + message,
             quality=self.quality(turn.state),
-            extra_actions=[button(turn.tr("最近播放", "Recently played"), "recent")],
+            extra_actions=[
+                add_songs_button(turn),
+                import_folder_box(turn),
+                button(turn.tr("最近播放", "Recently played"), "recent"),
+            ],
             **failed,
         )
 

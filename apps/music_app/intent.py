@@ -1,6 +1,8 @@
 """What a music request asks for, read from Chinese or English text without an LLM.
 
-`read_intent("帮我播放周杰伦的歌")` → search for "周杰伦";
+`read_intent("帮我播放周杰伦的歌")` → play "周杰伦" (search, then start the first match);
+`read_intent("搜索周杰伦")` → search only; `read_intent("播放")` → play with no term
+(resume, or start the library);
 `read_intent("帮我下载周杰伦的七里香到本地")` → download "七里香" by "周杰伦";
 "下一首" / "pause" / "我的音乐" → playback control or the local library. Anything
 else that names something is searched for; a search that describes a wish rather
@@ -19,15 +21,24 @@ from typing import Literal
 __all__ = ["MusicIntent", "has_cjk", "is_free_form", "read_intent"]
 
 IntentKind = Literal[
-    "home", "search", "download", "pause", "resume", "next", "prev", "library", "recent"
+    "home",
+    "search",
+    "play",
+    "download",
+    "pause",
+    "resume",
+    "next",
+    "prev",
+    "library",
+    "recent",
 ]
 
 
 @dataclass(frozen=True)
 class MusicIntent:
     kind: IntentKind
-    query: str = ""  # search: the term; download: the catalogue search term
-    title: str = ""  # download: the song's title
+    query: str = ""  # search, play: the term; download: the catalogue search term
+    title: str = ""  # download (and a play naming one): the song's title
     artist: str = ""  # download: the artist, when named
     english: bool = False
     label: str = ""  # search: how to name the results ("周杰伦"); defaults to `query`
@@ -122,6 +133,15 @@ _EN_PREFIX = re.compile(
     r"(?:(?:play|listen to|search for|search|find|look for|put on|queue)(?:\s+|$))?"
     r"(?:me\s+)?(?:(?:some|a few|the|a)(?:\s+|$))?"
     r"(?:(?:songs|song|music|tracks|track)(?:\s+|$))?(?:(?:by|of|from)\s+)?"
+)
+# a request to hear something (rather than to look for it): the song starts
+_PLAY_ZH = re.compile(
+    r"^(请你|请|麻烦你?|帮我|给我|替我|帮忙|我想要|我想|我要|想要|想|要|再|也)*"
+    r"(播放|放一首|放一下|放点|放|来一首|来点|来首|听一下|听听|听)"
+)
+_PLAY_EN = re.compile(
+    r"^(?:(?:please|can you|could you|i want to|i'd like to|let's|lets)\s+)*"
+    r"(?:play|listen to|put on|queue)\b"
 )
 _EN_SUFFIX = re.compile(r"\s*('s)?\s*(songs|song|music|tracks)?\s*(please)?$")
 _GENERIC = {
@@ -249,9 +269,16 @@ def read_intent(instruction: str | None) -> MusicIntent:
             artist, title = _split_artist_title_zh(match["what"])
             return _download(title, artist, english=False)
 
-    term = _search_term_en(text) if english else _search_term_zh(text)
+    # "play 晴天" is a request to hear it in either language
+    english_verb = _PLAY_EN.match(lower)
+    plays = english_verb or _PLAY_ZH.match(text.replace(" ", ""))
+    if english:
+        term = _search_term_en(text)
+    else:
+        term = _search_term_zh(text[english_verb.end() :] if english_verb else text)
+    wanted: IntentKind = "play" if plays else "search"
     if term.lower() in _GENERIC:
-        return MusicIntent("library", english=english)
+        return MusicIntent("play" if plays else "library", english=english)
     free_form = is_free_form(term)
     request = text if free_form else ""  # a wish is kept as the user said it
     if not english:
@@ -259,10 +286,29 @@ def read_intent(instruction: str | None) -> MusicIntent:
         if artist and title:  # "陈奕迅的十年": search title and artist, show as said
             query = f"{title} {artist}"
             return MusicIntent(
-                "search", query=query, label=term, free_form=free_form, request=request
+                wanted,
+                query=query,
+                title=title,
+                artist=artist,
+                label=term,
+                free_form=free_form,
+                request=request,
+            )
+    if english:
+        artist, title = _split_artist_title_en(term)
+        if artist and title:  # "Yesterday by The Beatles"
+            return MusicIntent(
+                wanted,
+                query=f"{title} {artist}",
+                title=title,
+                artist=artist,
+                label=term,
+                english=True,
+                free_form=free_form,
+                request=request,
             )
     return MusicIntent(
-        "search", query=term, english=english, free_form=free_form, request=request
+        wanted, query=term, english=english, free_form=free_form, request=request
     )
 
 

@@ -7,7 +7,9 @@ as they are). The song list has (播放 buttons `play` with `params.song_id`,
 each in its song's row by `item_id`, a 筛选 `input`, a 音质 `select`); a list shown
 because something failed carries `notice="warning"`, the plain reason as `message`
 (and as the empty list's text) and the technical text as `detail`; the player is a
-`media` view (url, type "audio", title) with 暂停 / 上一首 / 下一首.
+`media` view (url, type "audio", title) with 暂停 / 上一首 / 下一首; with the list it
+was started from (`player_view`), a dashboard of the player above that list, each
+song's 播放 button in its row.
 """
 
 from __future__ import annotations
@@ -15,17 +17,31 @@ from __future__ import annotations
 from typing import Any
 
 from aios_sdk import Turn
-from aios_sdk.views import button, input_box, list_reply, media_reply, select, text_reply
+from aios_sdk.views import (
+    button,
+    dashboard_reply,
+    file_picker,
+    input_box,
+    list_reply,
+    media_reply,
+    select,
+    text_reply,
+    widget,
+)
 
 from .catalogue import Song
 
 __all__ = [
+    "DEFAULT_IMPORT_FOLDER",
     "MAX_LISTED",
+    "add_songs_button",
     "QUALITIES",
     "download_done_view",
+    "import_folder_box",
     "library_button",
     "media_view",
     "not_playing",
+    "player_view",
     "quality_name",
     "search_actions",
     "song_list_view",
@@ -110,6 +126,8 @@ def song_list_view(
     `empty` is what the window says when there is no song (why, if it failed)."""
     shown = songs[:MAX_LISTED]
     play = turn.tr("播放", "Play")
+    # the list shown is what 下一首 / 上一首 step through once a song of it plays
+    state = {**(state or {}), "queue": [s.to_dict() for s in shown]}
     return list_reply(
         [_item(turn, s) for s in shown],
         title,
@@ -167,6 +185,8 @@ def media_view(
         artist=song.artist,
         autoplay=playing,
         on_end={"action_id": "ended", "params": song.to_dict()} if playing else None,
+        on_pause={"action_id": "pause", "params": song.to_dict()},
+        on_play={"action_id": "resume", "params": song.to_dict()},
         actions=actions,
         message=message,
         state=state,
@@ -179,6 +199,45 @@ def media_view(
             "paused": not playing,
         },
     )
+
+
+def player_view(
+    turn: Turn,
+    song: Song,
+    queue: list[Song],
+    message: str,
+    *,
+    playing: bool = True,
+    ended: bool = False,
+    state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The player of `song`; above the rest of `queue` (the list it was started from)
+    when that holds more than this one song."""
+    player = media_view(turn, song, message, playing=playing, ended=ended, state=state)
+    if len(queue) < 2:
+        return player
+    shown = queue[:MAX_LISTED]
+    items = [_item(turn, s) for s in shown]
+    for item in items:
+        if item["id"] == song.id:
+            item["icon"] = "🔊"
+    play = turn.tr("播放", "Play")
+    listed = list_reply(items, turn.tr("播放列表", "Playlist"))
+    reply = dashboard_reply(
+        [widget(player), widget(listed)],
+        actions=[
+            *player["actions"],
+            *(
+                button(play, "play", song_id=s.id, item_id=s.id)
+                for s in shown
+                if s.id != song.id
+            ),
+        ],
+        message=message,
+        state=state,
+        extra_data={"song_id": song.id, "paused": not playing},
+    )
+    return reply
 
 
 def download_done_view(
@@ -206,6 +265,30 @@ def not_playing(turn: Turn) -> dict[str, Any]:
     return text_reply(
         turn.tr("还没有正在播放的歌。", "Nothing is playing yet."),
         actions=[library_button(turn)],
+    )
+
+
+def add_songs_button(turn: Turn) -> dict[str, Any]:
+    """添加歌曲: choose audio files (or drop them on the window) for the library."""
+    return file_picker(
+        turn.tr("添加歌曲", "Add songs"), "add_songs", accept="audio/*", drop=True
+    )
+
+
+DEFAULT_IMPORT_FOLDER = "~/Music"
+
+
+def import_folder_box(turn: Turn) -> dict[str, Any]:
+    """从文件夹导入: the folder to copy songs from (asked about before anything is
+    copied); left empty, `DEFAULT_IMPORT_FOLDER`. Not prefilled: a filled box counts as
+    the user's typing, which the desktop keeps through a language switch."""
+    return input_box(
+        turn.tr("从文件夹导入", "Import a folder"),
+        "import_folder",
+        turn.tr(
+            f"文件夹（不填就是 {DEFAULT_IMPORT_FOLDER}）",
+            f"A folder ({DEFAULT_IMPORT_FOLDER} if left empty)",
+        ),
     )
 
 

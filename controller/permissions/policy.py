@@ -14,6 +14,8 @@ the entries, finer rules judge the arguments of three atomic tools:
   A path only known when the plan runs (`{{step_N…}}`) counts as an overwrite;
 - `db_query` whose SQL writes: `INSERT`, `UPDATE`, `DELETE`, `REPLACE`, `DROP`,
   `ALTER`, `CREATE` (or a statement only known when the plan runs);
+- `file_import`, whose question counts the audio files it would copy and names the
+  folder they come from;
 - `shell_exec` of a program outside the command whitelist (config ∪ the app's
   manifest), when the user allowed asking (`tool_sandbox.ask_outside_whitelist:
   true`); otherwise the executor refuses it as before and nothing is asked (the
@@ -39,6 +41,7 @@ from typing import Any
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import ToolInfo
 from aios_protocol.tools import declared_tools, sql_writes
+from aios_runtime.audio import audio_files, folder_of
 from aios_runtime.files import atomic_write_text
 from aios_runtime.settings import Settings
 from aios_runtime.users import OWNER
@@ -317,6 +320,9 @@ class PermissionPolicy:
                     f"change the database {dsn}: {said}",
                 )
                 return RiskyStep(step_id, tool, "db_write", sentence)
+        if tool == "file_import" and confirm and not _templated(args.get("source")):
+            sentence = self._import_sentence(args, language)
+            return RiskyStep(step_id, tool, "requires_confirmation", sentence)
         if confirm and entry is not None:
             what = _short(entry.description or entry.name, 120)
             level, source = entry.risk_level, entry.provider
@@ -327,6 +333,39 @@ class PermissionPolicy:
             )
             return RiskyStep(step_id, tool, "requires_confirmation", sentence)
         return None
+
+    def _import_sentence(self, args: dict[str, Any], language: str) -> str:
+        """What a `file_import` would copy: how many audio files, how large, from
+        where (found as the executor will find them) and into which folder."""
+        source = folder_of(str(args.get("source") or ""))
+        dest = str(args.get("dest") or "").strip("/") or "."
+        if not source.is_dir():
+            return tr(
+                language,
+                f"从 {source} 导入音频文件（这个文件夹不存在）",
+                f"import audio files from {source} (no such folder)",
+            )
+        limits = self._settings().limits
+        found, too_large = audio_files(
+            source, max_bytes=limits.file_size_bytes, limit=limits.file_list_max
+        )
+        total = sum(f.size for f in found)
+        size = (
+            f"{total / (1 << 20):.1f} MB" if total >= 1 << 20 else f"{-(-total // 1024)} KB"
+        )
+        sentence = tr(
+            language,
+            f"从 {source} 复制 {len(found)} 个音频文件（共 {size}）到这个应用的 {dest} 文件夹",
+            f"copy {len(found)} audio file{'' if len(found) == 1 else 's'} ({size}) "
+            f"from {source} into this app's {dest} folder",
+        )
+        if too_large:
+            sentence += tr(
+                language,
+                f"；另有 {too_large} 个太大，不复制",
+                f"; {too_large} more are too large and stay where they are",
+            )
+        return sentence
 
     def _file_write(
         self,

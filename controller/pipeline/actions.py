@@ -25,6 +25,7 @@ ACTION_PAYLOAD_KEYS: dict[str, str] = {
     "toggle": "on",
     "slider": "value",
     "datetime": "value",
+    "file": "value",
 }
 _PAYLOAD_FIELDS = ("params", "form_values", "selected", "checked", "value", "href", "on")
 

@@ -6,6 +6,7 @@
 
 import { asArray, asObject, asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
+import { sendFiles } from "./upload.js";
 import { collectForm, formField, normalizeOption } from "./views.js";
 
 /**
@@ -23,6 +24,7 @@ export const ACTIONS = {
   toggle: buildToggle,
   slider: buildSlider,
   datetime: buildDatetime,
+  file: buildFile,
 };
 
 /** Build the control of one action, or a disabled stand-in for an unknown type. */
@@ -226,6 +228,24 @@ function buildDatetime(action, ctx) {
     if (input.value) ctx.send(payload(action, "value", input.value));
   });
   return labelled(action, input);
+}
+
+/** A button opening the file chooser; the chosen files go to the app in pieces. */
+function buildFile(action, ctx) {
+  const chooser = el("input", { type: "file", className: "act-file-input", multiple: action.multiple !== false, hidden: true });
+  if (action.accept) chooser.accept = asText(action.accept);
+  chooser.addEventListener("change", () => {
+    const files = Array.from(chooser.files ?? []);
+    chooser.value = "";
+    if (files.length) sendFiles(action, files, ctx.send);
+  });
+  const button = el("button", {
+    type: "button",
+    className: "act-button act-file",
+    text: labelOf(action),
+    on: { click: () => chooser.click() },
+  });
+  return el("span", { className: "act-file-wrap" }, button, chooser);
 }
 
 function finite(value, fallback) {

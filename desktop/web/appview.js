@@ -22,6 +22,8 @@ import { asArray, asObject, asText, clear, el } from "./dom.js";
 import { tr } from "./i18n.js";
 import { adoptSession, appInfo, onAppsChanged, state } from "./state.js";
 import { postUiCommands, reapply } from "./uicommands.js";
+import { dropPlayers, takePlayers } from "./player.js";
+import { acceptDrops } from "./upload.js";
 import { placeItemControls, renderView, technicalDetails } from "./views.js";
 
 export class AppViews {
@@ -153,6 +155,7 @@ export class AppViews {
     }
     this.idle(appId, work);
     if (this.windows.get(appId) === win) this.render(win, reply);
+    return reply;
   }
 
   /**
@@ -257,11 +260,13 @@ export class AppViews {
       reply = cancelledView(reply); // nothing shown before it (an open): say it quietly
     }
     adoptSession(reply);
+    const players = takePlayers(win.content); // a new view of the same song keeps its player
     clear(win.content);
     const send = (payload) => {
       if (this.windows.get(win.appId) === win) this.sendAction(win.appId, payload);
     };
-    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply, send });
+    const view = renderView(reply.view_type, reply.data, { appId: win.appId, reply, send, players });
+    dropPlayers(players);
     const taken = new Set();
     const controls = asArray(reply.actions).map((action) =>
       buildAction(action, {
@@ -271,6 +276,8 @@ export class AppViews {
       }),
     );
     const bar = placeItemControls(view, asArray(reply.actions), controls);
+    const dropped = asArray(reply.actions).find((a) => asObject(a).type === "file" && asObject(a).drop);
+    acceptDrops(win, dropped ?? null, (payload) => this.sendAction(win.appId, payload));
     const failed = reply.status === "error" || reply.view_type === "error";
     const level = replyLevel(reply);
     const statusText = asText(reply.message ?? (failed ? tr("出错了", "Error") : "")).trim();

@@ -11,8 +11,12 @@ import { resolveMediaUrl } from "./api.js";
 import { barChart, chartPoints, lineChart, pieChart } from "./chart.js";
 import { asArray, asObject, asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
+import { keptPlayer, linkPlayer } from "./player.js";
 
-/** view_type → (data, ctx) => Node. ctx: {appId, reply}. Adding a type is one entry. */
+/**
+ * view_type → (data, ctx) => Node. ctx: {appId, reply, send, players} (`players`: the
+ * window's players before this view, see player.js). Adding a type is one entry.
+ */
 export const VIEWS = {
   text: renderText,
   list: renderList,
@@ -206,16 +210,15 @@ function renderForm(data) {
 function renderMedia(data, ctx) {
   const kind = asText(data.type).toLowerCase() === "video" ? "video" : "audio";
   const src = resolveMediaUrl(data.url, ctx.appId);
-  const player = el(kind, { className: `v-${kind}`, controls: true, preload: "metadata" });
-  if (src) player.src = src;
-  if (data.autoplay) player.autoplay = true;
-  // the end of playback goes to the app as its `on_end` click, once: it answers what
-  // comes next (a player that ended must not still say it is playing)
-  const onEnd = asObject(data.on_end);
-  if (onEnd.action_id && typeof ctx.send === "function") {
-    const click = { action_id: asText(onEnd.action_id), type: "button", params: asObject(onEnd.params) };
-    player.addEventListener("ended", () => ctx.send(click), { once: true });
+  // the same song's player stays (its place with it); see player.js
+  const kept = keptPlayer(ctx.players, src, kind);
+  let player = kept;
+  if (!player) {
+    player = el(kind, { className: `v-${kind}`, controls: true, preload: "metadata" });
+    if (src) player.src = src;
+    if (data.autoplay) player.autoplay = true;
   }
+  linkPlayer(player, data, ctx.send, { kept: Boolean(kept) });
   return el(
     "div",
     { className: "v-media" },

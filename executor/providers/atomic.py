@@ -43,6 +43,7 @@ _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
     "cache_set": ("executor.tools.cache", "cache_set"),
     "notify": ("executor.tools.notify", "notify"),
     "system_info": ("executor.tools.system_info", "system_info"),
+    "file_import": ("executor.tools.importing", "file_import"),
     "schedule": ("executor.tools.schedule", "schedule"),
 }
 assert tuple(_IMPLEMENTATIONS)[: len(ATOMIC_TOOLS)] == ATOMIC_TOOLS

@@ -104,11 +104,28 @@ def action(
     raise AssertionError(f"no {action_id} action in {reply['actions']}")
 
 
+def player(reply: dict[str, Any]) -> dict[str, Any]:
+    """The data of the player a reply shows (alone, or above the list it came from)."""
+    if reply["view_type"] == "media":
+        return reply["data"]
+    assert reply["view_type"] == "dashboard", reply
+    return next(w["data"] for w in reply["data"]["widgets"] if w["type"] == "media")
+
+
 # ------------------------------------------------------------------ F-1
 
 
+def test_f1_asking_to_play_starts_the_first_song(world: World) -> None:
+    task, _ = world.say("帮我播放周杰伦的歌")
+    assert task["app_id"] == "music_app" and task["status"] == "done"
+    reply = task["result"]
+    assert player(reply)["url"] == world.catalogue.preview_url(1001)
+    assert player(reply)["autoplay"] is True
+    assert reply["message"] == "正在播放：周杰伦 - 七里香"
+
+
 def test_f1_search_list_then_play(world: World) -> None:
-    task, session = world.say("帮我播放周杰伦的歌")
+    task, session = world.say("搜索周杰伦的歌")
     assert task["app_id"] == "music_app" and task["status"] == "done"
     listing = task["result"]
     assert listing["view_type"] == "list"
@@ -127,13 +144,12 @@ def test_f1_search_list_then_play(world: World) -> None:
     play = action(listing, "play")
     assert play["params"] == {"song_id": "1001"}
     media = world.act("music_app", session, play)
-    assert media["view_type"] == "media"
-    assert media["data"]["url"] == world.catalogue.preview_url(1001)
-    assert media["data"]["type"] == "audio"
-    assert media["data"]["title"] == "周杰伦 - 七里香"
+    assert player(media)["url"] == world.catalogue.preview_url(1001)
+    assert player(media)["type"] == "audio"
+    assert player(media)["title"] == "周杰伦 - 七里香"
     assert {"暂停", "下一首", "上一首"} <= {a["label"] for a in media["actions"]}
     assert media["message"] == "正在播放：周杰伦 - 七里香"
-    assert requests.get(media["data"]["url"], timeout=5).content[:4] == b"RIFF"
+    assert requests.get(player(media)["url"], timeout=5).content[:4] == b"RIFF"
 
     # the play history is kept in the workspace, through file_write
     recent = json.loads((world.workspace("music_app") / "recent.json").read_text("utf-8"))
@@ -152,18 +168,17 @@ def test_f1_search_list_then_play(world: World) -> None:
     assert music_tools.count(("file_write", "ok")) == 2  # recent.json, playlist.m3u
 
     following = world.act("music_app", session, action(media, "next"))
-    assert following["data"]["title"] == "周杰伦 - 稻香"
+    assert player(following)["title"] == "周杰伦 - 稻香"
 
     # last_played / now_playing come back in cwd_state: "暂停" knows the song
     paused, _ = world.say("暂停", session)
     assert paused["app_id"] == "music_app"
-    assert paused["result"]["view_type"] == "media"
-    assert paused["result"]["data"]["title"] == "周杰伦 - 稻香"
+    assert player(paused["result"])["title"] == "周杰伦 - 稻香"
     assert paused["result"]["data"]["paused"] is True
 
 
 def test_f1_filter_narrows_the_list(world: World) -> None:
-    task, session = world.say("帮我播放周杰伦的歌")
+    task, session = world.say("搜索周杰伦的歌")
     filtered = world.act("music_app", session, action(task["result"], "filter"), value="稻")
     assert [i["title"] for i in filtered["data"]["items"]] == ["稻香"]
 
@@ -201,7 +216,7 @@ def test_catalogue_down_keeps_the_local_library(world: World) -> None:
     (music / "晴天.wav").write_bytes(make_wav(0.3, title="晴天", artist="周杰伦"))
     world.catalogue.down = True
     try:
-        task, session = world.say("帮我播放周杰伦的歌")
+        task, session = world.say("搜索周杰伦的歌")
         download, _ = world.say("帮我下载周杰伦的稻香到本地", session)
     finally:
         world.catalogue.down = False
@@ -214,8 +229,8 @@ def test_catalogue_down_keeps_the_local_library(world: World) -> None:
 
     play = next(a for a in reply["actions"] if a["params"] == {"song_id": local[0]["id"]})
     media = world.act("music_app", session, play)
-    assert media["data"]["title"] == "周杰伦 - 晴天"
-    served = world.system.get(media["data"]["url"])
+    assert player(media)["title"] == "周杰伦 - 晴天"
+    served = world.system.get(player(media)["url"])
     assert served.status_code == 200 and served.content[:4] == b"RIFF"
 
     library, _ = world.say("我的音乐", session)

@@ -213,12 +213,14 @@ def test_music_app_turns_a_wish_into_the_models_search(world: World) -> None:
     world.model.script(json_reply({"query": "Taylor Swift"}))
     task, _ = world.say(wish, app="music_app")
     reply = task["result"]
-    assert task["app_id"] == "music_app" and reply["view_type"] == "list", reply
+    # a wish is a request to hear something: its first match plays above the rest
+    assert task["app_id"] == "music_app" and reply["view_type"] == "dashboard", reply
     assert world.searched_terms()[-1] == "Taylor Swift"
-    assert reply["data"]["title"] == "Taylor Swift的歌曲"
-    assert [i["title"] for i in reply["data"]["items"]] == ["Love Story", "Shake It Off"]
+    player, listed = (w["data"] for w in reply["data"]["widgets"])
+    assert player["title"] == "Taylor Swift - Love Story" and player["autoplay"] is True
+    assert [i["title"] for i in listed["items"]] == ["Love Story", "Shake It Off"]
     assert reply["message"] == (
-        "按“来点适合跑步的歌”搜索了“Taylor Swift”。为你找到Taylor Swift的 2 首歌"
+        "按“来点适合跑步的歌”搜索了“Taylor Swift”。正在播放：Taylor Swift - Love Story"
     )
     [asked] = world.app_requests()  # asked once, not again for the results
     assert asked.body.get("response_format") == {"type": "json_object"}
@@ -230,8 +232,7 @@ def test_music_app_turns_a_wish_into_the_models_search(world: World) -> None:
     task, _ = world.say(wish, app="music_app")
     reply = task["result"]
     assert world.searched_terms()[-1] == "晴天 周杰伦"
-    assert [i["title"] for i in reply["data"]["items"]] == ["晴天"]
-    assert reply["data"]["title"] == "周杰伦的晴天的歌曲"
+    assert reply["view_type"] == "media" and reply["data"]["title"] == "周杰伦 - 晴天"
 
 
 def test_music_app_searches_the_words_when_the_model_answers_garbage(
@@ -250,8 +251,10 @@ def test_music_app_searches_the_words_when_the_model_answers_garbage(
 
 
 def test_plain_requests_never_reach_the_model(world: World) -> None:
-    task, _ = world.say("帮我播放周杰伦的歌")
+    task, _ = world.say("搜索周杰伦的歌")
     assert task["result"]["data"]["title"] == "周杰伦的歌曲"
+    played, _ = world.say("帮我播放周杰伦的歌")
+    assert played["result"]["message"] == "正在播放：周杰伦 - 七里香"
     assert world.model.requests == []
 
 

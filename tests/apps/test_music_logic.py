@@ -37,18 +37,26 @@ from tests.fakes.music_api import make_wav
 @pytest.mark.parametrize(
     ("text", "kind", "query"),
     [
-        ("帮我播放周杰伦的歌", "search", "周杰伦"),
-        ("来点轻音乐", "search", "轻音乐"),
-        ("放一首陈奕迅的十年", "search", "十年 陈奕迅"),
-        ("播放七里香", "search", "七里香"),
-        ("play songs by Taylor Swift", "search", "Taylor Swift"),
-        ("listen to Adele", "search", "Adele"),
+        # a request to hear something plays
+        ("帮我播放周杰伦的歌", "play", "周杰伦"),
+        ("来点轻音乐", "play", "轻音乐"),
+        ("放一首陈奕迅的十年", "play", "十年 陈奕迅"),
+        ("播放七里香", "play", "七里香"),
+        ("play songs by Taylor Swift", "play", "Taylor Swift"),
+        ("play songs by Jay Chou", "play", "Jay Chou"),
+        ("listen to Adele", "play", "Adele"),
+        ("play 晴天", "play", "晴天"),
+        ("播放", "play", ""),
+        ("播放音乐", "play", ""),
+        # a request to look for something lists
+        ("搜索周杰伦的歌", "search", "周杰伦"),
+        ("find songs by Taylor Swift", "search", "Taylor Swift"),
         ("帮我下载周杰伦的七里香到本地", "download", "七里香 周杰伦"),
         ("download the song Yesterday", "download", "Yesterday"),
         ("download Yesterday by The Beatles", "download", "Yesterday The Beatles"),
         ("下载周杰伦的歌", "search", "周杰伦"),  # no one song named: let the user pick
-        ("我想听音乐", "library", ""),
-        ("play some music", "library", ""),
+        ("我想听音乐", "play", ""),
+        ("play some music", "play", ""),
         ("", "home", ""),
         ("下一首", "next", ""),
         ("next track", "next", ""),
@@ -165,7 +173,7 @@ def _flows(catalogue, **settings) -> tuple[MusicFlows, PlanningAgent]:
 
 def test_f1_search_plans_http_request_and_cache_set(catalogue) -> None:
     flows, _ = _flows(catalogue)
-    reply = flows.handle("帮我播放周杰伦的歌", {})
+    reply = flows.handle("搜索周杰伦的歌", {})
     assert reply["view_type"] == "loading"
     steps = reply["steps"]
     assert [s["tool"] for s in steps] == [
@@ -191,7 +199,7 @@ def _search_results(catalogue, term: str, library: list | None = None) -> dict:
 def test_f1_search_answers_a_list_with_play_buttons(catalogue) -> None:
     flows, _ = _flows(catalogue)
     results = _search_results(catalogue, "周杰伦")
-    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    reply = flows.handle("搜索周杰伦的歌", {"tool_results": results})
     assert reply["view_type"] == "list"
     assert reply["data"]["title"] == "周杰伦的歌曲"
     assert [i["title"] for i in reply["data"]["items"]] == [
@@ -229,9 +237,23 @@ def test_f1_local_songs_that_match_come_first(catalogue) -> None:
     }
     other = {**local, "id": "local:b.wav", "title": "b", "artist": "", "path": "b.wav"}
     results = _search_results(catalogue, "周杰伦", [local, other])
-    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    reply = flows.handle("搜索周杰伦的歌", {"tool_results": results})
     assert reply["data"]["items"][0]["id"] == "local:music/a.wav"
     assert reply["message"] == "为你找到周杰伦的 5 首歌"
+
+
+def _player(reply: dict) -> dict:
+    """The data of the player a reply shows: the reply's own, or its dashboard's."""
+    if reply["view_type"] == "media":
+        return reply["data"]
+    assert reply["view_type"] == "dashboard", reply
+    return next(w["data"] for w in reply["data"]["widgets"] if w["type"] == "media")
+
+
+def _listed(reply: dict) -> list[str]:
+    """The titles of the list shown under the player."""
+    widgets = reply["data"]["widgets"]
+    return [i["title"] for w in widgets if w["type"] == "list" for i in w["data"]["items"]]
 
 
 def test_f1_play_reads_the_cache_and_answers_media(catalogue) -> None:
@@ -243,12 +265,19 @@ def test_f1_play_reads_the_cache_and_answers_media(catalogue) -> None:
     cached = json.dumps(catalogue.search("周杰伦"), ensure_ascii=False)  # as text
     results = {"step_1": ok("cache_get", cached), "step_2": failed("file_read", "no file")}
     reply = flows.handle(None, {"tool_results": results}, action)
-    assert reply["view_type"] == "media"
-    assert reply["data"]["url"] == catalogue.preview_url(1002)
-    assert reply["data"]["type"] == "audio"
-    assert reply["data"]["title"] == "周杰伦 - 稻香"
+    player = _player(reply)
+    assert player["url"] == catalogue.preview_url(1002)
+    assert player["type"] == "audio" and player["autoplay"] is True
+    assert player["title"] == "周杰伦 - 稻香"
+    # the list it was picked from stays under the player, 播放 in each other row
+    assert _listed(reply) == ["七里香", "稻香", "晴天", "青花瓷"]
     labels = [a["label"] for a in reply["actions"]]
     assert labels[:3] == ["暂停", "上一首", "下一首"]
+    assert [a["item_id"] for a in reply["actions"] if a["action_id"] == "play"] == [
+        "1001",
+        "1003",
+        "1004",
+    ]
     assert reply["message"] == "正在播放：周杰伦 - 稻香"
     assert reply["state"]["last_played"] == "周杰伦 - 稻香"
     written = dict(
@@ -267,14 +296,91 @@ def test_next_and_prev_step_through_the_same_list(catalogue) -> None:
         "step_2": ok("file_read", "[]"),
     }
     ctx = {"tool_results": results}
-    after = flows.handle(None, ctx, {"action_id": "next", "params": {"song_id": "1004"}})
-    assert after["data"]["title"] == "周杰伦 - 七里香"  # wraps around
     before = flows.handle(None, ctx, {"action_id": "prev", "params": {"song_id": "1002"}})
-    assert before["data"]["title"] == "周杰伦 - 七里香"
-    spoken = flows.handle(
-        "下一首", {**ctx, "cwd_state": {"now_playing": before["state"]["now_playing"]}}
+    assert _player(before)["title"] == "周杰伦 - 七里香"
+    spoken = flows.handle("下一首", {**ctx, "cwd_state": before["state"]})
+    assert _player(spoken)["title"] == "周杰伦 - 稻香"
+
+
+def test_next_after_the_last_song_of_the_list_shown_says_so(catalogue) -> None:
+    """The end of the list shown is the end: no song from elsewhere."""
+    flows, _ = _flows(catalogue)
+    # the list shown: 晴天 and 七里香 only (a filter), though the search found four
+    shown = parse_search_answer(catalogue.search("周杰伦"))
+    queue = [shown[2].to_dict(), shown[0].to_dict()]
+    state = {"queue": queue, "now_playing": queue[1], "paused": False}
+    results = {
+        "step_1": ok("cache_get", catalogue.search("周杰伦")),
+        "step_2": ok("file_read", "[]"),
+    }
+    ctx = {"tool_results": results, "cwd_state": state}
+    last = flows.handle("下一首", ctx)
+    assert last["message"] == "已经是列表里的最后一首了：周杰伦 - 七里香"
+    assert _player(last)["title"] == "周杰伦 - 七里香"
+    assert _player(last)["autoplay"] is True  # it goes on playing
+    assert "now_playing" not in last.get("state", {})
+    first = flows.handle(
+        None, {**ctx, **EN}, {"action_id": "prev", "params": {"song_id": "1003"}}
     )
-    assert spoken["data"]["title"] == "周杰伦 - 稻香"
+    assert first["message"] == "This is the first song in the list: 周杰伦 - 晴天"
+    back = flows.handle(None, ctx, {"action_id": "prev", "params": {"song_id": "1001"}})
+    assert _player(back)["title"] == "周杰伦 - 晴天"
+
+
+@pytest.mark.parametrize(
+    ("said", "language", "playing", "listed"),
+    [
+        ("播放晴天", {}, "周杰伦 - 晴天", ["七里香", "稻香", "晴天", "青花瓷"]),
+        ("帮我播放周杰伦的歌", {}, "周杰伦 - 七里香", ["七里香", "稻香", "晴天", "青花瓷"]),
+        (
+            "play songs by 周杰伦",
+            EN,
+            "周杰伦 - 七里香",
+            ["七里香", "稻香", "晴天", "青花瓷"],
+        ),
+    ],
+)
+def test_asking_to_play_starts_a_song(catalogue, said, language, playing, listed) -> None:
+    """The song named (F-1), else the first match, starts; the rest is
+    the list under the player."""
+    flows, agent = _flows(catalogue)
+    plan = flows.handle(said, dict(language))
+    tools = [s["tool"] for s in plan["steps"]]
+    assert tools == ["http_request", "cache_set", "cache_set", LIBRARY_TOOL, "file_read"]
+    term = "晴天" if "晴天" in said else "周杰伦"
+    results = {
+        **_search_results(catalogue, term),
+        "step_6": ok("file_read", "[]"),
+    }
+    if term == "晴天":  # the catalogue finds the one song; the list is the artist's
+        results["step_1"] = ok("http_request", catalogue.search("周杰伦"))
+    reply = flows.handle(said, {**language, "tool_results": results})
+    assert _player(reply)["title"] == playing and _player(reply)["autoplay"] is True
+    assert _listed(reply) == listed
+    assert reply["state"]["now_playing"]["title"] == playing.split(" - ")[1]
+    assert [q["title"] for q in reply["state"]["queue"]] == listed
+    written = [c[1]["path"] for c in agent.calls if c[0] == "file_write"]
+    assert written == ["recent.json", "playlist.m3u"]
+
+
+def test_play_alone_goes_on_or_starts_the_library(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    song = parse_search_answer(catalogue.search("七里香"))[0].to_dict()
+    resumed = flows.handle("播放", {"cwd_state": {"now_playing": song, "paused": True}})
+    assert _player(resumed)["autoplay"] is True
+    assert resumed["message"] == "继续播放：周杰伦 - 七里香"
+    plan = flows.handle("播放音乐", {})
+    assert [s["tool"] for s in plan["steps"]] == [LIBRARY_TOOL, "file_read"]
+    local = [
+        {"id": f"local:{n}.wav", "title": n, "source": "local", "path": f"{n}.wav"}
+        for n in ("a", "b")
+    ]
+    results = {"step_1": ok(LIBRARY_TOOL, local), "step_2": ok("file_read", "[]")}
+    started = flows.handle("播放音乐", {"tool_results": results})
+    assert _player(started)["title"] == "a" and _listed(started) == ["a", "b"]
+    empty = {"step_1": ok(LIBRARY_TOOL, []), "step_2": ok("file_read", "[]")}
+    nothing = flows.handle("play", {**EN, "tool_results": empty})
+    assert nothing["view_type"] == "list" and nothing["data"]["items"] == []
 
 
 def test_play_of_an_expired_result_says_so(catalogue) -> None:
@@ -294,6 +400,10 @@ def test_pause_and_resume_keep_the_song(catalogue) -> None:
     song = parse_search_answer(catalogue.search("七里香"))[0].to_dict()
     paused = flows.handle(None, {}, {"action_id": "pause", "params": song})
     assert paused["view_type"] == "media" and paused["data"]["paused"] is True
+    assert "autoplay" not in paused["data"]  # the desktop pauses the same player
+    # the player's own controls say so too: the app hears of them as these clicks
+    assert paused["data"]["on_pause"]["action_id"] == "pause"
+    assert paused["data"]["on_play"]["action_id"] == "resume"
     assert paused["actions"][0]["label"] == "继续"
     assert paused["message"] == "已暂停：周杰伦 - 七里香"
     assert "steps" not in paused
@@ -317,7 +427,8 @@ def test_filter_and_quality_relist_the_cached_search(catalogue) -> None:
     quality = flows.handle(
         None, {"tool_results": results}, {"action_id": "set_quality", "selected": "无损"}
     )
-    assert quality["state"] == {"quality": "无损"}
+    assert quality["state"]["quality"] == "无损"
+    assert len(quality["state"]["queue"]) == 4
     assert quality["message"].startswith("音质已设为无损")
     assert len(quality["data"]["items"]) == 4
 
@@ -337,7 +448,7 @@ def test_catalogue_down_shows_the_local_library(catalogue) -> None:
         "step_3": ok("cache_set", {"stored": True}),
         "step_4": ok(LIBRARY_TOOL, [local]),
     }
-    reply = flows.handle("帮我播放周杰伦的歌", {"tool_results": results})
+    reply = flows.handle("搜索周杰伦的歌", {"tool_results": results})
     assert reply["status"] == "ok"
     assert "音乐目录暂时无法访问" in reply["message"] and "503" not in reply["message"]
     # ok, but degraded: the window says why, the technical reason is folded away
@@ -440,6 +551,7 @@ def test_play_local_finds_the_file_in_the_library(catalogue) -> None:
     results = {"step_1": ok(LIBRARY_TOOL, [song]), "step_2": ok("file_read", "[]")}
     reply = flows.handle(None, {"tool_results": results}, action)
     assert reply["view_type"] == "media" and reply["data"]["url"] == song["url"]
+    assert [q["id"] for q in reply["state"]["queue"]] == [song["id"]]
     gone = {"step_1": ok(LIBRARY_TOOL, []), "step_2": ok("file_read", "[]")}
     assert flows.handle(None, {"tool_results": gone}, action)["status"] == "error"
 
@@ -458,7 +570,7 @@ def test_history_failure_does_not_stop_playing(catalogue) -> None:
         {"tool_results": results},
         {"action_id": "play", "params": {"song_id": "1001"}},
     )
-    assert reply["view_type"] == "media"
+    assert _player(reply)["title"] == "周杰伦 - 七里香"
 
 
 # ------------------------------------------------------------------ in English
@@ -501,8 +613,10 @@ def test_catalogue_down_in_english_is_a_plain_english_warning(catalogue) -> None
     # the notice says all of it; the empty list only its own part, not the same again
     assert empty["message"].startswith("The music catalogue cannot be reached")
     assert empty["data"]["empty"] == (
-        "Your local library has no songs yet (put music files in workspace/music/)"
+        'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music)."
     )
+    assert "workspace/music" not in json.dumps(empty)  # a folder no user can find
     assert not CHINESE.search(empty["message"]) and empty["notice"] == "warning"
 
 
@@ -541,3 +655,41 @@ def test_search_player_and_download_speak_english(catalogue) -> None:
     assert home["data"]["title"] == "My music"
     assert home["message"].startswith("Your local library has no songs yet.")
     assert not [t for t in readable_texts(home) if CHINESE.search(t)]
+
+
+def test_play_while_the_catalogue_is_down_plays_a_local_match(catalogue) -> None:
+    flows, _ = _flows(catalogue)
+    local = {
+        "id": "local:music/a.wav",
+        "title": "晴天",
+        "artist": "周杰伦",
+        "source": "local",
+        "path": "music/a.wav",
+    }
+    results = {
+        "step_1": failed("http_request", "HTTP 503 Service Unavailable", "http_error"),
+        "step_2": failed("cache_set", "depends on a failed step"),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, [local]),
+        "step_6": ok("file_read", "[]"),
+    }
+    reply = flows.handle("播放晴天", {"tool_results": results})
+    assert _player(reply)["title"] == "周杰伦 - 晴天"
+    # it plays: said as information, not as something that failed
+    assert reply["notice"] == "info" and "503" in reply["detail"]
+    assert reply["message"].endswith("正在播放：周杰伦 - 晴天")
+
+
+def test_a_mood_starts_its_first_match(catalogue) -> None:
+    """A wish plays too (searched by its own words without a model)."""
+    flows, _ = _flows(catalogue)
+    plan = flows.handle("来点适合跑步的周杰伦", {})
+    assert [s["tool"] for s in plan["steps"]][-1] == "file_read"
+    results = {
+        **_search_results(catalogue, "周杰伦"),
+        "step_5": ok("cache_get", {"query": "周杰伦", "shown": "周杰伦", "note": ""}),
+        "step_6": ok("file_read", "[]"),
+    }
+    reply = flows.handle("来点适合跑步的周杰伦", {"tool_results": results})
+    assert _player(reply)["title"] == "周杰伦 - 七里香"
+    assert _listed(reply) == ["七里香", "稻香", "晴天", "青花瓷"]

@@ -135,7 +135,7 @@ def test_wrong_shape_names_the_field(payload: dict, field: str) -> None:
     assert field in info.value.message
 
 
-def test_all_ten_action_types_parse() -> None:
+def test_every_action_type_parses() -> None:
     payloads = {
         "button": {"params": {"k": 1}},
         "submit_form": {"fields": [{"name": "keyword", "label": "关键词", "type": "text"}]},
@@ -147,6 +147,7 @@ def test_all_ten_action_types_parse() -> None:
         "toggle": {"on": True},
         "slider": {"min": 0, "max": 10, "value": 3},
         "datetime": {"value": "2026-08-14T22:00"},
+        "file": {"accept": "audio/*", "drop": True},
     }
     assert set(payloads) == set(ACTION_TYPES)
     actions = [

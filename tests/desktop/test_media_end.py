@@ -48,9 +48,7 @@ def test_a_song_that_ended_says_so_and_offers_to_play_again(
         page.fill("#command_input", ask)
         page.press("#command_input", "Enter")
         window = page.locator("#win_music_app")
-        # the catalogue is unreachable: the local library's one song is listed
-        song = window.locator(".v-list-item", has_text="晴天")
-        song.get_by_role("button", name="播放" if locale == "zh-CN" else "Play").click()
+        # the catalogue is unreachable: the local library's one song starts
         status = window.locator(".win-status")
         expect(status).to_contain_text(playing)
         audio = window.locator("audio")

@@ -139,7 +139,7 @@ def test_4_an_unreachable_catalogue_is_a_warning_said_plainly(page) -> None:
     expect(notice).to_contain_text("音乐目录暂时无法访问")
     # the notice says it; the empty list says only its own part
     expect(window.locator(".v-empty")).to_have_text(
-        "本地曲库还没有歌曲（可以把音乐文件放进 workspace/music/）"
+        "本地曲库还没有歌曲。点“添加歌曲”选择音乐文件，或把音乐文件拖到这个窗口里；也可以从文件夹导入（如 ~/Music）。"
     )
     expect(window).not_to_contain_text("空列表")
     details = notice.locator("details")

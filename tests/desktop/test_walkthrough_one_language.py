@@ -428,7 +428,8 @@ def test_9_an_unreachable_catalogue_is_said_once(page) -> None:
     main = window.locator(".win-main").inner_text()
     assert main.count("cannot be reached") == 1, main  # the notice, not the list again
     expect(window.locator(".v-empty")).to_have_text(
-        "Your local library has no songs yet (put music files in workspace/music/)"
+        'Your local library has no songs yet. Choose music files with "Add songs", '
+        "drop them onto this window, or import a folder (such as ~/Music)."
     )
     toasts = page.locator("#toasts .toast", has_text="cannot be reached")
     expect(toasts).to_have_count(1)

@@ -26,6 +26,7 @@ def test_every_action_builder_gives_a_valid_action_and_reply() -> None:
         views.toggle("随机", "shuffle", on=True),
         views.slider("音量", "volume", value=30),
         views.datetime_picker("提醒", "remind", value="2026-08-14T22:00"),
+        views.file_picker("添加歌曲", "add_songs", accept="audio/*", drop=True),
     ]
     assert sorted(action["type"] for action in actions) == sorted(ACTION_TYPES)
     body = views.list_reply(

@@ -260,3 +260,34 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
     assert refused["step_1"]["error"] == (
         "Not run: the user refused another step of the same plan"
     )
+
+
+def test_a_folder_import_asks_saying_how_many_files_from_where(tmp_path: Path) -> None:
+    """The yes is to a question naming what will be copied."""
+    from tests.fakes.music_api import make_wav
+
+    music = tmp_path / "Music"
+    music.mkdir()
+    for name in ("a.wav", "b.wav"):
+        (music / name).write_bytes(make_wav(0.5))  # 4 kB each
+    (music / "notes.mp3").write_text("not a song")
+    rules = policy(tmp_path)
+    plan = [
+        {
+            "step_id": 1,
+            "tool": "file_import",
+            "args": {"source": str(music), "dest": "music"},
+        }
+    ]
+    asked = rules.review("music_app", tmp_path, plan)
+    assert kinds(asked) == ["requires_confirmation"]
+    assert asked.risky[0].sentence == (
+        f"从 {music} 复制 2 个音频文件（共 8 KB）到这个应用的 music 文件夹"
+    )
+    english = rules.review("music_app", tmp_path, plan, language="en-US")
+    assert english.risky[0].sentence == (
+        f"copy 2 audio files (8 KB) from {music} into this app's music folder"
+    )
+    plan[0]["args"]["source"] = str(tmp_path / "nowhere")
+    missing = rules.review("music_app", tmp_path, plan, language="en-US")
+    assert "no such folder" in missing.risky[0].sentence
