@@ -137,9 +137,7 @@ class ExecutorClient:
         them (`prompt`, maybe empty), as the user served sees them (an app's process
         sees its own user's; the controller names `user_id`, none: the owner)."""
         query = {
-            key: value
-            for key, value in (("app_id", app_id), ("user_id", user_id))
-            if value
+            key: value for key, value in (("app_id", app_id), ("user_id", user_id)) if value
         }
         path = "/tools" + (f"?{urlencode(query)}" if query else "")
         payload = self._request("GET", path, None, "tools")
