@@ -1,4 +1,4 @@
-"""Each user's tool listing and system prompt name what that user may call (SECURITY.md U5).
+"""Each user's tool listing and system prompt name what that user may call (SECURITY.md U7).
 
 Three users with a skill each: the owner's installed skills (`users/default/skills/`)
 are the shared ones, alice's and bob's their own. The executor's `/tools` and the

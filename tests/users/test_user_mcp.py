@@ -1,4 +1,4 @@
-"""MCP servers and users (SECURITY.md U6): the owner's alone unless shared, and a shared
+"""MCP servers and users (SECURITY.md U8): the owner's alone unless shared, and a shared
 one that touches files runs in each user's own sandbox with none of the owner's secrets.
 
 Real MCP servers (`tests/users/servers/where.py`) in the executor service; the
