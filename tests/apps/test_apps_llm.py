@@ -306,7 +306,7 @@ def test_system_agent_falls_back_when_the_model_fails(world: World) -> None:
     reply = task["result"]
     assert reply["status"] == "ok" and reply["view_type"] == "text", reply
     assert not reply.get("ui_commands")
-    # in plain words, not the error's code (issue 38)
+    # in plain words, not the error's code
     assert reply["message"].startswith("语言模型的回答无法使用。"), reply["message"]
     assert "llm_" not in reply["message"]
     assert "把播放按钮移到左上角" in reply["data"]["content"]  # the usual help
