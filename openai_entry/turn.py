@@ -382,7 +382,8 @@ class ChatService:
             request = InstructionRequest(
                 text=turn.instruction, session_id=sid, language=turn.language
             )
-            with addressed_to(turn.app_id or asking):  # an answer goes to who asked
+            # an answer goes to the app that asked, whatever app the request names
+            with addressed_to(asking or turn.app_id):
                 response = self.instructions.run(request)
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
             fallback = response.message

@@ -6,6 +6,7 @@ tool calls and results arrive as named events."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -100,6 +101,34 @@ def test_an_ask_user_round_is_answered_by_the_next_message(
     assert len(requests_) == 2  # no routing: the answer went to the app that asked
     result = [m for m in requests_[1].messages if m["role"] == "tool"][-1]
     assert json.loads(result["content"]) == {"answer": "蓝色"}
+
+
+def test_an_answer_goes_to_the_app_that_asked_whatever_model_it_names(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(
+        tool_calls_reply(("ask_user", {"question": "几点提醒你？", "choices": []})),
+        text_reply("好的，八点提醒你。"),
+    )
+    conversation = {"X-AIOS-Conversation-Id": "ask-other-model"}
+    first = {"messages": [{"role": "user", "content": "提醒我喝水"}]}
+    asked = chat(system, first, **conversation).json()["choices"][0]["message"]
+    assert asked["triton"]["awaiting_user_input"] is True
+    # the next message names another app: the answer still goes to the assistant
+    body = {"model": "triton/hello_app", "messages": [{"role": "user", "content": "八点"}]}
+    answered = chat(system, body, **conversation).json()["choices"][0]["message"]
+    assert answered["content"] == "好的，八点提醒你。"
+    result = [m for m in agent_requests(fake)[1].messages if m["role"] == "tool"][-1]
+    assert json.loads(result["content"]) == {"answer": "八点"}
+    # once answered, a request naming an app goes to that app again
+    body["messages"] = [{"role": "user", "content": "在吗"}]
+    greeted = chat(system, body, **conversation).json()["choices"][0]["message"]
+    assert "在吗" in greeted["content"] and fake.pending == 0
+    # three exchanges start the history's summary in the background: let it end here
+    deadline = time.monotonic() + 20
+    while not any("Summarise" in json.dumps(r.messages) for r in fake.requests):
+        assert time.monotonic() < deadline, "the history was not summarised"
+        time.sleep(0.05)
 
 
 def test_max_turns_and_the_callers_system_prompt_reach_the_loop(
