@@ -219,7 +219,7 @@ def browser_times(
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
         raise RuntimeError("playwright is not installed") from exc
-    from tests.procs import CHROMIUM_ARGS, FULL_CHROMIUM
+    from bench.browser import CHROMIUM_ARGS, FULL_CHROMIUM
 
     if not FULL_CHROMIUM.exists():
         raise RuntimeError(f"no Chromium at {FULL_CHROMIUM}")

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.procs import CHROMIUM, CHROMIUM_ARGS
+from bench.browser import CHROMIUM_ARGS
+from tests.procs import CHROMIUM
 
 
 def launch_chromium() -> Iterator[Any]:

@@ -29,23 +29,12 @@ import psutil
 import pytest
 import requests
 
+from bench.browser import HEADLESS_CHROMIUM
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-# Debian's Chromium for Playwright, never `playwright install`. The tests drive its
-# headless build (package chromium-headless-shell: the same Blink, version and flags as
-# /usr/bin/chromium, and what Playwright's own headless runs use): it draws a test's
-# pages for half the CPU of the full browser in headless mode. The bench drives the
-# full browser, since it measures what a person feels.
-CHROMIUM = Path("/usr/bin/chromium-headless-shell")
-FULL_CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+# the tests drive Chromium's headless build, the bench the full one (bench/browser.py)
+CHROMIUM = HEADLESS_CHROMIUM
 
 
 # what a test starts → the markers that allow it (the first one is the one to add)

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.browser import CHROMIUM_ARGS
 from tests.apps_at_scale.conftest import echo_copy, lazy_config
 from tests.controller.system import ROOT, RunningSystem, launch
-from tests.procs import CHROMIUM, CHROMIUM_ARGS
+from tests.procs import CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

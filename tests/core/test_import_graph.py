@@ -88,3 +88,26 @@ def test_the_bottom_package_imports_no_other_package_of_ours() -> None:
 
 def test_the_controller_never_imports_the_executor() -> None:
     assert list(package_graph().get("controller", {}).get("executor", [])) == []
+
+
+def test_no_product_code_imports_the_tests() -> None:
+    """The installed product has no `tests` package: a product module (or a shipped
+    app or skill) that imports it fails outside a checkout (`aios bench` did)."""
+    importing = [
+        str(path.relative_to(ROOT))
+        for folder in (*PRODUCT_PACKAGES, "apps", "skills")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "tests" in _imported_names(path)
+    ]
+    assert not importing, f"product code imports tests: {importing}"
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Every top-level name a module imports, ours or not."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found

@@ -12,8 +12,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from bench.browser import CHROMIUM_ARGS
 from tests.desktop.conftest import desktop_url
-from tests.procs import CHROMIUM, CHROMIUM_ARGS
+from tests.procs import CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
