@@ -30,6 +30,7 @@ __all__ = [
     "check_requirements",
     "discover_apps",
     "load_app",
+    "seeded_workspace",
 ]
 
 APP_ID_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -151,7 +152,7 @@ def _check_layout(
         if workspaces is None:
             workdir.mkdir(parents=True, exist_ok=True)
         else:
-            workdir = _user_workspace(Path(workspaces), spec.app_id, shipped=workdir)
+            workdir = seeded_workspace(Path(workspaces), spec.app_id, shipped=workdir)
     except OSError as exc:
         return f"manifest.json: workdir: cannot create {manifest.workdir!r} ({exc})"
     spec.workdir = workdir
@@ -169,7 +170,7 @@ def _check_layout(
     return None
 
 
-def _user_workspace(workspaces: Path, app_id: str, shipped: Path) -> Path:
+def seeded_workspace(workspaces: Path, app_id: str, shipped: Path) -> Path:
     """`<workspaces>/<app_id>`, created on first use as a copy of the `shipped` files."""
     target = (workspaces / app_id).resolve()
     if target.is_dir():

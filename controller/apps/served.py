@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aios_runtime.users import OWNER, check_user_id, user_app_workdir
+from controller.apps.discovery import seeded_workspace
 from controller.apps.lifecycle import AppUse
 from controller.apps.supervision import SupervisedChild
 
@@ -99,7 +100,12 @@ class ServedUsers:
         if spec is None or child.user_id == OWNER:
             return spec.workdir if spec is not None else None
         workdir = user_app_workdir(self._state_root, child.user_id, spec.app_id)
+        if spec.manifest is not None and not workdir.exists():
+            # a new user starts with the files the app ships, as the owner did
+            shipped = (spec.folder / spec.manifest.workdir).resolve()
+            seeded_workspace(workdir.parent, spec.app_id, shipped=shipped)
         workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        workdir.chmod(0o700)
         return workdir
 
     def caller_of_token(self, token: str) -> tuple[str, str] | None:

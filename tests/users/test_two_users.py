@@ -374,3 +374,13 @@ def test_a_front_ends_key_serves_each_of_its_users_in_their_own_sandbox(
     # naming nobody acts for the first user listed
     shown = _ask(system, WEBUI_KEY, f"查看 {SNIPPET}")
     assert ANN[:4] in shown and BEN[:4] not in shown, shown
+
+
+def test_a_new_user_starts_with_the_files_the_app_ships(system: RunningSystem) -> None:
+    """A user's first call of an app finds the app's shipped workspace files in their
+    own sandbox, as the owner's first start did (the hello app reads its greeting)."""
+    answered = _ask(system, BOB_KEY, "跟我打个招呼", app="hello_app")
+    assert answered.startswith("你好"), answered
+    bobs = system.state_dir / "users" / "bob" / "workspaces" / "hello_app"
+    assert (bobs / "greeting.txt").read_text(encoding="utf-8").strip() == "你好"
+    assert bobs.stat().st_mode & 0o077 == 0  # theirs alone
