@@ -3,6 +3,13 @@ one, never half; a full disk reported as `StorageFull` naming the file (the last
 version stays in place); and a file that cannot be read set aside as
 `<name>.corrupt-<time>` and reported by name (`set_aside`, `state_problems`), so the
 caller can go on with defaults without losing what was there.
+
+`read_state(path, parse, what)` is the one rule every store of the state folder
+reads its files by: a missing file is None; a file that cannot be parsed (cut off,
+zero bytes, the wrong JSON type, invalid values: `parse` raises `ValueError`,
+`TypeError` or `KeyError`) is set aside, named in the log and in `state_problems`,
+and is None, so the store goes on with what it has; a file that cannot be read now
+(permissions, I/O) is named too but left in place.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from aios_protocol.errors import AiosError
 
@@ -22,6 +31,8 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "is_storage_full",
+    "keep_unreadable",
+    "read_state",
     "set_aside",
     "state_problems",
 ]
@@ -98,11 +109,55 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode)
 
 
-def set_aside(path: Path, reason: str) -> str:
+T = TypeVar("T")
+
+
+def read_state(path: Path, parse: Callable[[str], T], what: str) -> T | None:
+    """`parse(text)` of the state file `path`, or None: missing, or damaged (then set
+    aside and reported as not being `what`), or unreadable now (reported, kept)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        set_aside(path, f"not {what}: {exc}")
+        return None
+    except OSError as exc:  # permissions, I/O: the file may read again later
+        keep_unreadable(path, exc)
+        return None
+    try:
+        return parse(text)
+    except (ValueError, TypeError, KeyError) as exc:  # pydantic's errors are ValueErrors
+        set_aside(path, f"not {what}: {_brief(exc)}")
+        return None
+
+
+def keep_unreadable(path: Path, exc: OSError) -> str:
+    """Report a state file that cannot be read now (permissions, I/O); it stays."""
+    note = f"{path} cannot be read now ({exc.strerror or exc}); kept in place"
+    _report(Path(path), note)
+    return note
+
+
+def _brief(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "…"
+
+
+def _report(path: Path, note: str) -> None:
+    log.warning("%s", note)
+    with _problems_lock:
+        _problems.append((path.resolve(), note))
+        del _problems[:-MAX_PROBLEMS]
+
+
+def set_aside(path: Path, reason: str, then: str = "defaults used") -> str:
     """Move an unreadable `path` to `<name>.corrupt-<time>` beside it and report it.
 
-    Returns the note (file, reason, where it went), also logged as a warning and
-    kept for `state_problems`. When the move fails the file stays where it is.
+    Returns the note (file, reason, where it went, and `then`: what the reader does
+    instead), also logged as a warning and kept for `state_problems`. When the move
+    fails the file stays where it is. Never overwrites an earlier copy.
     """
     path = Path(path)
     aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
@@ -113,11 +168,8 @@ def set_aside(path: Path, reason: str) -> str:
         where = f"kept aside as {aside.name}"
     except OSError as exc:
         where = f"could not be moved aside ({exc.strerror or exc})"
-    note = f"{path} is unreadable ({reason}); {where}; defaults used"
-    log.warning("%s", note)
-    with _problems_lock:
-        _problems.append((path.resolve(), note))
-        del _problems[:-MAX_PROBLEMS]
+    note = f"{path} is unreadable ({reason}); {where}; {then}"
+    _report(path, note)
     return note
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aios_protocol.errors import InvalidRequest
-from aios_runtime.files import StorageFull, is_storage_full, set_aside
+from aios_runtime.files import StorageFull, is_storage_full, keep_unreadable, set_aside
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -287,14 +287,15 @@ def _append_line(path: Path, line: bytes) -> bool:
         os.close(fd)
 
 
-def load_session_file(path: Path) -> dict[str, Any]:
+def load_session_file(path: Path, damage: list[str] | None = None) -> dict[str, Any]:
     """The session saved at `path` as one dict: the snapshot with its deltas replayed.
 
     The first JSON value may span lines (a session saved before the journal).
     Replay stops at the first line that is not a whole, valid delta (a crash
-    while appending): everything before it is kept. Falls back to the spare
-    copy a compaction cut short leaves. Raises `FileNotFoundError` when there
-    is neither, `ValueError` when the snapshot is unreadable.
+    while appending, a hand edit): everything before it is kept, and what stopped
+    it is added to `damage`. Falls back to the spare copy a compaction cut short
+    leaves. Raises `FileNotFoundError` when there is neither, `ValueError` when
+    the snapshot is unreadable.
     """
     try:
         data = path.read_bytes()
@@ -306,14 +307,16 @@ def load_session_file(path: Path) -> dict[str, Any]:
     session, end = _DECODER.raw_decode(text, start)  # one parse, unlike json.loads first
     if not isinstance(session, dict):
         raise ValueError("a session file starts with a JSON object")
-    for line in text[end:].split("\n"):
+    for number, line in enumerate(text[end:].split("\n")):
         if not line.strip():
             continue
         try:
-            delta = json.loads(line)
+            applied = _apply_delta(session, json.loads(line))
         except ValueError:
-            break
-        if not _apply_delta(session, delta):
+            applied = False
+        if not applied:
+            if damage is not None:
+                damage.append(f"line {number + 1} of its journal is cut off or not valid")
             break
     for name, bound in _APPEND_ONLY.items():
         if isinstance(session.get(name), list):
@@ -590,21 +593,30 @@ class SessionStore:
 
     def _load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
+        damage: list[str] = []
         try:
-            raw = load_session_file(path)
+            raw = load_session_file(path, damage)
         except FileNotFoundError:
             return None
-        except OSError:
-            return None  # unreadable now (permissions, I/O): start afresh, keep the file
+        except OSError as exc:  # unreadable now (permissions, I/O): start afresh
+            keep_unreadable(path, exc)
+            return None
         except ValueError as exc:
             set_aside(path, f"not a session journal: {exc}")
             return None
         raw["session_id"] = session_id
         try:
-            return Session.from_json(raw)
-        except (TypeError, AttributeError) as exc:
+            session = Session.from_json(raw)
+        except (TypeError, AttributeError, ValueError) as exc:
             set_aside(path, f"not a session: {exc}")
             return None
+        if damage:  # the whole journal aside, what was read goes on in its place
+            set_aside(path, damage[0], then="the session goes on from what was read")
+            try:
+                _replace_file(path, _Journal(path).next_line(session)[0])
+            except OSError:  # written whole at its next save
+                pass
+        return session
 
     @contextmanager
     def turn(self, session_id: str | None) -> Iterator[Turn]:

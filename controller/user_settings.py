@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import describe_validation_error
-from aios_runtime.files import atomic_write_text
+from aios_runtime.files import atomic_write_text, read_state
 from aios_runtime.settings import LlmSettings, Settings
 from aios_runtime.users import OWNER, user_root
 from controller.llm.client import LLMClient
@@ -107,19 +107,12 @@ class UserSettings:
         self._clients: dict[str, LLMClient] = {}
 
     def saved(self, user_id: str) -> dict[str, Any]:
-        """What `user_id` saved (`{}` for the owner, or when nothing was saved or the
-        file cannot be read)."""
+        """What `user_id` saved (`{}` for the owner, or when nothing was saved; a
+        damaged file is set aside and named, and the owner's settings serve)."""
         if user_id == OWNER:
             return {}
         path = user_settings_file(self.state_root, user_id)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("%s cannot be read (%s): the owner's settings serve", path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_state(path, _parse_user_settings, "a user's settings") or {}
 
     def get(self, user_id: str) -> dict[str, Any]:
         saved = dict(self.saved(user_id).get("llm") or {})
@@ -221,3 +214,13 @@ class UserSettings:
 def same_server(one: LlmSettings, other: LlmSettings) -> bool:
     """`one` and `other` name the same model server (a trailing slash aside)."""
     return str(one.base_url).rstrip("/") == str(other.base_url).rstrip("/")
+
+
+def _parse_user_settings(text: str) -> dict[str, Any]:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise TypeError(f"a JSON {type(data).__name__}, not an object")
+    llm = data.get("llm", {})
+    if not isinstance(llm, dict) or not all(isinstance(v, str) for v in llm.values()):
+        raise ValueError("llm is not an object of texts")
+    return data

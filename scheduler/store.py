@@ -18,14 +18,13 @@ import json
 import logging
 import re
 import threading
-import time
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from aios_protocol.messages import ScheduleJob, ScheduleJobState, ScheduleRun
-from aios_runtime.files import atomic_write_text
+from aios_runtime.files import atomic_write_text, set_aside
 
 __all__ = ["JobStore"]
 
@@ -58,17 +57,10 @@ class JobStore:
     # -------------------------------------------------------------- reading
 
     def _report(self, path: Path, what: str, kept: int) -> None:
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-        try:
-            path.replace(aside)
-        except OSError:
-            aside = path
-        note = (
-            f"{path.name} is corrupt ({what}); kept aside as {aside.name}; "
-            f"{kept} entr{'y' if kept == 1 else 'ies'} recovered"
-        )
-        log.warning("scheduler: %s", note)
-        self.problems.append(note)
+        """`path` set aside and named (`aios_runtime.files.set_aside`, the one rule),
+        and kept in `problems` for the scheduler's own listing."""
+        recovered = f"{kept} entr{'y' if kept == 1 else 'ies'} recovered"
+        self.problems.append(set_aside(path, f"corrupt: {what}", then=recovered))
 
     def _read_entries(self, path: Path, key: str, model: type[M]) -> list[M]:
         try:

@@ -32,7 +32,7 @@ from typing import Any
 from aios_protocol.errors import InvalidRequest, NotFound
 from aios_protocol.messages import AppReply
 from aios_protocol.strings import user_message
-from aios_runtime.files import atomic_write_text, set_aside
+from aios_runtime.files import atomic_write_text, read_state
 from aios_runtime.users import OWNER
 from controller.events import EventBus
 from controller.permissions.policy import RiskyStep
@@ -271,14 +271,7 @@ class ConfirmationGate:
     def _read(self, path: Path) -> PendingConfirmation | None:
         """The question in `path`; None when it is gone. A file that does not read as
         one (corrupt, truncated) is set aside and reported by name."""
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return PendingConfirmation(**raw)
-        except OSError:
-            return None
-        except (ValueError, TypeError) as exc:
-            set_aside(path, f"not a confirmation: {exc}")
-            return None
+        return read_state(path, _parse_confirmation, "a confirmation")
 
     def pending(self, user: str | None = None) -> list[PendingConfirmation]:
         """Every question still waiting (of `user` only, when given), oldest first."""
@@ -311,3 +304,10 @@ class ConfirmationGate:
             session_id=pending.session_id,
         )
         return pending
+
+
+def _parse_confirmation(text: str) -> PendingConfirmation:
+    raw = json.loads(text)
+    if not isinstance(raw, dict):
+        raise TypeError(f"a JSON {type(raw).__name__}, not an object")
+    return PendingConfirmation(**raw)

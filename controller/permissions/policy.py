@@ -42,7 +42,7 @@ from aios_protocol.errors import AiosError
 from aios_protocol.messages import ToolInfo
 from aios_protocol.tools import declared_tools, sql_writes
 from aios_runtime.audio import audio_files, folder_of
-from aios_runtime.files import atomic_write_text
+from aios_runtime.files import atomic_write_text, read_state
 from aios_runtime.settings import Settings
 from aios_runtime.users import OWNER
 from aios_runtime.workdir import resolve_in_workdir
@@ -136,22 +136,11 @@ class PermissionPolicy:
     # ------------------------------------------------------------ storage
 
     def _load(self) -> None:
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if not isinstance(raw, dict):
-            return
-        for rule in raw.get("always") or []:
-            if isinstance(rule, dict) and rule.get("app_id") and rule.get("tool"):
-                self._always.add(
-                    (str(rule["app_id"]), str(rule["tool"]), str(rule.get("command") or ""))
-                )
-        own = raw.get("own_files") or {}
-        if isinstance(own, dict):
-            self._own = {
-                str(k): {str(p) for p in v} for k, v in own.items() if isinstance(v, list)
-            }
+        """The user's saved choices; a damaged file grants nothing (it is set aside
+        and named, and every risky step asks again)."""
+        saved = read_state(self.path, _parse_permissions, "a permissions file")
+        if saved is not None:
+            self._always, self._own = saved
 
     def _save(self) -> None:
         body = {
@@ -421,3 +410,35 @@ def _in_workdir(workdir: Path | None, path: Any) -> tuple[Path, str] | None:
     except AiosError:
         return None
     return None if target == root else (target, target.relative_to(root).as_posix())
+
+
+def _parse_permissions(text: str) -> tuple[set[tuple[str, str, str]], dict[str, set[str]]]:
+    """`permissions.json` read whole or not at all: one value of the wrong kind makes
+    the file damaged, never a permission."""
+    raw = json.loads(text)
+    if not isinstance(raw, dict):
+        raise TypeError(f"a JSON {type(raw).__name__}, not an object")
+    rules = raw.get("always", [])
+    if not isinstance(rules, list):
+        raise TypeError("always is not a list")
+    always: set[tuple[str, str, str]] = set()
+    for rule in rules:
+        command = rule.get("command") if isinstance(rule, dict) else None
+        if not (
+            isinstance(rule, dict)
+            and _text(rule.get("app_id"))
+            and _text(rule.get("tool"))
+            and (command is None or isinstance(command, str))
+        ):
+            raise ValueError(f"an always rule is not valid: {str(rule)[:80]}")
+        always.add((rule["app_id"], rule["tool"], command or ""))
+    files = raw.get("own_files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(paths, list) and all(_text(p) for p in paths) for paths in files.values()
+    ):
+        raise ValueError("own_files is not a map of apps to lists of paths")
+    return always, {str(app): set(paths) for app, paths in files.items()}
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)

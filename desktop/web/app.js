@@ -21,6 +21,7 @@ import { appName, onLanguageChange, setLanguage, tr, translatePage } from "./i18
 import { restoreLayout as restoreSavedLayout, restoreWindows, saveSoon } from "./persist.js";
 import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
+import { warnDamagedState } from "./problems.js";
 import { postSnapshot, watchLayout } from "./snapshot.js";
 import { speech } from "./speech.js";
 import { appInfo, forgetAppStatuses, removeApp, setApps, setAppStatus, state } from "./state.js";
@@ -346,6 +347,7 @@ loadApps().then((ok) => {
       level: "success",
     });
     speechReady.then(() => speech.say(tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"))); // the server says it when it can
+    warnDamagedState(toast);
   }
 });
 setInterval(loadApps, 10000);

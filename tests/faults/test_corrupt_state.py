@@ -5,7 +5,9 @@ truncated confirmation, a truncated `config.json`, a garbage live `ports.json`, 
 damaged `jobs.json`, and `--ports` points at a damaged preference file. The system
 starts anyway: each damaged file is named in an error (`problems` in `/api/health`,
 the scheduler's `problems`, the controller's log), kept aside as
-`<name>.corrupt-<time>`, and defaults are used.
+`<name>.corrupt-<time>`, and defaults are used. A damaged `permissions.json` is named
+the same way and grants nothing, and the desktop says it once,
+as a warning whose folded detail names each file, in the person's language.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.state_dir import StateDir
+from tests.browser import desktop_page
 from tests.controller.system import RunningSystem, launch
 from tests.faults.conftest import build_fault_apps, task_reply
 
@@ -38,6 +42,9 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]
     (state / "confirmations" / f"{CONFIRMATION}.json").write_text('{"confirmation_id": "co')
     (state / "ports.json").write_text("{not json")
     (state / "jobs.json").write_text('{"jobs": [\n{"id": "job_abc123", "na')
+    (state / "permissions.json").write_text(
+        '{"always": [{"app_id": "echo_app", "tool": 1}]}'
+    )
     preferred = root / "preferred-ports.json"
     preferred.write_text('{"controller": 80')
     apps = build_fault_apps(root / "apps")
@@ -80,6 +87,10 @@ def test_damaged_state_files_are_named_kept_aside_and_defaults_used(
     assert f"{SESSION}.json" in problems, problems
     saved = json.loads((state / "sessions" / f"{SESSION}.json").read_text().split("\n")[0])
     assert [t["text"] for t in saved["history"]] == ["回声 新的开始"]
+    # permissions.json: named and aside at the start, nothing granted by it
+    problems = " | ".join(system.get("/api/health").json()["problems"])
+    assert "permissions.json" in problems, problems
+    assert len(_aside(state, "permissions.json")) == 1
     # the live port map was rewritten by the launch and reads again
     assert StateDir(state).read_ports()["controller"] == int(system.url.rsplit(":", 1)[1])
 
@@ -89,3 +100,24 @@ def test_a_damaged_live_port_map_is_set_aside_by_its_reader(tmp_path: Path) -> N
     state.ports_file.write_text('{"controller": 4')
     assert state.read_ports() == {}
     assert len(_aside(tmp_path, "ports.json")) == 1 and not state.ports_file.exists()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("locale", "title"),
+    [("zh-CN", "有保存的数据无法读取"), ("en-US", "Some saved data could not be read")],
+)
+def test_the_desktop_says_once_which_files_were_damaged(
+    damaged: RunningSystem, browser: Any, locale: str, title: str
+) -> None:
+    with desktop_page(browser, damaged, [], locale=locale) as page:
+        warning = page.locator(".toast-warning", has_text=title)
+        warning.wait_for()
+        assert warning.count() == 1
+        warning.locator("summary").click()
+        detail = warning.locator("pre").inner_text()
+        assert "permissions.json" in detail and "corrupt-" in detail, detail
+        page.reload()  # said once: not again on this desktop
+        page.wait_for_selector("body[data-problems-checked]")
+        assert page.locator(".toast-warning", has_text=title).count() == 0

@@ -271,8 +271,8 @@ def test_corrupt_files_cost_only_themselves(make_scheduler, tmp_path, clock):
     run_file.write_text("garbage")
     again = make_scheduler()
     assert {j["id"] for j in again.jobs()} == {a["id"], c["id"]}
-    assert any("jobs.json is corrupt" in p for p in again.problems)
-    assert any("jobs-state.json is corrupt" in p for p in again.problems)
+    assert any("jobs.json is unreadable" in p for p in again.problems)
+    assert any("jobs-state.json is unreadable" in p for p in again.problems)
     assert list(state.glob("jobs.json.corrupt-*")) and list(
         state.glob("jobs-state.json.corrupt-*")
     )
