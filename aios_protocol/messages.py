@@ -86,6 +86,7 @@ __all__ = [
     "TaskCancelRequest",
     "ToggleAction",
     "ToolCall",
+    "TurnStart",
     "ToolResult",
     "ToolSpec",
     "ToolInfo",
@@ -243,6 +244,18 @@ class ToolCall(_Model):
     # the user the call acts for (their sandbox's workdir); none: the owner. The
     # controller names any user; an app process acts for the user it runs for only
     user_id: str | None = None
+
+
+class TurnStart(_Model):
+    """An agent loop's new turn (`POST /turns`): the user's next request, which ends
+    the skills' holds of the ones before, or, with `parent_turn_id`, a background
+    sub-agent's turn, held to its parent's limits."""
+
+    turn_id: Annotated[str, Field(min_length=1, max_length=100)]
+    parent_turn_id: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    app_id: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None  # as in `ToolCall`
 
 
 class RunRequest(_Model):

@@ -489,6 +489,20 @@ class AIOSAgent(abc.ABC):
             user_id=getattr(_current, "user_id", None),
         )
 
+    def start_turn(self, turn_id: str, parent_turn_id: str | None = None) -> None:
+        """Tell the executor the agent loop's turn `turn_id` begins (see
+        `ExecutorClient.start_turn`), for this call's session and user."""
+        from aios_sdk.client import client_from_env
+
+        client = client_from_env(timeout=self.call_timeout)
+        client.start_turn(
+            turn_id,
+            parent_turn_id=parent_turn_id,
+            app_id=os.environ.get("AIOS_APP_ID") or None,
+            session_id=getattr(_current, "session_id", None),
+            user_id=getattr(_current, "user_id", None),
+        )
+
     def plan_steps(
         self, steps: Iterable[Mapping[str, Any] | Step], message: str | None = None
     ) -> dict[str, Any]:

@@ -98,6 +98,27 @@ class ExecutorClient:
             )
         return result.result
 
+    def start_turn(
+        self,
+        turn_id: str,
+        *,
+        parent_turn_id: str | None = None,
+        app_id: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> None:
+        """Tell the executor an agent loop's turn begins: the user's next request
+        (the skills' holds of the ones before end), or, with `parent_turn_id`, a
+        background sub-agent's turn, held to its parent's limits."""
+        body = {
+            "turn_id": turn_id,
+            "parent_turn_id": parent_turn_id,
+            "app_id": app_id,
+            "session_id": session_id or None,
+            "user_id": user_id or None,
+        }
+        self._request("POST", "/turns", body, "turns")
+
     def run(
         self,
         steps: list[dict[str, Any]],

@@ -38,6 +38,7 @@ from aios_protocol.messages import (
     ToolCall,
     ToolResult,
     ToolsListing,
+    TurnStart,
     build_models,
 )
 from aios_runtime.edge import create_service, public, read_json
@@ -251,6 +252,26 @@ def create_app(
                 record, call.tool, call.args, call.session_id, turn_id=_turn(turn_id)
             )
         return _result_json(result)
+
+    @app.post("/turns")
+    def start_turn() -> Any:
+        turn = read_json(TurnStart)
+        record = _caller_app(registry, toolbox, turn.app_id, turn.user_id)
+        scopes = toolbox.skill_scopes
+        if turn.parent_turn_id is None:
+            scopes.new_turn(record.app_id, turn.session_id, turn.turn_id)
+        elif not scopes.fork(
+            record.app_id,
+            turn.session_id,
+            turn.parent_turn_id,
+            turn.turn_id,
+            lasting=True,
+        ):
+            raise InvalidRequest(
+                "turn_id must be parent_turn_id, a dot and 16 hex digits, of a turn "
+                "known here"
+            )
+        return {"status": "ok"}
 
     @app.post("/run")
     def run_steps() -> Any:

@@ -248,7 +248,9 @@ class Toolbox:
             allowed = value.get("allowed_tools") if isinstance(value, dict) else None
             if turn_id and isinstance(value, dict) and value.get("context") == "fork":
                 # the sub-agent that follows it has a turn of its own, held to the list
-                turn_id = value["sub_turn_id"] = sub_turn(turn_id)
+                sub = value["sub_turn_id"] = sub_turn(turn_id)
+                self.skill_scopes.fork(app.app_id, session_id, turn_id, sub)
+                turn_id = sub
             self.skill_scopes.begin(
                 app.app_id, session_id, turn_id, str(args.get("name")), allowed
             )

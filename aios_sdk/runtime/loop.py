@@ -99,6 +99,15 @@ class Outcome:
     detail: str = ""  # the technical reason of an error
 
 
+def _narrowed(held: list[str] | None, allowed: Any) -> list[str] | None:
+    """A skill's `allowed` list within what already `held` the turn (None: no limit);
+    a hold is never loosened, as the executor's (`executor/skills/scope.py`)."""
+    if not isinstance(allowed, list):
+        return held
+    names = [str(name) for name in allowed]
+    return names if held is None else [name for name in names if name in held]
+
+
 def _not_followed(outcome: ToolOutcome) -> ToolOutcome:
     """A `skill` call that waited behind a call for the user's yes ran in the
     controller's plan, outside this request's turn: nothing holds the model to the
@@ -169,6 +178,7 @@ class AgentLoop:
         if not self.sub_agent:  # a new request: a new turn id, no skill's limit
             self.conversation.turn_id = uuid.uuid4().hex[:16]
             self.conversation.allowed_tools = None
+            self._announce(self.conversation.turn_id)  # the holds before it end
         self.conversation.ensure_system(self.system_prompt)
         self.conversation.add_user(instruction, display=not self.sub_agent)
         self._emit("start", {"instruction": instruction[:500]})
@@ -510,11 +520,21 @@ class AgentLoop:
     def _follow_skill(self, used: Mapping[str, Any]) -> None:
         """A skill's `allowed-tools` hold for the rest of this request (the executor
         holds the calls of this turn to them too)."""
-        allowed = used.get("allowed_tools")
-        if isinstance(allowed, list):
-            names = [str(name) for name in allowed]
+        names = _narrowed(self.conversation.allowed_tools, used.get("allowed_tools"))
+        if names is not None:
             self.conversation.allowed_tools = names
             self.tools.allowed = frozenset(names)
+
+    def _announce(self, turn_id: str, parent: str | None = None) -> str:
+        """Tell the executor the turn `turn_id` begins (the user's request, or a
+        background sub-agent's of `parent`); the turn id. Untold, the executor holds
+        the turn's calls to every hold in force for the session: never looser."""
+        if self.tools.start_turn is not None:
+            try:
+                self.tools.start_turn(turn_id, parent)
+            except (ToolFailed, AiosError):
+                pass  # fails safe: the turn's calls stay held to the holds in force
+        return turn_id
 
     def _refused(self, call: ProposedCall) -> ToolOutcome | None:
         """Why a call that needs the user's yes cannot wait for it here, or None."""
@@ -619,9 +639,12 @@ class AgentLoop:
         clean = re.sub(r"[^A-Za-z0-9_-]", "", call.call_id)[-24:] or "task"
         task_id = f"{clean}-{uuid.uuid4().hex[:6]}"  # models reuse call ids
         in_background = args.get("background") is True
+        turn_id = self.conversation.turn_id
+        if in_background and turn_id:  # it outlives this turn: a turn of its own
+            turn_id = self._announce(f"{turn_id[:60]}.{uuid.uuid4().hex[:16]}", turn_id)
         conversation = Conversation(
             model_messages=prefix,
-            turn_id=self.conversation.turn_id,
+            turn_id=turn_id,
             allowed_tools=self.conversation.allowed_tools,
             plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
@@ -674,10 +697,11 @@ class AgentLoop:
                 error=f"the skill {name!r} runs as a sub-agent, and a sub-agent cannot "
                 "fork another",
             )
-        allowed = used.get("allowed_tools")
         conversation = Conversation(
             turn_id=str(used.get("sub_turn_id") or self.conversation.turn_id),
-            allowed_tools=[str(t) for t in allowed] if isinstance(allowed, list) else None,
+            allowed_tools=_narrowed(
+                self.conversation.allowed_tools, used.get("allowed_tools")
+            ),
             plan_rounds=self.conversation.plan_rounds,  # its pauses are the request's
         )
         clean = re.sub(r"[^A-Za-z0-9_-]", "", name)[-24:] or "skill"

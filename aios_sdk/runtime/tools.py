@@ -158,6 +158,8 @@ class ToolBox:
     # a skill's allowed-tools for the rest of this request (None: no limit)
     allowed: frozenset[str] | None = None
     prompt: str = ""  # what the tools' providers tell the model (its system prompt)
+    # tells the executor a turn begins: (turn_id, parent_turn_id) (None: not told)
+    start_turn: Callable[[str, str | None], None] | None = None
 
     @classmethod
     def from_agent(cls, agent: Any, *, can_fork: bool = True) -> ToolBox:
@@ -172,6 +174,7 @@ class ToolBox:
             run_steps=getattr(agent, "run_steps", None),
             can_fork=can_fork,
             prompt=str(prompt or ""),
+            start_turn=getattr(agent, "start_turn", None),
         )
         for entry in listing:
             if isinstance(entry, Mapping) and entry.get("name"):
@@ -187,6 +190,7 @@ class ToolBox:
             False,
             self.allowed,
             self.prompt,
+            self.start_turn,
         )
 
     # ------------------------------------------------------------------ the offer

@@ -1,20 +1,26 @@
 """A skill's `allowed-tools`, held by the executor for the rest of one turn.
 
-When an app's agent loop invokes a skill (the `skill` tool) within a turn (the
-`turn_id` its calls carry: one user request), `SkillScopes.begin` records the tools
-the skill allows for that app and session; every later call of the same turn is
-checked (`check`) and a tool outside the list fails with `not_allowed_by_skill`. An
-empty list, or one naming no tool there is, allows no tool at all — never every
-tool. A skill that states no `allowed-tools` does not narrow anything. A call of a
-new turn of that session ends the scope; calls without a turn id (a plan the
-controller reviewed, which the loop checked before asking) are not part of it.
+A turn is what an app's agent loop does for one user request; its calls carry its
+`turn_id`. The loop announces each new request (`new_turn`, the `POST /turns` route):
+that, and nothing else, ends the holds of the request before it. When the loop
+invokes a skill (the `skill` tool) in a turn, `SkillScopes.begin` holds that turn to
+the tools the skill allows, narrowed to any hold already on it — a hold is never
+loosened; every later call of the turn is checked (`check`) and a tool outside the
+list fails with `not_allowed_by_skill`. An empty list, or one naming no tool there
+is, allows no tool at all — never every tool. A skill that states no `allowed-tools`
+narrows nothing. Calls without a turn id (a plan the controller reviewed, which the
+loop checked before asking) are not part of a turn.
 
-A skill marked `context: fork` gets a turn of its own (`sub_turn`, minted here: the
-parent's turn, a dot and 16 hex digits) for the sub-agent that follows it. A call in
-such a turn that the executor holds no scope for — the turn is over, or its scope was
-lost — fails closed (`not_allowed_by_skill`), never runs unheld. The scopes are kept
-in `<state_dir>/skill_scopes.json`, so a sub-agent paused for the user's yes is still
-held to its skill after a restart.
+A sub-agent that outlives its call — a skill marked `context: fork` (whose turn is
+minted here, `sub_turn`) or a background `task` (the loop's, announced with its
+parent) — has a turn of its own, `<parent>.<16 hex digits>`, held to its parent's
+limits at the time it started (`fork`) and narrowed further by a skill of its own. A
+background sub-agent's turn lasts over the user's next requests; a skill's sub-agent's
+ends with the request. A call whose turn the executor does not know — a request's
+turn that is over or was never announced — is held to every hold in force for that
+app and session (the narrowest of them); one in a sub-agent's turn it does not know
+fails closed. The holds are kept in `<state_dir>/skill_scopes.json`, so a sub-agent
+paused for the user's yes is still held to its skill after a restart.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from aios_protocol.errors import ToolFailed
@@ -32,7 +38,7 @@ from aios_runtime.files import atomic_write_text, set_aside
 
 __all__ = ["NotAllowedBySkill", "SkillScopes", "is_sub_turn", "sub_turn"]
 
-KEPT = 256  # scopes kept at most (the oldest are dropped first)
+KEPT = 256  # turns kept at most (the oldest are dropped first)
 _SUB_TURN = re.compile(r".+\.[0-9a-f]{16}")
 
 
@@ -42,29 +48,69 @@ class NotAllowedBySkill(ToolFailed):
 
 
 def sub_turn(turn_id: str) -> str:
-    """A new turn of its own for the sub-agent of a skill used in `turn_id`."""
+    """A new turn of its own for a sub-agent started in `turn_id`."""
     return f"{turn_id[:60]}.{secrets.token_hex(8)}"
 
 
 def is_sub_turn(turn_id: str) -> bool:
-    """Whether `turn_id` has the form of a skill sub-agent's turn (`sub_turn`)."""
+    """Whether `turn_id` has the form of a sub-agent's turn (`sub_turn`)."""
     return _SUB_TURN.fullmatch(turn_id) is not None
 
 
 @dataclass(frozen=True)
-class _Scope:
-    turn_id: str
-    skill: str
-    allowed: frozenset[str]
+class _Hold:
+    skill: str  # the last skill that narrowed it ("" while none did)
+    allowed: frozenset[str] | None  # None: no limit
+    lasting: bool = False  # a background sub-agent's: kept over the next requests
+
+
+_Key = tuple[str, str, str]  # app, session, turn
 
 
 class SkillScopes:
-    """The scopes in force, one per (app, session); kept in `path` when given."""
+    """The turns known per (app, session) and their holds; kept in `path` when given."""
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path
         self._lock = threading.Lock()
-        self._scopes: dict[tuple[str, str], _Scope] = self._load()
+        self._turns: dict[_Key, _Hold] = self._load()
+
+    def new_turn(self, app_id: str, session_id: str | None, turn_id: str) -> None:
+        """The user's next request: the turns of the ones before end (their holds
+        with them), except the background sub-agents' still running."""
+        session = session_id or ""
+        with self._lock:
+            for key in [k for k in self._turns if k[:2] == (app_id, session)]:
+                if not self._turns[key].lasting:
+                    del self._turns[key]
+            self._keep((app_id, session, turn_id), _Hold("", None))
+
+    def fork(
+        self,
+        app_id: str,
+        session_id: str | None,
+        parent: str,
+        child: str,
+        *,
+        lasting: bool = False,
+    ) -> bool:
+        """`child`, a sub-agent's turn, held to `parent`'s limits (a request's turn
+        not known: to the narrowest in force); False, and nothing known of `child`,
+        when it is not a sub-turn of `parent` or `parent` is a sub-agent's turn not
+        known."""
+        session = session_id or ""
+        with self._lock:
+            held = self._turns.get((app_id, session, parent))
+            if not is_sub_turn(child) or not child.startswith(f"{parent[:60]}."):
+                return False
+            if held is None and is_sub_turn(parent):
+                return False
+            if held is None:
+                held = _Hold("", self._narrowest(app_id, session))
+            self._keep(
+                (app_id, session, child), replace(held, lasting=lasting or held.lasting)
+            )
+            return True
 
     def begin(
         self,
@@ -74,62 +120,83 @@ class SkillScopes:
         skill: str,
         allowed: Iterable[str] | None,
     ) -> None:
-        """The skill `skill` now limits the turn to `allowed` (None: no limit)."""
+        """The skill `skill` now limits the turn to `allowed` (None: no limit), within
+        whatever already held it."""
         if not turn_id or allowed is None:
             return
-        scope = _Scope(turn_id, skill, frozenset(allowed))
-        key = (app_id, session_id or "")
+        key = (app_id, session_id or "", turn_id)
+        wanted = frozenset(allowed)
         with self._lock:
-            self._scopes.pop(key, None)  # the newest last: the oldest go first
-            self._scopes[key] = scope
-            while len(self._scopes) > KEPT:
-                del self._scopes[next(iter(self._scopes))]
-            self._save()
+            held = self._turns.get(key)
+            if held is None:  # a turn never announced: held to the narrowest too
+                held = _Hold("", self._narrowest(app_id, session_id or ""))
+            if held.allowed is not None:
+                wanted &= held.allowed
+            self._keep(key, _Hold(skill, wanted, held.lasting))
 
     def check(
         self, app_id: str, session_id: str | None, turn_id: str | None, tool: str
     ) -> None:
-        """Raise `NotAllowedBySkill` for a tool the turn's skill does not allow, and
-        for any tool in a skill sub-agent's turn that no scope holds."""
+        """Raise `NotAllowedBySkill` for a tool the turn's holds do not allow: a
+        known turn's own, every hold of the app and session for a turn not known,
+        and any tool in a sub-agent's turn not known."""
         if not turn_id:
             return
-        key = (app_id, session_id or "")
+        session = session_id or ""
         with self._lock:
-            scope = self._scopes.get(key)
-            if scope is None or scope.turn_id != turn_id:
-                if is_sub_turn(turn_id):
-                    raise NotAllowedBySkill(
-                        f"{tool} did not run: the turn of the skill's sub-agent is over "
-                        "or no longer known here"
-                    )
-                if scope is not None:  # a new request: the skill's turn is over
-                    del self._scopes[key]
-                    self._save()
-                return
-        if tool not in scope.allowed:
-            allowed = ", ".join(sorted(scope.allowed)) or "none"
+            held = self._turns.get((app_id, session, turn_id))
+            if held is None and is_sub_turn(turn_id):
+                raise NotAllowedBySkill(
+                    f"{tool} did not run: the sub-agent's turn is over or no longer "
+                    "known here"
+                )
+            if held is None:  # a request's turn that is over, or never announced
+                allowed = self._narrowest(app_id, session)
+                skill = "in force for this session"
+            else:
+                allowed, skill = held.allowed, repr(held.skill)
+        if allowed is not None and tool not in allowed:
+            shown = ", ".join(sorted(allowed)) or "none"
             raise NotAllowedBySkill(
-                f"{tool} is not allowed while following the skill {scope.skill!r} "
-                f"(its allowed-tools: {allowed})"
+                f"{tool} is not allowed while following the skill {skill} "
+                f"(its allowed-tools: {shown})"
             )
+
+    def _narrowest(self, app_id: str, session: str) -> frozenset[str] | None:
+        """What every hold of this app and session allows (None: none holds)."""
+        narrowest: frozenset[str] | None = None
+        for (app, sess, _turn), held in self._turns.items():
+            if (app, sess) == (app_id, session) and held.allowed is not None:
+                narrowest = held.allowed if narrowest is None else narrowest & held.allowed
+        return narrowest
+
+    def _keep(self, key: _Key, held: _Hold) -> None:
+        """Record `key` (the newest last: the oldest go first) and save."""
+        self._turns.pop(key, None)
+        self._turns[key] = held
+        while len(self._turns) > KEPT:
+            del self._turns[next(iter(self._turns))]
+        self._save()
 
     # ------------------------------------------------------------- the file
 
-    def _load(self) -> dict[tuple[str, str], _Scope]:
+    def _load(self) -> dict[_Key, _Hold]:
         if self._path is None or not self._path.exists():
             return {}
         try:
             rows = json.loads(self._path.read_text(encoding="utf-8"))
             return {
-                (str(row["app_id"]), str(row["session_id"])): _Scope(
-                    str(row["turn_id"]),
+                (str(row["app_id"]), str(row["session_id"]), str(row["turn_id"])): _Hold(
                     str(row["skill"]),
-                    frozenset(str(name) for name in row["allowed"]),
+                    None
+                    if row["allowed"] is None
+                    else frozenset(str(name) for name in row["allowed"]),
+                    bool(row.get("lasting")),
                 )
                 for row in rows
             }
         except (OSError, ValueError, TypeError, KeyError) as exc:
-            # the sub-agents' turns it held are no longer known: their calls fail closed
+            # the turns it held are no longer known: held to the narrowest, or closed
             set_aside(self._path, f"unreadable skill scopes: {exc}")
             return {}
 
@@ -140,9 +207,10 @@ class SkillScopes:
             {
                 "app_id": app_id,
                 "session_id": session_id,
-                **asdict(scope),
-                "allowed": sorted(scope.allowed),
+                "turn_id": turn_id,
+                **asdict(held),
+                "allowed": None if held.allowed is None else sorted(held.allowed),
             }
-            for (app_id, session_id), scope in self._scopes.items()
+            for (app_id, session_id, turn_id), held in self._turns.items()
         ]
         atomic_write_text(self._path, json.dumps(rows, ensure_ascii=False), mode=0o600)

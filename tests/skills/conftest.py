@@ -24,7 +24,15 @@ from tests.executor.conftest import (  # noqa: F401  (fixtures)
 )
 from tests.procs import wait_for
 
-__all__ = ["PY_SKILL", "listed", "provider_of", "wait_for", "write_skill"]
+__all__ = [
+    "PY_SKILL",
+    "call_in_turn",
+    "listed",
+    "provider_of",
+    "start_turn",
+    "wait_for",
+    "write_skill",
+]
 
 PY_SKILL = """#!/usr/bin/env python3
 import argparse
@@ -67,3 +75,23 @@ def skills_harness(make_harness: HarnessFactory) -> Harness:  # noqa: F811
 @pytest.fixture
 def shared(skills_harness: Harness) -> Path:
     return skills_harness.state_dir / "users" / "default" / "skills"
+
+
+def call_in_turn(harness: Harness, tool: str, turn: str | None, **args: object) -> dict:
+    """`tool` for app1 as the app itself, within the agent loop's request `turn`."""
+    body = {"tool": tool, "args": args, "session_id": "sess_turns", "app_id": "app1"}
+    if turn:
+        body["turn_id"] = turn
+    response = harness.client.post("/call", json=body, headers={"X-AIOS-Token": APP_TOKEN})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def start_turn(harness: Harness, turn: str, parent: str | None = None) -> dict:
+    """The agent loop of app1 tells the executor a turn begins: the user's next
+    request, or (with `parent`) a background sub-agent's."""
+    body = {"turn_id": turn, "session_id": "sess_turns", "app_id": "app1"}
+    if parent:
+        body["parent_turn_id"] = parent
+    response = harness.client.post("/turns", json=body, headers={"X-AIOS-Token": APP_TOKEN})
+    return {"http_status": response.status_code, **(response.get_json() or {})}

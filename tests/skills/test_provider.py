@@ -15,7 +15,15 @@ from pathlib import Path
 from executor.providers.skills import SkillsProvider
 from executor.service import create_app
 from tests.executor.conftest import APP_TOKEN, MASTER, OTHER_TOKEN, Harness, settings_from
-from tests.skills.conftest import PY_SKILL, listed, provider_of, wait_for, write_skill
+from tests.skills.conftest import (
+    PY_SKILL,
+    call_in_turn,
+    listed,
+    provider_of,
+    start_turn,
+    wait_for,
+    write_skill,
+)
 
 EXAMPLES = {"temp_convert", "text_stats", "code_review"}
 
@@ -462,16 +470,6 @@ def test_install_refuses_what_is_no_working_skill_and_changes_nothing(
 # ------------------------------------------------------------- the skill tool
 
 
-def call_in_turn(harness: Harness, tool: str, turn: str | None, **args: object) -> dict:
-    """`tool` for app1 as the app itself, within the agent loop's request `turn`."""
-    body = {"tool": tool, "args": args, "session_id": "sess_turns", "app_id": "app1"}
-    if turn:
-        body["turn_id"] = turn
-    response = harness.client.post("/call", json=body, headers={"X-AIOS-Token": APP_TOKEN})
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
-
-
 def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
     skills_harness: Harness, shared: Path
 ) -> None:
@@ -496,6 +494,7 @@ def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
     )
     wait_for(lambda: "greet" in names(skills_harness.call("search_skills", keyword="")))
     (skills_harness.workdir / "a.txt").write_text("A")
+    start_turn(skills_harness, "t1")
     used = result(
         call_in_turn(skills_harness, "skill", "t1", name="greet", arguments='Ann "the lab"')
     )
@@ -507,8 +506,10 @@ def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
     ran = call_in_turn(skills_harness, "run_command", "t1", command="temp_convert -v 0")
     assert ran["status"] == "ok"
     # the next request of that session: the skill's turn is over
+    start_turn(skills_harness, "t2")
     assert call_in_turn(skills_harness, "file_read", "t2", path="a.txt")["status"] == "ok"
     # an empty list allows no tool at all, not every tool
+    start_turn(skills_harness, "t3")
     result(call_in_turn(skills_harness, "skill", "t3", name="nothing"))
     for tool, args in (
         ("file_read", {"path": "a.txt"}),
@@ -519,6 +520,7 @@ def test_the_skill_tool_substitutes_arguments_and_holds_the_turn_to_its_tools(
             == "not_allowed_by_skill"
         )
     # a SKILL.md that states no list limits nothing
+    start_turn(skills_harness, "t4")
     result(call_in_turn(skills_harness, "skill", "t4", name="free"))
     assert call_in_turn(skills_harness, "file_read", "t4", path="a.txt")["status"] == "ok"
     unknown = call_in_turn(skills_harness, "skill", "t5", name="no_such_skill")
@@ -543,6 +545,7 @@ def test_a_skill_marked_fork_holds_only_the_sub_agents_turn(
     )
     wait_for(lambda: "tidy" in names(skills_harness.call("search_skills", keyword="")))
     (skills_harness.workdir / "a.txt").write_text("A")
+    start_turn(skills_harness, "p1")
     used = result(call_in_turn(skills_harness, "skill", "p1", name="tidy", arguments="x"))
     assert used["context"] == "fork" and used["steps"] == "Tidy x."
     sub_turn = used["sub_turn_id"]
@@ -553,6 +556,7 @@ def test_a_skill_marked_fork_holds_only_the_sub_agents_turn(
     assert ran["status"] == "ok"
     # the parent's own turn was never narrowed
     assert call_in_turn(skills_harness, "file_read", "p1", path="a.txt")["status"] == "ok"
+    start_turn(skills_harness, "p2")
     odd = call_in_turn(skills_harness, "skill", "p2", name="odd")
     assert odd["status"] == "error" and "context" in odd["error"]
 
@@ -577,6 +581,7 @@ def test_a_forked_skills_confirmed_steps_stay_held_to_its_tools_over_a_restart(
     )
     wait_for(lambda: "tidy" in names(skills_harness.call("search_skills", keyword="")))
     (skills_harness.workdir / "a.txt").write_text("A")
+    start_turn(skills_harness, "p1")
     sub_turn = result(call_in_turn(skills_harness, "skill", "p1", name="tidy"))[
         "sub_turn_id"
     ]
@@ -616,8 +621,12 @@ def test_a_forked_skills_confirmed_steps_stay_held_to_its_tools_over_a_restart(
             restarted, "run_command", "p1.0123456789abcdef", command="temp_convert -v 0"
         )
         assert unknown["code"] == "not_allowed_by_skill"
-        # the parent's next call ends the sub-agent's turn: it runs nothing more
+        # a call of the parent's turn ends nothing; the user's next request ends the
+        # sub-agent's turn: it runs nothing more
         assert call_in_turn(restarted, "file_read", "p1", path="a.txt")["status"] == "ok"
+        held = call_in_turn(restarted, "file_read", sub_turn, path="a.txt")
+        assert held["code"] == "not_allowed_by_skill"
+        start_turn(restarted, "p2")
         over = call_in_turn(restarted, "run_command", sub_turn, command="temp_convert -v 0")
         assert over["code"] == "not_allowed_by_skill" and "over" in over["error"]
     finally:
