@@ -524,20 +524,18 @@ def load_settings(
 
 
 def _set_aside_if_unreadable(path: Path) -> bool:
-    """Set `path` aside (reported by name) when it is not a JSON object; True if so."""
-    from aios_runtime.files import set_aside
+    """Set `path` aside (reported by name) when it is not a JSON object; True if so,
+    or when it cannot be read now (then it is named and left in place)."""
+    from aios_runtime.files import read_state
 
-    try:
-        parsed = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return False
-    except ValueError as exc:  # JSON or UTF-8
-        set_aside(path, f"not valid JSON: {exc}")
-        return True
+    return path.exists() and read_state(path, _json_object, "a settings file") is None
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    parsed = json.loads(text)
     if not isinstance(parsed, dict):
-        set_aside(path, "not a JSON object")
-        return True
-    return False
+        raise TypeError(f"a JSON {type(parsed).__name__}, not an object")
+    return parsed
 
 
 def load_settings_or_set_aside(
@@ -548,14 +546,24 @@ def load_settings_or_set_aside(
 ) -> Settings:
     """`load_settings`, except that a `config.json` or user settings file that is not
     JSON at all (corrupt or cut short) is set aside as `<name>.corrupt-<time>`,
-    reported by name, and left out (the defaults are used). A readable file with a
-    bad value still raises."""
+    reported by name, and left out (the defaults are used). A user settings file (the
+    state folder's) with a bad value is set aside too; a `config.json` with a bad
+    value still raises (the owner's own file, said at start)."""
+    from aios_runtime.files import set_aside
+
     config: Path | None = Path(path)
     if _set_aside_if_unreadable(Path(path)):
         config = None
     if user is not None and _set_aside_if_unreadable(Path(user)):
         user = None
-    return load_settings(config, env, user=user)
+    try:
+        return load_settings(config, env, user=user)
+    except InvalidRequest as exc:
+        if user is None:
+            raise
+        without = load_settings(config, env)  # raises when config.json is at fault
+        set_aside(Path(user), f"not valid settings: {exc.message}")
+        return without
 
 
 def _keys_of(raw: Mapping[str, Any]) -> set[str]:

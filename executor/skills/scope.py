@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from aios_protocol.errors import ToolFailed
-from aios_runtime.files import atomic_write_text, set_aside
+from aios_runtime.files import atomic_write_text, read_state
 
 __all__ = ["NotAllowedBySkill", "SkillScopes", "is_sub_turn", "sub_turn"]
 
@@ -181,24 +181,11 @@ class SkillScopes:
     # ------------------------------------------------------------- the file
 
     def _load(self) -> dict[_Key, _Hold]:
-        if self._path is None or not self._path.exists():
+        """The holds kept; a damaged file is set aside and named, and the turns it
+        held are no longer known: held to the narrowest, or closed."""
+        if self._path is None:
             return {}
-        try:
-            rows = json.loads(self._path.read_text(encoding="utf-8"))
-            return {
-                (str(row["app_id"]), str(row["session_id"]), str(row["turn_id"])): _Hold(
-                    str(row["skill"]),
-                    None
-                    if row["allowed"] is None
-                    else frozenset(str(name) for name in row["allowed"]),
-                    bool(row.get("lasting")),
-                )
-                for row in rows
-            }
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            # the turns it held are no longer known: held to the narrowest, or closed
-            set_aside(self._path, f"unreadable skill scopes: {exc}")
-            return {}
+        return read_state(self._path, _parse_holds, "a skill scopes file") or {}
 
     def _save(self) -> None:
         if self._path is None:
@@ -214,3 +201,17 @@ class SkillScopes:
             for (app_id, session_id, turn_id), held in self._turns.items()
         ]
         atomic_write_text(self._path, json.dumps(rows, ensure_ascii=False), mode=0o600)
+
+
+def _parse_holds(text: str) -> dict[_Key, _Hold]:
+    rows = json.loads(text)
+    if not isinstance(rows, list):
+        raise TypeError(f"a JSON {type(rows).__name__}, not a list")
+    return {
+        (str(row["app_id"]), str(row["session_id"]), str(row["turn_id"])): _Hold(
+            str(row["skill"]),
+            None if row["allowed"] is None else frozenset(str(n) for n in row["allowed"]),
+            bool(row.get("lasting")),
+        )
+        for row in rows
+    }

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.errors import InvalidRequest
 from aios_runtime.files import read_state, set_aside, state_problems
-from aios_runtime.settings import Settings
+from aios_runtime.settings import Settings, load_settings_or_set_aside
 from controller.permissions.policy import PermissionPolicy
 from controller.sessions import SessionStore
 from controller.user_settings import UserSettings
@@ -215,3 +216,36 @@ def test_a_second_damage_never_overwrites_the_first_copy(tmp_path: Path) -> None
         path.write_text(text, encoding="utf-8")
         set_aside(path, "test")
     assert sorted(p.read_text() for p in _aside(path)) == ["first", "second"]
+
+
+# ------------------------------------------------------- the desktop's settings
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [*(pytest.param(f, id=k) for k, f in DAMAGE.items())]
+    + [pytest.param(lambda _g: '{"app_timeout": "soon"}', id="invalid values")],
+)
+def test_damaged_desktop_settings_are_kept_and_config_json_serves(
+    tmp_path: Path, damaged: Callable[[str], str]
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"app_timeout": 7}', encoding="utf-8")
+    saved = tmp_path / "state" / "settings.json"
+    saved.parent.mkdir()
+    text = damaged('{"app_timeout": 9, "voice_rate": 150}')
+    saved.write_text(text, encoding="utf-8")
+    settings = load_settings_or_set_aside(config, {}, user=saved)
+    assert settings.app_timeout == 7
+    _said_and_kept(saved, text, tmp_path)
+    assert config.read_text(encoding="utf-8") == '{"app_timeout": 7}'
+
+
+def test_a_bad_value_in_config_json_is_still_said_at_start(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"app_timeout": "soon"}', encoding="utf-8")
+    saved = tmp_path / "settings.json"
+    saved.write_text('{"voice_rate": 150}', encoding="utf-8")
+    with pytest.raises(InvalidRequest):
+        load_settings_or_set_aside(config, {}, user=saved)
+    assert saved.exists() and not _aside(saved)  # the user's file was not at fault
