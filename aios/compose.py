@@ -299,6 +299,7 @@ def build_api(
             llm,
             events=core.events,
             tool_listing=core.tools.entries,
+            plan_listing=core.tools.listing,
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
             user_for_token=supervisor.user_for_token,
             client_for_user=user_settings.client_for if user_settings else None,

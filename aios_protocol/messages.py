@@ -232,6 +232,9 @@ class ToolsListing(_Model):
     tools: list[ToolInfo]
     # provider id → {"state": "running"|"starting"|"failed"|"stopped", "error": str|None}
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # what the providers tell a model about their tools: whole, and by provider id
+    prompt: str = ""
+    prompts: dict[str, str] = Field(default_factory=dict)
 
 
 class ToolCall(_Model):

@@ -1,9 +1,11 @@
 """The tool-call log (the session's `tool_calls_log`): one JSON line per call.
 
 Lines go to `<state_dir>/tool_calls/<session_id>.jsonl` (`no_session.jsonl` when
-the call names no session): time, app, tool, a short summary of the arguments
-(never whole file contents or bodies), status, error code and duration. Session
-ids are sanitized before they become file names.
+the call names no session): time, app, session, tool, the one-line summaries of the
+arguments and of the result that the tool's provider gives (`ToolProvider.
+input_summary` / `result_summary`: paths, sizes, counts, exit codes, never the
+content), status, error code, step and duration. Session ids are sanitized before
+they become file names.
 """
 
 from __future__ import annotations
@@ -19,13 +21,11 @@ from io import FileIO
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CallRecords", "ToolCallLog", "safe_session_name", "summarize_args"]
+__all__ = ["CallRecords", "ToolCallLog", "safe_session_name"]
 
 log = logging.getLogger("aios.executor.audit")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-_BULKY = frozenset({"content", "body", "value"})
-_TEXT_MAX = 120
 _OPEN_LOGS = 16  # sessions whose log file stays open between calls
 # one encoder for every line (json.dumps with options builds a new one per call)
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -35,37 +35,6 @@ def safe_session_name(session_id: str | None) -> str:
     """A file-name-safe form of `session_id` (`no_session` when empty)."""
     name = _UNSAFE.sub("_", session_id or "")[:100].lstrip(".")
     return name or "no_session"
-
-
-def _short(value: Any) -> Any:
-    if isinstance(value, str):
-        return (
-            value
-            if len(value) <= _TEXT_MAX
-            else f"{value[:_TEXT_MAX]}…({len(value)} chars)"
-        )
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return (
-            value if len(text) <= _TEXT_MAX else f"{text[:_TEXT_MAX]}…({len(text)} chars)"
-        )
-    return value
-
-
-def summarize_args(args: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the log records them: bulky values reduced to their size."""
-    summary: dict[str, Any] = {}
-    for key, value in args.items():
-        if key in _BULKY and value is not None:
-            size = (
-                len(value)
-                if isinstance(value, str)
-                else len(json.dumps(value, default=str))
-            )
-            summary[key] = f"<{type(value).__name__}, {size} chars>"
-        else:
-            summary[key] = _short(value)
-    return summary
 
 
 class ToolCallLog:
@@ -143,9 +112,10 @@ class CallRecords:
         *,
         app_id: str,
         tool: str,
-        args: dict[str, Any],
+        input_summary: str,
         status: str,
         duration_ms: float,
+        result_summary: str | None = None,
         code: str | None = None,
         step_id: int | None = None,
     ) -> None:
@@ -154,10 +124,12 @@ class CallRecords:
             "app_id": app_id,
             "session_id": self._session_id,
             "tool": tool,
-            "args": summarize_args(args),
+            "input_summary": input_summary,
             "status": status,
             "duration_ms": round(duration_ms, 1),
         }
+        if result_summary is not None:
+            entry["result_summary"] = result_summary
         if code:
             entry["code"] = code
         if step_id is not None:

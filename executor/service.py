@@ -218,7 +218,7 @@ def create_app(
         state of each provider behind it (a failed one says why) and `prompt`, the
         providers' prompt texts for an agent's system prompt — all as the user the
         query names sees them (`user_id`; an app's process sees its own user's; none:
-        the owner)."""
+        the owner), and `prompts`, the same texts by provider id."""
         named = request.args.get("app_id")
         user = request.args.get("user_id") or OWNER
         app_id = ""  # (an app's own process may name only its own user)
@@ -238,8 +238,11 @@ def create_app(
             tools=[entry.info() for entry in entries],
             providers=toolbox.tools.statuses(app_id or None, user_id),
         ).dump()
-        # what the providers tell a model about their tools (an agent's system prompt)
-        listing["prompt"] = toolbox.tools.prompt_text(app_id or None, user_id)
+        # what the providers tell a model about their tools (an agent's system prompt),
+        # whole and per provider (a planner offering some tools tells only theirs)
+        prompts = toolbox.tools.prompt_parts(app_id or None, user_id)
+        listing["prompt"] = "\n\n".join(prompts.values())
+        listing["prompts"] = prompts
         return listing
 
     @app.post("/call")

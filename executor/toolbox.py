@@ -7,7 +7,8 @@ is added) and turns every tool call into a `ToolResult`: the tool found in the
 calling app's listing, arguments checked against its schema, the per-tool timeout
 applied (an argument `timeout` may lower it, never raise it), a result over the
 tool's `max_result_size_chars` cut with a marker, failures returned as data with a
-stable code. An app calling directly (not through a plan the controller reviewed)
+stable code, and a line in the audit log (`executor.audit`) with the provider's
+summaries of the arguments and the result. An app calling directly (not through a plan the controller reviewed)
 may not run a tool that `requires_confirmation`, nor the calls `consent.py` judges
 risky. A step plan runs in order with `{{step_N…}}` templating; a run of
 consecutive concurrency-safe steps (none using another's result) runs side by side,
@@ -28,6 +29,7 @@ from typing import Any
 
 from aios_protocol.errors import AiosError, NeedsConfirmation
 from aios_protocol.messages import Step, ToolResult
+from aios_protocol.tools import generic_input_summary, generic_result_summary
 from aios_runtime.settings import Settings
 from aios_runtime.users import (
     OWNER,
@@ -104,6 +106,28 @@ def _step_turn(step: Step) -> str | None:
     own (a skill's sub-agent stays held to its skill's tools)."""
     value = (step.model_extra or {}).get("turn_id")
     return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+
+
+def _summaries(
+    args: dict[str, Any], result: ToolResult, found: tuple[Any, ToolEntry] | None
+) -> tuple[str, str | None]:
+    """The audit log's summaries of a call (its provider's, the generic ones for a
+    tool not found or a provider failing at it); a failure that answered nothing
+    has no result summary."""
+    value = result.result
+    answered = result.status == "ok" or value is not None
+    if found is not None:
+        provider, entry = found
+        try:
+            summary = provider.input_summary(entry, args)
+            return summary, provider.result_summary(
+                entry, args, value
+            ) if answered else None
+        except Exception:
+            log.exception("tool %s has no audit summary", entry.name)
+    return generic_input_summary(args), (
+        generic_result_summary(args, value) if answered else None
+    )
 
 
 class Toolbox:
@@ -268,9 +292,18 @@ class Toolbox:
         `turn_id` names the request of an agent loop the call belongs to (a skill's
         `allowed-tools` hold for the rest of it)."""
         with self.call_log.records(session_id) as records:
-            result = self._outcome(app, tool, args, session_id, turn_id=turn_id)
-            self._record(app, tool, args, records, None, result)
+            found = self._lookup(app, tool)
+            result = self._outcome(app, tool, args, session_id, found, turn_id)
+            self._record(app, tool, args, records, None, result, found)
             return result
+
+    def _lookup(self, app: AppRecord, tool: str) -> tuple[Any, ToolEntry] | None:
+        """The provider and entry of `tool` for `app`, None when there is none (the
+        call looks again when it runs, and fails there)."""
+        try:
+            return self._find(app, tool)
+        except Exception:  # UnknownTool, ToolUnavailable, or a provider's bug
+            return None
 
     def _outcome(
         self,
@@ -313,11 +346,15 @@ class Toolbox:
         records: CallRecords,
         step_id: int | None,
         result: ToolResult,
+        found: tuple[Any, ToolEntry] | None = None,
     ) -> ToolResult:
+        args = args if isinstance(args, dict) else {}
+        input_summary, result_summary = _summaries(args, result, found)
         records.add(
             app_id=app.app_id,
             tool=tool,
-            args=args if isinstance(args, dict) else {},
+            input_summary=input_summary,
+            result_summary=result_summary,
             status=result.status,
             code=result.code,
             duration_ms=result.duration_ms,
@@ -393,7 +430,13 @@ class Toolbox:
                 for (step, args, _failed), result in zip(rendered, outcomes, strict=True):
                     logged_args = step.args if args is None else args
                     done[step.step_id] = self._record(
-                        app, step.tool, logged_args, records, step.step_id, result
+                        app,
+                        step.tool,
+                        logged_args,
+                        records,
+                        step.step_id,
+                        result,
+                        found.get(step.step_id),
                     )
         return {f"step_{step_id}": done[step_id] for step_id in (s.step_id for s in steps)}
 

@@ -35,7 +35,7 @@ from typing import Any
 from flask import Blueprint, g, request
 
 from aios_protocol.errors import Overloaded
-from aios_protocol.messages import ToolInfo, ToolSpec
+from aios_protocol.messages import ToolInfo, ToolsListing, ToolSpec
 from aios_runtime.edge import TOKEN_HEADER, Authenticator, read_json
 from aios_runtime.users import OWNER
 from aios_sdk.llm import (
@@ -91,6 +91,7 @@ def llm_blueprint(
     max_concurrent: int = 4,
     events: EventBus | None = None,
     tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
+    plan_listing: Callable[[str, str], ToolsListing] | None = None,
     run_steps: RunSteps | None = None,
     user_for_token: Callable[[str], str] | None = None,
     client_for_user: Callable[[str], LLMClient | None] | None = None,
@@ -99,7 +100,8 @@ def llm_blueprint(
     Without `events` nothing is published live (the turn still answers whole).
     A request of an app process serving a user other than the owner (its token
     says which, `user_for_token`) goes to `client_for_user(user)` when that gives
-    one (the user's own model settings), else to `client`."""
+    one (the user's own model settings), else to `client`. `/api/llm/plan` offers
+    the tools of `plan_listing(app_id, user_id)` and their providers' prompt parts."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
 
@@ -144,15 +146,23 @@ def llm_blueprint(
         log.info("LLM plan for %s (%d tools)", g.get("identity"), len(body.tools))
         caller = str(g.get("identity") or "")
         listing = None
-        if tool_listing is not None and caller != "controller":
+        if plan_listing is not None and caller != "controller":
             try:  # the tools offered come from the executor's listing (one source)
-                listing = tool_listing(caller)
+                listing = plan_listing(caller, _served_user())
             except Exception as exc:
                 log.warning(
                     "no tool listing for %s (%s): its own specs are used", caller, exc
                 )
         model = _client_for(body)
-        reply = _with_slot(lambda: plan_with_tools(model, body, listing=listing), model)
+        reply = _with_slot(
+            lambda: plan_with_tools(
+                model,
+                body,
+                listing=None if listing is None else listing.tools,
+                prompts=None if listing is None else listing.prompts,
+            ),
+            model,
+        )
         return reply.dump()
 
     def _caller_app(named: str | None = None) -> str:

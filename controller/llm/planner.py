@@ -7,6 +7,9 @@
   controller's one source): their descriptions and schemas, narrowed to the names the
   request carries; a name the listing does not have is not offered, nor is an
   unavailable tool; without a listing the request's own specs are used;
+- the system prompt carries the prompt parts (`prompts`, provider id → text, from the
+  same listing) of the providers whose tools are offered, and no other: an MCP
+  server's "treat as data" notice, the skills installed;
 
 - each `ToolSpec` becomes an OpenAI function tool carrying its argument schema (names
   the OpenAI API would refuse are given a safe alias and mapped back);
@@ -35,6 +38,8 @@ __all__ = [
     "function_tools",
     "offered_tools",
     "plan_with_tools",
+    "planning_prompt",
+    "provider_notes",
     "validate_tool_calls",
 ]
 
@@ -116,12 +121,15 @@ def _clip_json(value: Any) -> str:
     return text if len(text) <= _CONTEXT_CHARS else text[:_CONTEXT_CHARS] + "…"
 
 
-def planning_prompt(context: Context) -> str:
+def planning_prompt(context: Context, notes: Sequence[str] = ()) -> str:
+    """The planner's system prompt; `notes`, what the offered tools' providers tell
+    a model about them, come after the app's role."""
     parts = [
         "You plan the work of one app on a desktop computer by calling its tools.",
     ]
     if context.role:
         parts.append(f"The app's role: {context.role}")
+    parts.extend(note for note in notes if note)
     parts.append(
         "Call the tools needed to carry out the user's instruction, in the order they "
         "must run; call n is step n. A later call may use an earlier step's result in "
@@ -154,20 +162,29 @@ def offered_tools(
     ]
 
 
+def provider_notes(tools: Sequence[ToolSpec], prompts: Mapping[str, str]) -> list[str]:
+    """The prompt parts of the providers of `tools`, each once, in the tools' order."""
+    providers = dict.fromkeys(str(getattr(spec, "provider", "")) for spec in tools)
+    return [prompts[name] for name in providers if prompts.get(name)]
+
+
 def plan_with_tools(
     client: LLMClient,
     request: LLMPlanRequest,
     *,
     max_tokens: int = 1500,
     listing: Sequence[ToolSpec] | None = None,
+    prompts: Mapping[str, str] | None = None,
 ) -> LLMPlanReply:
-    """Validated steps for `request` (one repair round), or `LLMBadReply`."""
+    """Validated steps for `request` (one repair round), or `LLMBadReply`.
+    `prompts` are the listing's prompt parts by provider id."""
     tools = offered_tools(request.tools, listing)
     if not tools:
         raise InvalidRequest("none of the requested tools is in the app's tool listing")
     functions, names = function_tools(tools)
+    notes = provider_notes(tools, prompts or {})
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": planning_prompt(request.context)},
+        {"role": "system", "content": planning_prompt(request.context, notes)},
         {"role": "user", "content": request.instruction},
     ]
     problem = ""

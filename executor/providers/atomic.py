@@ -21,7 +21,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aios_protocol.messages import ATOMIC_TOOLS
-from aios_protocol.tools import PROCESS_TOOLS, declared_tools, sql_writes
+from aios_protocol.tools import (
+    PROCESS_TOOLS,
+    declared_tools,
+    sql_writes,
+    summarize_input,
+    summarize_result,
+)
 from aios_runtime.settings import Settings
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 
@@ -112,6 +118,12 @@ class AtomicProvider(ToolProvider):
                 "on this computer"
             )
         return None
+
+    def input_summary(self, entry: ToolEntry, args: dict[str, Any]) -> str:
+        return summarize_input(entry.name, args)
+
+    def result_summary(self, entry: ToolEntry, args: dict[str, Any], value: Any) -> str:
+        return summarize_result(entry.name, args, value)
 
     def prompt_text(self) -> str:
         return (

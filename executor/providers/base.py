@@ -10,6 +10,8 @@ pause), `concurrency_safe` (consecutive safe steps of a plan run side by side) a
 `max_result_size_chars` (longer results are cut with a marker). `ToolEntry` is the
 wire shape of one listing entry (`aios_protocol.messages.ToolInfo`). `ToolCall` is one call
 as a provider receives it, its arguments already checked against `input_schema`.
+`input_summary` and `result_summary` are the one-line forms of a call and its result
+that the audit log keeps, never their content.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from aios_protocol.messages import RiskLevel, ToolInfo
+from aios_protocol.tools import generic_input_summary, generic_result_summary
 from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
@@ -122,6 +125,16 @@ class ToolProvider(abc.ABC):
     def status(self) -> dict[str, Any]:
         """`{"state": "running"|"starting"|"failed"|"stopped", "error": str | None}`."""
         return {"state": self._state, "error": self._error}
+
+    def input_summary(self, entry: ToolEntry, args: dict[str, Any]) -> str:
+        """One line for the audit log saying what a call asked for, never the content
+        (by default each argument's name and the shape of its value)."""
+        return generic_input_summary(args)
+
+    def result_summary(self, entry: ToolEntry, args: dict[str, Any], value: Any) -> str:
+        """One line for the audit log saying what a call answered, never the content
+        (by default the result's shape: its kind and size)."""
+        return generic_result_summary(args, value)
 
     def is_concurrency_safe(self, entry: ToolEntry, args: dict[str, Any]) -> bool:
         """Whether this call may run beside its neighbours; by default the entry's flag."""

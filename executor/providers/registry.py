@@ -185,10 +185,10 @@ class ToolSource:
                     entries.append(entry)
         return entries
 
-    def prompt_text(self, app_id: str | None, user_id: str = OWNER) -> str:
-        """The prompt texts of the providers `user_id` may call that have a tool
-        available now, one paragraph each (empty ones left out)."""
-        parts = []
+    def prompt_parts(self, app_id: str | None, user_id: str = OWNER) -> dict[str, str]:
+        """Provider id → its prompt text, for the providers `user_id` may call that
+        have a tool available now (empty texts left out)."""
+        parts = {}
         for provider in self._served(app_id, user_id):
             try:
                 if not any(e.available for e in provider_entries(provider)):
@@ -198,8 +198,12 @@ class ToolSource:
                 log.exception("provider %s has no prompt text", provider.name)
                 continue
             if text:
-                parts.append(text)
-        return "\n\n".join(parts)
+                parts[provider.name] = text
+        return parts
+
+    def prompt_text(self, app_id: str | None, user_id: str = OWNER) -> str:
+        """The prompt parts (`prompt_parts`), one paragraph each."""
+        return "\n\n".join(self.prompt_parts(app_id, user_id).values())
 
     def find(
         self, name: str, app_id: str | None, user_id: str = OWNER

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import CommandNotAllowed, ToolFailed, ToolTimeout
+from aios_protocol.tools import summarize_input, summarize_result
 from aios_runtime.settings import Settings
 from aios_runtime.users import OWNER, user_skills_dir
 from aios_runtime.workdir import resolve_in_workdir
@@ -525,6 +526,18 @@ class SkillsProvider(ToolProvider):
         )
 
     # ---------------------------------------------------------------- calls
+
+    def input_summary(self, entry: ToolEntry, args: dict[str, Any]) -> str:
+        """`run_command` is logged as `shell_exec` is (the program, never its
+        arguments); the other tools by their arguments' shapes."""
+        if entry.name == "run_command":
+            return summarize_input("shell_exec", args)
+        return super().input_summary(entry, args)
+
+    def result_summary(self, entry: ToolEntry, args: dict[str, Any], value: Any) -> str:
+        if entry.name == "run_command":
+            return summarize_result("shell_exec", args, value)
+        return super().result_summary(entry, args, value)
 
     def call(self, call: ToolCall) -> Any:
         if call.tool == "search_skills":

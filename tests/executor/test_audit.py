@@ -17,7 +17,12 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _add(records: Any, tool: str) -> None:
     records.add(
-        app_id="app1", tool=tool, args={"content": "x" * 500}, status="ok", duration_ms=3.04
+        app_id="app1",
+        tool=tool,
+        input_summary="a.txt, 500 chars",
+        result_summary="workspace/a.txt, 500 bytes",
+        status="ok",
+        duration_ms=3.04,
     )
 
 
@@ -34,7 +39,8 @@ def test_a_requests_lines_are_written_when_it_ends(tmp_path: Path) -> None:
     entries = _lines(path)
     assert [e["tool"] for e in entries] == ["cache_set", "file_read", "notify"]
     assert entries[0]["session_id"] == "sess_a" and entries[0]["duration_ms"] == 3.0
-    assert entries[0]["args"] == {"content": "<str, 500 chars>"}
+    assert entries[0]["input_summary"] == "a.txt, 500 chars"
+    assert entries[0]["result_summary"] == "workspace/a.txt, 500 bytes"
     log.close()
 
 
