@@ -90,7 +90,7 @@ def llm_blueprint(
     *,
     max_concurrent: int = 4,
     events: EventBus | None = None,
-    tool_listing: Callable[[str], Sequence[ToolSpec]] | None = None,
+    tool_listing: Callable[[str, str], Sequence[ToolSpec]] | None = None,
     plan_listing: Callable[[str, str], ToolsListing] | None = None,
     run_steps: RunSteps | None = None,
     user_for_token: Callable[[str], str] | None = None,
@@ -176,7 +176,7 @@ def llm_blueprint(
         if early is None or not early.tools or tool_listing is None:
             return frozenset()
         try:
-            listed = tool_listing(app_id)
+            listed = tool_listing(app_id, _served_user())
         except Exception as exc:
             log.warning("no tool listing for %s (%s): nothing starts early", app_id, exc)
             return frozenset()

@@ -202,7 +202,7 @@ def _early_route(client: LLMClient, ran: list[dict[str, object]]) -> Flask:
     app.register_blueprint(
         llm_blueprint(
             client,
-            tool_listing=lambda app_id: listing,
+            tool_listing=lambda app_id, user_id: listing,
             run_steps=run_steps,
             user_for_token=lambda token: "alice" if token == "alice-token" else "default",
         )
