@@ -11,12 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from aios_sdk import AIOSAgent, read_role, tool
+from aios_sdk.runtime.flows import AgentFlows
 
 from .flows import LIBRARY_TOOL, MusicFlows
 from .library import scan_library
 
 
 class MusicAgent(AIOSAgent, flows=MusicFlows):
+    agent_flows = AgentFlows  # what the flows hand to the loop, with a model
     name = "音乐应用"
     description = "搜索、播放和下载音乐，管理本地曲库和播放列表"
     icon = "🎵"

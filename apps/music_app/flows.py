@@ -42,7 +42,7 @@ from .catalogue import (
     song_from_dict,
 )
 from .download import DownloadFlow
-from .intent import MusicIntent, read_intent
+from .intent import MusicIntent, asks_more, read_intent
 from .library import song_matches
 from .views import (
     DEFAULT_IMPORT_FOLDER,
@@ -142,6 +142,10 @@ class MusicFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         intent = read_intent(turn.instruction)
         kind = intent.kind
+        if kind in ("play", "search") and asks_more(intent.query):
+            answered = self.hand_to_loop(turn)  # with a model: the agent loop
+            if answered:
+                return answered
         if kind == "play" and intent.free_form:
             return self.wish(intent, turn, play=True)
         if kind == "play" and intent.query:

@@ -136,9 +136,12 @@ class SchedulerFlows(Flows):
             return self.remind_now(request.what, turn)
         if request.kind == "list" or "打开" in said or not said:
             return self.window(turn)
-        # not understood: what it can do, marked as not done (`notice`)
+        # not understood: the agent loop with a model, else what it can do, marked
+        # as not done (`notice`)
         understood = turn.tr("没听懂这条指令", "I did not understand that")
-        return text_reply(_help(turn), understood, notice="warning")
+        return self.hand_to_loop(turn) or text_reply(
+            _help(turn), understood, notice="warning"
+        )
 
     def create(self, request: Request, turn: Turn) -> dict[str, Any]:
         # its runs answer in the language of the user who made it

@@ -105,8 +105,8 @@ class SkillsFlows(Flows):
             if path:
                 return self.install(path, turn)
         found = [s for s in self.search(said) if not s.get("error")]
-        if not found:
-            return self.window(
+        if not found:  # the agent loop with a model, else the list of skills
+            return self.hand_to_loop(turn) or self.window(
                 turn,
                 turn.tr(
                     f"没有找到与「{said}」相符的技能，这是已安装的技能",

@@ -261,6 +261,12 @@ class SystemFlows(Flows):
             )
             if asked.commands:
                 outcome = Outcome(True, asked.message, asked.commands)
+            elif request.op == "unknown" and (asked.declined or not asked.note):
+                # no change to the desktop (or no desktop to change): the agent loop,
+                # with a model, and the app's own tools
+                answered = self.hand_to_loop(turn)
+                if answered:
+                    return answered
             note = asked.note
         if outcome is None:
             return text_reply(_help(turn), f"{note}{_not_understood(turn)}")
