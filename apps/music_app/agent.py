@@ -1,6 +1,7 @@
 """MusicAgent: 音乐应用 as the system sees it, and the `music_library` tool.
 
-Every call goes to `flows.MusicFlows`. The custom tool lists the audio files
+Every call goes to `flows.MusicFlows` (`AgentFlows`, what they hand to the agent
+loop). The custom tool lists the audio files
 of the workspace with their tags (`library.scan_library`: the workspace of the user
 this process serves); the executor runs it like an atomic tool, so a step plan can
 read the library beside a catalogue search.

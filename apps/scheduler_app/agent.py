@@ -1,4 +1,5 @@
-"""SchedulerAgent: 定时任务 as the system sees it; every call goes to `flows.SchedulerFlows`."""
+"""SchedulerAgent: 定时任务 as the system sees it; every call goes to `flows.SchedulerFlows`,
+and what they hand to the agent loop to `AgentFlows`."""
 
 from __future__ import annotations
 

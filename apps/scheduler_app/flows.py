@@ -13,7 +13,8 @@ button asks first (保留 or 删除). A new job is answered
 with the window; "我有哪些定时任务" or opening the window lists them. The window's
 buttons (`views`) carry the job in their params. Every answer is in the user's
 language (`turn.tr`); what the scheduler refused is said plainly, its own text kept
-as the `detail`.
+as the `detail`. What the rules do not understand goes, with a model, to the SDK's
+agent loop with the app's tools (`schedule`, `notify`); without one, the help.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""SkillsAgent: 技能 as the system sees it; every call goes to `flows.SkillsFlows`."""
+"""SkillsAgent: 技能 as the system sees it; every call goes to `flows.SkillsFlows`,
+and what they hand to the agent loop to `AgentFlows`."""
 
 from __future__ import annotations
 

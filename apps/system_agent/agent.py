@@ -1,6 +1,7 @@
 """SystemAgent: 系统控制 as the system sees it.
 
-`flows.SystemFlows` answers every call. The computer's status comes from the
+`flows.SystemFlows` answers every call (`AgentFlows`, what they hand to the agent
+loop). The computer's status comes from the
 executor's read-only `system_info` tool: this app runs confined, in a sandbox of its
 own, and reads nothing of the machine itself.
 """

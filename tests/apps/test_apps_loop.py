@@ -1,5 +1,5 @@
 """The music, system, scheduler and skills apps hand what their rules do not
-understand to the SDK's agent loop, with a model configured (issue 39, item 7).
+understand to the SDK's agent loop, with a model configured.
 
 One real system (controller, executor, the four apps copied to a temporary folder)
 runs for the module against the scripted model (`tests.fakes.openai_server`). For
