@@ -5,7 +5,9 @@ One real system (controller, executor, the four apps copied to a temporary folde
 runs for the module against the scripted model (`tests.fakes.openai_server`). For
 each app: a request its rules do not read, which the model answers with two of the
 app's tools in a row (their results go back to it), and one where the model asks the
-user first (`ask_user`) and the next thing said answers it and continues the loop.
+user first (`ask_user`) and the next thing said answers it and continues the loop;
+in a real browser, the music window's question answered by a click (screenshots in
+/tmp/shots/apploop).
 Without a model these requests keep their offline answers (`test_apps_e2e.py`).
 """
 
@@ -13,10 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.browser import desktop_page
 from tests.controller.system import RunningSystem, copy_shipped_apps, launch
 from tests.fakes.openai_server import (
     FakeOpenAI,
@@ -154,3 +159,48 @@ def test_the_model_asks_first_and_the_answer_continues_the_loop(
     assert json.loads(answer["content"]) == {"answer": "all"}
     assert resumed.messages[1] == {"role": "user", "content": text}
     assert not failed(tool_results(last)[-1])
+
+
+SHOTS = Path("/tmp/shots/apploop")
+ASKED = {
+    "zh-CN": (
+        "七里香是哪年发行的",
+        "你问的是哪个版本？",
+        "专辑版",
+        "专辑版发行于 2004 年。",
+    ),
+    "en-US": (
+        "when did Yesterday by The Beatles come out and then play it",
+        "Which recording do you mean?",
+        "the single",
+        "The single came out in 1965.",
+    ),
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_the_music_windows_question_is_answered_by_a_click(
+    browser: Any, system: RunningSystem, fake: FakeOpenAI, locale: str
+) -> None:
+    text, question, choice, answer = ASKED[locale]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with desktop_page(browser, system, ["music_app"], locale=locale) as page:
+        fake.routes[text] = "music_app"
+        fake.script(
+            tool_calls_reply(("ask_user", {"question": question, "choices": [choice]}))
+        )
+        page.fill("#command_input", text)
+        page.press("#command_input", "Enter")
+        window = page.locator("#win_music_app")
+        chosen = window.get_by_role("button", name=choice)
+        expect(chosen).to_be_visible(timeout=20000)
+        expect(window.locator(".win-main")).to_contain_text(question)
+        page.screenshot(path=str(SHOTS / f"music_loop_question_{locale}.png"))
+        fake.script(tool_calls_reply(("music_library", {})), text_reply(answer))
+        chosen.click()
+        expect(window).to_contain_text(answer, timeout=20000)
+        page.screenshot(path=str(SHOTS / f"music_loop_answer_{locale}.png"))
+    resumed = loop_requests(fake)[1]
+    (said,) = [m for m in tool_results(resumed) if "answer" in m["content"]]
+    assert json.loads(said["content"]) == {"answer": choice}
