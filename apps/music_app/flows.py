@@ -144,7 +144,7 @@ class MusicFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         intent = read_intent(turn.instruction)
         kind = intent.kind
-        if kind in ("play", "search") and asks_more(intent.query):
+        if kind in ("play", "search") and not turn.results and asks_more(intent.query):
             answered = self.hand_to_loop(turn)  # with a model: the agent loop
             if answered:
                 return answered

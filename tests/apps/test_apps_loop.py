@@ -26,6 +26,7 @@ from tests.controller.system import RunningSystem, copy_shipped_apps, launch
 from tests.fakes.openai_server import (
     FakeOpenAI,
     RecordedRequest,
+    json_reply,
     text_reply,
     tool_calls_reply,
 )
@@ -159,6 +160,32 @@ def test_the_model_asks_first_and_the_answer_continues_the_loop(
     assert json.loads(answer["content"]) == {"answer": "all"}
     assert resumed.messages[1] == {"role": "user", "content": text}
     assert not failed(tool_results(last)[-1])
+
+
+def test_a_request_the_system_model_finds_no_desktop_change_for_goes_to_the_loop(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    """With a desktop to read, the system app first asks the model for desktop
+    commands; when it answers none, the loop takes the request."""
+    snapshot = {
+        "viewport": {"width": 1280, "height": 800},
+        "elements": [{"id": "taskbar", "type": "taskbar", "label": "任务栏"}],
+    }
+    assert system.post("/api/ui/snapshot", snapshot).status_code == 200
+    try:
+        fake.script(
+            json_reply({"commands": []}),
+            tool_calls_reply(("system_info", {"what": "memory"})),
+            text_reply("内存够用。"),
+        )
+        reply, _ = say(system, fake, "system_agent", "我的电脑还能再开几个程序")
+        assert reply["data"]["content"] == "内存够用。", reply
+        commands, first, second = loop_requests(fake)
+        assert commands.body.get("response_format") == {"type": "json_object"}
+        assert "tools" in first.body and not failed(tool_results(second)[-1])
+    finally:  # no desktop again: the other tests' requests go to the loop at once
+        empty = {"viewport": snapshot["viewport"], "elements": []}
+        assert system.post("/api/ui/snapshot", empty).status_code == 200
 
 
 SHOTS = Path("/tmp/shots/apploop")
