@@ -6,7 +6,8 @@ Every `handle` starts the same way: is this a click on one of the app's controls
 `Turn.read` answers those once; `Flows.handle` reads the turn and dispatches it — an
 action to the method marked `@action("<action_id>", …)` (an `action_id` no method
 claims to `on_unknown_action`), anything said (or the window opening, `""`) to
-`on_instruction`. An agent hands its calls to a `Flows` class with
+`on_instruction`; what the rules do not understand may go to the agent loop, with a
+model, by `hand_to_loop(turn)`. An agent hands its calls to a `Flows` class with
 `class MusicAgent(AIOSAgent, flows=MusicFlows)`; the flows reach the agent's
 `call_tool`, `plan_steps`, `settings` and `llm` as `self.agent`, so they can be
 tested over any object offering those.
@@ -192,6 +193,18 @@ class Flows:
         return self.on_instruction(
             Turn(results=turn.results, state=turn.state, context=turn.context)
         )
+
+    def hand_to_loop(self, turn: Turn) -> dict[str, Any] | None:
+        """With a model configured, the agent loop's answer to `turn` (the agent's
+        `agent_flows`, with the app's role prompt and its own tools: the atomic tools
+        its manifest allows and its `@tool` methods); None without a model, so
+        `return self.hand_to_loop(turn) or offline_answer` keeps the offline flow."""
+        if not self.llm_available():
+            return None
+        from aios_sdk.runtime.flows import AgentFlows
+
+        loop = getattr(type(self.agent), "agent_flows", None) or AgentFlows
+        return loop(self.agent).start(turn, turn.instruction.strip())
 
     @property
     def llm(self) -> AgentLLM | None:

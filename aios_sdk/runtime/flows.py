@@ -14,9 +14,10 @@ language; what the model writes is the model's. Every reply carries the
 conversation as `state`.
 
 An app gets it by setting `agent = True` (or `"agent": true` in its manifest); an
-app with its own flows may start the loop from one of them with `start(turn, text)`
-and name its `AgentFlows` subclass as the agent's `agent_flows`, which then answers
-the loop's resumed calls.
+app with its own flows hands what they do not understand to the loop with
+`Flows.hand_to_loop(turn)` (or starts it with its own wording, `start(turn, text)`)
+and names `AgentFlows` (or its subclass) as the agent's `agent_flows`, which then
+answers the loop's resumed calls and the answer to its question.
 """
 
 from __future__ import annotations
@@ -64,13 +65,14 @@ class AgentFlows(Flows):
         said: bool = True,
     ) -> bool:
         """Whether this call is the loop's: the results of its paused plan, one of its
-        actions, or (with a model, and `said`) something said."""
+        actions, or (with a model) something said — anything when `said`, else only
+        the answer to the loop's question."""
         turn = Turn.read(instruction, context, action_request)
         if turn.results:
             return cls.resumes(turn)
         if turn.action:
             return turn.action_id in cls.actions
-        if not said or not turn.instruction.strip():
+        if not turn.instruction.strip() or not (said or cls.asking(turn)):
             return False
         return cls(agent).llm_available()
 

@@ -16,7 +16,9 @@ with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` →
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
 configured (`wish`), then searched the same way; the term is read back from
-the cache in the second half, so the model is asked only once. Every text the user
+the cache in the second half, so the model is asked only once. A question or a chain of requests the rules would
+only search for ("七里香是哪年发行的", `intent.asks_more`) goes, with a model, to the
+SDK's agent loop with the app's tools. Every text the user
 reads is in their language (`turn.tr(zh, en)`); the views get the `Turn` for it.
 """
 
@@ -42,7 +44,7 @@ from .catalogue import (
     song_from_dict,
 )
 from .download import DownloadFlow
-from .intent import MusicIntent, read_intent
+from .intent import MusicIntent, asks_more, read_intent
 from .library import song_matches
 from .views import (
     DEFAULT_IMPORT_FOLDER,
@@ -142,6 +144,10 @@ class MusicFlows(Flows):
     def on_instruction(self, turn: Turn) -> dict[str, Any]:
         intent = read_intent(turn.instruction)
         kind = intent.kind
+        if kind in ("play", "search") and not turn.results and asks_more(intent.query):
+            answered = self.hand_to_loop(turn)  # with a model: the agent loop
+            if answered:
+                return answered
         if kind == "play" and intent.free_form:
             return self.wish(intent, turn, play=True)
         if kind == "play" and intent.query:

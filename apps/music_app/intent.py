@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["MusicIntent", "has_cjk", "is_free_form", "read_intent"]
+__all__ = ["MusicIntent", "asks_more", "has_cjk", "is_free_form", "read_intent"]
 
 IntentKind = Literal[
     "home",
@@ -185,6 +185,19 @@ def is_free_form(term: str) -> bool:
     if has_cjk(term):
         return bool(_FREE_FORM_ZH.search(term))
     return bool(_FREE_FORM_EN.search(term))
+
+
+# a question or a chain of requests: more than a name to search or to play
+_MORE_ZH = re.compile(r"哪|几|多少|什么|怎么|为什么|是不是|吗|呢|然后|之后|接着|并且|[?？]")
+_MORE_EN = re.compile(
+    r"\b(which|what|how|why|who|when|then|and (play|download|add|save|list))\b|\?", re.I
+)
+
+
+def asks_more(term: str) -> bool:
+    """Whether a search term the rules read is a question or a chain of requests
+    ("七里香是哪年发行的", "Adele and play the second one"), which no search answers."""
+    return bool((_MORE_ZH if has_cjk(term) else _MORE_EN).search(term))
 
 
 def _clean(text: str) -> str:

@@ -13,7 +13,8 @@ button asks first (保留 or 删除). A new job is answered
 with the window; "我有哪些定时任务" or opening the window lists them. The window's
 buttons (`views`) carry the job in their params. Every answer is in the user's
 language (`turn.tr`); what the scheduler refused is said plainly, its own text kept
-as the `detail`.
+as the `detail`. What the rules do not understand goes, with a model, to the SDK's
+agent loop with the app's tools (`schedule`, `notify`); without one, the help.
 """
 
 from __future__ import annotations
@@ -136,9 +137,12 @@ class SchedulerFlows(Flows):
             return self.remind_now(request.what, turn)
         if request.kind == "list" or "打开" in said or not said:
             return self.window(turn)
-        # not understood: what it can do, marked as not done (`notice`)
+        # not understood: the agent loop with a model, else what it can do, marked
+        # as not done (`notice`)
         understood = turn.tr("没听懂这条指令", "I did not understand that")
-        return text_reply(_help(turn), understood, notice="warning")
+        return self.hand_to_loop(turn) or text_reply(
+            _help(turn), understood, notice="warning"
+        )
 
     def create(self, request: Request, turn: Turn) -> dict[str, Any]:
         # its runs answer in the language of the user who made it

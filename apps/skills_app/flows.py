@@ -14,7 +14,9 @@ form is shown filled as far as the words go, saying what is left to fill in.
 A Markdown or SKILL.md skill is shown with its steps; with a model the steps are
 planned with the atomic tools (or exactly a SKILL.md's `allowed-tools`: an empty
 list, or one naming no tool there is, allows none) and their
-results shown. Without a model nothing here fails: the form and the steps are there.
+results shown. A request no skill matches goes, with a model, to the SDK's agent
+loop with the app's tools; without one, the list of skills. Without a model
+nothing here fails: the form and the steps are there.
 Every answer is in the user's language (`turn.tr`); what failed is said plainly and
 the technical text kept as the `detail`.
 """
@@ -105,8 +107,8 @@ class SkillsFlows(Flows):
             if path:
                 return self.install(path, turn)
         found = [s for s in self.search(said) if not s.get("error")]
-        if not found:
-            return self.window(
+        if not found:  # the agent loop with a model, else the list of skills
+            return self.hand_to_loop(turn) or self.window(
                 turn,
                 turn.tr(
                     f"没有找到与「{said}」相符的技能，这是已安装的技能",

@@ -17,7 +17,9 @@ said again, the one before. The system window offers 撤销 in every answer whil
 there is a change to take back. A phrasing the rules cannot
 resolve, or a name that fits no element, goes, when an LLM is configured, to the
 model with the snapshot (`llm`); its commands are validated there, and when it
-fails the rules' own answer stands, with a short note. Instructions may be Chinese or English; every answer is in the
+fails the rules' own answer stands, with a short note. A request the model says is
+no change to the desktop (or that comes with no desktop to read) goes to the SDK's
+agent loop with the app's tools. Instructions may be Chinese or English; every answer is in the
 user's language (`turn.language`: "Moved the play button to the top-left").
 """
 
@@ -261,6 +263,12 @@ class SystemFlows(Flows):
             )
             if asked.commands:
                 outcome = Outcome(True, asked.message, asked.commands)
+            elif request.op == "unknown" and (asked.declined or not asked.note):
+                # no change to the desktop (or no desktop to change): the agent loop,
+                # with a model, and the app's own tools
+                answered = self.hand_to_loop(turn)
+                if answered:
+                    return answered
             note = asked.note
         if outcome is None:
             return text_reply(_help(turn), f"{note}{_not_understood(turn)}")

@@ -58,6 +58,7 @@ class LlmCommands:
     commands: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
     note: str = ""
+    declined: bool = False  # the model said this is no change to the desktop
 
 
 def snapshot_ids(
@@ -253,6 +254,6 @@ def commands_from_llm(
             commands.append(command)
     if not commands:
         code = "no_valid_command" if raw_commands else "no_command"
-        return LlmCommands(note=_note(code, english))
+        return LlmCommands(note=_note(code, english), declined=not raw_commands)
     sentences = [describe(c, elements, apps, english) for c in commands]
     return LlmCommands(commands, ("; " if english else "；").join(sentences))
