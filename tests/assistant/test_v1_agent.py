@@ -146,6 +146,28 @@ def test_usage_is_the_models_own_summed_over_the_requests_calls(
     assert fake.pending == 0
 
 
+def test_the_routing_call_of_a_bare_triton_request_counts_too(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    text = "请路由之后再回答这个问题"
+    fake.routes[text] = ASSISTANT  # the router asks the model: one token each way
+    fake.script(
+        text_reply(
+            "路由之后的回答。",
+            usage={"prompt_tokens": 150, "completion_tokens": 12, "total_tokens": 162},
+        )
+    )
+    body = {"model": "triton", "messages": [{"role": "user", "content": text}]}
+    reply = chat(system, body).json()
+    assert any(r.is_routing for r in fake.requests)
+    assert reply["usage"] == {
+        "prompt_tokens": 151,
+        "completion_tokens": 13,
+        "total_tokens": 164,
+    }
+    assert reply["choices"][0]["message"]["triton"]["usage_estimated"] is False
+
+
 def test_reasoning_content_when_the_client_asks_for_it(
     system: RunningSystem, fake: FakeOpenAI
 ) -> None:
