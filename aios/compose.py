@@ -38,6 +38,7 @@ from controller.events import EventBus
 from controller.instructions import Instructions
 from controller.llm.client import LLMClient
 from controller.llm.summary import BackgroundSummarizer
+from controller.llm.usage import UsageMeter
 from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.pipeline.admission import Admission
@@ -123,7 +124,7 @@ def compose(core: Core, settings: Settings) -> Composed:
     )
     speaker, voice_routes = build_voice(core, store, instructions)
     scheduler = build_jobs(core, pipeline, policy, confirmations, instructions)
-    chat = ChatService(instructions, core.events)
+    chat = ChatService(instructions, core.events, UsageMeter())
     routes = [
         *voice_routes,
         schedules_blueprint(scheduler, user_for_token=core.supervisor.user_for_token),
@@ -140,7 +141,15 @@ def compose(core: Core, settings: Settings) -> Composed:
         ),
     ]
     app = build_api(
-        core, store, llm, pipeline, admission, confirmations, routes, user_settings
+        core,
+        store,
+        llm,
+        pipeline,
+        admission,
+        confirmations,
+        routes,
+        user_settings,
+        meter=chat.meter,
     )
     # running and queued instructions, plus room for event streams, health checks,
     # opens and actions of other apps
@@ -280,8 +289,10 @@ def build_api(
     confirmations: ConfirmationGate | None,
     routes: list[Blueprint],
     user_settings: UserSettings | None = None,
+    meter: UsageMeter | None = None,
 ) -> Flask:
-    """The desktop's API, with the routes of the parts beside the controller."""
+    """The desktop's API, with the routes of the parts beside the controller; the
+    apps' model calls count toward the requests `meter` measures."""
     supervisor = core.supervisor
     # apps may reach the model and their own jobs with their own tokens
     authenticate = allow_app_tokens_for_schedule(
@@ -303,6 +314,7 @@ def build_api(
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
             user_for_token=supervisor.user_for_token,
             client_for_user=user_settings.client_for if user_settings else None,
+            meter=meter,
         ),
         tools_blueprint(
             core.tools,

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import Context, Step, ToolSpec
 from aios_runtime.json_client import PeerTimeout, request_json
+from aios_sdk.agent import current_call
 
 __all__ = [
     "AgentLLM",
@@ -126,7 +127,10 @@ class _Wire(BaseModel):
 
 class _ForUser(_Wire):
     """A model request: the controller asks the own model of the user the calling
-    process serves (its token says which) when they set one."""
+    process serves (its token says which) when they set one; its tokens count toward
+    the request running in `session_id` (the session the calling thread serves)."""
+
+    session_id: Annotated[str, Field(max_length=200)] | None = None
 
 
 class ChatMessage(_Wire):
@@ -428,6 +432,9 @@ class AgentLLM:
                 "no LLM: this app is not connected to a controller "
                 f"({ENV_CONTROLLER_URL} and {ENV_TOKEN} are not set)"
             )
+        session_id = current_call().session_id
+        if session_id and not body.get("session_id"):
+            body = {**body, "session_id": session_id}
         try:
             answer = request_json(
                 "POST",

@@ -12,10 +12,11 @@ other event of the session under its own type; an app's agent loop
 (`agent_progress`) arrives as `tool_call`, `tool_result`, `awaiting_user_input` or
 `task_progress` (its other steps), and a `heartbeat` event comes with each ping;
 each `data:` is `{"type", "source", "seq", "app_id", "session_id", "data"}`. An
-agent loop's text streams as chunks as the model writes it, its reasoning ahead of
-it as `<think>…</think>` text (or as `reasoning_content` deltas with
-`reasoning_field`); reasoning an app only kept in its reply comes the same way at
-the end, when nothing was streamed. Then the
+agent loop's text streams as chunks, its reasoning ahead of it as `<think>…</think>`
+text (or as `reasoning_content` deltas with `reasoning_field`), each model attempt's
+once the loop's next step shows it stands: an attempt the loop retries from the same
+history (a `retry` step that says `discarded`) is never sent. Reasoning an app only
+kept in its reply comes the same way at the end, when nothing was streamed. Then the
 rest of the reply's Markdown, a chunk with `finish_reason: "stop"` and the views
 (`triton`), the usage chunk when `stream_options.include_usage` asked for it, and
 `data: [DONE]`. A failure of the whole turn is OpenAI's stream error, a `data:`
@@ -98,6 +99,19 @@ def _run_event(event: BusEvent) -> str | None:
     return _frame(payload, name)
 
 
+def is_loop_step(event: BusEvent) -> bool:
+    """Whether `event` is a step of an app's agent loop itself (not a sub-agent's)."""
+    return event.type == "agent_progress" and not event.data.get("agent")
+
+
+def discards(step: dict[str, Any]) -> bool:
+    """Whether a loop step throws away what the model's attempt streamed: a retry
+    from the same history, or the loop giving up."""
+    if step.get("kind") == "retry":
+        return bool(step.get("discarded"))
+    return step.get("kind") == "done" and step.get("status") == "error"
+
+
 def turn_stream(
     run: Callable[[], TurnAnswer],
     turn: ChatTurn,
@@ -150,6 +164,7 @@ def turn_stream(
     if run_events:
         yield _frame({"type": "run_state", "state": "running"}, "run_state")
     streamed = ""
+    held: list[tuple[str, str]] = []  # (text | reasoning, piece) of the model's attempt
     seen = start_seq
     thinking = False  # a <think> block is open
     thought = False  # some reasoning was sent
@@ -174,12 +189,22 @@ def turn_stream(
     def loop_piece(event: BusEvent) -> str | None:
         """The text or reasoning an app's agent loop streamed (not a sub-agent's)."""
         data = event.data
-        if event.type != "agent_progress" or data.get("agent"):
-            return None
-        if data.get("kind") not in ("text", "reasoning"):
+        if not is_loop_step(event) or data.get("kind") not in ("text", "reasoning"):
             return None
         piece = data.get("text")
         return piece if isinstance(piece, str) and piece else None
+
+    def release() -> Iterator[str]:
+        """The held pieces of the model's attempt, which stands."""
+        nonlocal streamed
+        for kind, piece in held:
+            if kind == "reasoning":
+                yield from think(piece)
+            else:
+                yield from end_thinking()
+                streamed += piece
+                yield chunk(Delta(content=piece))
+        held.clear()
 
     def forward(event: BusEvent) -> Iterator[str]:
         nonlocal streamed, seen
@@ -188,13 +213,15 @@ def turn_stream(
         seen = event.seq
         delta = event.data.get("text_delta")
         piece = loop_piece(event)
-        if piece is not None and event.data.get("kind") == "reasoning":
-            yield from think(piece)
-        elif piece is not None:
-            yield from end_thinking()
-            streamed += piece
-            yield chunk(Delta(content=piece))
-        elif isinstance(delta, str) and delta:
+        if piece is not None:  # held until the attempt is known to stand
+            held.append((str(event.data.get("kind")), piece))
+            return
+        if is_loop_step(event) and event.data.get("kind") not in _AGENT_PIECES:
+            if discards(event.data):
+                held.clear()
+            else:
+                yield from release()
+        if isinstance(delta, str) and delta:
             yield from end_thinking()
             streamed += delta
             yield chunk(Delta(content=delta))
@@ -223,6 +250,7 @@ def turn_stream(
             yield "data: [DONE]\n\n"
             return
         answer: TurnAnswer = item
+        yield from release()  # the turn's last attempt stood
         if answer.reasoning and not thought and not streamed:
             yield from think(answer.reasoning)
         yield from end_thinking()

@@ -22,7 +22,11 @@ an answer word (确认 / 好的 / yes → allow once, 总是允许 / always → 
 取消 / 不要 / no → deny), that question is answered and its paused work resumed;
 otherwise the instruction goes through the pipeline, to the app the model names
 (`triton/<app_id>`, through `AddressedRouter`) or routed as typed (`triton`). The
-pipeline is reached only through `controller.instructions.Instructions`.
+pipeline is reached only through `controller.instructions.Instructions`. The answer's
+usage sums what the model said of every call made for the turn: the router's, and
+the apps' `/api/llm/*` calls for its session, their sub-agents' included
+(`controller.llm.usage`); it is an estimate from the text only where the model said
+nothing, and `triton.usage_estimated` says which.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from aios_protocol.messages import AppReply, InstructionRequest, Language
 from aios_runtime.users import OWNER, check_user_id
 from controller.events import EventBus
 from controller.instructions import Instructions
+from controller.llm.usage import Tally, UsageMeter, estimate_tokens
 from controller.pipeline.context import USER_KEY
 from controller.routing.router import AppProfile, PlannedTask, RoutePlan, Router
 from openai_entry.markdown import reply_markdown
@@ -130,12 +135,6 @@ def session_id_for(user: str, conversation: str) -> str:
     """The session of one user's conversation: stable across requests and restarts."""
     digest = hashlib.sha256(f"{user}\n{conversation}".encode()).hexdigest()[:32]
     return f"sess_oa{digest}"
-
-
-def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate: one token per CJK character, one per 4 other ones."""
-    wide = sum(1 for ch in text if ord(ch) >= 0x2E80)
-    return wide + (len(text) - wide + 3) // 4
 
 
 @dataclass
@@ -301,6 +300,7 @@ class TurnAnswer:
     awaiting_confirmation: str | None = None
     reasoning: str = ""  # the model's reasoning behind the answer, when an app kept it
     awaiting_user_input: bool = False  # an app asked a question; the next message answers
+    tokens: Tally = field(default_factory=Tally)  # of the model calls the turn made
 
     def with_thinking(self) -> str:
         """`content` with the reasoning ahead of it as `<think>…</think>` text."""
@@ -308,12 +308,22 @@ class TurnAnswer:
             return self.content
         return f"<think>\n{self.reasoning}\n</think>\n\n{self.content}"
 
+    @property
+    def usage_estimated(self) -> bool:
+        """Whether `usage` is an estimate: no model call, or one whose server gave
+        no usage."""
+        return self.tokens.calls == 0 or self.tokens.estimated
+
     def usage(self, turn: ChatTurn) -> Usage:
-        completion = estimate_tokens(self.content)
+        """The model's tokens summed over the turn's calls; without any, an estimate
+        from the request's and the answer's text."""
+        prompt, completion = self.tokens.prompt_tokens, self.tokens.completion_tokens
+        if self.tokens.calls == 0:
+            prompt, completion = turn.prompt_tokens, estimate_tokens(self.content)
         return Usage(
-            prompt_tokens=turn.prompt_tokens,
+            prompt_tokens=prompt,
             completion_tokens=completion,
-            total_tokens=turn.prompt_tokens + completion,
+            total_tokens=prompt + completion,
         )
 
     def triton(self, turn: ChatTurn) -> dict[str, Any]:
@@ -325,6 +335,7 @@ class TurnAnswer:
             "views": self.views,
             "awaiting_confirmation": self.awaiting_confirmation,
             "awaiting_user_input": self.awaiting_user_input,
+            "usage_estimated": self.usage_estimated,
         }
 
 
@@ -340,9 +351,15 @@ def _choices(reply: AppReply) -> str:
 class ChatService:
     """Answers chat turns with the pipeline, in the sessions of `sessions`."""
 
-    def __init__(self, instructions: Instructions, events: EventBus):
+    def __init__(
+        self,
+        instructions: Instructions,
+        events: EventBus,
+        meter: UsageMeter | None = None,
+    ):
         self.events = events  # the bus the pipeline publishes on
         self.instructions = instructions
+        self.meter = meter or UsageMeter()  # the model calls made for each turn
         self.created = int(time.time())
 
     def models(self) -> list[str]:
@@ -361,7 +378,14 @@ class ChatService:
             )
 
     def answer(self, turn: ChatTurn, base_url: str = "") -> TurnAnswer:
-        """Run the turn (see the module docstring); app failures are error views."""
+        """Run the turn (see the module docstring); app failures are error views;
+        its usage is what the model said of the calls made for it."""
+        with self.meter.measuring(turn.session_id) as tokens:
+            answer = self._answer(turn, base_url)
+        answer.tokens = tokens
+        return answer
+
+    def _answer(self, turn: ChatTurn, base_url: str) -> TurnAnswer:
         sid = turn.session_id
         self.instructions.keep_note(sid, SYSTEM_PROMPT_KEY, turn.system_prompt or None)
         self.instructions.keep_note(

@@ -11,7 +11,9 @@ behind placeholders, the request is in `conversation.pending`; `resume(results)`
 replaces the placeholders with the real results and goes on); `stopped` (`max_turns`
 reached); `error` (the model failed beyond recovery; its reason is the `detail`).
 What the loop itself says to the user is in their language (`tr`, a `Turn.tr`).
-Progress goes to `progress`.
+Progress goes to `progress`; a `retry` event says whether what that turn's attempt
+streamed is `discarded` (asked again from the same history) or kept (a cut-off answer
+the model continues: the answer joins all its parts, in order).
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ class AgentLoop:
 
     def __post_init__(self) -> None:
         self.recovery = Recovery(self.settings.max_tokens)
+        self.continued: list[str] = []  # parts of a cut-off answer the model goes on from
         self.hook_rounds = 0
         self.compactor = Compactor(self.settings.context_window, self._summarize)
 
@@ -259,6 +262,7 @@ class AgentLoop:
                 return reply
             if reply is None:  # recovered by continuing: a turn of its own
                 continue
+            continued, self.continued = self.continued, []
             calls = [
                 self.tools.check(c.id or f"call_{self.turns}_{i}", c.name, c.arguments)
                 for i, c in enumerate(reply.tool_calls, start=1)
@@ -278,8 +282,9 @@ class AgentLoop:
                     self.conversation.add_user(problem, display=False)
                     self._emit("stop_hook", {"problem": problem})
                     continue
-                self._emit("done", {"status": "ok", "text": reply.content[:4000]})
-                return Outcome("answer", reply.content)
+                answer = "".join([*continued, reply.content])  # a continued answer whole
+                self._emit("done", {"status": "ok", "text": answer[:4000]})
+                return Outcome("answer", answer)
             early = getattr(reply, "early_results", None)
             plan = self._run_calls(calls, early if isinstance(early, Mapping) else {})
             if plan is not None:
@@ -328,8 +333,10 @@ class AgentLoop:
                     conversation.compactions += 1
                     self._emit("compact", {"steps": done, "reason": TOO_LONG})
                     continue
-                if self.recovery.connection(exc.code):
-                    self._emit("retry", {"reason": exc.code})
+                if self.recovery.connection(exc.code):  # what it streamed is dropped
+                    self._emit(
+                        "retry", {"reason": exc.code, "turn": self.turns, "discarded": True}
+                    )
                     time.sleep(0.2 * self.recovery.used)
                     continue
                 text = user_message_of(exc, self.language)
@@ -345,9 +352,19 @@ class AgentLoop:
                 conversation.last_prompt_tokens = prompt_tokens
             if reply.finish_reason == "length" and self.recovery.can_recover():
                 how, max_tokens = self.recovery.cut_off()
-                self._emit("retry", {"reason": "length", "how": how})
-                if how == "escalate":
-                    continue  # nothing kept: asked again with room to finish
+                discarded = how == "escalate"  # nothing kept: asked again with room
+                self._emit(
+                    "retry",
+                    {
+                        "reason": "length",
+                        "how": how,
+                        "turn": self.turns,
+                        "discarded": discarded,
+                    },
+                )
+                if discarded:
+                    continue
+                self.continued.append(reply.content)  # the answer's first part
                 conversation.add_assistant(reply.content, [])
                 conversation.add_user(RECOVERY_MESSAGE, display=False)
                 return None

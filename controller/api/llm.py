@@ -13,7 +13,9 @@
 - `POST /api/llm/progress`  `AgentProgress` → `{"status": "ok"}`: the app's own loop
   steps, published as `agent_progress` events under the caller's app id;
 
-both 503 `llm_not_configured` without a model, 503 `overloaded` when more than
+A request naming a `session_id` counts its model's tokens toward the request running
+in that session (`controller.llm.usage.UsageMeter`, the `/v1` answer's usage). All
+answer 503 `llm_not_configured` without a model, 503 `overloaded` when more than
 `max_concurrent` model calls are already waiting. Register it on the controller's
 `create_service` app; the routes are token-protected by its guard.
 
@@ -53,6 +55,7 @@ from controller.api.early_calls import EarlyCalls, RunSteps
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient
 from controller.llm.planner import plan_with_tools
+from controller.llm.usage import UsageMeter
 from controller.user_settings import model_for
 
 __all__ = ["LLM_APP_ROUTES", "allow_app_tokens_for_llm", "llm_blueprint"]
@@ -95,13 +98,16 @@ def llm_blueprint(
     run_steps: RunSteps | None = None,
     user_for_token: Callable[[str], str] | None = None,
     client_for_user: Callable[[str], LLMClient | None] | None = None,
+    meter: UsageMeter | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole).
     A request of an app process serving a user other than the owner (its token
     says which, `user_for_token`) goes to `client_for_user(user)` when that gives
     one (the user's own model settings), else to `client`. `/api/llm/plan` offers
-    the tools of `plan_listing(app_id, user_id)` and their providers' prompt parts."""
+    the tools of `plan_listing(app_id, user_id)` and their providers' prompt parts.
+    A request naming its session counts its model's tokens toward that session's
+    request open in `meter` (the `/v1` answer's usage)."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
 
@@ -114,7 +120,9 @@ def llm_blueprint(
     def _client_for(body: Any) -> LLMClient:
         return model_for(_served_user(), client, client_for_user)
 
-    def _with_slot(work: Callable[[], Any], model: LLMClient = client) -> Any:
+    def _with_slot(
+        work: Callable[[], Any], model: LLMClient = client, session_id: str | None = None
+    ) -> Any:
         if not model.configured:
             raise LLMNotConfigured(
                 "no LLM is configured on this computer (config.json llm.api_key "
@@ -123,7 +131,10 @@ def llm_blueprint(
         if not slots.acquire(timeout=model.timeout):
             raise Overloaded("too many LLM requests at once; try again")
         try:
-            return work()
+            if meter is None:
+                return work()
+            with meter.counting_for(session_id):
+                return work()
         finally:
             slots.release()
 
@@ -135,9 +146,13 @@ def llm_blueprint(
         log.info("LLM chat for %s (%d messages)", g.get("identity"), len(messages))
         model = _client_for(body)
         if body.json_mode:
-            content: Any = _with_slot(lambda: model.chat_json(messages, **options), model)
+            content: Any = _with_slot(
+                lambda: model.chat_json(messages, **options), model, body.session_id
+            )
         else:
-            content = _with_slot(lambda: model.chat(messages, **options), model)
+            content = _with_slot(
+                lambda: model.chat(messages, **options), model, body.session_id
+            )
         return LLMChatReply(content=content).dump()
 
     @blueprint.post("/api/llm/plan")
@@ -162,6 +177,7 @@ def llm_blueprint(
                 prompts=None if listing is None else listing.prompts,
             ),
             model,
+            body.session_id,
         )
         return reply.dump()
 
@@ -233,6 +249,7 @@ def llm_blueprint(
                 on_delta=on_delta,
             ),
             model,
+            body.session_id,
         )
         if live:
             live.flush()

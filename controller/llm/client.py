@@ -15,6 +15,8 @@ llama.cpp alike. It owns:
 - error translation: every failure is one of `aios_sdk.llm`'s `LLMError` family
   (`llm_error`, `llm_timeout`, `llm_unauthorized`, `llm_rate_limited`,
   `llm_bad_reply`, `llm_not_configured`);
+- usage: each completed call's tokens are told to `controller.llm.usage` (`note`),
+  which counts them toward the requests they serve;
 - `status()` for the desktop tray: "not_configured" | "ok" | "failing", from the
   outcome of the last request.
 
@@ -43,6 +45,7 @@ from aios_sdk.llm import (
     LLMTimeout,
     LLMUnauthorized,
 )
+from controller.llm.usage import note as note_usage
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -264,13 +267,17 @@ class LLMClient:
             params["temperature"] = temperature
         if json_mode and self._json_mode_supported:
             try:
-                return self._create({**params, "response_format": {"type": "json_object"}})
+                completion = self._create(
+                    {**params, "response_format": {"type": "json_object"}}
+                )
             except _JsonModeRejected:
                 log.info("%s rejects JSON mode; asking for plain content", self.base_url)
-                plain = self._create(params)
+                completion = self._create(params)
                 self._json_mode_supported = False
-                return plain
-        return self._create(params)
+        else:
+            completion = self._create(params)
+        note_usage(completion.usage, params["messages"], completion.content)
+        return completion
 
     def stream(
         self,
@@ -303,7 +310,9 @@ class LLMClient:
         if temperature is not None:
             params["temperature"] = temperature
         chunks = self._create(params, answer=lambda response: response)
-        return self._assemble(chunks, on_delta or (lambda delta: None))
+        completion = self._assemble(chunks, on_delta or (lambda delta: None))
+        note_usage(completion.usage, params["messages"], completion.content)
+        return completion
 
     def _assemble(self, chunks: Any, on_delta: Callable[[Delta], None]) -> Completion:
         import openai

@@ -1,6 +1,7 @@
 // The agent loop of an app, live in its window (`agent_progress` events):
 // the model's reasoning folded away (思考过程), its text as it streams, each tool call with its arguments and then its
-// result, a pause waiting for the user's confirmation, retries and compaction. The
+// result, a pause waiting for the user's confirmation, retries and compaction (a retry
+// that discards its attempt takes back what that attempt streamed). The
 // panel lives until the app's reply is rendered (which replaces the window's
 // content). Every string is set as text.
 
@@ -60,6 +61,7 @@ export class AgentLive {
         panel.append(line("agent-live-pause", `❓ ${tr("等待你的回答：", "Waiting for your answer: ")}${asText(data.question)}`));
         break;
       case "retry":
+        if (data.discarded) this.retract(panel, asText(data.turn ?? panel.dataset.turn));
         panel.append(line("agent-live-note", `↻ ${tr("重试", "Retrying")} (${asText(data.reason)})`));
         break;
       case "compact":
@@ -91,6 +93,13 @@ export class AgentLive {
       win.content.prepend(panel);
     }
     return panel;
+  }
+
+  /** A discarded attempt of turn `turn`: its streamed text, reasoning and calls go. */
+  retract(panel, turn) {
+    const key = CSS.escape(turn);
+    const selector = `.agent-live-text[data-turn="${key}"], .agent-reasoning[data-turn="${key}"], [data-call-key^="delta-${key}-"]`;
+    for (const streamed of panel.querySelectorAll(selector)) streamed.remove();
   }
 
   /** The folded reasoning of one turn (its text element), before that turn's text. */

@@ -1,6 +1,7 @@
 """The desktop shows the agent loop live, in a real browser: the tool call with its
-arguments and result while the model still works, the streamed answer, and the pause
-with its confirmation, whose yes replays the call."""
+arguments and result while the model still works, the streamed answer (without an
+attempt the loop retried), and the pause with its confirmation, whose yes replays the
+call."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from playwright.sync_api import expect
 from tests.assistant.conftest import ASSISTANT
 from tests.browser import desktop_page
 from tests.controller.system import RunningSystem
-from tests.fakes.openai_server import FakeOpenAI, delayed, text_reply, tool_calls_reply
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    delayed,
+    text_reply,
+    tool_calls_reply,
+    truncated_reply,
+)
 from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,6 +50,23 @@ def test_tool_calls_and_results_show_while_the_model_works(page, fake: FakeOpenA
     expect(call).to_have_attribute("data-status", "ok")
     window = page.locator(f"#win_{ASSISTANT}")
     expect(window).to_contain_text("工作区里只有一个说明文件 README.txt。", timeout=20000)
+
+
+def test_a_retried_attempt_is_taken_back_from_the_live_view(page, fake: FakeOpenAI) -> None:
+    """Cut off, asked again from the same history, cut off again and continued: the
+    first attempt's text leaves the view, each piece shows once."""
+    fake.script(
+        truncated_reply("AAA-first"),
+        truncated_reply("BBB-second"),
+        delayed(2.5, text_reply("CCC-tail")),
+    )
+    say(page, fake, "智能助手 写一段很长的话")
+    live = page.locator(f"#agent_live_{ASSISTANT}")
+    expect(live.locator(".agent-live-note")).to_have_count(2, timeout=15000)
+    expect(live.locator(".agent-live-text")).to_have_text(["BBB-second"])
+    window = page.locator(f"#win_{ASSISTANT}")
+    expect(window).to_contain_text("BBB-secondCCC-tail", timeout=20000)
+    expect(window).not_to_contain_text("AAA-first")
 
 
 def test_the_pause_shows_its_confirmation_and_yes_replays(

@@ -131,7 +131,8 @@ def test_cut_off_answer_gets_more_tokens_then_a_recovery_message(
         text_reply("……后半段。"),
     )
     result = ask(system, fake, "智能助手 写一篇长文")
-    assert result["data"]["content"] == "……后半段。"
+    # the continued answer joins its parts, in order; the retried attempt is not one
+    assert result["data"]["content"] == "第一段又被截断……后半段。"
     first, bigger, continued = agent_requests(fake)
     assert bigger.body["max_tokens"] > first.body["max_tokens"]
     assert bigger.messages == first.messages  # nothing kept from the cut-off answer

@@ -1,7 +1,8 @@
 """The agent loop for OpenAI clients, against the scripted model: its reasoning comes
 as <think>…</think> ahead of the answer (or as `reasoning_content` when asked for),
-its text streams as chunks while the model writes, and with `X-AIOS-Events: 1` its
-tool calls and results arrive as named events."""
+its text streams as chunks while the model writes (an attempt the loop retries never
+shows), the usage is the model's own, and with `X-AIOS-Events: 1` its tool calls and
+results arrive as named events."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ import requests
 
 from tests.assistant.conftest import ASSISTANT, agent_requests
 from tests.controller.system import RunningSystem
-from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_calls_reply
+from tests.fakes.openai_server import (
+    NO_USAGE,
+    FakeOpenAI,
+    text_reply,
+    tool_calls_reply,
+    truncated_reply,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +65,107 @@ def test_streamed_reasoning_text_and_named_events(
     # the reasoning never goes back to the model
     second = agent_requests(fake)[1]
     assert "先读一下说明文件" not in json.dumps(second.messages, ensure_ascii=False)
+
+
+def streamed_text(frames: list[str]) -> str:
+    chunks = [json.loads(f[6:]) for f in frames if f.startswith("data: {")]
+    return "".join(
+        c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]
+    )
+
+
+def test_a_stream_retried_twice_shows_each_piece_once(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    """Cut off, asked again with more room (the first attempt is thrown away), cut
+    off again and continued: the stream holds each attempt until it stands."""
+    fake.script(
+        truncated_reply("AAA-first"),
+        truncated_reply("BBB-second"),
+        text_reply("CCC-tail"),
+    )
+    body = {
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": "写一段很长的话"}],
+    }
+    frames = frames_of(chat(system, body))
+    assert streamed_text(frames) == "BBB-secondCCC-tail"
+    last = json.loads(next(f for f in reversed(frames) if f.startswith("data: {"))[6:])
+    # three model calls, each reporting one prompt and one completion token
+    assert last["usage"] == {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}
+    # the same run, not streamed: the continued answer joins all its parts
+    fake.script(
+        truncated_reply("AAA-first"),
+        truncated_reply("BBB-second"),
+        text_reply("CCC-tail"),
+    )
+    body = {"messages": [{"role": "user", "content": "再写一段很长的话"}]}
+    message = chat(system, body).json()["choices"][0]["message"]
+    assert message["content"] == "BBB-secondCCC-tail"
+
+
+def test_usage_is_the_models_own_summed_over_the_requests_calls(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    fake.script(
+        tool_calls_reply(
+            ("task", {"description": "look", "prompt": "看看工作区"}),
+            usage={"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107},
+        ),
+        text_reply(
+            "工作区里有说明文件。",
+            usage={"prompt_tokens": 150, "completion_tokens": 12, "total_tokens": 162},
+        ),
+    )
+    fake.when(  # the sub-agent's call counts too
+        "<fork-boilerplate>",
+        text_reply(
+            "有 README.txt。",
+            usage={"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45},
+        ),
+    )
+    body = {"messages": [{"role": "user", "content": "用子任务看看工作区"}]}
+    reply = chat(system, body).json()
+    assert reply["choices"][0]["message"]["content"] == "工作区里有说明文件。"
+    assert reply["usage"] == {
+        "prompt_tokens": 290,
+        "completion_tokens": 24,
+        "total_tokens": 314,
+    }
+    assert reply["choices"][0]["message"]["triton"]["usage_estimated"] is False
+    # a model that says nothing of its usage: an estimate, and the reply says so
+    fake.script(
+        tool_calls_reply(("file_list", {}), usage=NO_USAGE),
+        text_reply("只有一个文件。", usage=NO_USAGE),
+    )
+    body = {"messages": [{"role": "user", "content": "列一下工作区"}]}
+    reply = chat(system, body).json()
+    assert reply["choices"][0]["message"]["triton"]["usage_estimated"] is True
+    assert reply["usage"]["prompt_tokens"] > 0 and reply["usage"]["completion_tokens"] > 0
+    assert fake.pending == 0
+
+
+def test_the_routing_call_of_a_bare_triton_request_counts_too(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    text = "请路由之后再回答这个问题"
+    fake.routes[text] = ASSISTANT  # the router asks the model: one token each way
+    fake.script(
+        text_reply(
+            "路由之后的回答。",
+            usage={"prompt_tokens": 150, "completion_tokens": 12, "total_tokens": 162},
+        )
+    )
+    body = {"model": "triton", "messages": [{"role": "user", "content": text}]}
+    reply = chat(system, body).json()
+    assert any(r.is_routing for r in fake.requests)
+    assert reply["usage"] == {
+        "prompt_tokens": 151,
+        "completion_tokens": 13,
+        "total_tokens": 164,
+    }
+    assert reply["choices"][0]["message"]["triton"]["usage_estimated"] is False
 
 
 def test_reasoning_content_when_the_client_asks_for_it(

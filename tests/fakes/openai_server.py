@@ -9,7 +9,8 @@ Drives the real `openai` client in tests without reaching any model:
 Each POST to `/v1/chat/completions` (or `/chat/completions`) is recorded in
 `fake.requests` and answered by the next scripted reply: text content, JSON content,
 tool calls, malformed text, an HTTP error (401, 429, …), a cut-off answer
-(`truncated_reply`, `finish_reason: length`), a dropped connection (`disconnect`) or
+(`truncated_reply`, `finish_reason: length`), any of these with the `usage` it reports
+(`NO_USAGE`: none), a dropped connection (`disconnect`) or
 any of these after a delay. A request with `stream: true` gets the same reply as
 `chat.completion.chunk` events: the role, the text in small pieces, each tool call's
 id and name and then its arguments in pieces (a `reasoning_content` before all
@@ -30,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "NO_USAGE",
     "FakeOpenAI",
     "RecordedRequest",
     "ScriptedReply",
@@ -84,17 +86,25 @@ class RecordedRequest:
         return "\n".join(str(m.get("content") or "") for m in self.messages)
 
 
+NO_USAGE: dict[str, int] = {}  # as `usage`: the server says nothing of its usage
+
+
 def _completion(
     message: dict[str, Any], finish_reason: str, usage: dict[str, int] | None = None
 ) -> dict[str, Any]:
-    return {
+    body = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1700000000,
         "model": "fake-model",
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": usage or {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        if usage is None
+        else usage,
     }
+    if not body["usage"]:
+        del body["usage"]
+    return body
 
 
 def text_reply(
@@ -108,10 +118,10 @@ def text_reply(
     return ScriptedReply(body=_completion(message, "stop", usage))
 
 
-def truncated_reply(content: str) -> ScriptedReply:
+def truncated_reply(content: str, *, usage: dict[str, int] | None = None) -> ScriptedReply:
     """An answer cut off by the output limit (`finish_reason: length`)."""
     return ScriptedReply(
-        body=_completion({"role": "assistant", "content": content}, "length")
+        body=_completion({"role": "assistant", "content": content}, "length", usage)
     )
 
 
@@ -227,7 +237,7 @@ def stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, A
             }
             events.append(chunk({"tool_calls": [piece]}))
     events.append(chunk({}, choice.get("finish_reason") or "stop"))
-    if include_usage:
+    if include_usage and "usage" in body:
         events.append({**base, "choices": [], "usage": body.get("usage")})
     return events
 
