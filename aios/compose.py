@@ -302,6 +302,7 @@ def build_api(
             run_steps=lambda body, timeout: supervisor.executor_client.run(body, timeout),
             user_for_token=supervisor.user_for_token,
             client_for_user=user_settings.client_for if user_settings else None,
+            own_call=supervisor.own_call,
         ),
         tools_blueprint(
             core.tools,
