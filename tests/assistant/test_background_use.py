@@ -5,7 +5,8 @@ process (issue 37, item 6).
 its background sub-agent waits on the (scripted) model, the app is not stopped as
 idle; once the sub-agent finished and the idle time passed it is. After the app was
 started again, `task_output` reads the finished task's summary from `task-outputs/`
-instead of answering `unknown_task`."""
+instead of answering `unknown_task`. The same holds for the assistant's process that
+serves alice alone, with her workdir's `task-outputs/`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import threading
 import time
 from collections.abc import Iterator
 
+import openai
+import psutil
 import pytest
 
 from tests.assistant.conftest import ASSISTANT, agent_requests, ask, build_assistant_apps
@@ -30,6 +33,7 @@ pytestmark = pytest.mark.slow
 
 IDLE_STOP_S = 1.5
 FORK = "<fork-boilerplate>"
+ALICE_KEY = "sk-alice-key-background-0123456789"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +44,7 @@ def system(
     config = base_config(fake)
     config["apps"] = {"start_at_launch": False, "idle_stop_s": IDLE_STOP_S}
     config["permissions"] = {"confirm": False}
+    config["api_keys"] = [{"key": ALICE_KEY, "user": "alice"}]
     running = launch(root, build_assistant_apps(root), config=config)
     try:
         yield running
@@ -130,3 +135,70 @@ def test_task_output_reads_a_finished_task_from_task_outputs_after_a_restart(
     # an id that is no task's is not looked for outside task-outputs/
     unknown = _last_result(requests[2])
     assert unknown["code"] == "unknown_task", unknown
+
+
+def _ask_as_alice(system: RunningSystem, text: str) -> str:
+    """`text` to the assistant through `/v1` with alice's key, in one conversation."""
+    client = openai.OpenAI(base_url=f"{system.url}/v1", api_key=ALICE_KEY, max_retries=0)
+    reply = client.chat.completions.create(
+        model=f"triton/{ASSISTANT}",
+        messages=[{"role": "user", "content": text}],
+        extra_headers={"X-AIOS-Conversation-Id": "c-alice-background"},
+    )
+    return str(reply.choices[0].message.content)
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.add(pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+def test_a_users_process_is_kept_while_its_sub_agent_runs_and_reads_it_after(
+    system: RunningSystem, fake: FakeOpenAI
+) -> None:
+    release = threading.Event()
+    fake.when(
+        FORK,
+        holding(
+            tool_calls_reply(("file_list", {}), ("file_list", {"path": "."})),
+            release.is_set,
+        ),
+        text_reply("爱丽丝的后台子任务：完成。"),
+    )
+    task = {"description": "list", "prompt": "列出文件", "background": True}
+    fake.script(tool_calls_reply(("task", task)), text_reply("已在后台开始。"))
+    before = {p.pid for p in system.children()}
+    assert _ask_as_alice(system, "在后台列文件") == "已在后台开始。"
+    # what alice's first call started: the assistant's process serving her alone
+    alices = _alive({p.pid for p in system.children()} - before)
+    assert alices, "no process was started for alice"
+    parent = [r for r in agent_requests(fake) if FORK not in r.prompt_text]
+    task_id = _last_result(parent[-1])["task_id"]
+    system.wait_for(
+        lambda: any(FORK in r.prompt_text for r in agent_requests(fake)),
+        20,
+        "the sub-agent's first model call",
+    )
+    time.sleep(IDLE_STOP_S * 3)
+    assert _alive(alices) == alices  # its sub-agent's model call keeps it
+    release.set()
+    system.wait_for(lambda: not _alive(alices), 20, "alice's process stopped as idle")
+    kept = system.state_dir / "users" / "alice" / "workspaces" / ASSISTANT
+    assert (kept / "task-outputs" / f"{task_id}.json").exists()
+    assert not (system.workspace(ASSISTANT) / "task-outputs" / f"{task_id}.json").exists()
+
+    fake.reset()
+    fake.script(
+        tool_calls_reply(("task_output", {"task_id": task_id})),
+        text_reply("读到了。"),
+    )
+    assert _ask_as_alice(system, "后台任务怎么样了") == "读到了。"
+    summary = _last_result(agent_requests(fake)[-1])
+    assert summary.get("status") == "ok", summary
+    assert summary["summary"] == "爱丽丝的后台子任务：完成。", summary
