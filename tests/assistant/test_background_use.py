@@ -1,5 +1,5 @@
 """A background sub-agent keeps its app in use, and its summary outlives the app's
-process (issue 37, item 6).
+process.
 
 智能助手 starts on first use and is stopped after a short `apps.idle_stop_s`. While
 its background sub-agent waits on the (scripted) model, the app is not stopped as

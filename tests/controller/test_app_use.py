@@ -1,4 +1,4 @@
-"""What counts as use of an app process for the idle stop (issue 37, item 6).
+"""What counts as use of an app process for the idle stop.
 
 A call from the controller counts; so does the process's own call of the controller's
 model routes (a background sub-agent's turn), but only within `background_max_s` of
