@@ -315,6 +315,7 @@ def build_api(
             user_for_token=supervisor.user_for_token,
             client_for_user=user_settings.client_for if user_settings else None,
             meter=meter,
+            own_call=supervisor.own_call,
         ),
         tools_blueprint(
             core.tools,

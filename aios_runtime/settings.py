@@ -194,10 +194,14 @@ class SupervisorSettings(Section):
 class AppsSettings(Section):
     """`apps`: when apps run. An app is started on first use and stopped after
     `idle_stop_s` seconds without a call (0: never); `start_at_launch` starts every
-    app at launch instead. With `fork_from_template` an app process is forked from
-    the app template (`aios_sdk.zygote`) instead of started as a new interpreter."""
+    app at launch instead. An app process's own calls to the controller's model
+    routes (a background sub-agent's turns) count as use too, but only within
+    `background_max_s` of the latest call the controller made to that process. With
+    `fork_from_template` an app process is forked from the app template
+    (`aios_sdk.zygote`) instead of started as a new interpreter."""
 
     idle_stop_s: NonNegativeFloat = 600.0
+    background_max_s: NonNegativeFloat = 3600.0
     start_at_launch: bool = False
     fork_from_template: bool = True
 

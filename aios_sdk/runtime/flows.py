@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aios_sdk.errors import AiosError
 from aios_sdk.flows import Flows, Turn, action
 from aios_sdk.runtime.hooks import StopHook, files_named_exist
 from aios_sdk.runtime.loop import AgentLoop, LoopSettings, Outcome
@@ -264,6 +265,12 @@ class AgentFlows(Flows):
             agent.call_tool("file_write", path=path, content=text)
             return path
 
+        def read_output(path: str) -> str | None:
+            try:
+                return str(agent.call_tool("file_read", path=path))
+            except AiosError:
+                return None  # not there (or not readable): nothing kept
+
         caller = str(turn.context.get("caller_system_prompt") or "")
         tools = ToolBox.from_agent(agent)
         return AgentLoop(
@@ -280,4 +287,5 @@ class AgentFlows(Flows):
             progress=progress,
             stop_hooks=self.stop_hooks(),
             write_output=write_output,
+            read_output=read_output,
         )

@@ -159,6 +159,7 @@ class AgentLoop:
     progress: Progress = lambda event: None
     stop_hooks: list[StopHook] = field(default_factory=list)
     write_output: Callable[[str, str], str] | None = None  # (name, text) → path
+    read_output: Callable[[str], str | None] | None = None  # name → text, None: none
     sub_agent: bool = False
     # a sub-agent whose calls that need the user's yes pause the parent (a foreground
     # fork that is its message's only call, a skill's fork when nothing else of its
@@ -675,7 +676,9 @@ class AgentLoop:
         if in_background:
             background.start(
                 task_id,
-                lambda: self._summary(child, child.start(instruction), args, task_id),
+                lambda: self._summary(
+                    child, child.start(instruction), args, task_id, kept=True
+                ),
             )
             self.conversation.background = [*self.conversation.background[-9:], task_id]
             running = {
@@ -780,10 +783,18 @@ class AgentLoop:
         )
 
     def _summary(
-        self, child: AgentLoop, outcome: Outcome, args: Mapping[str, Any], task_id: str
+        self,
+        child: AgentLoop,
+        outcome: Outcome,
+        args: Mapping[str, Any],
+        task_id: str,
+        *,
+        kept: bool = False,
     ) -> dict[str, Any]:
-        """A finished sub-agent's summary for the parent; its output written."""
-        output = f"task-outputs/{task_id}.md"
+        """A finished sub-agent's summary for the parent; its output written, and with
+        `kept` (a background task) its summary too, for `task_output` after the
+        app's process was stopped."""
+        output = background.output_path(task_id)
         path = output
         if self.write_output is not None:
             try:
@@ -805,6 +816,14 @@ class AgentLoop:
         refused = _refused_by_user(child.conversation.model_messages)
         if refused:  # said by the runtime, whatever the sub-agent's report says
             summary["denied_by_user"] = refused
+        if kept and self.write_output is not None:
+            try:
+                self.write_output(
+                    background.summary_path(task_id),
+                    json.dumps(summary, ensure_ascii=False),
+                )
+            except (ToolFailed, AiosError):
+                pass  # known in this process only; `task_output` says so after it ends
         return summary
 
     @staticmethod
@@ -879,13 +898,17 @@ class AgentLoop:
         started = self.conversation.background
         task_id = str(args.get("task_id") or (started[-1] if started else ""))
         found = background.result(task_id, wait)
+        if found is None and self.read_output is not None:
+            found = background.stored(task_id, self.read_output)
         if found is None:
             return ToolOutcome(
                 call.call_id,
                 call.name,
                 False,
                 code="unknown_task",
-                error="no such background task here; its output may be in task-outputs/",
+                error=f"no background task {task_id!r} runs here and "
+                f"{background.summary_path(task_id)} does not exist: it never started, "
+                "or its app was stopped before it finished",
             )
         return ToolOutcome(call.call_id, call.name, True, result=found)
 

@@ -23,15 +23,19 @@ Apps present their OWN token (`AIOS_TOKEN`), not the master token, so the
 controller's authenticator must accept app tokens on these four routes, and only
 these: `allow_app_tokens_for_llm(master, app_for_token)` wraps it that way. The
 token also says which user the app process serves (`user_for_token`): the model of
-that user answers, and the calls started early work in their sandbox.
+that user answers, and the calls started early work in their sandbox. An app's call
+of these routes counts as use of the process that made it (`own_call`), so one whose
+background sub-agent is still working is not stopped as idle.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from flask import Blueprint, g, request
@@ -99,6 +103,7 @@ def llm_blueprint(
     user_for_token: Callable[[str], str] | None = None,
     client_for_user: Callable[[str], LLMClient | None] | None = None,
     meter: UsageMeter | None = None,
+    own_call: Callable[[str], AbstractContextManager[None]] | None = None,
 ) -> Blueprint:
     """The routes over `client`; at most `max_concurrent` model calls at once.
     Without `events` nothing is published live (the turn still answers whole).
@@ -107,9 +112,22 @@ def llm_blueprint(
     one (the user's own model settings), else to `client`. `/api/llm/plan` offers
     the tools of `plan_listing(app_id, user_id)` and their providers' prompt parts.
     A request naming its session counts its model's tokens toward that session's
-    request open in `meter` (the `/v1` answer's usage)."""
+    request open in `meter` (the `/v1` answer's usage). An app's request runs
+    within `own_call(its token)`: the supervisor counts it as use of its process."""
     blueprint = Blueprint("llm", __name__)
     slots = threading.BoundedSemaphore(max_concurrent)
+
+    def counted(view: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+        """`view`, run as a use of the calling app's process."""
+
+        @functools.wraps(view)
+        def run() -> dict[str, Any]:
+            if own_call is None or g.get("identity") == "controller":
+                return view()
+            with own_call(request.headers.get(TOKEN_HEADER, "")):
+                return view()
+
+        return run
 
     def _served_user() -> str:
         """The user the calling app process serves (the desktop's token: the owner)."""
@@ -139,6 +157,7 @@ def llm_blueprint(
             slots.release()
 
     @blueprint.post("/api/llm/chat")
+    @counted
     def llm_chat() -> dict[str, Any]:
         body = read_json(LLMChatRequest)
         messages = [m.dump() for m in body.messages]
@@ -156,6 +175,7 @@ def llm_blueprint(
         return LLMChatReply(content=content).dump()
 
     @blueprint.post("/api/llm/plan")
+    @counted
     def llm_plan() -> dict[str, Any]:
         body = read_json(LLMPlanRequest)
         log.info("LLM plan for %s (%d tools)", g.get("identity"), len(body.tools))
@@ -208,6 +228,7 @@ def llm_blueprint(
         return frozenset(early.tools) & safe
 
     @blueprint.post("/api/llm/turn")
+    @counted
     def llm_turn() -> dict[str, Any]:
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
@@ -266,6 +287,7 @@ def llm_blueprint(
         ).dump()
 
     @blueprint.post("/api/llm/progress")
+    @counted
     def llm_progress() -> dict[str, Any]:
         body = read_json(AgentProgress)
         if events is not None:

@@ -4,9 +4,13 @@
 `idle_stop_s` (default 600) is how long an app may go without a call before the
 supervisor stops it, and `start_at_launch` (default false) starts every app at launch
 instead of on first use. An app whose manifest says `"keep_alive": true` is started
-at launch and never stopped for being idle. `AppUse` is what the supervisor knows of one app's use: when
-it was last called, how many calls are in flight, and whether a start was asked for.
-An app stopped for being idle is `idle` again: routable, and started by its next call.
+at launch and never stopped for being idle. `AppUse` is what the supervisor knows of
+one app process's use: when it was last called, how many calls are in flight, its own
+calls to the controller (its model calls: a background sub-agent's turns), and
+whether a start was asked for. Its own calls keep it in use only within
+`background_max_s` of the latest call the controller made to it, so an app that
+calls the model forever is still stopped. An app stopped for being idle is `idle`
+again: routable, and started by its next call.
 
 `AppLifecycle` is the part of the supervisor (`controller.apps.supervisor`) that
 does this, and that changes the set of apps while the system runs (`apply_spec`:
@@ -53,6 +57,10 @@ class AppUse:
     keep_alive: bool = False
     last_used: float = 0.0  # time.monotonic() of the latest call's start or end
     in_flight: int = 0
+    # the process's own calls to the controller (its model calls): in flight, and
+    # time.monotonic() of the latest one's start or end
+    own_in_flight: int = 0
+    own_last: float = 0.0
     start_wanted: bool = False  # a caller waits for the monitor to start it
     # since when its wanted start waits for the app template to be ready
     template_wait_since: float | None = None
@@ -61,10 +69,28 @@ class AppUse:
     def touch(self) -> None:
         self.last_used = time.monotonic()
 
-    def idle_for(self, now: float, started: float) -> float:
+    def idle_for(self, now: float, started: float, own_max: float = 0.0) -> float:
         """Seconds without a call, counted from the later of the last call and
-        `started` (when this run was first seen running); 0 while a call runs."""
-        return 0.0 if self.in_flight else now - max(self.last_used, started)
+        `started` (when this run was first seen running); 0 while a call runs. The
+        process's own calls count as calls up to `own_max` seconds after that."""
+        if self.in_flight:
+            return 0.0
+        called = max(self.last_used, started)
+        own = now if self.own_in_flight else self.own_last
+        return now - max(called, min(own, called + own_max))
+
+    @contextmanager
+    def own_call(self, lock: Any) -> Iterator[None]:
+        """One call the process makes to the controller, counted under `lock`."""
+        with lock:
+            self.own_in_flight += 1
+            self.own_last = time.monotonic()
+        try:
+            yield
+        finally:
+            with lock:
+                self.own_in_flight -= 1
+                self.own_last = time.monotonic()
 
 
 class AppLifecycle:
@@ -219,7 +245,8 @@ class AppLifecycle:
             not (use.keep_alive and child.user_id == OWNER)
             and idle_stop > 0
             and child.job is None
-            and use.idle_for(now, use.running_since) >= idle_stop
+            and use.idle_for(now, use.running_since, self.apps_settings.background_max_s)
+            >= idle_stop
         ):
             self._stop_idle(child)
             return True

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +120,21 @@ class ServedUsers:
             if hmac.compare_digest(child.token.encode(), token.encode()) and child.spec:
                 found = (child.spec.app_id, child.user_id)
         return found
+
+    @contextmanager
+    def own_call(self, token: str) -> Iterator[None]:
+        """A call the app process holding `token` makes to the controller (a model
+        call: a background sub-agent's turn): that process is in use while it runs
+        (within `apps.background_max_s` of its latest call from the controller, see
+        `lifecycle.AppUse`). Any other token counts for nothing."""
+        caller = self.caller_of_token(token)
+        with self._lock:
+            use = self._use.get(served_id(*caller)) if caller else None
+        if use is None:
+            yield
+            return
+        with use.own_call(self._lock):
+            yield
 
     def app_for_token(self, token: str) -> str | None:
         """The app whose process holds `token`, or None."""
