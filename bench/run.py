@@ -319,7 +319,7 @@ def _opening(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any])
     app through the API (cold, then warm), weighs the tree and times hello against
     the health hop; another, with the probe app beside them, is driven in Chromium
     and then weighs the probe app, opened after all the others."""
-    from bench.apps_open import browser_times, hello_ratio, open_times, tree_memory
+    from bench.apps_open import browser_times, hello_ratio, open_times
     from bench.system import PROBE_APP_ID, RunningSystem
 
     shipped = sorted(p.name for p in folder.shipped_apps.iterdir() if p.is_dir())
@@ -337,10 +337,7 @@ def _opening(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any])
             out["warm_open_ms_slowest_app"] = max(warm.values())
             meta["first_open_ms"] = {k: round(v, 1) for k, v in cold.items()}
             meta["warm_open_ms"] = {k: round(v, 1) for k, v in warm.items()}
-            time.sleep(1.0)
-            assert system.proc is not None
-            _, apps = client.get("/api/apps")
-            sizes = tree_memory(system.proc.pid, apps or [])
+            sizes = system.settled_memory()
             out["pss_seven_apps_mb"] = sum(r["pss"] for r in sizes.values())
             out["rss_seven_apps_mb"] = sum(r["rss"] for r in sizes.values())
             meta["memory_seven_apps_mb"] = {
@@ -374,14 +371,7 @@ def _opening(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any])
             meta["browser"] = f"not measured: {exc}"
         system.warm(shipped)
         system.warm([PROBE_APP_ID])
-        time.sleep(1.0)
-        client = system.client()
-        try:
-            _, apps = client.get("/api/apps")
-        finally:
-            client.close()
-        assert system.proc is not None
-        sizes = tree_memory(system.proc.pid, apps or [])
+        sizes = system.settled_memory()
         probe = sizes.get(PROBE_APP_ID)
         out["uss_one_more_app_mb"] = probe["uss"] if probe else None
         meta["memory_eight_apps_mb"] = {

@@ -220,6 +220,20 @@ class RunningSystem:
     def client(self, timeout: float = 60.0) -> KeepAliveClient:
         return KeepAliveClient(self.url, self.token, timeout=timeout)
 
+    def settled_memory(self) -> dict[str, dict[str, float]]:
+        """The running tree's memory by label (`bench.apps_open.tree_memory`), a second
+        after the last call, each app named as the controller lists it."""
+        from bench.apps_open import tree_memory
+
+        time.sleep(1.0)
+        client = self.client()
+        try:
+            _, apps = client.get("/api/apps")
+        finally:
+            client.close()
+        assert self.proc is not None
+        return tree_memory(self.proc.pid, apps or [])
+
     def rss_mb(self) -> dict[str, float]:
         """Resident memory (MiB) of the controller and of each process below it."""
         import psutil

@@ -18,7 +18,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.apps_open import tree_memory
 from bench.system import RunningSystem
 
 __all__ = ["APPS", "USERS", "many_users", "users_config"]
@@ -87,16 +86,11 @@ def many_users(
             for i in range(users)
             for app_id, text in APPS
         ]
-        time.sleep(1.0)
-        client = system.client()
-        try:
-            _, apps = client.get("/api/apps")
-        finally:
-            client.close()
-        assert system.proc is not None
+        sizes = system.settled_memory()
         import psutil
 
+        assert system.proc is not None
         count = len(psutil.Process(system.proc.pid).children(recursive=True)) + 1
-        return firsts, tree_memory(system.proc.pid, apps or []), count
+        return firsts, sizes, count
     finally:
         system.stop()
