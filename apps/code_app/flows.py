@@ -538,7 +538,7 @@ def _common_actions(turn: Turn) -> list[dict[str, Any]]:
             "new",
             [
                 {"name": "path", "label": file_name, "type": "text"},
-                {"name": "code", "label": code, "type": "textarea"},
+                {"name": "code", "label": code, "type": "code"},
             ],
         ),
         select(

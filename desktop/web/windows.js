@@ -122,6 +122,16 @@ export class AppWindow {
     this.manager.changed("geometry", this);
   }
 
+  /** At least `height` tall where the desktop has room (moved up to make it); a maximised window stays. */
+  atLeast(height) {
+    if (this.maximised) return;
+    const desk = this.manager.bounds();
+    const rect = this.rect();
+    const want = Math.min(height, desk.height);
+    if (rect.height >= want) return;
+    this.setRect({ top: Math.max(0, Math.min(rect.top, desk.height - want)), height: want });
+  }
+
   rect() {
     return {
       left: this.node.offsetLeft,
