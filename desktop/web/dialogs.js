@@ -5,7 +5,7 @@
 
 import { api } from "./api.js";
 import { asText, el } from "./dom.js";
-import { appDescription, appName, tr } from "./i18n.js";
+import { appDescription, appName, language, tr } from "./i18n.js";
 import { technicalDetails } from "./views.js";
 
 /**
@@ -136,7 +136,9 @@ export function appFacts(app) {
       level: runs.level,
       text: tr(...runs.text),
       note: tr(...runs.note),
-      detail: asText(app.sandbox_note), // the controller's reason, in its technical words
+      // the controller's reason, in its technical words, which are English: shown to an
+      // English reader only (the plain note says it in Chinese)
+      detail: language() === "en" ? asText(app.sandbox_note) : "",
     });
   }
   if (app?.network === true) {
