@@ -438,8 +438,8 @@ function renderUnknown(type, data, exc) {
     el("div", {
       className: "v-unknown-title",
       text: exc
-        ? tr(`无法显示“${type}”视图：${exc.message}`, `This “${type}” view cannot be shown: ${exc.message}`)
-        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type “${type || "(none)"}”`),
+        ? tr(`无法显示“${type}”视图：${exc.message}`, `This "${type}" view cannot be shown: ${exc.message}`)
+        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type "${type || "(none)"}"`),
     }),
     el("pre", { text: json ?? "" }),
   );
