@@ -37,9 +37,9 @@ def python_texts(path: Path) -> Iterator[tuple[int, str]]:
             inside.update(id(v) for v in node.values)
             yield node.lineno, "{}".join(str(p) for p in parts)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in inside:
-                yield node.lineno, node.value
+        is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if is_text and id(node) not in inside:
+            yield node.lineno, node.value
 
 
 def test_english_texts_of_the_apps_and_the_desktop_use_plain_quotes() -> None:
