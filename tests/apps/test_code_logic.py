@@ -494,7 +494,7 @@ def test_in_english_the_views_and_labels_are_english() -> None:
 
 
 def test_in_english_a_template_is_written_in_english() -> None:
-    """Issue 38: the Fibonacci template's docstring was Chinese in English."""
+    """The Fibonacci template's docstring was Chinese in English."""
     flows = CodeFlows(PlanningAgent())
     plan = flows.handle("write a program that prints the Fibonacci numbers", EN)
     written = plan["steps"][0]["args"]["content"]

@@ -1,4 +1,4 @@
-"""English text of the apps and the desktop quotes with plain quotes (issue 38): the
+"""English text of the apps and the desktop quotes with plain quotes: the
 curly “ ” quotes render full-width in the desktop's CJK fonts and read as Chinese in an
 English sentence. A text counts as English when, its quoted parts left out, it has
 Latin words and no Chinese; Chinese text keeps its “ ” and 「」.

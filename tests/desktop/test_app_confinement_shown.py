@@ -99,7 +99,7 @@ def test_the_start_menu_says_how_each_app_runs(page, system, shot):
     expect(trusted).to_have_count(1)
     expect(trusted).to_have_text("⚠️未隔离运行")
     expect(trusted).to_have_attribute("data-level", "warning")
-    # plain words only: the controller's technical reason is English (issue 38)
+    # plain words only: the controller's technical reason is English
     expect(trusted).to_have_attribute("title", UNCONFINED_NOTE)
     assert note not in trusted.get_attribute("title")
     warm = trusted.evaluate("n => getComputedStyle(n).backgroundColor")
@@ -134,7 +134,7 @@ def test_the_window_marks_an_unconfined_app_and_its_about_panel_says_why(
     expect(fact).to_have_attribute("data-level", "warning")
     expect(fact.locator(".app-info-text")).to_have_text("未隔离运行")
     expect(fact.locator(".app-info-note")).to_have_text(UNCONFINED_NOTE)
-    # the technical line is English: a Chinese reader gets the plain note only (issue 38)
+    # the technical line is English: a Chinese reader gets the plain note only
     expect(fact.locator(".app-info-detail")).to_have_count(0)
     assert note not in panel.inner_text()
     settled(panel)

@@ -1,5 +1,5 @@
 """The code app's editor in Chromium (1280×800), against the real system with the
-shipped code app (issue 38): a monospace editor with line numbers, Tab indenting and
+shipped code app: a monospace editor with line numbers, Tab indenting and
 Shift+Tab outdenting, at least half the window's height, focused when it opens. Shown
 in Chinese and in English, with screenshots under test-artifacts/desktop/.
 """
@@ -46,7 +46,9 @@ def edit(browser, system: RunningSystem, locale: str, instruction: str, shot: st
         editor = page.locator(CODE).locator(".v-editor")
         expect(editor.locator("textarea")).to_have_value(THREE_LINES)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.locator("#toasts .toast").evaluate_all("nodes => nodes.forEach(n => n.remove())")
+        page.locator("#toasts .toast").evaluate_all(
+            "nodes => nodes.forEach(n => n.remove())"
+        )
         page.wait_for_function("() => document.getAnimations().length === 0")
         page.screenshot(path=str(ARTIFACTS / f"code-editor-{shot}.png"))
         yield page
@@ -117,6 +119,8 @@ def test_saving_keeps_what_was_indented(english, system: RunningSystem) -> None:
     english.keyboard.press("Tab")
     window.get_by_role("button", name="Save", exact=True).click()
     english.locator("#confirm_dialog").get_by_role("button", name="Allow once").click()
-    expect(window.locator(".v-code code")).to_have_text("def main():\n    print('hi')\nmain()\n")
+    expect(window.locator(".v-code code")).to_have_text(
+        "def main():\n    print('hi')\nmain()\n"
+    )
     saved = (system.workspace("code_app") / "three.py").read_text("utf-8")
     assert saved == "def main():\n    print('hi')\nmain()\n"

@@ -162,7 +162,7 @@ def test_tray_clock_calendar_and_system_menu(page, shot):
     expect(page.locator("#about_dialog")).to_have_count(0)
 
 
-# words of the design a user does not know (issue 38: About said 主控…原子工具…沙箱执行器)
+# words of the design a user does not know (About once said 主控…原子工具…沙箱执行器)
 DEVELOPER_WORDS = re.compile(r"主控|原子工具|执行器|小AI|controller|atomic|executor", re.I)
 
 

@@ -1,5 +1,5 @@
 """A reload of the desktop page in Chromium (1280×800), against the real system with
-the shipped code and system apps (issue 38): each window comes back showing what it
+the shipped code and system apps: each window comes back showing what it
 showed, not its app's start view; a view of figures measured at a moment (the system
 app's, which offers to refresh itself) is asked of its app again. Screenshots in both
 languages under test-artifacts/desktop/.
@@ -101,9 +101,11 @@ def test_a_view_of_measured_figures_is_asked_again(
         asked: list[dict[str, Any]] = []
         page.on(
             "request",
-            lambda r: asked.append(json.loads(r.post_data or "{}"))
-            if r.url.endswith("/system_agent/action")
-            else None,
+            lambda r: (
+                asked.append(json.loads(r.post_data or "{}"))
+                if r.url.endswith("/system_agent/action")
+                else None
+            ),
         )
         reload(page)
         window = page.locator(SYSTEM)

@@ -72,7 +72,7 @@ def test_views_as_markdown() -> None:
 
 
 def test_the_words_markdown_adds_are_in_one_language() -> None:
-    """Issue 38: "(空列表 / empty list)" and a hint glossed in both languages."""
+    """Not "(空列表 / empty list)", nor a hint glossed in the other language."""
     empty = _reply("list", {"items": []})
     assert reply_markdown(empty, "a", language="en-US") == "(empty list)"
     assert reply_markdown(empty, "a", language="zh-CN") == "（空列表）"
