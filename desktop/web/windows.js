@@ -65,6 +65,8 @@ export class AppWindow {
       this.content,
       EDGES.map((edge) => el("div", { className: `win-edge win-edge-${edge}`, dataset: { edge } })),
     );
+    // its height as a CSS variable, for content sized by the window (a code editor is half of it)
+    new ResizeObserver(() => this.node.style.setProperty("--win-height", `${this.node.offsetHeight}px`)).observe(this.node);
     this.node.addEventListener("pointerdown", () => this.raise(), true);
     this.titlebar.addEventListener("pointerdown", (e) => this.startDrag(e));
     this.titlebar.addEventListener("dblclick", (e) => {
