@@ -122,9 +122,10 @@ class Choice(TypedDict, total=False):
 
 class FormInput(TypedDict, total=False):
     """One field of a `form` view or of a `submit_form` action; its value comes back
-    under `name` in `form_values`. `type`: `text` (the default), `textarea`, `select`
-    (with `options`), `checkbox`, `number`, `password`, `date`, `time`, `datetime`,
-    or another HTML input type."""
+    under `name` in `form_values`. `type`: `text` (the default), `textarea`, `code` (a
+    monospace editor with line numbers, Tab indenting), `select` (with `options`),
+    `checkbox`, `number`, `password`, `date`, `time`, `datetime`, or another HTML
+    input type."""
 
     name: Required[str]
     label: str

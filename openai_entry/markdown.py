@@ -11,7 +11,9 @@ fields it asks for, `dashboard` widget by widget, `metric` as its figure, `confi
 as the question and how to answer it, `error` as its message. A view type it does
 not know, or `data` without its type's shape, is shown as a JSON block. The reply's
 `message` heads every view but `text`, when it says something the view does not.
-The `/v1` entry answers with it and the `aios say` command prints it.
+The `/v1` entry answers with it and the `aios say` command prints it. The few words
+it adds of its own (an empty list, how to answer a question) are in the reader's
+`language` only, from `WORDS`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from urllib.parse import quote
 
 from aios_protocol.errors import InvalidRequest
 from aios_protocol.messages import AppReply
+from aios_protocol.strings import DEFAULT_LANGUAGE
 from aios_protocol.views import (
     CardData,
     ChartData,
@@ -42,9 +45,26 @@ from aios_protocol.views import (
 )
 from aios_runtime.users import OWNER
 
-__all__ = ["CONFIRM_HINT", "MARKDOWN_VIEWS", "reply_markdown", "view_markdown"]
+__all__ = ["MARKDOWN_VIEWS", "WORDS", "reply_markdown", "view_markdown", "words"]
 
-CONFIRM_HINT = "回复「确认」执行，或「取消」放弃。(Reply yes to go ahead, or no to cancel.)"
+WORDS: dict[str, dict[str, str]] = {
+    "zh-CN": {
+        "empty_list": "（空列表）",
+        "confirm_question": "需要你的确认",
+        "confirm_hint": "回复「确认」执行，或「取消」放弃。",
+    },
+    "en-US": {
+        "empty_list": "(empty list)",
+        "confirm_question": "Your confirmation is needed",
+        "confirm_hint": "Reply yes to go ahead, or no to cancel.",
+    },
+}
+"""The words this module adds to a reply, by language and key."""
+
+
+def words(language: str | None) -> dict[str, str]:
+    """The table of `language` (the default language's for one it lacks or None)."""
+    return WORDS.get(language or DEFAULT_LANGUAGE, WORDS[DEFAULT_LANGUAGE])
 
 
 def _text(value: Any) -> str:
@@ -91,12 +111,16 @@ def _titled(title: str | None, body: str) -> str:
 class _Links:
     """Where a workspace path of the app `app_id` is served, under `base_url`: the
     desktop's file route for the owner, `/v1/sandbox/files/…` (the user's own file,
-    fetched with their key) for another user."""
+    fetched with their key) for another user; `words` are the reader's."""
 
-    def __init__(self, app_id: str, base_url: str, user: str = OWNER) -> None:
+    def __init__(
+        self, app_id: str, base_url: str, user: str = OWNER, language: str | None = None
+    ) -> None:
         self.app_id = app_id
         self.base_url = base_url
         self.user = user
+        self.language = language
+        self.words = words(language)
 
     def __call__(self, url: str) -> str:
         """An http(s) or data: URL as it is; a workspace path as the file route."""
@@ -124,7 +148,7 @@ def _list(data: ListData, links: _Links) -> str:
         line = f"- **{title}**" if title else "-"
         sub = item.get("sub")
         lines.append(f"{line} — {sub}" if sub else line)
-    body = "\n".join(lines) or data.get("empty") or "(空列表 / empty list)"
+    body = "\n".join(lines) or data.get("empty") or links.words["empty_list"]
     return _titled(data.get("title"), body)
 
 
@@ -184,7 +208,12 @@ def _dashboard(data: DashboardData, links: _Links) -> str:
     parts = [f"**{data['title']}**"] if data.get("title") else []
     for part in data["widgets"]:
         body = view_markdown(
-            part["type"], part["data"], links.app_id, links.base_url, user=links.user
+            part["type"],
+            part["data"],
+            links.app_id,
+            links.base_url,
+            user=links.user,
+            language=links.language,
         )
         parts.append(_titled(part.get("title"), body))
     return "\n\n".join(parts)
@@ -204,7 +233,8 @@ def _error(data: ErrorData, links: _Links) -> str:
 
 
 def _confirm(data: ConfirmData, links: _Links) -> str:
-    return f"{data.get('summary') or '需要你的确认'}\n\n{CONFIRM_HINT}"
+    question = data.get("summary") or links.words["confirm_question"]
+    return f"{question}\n\n{links.words['confirm_hint']}"
 
 
 def _json(data: Any) -> str:
@@ -232,10 +262,16 @@ whole reply's `loading`, `error` and `confirm` say what its `message` says."""
 
 
 def view_markdown(
-    view_type: str, data: Any, app_id: str, base_url: str = "", *, user: str = OWNER
+    view_type: str,
+    data: Any,
+    app_id: str,
+    base_url: str = "",
+    *,
+    user: str = OWNER,
+    language: str | None = None,
 ) -> str:
-    """One view's `data` as Markdown (its files linked for `user`); JSON when its
-    type or its shape is unknown."""
+    """One view's `data` as Markdown (its files linked for `user`, its own words in
+    `language`); JSON when its type or its shape is unknown."""
     render = MARKDOWN_VIEWS.get(view_type)
     if render is None:
         return _json(data)
@@ -243,23 +279,32 @@ def view_markdown(
         shaped = read_view_data(view_type, data)
     except InvalidRequest:
         return _json(data)
-    return render(shaped, _Links(app_id, base_url, user))
+    return render(shaped, _Links(app_id, base_url, user, language))
 
 
 def reply_markdown(
-    reply: AppReply, app_id: str, base_url: str = "", *, user: str = OWNER
+    reply: AppReply,
+    app_id: str,
+    base_url: str = "",
+    *,
+    user: str = OWNER,
+    language: str | None = None,
 ) -> str:
-    """The reply as Markdown (see the module docstring), its files linked for `user`."""
+    """The reply as Markdown (see the module docstring), its files linked for `user`,
+    the words it adds in `language` (None: the product's default)."""
     data = reply.data or {}
     message = (reply.message or "").strip()
     if reply.view_type == "error" or reply.status == "error":
         return f"⚠️ {_text(data.get('message')) or message or 'error'}"
     if reply.view_type == "confirm":
-        question = message or _text(data.get("summary")) or "需要你的确认"
-        return f"{question}\n\n{CONFIRM_HINT}"
+        said = words(language)
+        question = message or _text(data.get("summary")) or said["confirm_question"]
+        return f"{question}\n\n{said['confirm_hint']}"
     if reply.view_type == "loading":
         return _text(data.get("text")) or message or "…"
-    body = view_markdown(reply.view_type, data, app_id, base_url, user=user)
+    body = view_markdown(
+        reply.view_type, data, app_id, base_url, user=user, language=language
+    )
     if reply.view_type == "text":
         return body.strip() or message
     if message and message not in body:

@@ -411,8 +411,11 @@ class ChatService:
                 response = self.instructions.run(request)
             replies = [(t.app_id, t.task_id, t.result) for t in response.tasks if t.result]
             fallback = response.message
+        # the language the answer was written in: the caller's, else the session's
+        language = turn.language or self.instructions.language(sid)
         parts = [
-            reply_markdown(reply, app_id, base_url, user=turn.user) + _choices(reply)
+            reply_markdown(reply, app_id, base_url, user=turn.user, language=language)
+            + _choices(reply)
             for app_id, _, reply in replies
         ]
         answer = TurnAnswer(

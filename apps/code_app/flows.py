@@ -195,7 +195,7 @@ class CodeFlows(SavingFlows, Flows):
             name = str(path or template.filename).removeprefix("workspace/")
         else:  # a fresh name: a template never replaces a file
             name = free_name(template.filename, _taken_names(turn))
-        return self.save(turn, name, template.code, note=note)
+        return self.save(turn, name, template.code_in(turn.language), note=note)
 
     @action("run_snippet")
     def on_run_snippet(self, turn: Turn) -> dict[str, Any]:
@@ -450,7 +450,7 @@ class CodeFlows(SavingFlows, Flows):
                 return text_view(turn, message, status="error", detail=error)
             path = str((written or {}).get("path") or "").removeprefix("workspace/")
             _, code, _ = turn.outcome(2)
-            if template is not None and str(code or "") == template.code:
+            if template is not None and str(code or "") == template.code_in(turn.language):
                 title = _template_title(turn, template)
                 if self.llm_available():  # the model was asked, and failed
                     message = failure_note(language=turn.language) + turn.tr(
@@ -474,7 +474,7 @@ class CodeFlows(SavingFlows, Flows):
             return CodeWriting(self.agent).begin(turn, description)
         if template is not None:  # a fresh name: a template never replaces a file
             name = free_name(template.filename, _taken_names(turn))
-            return self._write_plan(turn, name, template.code)
+            return self._write_plan(turn, name, template.code_in(turn.language))
         asked = self.llm_available()  # and it failed
         if asked:
             why = failure_note(language=turn.language) + turn.tr(
@@ -538,7 +538,7 @@ def _common_actions(turn: Turn) -> list[dict[str, Any]]:
             "new",
             [
                 {"name": "path", "label": file_name, "type": "text"},
-                {"name": "code", "label": code, "type": "textarea"},
+                {"name": "code", "label": code, "type": "code"},
             ],
         ),
         select(

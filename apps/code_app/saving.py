@@ -122,7 +122,7 @@ class SavingFlows:
             {
                 "name": "code",
                 "label": turn.tr("代码", "Code"),
-                "type": "textarea",
+                "type": "code",
                 "value": code,
             },
         ]

@@ -3,7 +3,8 @@
 `match_template("写一个计算斐波那契数列的程序")` → the `fibonacci` template. Each
 template is a small, self-contained script that runs without input and prints its
 result, so "运行" shows something at once. `title` names it in Chinese, `title_en` in
-English.
+English; `code` is the program in Chinese (its docstring and what it prints), `code_en`
+the same program in English: a user reads it in their language only (`code_in`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ class Template:
     filename: str
     keywords: tuple[str, ...]
     code: str
+    code_en: str
+
+    def code_in(self, language: str) -> str:
+        """The program in the user's language (`"zh-CN"` or `"en-US"`)."""
+        return self.code_en if language == "en-US" else self.code
 
 
 TEMPLATES: tuple[Template, ...] = (
@@ -31,6 +37,21 @@ TEMPLATES: tuple[Template, ...] = (
         "fibonacci.py",
         ("斐波那契", "斐波拉契", "fibonacci", "fib"),
         '''"""打印斐波那契数列的前 n 项。"""
+
+
+def fibonacci(n: int) -> list[int]:
+    numbers = []
+    a, b = 0, 1
+    for _ in range(n):
+        numbers.append(a)
+        a, b = b, a + b
+    return numbers
+
+
+if __name__ == "__main__":
+    print(fibonacci(15))
+''',
+        '''"""Print the first n Fibonacci numbers."""
 
 
 def fibonacci(n: int) -> list[int]:
@@ -69,6 +90,23 @@ if __name__ == "__main__":
     print("冒泡排序:", bubble_sort(data))
     print("内置排序:", sorted(data))
 ''',
+        '''"""Bubble sort, checked against the built-in sorted()."""
+
+
+def bubble_sort(items: list[int]) -> list[int]:
+    items = list(items)
+    for end in range(len(items) - 1, 0, -1):
+        for i in range(end):
+            if items[i] > items[i + 1]:
+                items[i], items[i + 1] = items[i + 1], items[i]
+    return items
+
+
+if __name__ == "__main__":
+    data = [5, 3, 8, 1, 9, 2, 7]
+    print("Bubble sort:", bubble_sort(data))
+    print("sorted():", sorted(data))
+''',
     ),
     Template(
         "primes",
@@ -77,6 +115,21 @@ if __name__ == "__main__":
         "primes.py",
         ("质数", "素数", "prime"),
         '''"""用筛法找出 n 以内的质数。"""
+
+
+def primes_up_to(n: int) -> list[int]:
+    sieve = [True] * (n + 1)
+    sieve[:2] = [False, False]
+    for i in range(2, int(n**0.5) + 1):
+        if sieve[i]:
+            sieve[i * i :: i] = [False] * len(sieve[i * i :: i])
+    return [i for i, is_prime in enumerate(sieve) if is_prime]
+
+
+if __name__ == "__main__":
+    print(primes_up_to(100))
+''',
+        '''"""Find the prime numbers up to n with a sieve."""
 
 
 def primes_up_to(n: int) -> list[int]:
@@ -112,6 +165,20 @@ if __name__ == "__main__":
     for n in range(1, 11):
         print(f"{n}! = {factorial(n)}")
 ''',
+        '''"""Compute the factorials of 1 to 10."""
+
+
+def factorial(n: int) -> int:
+    result = 1
+    for i in range(2, n + 1):
+        result *= i
+    return result
+
+
+if __name__ == "__main__":
+    for n in range(1, 11):
+        print(f"{n}! = {factorial(n)}")
+''',
     ),
     Template(
         "multiplication",
@@ -124,6 +191,11 @@ if __name__ == "__main__":
 for i in range(1, 10):
     print("  ".join(f"{j}x{i}={i * j:<2}" for j in range(1, i + 1)))
 ''',
+        '''"""Print the multiplication table up to 9 × 9."""
+
+for i in range(1, 10):
+    print("  ".join(f"{j}x{i}={i * j:<2}" for j in range(1, i + 1)))
+''',
     ),
     Template(
         "word_count",
@@ -132,6 +204,16 @@ for i in range(1, 10):
         "word_count.py",
         ("词频", "统计单词", "单词统计", "word count", "count words", "统计"),
         '''"""统计一段文字里每个单词出现的次数。"""
+
+from collections import Counter
+
+TEXT = "the quick brown fox jumps over the lazy dog the fox"
+
+if __name__ == "__main__":
+    for word, count in Counter(TEXT.split()).most_common():
+        print(f"{word}: {count}")
+''',
+        '''"""Count how often each word appears in a text."""
 
 from collections import Counter
 
@@ -163,6 +245,21 @@ if __name__ == "__main__":
     for c in (-10, 0, 25, 37, 100):
         print(f"{c}°C = {c_to_f(c):.1f}°F")
 ''',
+        '''"""Convert between Celsius and Fahrenheit."""
+
+
+def c_to_f(celsius: float) -> float:
+    return celsius * 9 / 5 + 32
+
+
+def f_to_c(fahrenheit: float) -> float:
+    return (fahrenheit - 32) * 5 / 9
+
+
+if __name__ == "__main__":
+    for c in (-10, 0, 25, 37, 100):
+        print(f"{c}°C = {c_to_f(c):.1f}°F")
+''',
     ),
     Template(
         "hello",
@@ -174,6 +271,11 @@ if __name__ == "__main__":
 
 if __name__ == "__main__":
     print("Hello, World! 你好，世界！")
+''',
+        '''"""The simplest Python program."""
+
+if __name__ == "__main__":
+    print("Hello, World!")
 ''',
     ),
 )

@@ -615,8 +615,8 @@ class MusicFlows(Flows):
         if song is None:
             return text_reply(
                 turn.tr(
-                    f"找不到文件 workspace/{relative}。",
-                    f"The file workspace/{relative} is not there.",
+                    f"音乐库里没有 {relative}。",
+                    f"{relative} is not in the music library.",
                 ),
                 actions=[library_button(turn)],
                 status="error",

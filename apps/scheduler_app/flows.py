@@ -37,8 +37,8 @@ __all__ = ["SchedulerFlows"]
 def _help(turn: Turn) -> str:
     return turn.tr(
         "我能设定提醒和定时任务，例如「10分钟后提醒我喝水」「每天早上8点播放音乐」",
-        "I can set reminders and scheduled tasks, e.g. “remind me in 10 minutes to "
-        "drink water” or “every day at 8am play music”",
+        'I can set reminders and scheduled tasks, e.g. "remind me in 10 minutes to '
+        'drink water" or "every day at 8am play music"',
     )
 
 
@@ -55,7 +55,7 @@ def _not_allowed(command: str, turn: Turn) -> str:
     return turn.tr(
         f"没有设定：不允许运行命令「{program}」。可以在设置的“允许的命令”里加上 "
         f"{program} 后再说一次。",
-        f"Not set: the command “{program}” is not allowed. Add {program} under "
+        f'Not set: the command "{program}" is not allowed. Add {program} under '
         "Settings → Allowed programs, then say it again.",
     )
 
@@ -165,10 +165,10 @@ class SchedulerFlows(Flows):
         if created.get("awaiting_confirmation"):
             note = turn.tr(
                 f"已设定「{name}」，请在确认框里允许后它才会运行",
-                f"“{name}” is set; it runs once you allow it in the confirmation",
+                f'"{name}" is set; it runs once you allow it in the confirmation',
             )
             return {**self.window(turn, note), "notice": "info"}  # not running yet
-        note = turn.tr(f"好的，已设定「{name}」：{said}", f"OK, “{name}” is set: {said}")
+        note = turn.tr(f"好的，已设定「{name}」：{said}", f'OK, "{name}" is set: {said}')
         return self.window(turn, note)
 
     def act_on_named(self, verb: str, target: str, turn: Turn) -> dict[str, Any]:
@@ -177,7 +177,7 @@ class SchedulerFlows(Flows):
         hits = _matching(self.schedule("list").get("jobs", []), target)
         if not hits:
             return text_reply(
-                turn.tr(f"没有找到「{target}」的定时任务", f"No scheduled task “{target}”")
+                turn.tr(f"没有找到「{target}」的定时任务", f'No scheduled task "{target}"')
             )
         if len(hits) > 1:
             return which_view(hits, verb, target, turn)
@@ -249,7 +249,7 @@ class SchedulerFlows(Flows):
         self.schedule("cancel", job_id=turn.params.get("job_id"))
         name = turn.params.get("name")
         done = (
-            turn.tr(f"已删除「{name}」", f"Deleted “{name}”")
+            turn.tr(f"已删除「{name}」", f'Deleted "{name}"')
             if name
             else turn.tr("已删除", "Deleted")
         )

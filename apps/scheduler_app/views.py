@@ -191,7 +191,7 @@ def which_view(
     count = len(jobs)
     asked = turn.tr(
         f"有 {count} 个定时任务符合「{target}」，要{question}哪一个？",
-        f"{count} scheduled tasks match “{target}”: which one should I {question}?",
+        f'{count} scheduled tasks match "{target}": which one should I {question}?',
     )
     clicked = "delete" if verb == "cancel" else verb  # deleting asks first
     actions = [_control(label, clicked, job) for job in jobs]
@@ -211,7 +211,7 @@ def delete_view(job: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
     name = job["name"]
     asked = turn.tr(
         f"删除定时任务「{name}」？删除后它不会再运行，也不能恢复。",
-        f"Delete the scheduled task “{name}”? It will not run again, and this "
+        f'Delete the scheduled task "{name}"? It will not run again, and this '
         "cannot be undone.",
     )
     return list_reply(
@@ -268,7 +268,7 @@ def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[s
             turn.tr("输出", "Output"),
         ],
         rows,
-        title=turn.tr(f"运行历史「{name}」", f"Runs of “{name}”"),
+        title=turn.tr(f"运行历史「{name}」", f'Runs of "{name}"'),
         actions=[button(turn.tr("返回列表", "Back to the list"), "refresh")],
         message=turn.tr(
             f"最近 {len(rows)} 次运行", f"The last {_plural(len(rows), 'run')}"

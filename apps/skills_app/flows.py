@@ -112,7 +112,7 @@ class SkillsFlows(Flows):
                 turn,
                 turn.tr(
                     f"没有找到与「{said}」相符的技能，这是已安装的技能",
-                    f"No skill matches “{said}”; these are the installed skills",
+                    f'No skill matches "{said}"; these are the installed skills',
                 ),
             )
         return self.use(found[0], said, turn)
@@ -150,7 +150,7 @@ class SkillsFlows(Flows):
                 )
             return self.run_and_show(skill, [name, *args], fields, turn)
         if not self.llm_available():
-            steps = turn.tr(f"技能「{name}」的步骤如下", f"The steps of the skill “{name}”")
+            steps = turn.tr(f"技能「{name}」的步骤如下", f'The steps of the skill "{name}"')
             return skill_view(skill, [], turn, note=steps)
         return self.follow(skill, said, turn)
 
@@ -220,7 +220,7 @@ class SkillsFlows(Flows):
             )
         name = skill["name"]
         return self.agent.plan_steps(
-            steps, turn.tr(f"正在按技能「{name}」执行…", f"Following the skill “{name}”…")
+            steps, turn.tr(f"正在按技能「{name}」执行…", f'Following the skill "{name}"…')
         )
 
     # --------------------------------------------------------------- plans
@@ -252,12 +252,12 @@ class SkillsFlows(Flows):
             if result.get("replaced"):
                 note = turn.tr(
                     f"已更新技能「{name}」：{said}",
-                    f"Updated the skill “{name}”: {said}",
+                    f'Updated the skill "{name}": {said}',
                 )
             else:
                 note = turn.tr(
                     f"已安装技能「{name}」：{said}",
-                    f"Installed the skill “{name}”: {said}",
+                    f'Installed the skill "{name}": {said}',
                 )
             return self.window(turn, note)
         first = turn.results.get("step_1") or {}
@@ -384,15 +384,15 @@ def _asking(name: str, filling: Filling, turn: Turn) -> str:
     """What to fill in before 运行, when the instruction did not say it all."""
     if filling.left:
         zh = "、".join(f"「{item.label(turn)}」" for item in filling.left)
-        en = ", ".join(f"“{item.label(turn)}”" for item in filling.left)
+        en = ", ".join(f'"{item.label(turn)}"' for item in filling.left)
         return turn.tr(
             f"找到技能「{name}」：请填写{zh}后点运行",
-            f"Found the skill “{name}”: fill in {en} and press Run",
+            f'Found the skill "{name}": fill in {en} and press Run',
         )
     numbers = ", ".join(f"{n:g}" for n in filling.unused)
     return turn.tr(
         f"找到技能「{name}」：它没有可以填入 {numbers} 的参数，请检查后点运行",
-        f"Found the skill “{name}”: it has no option for {numbers}; check it and press Run",
+        f'Found the skill "{name}": it has no option for {numbers}; check it and press Run',
     )
 
 

@@ -192,7 +192,7 @@ def skill_view(
     actions.append(button(turn.tr("返回列表", "Back to the list"), "refresh"))
     return dashboard_reply(
         widgets,
-        turn.tr(f"技能「{name}」", f"Skill “{name}”"),
+        turn.tr(f"技能「{name}」", f'Skill "{name}"'),
         actions=actions,
         message=note or summary(skill, turn),
         state={"skill": name},

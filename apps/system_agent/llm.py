@@ -187,7 +187,7 @@ def describe(
             "hide": lambda: f"Hid {name}",
             "show": lambda: f"Showed {name}",
             "change_color": lambda: f"Made {name} {command['color']}",
-            "change_text": lambda: f"Changed the text of {name} to “{command['text']}”",
+            "change_text": lambda: f'Changed the text of {name} to "{command["text"]}"',
             "rotate": lambda: f"Rotated {name} to {command['degrees']} degrees",
             "open_window": lambda: f"Opened {name}",
             "close_window": lambda: f"Closed {name}",

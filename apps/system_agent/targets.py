@@ -305,7 +305,7 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
         return Outcome(
             False,
             turn.tr(
-                "要操作哪个元素？例如“播放按钮”。", "Which element? e.g. “the play button”."
+                "要操作哪个元素？例如“播放按钮”。", 'Which element? e.g. "the play button".'
             ),
         )
     found = find_element(request.target, elements)
@@ -450,7 +450,7 @@ def _plan_one(
         command = {"op": "change_text", "id": ident, "text": request.text or ""}
         message = turn.tr(
             f"已将{name}的文字改为“{request.text}”",
-            f"Changed the text of {name} to “{request.text}”",
+            f'Changed the text of {name} to "{request.text}"',
         )
         return Outcome(True, message, [command])
     return Outcome(False, turn.tr("我还不会这个操作。", "I do not know how to do that."))
@@ -482,7 +482,7 @@ def _move(
         return Outcome(
             False,
             turn.tr(
-                f"要把{name}移到哪里？例如“左上角”。", "Where to? e.g. “to the top-left”."
+                f"要把{name}移到哪里？例如“左上角”。", 'Where to? e.g. "to the top-left".'
             ),
         )
     occupant = None
@@ -613,7 +613,7 @@ def plan_window(
             False,
             turn.tr(
                 f"没有找到应用“{request.target}”。已安装：{'、'.join(APP_NAMES.values())}",
-                f"No app called “{request.target}”. "
+                f'No app called "{request.target}". '
                 f"Installed: {', '.join(APP_NAMES_EN.values())}",
             ),
         )

@@ -340,7 +340,7 @@ loadApps().then((ok) => {
   }
   if (ok) {
     showReady();
-    restoreWindows(windows, (appId) => views.open(appId), (appId) => state.apps.has(appId));
+    restoreWindows(windows, (appId, reply) => views.reopen(appId, reply), (appId) => state.apps.has(appId));
     toast({
       title: tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"),
       body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),

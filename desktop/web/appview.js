@@ -70,6 +70,28 @@ export class AppViews {
     if (this.windows.get(appId) === win) this.render(win, reply);
   }
 
+  /**
+   * Open the app's window again after a reload of the page, showing `kept` (the reply
+   * it showed then, see `shownReply`). A view that offers to show itself again (a
+   * `refresh` button naming the view it shows in a `view` parameter, as the system
+   * app's figures do) is asked again at once, so what it measured is measured now; an error, or nothing kept, asks for the initial view.
+   */
+  reopen(appId, kept) {
+    const { win, created } = this.windows.ensure(appInfo(appId));
+    if (!created) return win;
+    const reply = asObject(kept);
+    if (!reply.view_type || reply.status === "error" || reply.view_type === "error") {
+      this.load(win);
+      return win;
+    }
+    this.render(win, reply);
+    const again = asArray(reply.actions)
+      .map(asObject)
+      .find((a) => a.action_id === "refresh" && a.type === "button" && !a.item_id && asObject(a.params).view);
+    if (again) this.sendAction(appId, { action_id: "refresh", type: "button", params: asObject(again.params) });
+    return win;
+  }
+
   /** Ask the app for its view again and put it in `win` in place: no loading view, no raise. */
   async refreshQuietly(win) {
     let reply;
@@ -311,6 +333,14 @@ export class AppViews {
       win.content.append(this.working.get(win.appId).overlay); // still working: keep it on top
     }
     win.node.dataset.viewType = asText(reply.view_type);
+    if (reply.view_type !== "loading") shown.set(win, reply);
+    // an editor the view opened is where the user types next, in a window tall enough
+    // for it and the buttons under it
+    const editor = view.querySelector(".v-editor textarea");
+    if (editor) {
+      win.atLeast(EDITOR_WINDOW_HEIGHT);
+      editor.focus({ preventScroll: true });
+    }
     delete win.node.dataset.typed; // what was typed went with the view it was typed in
     this.noteUnreached(win, reply);
     reapply(win.node);
@@ -322,7 +352,26 @@ export class AppViews {
 }
 
 let answers = 0; // replies with UI commands rendered so far
+const shown = new WeakMap(); // window → the reply it shows (kept across a reload)
+const KEPT_MAX = 200_000; // a reply larger than this (as JSON) is asked for again instead
+
+/**
+ * What `win` shows, to be shown again after a reload: its last reply without its
+ * session (the reloaded page gets its own) and without the UI commands it carried
+ * (the layout keeps their effect); null when there is none or it is too large.
+ */
+export function shownReply(win) {
+  const reply = shown.get(win);
+  if (!reply) return null;
+  const { session_id: _session, ui_commands: _commands, ...kept } = reply;
+  try {
+    return JSON.stringify(kept).length <= KEPT_MAX ? kept : null;
+  } catch {
+    return null;
+  }
+}
 const BUSY_DELAY_MS = 400;
+const EDITOR_WINDOW_HEIGHT = 640; // px: an editor of half of it and a form's buttons fit
 // error codes of a window whose app could not be reached: it retries when the app runs
 const UNREACHED = new Set(["app_unavailable", "network"]);
 const JUST_BACK_MS = 3000;

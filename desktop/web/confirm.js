@@ -64,7 +64,7 @@ function question(pending) {
           ? tr(`${asText(pending.summary)}。允许后按计划运行：`, `${asText(pending.summary)}. Once allowed, it runs as planned:`)
           : tr(
               `应用「${shownName(pending)}」请求执行以下操作：`,
-              `The app “${shownName(pending)}” asks to:`,
+              `The app "${shownName(pending)}" asks to:`,
             ),
     }),
     el(

@@ -5,7 +5,7 @@
 
 import { api } from "./api.js";
 import { asText, el } from "./dom.js";
-import { appDescription, appName, tr } from "./i18n.js";
+import { appDescription, appName, language, tr } from "./i18n.js";
 import { technicalDetails } from "./views.js";
 
 /**
@@ -136,7 +136,9 @@ export function appFacts(app) {
       level: runs.level,
       text: tr(...runs.text),
       note: tr(...runs.note),
-      detail: asText(app.sandbox_note), // the controller's reason, in its technical words
+      // the controller's reason, in its technical words, which are English: shown to an
+      // English reader only (the plain note says it in Chinese)
+      detail: language() === "en" ? asText(app.sandbox_note) : "",
     });
   }
   if (app?.network === true) {
@@ -219,8 +221,8 @@ export function openAbout() {
       version,
       el("p", {
         text: tr(
-          "AI 原生桌面：主控把你的指令交给各个小AI，小AI 规划原子工具调用，由沙箱执行器执行，桌面统一渲染视图。",
-          "An AI-native desktop: the controller routes your instruction to small AI apps that plan atomic tool calls run by a sandboxed executor; the desktop renders every view.",
+          "一个用说话来操作的桌面：说出或输入你想做的事，比如放音乐、写一段程序、设个提醒，合适的应用就会去做，结果显示在它的窗口里。应用在沙箱里运行，碰不到你的其他文件；做有风险的事（比如覆盖或删除文件）之前会先问你。",
+          "A desktop you run by saying what you want: type or say it, such as playing music, writing a small program or setting a reminder, and the right app does it and shows the result in its window. Apps run in a sandbox, away from your other files, and ask you first before anything risky, such as overwriting or deleting a file.",
         ),
       }),
       el("p", {

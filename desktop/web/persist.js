@@ -1,8 +1,10 @@
 // What survives a reload of the page: which windows are open, where, how big, whether
-// maximised or minimised and in which order they stack, what the UI commands
+// maximised or minimised, in which order they stack and what each showed (its last
+// reply, see appview.js `reopen`), what the UI commands
 // changed and the history of those changes (for undo). It is kept in the tab's sessionStorage (this tab only, gone with it) on
 // every change, and put back once the apps are known after a reload.
 
+import { shownReply } from "./appview.js";
 import { layoutEntries, layoutHistory, restoreLayoutEntries } from "./uicommands.js";
 
 const KEY = "aios.desktop.v1";
@@ -27,7 +29,13 @@ let watched = false;
 function save(windows) {
   const open = [...windows.windows.values()]
     .sort((a, b) => Number(a.node.style.zIndex) - Number(b.node.style.zIndex))
-    .map((win) => ({ appId: win.appId, rect: win.rect(), maximised: win.maximised, minimised: win.minimised }));
+    .map((win) => ({
+      appId: win.appId,
+      rect: win.rect(),
+      maximised: win.maximised,
+      minimised: win.minimised,
+      reply: shownReply(win),
+    }));
   try {
     sessionStorage.setItem(KEY, JSON.stringify({ windows: open, layout: layoutEntries(), history: layoutHistory() }));
   } catch {
@@ -51,7 +59,8 @@ export function restoreLayout() {
 
 /**
  * Open again the windows saved before the reload, in their stacking order, each where
- * it was; `open(appId)` opens an app's window, `known(appId)` says the app is installed.
+ * it was; `open(appId, reply)` opens an app's window showing the reply it showed (null:
+ * none kept), `known(appId)` says the app is installed.
  */
 export function restoreWindows(windows, open, known) {
   const list = saved()?.windows;
@@ -61,7 +70,7 @@ export function restoreWindows(windows, open, known) {
     for (const item of list) {
       const appId = typeof item?.appId === "string" ? item.appId : "";
       if (!appId || !known(appId)) continue;
-      open(appId);
+      open(appId, item.reply && typeof item.reply === "object" ? item.reply : null);
       const win = windows.get(appId);
       if (!win) continue;
       const rect = item.rect && typeof item.rect === "object" ? item.rect : null;

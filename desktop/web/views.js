@@ -11,6 +11,7 @@ import { resolveMediaUrl } from "./api.js";
 import { barChart, chartPoints, lineChart, pieChart } from "./chart.js";
 import { asArray, asObject, asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
+import { codeEditor } from "./editor.js";
 import { keptPlayer, linkPlayer } from "./player.js";
 
 /**
@@ -159,7 +160,11 @@ export function formField(raw) {
   const type = asText(field.type || "text").toLowerCase();
   const label = asText(field.label ?? name);
   let control;
-  if (type === "textarea") {
+  let shown = null; // what the label holds when it is not the control itself
+  if (type === "code") {
+    shown = codeEditor(asText(field.value ?? ""));
+    control = shown.querySelector("textarea");
+  } else if (type === "textarea") {
     control = el("textarea", { rows: 4, value: asText(field.value ?? "") });
   } else if (type === "select") {
     control = el(
@@ -182,7 +187,7 @@ export function formField(raw) {
   control.dataset.fieldType = type;
   if (field.placeholder) control.placeholder = asText(field.placeholder);
   if (field.required) control.required = true;
-  return el("label", { className: `v-field v-field-${type}` }, el("span", { text: label }), control);
+  return el("label", { className: `v-field v-field-${type}` }, el("span", { text: label }), shown ?? control);
 }
 
 /** The values of every named control under `root`: {name: value}. */
@@ -433,8 +438,8 @@ function renderUnknown(type, data, exc) {
     el("div", {
       className: "v-unknown-title",
       text: exc
-        ? tr(`无法显示“${type}”视图：${exc.message}`, `This “${type}” view cannot be shown: ${exc.message}`)
-        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type “${type || "(none)"}”`),
+        ? tr(`无法显示“${type}”视图：${exc.message}`, `This "${type}" view cannot be shown: ${exc.message}`)
+        : tr(`未知的视图类型“${type || "（无）"}”`, `Unknown view type "${type || "(none)"}"`),
     }),
     el("pre", { text: json ?? "" }),
   );

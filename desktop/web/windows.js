@@ -65,6 +65,8 @@ export class AppWindow {
       this.content,
       EDGES.map((edge) => el("div", { className: `win-edge win-edge-${edge}`, dataset: { edge } })),
     );
+    // its height as a CSS variable, for content sized by the window (a code editor is half of it)
+    new ResizeObserver(() => this.node.style.setProperty("--win-height", `${this.node.offsetHeight}px`)).observe(this.node);
     this.node.addEventListener("pointerdown", () => this.raise(), true);
     this.titlebar.addEventListener("pointerdown", (e) => this.startDrag(e));
     this.titlebar.addEventListener("dblclick", (e) => {
@@ -120,6 +122,16 @@ export class AppWindow {
     if (width !== undefined) style.width = `${Math.round(Math.max(MIN_WIDTH, width))}px`;
     if (height !== undefined) style.height = `${Math.round(Math.max(MIN_HEIGHT, height))}px`;
     this.manager.changed("geometry", this);
+  }
+
+  /** At least `height` tall where the desktop has room (moved up to make it); a maximised window stays. */
+  atLeast(height) {
+    if (this.maximised) return;
+    const desk = this.manager.bounds();
+    const rect = this.rect();
+    const want = Math.min(height, desk.height);
+    if (rect.height >= want) return;
+    this.setRect({ top: Math.max(0, Math.min(rect.top, desk.height - want)), height: want });
   }
 
   rect() {

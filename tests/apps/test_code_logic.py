@@ -426,10 +426,11 @@ def test_edit_with_a_requested_change() -> None:
     assert "steps" not in revised  # nothing is saved until the user presses 保存
 
 
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
 @pytest.mark.parametrize("template", TEMPLATES, ids=[t.key for t in TEMPLATES])
-def test_every_template_runs_and_prints(template, tmp_path) -> None:
+def test_every_template_runs_and_prints(template, language, tmp_path) -> None:
     path = tmp_path / template.filename
-    path.write_text(template.code, encoding="utf-8")
+    path.write_text(template.code_in(language), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(path)],
         capture_output=True,
@@ -490,6 +491,17 @@ def test_in_english_the_views_and_labels_are_english() -> None:
     )
     assert opens_settings(templates) == "Open Settings"
     assert not [i for i in templates["data"]["items"] if CHINESE.search(i["title"])]
+
+
+def test_in_english_a_template_is_written_in_english() -> None:
+    """The Fibonacci template's docstring was Chinese in English."""
+    flows = CodeFlows(PlanningAgent())
+    plan = flows.handle("write a program that prints the Fibonacci numbers", EN)
+    written = plan["steps"][0]["args"]["content"]
+    assert '"""Print the first n Fibonacci numbers."""' in written
+    assert not CHINESE.search(written), written
+    for template in TEMPLATES:  # each program, as an English reader gets it
+        assert not CHINESE.search(template.code_in("en-US")), template.key
 
 
 def test_in_english_errors_are_english_with_the_detail_folded() -> None:

@@ -553,7 +553,12 @@ def test_play_local_finds_the_file_in_the_library(catalogue) -> None:
     assert reply["view_type"] == "media" and reply["data"]["url"] == song["url"]
     assert [q["id"] for q in reply["state"]["queue"]] == [song["id"]]
     gone = {"step_1": ok(LIBRARY_TOOL, []), "step_2": ok("file_read", "[]")}
-    assert flows.handle(None, {"tool_results": gone}, action)["status"] == "error"
+    missing = flows.handle(None, {"tool_results": gone}, action)
+    assert missing["status"] == "error"
+    # the song it looked for, not a folder of the state directory
+    assert missing["data"]["content"] == "音乐库里没有 七里香.wav。"
+    english = flows.handle(None, {**EN, "tool_results": gone}, action)
+    assert english["data"]["content"] == "七里香.wav is not in the music library."
 
 
 def test_history_failure_does_not_stop_playing(catalogue) -> None:

@@ -12,6 +12,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from tests.browser import desktop_page
 from tests.desktop.conftest import APP_IDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -159,6 +160,28 @@ def test_tray_clock_calendar_and_system_menu(page, shot):
     expect(page.locator("#about_dialog")).to_contain_text("Triton AIOS")
     page.keyboard.press("Escape")
     expect(page.locator("#about_dialog")).to_have_count(0)
+
+
+# words of the design a user does not know (About once said 主控…原子工具…沙箱执行器)
+DEVELOPER_WORDS = re.compile(r"主控|原子工具|执行器|小AI|controller|atomic|executor", re.I)
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_about_says_what_triton_does_in_plain_words(browser, system, shot, locale):
+    with desktop_page(browser, system, APP_IDS, locale=locale) as page:
+        page.click("#taskbar", button="right", position={"x": 300, "y": 20})
+        page.click("#system_menu [data-system-action=about]")
+        about = page.locator("#about_dialog")
+        expect(about).to_contain_text("Triton AIOS")
+        text = about.inner_text()
+        assert not DEVELOPER_WORDS.search(text), text
+        said = ("音乐", "沙箱") if locale == "zh-CN" else ("music", "sandbox")
+        assert all(word in text for word in said), text
+        if locale == "en-US":
+            chinese = re.findall(r"[\u4e00-\u9fff]", text)
+            assert not chinese, text
+        page.wait_for_function("() => document.getAnimations().length === 0")
+        shot(page, f"about-{locale}")
 
 
 def test_settings_dialog_masks_the_key_and_saves(page, system, shot):

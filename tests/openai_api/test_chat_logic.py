@@ -11,7 +11,7 @@ from aios_protocol.messages import AppReply
 from aios_protocol.views import VIEW_TYPES
 from controller.events import EventBus
 from controller.sessions import SessionStore
-from openai_entry.markdown import CONFIRM_HINT, reply_markdown
+from openai_entry.markdown import reply_markdown
 from openai_entry.stream import turn_stream
 from openai_entry.turn import (
     ChatTurn,
@@ -65,10 +65,27 @@ def test_views_as_markdown() -> None:
     error = reply_markdown(AppReply.error("boom", "出错了"), "a")
     assert error == "⚠️ 出错了"
     confirm = reply_markdown(_reply("confirm", {}, "需要你的确认：删除"), "a")
-    assert confirm == f"需要你的确认：删除\n\n{CONFIRM_HINT}"
+    assert confirm == "需要你的确认：删除\n\n回复「确认」执行，或「取消」放弃。"
     unknown = reply_markdown(_reply("sparkles", {"k": 1}, "看看"), "a")
     assert unknown.startswith("看看\n\n```json\n")
     assert reply_markdown(_reply("text", {"content": "  "}, "说完了"), "a") == "说完了"
+
+
+def test_the_words_markdown_adds_are_in_one_language() -> None:
+    """Not "(空列表 / empty list)", nor a hint glossed in the other language."""
+    empty = _reply("list", {"items": []})
+    assert reply_markdown(empty, "a", language="en-US") == "(empty list)"
+    assert reply_markdown(empty, "a", language="zh-CN") == "（空列表）"
+    asked = _reply("confirm", {})
+    english = reply_markdown(asked, "a", language="en-US")
+    assert english == (
+        "Your confirmation is needed\n\nReply yes to go ahead, or no to cancel."
+    )
+    chinese = reply_markdown(asked, "a", language="zh-CN")
+    assert chinese == "需要你的确认\n\n回复「确认」执行，或「取消」放弃。"
+    # a dashboard's widgets read the same language as the reply around them
+    board = _reply("dashboard", {"widgets": [{"type": "list", "data": {"items": []}}]})
+    assert "(empty list)" in reply_markdown(board, "a", language="en-US")
 
 
 def test_each_view_type_as_markdown() -> None:

@@ -7,6 +7,7 @@ and the raw SSE stream (heartbeats, the run events only on request).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import openai
@@ -228,6 +229,33 @@ def test_list_table_and_code_views_come_back_as_markdown(client: openai.OpenAI) 
     assert code == "```python\nprint('hi')\n```"
 
 
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def test_an_empty_list_is_said_in_the_callers_language_only(client: openai.OpenAI) -> None:
+    """An empty list read "(空列表 / empty list)" whatever the language."""
+    english = (
+        _say(
+            client,
+            "triton/views_app",
+            "empty",
+            extra_body={"metadata": {"language": "en-US"}},
+        )
+        .choices[0]
+        .message.content
+    )
+    assert english == "(empty list)"
+    assert not CJK.search(english), english
+    chinese = (
+        _say(
+            client, "triton/views_app", "empty", extra_headers={"Accept-Language": "zh-CN"}
+        )
+        .choices[0]
+        .message.content
+    )
+    assert chinese == "（空列表）"
+
+
 def test_unknown_model_is_404_model_not_found(client: openai.OpenAI) -> None:
     for model in ("gpt-4o", "triton/no_such_app"):
         with pytest.raises(openai.NotFoundError) as caught:
@@ -396,6 +424,36 @@ def test_bad_bodies_are_400_and_the_session_keeps_its_turns(system: RunningSyste
 
 
 # ----------------------------------------------------------- confirmation
+
+
+def test_the_question_before_a_step_is_in_the_callers_language_only(
+    client: openai.OpenAI,
+) -> None:
+    """The hint read "回复「确认」执行…(Reply yes to go ahead…)" in both."""
+    english = (
+        client.chat.completions.create(
+            model="triton/risky_app",
+            messages=[{"role": "user", "content": "启动进程"}],
+            extra_headers={"X-AIOS-Conversation-Id": "confirm-english"},
+            extra_body={"metadata": {"language": "en-US"}},
+        )
+        .choices[0]
+        .message.content
+    )
+    assert english.endswith("\n\nReply yes to go ahead, or no to cancel."), english
+    assert "确认" not in english and "「" not in english, english
+    chinese = (
+        client.chat.completions.create(
+            model="triton/risky_app",
+            messages=[{"role": "user", "content": "启动进程"}],
+            extra_headers={"X-AIOS-Conversation-Id": "confirm-chinese"},
+            extra_body={"metadata": {"language": "zh-CN"}},
+        )
+        .choices[0]
+        .message.content
+    )
+    assert chinese.endswith("\n\n回复「确认」执行，或「取消」放弃。"), chinese
+    assert "Reply" not in chinese, chinese
 
 
 def _pending(system: RunningSystem, session_id: str) -> list[dict[str, Any]]:

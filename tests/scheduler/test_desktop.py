@@ -423,9 +423,9 @@ DELETE_WORDS = {
     "en-US": (
         "Delete",
         "Keep",
-        "Delete the scheduled task “喝水提醒”?",
+        'Delete the scheduled task "喝水提醒"?',
         "Cancel",
-        "Deleted “喝水提醒”",
+        'Deleted "喝水提醒"',
     ),
 }
 

@@ -134,7 +134,7 @@ def test_the_window_speaks_the_users_language() -> None:
         "Summary",
         "Output",
     ]
-    assert history["data"]["title"] == "Runs of “休息提醒”"
+    assert history["data"]["title"] == 'Runs of "休息提醒"'
     assert [a["label"] for a in history["actions"]] == ["Back to the list"]
     # the same window on a Chinese desktop, as before
     chinese = SchedulerFlows(agent).handle("", ZH)
@@ -159,7 +159,7 @@ def test_answers_in_english_and_a_refusal_said_plainly() -> None:
     created = SchedulerFlows(agent).handle("remind me in 5 minutes to stretch", EN)
     assert agent.calls[1][1]["job"]["instruction"] == "remind me to stretch"
     assert created["status"] == "ok" and "notice" not in created
-    assert created["message"].startswith("OK, “stretch reminder” is set: at ")
+    assert created["message"].startswith('OK, "stretch reminder" is set: at ')
     assert (
         click_in(SchedulerFlows(agent), EN, "disable", job_id="job_abc")["message"]
         == "Paused"
@@ -263,7 +263,7 @@ def test_a_command_said_becomes_a_command_job() -> None:
 def test_a_command_that_is_not_allowed_is_refused_in_plain_words() -> None:
     for context, plain in (
         (ZH, "没有设定：不允许运行命令「date」"),
-        (EN, "Not set: the command “date” is not allowed"),
+        (EN, 'Not set: the command "date" is not allowed'),
     ):
         agent = Jobs()
         agent.refuse = ToolFailed(
@@ -351,7 +351,7 @@ def test_pausing_a_shared_name_asks_which_in_english() -> None:
     asked = SchedulerFlows(agent).handle("pause 喝水提醒", EN)
     assert verbs(agent) == ["list"]
     assert (
-        asked["message"] == "2 scheduled tasks match “喝水提醒”: which one should I pause?"
+        asked["message"] == '2 scheduled tasks match "喝水提醒": which one should I pause?'
     )
     labels = [a["label"] for a in asked["actions"] if a.get("item_id")]
     assert labels == ["Pause", "Pause"]
@@ -464,11 +464,11 @@ def test_a_paused_job_says_paused_and_nothing_of_its_next_run() -> None:
         ),
         (
             EN,
-            "Delete the scheduled task “喝水提醒”? It will not run again, and this "
+            'Delete the scheduled task "喝水提醒"? It will not run again, and this '
             "cannot be undone.",
             "Keep",
             "Delete",
-            "Deleted “喝水提醒”",
+            'Deleted "喝水提醒"',
         ),
     ],
 )

@@ -311,10 +311,10 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     assert window["message"].endswith(" skills")
     # the form of an executable skill: labels, the run button, the widgets' titles
     shown = app.handle("convert celsius to fahrenheit with temp_convert", EN)
-    assert shown["data"]["title"] == "Skill “temp_convert”"
+    assert shown["data"]["title"] == 'Skill "temp_convert"'
     assert (
         shown["message"]
-        == "Found the skill “temp_convert”: fill in “The number of degrees” and press Run"
+        == 'Found the skill "temp_convert": fill in "The number of degrees" and press Run'
     )
     (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
     assert run["label"] == "Run"

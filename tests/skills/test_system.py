@@ -200,7 +200,7 @@ ANSWERS = {
         "convert 30 celsius to fahrenheit",
         "How to use it",
         "convert 30 or 40 celsius to fahrenheit",
-        "Found the skill “temp_convert”: fill in “The number of degrees” and press Run",
+        'Found the skill "temp_convert": fill in "The number of degrees" and press Run',
     ),
 }
 

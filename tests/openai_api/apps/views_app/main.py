@@ -1,6 +1,6 @@
 """Test app for the OpenAI-compatible entry: one view type per instruction word.
 
-`列表` a list view, `表格` a table, `代码` a code view, `慢 S` a text after S seconds
+`列表` a list view, `empty` a list without items (nor its own words for it), `表格` a table, `代码` a code view, `慢 S` a text after S seconds
 (heartbeats), `读文件` reads hello.txt through one step and answers its text,
 `提示` answers the caller's system prompt it got in its context.
 """
@@ -31,6 +31,8 @@ class ViewsAgent(AIOSAgent):
                     {"step_id": 1, "tool": "file_read", "args": {"path": "hello.txt"}}
                 ],
             }
+        if "empty" in text:
+            return {"status": "ok", "view_type": "list", "data": {"items": []}}
         if "列表" in text:
             items = [
                 {"title": "七里香", "sub": "周杰伦"},
