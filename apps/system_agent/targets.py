@@ -595,6 +595,20 @@ _WINDOW_WORDS = {
 }
 
 
+def _installed_names(turn: Turn) -> list[str]:
+    """The names of every installed app in the user's language, as the controller
+    lists them for this call (the shipped ones when it lists none)."""
+    listed = turn.context.get("installed_apps")
+    names = [
+        str(app["name"])
+        for app in (listed if isinstance(listed, list) else [])
+        if isinstance(app, dict) and app.get("name")
+    ]
+    if names:
+        return names
+    return list((APP_NAMES if turn.language == "zh-CN" else APP_NAMES_EN).values())
+
+
 def plan_window(
     request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn
 ) -> Outcome:
@@ -609,12 +623,12 @@ def plan_window(
             )
             if find_element(request.target, elements).element is not None:
                 return plan_ui(fallback, snapshot, turn)
+        installed = _installed_names(turn)
         return Outcome(
             False,
             turn.tr(
-                f"没有找到应用“{request.target}”。已安装：{'、'.join(APP_NAMES.values())}",
-                f'No app called "{request.target}". '
-                f"Installed: {', '.join(APP_NAMES_EN.values())}",
+                f"没有找到应用“{request.target}”。已安装：{'、'.join(installed)}",
+                f'No app called "{request.target}". Installed: {", ".join(installed)}',
             ),
         )
     app_id, display = app

@@ -402,3 +402,28 @@ def test_a_model_cannot_move_or_hide_the_background() -> None:
     )
     asked = commands_from_llm(model, "把桌面弄暗一点", desktop_parts("zh-CN"), False)
     assert asked.commands == [{"op": "change_color", "id": "desktop", "color": "navy"}]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "listed"),
+    [
+        ("zh-CN", "打开天气应用", "已安装：音乐应用、定时任务、技能"),
+        ("en-US", "open the weather app", "Installed: Music, Scheduled tasks, Skills"),
+    ],
+)
+def test_an_unknown_app_is_answered_with_every_installed_app(
+    language: str, text: str, listed: str
+) -> None:
+    names = {
+        "zh-CN": ("音乐应用", "定时任务", "技能"),
+        "en-US": ("Music", "Scheduled tasks", "Skills"),
+    }[language]
+    installed = [{"id": f"app{i}", "name": name} for i, name in enumerate(names)]
+    flows = SystemFlows(PlanningAgent())
+    results = {
+        "language": language,
+        "installed_apps": installed,
+        "tool_results": {"step_1": ok("cache_get", music_snapshot(language, 1))},
+    }
+    reply = flows.handle(text, results)
+    assert listed in reply["message"], reply["message"]
