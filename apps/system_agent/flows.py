@@ -119,9 +119,11 @@ def describe_change(
     elements = list((snapshot or {}).get("elements") or [])
     first = change[0]
     ident = str(first.get("id"))
+    # no longer shown (another view): the label it had, never its id
+    kept = str(first.get("label") or "") or turn.tr("一个控件", "a control")
     element = next(
         (e for e in elements if e.get("id") in (ident, f"win_{ident}")),
-        {"id": ident, "label": ident},
+        {"id": ident, "label": kept},
     )
     zh, en = _CHANGE_WORDS.get(str(first.get("op")), ("改动", "changing"))
     name = shown_name(element, elements, turn)

@@ -95,7 +95,8 @@ export function perform(command, batch = "") {
   // the same command may come twice (the reply and the event stream): one hint
   const hiddenBefore = Boolean(node && overrides.get(node.id)?.hide);
   const before = canonical(overrides);
-  const step = { op, id: node ? node.id : id };
+  // the label it had, to name it when it is no longer shown
+  const step = { op, id: node ? node.id : id, label: node?.dataset.uiLabel || "" };
   if (node && isWindow(node) && (op === "move" || op === "resize")) step.frame = frameOf(node);
   OPS[op](node, { ...command, id: step.id });
   record(batch, before, step);
@@ -164,7 +165,7 @@ export function undoLayout() {
 
 /** What can be taken back, oldest first: the {op, id} of each change's commands. */
 export function undoable() {
-  return history.map((entry) => entry.steps.map(({ op, id }) => ({ op, id })));
+  return history.map((entry) => entry.steps.map(({ op, id, label }) => ({ op, id, label: label || "" })));
 }
 
 /** The operations applied to element `id` and not taken back (op names). */

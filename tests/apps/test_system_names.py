@@ -427,3 +427,21 @@ def test_an_unknown_app_is_answered_with_every_installed_app(
     }
     reply = flows.handle(text, results)
     assert listed in reply["message"], reply["message"]
+
+
+@pytest.mark.parametrize(
+    ("language", "label", "said"),
+    [("zh-CN", "播放", "已撤销：移动播放"), ("en-US", "Play", "Undone: moving the Play")],
+)
+def test_undo_names_a_control_no_longer_shown_by_its_label_never_its_id(
+    language: str, label: str, said: str
+) -> None:
+    snapshot = with_history(
+        music_snapshot(language, 0), [{"op": "move", "id": "btn_play_7", "label": label}]
+    )
+    reply = SystemFlows(PlanningAgent()).handle(
+        "撤销" if language == "zh-CN" else "undo",
+        {"language": language, "tool_results": {"step_1": ok("cache_get", snapshot)}},
+    )
+    assert reply["message"].startswith(said), reply["message"]
+    assert "btn_play_7" not in reply["message"]
