@@ -130,7 +130,8 @@ def test_the_yes_withdrawn_in_settings_stops_sending(
     assert recognizer.recognize(tone_wav(), "zh-CN").text == HEARD
     saved = json.loads((tmp_path / "settings.json").read_text(encoding="utf-8"))
     assert saved["voice_google_consent"] is True  # remembered
-    store.update({"voice_google_consent": False})
+    # withdrawn in Settings, at once: no restart is said to be needed
+    assert store.update({"voice_google_consent": False})["restart_needed"] is False
     assert recognizer.support("zh-CN").needs_consent is True
     assert len(google.requests) == 1
 
