@@ -529,9 +529,10 @@ def load_settings(
     for name, found in files:
         notes += [f"{name}: {note}" for note in rename_old_keys(found)]
         raw = merge_settings(raw, found)
-    mine = files[-1][1] if user is not None and files and files[-1][0] == str(user) else {}
+    # a voice the user picked before the voice could follow the desktop stays picked
+    mine = dict(files).get(str(user), {}) if user is not None else {}
     if "default_voice" in mine and "voice_follows_desktop" not in mine:
-        raw["voice_follows_desktop"] = False  # a voice the user picked before it could follow
+        raw["voice_follows_desktop"] = False
     _apply_environment(raw, os.environ if env is None else env)
     try:
         settings = Settings.model_validate(raw)

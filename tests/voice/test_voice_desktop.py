@@ -56,7 +56,10 @@ def system(
 @pytest.fixture(autouse=True)
 def fresh_voice_settings(system: RunningSystem, google: FakeGoogleSpeech) -> None:
     """Each test starts without the yes, following the desktop's language."""
-    put(system, {"voice_google_consent": False, "voice_follows_desktop": True, "ui_language": ""})
+    put(
+        system,
+        {"voice_google_consent": False, "voice_follows_desktop": True, "ui_language": ""},
+    )
     google.requests.clear()
 
 
@@ -80,7 +83,11 @@ def shot(page: Any, name: str) -> Path:
 @pytest.fixture
 def microphone_browser(browser: Any) -> Iterator[Any]:
     """A second Chromium with a fake microphone (the page records, as a person's would)."""
-    args = [*CHROMIUM_ARGS, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+    ]
     chromium = browser.browser_type.launch(executable_path=str(CHROMIUM), args=args)
     try:
         yield chromium
@@ -113,7 +120,12 @@ def engine_line(page: Any, lang: str) -> Any:
     ("locale", "waiting", "sent", "offline"),
     [
         ("zh-CN", "需要你在下面允许", "录音经互联网发送到 Google", "本机离线识别"),
-        ("en-US", "once you allow it below", "the recording goes to Google", "Offline on this computer"),
+        (
+            "en-US",
+            "once you allow it below",
+            "the recording goes to Google",
+            "Offline on this computer",
+        ),
     ],
 )
 def test_settings_say_which_engine_serves_each_language(
@@ -193,7 +205,9 @@ def test_the_english_desktop_asks_in_english_for_a_chinese_voice(
     page = open_desktop(microphone_browser, system, "en-US")
     page.click("#mic_button")
     dialog = page.locator("#voice_consent_dialog")
-    expect(dialog).to_contain_text("sent over the internet to Google's speech recognition service")
+    expect(dialog).to_contain_text(
+        "sent over the internet to Google's speech recognition service"
+    )
     assert not re.search(r"[\u4e00-\u9fff]", dialog.inner_text())
     shot(page, "consent-en-US")
     page.click("#voice_consent_no")
