@@ -1,57 +1,47 @@
 """A fake of Google's free web speech service (what SpeechRecognition's
-`recognize_google` posts to), on 127.0.0.1: it records each request (query, content
-type, body) and answers in Google's format, one JSON object per line with an empty
-`result` first."""
+`recognize_google` posts to), served on 127.0.0.1: it records each request (path,
+`lang`, content type, body) and answers in Google's format, one JSON object per line
+with an empty `result` first."""
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from flask import Flask, Response, request
+
+from aios_runtime.serving import start_server
 
 __all__ = ["FakeGoogleSpeech"]
+
+PATH = "/speech-api/v2/recognize"
 
 
 class FakeGoogleSpeech:
     def __init__(self, transcript: str):
         self.transcript = transcript
         self.requests: list[dict[str, Any]] = []
-        fake = self
+        app = Flask("fake_google_speech")
+        app.add_url_rule(PATH, "recognize", self._recognize, methods=["POST"])
+        self._server = start_server(app, 0)
+        self.url = self._server.url + PATH
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                query = parse_qs(urlsplit(self.path).query)
-                fake.requests.append(
-                    {
-                        "path": urlsplit(self.path).path,
-                        "lang": query.get("lang", [""])[0],
-                        "type": self.headers.get("Content-Type", ""),
-                        "body": body,
-                    }
-                )
-                best = {"transcript": fake.transcript, "confidence": 0.93}
-                lines = [
-                    {"result": []},
-                    {"result": [{"alternative": [best], "final": True}], "result_index": 0},
-                ]
-                payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{port}/speech-api/v2/recognize"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _recognize(self) -> Response:
+        self.requests.append(
+            {
+                "path": request.path,
+                "lang": request.args.get("lang", ""),
+                "type": request.headers.get("Content-Type", ""),
+                "body": request.get_data(),
+            }
+        )
+        best = {"transcript": self.transcript, "confidence": 0.93}
+        lines = [
+            {"result": []},
+            {"result": [{"alternative": [best], "final": True}], "result_index": 0},
+        ]
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        return Response(text, mimetype="application/json")
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._server.stop()

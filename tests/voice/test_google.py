@@ -13,7 +13,6 @@ import io
 import json
 import struct
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,11 @@ from aios_runtime.settings import GOOGLE_SPEECH_URL, Settings, load_settings
 from controller.routing.router import AppProfile
 from controller.settings_store import SettingsStore
 from tests.fakes.google_speech import FakeGoogleSpeech
+from tests.voice.conftest import GOOGLE_HEARD as HEARD
 from tests.voice.test_voice import FakeInstructions, authed, post_wav, voice_app
 from voice.input import Recognizer
 
 pytest.importorskip("speech_recognition")
-
-HEARD = "帮我播放周杰伦的歌"
 
 
 def tone_wav(seconds: float = 0.4, rate: int = 16000) -> bytes:
@@ -46,15 +44,6 @@ def tone_wav(seconds: float = 0.4, rate: int = 16000) -> bytes:
             )
         )
     return out.getvalue()
-
-
-@pytest.fixture
-def google() -> Iterator[FakeGoogleSpeech]:
-    fake = FakeGoogleSpeech(HEARD)
-    try:
-        yield fake
-    finally:
-        fake.close()
 
 
 def recognizer_for(
@@ -79,7 +68,7 @@ def test_after_the_yes_chinese_goes_to_the_google_endpoint(
     body = answer.get_json()
     assert body["transcript"] == HEARD
     assert body["recognition"] == {"engine": "google", "lang": "zh-CN"}
-    assert [t["app_id"] for t in body["tasks"]] == ["music_app"]
+    assert [t["app_id"] for t in body["tasks"]] == ["hello_app"]
     assert handle.calls == [(HEARD, None, "voice")]
     (sent,) = google.requests
     assert sent["path"] == "/speech-api/v2/recognize"

@@ -22,33 +22,24 @@ from tests.browser import desktop_page
 from tests.controller.system import TEST_CONFIG, RunningSystem, serving
 from tests.fakes.google_speech import FakeGoogleSpeech
 from tests.procs import CHROMIUM, ROOT
+from tests.voice.conftest import GOOGLE_HEARD as HEARD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 APP_IDS = ("hello_app", "system_agent")
-HEARD = "你好"
 SHOTS = ROOT / "test-artifacts" / "voice"
 
 
 @pytest.fixture(scope="module")
-def google() -> Iterator[FakeGoogleSpeech]:
-    fake = FakeGoogleSpeech(HEARD)
-    try:
-        yield fake
-    finally:
-        fake.close()
-
-
-@pytest.fixture(scope="module")
 def system(
-    tmp_path_factory: pytest.TempPathFactory, google: FakeGoogleSpeech
+    tmp_path_factory: pytest.TempPathFactory, google_service: FakeGoogleSpeech
 ) -> Iterator[RunningSystem]:
     root = tmp_path_factory.mktemp("voice_desktop")
     apps = root / "apps"
     apps.mkdir()
     for app_id in APP_IDS:
         shutil.copytree(ROOT / "apps" / app_id, apps / app_id)
-    config = {**copy.deepcopy(TEST_CONFIG), "voice_google_url": google.url}
+    config = {**copy.deepcopy(TEST_CONFIG), "voice_google_url": google_service.url}
     with serving(root, apps, APP_IDS, config=config) as running:
         yield running
 
@@ -60,7 +51,6 @@ def fresh_voice_settings(system: RunningSystem, google: FakeGoogleSpeech) -> Non
         system,
         {"voice_google_consent": False, "voice_follows_desktop": True, "ui_language": ""},
     )
-    google.requests.clear()
 
 
 def put(system: RunningSystem, changes: dict[str, Any]) -> dict[str, Any]:
