@@ -10,7 +10,7 @@ Config keys (typed in `aios_runtime.settings.Settings`, all optional):
 
 | key | default | meaning |
 |---|---|---|
-| `voice_engine` | "auto" | "auto" (online endpoint when a key is set, then offline English, then Google for Chinese), "pocketsphinx", "openai", "google", "browser" (the page uses its own speech API; uploads fall back to offline English) |
+| `voice_engine` | "auto" | "auto" (online endpoint when a key is set, then offline English, then Google for the languages pocketsphinx does not hear, such as Chinese), "pocketsphinx", "openai", "google", "browser" (the page uses its own speech API; uploads fall back to offline English) |
 | `voice_api_key` | "" | key for the OpenAI-compatible transcription endpoint |
 | `voice_api_base_url` | "https://api.openai.com/v1" | that endpoint's base URL |
 | `voice_api_model` | "whisper-1" | the transcription model |
@@ -20,8 +20,8 @@ Config keys (typed in `aios_runtime.settings.Settings`, all optional):
 The language defaults to the settings' `voice_language` (the desktop's, else
 `default_voice`). No offline Chinese model exists here, so zh-CN needs an online
 engine (Google's, after the user's yes) or the browser's speech API; without the yes
-nothing is sent, and the error (`needs_consent`) and `status()` say so plainly. The errors' messages are English, for developers; what the
-user reads is their code's sentence (`aios_protocol.strings`) in the language they
+nothing is sent, and the error (`needs_consent`) and `status()` say so plainly. The
+errors' messages are English, for developers; what the user reads is their code's sentence (`aios_protocol.strings`) in the language they
 read (`language_for(session_id)` of `voice_blueprint`: the session's, else the
 settings' `ui_language`): an error body's `user_message`, the status's `message` and
 microphone `reason`. The technical reasons are in the error's `detail`.
