@@ -21,10 +21,10 @@ The language defaults to the settings' `voice_language` (the desktop's, else
 `default_voice`). No offline Chinese model exists here, so zh-CN needs an online
 engine (Google's, after the user's yes) or the browser's speech API; without the yes
 nothing is sent, and the error (`needs_consent`) and `status()` say so plainly. The
-errors' messages are English, for developers; what the user reads is their code's sentence (`aios_protocol.strings`) in the language they
-read (`language_for(session_id)` of `voice_blueprint`: the session's, else the
-settings' `ui_language`): an error body's `user_message`, the status's `message` and
-microphone `reason`. The technical reasons are in the error's `detail`.
+errors' messages are English, for developers; what the user reads is their code's
+sentence (`aios_protocol.strings`) in the language they read (`language_for(session_id)`
+of `voice_blueprint`: the session's, else the settings' `ui_language`): an error
+body's `user_message`, the status's `message` and microphone `reason`. The technical reasons are in the error's `detail`.
 """
 
 from __future__ import annotations
