@@ -12,7 +12,7 @@ import { tr } from "./i18n.js";
 const LANGUAGE_NAMES = { "zh-CN": ["中文", "Chinese"], "en-US": ["英文", "English"] };
 const ENGINE_NAMES = {
   google: ["Google 在线语音识别：录音经互联网发送到 Google", "Google's online speech recognition: the recording goes to Google over the internet"],
-  pocketsphinx: ["本机离线识别（pocketsphinx），只听得懂应用的英文命令", "Offline on this computer (pocketsphinx), the apps' English commands only"],
+  pocketsphinx: ["本机离线识别 pocketsphinx，只听得懂应用的英文命令", "Offline on this computer with pocketsphinx, the apps' English commands only"],
   openai: ["你设置的在线转写接口", "The online transcription service you set"],
 };
 

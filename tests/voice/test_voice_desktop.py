@@ -129,6 +129,7 @@ def test_settings_say_which_engine_serves_each_language(
         shot(page, f"settings-{locale}")
         page.check("#settings_voice_google_consent")
         expect(engine_line(page, "zh-CN")).to_contain_text(sent)
+        shot(page, f"settings-{locale}-allowed")
         expect(engine_line(page, "en-US")).to_contain_text(offline)
         # one language on the screen: no Chinese in the English panel, and back
         text = page.locator("#settings_voice_engines").inner_text()
