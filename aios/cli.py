@@ -453,7 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
     say = sub.add_parser("say", help="send one instruction to the running system")
     say.add_argument("text", nargs="?", help="the instruction (or --audio)")
     say.add_argument("--audio", help="a WAV file to recognise and send")
-    say.add_argument("--lang", help="language of --audio (default: config default_voice)")
+    say.add_argument(
+        "--lang", help="language of --audio (default: the settings' voice language)"
+    )
     say.add_argument("--json", action="store_true", help="print the raw answer")
     say.add_argument(
         "--session",

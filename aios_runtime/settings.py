@@ -357,7 +357,13 @@ class McpOutSettings(BaseModel):
 # the engines of speech to text (voice/input.py)
 VoiceEngine = Literal["auto", "pocketsphinx", "openai", "google", "browser"]
 # top-level keys whose empty value means "the default"
-_BLANK_IS_DEFAULT = ("voice_engine", "voice_api_base_url", "voice_api_model")
+_BLANK_IS_DEFAULT = (
+    "voice_engine",
+    "voice_api_base_url",
+    "voice_api_model",
+    "voice_google_url",
+)
+GOOGLE_SPEECH_URL = "https://www.google.com/speech-api/v2/recognize"
 
 
 class Settings(BaseModel):
@@ -369,7 +375,10 @@ class Settings(BaseModel):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     # the desktop's language; "" follows the browser's
     ui_language: Literal["", "zh-CN", "en-US"] = ""
+    # the language replies are spoken and heard in; `voice_follows_desktop` (the
+    # default) uses the desktop's language instead, until the user picks a voice
     default_voice: str = "zh-CN"
+    voice_follows_desktop: bool = True
     voice_rate: Annotated[float, Field(gt=0, le=4)] = 0.9
     voice_muted: bool = False  # true: replies are not spoken until unmuted
     # speech to text: the engine, and the OpenAI-compatible transcription service
@@ -377,6 +386,10 @@ class Settings(BaseModel):
     voice_api_key: str = ""
     voice_api_base_url: HttpUrl = "https://api.openai.com/v1"
     voice_api_model: NonBlank = "whisper-1"
+    # Google's free speech service (SpeechRecognition's `recognize_google`): audio is
+    # sent there only after the user's yes
+    voice_google_consent: bool = False
+    voice_google_url: HttpUrl = GOOGLE_SPEECH_URL
     tool_timeout: dict[str, PositiveSeconds] = Field(
         default_factory=lambda: dict[str, float](
             http_request=30, shell_exec=60, file_read=5
@@ -422,6 +435,14 @@ class Settings(BaseModel):
         if isinstance(data.get("voice_engine"), str):
             data["voice_engine"] = data["voice_engine"].strip().lower()
         return data
+
+    @property
+    def voice_language(self) -> str:
+        """The language voice is heard and spoken in: the desktop's (`ui_language`)
+        while `voice_follows_desktop`, else `default_voice`."""
+        if self.voice_follows_desktop and self.ui_language:
+            return self.ui_language
+        return self.default_voice
 
     def timeout_for(self, tool: str) -> float:
         return float(self.tool_timeout.get(tool, self.default_tool_timeout))
@@ -512,6 +533,10 @@ def load_settings(
     for name, found in files:
         notes += [f"{name}: {note}" for note in rename_old_keys(found)]
         raw = merge_settings(raw, found)
+    # a voice the user picked before the voice could follow the desktop stays picked
+    mine = dict(files).get(str(user), {}) if user is not None else {}
+    if "default_voice" in mine and "voice_follows_desktop" not in mine:
+        raw["voice_follows_desktop"] = False
     _apply_environment(raw, os.environ if env is None else env)
     try:
         settings = Settings.model_validate(raw)

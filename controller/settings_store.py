@@ -42,8 +42,25 @@ __all__ = ["SettingsStore", "is_secret", "mask_key"]
 log = logging.getLogger("aios.controller.settings")
 
 MASK = "••••"
-# what applies without a restart (a section counts whole)
-_LIVE_KEYS = frozenset({"max_step_rounds", "llm", "ui_language", "users"})
+# what applies without a restart (a section counts whole); the voice keys reach the
+# recognizer and the speaker through their subscriptions
+_LIVE_KEYS = frozenset(
+    {
+        "max_step_rounds",
+        "llm",
+        "ui_language",
+        "users",
+        "default_voice",
+        "voice_follows_desktop",
+        "voice_rate",
+        "voice_engine",
+        "voice_api_key",
+        "voice_api_base_url",
+        "voice_api_model",
+        "voice_google_consent",
+        "voice_google_url",
+    }
+)
 
 
 def mask_key(key: str) -> str:

@@ -12,8 +12,9 @@ for developers; each names the situation (`variant`) whose sentence the user rea
   (`grammar`): it hears only the phrases the installed apps declare.
 - `OpenAITranscriptionEngine`: any OpenAI-compatible `/audio/transcriptions` endpoint
   (Whisper); all languages; needs `voice_api_key`.
-- `GoogleEngine`: Google's free web speech endpoint through SpeechRecognition; all
-  languages; used only when `voice_engine` is "google" (it sends audio to Google).
+- `GoogleEngine`: Google's free web speech endpoint through SpeechRecognition; in
+  "auto" for the languages pocketsphinx does not hear (Chinese), with "google" for
+  all; it sends audio to Google only after the user's yes (`voice_google_consent`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from voice.audio import TARGET_RATE, PcmAudio, wav_from_pcm
 from voice.grammar import CommandGrammar, build_command_grammar
 
 __all__ = [
+    "NO_CONSENT",
     "GoogleEngine",
     "OpenAITranscriptionEngine",
     "PocketsphinxEngine",
@@ -40,6 +42,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("aios.voice.engines")
+
+NO_CONSENT = "the user has not agreed to send audio to Google's speech service"
 
 
 class VoiceUnavailable(AiosError):
@@ -216,32 +220,49 @@ class OpenAITranscriptionEngine:
 
 
 class GoogleEngine:
-    """Google's free web speech endpoint via SpeechRecognition (online)."""
+    """Google's free web speech service via SpeechRecognition's `recognize_google`
+    (online). It sends nothing until the user has said yes (`consented`); `endpoint`
+    is the service's URL (a local fake in tests); `serves_lang` narrows the languages
+    it is used for (in "auto": those no offline engine hears)."""
 
     name = "google"
     offline = False
 
-    def __init__(self, timeout: float = 15.0):
+    def __init__(
+        self,
+        endpoint: str,
+        consented: bool,
+        *,
+        serves_lang: Callable[[str], bool] = lambda lang: True,
+        timeout: float = 15.0,
+    ):
+        self.endpoint = endpoint
+        self.consented = consented
+        self._serves = serves_lang
         self._timeout = timeout
 
     def serves(self, lang: str) -> bool:
-        return True
+        return self._serves(lang)
 
     def unavailable_reason(self) -> str | None:
         try:
             import speech_recognition  # noqa: F401
         except ImportError:
             return "SpeechRecognition is not installed (pip install SpeechRecognition)"
+        if not self.consented:
+            return NO_CONSENT
         return None
 
     def transcribe(self, audio: PcmAudio, lang: str) -> str:
+        if not self.consented:  # never reached through the Recognizer; a guard
+            raise VoiceUnavailable(NO_CONSENT, variant="needs_consent")
         import speech_recognition as sr
 
         recognizer = sr.Recognizer()
         recognizer.operation_timeout = self._timeout
         data = sr.AudioData(audio.samples, audio.rate, 2)
         try:
-            text = recognizer.recognize_google(data, language=lang)
+            text = recognizer.recognize_google(data, language=lang, endpoint=self.endpoint)
         except sr.UnknownValueError as exc:
             raise VoiceNotUnderstood("Google's speech endpoint heard no words") from exc
         except sr.RequestError as exc:

@@ -10,18 +10,21 @@ Config keys (typed in `aios_runtime.settings.Settings`, all optional):
 
 | key | default | meaning |
 |---|---|---|
-| `voice_engine` | "auto" | "auto" (online endpoint when a key is set, then offline English), "pocketsphinx", "openai", "google", "browser" (the page uses its own speech API; uploads fall back to offline English) |
+| `voice_engine` | "auto" | "auto" (online endpoint when a key is set, then offline English, then Google for the languages pocketsphinx does not hear, such as Chinese), "pocketsphinx", "openai", "google", "browser" (the page uses its own speech API; uploads fall back to offline English) |
 | `voice_api_key` | "" | key for the OpenAI-compatible transcription endpoint |
 | `voice_api_base_url` | "https://api.openai.com/v1" | that endpoint's base URL |
 | `voice_api_model` | "whisper-1" | the transcription model |
+| `voice_google_consent` | false | the user's yes to sending audio to Google's speech service |
+| `voice_google_url` | Google's | that service's URL |
 
-The language defaults to `default_voice` ("zh-CN"). No offline Chinese model exists
-here, so zh-CN needs an online engine or the browser's speech API; the errors and
-`status()` say so plainly. The errors' messages are English, for developers; what the
-user reads is their code's sentence (`aios_protocol.strings`) in the language they
-read (`language_for(session_id)` of `voice_blueprint`: the session's, else the
-settings' `ui_language`): an error body's `user_message`, the status's `message` and
-microphone `reason`. The technical reasons are in the error's `detail`.
+The language defaults to the settings' `voice_language` (the desktop's, else
+`default_voice`). No offline Chinese model exists here, so zh-CN needs an online
+engine (Google's, after the user's yes) or the browser's speech API; without the yes
+nothing is sent, and the error (`needs_consent`) and `status()` say so plainly. The
+errors' messages are English, for developers; what the user reads is their code's
+sentence (`aios_protocol.strings`) in the language they read (`language_for(session_id)`
+of `voice_blueprint`: the session's, else the settings' `ui_language`): an error
+body's `user_message`, the status's `message` and microphone `reason`. The technical reasons are in the error's `detail`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from aios_runtime.settings import Settings, VoiceEngine
 from controller.routing.router import AppProfile
 from voice.audio import PcmAudio, pcm_from_wav
 from voice.engines import (
+    NO_CONSENT,
     GoogleEngine,
     OpenAITranscriptionEngine,
     PocketsphinxEngine,
@@ -58,6 +62,7 @@ __all__ = [
     "VoiceConfig",
     "VoiceNotUnderstood",
     "VoiceUnavailable",
+    "consent_error",
     "microphone_problem",
     "post_voice_file",
     "unavailable_error",
@@ -90,6 +95,7 @@ class LanguageSupport:
     problem: VoiceUnavailable | None = None
     message: str | None = None
     reasons: tuple[str, ...] = ()  # why each engine for `lang` cannot run (technical)
+    needs_consent: bool = False  # Google would serve it after the user's yes
 
     @property
     def available(self) -> bool:
@@ -105,6 +111,8 @@ class VoiceConfig:
     api_base_url: str
     api_model: str
     default_language: str
+    google_url: str
+    google_consent: bool
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VoiceConfig:
@@ -113,7 +121,9 @@ class VoiceConfig:
             api_key=settings.voice_api_key,
             api_base_url=settings.voice_api_base_url,
             api_model=settings.voice_api_model,
-            default_language=normalize_language(settings.default_voice),
+            default_language=normalize_language(settings.voice_language),
+            google_url=settings.voice_google_url,
+            google_consent=settings.voice_google_consent,
         )
 
 
@@ -124,6 +134,18 @@ def unavailable_error(lang: str, reasons: Sequence[str] = ()) -> VoiceUnavailabl
         f"no speech recognition engine can serve {lang} here",
         detail="; ".join(reasons) or None,
         variant="no_chinese_engine" if chinese else "no_engine",
+        placeholders={"lang": lang},
+    )
+
+
+def consent_error(lang: str, reasons: Sequence[str] = ()) -> VoiceUnavailable:
+    """The error when only the user's yes to Google's speech service is missing:
+    nothing was sent."""
+    return VoiceUnavailable(
+        f"{lang} needs Google's speech service, and the user has not agreed to send"
+        " audio there: nothing was sent",
+        detail="; ".join(reasons) or None,
+        variant="needs_consent",
         placeholders={"lang": lang},
     )
 
@@ -154,11 +176,15 @@ class Recognizer:
         online = OpenAITranscriptionEngine(
             self.config.api_key, self.config.api_base_url, self.config.api_model
         )
+        url, consent = self.config.google_url, self.config.google_consent
+        beyond_offline = GoogleEngine(
+            url, consent, serves_lang=lambda lang: not self._offline.serves(lang)
+        )
         choices: dict[str, list[SpeechEngine]] = {
-            "auto": [online, self._offline],
+            "auto": [online, self._offline, beyond_offline],
             "pocketsphinx": [self._offline],
             "openai": [online],
-            "google": [GoogleEngine()],
+            "google": [GoogleEngine(url, consent)],
             "browser": [self._offline],
         }
         self._engines = (
@@ -177,7 +203,7 @@ class Recognizer:
     def support(self, lang: str | None = None, reader: str = "zh-CN") -> LanguageSupport:
         """Whether `lang` can be recognised here; why not in `reader`'s language."""
         lang = self._language(lang)
-        usable, reasons = [], []
+        usable, reasons, waiting = [], [], False
         for engine in self._engines:
             if not engine.serves(lang):
                 continue
@@ -186,11 +212,14 @@ class Recognizer:
                 usable.append(engine.name)
             else:
                 reasons.append(f"{engine.name}: {reason}")
+                waiting = waiting or reason == NO_CONSENT
         if usable:
             return LanguageSupport(lang, tuple(usable), reasons=tuple(reasons))
-        problem = unavailable_error(lang, reasons)
+        problem = (
+            consent_error(lang, reasons) if waiting else unavailable_error(lang, reasons)
+        )
         message = user_message_of(problem, reader)
-        return LanguageSupport(lang, (), problem, message, tuple(reasons))
+        return LanguageSupport(lang, (), problem, message, tuple(reasons), waiting)
 
     def languages(self, reader: str = "zh-CN") -> list[LanguageSupport]:
         """Support for zh-CN, en-US and the configured default language."""
@@ -209,13 +238,16 @@ class Recognizer:
                     "offline": engine.offline,
                     "available": reason is None,
                     "reason": reason,
-                    "languages": "en" if engine.name == "pocketsphinx" else "all",
+                    "languages": "en"
+                    if engine.name == "pocketsphinx"
+                    else ("all" if engine.serves("en-US") else "not en"),
                 }
             )
         microphone = microphone_problem()
         return {
             "engine": self.config.engine,
             "default_language": self.config.default_language,
+            "google_consent": self.config.google_consent,
             "engines": engines,
             "languages": [
                 {
@@ -223,6 +255,7 @@ class Recognizer:
                     "engines": list(s.engines),
                     "message": s.message,
                     "available": s.available,
+                    "needs_consent": s.needs_consent,
                 }
                 for s in self.languages(reader)
             ],

@@ -315,8 +315,8 @@ class Speaker:
         self.configure(settings)
 
     def configure(self, settings: Settings) -> None:
-        """Apply `default_voice` / `voice_rate` (after `PUT /api/settings`)."""
-        self.language = settings.default_voice
+        """Apply `voice_language` / `voice_rate` (after `PUT /api/settings`)."""
+        self.language = settings.voice_language
         self.rate = rate_wpm(settings.voice_rate)
 
     @property

@@ -23,7 +23,7 @@ import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
 import { warnDamagedState } from "./problems.js";
 import { postSnapshot, watchLayout } from "./snapshot.js";
-import { speech } from "./speech.js";
+import { pickedVoice, speech } from "./speech.js";
 import { appInfo, forgetAppStatuses, removeApp, setApps, setAppStatus, state } from "./state.js";
 import { createTaskbar } from "./taskbar.js";
 import { toast } from "./toast.js";
@@ -77,7 +77,7 @@ async function loadApps() {
 async function loadVoiceSettings() {
   try {
     const settings = asObject(await api.getSettings());
-    speech.configure({ rate: settings.voice_rate, lang: settings.default_voice });
+    speech.configure({ rate: settings.voice_rate, lang: pickedVoice(settings) });
     if (setLanguage(settings.ui_language)) taskbar?.renderIcons();
   } catch {
     // defaults stay (zh-CN, 0.9)

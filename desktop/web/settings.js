@@ -9,13 +9,14 @@ import { api } from "./api.js";
 import { openModal } from "./dialogs.js";
 import { asArray, asObject, asText, el } from "./dom.js";
 import { setLanguage, tr } from "./i18n.js";
-import { speech } from "./speech.js";
+import { pickedVoice, speech } from "./speech.js";
 import { technicalDetails } from "./views.js";
+import { engineList } from "./voiceengines.js";
 
 const VOICES = ["zh-CN", "zh-TW", "en-US", "en-GB", "ja-JP"];
 // the speech-to-text engines of voice/input.py (`voice_engine`)
 const ENGINES = [
-  ["auto", "自动（有密钥时用在线引擎）", "Automatic (online when a key is set)"],
+  ["auto", "自动（英文离线识别；中文经你允许后用 Google）", "Automatic (English offline; Chinese through Google once you allow it)"],
   ["openai", "在线：OpenAI 兼容的转写接口", "Online: OpenAI-compatible transcription"],
   ["google", "在线：Google 网页识别", "Online: Google web speech"],
   ["pocketsphinx", "离线：pocketsphinx（仅英文）", "Offline: pocketsphinx (English only)"],
@@ -85,8 +86,11 @@ export async function openSettings(toast) {
   const baseUrl = input("settings_llm_base_url", llm.base_url);
   const model = input("settings_llm_model", llm.model);
   const uiLanguage = choice("settings_ui_language", LANGUAGES, asText(current.ui_language || ""));
-  const voiceNow = asText(current.default_voice || "zh-CN");
-  const voice = choice("settings_voice", [...new Set([voiceNow, ...VOICES])].map((v) => [v, v, v]), voiceNow);
+  // "" follows the desktop's language; a code is the voice the user picked
+  const voiceNow = pickedVoice(current);
+  const voices = [...new Set([voiceNow, ...VOICES].filter(Boolean))].map((v) => [v, v, v]);
+  const voice = choice("settings_voice", [["", "跟随界面语言", "Same as the desktop"], ...voices], voiceNow);
+  const googleConsent = el("input", { type: "checkbox", id: "settings_voice_google_consent", checked: current.voice_google_consent === true });
   const rate = el("input", { type: "range", id: "settings_rate", min: 0.5, max: 2, step: 0.05 });
   rate.value = String(Number(current.voice_rate) || 0.9);
   const rateShown = el("output", { text: rate.value });
@@ -170,6 +174,8 @@ export async function openSettings(toast) {
       row("default_voice", tr("默认语音", "Voice"), voice),
       row("voice_rate", tr("语速", "Rate"), rate, rateShown),
       row("voice_engine", tr("语音识别引擎（🎤）", "Speech recognition engine (🎤)"), engine),
+      el("label", { className: "settings-check" }, googleConsent, el("span", { text: tr("允许把语音经互联网发送到 Google 语音识别服务（用于本机不能识别的语言，如中文）", "Allow sending speech over the internet to Google's speech recognition (for languages this computer cannot recognise, such as Chinese)") })),
+      el("div", { className: "settings-note" }, el("span", { text: tr("现在由谁识别：", "Recognised by:") }), engineList(googleConsent)),
       row("voice_api_base_url", tr("识别接口地址", "Recognition endpoint URL"), engineUrl),
       row("voice_api_key", tr("识别接口密钥", "Recognition API key"), engineKey, remover(engineKey, asText(current.voice_api_key || ""))),
       row("voice_api_model", tr("识别模型", "Recognition model"), engineModel),
@@ -203,7 +209,9 @@ export async function openSettings(toast) {
           if (keyValue(key) !== null) next.llm.api_key = keyValue(key);
           if (keyValue(engineKey) !== null) next.voice_api_key = keyValue(engineKey);
           next.ui_language = uiLanguage.value;
-          next.default_voice = voice.value;
+          next.voice_follows_desktop = voice.value === "";
+          if (voice.value) next.default_voice = voice.value;
+          next.voice_google_consent = googleConsent.checked;
           next.voice_rate = Number(rate.value);
           next.voice_engine = engine.value;
           for (const [name, field] of [["voice_api_base_url", engineUrl], ["voice_api_model", engineModel]]) {
@@ -228,7 +236,7 @@ export async function openSettings(toast) {
             if (!placed && exc.technical) problem.append(technicalDetails(exc.technical));
             return;
           }
-          speech.configure({ rate: next.voice_rate, lang: next.default_voice });
+          speech.configure({ rate: next.voice_rate, lang: voice.value });
           close();
           setLanguage(next.ui_language); // the whole desktop relabels itself
           toast({

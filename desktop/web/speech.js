@@ -2,12 +2,20 @@
 // event itself when it has a sound player (GET /api/speech/status: `player`); the
 // page then stays quiet. Without one, `say(text)` speaks through the browser's
 // speechSynthesis (zh-CN, rate from settings). The tray's mute toggle silences
-// both: it is also sent to POST /api/speech/mute.
+// both: it is also sent to POST /api/speech/mute. The voice's language is the
+// desktop's (`localeCode`) unless the user picked one in Settings.
 
 import { api } from "./api.js";
+import { localeCode } from "./i18n.js";
 
-const prefs = { muted: false, rate: 0.9, lang: "zh-CN", serverSpeaks: false };
+// lang: the language the user picked; "" follows the desktop's
+const prefs = { muted: false, rate: 0.9, lang: "", serverSpeaks: false };
 const listeners = new Set();
+
+/** The voice the user picked in `settings` (GET /api/settings), "" when it follows the desktop. */
+export function pickedVoice(settings) {
+  return settings?.voice_follows_desktop === false ? String(settings.default_voice || "") : "";
+}
 
 function showMuted(muted) {
   prefs.muted = Boolean(muted);
@@ -31,7 +39,6 @@ export const speech = {
       const status = await api.speechStatus();
       prefs.serverSpeaks = Boolean(status && status.player);
       if (status && typeof status.muted === "boolean") showMuted(status.muted);
-      this.configure({ lang: status?.language }); // its `rate` is in words per minute
     } catch {
       prefs.serverSpeaks = false; // no speech service: the page speaks itself
     }
@@ -46,13 +53,15 @@ export const speech = {
     listeners.add(listener);
   },
 
+  /** `lang`: the voice the user picked, or "" to follow the desktop's language. */
   configure({ rate, lang } = {}) {
     if (Number.isFinite(Number(rate)) && Number(rate) > 0) prefs.rate = Number(rate);
-    if (typeof lang === "string" && lang) prefs.lang = lang;
+    if (typeof lang === "string") prefs.lang = lang;
   },
 
+  /** The language speech is heard and spoken in now. */
   get lang() {
-    return prefs.lang;
+    return prefs.lang || localeCode();
   },
 
   /** Whether this browser can speak at all. */
@@ -65,7 +74,7 @@ export const speech = {
     if (prefs.muted || prefs.serverSpeaks || !text || !this.available()) return false;
     try {
       const utterance = new SpeechSynthesisUtterance(String(text));
-      utterance.lang = prefs.lang;
+      utterance.lang = this.lang;
       utterance.rate = prefs.rate;
       window.speechSynthesis.speak(utterance);
       return true;

@@ -1,4 +1,6 @@
-// Voice input: the 🎤 button's single-shot recognition. The path is
+// Voice input: the 🎤 button's single-shot recognition. When the language needs
+// Google's speech service and the person has not agreed yet, they are asked first
+// (nothing is recorded before the yes, nor after a no). The path is then
 // chosen from GET /api/voice/status: the server's microphone when it has one; else
 // a recording made in the page (a WAV sent to POST /api/voice, which runs the
 // instruction) when the server can recognise the language; else the browser's own
@@ -11,6 +13,7 @@ import { asArray, asObject, asText } from "./dom.js";
 import { tr } from "./i18n.js";
 import { speech } from "./speech.js";
 import { state } from "./state.js";
+import { askGoogleConsent, languageName } from "./voiceengines.js";
 
 const MAX_RECORD_MS = 8000;
 let recording = null; // {stop()} while the page records
@@ -32,7 +35,21 @@ export async function captureVoice(onState = () => {}) {
   } catch {
     throw new Error(tr("主控没有回答语音状态：语音输入暂时不可用。", "The controller did not answer about voice: voice input is not available."));
   }
-  const server = asArray(status.languages).find((l) => asObject(l).lang === lang);
+  let server = asArray(status.languages).find((l) => asObject(l).lang === lang);
+  if (server?.needs_consent) {
+    const english = asObject(asArray(status.languages).find((l) => asObject(l).lang === "en-US"));
+    const englishOffline = asArray(english.engines).includes("pocketsphinx");
+    if (!(await askGoogleConsent(lang, { englishOffline }))) {
+      throw new Error(
+        tr(
+          `没有录音，也没有发送任何声音。要用${languageName(lang)}说命令，可以再按一次 🎤 并同意，或在 设置 → 语音 中允许使用 Google 语音识别。`,
+          `Nothing was recorded or sent. To speak ${languageName(lang)} commands, press 🎤 again and agree, or allow Google's speech recognition in Settings → Voice.`,
+        ),
+      );
+    }
+    status = asObject(await api.voiceStatus());
+    server = asArray(status.languages).find((l) => asObject(l).lang === lang);
+  }
   const serverSays = asText(server?.message);
   if (asObject(status.microphone).available) {
     onState("listening");

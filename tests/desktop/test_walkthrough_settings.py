@@ -162,6 +162,26 @@ def test_settings_have_the_speech_engine_fields(page, system):
 
 
 def test_a_refused_microphone_is_explained_with_the_servers_message(browser, system, shot):
+    # "browser": no Google service to ask about first (see tests/voice/test_voice_desktop.py)
+    before = system.get("/api/settings").json()["voice_engine"]
+    requests.put(
+        f"{system.url}/api/settings",
+        json={"voice_engine": "browser"},
+        headers=system.headers,
+        timeout=10,
+    ).raise_for_status()
+    try:
+        refused_microphone_is_explained(browser, system, shot)
+    finally:
+        requests.put(
+            f"{system.url}/api/settings",
+            json={"voice_engine": before},
+            headers=system.headers,
+            timeout=10,
+        ).raise_for_status()
+
+
+def refused_microphone_is_explained(browser, system, shot) -> None:
     status = system.get("/api/voice/status").json()
     if status["microphone"]["available"]:
         pytest.skip("this machine has a server microphone: the browser path is not used")

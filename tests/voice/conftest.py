@@ -1,4 +1,6 @@
-"""Fixtures for the voice tests: speech made by espeak-ng, the real apps' profiles.
+"""Fixtures for the voice tests: speech made by espeak-ng, the real apps' profiles, and
+a fake of Google's speech service (`google`, one per module, its requests cleared
+before each test) that hears `GOOGLE_HEARD`.
 
 Test speech uses espeak-ng's American English voice with the `f2` variant at 150
 words per minute: pocketsphinx's acoustic model is American English, and this
@@ -9,12 +11,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from controller.routing.router import AppProfile
+from tests.fakes.google_speech import FakeGoogleSpeech
 from voice.grammar import profiles_from_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +61,21 @@ def spoken(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], bytes]:
         return cache[text]
 
     return make
+
+
+GOOGLE_HEARD = "你好"
+
+
+@pytest.fixture(scope="module")
+def google_service() -> Iterator[FakeGoogleSpeech]:
+    fake = FakeGoogleSpeech(GOOGLE_HEARD)
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
+@pytest.fixture
+def google(google_service: FakeGoogleSpeech) -> FakeGoogleSpeech:
+    google_service.requests.clear()
+    return google_service

@@ -76,11 +76,11 @@ def test_aios_say_audio_from_the_terminal(system: RunningSystem, tmp_path: Path)
     assert '"hello_app"' in done.stdout
 
 
-def test_chinese_without_an_engine_is_said_plainly(system: RunningSystem) -> None:
+def test_chinese_without_the_yes_is_said_plainly(system: RunningSystem) -> None:
     status = system.get("/api/voice/status").json()
     zh = next(row for row in status["languages"] if row["lang"].lower().startswith("zh"))
-    assert zh["available"] is False
-    assert "离线中文识别不可用" in zh["message"]
+    assert zh["available"] is False and zh["needs_consent"] is True
+    assert zh["message"].startswith("没有发送任何声音")
 
 
 def test_mute_toggle_through_the_api(system: RunningSystem) -> None:

@@ -37,8 +37,12 @@ from voice.input import (
 
 pytestmark = needs_espeak
 
-ZH_UNAVAILABLE = user_message("voice_unavailable.no_chinese_engine", "zh-CN")
-NO_ZH_ENGINE = "no speech recognition engine can serve zh-CN here"
+# in "auto" Chinese needs Google's service, which the user has not agreed to here
+ZH_UNAVAILABLE = user_message("voice_unavailable.needs_consent", "zh-CN")
+NO_ZH_ENGINE = (
+    "zh-CN needs Google's speech service, and the user has not agreed to send audio"
+    " there: nothing was sent"
+)
 
 # phrase → the app it must reach
 COMMANDS = {
@@ -201,9 +205,11 @@ def test_chinese_without_an_engine_says_so_plainly(
         "code": "voice_unavailable",
         "message": NO_ZH_ENGINE,
         "user_message": ZH_UNAVAILABLE,  # the why of each engine folded away:
-        "detail": "openai: no voice_api_key configured for the online transcription endpoint",
+        "detail": "openai: no voice_api_key configured for the online transcription"
+        " endpoint; google: the user has not agreed to send audio to Google's speech"
+        " service",
         # what chooses and fills the reader's sentence, for a peer in another language
-        "variant": "no_chinese_engine",
+        "variant": "needs_consent",
         "placeholders": {"lang": "zh-CN"},
     }
     assert handle.calls == []
@@ -220,6 +226,7 @@ def test_status_says_which_languages_can_be_served(client: Any) -> None:
         "engines": ["pocketsphinx"],
         "message": None,
         "available": True,
+        "needs_consent": False,
     }
     engines = {row["name"]: row for row in status["engines"]}
     assert (
@@ -317,7 +324,7 @@ def test_errors_and_status_follow_the_readers_language(
     answer = post_wav(client, spoken("say hello"), session_id="sess_english1")
     assert answer.status_code == 503  # zh-CN speech: no engine
     error = answer.get_json()["error"]
-    assert error["user_message"].startswith("Offline Chinese recognition is unavailable")
+    assert error["user_message"].startswith("Nothing was sent")
     assert error["detail"].startswith("openai: no voice_api_key")
     assert post_wav(client, spoken("say hello")).get_json()["error"]["user_message"] == (
         ZH_UNAVAILABLE
@@ -333,7 +340,7 @@ def test_errors_and_status_follow_the_readers_language(
     sessions[""] = "en-US"  # the status has no session: the settings' language
     status = client.get("/api/voice/status").get_json()
     zh = next(row for row in status["languages"] if row["lang"] == "zh-CN")
-    assert zh["message"].startswith("Offline Chinese recognition is unavailable")
+    assert zh["message"].startswith("Nothing was sent")
     assert recognizer.support("zh-CN").message == ZH_UNAVAILABLE  # outside a request
 
 
