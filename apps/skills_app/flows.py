@@ -50,7 +50,9 @@ _LIST = re.compile(
     # a question about the skills themselves ("介绍一下技能", "tell me about my skills")
     r"|^(请|帮我|给我)?(介绍|说说|讲讲|谈谈|聊聊|总结|概括)(一下|下)?(我的|所有的?|已安装的)?技能"
     r"|^(please\s+)?(tell\s+(me|us)\s+about|describe|summari[sz]e|talk\s+about)\s+"
-    r"(the\s+|my\s+|all\s+)?skills?\b)",
+    r"(the\s+|my\s+|all\s+)?skills?\b"
+    # the app itself asked for: "open the skills app", "open skills"
+    r"|^(please\s+)?open\s+(the\s+|my\s+)?skills?(\s+(app|window))?\W*$)",
     re.I,
 )
 _RELOAD = re.compile(r"(重新加载|重载|刷新).*技能|技能.*(重新加载|重载|刷新)|reload", re.I)

@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from aios_protocol.errors import ToolFailed
 from apps.skills_app.flows import SkillsFlows
 from tests.apps.doubles import PlanningAgent, failed, ok
@@ -425,3 +427,15 @@ def test_a_skills_allowed_tools_are_exactly_what_the_model_may_plan_with(
     assert model.asked == []  # nothing to plan with: the model is not asked
     assert shown["view_type"] == "dashboard" and "allows no tools" not in str(shown)
     assert "这个技能不允许使用任何工具" in str(shown)
+
+
+@pytest.mark.parametrize(
+    "said", ["open the skills app", "open skills", "Open the skills window"]
+)
+def test_opening_the_skills_app_shows_its_window_and_runs_nothing(
+    skills_harness: Harness, said: str
+) -> None:
+    app, _ = flows(skills_harness)
+    reply = app.handle(said, EN)
+    assert reply["view_type"] == "table", reply
+    assert "steps" not in reply
