@@ -57,19 +57,51 @@ class UiRequest:
 POSITIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "top-left": (
         ("左上角", "左上方", "左上"),
-        ("top-left", "top left", "upper left", "upper-left"),
+        (
+            "top-left corner",
+            "top left corner",
+            "upper left corner",
+            "top-left",
+            "top left",
+            "upper left",
+            "upper-left",
+        ),
     ),
     "top-right": (
         ("右上角", "右上方", "右上"),
-        ("top-right", "top right", "upper right", "upper-right"),
+        (
+            "top-right corner",
+            "top right corner",
+            "upper right corner",
+            "top-right",
+            "top right",
+            "upper right",
+            "upper-right",
+        ),
     ),
     "bottom-left": (
         ("左下角", "左下方", "左下"),
-        ("bottom-left", "bottom left", "lower left", "lower-left"),
+        (
+            "bottom-left corner",
+            "bottom left corner",
+            "lower left corner",
+            "bottom-left",
+            "bottom left",
+            "lower left",
+            "lower-left",
+        ),
     ),
     "bottom-right": (
         ("右下角", "右下方", "右下"),
-        ("bottom-right", "bottom right", "lower right", "lower-right"),
+        (
+            "bottom-right corner",
+            "bottom right corner",
+            "lower right corner",
+            "bottom-right",
+            "bottom right",
+            "lower right",
+            "lower-right",
+        ),
     ),
     "center": (
         ("正中间", "正中央", "中间", "中央", "正中", "居中", "中心"),

@@ -860,3 +860,17 @@ def test_the_overview_is_asked_for_by_its_buttons_name(text: str) -> None:
         "dashboard",
         "",
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "move the play button to the top left corner",
+        "move the play button to the top-left corner",
+        "put the play button in the upper left corner",
+    ],
+)
+def test_a_corner_said_with_its_word_corner_moves_the_control(text: str) -> None:
+    request = parse_request(text)
+    assert (request.target, request.position) == ("play button", "top-left")
+    assert commands_for(text)
