@@ -169,8 +169,9 @@ class MusicFlows(Flows):
             return self.play(current.id, current.source, turn, offset=_OFFSET[kind])
         if kind in ("pause", "resume"):
             current = song_from_dict(turn.state.get("now_playing"))
-            if current is None:
-                return not_playing(turn)
+            if current is None:  # the library stays, with its search and ways to add
+                note = turn.tr("还没有正在播放的歌。", "Nothing is playing yet. ")
+                return self.library(turn, note=note)
             return self.pause(turn, current, resume=kind == "resume")
         if kind == "recent":
             return self.recent(turn)

@@ -698,3 +698,19 @@ def test_a_mood_starts_its_first_match(catalogue) -> None:
     reply = flows.handle("来点适合跑步的周杰伦", {"tool_results": results})
     assert _player(reply)["title"] == "周杰伦 - 七里香"
     assert _listed(reply) == ["七里香", "稻香", "晴天", "青花瓷"]
+
+
+@pytest.mark.parametrize(("typed", "language"), [("暂停", "zh-CN"), ("resume", "en-US")])
+def test_pause_with_nothing_playing_keeps_the_library_in_view(
+    catalogue, typed: str, language: str
+) -> None:
+    flows, _ = _flows(catalogue)
+    plan = flows.handle(typed, {"language": language})
+    assert [s["tool"] for s in plan["steps"]] == [LIBRARY_TOOL]
+    reply = flows.handle(
+        typed, {"language": language, "tool_results": {"step_1": ok(LIBRARY_TOOL, [])}}
+    )
+    said = {"zh-CN": "还没有正在播放的歌", "en-US": "Nothing is playing yet"}[language]
+    assert said in reply["message"], reply["message"]
+    ids = {a.get("action_id") for a in reply["actions"]}
+    assert "add_songs" in ids, ids  # the ways to add songs stay in the window
