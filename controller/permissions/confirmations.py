@@ -310,4 +310,13 @@ def _parse_confirmation(text: str) -> PendingConfirmation:
     raw = json.loads(text)
     if not isinstance(raw, dict):
         raise TypeError(f"a JSON {type(raw).__name__}, not an object")
-    return PendingConfirmation(**raw)
+    pending = PendingConfirmation(**raw)
+    texts = (pending.confirmation_id, pending.app_id, pending.session_id, pending.user_id)
+    if not (
+        all(isinstance(t, str) and t for t in texts)
+        and isinstance(pending.steps, list)
+        and isinstance(pending.plan, list)
+        and isinstance(pending.round, int)
+    ):
+        raise ValueError("a field of the wrong kind")
+    return pending

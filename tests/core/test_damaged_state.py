@@ -19,6 +19,8 @@ import pytest
 from aios_protocol.errors import InvalidRequest
 from aios_runtime.files import read_state, set_aside, state_problems
 from aios_runtime.settings import Settings, load_settings_or_set_aside
+from controller.events import EventBus
+from controller.permissions.confirmations import ConfirmationGate
 from controller.permissions.policy import PermissionPolicy
 from controller.sessions import SessionStore
 from controller.user_settings import UserSettings
@@ -249,3 +251,36 @@ def test_a_bad_value_in_config_json_is_still_said_at_start(tmp_path: Path) -> No
     with pytest.raises(InvalidRequest):
         load_settings_or_set_aside(config, {}, user=saved)
     assert saved.exists() and not _aside(saved)  # the user's file was not at fault
+
+
+# ------------------------------------------------------------ pending questions
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [*(pytest.param(f, id=k) for k, f in DAMAGE.items())]
+    + [pytest.param(lambda g: g.replace('"plan": []', '"plan": "x"'), id="invalid values")],
+)
+def test_a_damaged_question_is_kept_and_the_others_are_listed(
+    tmp_path: Path, damaged: Callable[[str], str]
+) -> None:
+    gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
+    for app in ("app_a", "app_b"):
+        gate.pause(
+            app_id=app,
+            app_name=app,
+            session_id="sess_q1",
+            plan=[],
+            risky=[],
+            round_no=1,
+            task_id=None,
+            instruction="x",
+            action_request=None,
+            upstream=None,
+        )
+    first, second = sorted((tmp_path / "confirmations").glob("conf_*.json"))
+    text = damaged(first.read_text(encoding="utf-8"))
+    first.write_text(text, encoding="utf-8")
+    assert len(gate.pending()) == 1  # the readable one
+    _said_and_kept(first, text, tmp_path)
+    assert second.exists()
