@@ -1,4 +1,4 @@
-"""Chinese speech through Google's free speech service (issue 38, "Voice in Chinese"),
+"""Chinese speech through Google's free speech service,
 against a local fake of that service: audio goes there only after the user's yes,
 English stays offline, and the voice language follows the desktop's language until
 the user picks one.

@@ -1,4 +1,4 @@
-"""Voice in Chinese on the desktop (issue 38), in Chromium at 1280×800 against the
+"""Voice in Chinese on the desktop, in Chromium at 1280×800 against the
 real system, whose `voice_google_url` points at a local fake of Google's speech
 service: Settings says which engine serves each language, in the reader's language;
 the 🎤 asks once before a recording goes to Google (a no sends nothing); and the
