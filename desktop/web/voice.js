@@ -58,7 +58,12 @@ export async function captureVoice(onState = () => {}) {
   }
   if (server?.available && navigator.mediaDevices?.getUserMedia) {
     onState("starting");
-    const wav = await recordWav(() => onState("recording"));
+    let wav;
+    try {
+      wav = await recordWav(() => onState("recording"));
+    } catch (exc) {
+      throw microphoneFailed(exc, serverSays);
+    }
     if (!wav) return {}; // stopped before the microphone gave any sound: nothing heard
     onState("recognising");
     return { response: await api.voiceInstruction(wav, lang, state.sessionId) };
@@ -95,6 +100,26 @@ const BROWSER_ERRORS = {
   aborted: ["语音识别被中断了。", "Speech recognition was interrupted."],
   "language-not-supported": ["浏览器的语音识别不支持这种语言。", "The browser's speech recognition does not support this language."],
 };
+
+// getUserMedia's failures (DOMException names) as the Web Speech API's codes above
+const MEDIA_ERRORS = {
+  NotFoundError: "audio-capture",
+  OverconstrainedError: "audio-capture",
+  NotAllowedError: "not-allowed",
+  SecurityError: "not-allowed",
+};
+
+/** A microphone that could not be opened, in plain words; the browser's own words
+ * folded away as the technical detail. */
+function microphoneFailed(exc, serverSays) {
+  const code = MEDIA_ERRORS[exc?.name];
+  const what = code
+    ? tr(...BROWSER_ERRORS[code])
+    : tr("麦克风打不开（可能正被别的程序占用）。", "The microphone could not be opened (another program may be using it).");
+  const error = new Error([what, serverSays].filter(Boolean).join("\n"));
+  error.technical = `${asText(exc?.name)}: ${asText(exc?.message)}`;
+  return error;
+}
 
 /** The browser's failure code explained, the server's message and where to fix it. */
 function explain(code, serverSays) {

@@ -192,3 +192,23 @@ def test_wav_encoder_writes_header_and_samples(browser, system):
         for i in range(5)
     ]
     assert samples == [0, 16383, -16384, 32767, 32767]
+
+
+NO_MICROPHONE = """
+navigator.mediaDevices.getUserMedia = () =>
+  Promise.reject(new DOMException("Requested device not found", "NotFoundError"));
+"""
+
+
+def test_no_microphone_is_said_in_plain_words(recording_page, system):
+    """A machine with no microphone: the browser's own words stay folded away."""
+    page = recording_page
+    page.add_init_script(NO_MICROPHONE)
+    page.goto(desktop_url(system))
+    page.wait_for_selector("#task_gallery_app")
+    page.click("#mic_button")
+    toast = page.locator(".toast", has_text="语音输入")
+    expect(toast.locator(".toast-body")).to_contain_text("找不到麦克风")
+    expect(toast.locator(".toast-body")).not_to_contain_text("Requested device")
+    expect(toast.locator("details pre")).to_contain_text("NotFoundError")
+    expect(page.locator("#mic_button")).not_to_have_class(re.compile(r"\\blistening\\b"))
