@@ -96,9 +96,17 @@ def install_app(
                     _extract_zip(handle, tree, limits)
                 stem = path.stem
             elif path.exists():
-                raise InstallRefused(f"{path}: neither a folder nor a .zip file")
+                raise InstallRefused(
+                    f"{path}: neither a folder nor a .zip file",
+                    variant="not_an_app",
+                    placeholders={"path": str(path)},
+                )
             else:
-                raise InstallRefused(f"{path}: no such folder or file")
+                raise InstallRefused(
+                    f"{path}: no such folder or file",
+                    variant="not_found",
+                    placeholders={"path": str(path)},
+                )
         root, app_id = _app_root(tree, stem)
         if not APP_ID_PATTERN.match(app_id):
             raise InstallRefused(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from aios_protocol.strings import user_message_of
 from controller.apps.installer import (
     AppExists,
     InstallRefused,
@@ -165,3 +166,25 @@ def test_uninstall_moves_the_workspace_aside_or_deletes_it(tmp_path: Path) -> No
     for bad in ("keep_app", "../apps", ".hidden"):
         with pytest.raises(NotFound):
             uninstall_app(apps, bad, workspaces)
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en-US", "Nothing was installed: there is no folder or file at "),
+        ("zh-CN", "没有安装："),
+    ],
+)
+def test_a_path_with_nothing_there_is_said_with_the_path(
+    tmp_path: Path, language: str, said: str
+) -> None:
+    missing = tmp_path / "no_such_app"
+    with pytest.raises(InstallRefused) as refused:
+        install_app(missing, tmp_path / "apps")
+    sentence = user_message_of(refused.value, language)
+    assert sentence.startswith(said) and str(missing) in sentence, sentence
+    other = tmp_path / "notes.txt"
+    other.write_text("x")
+    with pytest.raises(InstallRefused) as refused:
+        install_app(other, tmp_path / "apps")
+    assert ".zip" in user_message_of(refused.value, language)
