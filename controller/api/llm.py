@@ -130,10 +130,13 @@ def llm_blueprint(
         return run
 
     def _served_user() -> str:
-        """The user the calling app process serves (the desktop's token: the owner)."""
+        """The user the calling app process serves (the desktop's token: the owner),
+        looked up once per request."""
         if user_for_token is None or g.get("identity") == "controller":
             return OWNER
-        return user_for_token(request.headers.get(TOKEN_HEADER, ""))
+        if "served_user" not in g:
+            g.served_user = user_for_token(request.headers.get(TOKEN_HEADER, ""))
+        return str(g.served_user)
 
     def _client_for(body: Any) -> LLMClient:
         return model_for(_served_user(), client, client_for_user)
