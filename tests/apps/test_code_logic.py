@@ -292,10 +292,12 @@ def test_write_without_an_llm_uses_a_template_and_says_how_to_enable() -> None:
     assert template is not None
     results = {
         "step_1": ok("file_write", {"path": "workspace/fibonacci.py", "size": 100}),
-        "step_2": ok("file_read", template.code),
+        "step_2": ok("file_read", template.code_in("zh-CN")),
     }
     reply = flows.handle("写一个计算斐波那契数列的程序", {"tool_results": results})
-    assert reply["view_type"] == "code" and reply["data"]["code"] == template.code
+    assert reply["view_type"] == "code" and reply["data"]["code"] == template.code_in(
+        "zh-CN"
+    )
     # where a model key is set, in plain words, and a button there
     assert "“设置”里填写大模型的 API 密钥" in reply["message"]
     assert "llm." not in reply["message"] and "AIOS_" not in reply["message"]
