@@ -41,10 +41,7 @@ from typing import Any
 from flask import Blueprint, g, request
 
 from aios_protocol.errors import Overloaded
-from aios_protocol.messages import ToolInfo, ToolsListing, ToolSpec
-from aios_runtime.edge import TOKEN_HEADER, Authenticator, read_json
-from aios_runtime.users import OWNER
-from aios_sdk.llm import (
+from aios_protocol.llm import (
     AgentProgress,
     EarlyStart,
     LLMChatReply,
@@ -55,6 +52,9 @@ from aios_sdk.llm import (
     LLMTurnRequest,
     TurnToolCall,
 )
+from aios_protocol.messages import ToolInfo, ToolsListing, ToolSpec
+from aios_runtime.edge import TOKEN_HEADER, Authenticator, read_json
+from aios_runtime.users import OWNER
 from controller.api.early_calls import EarlyCalls, RunSteps
 from controller.events import EventBus
 from controller.llm.client import Delta, LLMClient

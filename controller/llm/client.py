@@ -12,7 +12,7 @@ llama.cpp alike. It owns:
 - JSON mode: `chat_json` asks with `response_format={"type": "json_object"}` and, if
   the server rejects that (HTTP 400/422), asks again without it and from then on never
   sends it; the content is parsed either way (code fences tolerated);
-- error translation: every failure is one of `aios_sdk.llm`'s `LLMError` family
+- error translation: every failure is one of `aios_protocol.llm`'s `LLMError` family
   (`llm_error`, `llm_timeout`, `llm_unauthorized`, `llm_rate_limited`,
   `llm_bad_reply`, `llm_not_configured`);
 - usage: each completed call's tokens are told to `controller.llm.usage` (`note`),
@@ -35,8 +35,7 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from aios_runtime.settings import LlmSettings, Settings
-from aios_sdk.llm import (
+from aios_protocol.llm import (
     LLMBadReply,
     LLMContextTooLong,
     LLMError,
@@ -45,6 +44,7 @@ from aios_sdk.llm import (
     LLMTimeout,
     LLMUnauthorized,
 )
+from aios_runtime.settings import LlmSettings, Settings
 from controller.llm.usage import note as note_usage
 
 __all__ = [

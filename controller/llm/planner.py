@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aios_protocol.errors import InvalidRequest
+from aios_protocol.llm import LLMBadReply, LLMPlanReply, LLMPlanRequest
 from aios_protocol.messages import Context, Step, ToolSpec
-from aios_sdk.llm import LLMBadReply, LLMPlanReply, LLMPlanRequest
 from controller.llm.client import LLMClient, ModelToolCall
 
 __all__ = [

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aios_sdk.llm import LLMError
+from aios_protocol.llm import LLMError
 from controller.llm.client import LLMClient
 
 __all__ = [

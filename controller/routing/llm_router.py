@@ -28,8 +28,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aios_protocol.llm import LLMBadReply, LLMError
 from aios_protocol.messages import describe_validation_error
-from aios_sdk.llm import LLMBadReply, LLMError
 from controller.llm.client import LLMClient
 from controller.routing.router import (
     AppProfile,

@@ -1,5 +1,5 @@
 """The packages form layers: no two top-level packages import each other, however
-indirectly, and the controller never reaches into the executor.
+indirectly, and the controller never reaches into the executor or the SDK.
 
 Every import statement of every module counts, the ones inside functions too, since
 a cycle hidden in a function is still a cycle of the design.
@@ -88,6 +88,12 @@ def test_the_bottom_package_imports_no_other_package_of_ours() -> None:
 
 def test_the_controller_never_imports_the_executor() -> None:
     assert list(package_graph().get("controller", {}).get("executor", [])) == []
+
+
+def test_the_controller_never_imports_the_sdk() -> None:
+    """The model routes' shapes and errors are the protocol's (`aios_protocol.llm`):
+    the controller answers them without importing what app authors import."""
+    assert list(package_graph().get("controller", {}).get("aios_sdk", [])) == []
 
 
 def test_no_product_code_imports_the_tests() -> None:
