@@ -2,7 +2,7 @@
 
 The bench starts a loopback-only HTTP server whose `GET /slow` answers after 200 ms
 (at most `threads` requests at once, stopped when the figure is taken) and an
-in-process `Toolbox` allowed to reach 127.0.0.1; it times a plan of one
+in-process `ExecutorToolbox` allowed to reach 127.0.0.1; it times a plan of one
 `http_request` to it and a plan of two, `samples` times each, and answers the ratio
 of the medians (1.0: the two ran fully side by side; 2.0: one after the other).
 """
@@ -40,7 +40,7 @@ def parallel_steps_ratio(samples: int = 3) -> tuple[float, dict[str, Any]]:
     from aios_protocol.messages import Step
     from aios_runtime.settings import Settings
     from executor.registry import AppRecord, AppRegistry
-    from executor.toolbox import Toolbox
+    from executor.toolbox import ExecutorToolbox
 
     settings = Settings.model_validate(
         {"tool_sandbox": {"http_allow_private_hosts": ["127.0.0.1"]}}
@@ -52,7 +52,7 @@ def parallel_steps_ratio(samples: int = 3) -> tuple[float, dict[str, Any]]:
         app = AppRecord(app_id="bench_parallel", workdir=root / "work", token="t" * 24)
         app.workdir.mkdir()
         registry.register(app)
-        toolbox = Toolbox(settings, registry, root / "state")
+        toolbox = ExecutorToolbox(settings, registry, root / "state")
         url = f"{server.url}/slow"
         args = {"url": url}
         one = [Step(step_id=1, tool="http_request", args=args)]

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply
-from aios_runtime.json_client import MAX_ANSWER_BYTES, JsonAnswer, request_json
+from aios_runtime.json_client import JsonAnswer, request_json
 from aios_runtime.users import OWNER
 
 __all__ = [
@@ -22,8 +22,6 @@ __all__ = [
     "AppClient",
     "ExecutorClient",
     "ExecutorUnreachable",
-    "HttpAnswer",
-    "http_json",
     "json_call",
     "peer_error",
 ]
@@ -31,27 +29,8 @@ __all__ = [
 EXECUTOR = "the executor"  # how its failures name it ("the executor is not reachable")
 MAX_APP_REPLY = 8 << 20  # bytes of one app reply (views carry data, not files)
 
-HttpAnswer = JsonAnswer  # status, parsed JSON body (None when empty / not JSON), raw
 
-
-def http_json(
-    method: str,
-    url: str,
-    body: Any = None,
-    *,
-    token: str | None = None,
-    timeout: float = 10.0,
-    what: str = "service",
-    max_bytes: int = MAX_ANSWER_BYTES,
-) -> HttpAnswer:
-    """One JSON request; transport failures raise `AppUnreachable` naming `what`, an
-    answer over `max_bytes` raises `BadAppReply`."""
-    return request_json(
-        method, url, body, token=token, timeout=timeout, what=what, max_bytes=max_bytes
-    )
-
-
-def peer_error(answer: HttpAnswer, what: str) -> AiosError:
+def peer_error(answer: JsonAnswer, what: str) -> AiosError:
     """The error a non-2xx answer stands for, keeping the peer's code if it sent one."""
     body = answer.body
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
@@ -77,7 +56,7 @@ def json_call(
     """One request to a Triton service that answers JSON: the parsed body of a 2xx
     answer; the peer's own error (`peer_error`) otherwise, `BadAppReply` when the
     answer is not JSON."""
-    answer = http_json(method, url, body, token=token, timeout=timeout, what=what)
+    answer = request_json(method, url, body, token=token, timeout=timeout, what=what)
     if not 200 <= answer.status < 300:
         raise peer_error(answer, what)
     if answer.body is None:
@@ -121,7 +100,7 @@ class ExecutorClient:
         service (another launch's, say) before it binds, and that one must not be
         taken for it (the apps' registrations would be refused as forbidden)."""
         try:
-            answer = http_json("GET", self.url + "/health", timeout=timeout)
+            answer = request_json("GET", self.url + "/health", timeout=timeout)
         except AiosError:
             return False
         if answer.status != 200:
@@ -205,8 +184,8 @@ class AppClient:
     def what(self) -> str:
         return f"app {self.app_id}"
 
-    def _get(self, path: str, timeout: float) -> HttpAnswer:
-        return http_json(
+    def _get(self, path: str, timeout: float) -> JsonAnswer:
+        return request_json(
             "GET", self.url + path, token=self.token, timeout=timeout, what=self.what
         )
 
@@ -241,7 +220,7 @@ class AppClient:
 
     def handle(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         """POST the `HandleRequest`; the raw reply dict (validated by the caller)."""
-        answer = http_json(
+        answer = request_json(
             "POST",
             self.url + self.handle_endpoint,
             request,

@@ -18,7 +18,7 @@ when a list changed in another way, and on a store's first save of a session.
 `load_session_file` replays a journal; it also reads the single JSON object (one
 line or pretty-printed) that sessions were saved as before the journal.
 
-A request changes its session through a `Turn` (`SessionStore.turn`): the turn
+A request changes its session through a `SessionEdit` (`SessionStore.edit`): the edit
 records the changes while apps and the executor work, and the store applies them
 and journals them once, under the session's lock, when the request is done.
 """
@@ -46,7 +46,7 @@ __all__ = [
     "Session",
     "SessionStore",
     "SessionView",
-    "Turn",
+    "SessionEdit",
     "load_session_file",
     "new_session_id",
 ]
@@ -154,7 +154,7 @@ def _merge_state(current: dict[str, Any], state: dict[str, Any]) -> None:
 
 
 class SessionView(Protocol):
-    """What reading a session needs: a `Session`, or a `Turn` that sees its own changes."""
+    """What reading a session needs: a `Session`, or a `SessionEdit` that sees its own changes."""
 
     @property
     def session_id(self) -> str: ...
@@ -168,10 +168,10 @@ class SessionView(Protocol):
     def agent_state(self, app_id: str) -> Mapping[str, Any]: ...
 
 
-class Turn:
+class SessionEdit:
     """One request's changes to its session, applied at once when the request ends.
 
-    Made by `SessionStore.turn`. The turn reads through to the session and sees its
+    Made by `SessionStore.edit`. The edit reads through to the session and sees its
     own changes (`context`, `agent_state`); every change is recorded, not made, so
     the session's lock is not taken while an app or the executor works and the
     session's other requests go on meanwhile. The tasks of one instruction record
@@ -182,7 +182,7 @@ class Turn:
         self.session = session
         self.session_id = session.session_id
         self._context: dict[str, Any] = {}
-        # reads see the session's context under the turn's own; writes go to the turn
+        # reads see the session's context under the edit's own; writes go to the edit
         self.context: ChainMap[str, Any] = ChainMap(self._context, session.context)
         self._states: dict[str, list[dict[str, Any]]] = {}
         self._changes: list[Callable[[Session], object]] = []
@@ -192,7 +192,7 @@ class Turn:
         return self.session.history
 
     def agent_state(self, app_id: str) -> Mapping[str, Any]:
-        """The app's kept state with what this turn merged into it so far."""
+        """The app's kept state with what this edit merged into it so far."""
         merged = self._states.get(app_id)
         if not merged:
             return self.session.agent_state(app_id)
@@ -488,7 +488,7 @@ class SessionStore:
     """Sessions by id, loaded lazily from disk and journalled after every change.
 
     Each session has its own lock, held only while changes are made and written:
-    `turn(session_id)` takes it once per request; `lock(session_id)` (with `save`)
+    `edit(session_id)` takes it once per request; `lock(session_id)` (with `save`)
     serves a change made apart from a turn, such as the background summary. A
     session's journal starts with a snapshot on this store's first save of it (which
     also replaces a line a crash cut short), so a restart continues every file
@@ -619,8 +619,8 @@ class SessionStore:
         return session
 
     @contextmanager
-    def turn(self, session_id: str | None) -> Iterator[Turn]:
-        """A request's turn on the session `session_id` (see `get_or_create`).
+    def edit(self, session_id: str | None) -> Iterator[SessionEdit]:
+        """A request's edit of the session `session_id` (see `get_or_create`).
 
         When the block ends, the turn's changes are made on the session and saved,
         under the session's lock, taken this once; a block that raises changes
@@ -630,11 +630,11 @@ class SessionStore:
             sid = session_id or new_session_id()
             self._running[sid] = self._running.get(sid, 0) + 1
         try:
-            turn = Turn(self.get_or_create(sid))
-            yield turn
-            with self.lock(turn.session_id):
-                turn._apply()
-                self._write(turn.session)
+            edit = SessionEdit(self.get_or_create(sid))
+            yield edit
+            with self.lock(edit.session_id):
+                edit._apply()
+                self._write(edit.session)
         finally:
             with self._guard:
                 left = self._running.pop(sid) - 1

@@ -45,7 +45,7 @@ from aios_runtime.edge import create_service, public, read_json
 from aios_runtime.settings import Settings
 from aios_runtime.users import OWNER, check_user_id
 from executor.registry import CONTROLLER, AppRecord, AppRegistry
-from executor.toolbox import Toolbox
+from executor.toolbox import ExecutorToolbox
 from executor.tools.cache import SYSTEM_NAMESPACE
 
 __all__ = ["MAX_STEPS", "create_app"]
@@ -65,7 +65,7 @@ def _require_controller() -> None:
 
 
 def _caller_app(
-    registry: AppRegistry, toolbox: Toolbox, named: str | None, user_id: str | None
+    registry: AppRegistry, toolbox: ExecutorToolbox, named: str | None, user_id: str | None
 ) -> AppRecord:
     """The app process a request acts as, for the user it names (none: the owner).
 
@@ -136,7 +136,7 @@ def create_app(
     registry = AppRegistry(token)
     hidden = [str(Path(config_path).resolve().parent)] if config_path else []
     build_models()  # before the server's threads first use them
-    toolbox = Toolbox(settings, registry, state, hidden_dirs=hidden)
+    toolbox = ExecutorToolbox(settings, registry, state, hidden_dirs=hidden)
     slots = threading.BoundedSemaphore(max_concurrent)
     # one app may hold at most a third of the slots: a flood from one app leaves
     # room for the others

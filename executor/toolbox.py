@@ -1,6 +1,6 @@
 """Running tools: one call (`/call`) or a step plan (`/run`), recorded and timed.
 
-`Toolbox` holds the executor's shared services (sandbox, background processes,
+`ExecutorToolbox` holds the executor's shared services (sandbox, background processes,
 cache, event queue, call log) and its one tool source (`executor.providers.registry.
 ToolSource`: the atomic provider, one provider per registered app, and whatever else
 is added) and turns every tool call into a `ToolResult`: the tool found in the
@@ -53,7 +53,7 @@ from executor.tools.cache import ToolCache
 from executor.tools.catalog import InvalidArgs
 from executor.tools.notify import EventQueue
 
-__all__ = ["MAX_PARALLEL_STEPS", "ToolContext", "Toolbox"]
+__all__ = ["MAX_PARALLEL_STEPS", "ToolContext", "ExecutorToolbox"]
 
 log = logging.getLogger("aios.executor")
 
@@ -76,7 +76,7 @@ class ToolContext:
     settings: Settings
     session_id: str | None
     timeout: float
-    toolbox: Toolbox
+    toolbox: ExecutorToolbox
 
     @property
     def sandbox(self) -> ProcessSandbox:
@@ -130,7 +130,7 @@ def _summaries(
     )
 
 
-class Toolbox:
+class ExecutorToolbox:
     """Runs tool calls and step plans for registered apps."""
 
     def __init__(

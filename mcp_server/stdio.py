@@ -60,7 +60,7 @@ _CALL_SLACK = 15.0  # seconds beyond the tool's own timeout an HTTP call may wai
 _READY_TIMEOUT = 60.0  # seconds the private executor and app may take to start
 
 
-class Toolbox(Protocol):
+class ServedToolbox(Protocol):
     """One app's tools as `aios mcp` serves them."""
 
     def listing(self, user_id: str = OWNER) -> dict[str, Any]:
@@ -195,10 +195,10 @@ def _error_result(code: str, message: str) -> types.CallToolResult:
     )
 
 
-class ToolboxBridge:
-    """MCP tools and calls over one `Toolbox`."""
+class McpBridge:
+    """MCP tools and calls over one `ServedToolbox`."""
 
-    def __init__(self, toolbox: Toolbox, app_id: str, user_id: str = OWNER) -> None:
+    def __init__(self, toolbox: ServedToolbox, app_id: str, user_id: str = OWNER) -> None:
         self.toolbox, self.app_id, self.user_id = toolbox, app_id, user_id
         self.session_id = f"mcp_{app_id}_{int(time.time())}"
 
@@ -247,7 +247,7 @@ class ToolboxBridge:
         )
 
 
-def _mcp_server(bridge: ToolboxBridge) -> Server[Any]:
+def _mcp_server(bridge: McpBridge) -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await anyio.to_thread.run_sync(bridge.mcp_tools))
 
@@ -265,7 +265,7 @@ def _mcp_server(bridge: ToolboxBridge) -> Server[Any]:
     )
 
 
-def _serve(bridge: ToolboxBridge) -> None:
+def _serve(bridge: McpBridge) -> None:
     server = _mcp_server(bridge)
 
     async def run() -> None:
@@ -291,7 +291,7 @@ def serve_app_over_mcp(
     if live is not None:
         toolbox = ControllerToolbox(*live, app_id, settings)
         toolbox.listing(user_id)  # the app is known and runs there, or a clear error now
-        _serve(ToolboxBridge(toolbox, app_id, user_id))
+        _serve(McpBridge(toolbox, app_id, user_id))
         return 0
     state = StateDir(state_dir)
     state.create()  # an older layout's workdirs move into the owner's sandbox first
@@ -306,7 +306,7 @@ def serve_app_over_mcp(
     try:
         services.start()
         services.listing(user_id)  # the app runs, or a clear error now
-        _serve(ToolboxBridge(services, app_id, user_id))
+        _serve(McpBridge(services, app_id, user_id))
     finally:
         services.stop()
     return 0

@@ -9,7 +9,7 @@ bad request (unknown app, malformed session id).
 
 The pipeline talks to the outside world only through the small interfaces below
 (`AppDirectory`, `run_steps`), so tests drive it with plain callables. Each request
-reads and changes its session through one `Turn` (`SessionStore.turn`), which
+reads and changes its session through one `SessionEdit` (`SessionStore.edit`), which
 records the changes and saves them when the request is done.
 """
 
@@ -64,7 +64,7 @@ from controller.routing.router import (
     apps_message,
     no_match_message,
 )
-from controller.sessions import Session, SessionStore, Turn
+from controller.sessions import Session, SessionEdit, SessionStore
 from controller.user_settings import serving_user
 
 __all__ = [
@@ -144,19 +144,21 @@ class Pipeline:
     # ------------------------------------------------------------ instructions
 
     def instruction(self, request: InstructionRequest) -> InstructionResponse:
-        with self._sessions.turn(request.session_id) as turn:
-            response = self._instruction(turn, request)
+        with self._sessions.edit(request.session_id) as edit:
+            response = self._instruction(edit, request)
         if self._on_turn is not None:
-            self._on_turn(turn.session)
+            self._on_turn(edit.session)
         return response
 
-    def _instruction(self, turn: Turn, request: InstructionRequest) -> InstructionResponse:
-        self._keep_language(turn, request.language)
-        language = self._contexts.language(turn)
+    def _instruction(
+        self, edit: SessionEdit, request: InstructionRequest
+    ) -> InstructionResponse:
+        self._keep_language(edit, request.language)
+        language = self._contexts.language(edit)
         profiles = self._apps.profiles()
         failure = ""
         try:
-            with serving_user(session_user(turn)):  # the model that routes is theirs
+            with serving_user(session_user(edit)):  # the model that routes is theirs
                 plan = self._router.route(request.text, profiles)
         except Exception as exc:  # a router bug must not lose the user's request
             log.exception("router failed on %r", request.text)
@@ -174,9 +176,9 @@ class Pipeline:
                 message = failure + apps_message(profiles, language)
             else:
                 message = reason or no_match_message(profiles, language)
-            self._record_turn(turn, "instruction", request.text, [], message, [])
+            self._record_turn(edit, "instruction", request.text, [], message, [])
             return InstructionResponse(
-                session_id=turn.session_id,
+                session_id=edit.session_id,
                 message=message,
                 tasks=[],
                 llm_calls=plan.llm_calls,
@@ -190,7 +192,7 @@ class Pipeline:
             )
             for p in plan.tasks
         ]
-        self._run_tasks(tasks, turn, request.client_id)
+        self._run_tasks(tasks, edit, request.client_id)
         messages = [t.result.message for t in tasks if t.result and t.result.message]
         if plan.unclaimed:  # a part no app took is said, not dropped
             messages.append(
@@ -202,7 +204,7 @@ class Pipeline:
             )
         message = tr(language, "；", "; ").join(messages)
         self._record_turn(
-            turn,
+            edit,
             "instruction",
             request.text,
             [t.app_id for t in tasks],
@@ -211,14 +213,14 @@ class Pipeline:
             source=request.source,
         )
         return InstructionResponse(
-            session_id=turn.session_id,
+            session_id=edit.session_id,
             message=message,
             tasks=tasks,
             llm_calls=plan.llm_calls,
         )
 
     def _run_tasks(
-        self, tasks: list[Task], turn: Turn, client_id: str | None = None
+        self, tasks: list[Task], edit: SessionEdit, client_id: str | None = None
     ) -> None:
         """Run the plan's DAG: each wave of ready tasks in parallel threads."""
         by_id = {t.task_id: t for t in tasks}
@@ -236,33 +238,33 @@ class Pipeline:
                     task.status = "error"
                     task.result = AppReply.error(
                         "dependency_cycle",
-                        user_message("dependency_cycle", self._contexts.language(turn)),
+                        user_message("dependency_cycle", self._contexts.language(edit)),
                     )
                 return
             for task in ready:
                 pending.remove(task)
             if len(ready) == 1:
-                self._run_task(ready[0], by_id, turn, client_id)
+                self._run_task(ready[0], by_id, edit, client_id)
                 continue
             workers = min(len(ready), max(1, self.limits.max_parallel))
             with ThreadPoolExecutor(workers, thread_name_prefix="task") as pool:
-                list(pool.map(lambda t: self._run_task(t, by_id, turn, client_id), ready))
+                list(pool.map(lambda t: self._run_task(t, by_id, edit, client_id), ready))
 
     def _run_task(
         self,
         task: Task,
         by_id: dict[str, Task],
-        turn: Turn,
+        edit: SessionEdit,
         client_id: str | None = None,
     ) -> None:
         failed = [d for d in task.depends_on if by_id[d].status in ("error", "skipped")]
         if failed:
             # the failure it waited for is what the user reads; this one is not shown
             task.status = "skipped"
-            self._finish_task(turn, task, client_id)
+            self._finish_task(edit, task, client_id)
             return
         task.status = "running"
-        turn.start_task(
+        edit.start_task(
             {
                 "task_id": task.task_id,
                 "app_id": task.app_id,
@@ -280,12 +282,12 @@ class Pipeline:
                 "client_id": client_id,  # the desktop that sent it (as in `task_done`)
             },
             app_id=task.app_id,
-            session_id=turn.session_id,
+            session_id=edit.session_id,
         )
         upstream = [_upstream_entry(by_id[d]) for d in task.depends_on]
         reply = self.drive(
             task.app_id,
-            turn,
+            edit,
             instruction=task.instruction,
             task_id=task.task_id,
             upstream=upstream or None,
@@ -294,13 +296,15 @@ class Pipeline:
         # an `ok` reply with the notice `error` answered, but did not do what was asked
         done = reply.status == "ok" and reply.notice != "error"
         task.status = "done" if done else "error"
-        self._finish_task(turn, task, client_id)
+        self._finish_task(edit, task, client_id)
 
-    def _finish_task(self, turn: Turn, task: Task, client_id: str | None = None) -> None:
+    def _finish_task(
+        self, edit: SessionEdit, task: Task, client_id: str | None = None
+    ) -> None:
         """Record the task in the session and publish `task_done` with its result
         (so a desktop shows results of instructions sent elsewhere: the CLI, voice)."""
         reply = task.result
-        turn.finish_task(
+        edit.finish_task(
             {
                 "task_id": task.task_id,
                 "app_id": task.app_id,
@@ -323,7 +327,7 @@ class Pipeline:
                 "client_id": client_id,
             },
             app_id=task.app_id,
-            session_id=turn.session_id,
+            session_id=edit.session_id,
         )
 
     # ------------------------------------------------------- open and actions
@@ -332,29 +336,29 @@ class Pipeline:
         self, app_id: str, session_id: str | None, language: str | None = None
     ) -> tuple[AppReply, str]:
         """The app's initial view (empty instruction) after the steps loop."""
-        with self._sessions.turn(session_id) as turn:
-            self._keep_language(turn, language)
-            self._check_known(app_id, session_user(turn))
-            reply = self.drive(app_id, turn, instruction="")
-            self._record_turn(turn, "open", "", [app_id], reply.message, [])
-        return reply, turn.session_id
+        with self._sessions.edit(session_id) as edit:
+            self._keep_language(edit, language)
+            self._check_known(app_id, session_user(edit))
+            reply = self.drive(app_id, edit, instruction="")
+            self._record_turn(edit, "open", "", [app_id], reply.message, [])
+        return reply, edit.session_id
 
     def action(self, app_id: str, post: ActionPost) -> tuple[AppReply, str]:
         """Forward one triggered action; the app's next view."""
-        with self._sessions.turn(post.session_id) as turn:
-            self._keep_language(turn, post.language)
-            self._check_known(app_id, session_user(turn))
-            request = action_request_for(post, turn.session_id)
-            reply = self.drive(app_id, turn, instruction=None, action_request=request)
+        with self._sessions.edit(post.session_id) as edit:
+            self._keep_language(edit, post.language)
+            self._check_known(app_id, session_user(edit))
+            request = action_request_for(post, edit.session_id)
+            reply = self.drive(app_id, edit, instruction=None, action_request=request)
             self._record_turn(
-                turn, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
+                edit, "action", post.action_id, [app_id], reply.message, [], app_id=app_id
             )
-        return reply, turn.session_id
+        return reply, edit.session_id
 
-    def _keep_language(self, turn: Turn, language: str | None) -> None:
+    def _keep_language(self, edit: SessionEdit, language: str | None) -> None:
         """The desktop's language, for this and later calls of the session's apps."""
-        if language and turn.context.get("language") != language:
-            turn.context["language"] = language
+        if language and edit.context.get("language") != language:
+            edit.context["language"] = language
 
     def _check_known(self, app_id: str, user_id: str = OWNER) -> None:
         """Unknown app → NotFound (HTTP 404); an unavailable one gets an error view."""
@@ -368,7 +372,7 @@ class Pipeline:
     def drive(
         self,
         app_id: str,
-        turn: Turn,
+        edit: SessionEdit,
         *,
         instruction: str | None,
         action_request: ActionRequest | None = None,
@@ -383,14 +387,14 @@ class Pipeline:
         user's decision on its pending plan.
         """
         try:
-            with self.cancels.running(turn.session_id, app_id, task_id):
+            with self.cancels.running(edit.session_id, app_id, task_id):
                 reply = self._steps_loop(
-                    app_id, turn, instruction, action_request, task_id, upstream, resume
+                    app_id, edit, instruction, action_request, task_id, upstream, resume
                 )
         except Exception as exc:  # a bug here must not take other tasks down
             if not isinstance(exc, AiosError):
                 log.exception("pipeline: %s failed", app_id)
-            language = self._contexts.language(turn)
+            language = self._contexts.language(edit)
             name = app_name(self._apps.profiles(), app_id, language)
             reply = failure_view(exc, name, language)
         if reply.ui_commands:
@@ -401,21 +405,21 @@ class Pipeline:
                     "commands": [c.model_dump(mode="json") for c in reply.ui_commands],
                 },
                 app_id=app_id,
-                session_id=turn.session_id,
+                session_id=edit.session_id,
             )
         if reply.message:
             self._events.publish(
                 "speak",
                 {"text": reply.message, "task_id": task_id, "status": reply.status},
                 app_id=app_id,
-                session_id=turn.session_id,
+                session_id=edit.session_id,
             )
         return reply
 
     def _steps_loop(
         self,
         app_id: str,
-        turn: Turn,
+        edit: SessionEdit,
         instruction: str | None,
         action_request: ActionRequest | None,
         task_id: str | None,
@@ -423,8 +427,8 @@ class Pipeline:
         resume: tuple[PendingConfirmation, str] | None = None,
     ) -> AppReply:
         limits = self.limits
-        language = self._contexts.language(turn)
-        target = self._apps.target(app_id, session_user(turn))
+        language = self._contexts.language(edit)
+        target = self._apps.target(app_id, session_user(edit))
         shown_name = app_name(self._apps.profiles(), app_id, language)
         tool_results: dict[str, Any] | None = None
         last_plan: list[dict[str, Any]] | None = None
@@ -435,13 +439,13 @@ class Pipeline:
             if decision == "deny":
                 tool_results = denied_results(pending.plan, pending.risky(), language)
             else:
-                review = self._review(target, pending.plan, language, turn)
+                review = self._review(target, pending.plan, language, edit)
                 tool_results = self._run_round(
-                    app_id, turn, pending.plan, rounds, task_id, review
+                    app_id, edit, pending.plan, rounds, task_id, review
                 )
         while True:
             reply = self._call_app(
-                target, turn, instruction, action_request, tool_results, upstream, rounds
+                target, edit, instruction, action_request, tool_results, upstream, rounds
             )
             if not reply.steps:
                 return reply
@@ -460,13 +464,13 @@ class Pipeline:
                     ),
                 )
             rounds += 1
-            review = self._review(target, plan, language, turn)
+            review = self._review(target, plan, language, edit)
             if review is not None and review.needs_confirmation:
                 assert self._confirmations is not None
                 return self._confirmations.pause(
                     app_id=app_id,
                     app_name=shown_name,
-                    session_id=turn.session_id,
+                    session_id=edit.session_id,
                     plan=plan,
                     risky=review.risky,
                     round_no=rounds,
@@ -475,24 +479,24 @@ class Pipeline:
                     action_request=action_request.dump() if action_request else None,
                     upstream=upstream,
                     language=language,
-                    user_id=session_user(turn),
+                    user_id=session_user(edit),
                 )
-            tool_results = self._run_round(app_id, turn, plan, rounds, task_id, review)
+            tool_results = self._run_round(app_id, edit, plan, rounds, task_id, review)
             last_plan = plan
             # it may have died meanwhile
-            target = self._apps.target(app_id, session_user(turn))
+            target = self._apps.target(app_id, session_user(edit))
 
     def _call_app(
         self,
         target: AppTarget,
-        turn: Turn,
+        edit: SessionEdit,
         instruction: str | None,
         action_request: ActionRequest | None,
         tool_results: dict[str, Any] | None,
         upstream: list[dict[str, Any]] | None,
         rounds: int = 0,
     ) -> AppReply:
-        language = self._contexts.language(turn)
+        language = self._contexts.language(edit)
         installed = [
             {"id": p.app_id, "name": p.name_in(language), "system_role": p.system_role}
             for p in self._apps.profiles()
@@ -501,7 +505,7 @@ class Pipeline:
             app_id=target.app_id,
             role=target.role,
             workdir=target.workdir,
-            session=turn,
+            session=edit,
             tool_results=tool_results,
             upstream=upstream,
             step_round=rounds,
@@ -523,13 +527,13 @@ class Pipeline:
             ) from exc
         state = raw.get("state")
         if isinstance(state, dict) and state:
-            turn.merge_agent_state(target.app_id, state)
+            edit.merge_agent_state(target.app_id, state)
         return reply
 
     def _run_round(
         self,
         app_id: str,
-        turn: Turn,
+        edit: SessionEdit,
         plan: list[dict[str, Any]],
         round_no: int,
         task_id: str | None,
@@ -543,9 +547,9 @@ class Pipeline:
         body: dict[str, Any] = {
             "steps": plan,
             "app_id": app_id,
-            "session_id": turn.session_id,
+            "session_id": edit.session_id,
         }
-        user = session_user(turn)
+        user = session_user(edit)
         if user != OWNER:  # the steps work in that user's sandbox
             body["user_id"] = user
         if review is not None and review.outside_whitelist:
@@ -556,7 +560,7 @@ class Pipeline:
             raise BadAppReply("the executor's answer has no 'tool_results'")
         if review is not None and self._permissions is not None and review.new_files:
             self._permissions.record_created(
-                app_id, review.new_files, results, user=session_user(turn)
+                app_id, review.new_files, results, user=session_user(edit)
             )
         entries = []
         logged_at = round(started, 3)
@@ -574,9 +578,9 @@ class Pipeline:
                 done["error"] = str(result["error"])[:300]
             entries.append({"time": logged_at, "app_id": app_id, **done})
             self._events.publish(
-                "step_done", done, app_id=app_id, session_id=turn.session_id
+                "step_done", done, app_id=app_id, session_id=edit.session_id
             )
-        turn.log_tool_calls(entries)
+        edit.log_tool_calls(entries)
         return results
 
     # ---------------------------------------------------------- confirmations
@@ -586,12 +590,12 @@ class Pipeline:
         target: AppTarget,
         plan: list[dict[str, Any]],
         language: str = "zh-CN",
-        turn: Turn | None = None,
+        edit: SessionEdit | None = None,
     ) -> Review | None:
         """The policy's verdict on `plan`, judged in the sandbox of the session's user."""
         if self._permissions is None:
             return None
-        user = session_user(turn)
+        user = session_user(edit)
         workdir = target.workdir
         sandboxes = self._contexts.sandboxes
         if user != OWNER and sandboxes is not None:
@@ -622,10 +626,10 @@ class Pipeline:
         request = (
             parse(ActionRequest, pending.action_request) if pending.action_request else None
         )
-        with self._sessions.turn(pending.session_id) as turn:
+        with self._sessions.edit(pending.session_id) as edit:
             reply = self.drive(
                 pending.app_id,
-                turn,
+                edit,
                 instruction=pending.instruction,
                 action_request=request,
                 task_id=pending.task_id,
@@ -640,9 +644,9 @@ class Pipeline:
                     instruction=pending.instruction or "",
                     result=reply,
                 )
-                self._finish_task(turn, task)
+                self._finish_task(edit, task)
             self._record_turn(
-                turn,
+                edit,
                 "confirm",
                 decision,
                 [pending.app_id],
@@ -650,13 +654,13 @@ class Pipeline:
                 [pending.task_id] if pending.task_id else [],
                 confirmation_id=confirmation_id,
             )
-        return reply, pending.app_id, turn.session_id
+        return reply, pending.app_id, edit.session_id
 
     # -------------------------------------------------------------- sessions
 
     def _record_turn(
         self,
-        turn: Turn,
+        edit: SessionEdit,
         kind: str,
         text: str,
         apps: list[str],
@@ -664,12 +668,12 @@ class Pipeline:
         task_ids: list[str],
         **extra: Any,
     ) -> None:
-        """The request's entry in the session's history; saved when its turn ends."""
-        turn.add_turn(kind, text, apps=apps, message=message or "", tasks=task_ids, **extra)
+        """The request's entry in the session's history; saved when its edit ends."""
+        edit.add_turn(kind, text, apps=apps, message=message or "", tasks=task_ids, **extra)
         if apps:
-            turn.context["last_app_id"] = apps[-1]
+            edit.context["last_app_id"] = apps[-1]
         if kind == "instruction":
-            turn.context["last_instruction"] = text
+            edit.context["last_instruction"] = text
 
 
 @cache

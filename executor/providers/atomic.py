@@ -32,7 +32,7 @@ from aios_runtime.settings import Settings
 from executor.providers.base import ToolCall, ToolEntry, ToolProvider
 
 if TYPE_CHECKING:
-    from executor.toolbox import Toolbox
+    from executor.toolbox import ExecutorToolbox
 
 __all__ = ["PROCESS_TOOLS", "AtomicProvider", "import_implementations"]
 
@@ -83,11 +83,11 @@ _DEFAULT_SETTINGS = Settings()
 
 
 class AtomicProvider(ToolProvider):
-    """The atomic tools, run with the shared services of one `Toolbox`."""
+    """The atomic tools, run with the shared services of one `ExecutorToolbox`."""
 
     name = "atomic"
 
-    def __init__(self, toolbox: Toolbox) -> None:
+    def __init__(self, toolbox: ExecutorToolbox) -> None:
         super().__init__(toolbox.settings)
         self.toolbox = toolbox
         self._declared = _entries(toolbox.settings)

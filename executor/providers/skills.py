@@ -60,7 +60,7 @@ from executor.skills.install import install_skill_from, seed_examples
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
-    from executor.toolbox import Toolbox
+    from executor.toolbox import ExecutorToolbox
 
 __all__ = ["EXAMPLES", "SkillsProvider", "rank_skills", "substitute_arguments"]
 
@@ -290,7 +290,7 @@ class SkillsProvider(ToolProvider):
 
     def __init__(
         self,
-        toolbox: Toolbox,
+        toolbox: ExecutorToolbox,
         shared: Path,
         *,
         examples: Path | None = EXAMPLES,

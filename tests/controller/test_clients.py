@@ -15,12 +15,11 @@ from flask import Flask, Response, request
 from waitress.server import create_server
 
 from aios_protocol.errors import AiosError, AppUnreachable, BadAppReply
-from aios_runtime.json_client import MAX_IDLE_PER_PEER, close_pools
+from aios_runtime.json_client import MAX_IDLE_PER_PEER, close_pools, request_json
 from controller.clients import (
     MAX_APP_REPLY,
     AppClient,
     ExecutorClient,
-    http_json,
     json_call,
     peer_error,
 )
@@ -92,7 +91,7 @@ def peer() -> Iterator[tuple[Peer, str]]:
 
 def _call_from_new_thread(url: str) -> Any:
     answers: list[Any] = []
-    worker = threading.Thread(target=lambda: answers.append(http_json("GET", url)))
+    worker = threading.Thread(target=lambda: answers.append(request_json("GET", url)))
     worker.start()
     worker.join(10)
     return answers[0]
@@ -110,7 +109,7 @@ def test_concurrent_calls_open_as_many_connections_then_reuse_them(peer) -> None
     app, url = peer
     app.release.clear()
     workers = [
-        threading.Thread(target=http_json, args=("GET", url + "/hold")) for _ in range(3)
+        threading.Thread(target=request_json, args=("GET", url + "/hold")) for _ in range(3)
     ]
     for worker in workers:
         worker.start()
@@ -144,15 +143,15 @@ def test_a_stopped_peer_is_unreachable_and_its_connection_is_not_kept() -> None:
     proc = spawn([PYTHON, "-c", _PEER_PROGRAM, str(port)])
     try:
         wait_healthy(url, proc)
-        assert http_json("GET", url).status == 200  # a connection is kept
+        assert request_json("GET", url).status == 200  # a connection is kept
     finally:
         stop(proc)
     with pytest.raises(AppUnreachable) as err:
-        http_json("GET", url, what="app demo", timeout=2)
+        request_json("GET", url, what="app demo", timeout=2)
     assert "app demo" in err.value.message
     assert isinstance(err.value, AiosError) and err.value.code == "app_unreachable"
     with pytest.raises(AppUnreachable):
-        http_json("GET", f"http://127.0.0.1:{free_port()}/x", timeout=2)
+        request_json("GET", f"http://127.0.0.1:{free_port()}/x", timeout=2)
     close_pools()
 
 
@@ -183,7 +182,7 @@ def test_json_call_keeps_the_peers_error_code_and_refuses_what_is_not_json(peer)
     assert (
         bad.value.message == "the executor answered HTTP 500: Internal Server Error: boom"
     )
-    answer = http_json("GET", url + "/crash")
+    answer = request_json("GET", url + "/crash")
     assert isinstance(peer_error(answer, "x"), BadAppReply)
 
 

@@ -142,12 +142,12 @@ def test_the_stores_bookkeeping_stays_with_the_sessions_in_memory(
     first = store.get_or_create(None)
     store.save(first)
     for i in range(40):
-        with store.turn(None) as turn:
+        with store.edit(None) as turn:
             turn.add_turn("instruction", "hi")
         with store.lock(f"sess_elsewhere{i}"):  # a session that never comes
             pass
     store.save(first)  # saved after it left memory
-    with store.turn(None):
+    with store.edit(None):
         pass
     assert store.in_memory() == 4
     assert first.session_id not in store._journals

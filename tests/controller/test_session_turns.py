@@ -1,5 +1,5 @@
 """One owner per turn (S-42): a request records its changes to the session in a
-`Turn`, and the store applies and journals them once, under the session's lock.
+`SessionEdit`, and the store applies and journals them once, under the session's lock.
 
 The pipeline tests count how often the session's lock is taken and how many lines
 the journal gains per request; the store tests read the turn and the session
@@ -155,7 +155,7 @@ def test_a_turn_sees_its_own_changes_and_the_session_gets_them_at_its_end(
     store = SessionStore(tmp_path)
     session = store.get_or_create("sess_turn1")
     session.merge_agent_state("a", {"kept": 1, "dropped": 2})
-    with store.turn("sess_turn1") as turn:
+    with store.edit("sess_turn1") as turn:
         assert turn.session is session
         turn.context["language"] = "en-US"
         turn.merge_agent_state("a", {"dropped": None, "new": 3})
@@ -182,7 +182,7 @@ def test_a_turn_sees_its_own_changes_and_the_session_gets_them_at_its_end(
 
 def test_a_turn_whose_block_raises_changes_nothing(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
-    with pytest.raises(RuntimeError), store.turn("sess_turn2") as turn:
+    with pytest.raises(RuntimeError), store.edit("sess_turn2") as turn:
         turn.add_turn("instruction", "lost")
         turn.context["last_app_id"] = "a"
         raise RuntimeError("a bug in the middle of a request")
@@ -230,13 +230,13 @@ def test_other_requests_of_the_session_go_on_while_an_app_works(tmp_path: Path) 
 def test_sessions_leave_memory_when_many_and_come_back_from_disk(tmp_path: Path) -> None:
     store = SessionStore(tmp_path, kept=4)
     for n in range(20):  # each instruction of a soak opens a new conversation
-        with store.turn(f"sess_many{n}") as turn:
+        with store.edit(f"sess_many{n}") as turn:
             turn.add_turn("instruction", f"hello {n}")
     assert store.in_memory() <= 4
     again = store.get("sess_many0")  # read again from its file, nothing lost
     assert again is not None
     assert [t["text"] for t in again.history] == ["hello 0"]
-    with store.turn("sess_many0") as turn:
+    with store.edit("sess_many0") as turn:
         turn.add_turn("instruction", "and again")
     reread = SessionStore(tmp_path).get("sess_many0")
     assert reread is not None
@@ -245,9 +245,9 @@ def test_sessions_leave_memory_when_many_and_come_back_from_disk(tmp_path: Path)
 
 def test_a_session_with_a_request_running_stays_in_memory(tmp_path: Path) -> None:
     store = SessionStore(tmp_path, kept=1)
-    with store.turn("sess_busy") as busy:
+    with store.edit("sess_busy") as busy:
         for n in range(5):
-            with store.turn(f"sess_other{n}") as turn:
+            with store.edit(f"sess_other{n}") as turn:
                 turn.add_turn("instruction", "x")
         assert store.get_or_create("sess_busy") is busy.session  # the same object
         busy.add_turn("instruction", "still here")

@@ -119,7 +119,7 @@ def test_a_damaged_users_settings_file_is_kept_and_the_owners_serve(
 def _journal(tmp_path: Path) -> tuple[SessionStore, Path]:
     store = SessionStore(tmp_path / "sessions")
     for text in ("第一句", "第二句", "第三句"):
-        with store.turn("sess_damaged01") as turn:
+        with store.edit("sess_damaged01") as turn:
             turn.add_turn("user", text)
     return store, tmp_path / "sessions" / "sess_damaged01.json"
 
@@ -141,7 +141,7 @@ def test_a_journal_cut_in_the_middle_goes_on_from_what_was_read(tmp_path: Path) 
     assert read and read == ["第一句", "第二句", "第三句"][: len(read)]
     _said_and_kept(path, text, tmp_path)
     # what was read is the session's file now, and the next request adds to it
-    with store.turn("sess_damaged01") as turn:
+    with store.edit("sess_damaged01") as turn:
         turn.add_turn("user", "第四句")
     assert _history(SessionStore(tmp_path / "sessions")) == [*read, "第四句"]
 

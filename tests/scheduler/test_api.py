@@ -141,7 +141,7 @@ class _Context:
 
 
 def test_the_executor_tool_forwards_over_a_real_socket(service, monkeypatch):
-    from executor.toolbox import Toolbox  # noqa: F401  (the tool is wired in the toolbox)
+    from executor.toolbox import ExecutorToolbox  # noqa: F401  (the tool is wired in the toolbox)
     from executor.tools.catalog import CONTROLLER_SCHEMAS, atomic_specs
     from executor.tools.schedule import schedule
 

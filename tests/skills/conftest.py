@@ -1,6 +1,6 @@
 """Fixtures of the skills tests: real skill files, a real executor service, its provider.
 
-`skills_harness` is the executor service (Flask's test client over the real Toolbox,
+`skills_harness` is the executor service (Flask's test client over the real ExecutorToolbox,
 real sandbox) of `tests/executor/conftest.py` with app1 and app2 registered; its
 shared skills folder is `<state_dir>/users/default/skills/` (the examples copied in at start).
 `write_skill` writes a skill file; `wait_for` polls a condition.

@@ -1,6 +1,6 @@
 """The executor keeps each user's calls in that user's sandbox (SECURITY.md U1, U2).
 
-A real executor service (Flask's test client over the real Toolbox and sandbox):
+A real executor service (Flask's test client over the real ExecutorToolbox and sandbox):
 the controller names the user; an app process acts for the user it was registered to
 serve (its token says which) and for no other.
 """

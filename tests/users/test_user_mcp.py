@@ -25,7 +25,7 @@ from executor.providers.base import ToolCall
 from executor.providers.mcp import McpRuntime, McpServerConfig
 from executor.providers.mcp_users import McpUsers
 from executor.registry import AppRecord
-from mcp_server.stdio import ToolboxBridge
+from mcp_server.stdio import McpBridge
 from tests.executor.conftest import HAS_BWRAP, MASTER, Harness, HarnessFactory
 from tests.mcp.conftest import server_entry
 from tests.users.test_executor_users import _call as post_call
@@ -213,10 +213,10 @@ class _HarnessToolbox:
 
 def test_aios_mcp_for_bob_serves_no_owner_only_tool(servers: Harness) -> None:
     toolbox = _HarnessToolbox(servers)
-    for_bob = {t.name for t in ToolboxBridge(toolbox, "app1", "bob").mcp_tools()}
+    for_bob = {t.name for t in McpBridge(toolbox, "app1", "bob").mcp_tools()}
     assert "mcp__per_user__where" in for_bob and "file_read" in for_bob
     assert not [n for n in for_bob if n.startswith("mcp__private__")]
-    for_owner = {t.name for t in ToolboxBridge(toolbox, "app1").mcp_tools()}
+    for_owner = {t.name for t in McpBridge(toolbox, "app1").mcp_tools()}
     assert "mcp__private__where" in for_owner
 
 
