@@ -111,10 +111,12 @@ def test_1_a_failed_save_says_so(page, system) -> None:
 
 def test_2_code_is_not_cut_at_semicolons(page) -> None:
     say(page, "执行代码 x=5; print(x*2)")
-    expect(page.locator(CODE).locator(".win-status")).to_have_text("运行结果：10")
+    expect(page.locator(CODE).locator(".win-status")).to_have_text(
+        "运行结果：10（代码已存为工作区里的 snippet.py）"
+    )
     say(page, "执行代码 import time; time.sleep(2); print('slept')")
     expect(page.locator(CODE).locator(".win-status")).to_have_text(
-        "运行结果：slept", timeout=30000
+        "运行结果：slept（代码已存为工作区里的 snippet.py）", timeout=30000
     )
 
 
