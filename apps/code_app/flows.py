@@ -3,9 +3,9 @@
 Write (`file_write`), show (`file_read` → `code` view), edit (a `form` with a
 `submit_form` carrying the code), run (`shell_exec` `python3 FILE`, inside the
 executor's sandbox, output shown) and list (`file_list` of `*.py`). "执行代码
-print(2**10)" writes the snippet to `snippet.py` and runs it. All side effects are
-steps for the executor; this module only plans and renders. Each file's
-查看 / 运行 sit in its row (`item_id`); a program that fails or is stopped is an
+print(2**10)" writes the snippet to `snippet.py` and runs it, and its answer says
+so. All side effects are steps for the executor; this module only plans and
+renders. Each file's 查看 / 运行 sit in its row (`item_id`); a program that fails or is stopped is an
 `ok` reply with `notice="warning"`, a plain sentence, and the error text as `detail`.
 A run's whole output is shown below its code (`output`). An existing file is never
 overwritten unasked: saving under a name other than the file being edited, and
@@ -126,7 +126,7 @@ class CodeFlows(SavingFlows, Flows):
     def on_intent(self, intent: CodeIntent, turn: Turn) -> dict[str, Any]:
         kind = intent.kind
         if kind == "run_snippet":
-            return self.run_code(turn, SNIPPET_FILE, intent.code)
+            return self.run_code(turn, SNIPPET_FILE, intent.code, snippet=True)
         if kind == "run_file":
             return self.run_file(turn, intent.path)
         if kind == "show":
@@ -199,7 +199,7 @@ class CodeFlows(SavingFlows, Flows):
 
     @action("run_snippet")
     def on_run_snippet(self, turn: Turn) -> dict[str, Any]:
-        return self.run_code(turn, SNIPPET_FILE, str(turn.value or ""))
+        return self.run_code(turn, SNIPPET_FILE, str(turn.value or ""), snippet=True)
 
     def on_unknown_action(self, turn: Turn) -> dict[str, Any]:
         """`list` and anything else: the workspace's Python files."""
@@ -297,9 +297,12 @@ class CodeFlows(SavingFlows, Flows):
             items, title, actions=actions, message=message, notice=nothing_run
         )
 
-    def run_code(self, turn: Turn, path: str, code: str, first: int = 1) -> dict[str, Any]:
+    def run_code(
+        self, turn: Turn, path: str, code: str, first: int = 1, *, snippet: bool = False
+    ) -> dict[str, Any]:
         """Write `code` to `path`, then run it: F "执行代码 print(2**10)" → 1024.
-        The steps are numbered from `first` (after a name check, 2)."""
+        The steps are numbered from `first` (after a name check, 2). A `snippet` (code
+        said, not a file the user named) says where it was saved."""
         if not code.strip():
             return text_view(
                 turn,
@@ -320,7 +323,7 @@ class CodeFlows(SavingFlows, Flows):
         if not ok:
             message = turn.tr(f"写入 {path} 失败", f"Could not write {path}")
             return text_view(turn, message, status="error", detail=error)
-        return self._ran(turn, path, code, first + 1)
+        return self._ran(turn, path, code, first + 1, saved=snippet)
 
     def run_file(self, turn: Turn, path: str) -> dict[str, Any]:
         name, early = self._read_first(turn, path, run=True)
@@ -351,8 +354,19 @@ class CodeFlows(SavingFlows, Flows):
             return name, self.agent.plan_steps(steps, turn.tr("正在运行…", "Running…"))
         return name, self.agent.plan_steps(steps, turn.tr("正在读取…", "Reading…"))
 
-    def _ran(self, turn: Turn, path: str, code: str, step: int) -> dict[str, Any]:
-        """The code view with the whole output of the run of step `step`."""
+    def _ran(
+        self, turn: Turn, path: str, code: str, step: int, *, saved: bool = False
+    ) -> dict[str, Any]:
+        """The code view with the whole output of the run of step `step`; `saved`: its
+        message says the code was saved as `path`."""
+        where = (
+            turn.tr(
+                f"（代码已存为工作区里的 {path}）",
+                f" (the code is saved as {path} in the workspace)",
+            )
+            if saved
+            else ""
+        )
         ok, run, error = turn.outcome(step)
         if not ok or not isinstance(run, Mapping):
             entry = turn.results.get(f"step_{step}") or {}
@@ -362,7 +376,7 @@ class CodeFlows(SavingFlows, Flows):
                 turn,
                 path,
                 code,
-                _run_failure(turn, entry),
+                _run_failure(turn, entry) + where,
                 output=run_output(partial) if partial else None,
                 returncode=None,
                 notice="info" if was_denied(turn, step) else "warning",
@@ -384,7 +398,7 @@ class CodeFlows(SavingFlows, Flows):
             turn,
             path,
             code,
-            message,
+            message + where,
             **failed,
             output=output,
             stdout=output.stdout,

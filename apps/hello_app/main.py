@@ -1,4 +1,8 @@
-"""Hello小AI: the design's minimal app, one file: the agent and its `serve`."""
+"""Hello小AI: the design's minimal app, one file: the agent and its `serve`.
+
+It greets the user with the greeting of its workspace (`greeting.txt`), whatever
+was said; 再说一次 greets again.
+"""
 
 from aios_sdk import AIOSAgent, serve
 
@@ -13,14 +17,11 @@ class HelloAgent(AIOSAgent):
         chinese = context.get("language") != "en-US"  # the user's language
         # 用原子工具读取本地问候语
         greeting = self.call_tool("file_read", path="greeting.txt").strip()
-        if action_request:  # 再说一次: what was said last time, kept in `state`
-            instruction = (context.get("cwd_state") or {}).get("said", "")
-        said = (instruction or "").strip()  # "" when the window opens
         if chinese:
-            content = f"{greeting}，{said}" if said else f"{greeting}！"
+            content = f"{greeting}！很高兴见到你。"
         else:  # the shipped 你好 in English; a greeting the user wrote stays theirs
             greeting = "Hello" if greeting == "你好" else greeting
-            content = f"{greeting}, {said}" if said else f"{greeting}!"
+            content = f"{greeting}! Nice to meet you."
         return {
             "status": "ok",
             "view_type": "text",
@@ -33,7 +34,6 @@ class HelloAgent(AIOSAgent):
                 }
             ],
             "message": "已回复" if chinese else "Replied",
-            "state": {"said": said},
         }
 
 

@@ -6,7 +6,9 @@ its time ("提醒我喝水" is answered at once, as a notification and a spoken 
 time and a command ("每天早上9点运行命令 date") creates a `command` job, which the
 controller runs through the executor in this app's sandbox (a program the whitelist
 does not allow is refused, or waits for the user's yes). A new job whose name is
-taken gets its time in its name. "取消喝水提醒" / "暂停…" / "恢复…" act on the one
+taken gets its time in its name. A job said again — the same instruction or command
+at the same time — is not added twice: the answer names the job there is and its
+time, with 再加一个 / Add another to add it all the same. "取消喝水提醒" / "暂停…" / "恢复…" act on the one
 job they name; when several jobs match, the answer lists them (each with its time)
 with a button each, and nothing is done until one is picked. A job's 删除 / Delete
 button asks first (保留 or 删除). A new job is answered
@@ -69,6 +71,36 @@ def _distinct(name: str, job: Mapping[str, Any], taken: set[str], turn: Turn) ->
     while candidate in taken:
         candidate, number = f"{timed[:95]} {number}", number + 1
     return candidate
+
+
+_SAME_MOMENT_S = 60  # two one-off jobs this close in time are at the same time
+
+
+def _same_job(job: Mapping[str, Any], asked: Mapping[str, Any]) -> bool:
+    """Whether `job` does what `asked` asks, when it asks: the same instruction or
+    command on the same schedule (a one-off at the same minute)."""
+    if job.get("execution_type", "agent") != asked["execution_type"]:
+        return False
+    field = "command" if asked["execution_type"] == "command" else "instruction"
+    if " ".join(str(job.get(field) or "").split()) != " ".join(str(asked[field]).split()):
+        return False
+    kind = asked["schedule_type"]
+    if job.get("schedule_type") != kind:
+        return False
+    if kind == "cron":
+        return " ".join(str(job.get("cron")).split()) == " ".join(
+            str(asked["cron"]).split()
+        )
+    if kind == "interval":
+        return float(job.get("interval_s") or 0) == float(asked["interval_s"])
+    try:  # a time without an offset is the user's local time
+        at, asked_at = (
+            datetime.fromisoformat(str(moment)).astimezone()
+            for moment in (job.get("run_at"), asked["run_at"])
+        )
+    except ValueError:
+        return False
+    return abs((at - asked_at).total_seconds()) < _SAME_MOMENT_S
 
 
 def _matching(jobs: list[dict[str, Any]], target: str) -> list[dict[str, Any]]:
@@ -146,20 +178,51 @@ class SchedulerFlows(Flows):
 
     def create(self, request: Request, turn: Turn) -> dict[str, Any]:
         # its runs answer in the language of the user who made it
-        job: dict[str, Any] = {"name": "", "language": turn.language, **request.schedule}
+        job: dict[str, Any] = {"language": turn.language, **request.schedule}
         if request.command:
             job.update(execution_type="command", command=request.command)
         else:
             job.update(execution_type="agent", instruction=request.what)
-        taken = {j["name"] for j in self.schedule("list").get("jobs", [])}
-        name = request.name[:100] or request.what[:100]
-        job["name"] = _distinct(name, job, taken, turn)
+        job["name"] = request.name[:100] or request.what[:100]
+        jobs = self.schedule("list").get("jobs", [])
+        same = next((j for j in jobs if _same_job(j, job)), None)
+        if same is not None:  # said twice: not a second, identical job
+            return self.already_set(same, job, jobs, turn)
+        return self.add(job, jobs, turn)
+
+    def already_set(
+        self,
+        same: Mapping[str, Any],
+        job: dict[str, Any],
+        jobs: list[Mapping[str, Any]],
+        turn: Turn,
+    ) -> dict[str, Any]:
+        """The job asked for exists: say which and when, add nothing, and offer to
+        add another all the same (再加一个, the job in its params)."""
+        name, at = same["name"], when(same, turn)
+        note = turn.tr(
+            f"已经有一样的定时任务「{name}」（{at}），没有重复添加。"
+            "如果确实要再加一个，请点“再加一个”。",
+            f'The same scheduled task "{name}" already exists ({at}); nothing was '
+            'added. To add another one all the same, press "Add another".',
+        )
+        window = jobs_view(jobs, turn, note)
+        again = button(turn.tr("再加一个", "Add another"), "add_again", job=job)
+        window["actions"] = [*window["actions"], again]
+        return {**window, "notice": "info"}  # not done as said: a note, not a result
+
+    def add(
+        self, job: dict[str, Any], jobs: list[Mapping[str, Any]], turn: Turn
+    ) -> dict[str, Any]:
+        """Create `job`, its name told apart from the names of `jobs`."""
+        job = {**job, "name": _distinct(job["name"], job, {j["name"] for j in jobs}, turn)}
+        command = job.get("command")
         try:
             created = self.schedule("create", job=job)
         except ToolFailed as exc:
-            if exc.code != "command_not_allowed" or not request.command:
+            if exc.code != "command_not_allowed" or not command:
                 raise
-            plain = _not_allowed(request.command, turn)
+            plain = _not_allowed(str(command), turn)
             return error_reply(exc.code, plain, detail=exc.message)
         name, said = created["name"], describe(created, turn)
         if created.get("awaiting_confirmation"):
@@ -212,6 +275,14 @@ class SchedulerFlows(Flows):
     @action("refresh")
     def refresh(self, turn: Turn) -> dict[str, Any]:
         return self.window(turn)
+
+    @action("add_again")
+    def add_again(self, turn: Turn) -> dict[str, Any]:
+        """再加一个: the job said twice, added after all."""
+        job = turn.params.get("job")
+        if not isinstance(job, dict) or not job.get("name"):
+            return self.window(turn)
+        return self.add(dict(job), self.schedule("list").get("jobs", []), turn)
 
     @action("enable", "disable")
     def switch(self, turn: Turn) -> dict[str, Any]:

@@ -13,8 +13,12 @@ The rule, option by option of the skill's `--help` (`helpform.parse_help`):
   target (`--to`, `--target`, `--into`, or 目标/target in its help) takes the choice
   named after 成/为/到/多少/to/into/in/as, so "把30摄氏度换算成华氏度" is `f`. Named
   nowhere, it keeps its default; named ambiguously, it is the user's to choose;
+- a *text* option (its name or help says 文字, 文本, text, words…, and not a file)
+  takes the text the instruction gives after a colon or between quotes ("统计一下
+  文字：今天天气很好" → `今天天气很好`) — when the skill has exactly one such
+  option; the numbers and names inside that text are the text's, not the form's;
 - a flag (`--twice`) stays off, unless the instruction says its name: then the user
-  decides; another option that takes a value (a file, a text) stays empty.
+  decides; another option that takes a value (a file) stays empty.
 
 The form is run at once (`Filling.complete`) only when every required option has a
 value, nothing was left for the user, and every number said went into an option
@@ -30,7 +34,7 @@ from typing import Any
 
 from .helpform import HelpField, as_number, parse_help
 
-__all__ = ["Filling", "choice_names", "fill_from_words", "numbers_said"]
+__all__ = ["Filling", "choice_names", "fill_from_words", "numbers_said", "text_said"]
 
 _NUMBER = re.compile(
     r"(?P<sign>零下|负|(?<![A-Za-z0-9_])[-−])?(?<![A-Za-z0-9_.])(?<![A-Za-z0-9_]-)"
@@ -40,6 +44,14 @@ _NUMERIC_WORDS = re.compile(
     r"数值|数字|数量|次数|个数|number|numeric|count|amount|quantity|\bnum\b",
     re.I,
 )
+_TEXT_NAME = re.compile(r"^(text|string|sentence|words|content|message|msg)$", re.I)
+_TEXT_WORDS = re.compile(r"文字|文本|句子|\btext\b|\bsentences?\b|\bstring\b", re.I)
+_FILE_WORDS = re.compile(r"文件|路径|\bfiles?\b|\bpath\b", re.I)
+# a text given in quotes, or after the first colon
+_QUOTED = re.compile(
+    r"「(?P<a>[^」]+)」|“(?P<b>[^”]+)”|\"(?P<c>[^\"]+)\"|『(?P<d>[^』]+)』"
+)
+_AFTER_COLON = re.compile(r"[:：]\s*(?P<text>\S.*?)\s*$", re.S)
 _TARGET_OPTION = re.compile(r"^(to|target|into)$")
 _TARGET_HELP = re.compile(r"目标|target", re.I)
 # what may stand right before the name of the choice a target option takes
@@ -83,11 +95,39 @@ def numbers_said(said: str) -> list[int | float]:
 
 
 def _is_numeric(item: HelpField) -> bool:
-    if not item.takes_value or item.choices:
+    if not item.takes_value or item.choices or _FILE_WORDS.search(item.help):
         return False
     if item.default is not None and as_number(item.default) is not None:
         return True
     return bool(_NUMERIC_WORDS.search(f"{item.name} {item.shown} {item.help}"))
+
+
+def _is_text(item: HelpField) -> bool:
+    """Whether `item` takes a text: its name or metavar says so (`--text TEXT`), or its
+    help does without speaking of a number; never a file's name."""
+    if not item.takes_value or item.choices or _FILE_WORDS.search(item.help):
+        return False
+    if item.default is not None and as_number(item.default) is not None:
+        return False
+    if any(_TEXT_NAME.match(word or "") for word in (item.name, item.metavar)):
+        return True
+    return bool(_TEXT_WORDS.search(item.help)) and not _NUMERIC_WORDS.search(item.help)
+
+
+def text_said(said: str) -> tuple[str, str] | None:
+    """(the text `said` gives, the rest of `said`): the one text between quotes, else
+    what follows the first colon; None when it gives none."""
+    quoted = list(_QUOTED.finditer(said))
+    if len(quoted) == 1:
+        found = quoted[0]
+        text = next(part for part in found.groups() if part is not None)
+        return text, said[: found.start()] + said[found.end() :]
+    if quoted:
+        return None  # several texts: which one is not clear
+    after = _AFTER_COLON.search(said)
+    if after is None:
+        return None
+    return after.group("text"), said[: after.start()]
 
 
 def _bounded(word: str) -> re.Pattern[str]:
@@ -151,10 +191,17 @@ def _said_by_name(item: HelpField, said: str) -> bool:
 def fill_from_words(help_text: str, said: str) -> Filling:
     """The form of the skill whose `--help` is `help_text`, filled from `said`."""
     fields = parse_help(help_text)
+    texts = [item for item in fields if _is_text(item)]
+    given = text_said(said) if len(texts) == 1 else None
+    filling = Filling()
+    if given is not None:  # the text is the text option's, the rest is the request
+        filling.values[texts[0].name], said = given
     numbers = numbers_said(said)
-    numeric = [item for item in fields if _is_numeric(item)]
-    filling = Filling(unused=[] if numeric else numbers)
+    numeric = [item for item in fields if _is_numeric(item) and not _is_text(item)]
+    filling.unused = [] if numeric else numbers
     for item in fields:
+        if item.name in filling.values:
+            continue
         if item in numeric:
             if len(numeric) == 1 and len(numbers) == 1:
                 filling.values[item.name] = numbers[0]

@@ -58,7 +58,8 @@ _LIST = re.compile(
 _RELOAD = re.compile(r"(重新加载|重载|刷新).*技能|技能.*(重新加载|重载|刷新)|reload", re.I)
 _INSTALL = re.compile(r"安装|install", re.I)
 _PATHLIKE = re.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]+|[\w.-]+/[\w./-]*")
-_SAID_AT_MOST = 200  # characters of a run's first line said as its message
+_SAID_AT_MOST = 200  # characters of a run's output said as its message
+_SAID_LINES = 4  # an output of at most this many short lines is said whole
 _FILL_SYSTEM = (
     "You fill in the command line of a command-line skill. Read its --help and the "
     'user\'s request and answer JSON {"args": ["--option", "value", ...]} with the '
@@ -189,13 +190,15 @@ class SkillsFlows(Flows):
                     "This skill allows no tools; here are its steps",
                 ),
             )
-        instruction = (
-            f"{said}\n\n按照技能「{skill['name']}」的步骤完成 (follow these steps):\n"
-            f"{skill.get('content', '')}"
+        name, steps = skill["name"], help_text(skill, turn)
+        instruction = turn.tr(
+            f"{said}\n\n按照技能「{name}」的步骤完成，用中文回答：\n{steps}",
+            f'{said}\n\nFollow the steps of the skill "{name}", answering in English:'
+            f"\n{steps}",
         )
         assert self.llm is not None  # called only when llm_available()
         try:
-            steps = self.llm.plan_steps(
+            planned = self.llm.plan_steps(
                 instruction, {**dict(turn.context), "available_tools": tools}
             )
         except AiosError as exc:
@@ -210,7 +213,7 @@ class SkillsFlows(Flows):
                 notice="warning",
                 detail=f"{exc.code}: {exc.message}",
             )
-        if not steps:
+        if not planned:
             return skill_view(
                 skill,
                 [],
@@ -220,9 +223,8 @@ class SkillsFlows(Flows):
                     "This skill needs no tools; here are its steps",
                 ),
             )
-        name = skill["name"]
         return self.agent.plan_steps(
-            steps, turn.tr(f"正在按技能「{name}」执行…", f'Following the skill "{name}"…')
+            planned, turn.tr(f"正在按技能「{name}」执行…", f'Following the skill "{name}"…')
         )
 
     # --------------------------------------------------------------- plans
@@ -371,15 +373,24 @@ class SkillsFlows(Flows):
                 notice="error",
                 detail=f"exit code {code}" + (f"\nstderr:\n{stderr}" if stderr else ""),
             )
-        lines = [line.strip() for line in str(result.get("stdout") or "").splitlines()]
-        answer = next((line for line in lines if line), "")
-        return skill_view(  # what is said is the answer: its first line
+        return skill_view(  # what is said is the answer
             skill,
             _kept(fields, values),
             turn,
             output=output_text(result, turn),
-            note=answer[:_SAID_AT_MOST] or turn.tr("运行完成", "Done"),
+            note=_answer(str(result.get("stdout") or ""), turn),
         )
+
+
+def _answer(stdout: str, turn: Turn) -> str:
+    """What is said of a run's output: a few short lines (one field per line, as
+    the format asks) all of them, one after the other; else its first line."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    together = turn.tr("，", "; ").join(lines)
+    if 1 < len(lines) <= _SAID_LINES and len(together) <= _SAID_AT_MOST:
+        return together
+    first = lines[0] if lines else ""
+    return first[:_SAID_AT_MOST] or turn.tr("运行完成", "Done")
 
 
 def _asking(name: str, filling: Filling, turn: Turn) -> str:

@@ -47,6 +47,7 @@ class HelpField:
     shown: str  # how the help names it: "-v / --value", or the positional's name
     help: str = ""
     takes_value: bool = True
+    metavar: str | None = None  # what the help calls its value (`TEXT`, `N`)
     choices: list[str] = field(default_factory=list)
     default: str | None = None
     required: bool = False
@@ -136,6 +137,7 @@ def _option(spec: str, help_text: str) -> HelpField | None:
         shown=" / ".join(flags),
         help=help_text,
         takes_value=metavar is not None,
+        metavar=metavar,
         choices=choices,
         default=default.group(1).strip() if default else None,
     )

@@ -1,7 +1,7 @@
 // The Tools window: what GET /api/tools?app_id=X lists for one app (the executor's
 // one listing), written for the person using the desktop. Tools are grouped by where
-// they come from (built in, the app's own, skills, an MCP server; a source that failed
-// says why); each says in the desktop's language what it does (the built-in tools from
+// they come from (the built-in atomic tools, the scheduler's, the app's own, skills, an
+// MCP server; a source that failed says why), each group with its count; each says in the desktop's language what it does (the built-in tools from
 // the table below, the others in their own words), what its risk means and whether it
 // asks first. Its argument schema, for developers, stays folded away.
 
@@ -24,6 +24,7 @@ const BUILT_IN = {
   cache_set: ["缓存一条数据，可设定有效期", "Caches a value, for a while if asked"],
   notify: ["在桌面上显示一条通知", "Shows a notification on the desktop"],
   system_info: ["查看电脑的 CPU、内存、磁盘和进程（只读）", "Looks at the computer's CPU, memory, disks and processes (read only)"],
+  file_import: ["把你指定的文件夹里的音频文件复制进工作区，先问你", "Copies the audio files of a folder you name into the workspace, asking you first"],
   schedule: ["添加、列出或取消定时任务", "Adds, lists or cancels scheduled tasks"],
   // the skills' tools
   search_skills: ["按关键词查找已安装的技能", "Finds installed skills by a keyword"],
@@ -33,6 +34,15 @@ const BUILT_IN = {
   reload_skills: ["重新读取已安装的技能", "Reads the installed skills again"],
 };
 const SYSTEM_SOURCES = new Set(["atomic", "skills"]); // whose tools the table above describes
+// the atomic provider lists the scheduler's tool beside the atomic tools: it is shown
+// as a group of its own, so the built-in group counts the atomic tools alone
+const SCHEDULER_TOOLS = new Set(["schedule"]);
+
+/** The group a tool is shown in: its source, the scheduler's tools apart from the atomic ones. */
+function groupOf(tool) {
+  const provider = asText(tool.provider) || "?";
+  return provider === "atomic" && SCHEDULER_TOOLS.has(asText(tool.name)) ? "scheduler" : provider;
+}
 
 // what a risk level means, for a person
 const RISKS = {
@@ -46,6 +56,7 @@ const RISKS = {
 /** How the desktop names a tool source (`atomic`, `app:<id>`, `skills`, `mcp:<server>`). */
 function sourceName(provider) {
   if (provider === "atomic") return tr("内置工具", "Built-in tools");
+  if (provider === "scheduler") return tr("定时任务", "Scheduled tasks");
   if (provider === "skills") return tr("技能", "Skills");
   if (provider.startsWith("app:")) {
     const id = provider.slice(4);
@@ -139,7 +150,7 @@ export async function openTools(toast, appId = null) {
     }
     const byProvider = new Map();
     for (const tool of asArray(listing.tools)) {
-      const provider = asText(asObject(tool).provider) || "?";
+      const provider = groupOf(asObject(tool));
       if (!byProvider.has(provider)) byProvider.set(provider, []);
       byProvider.get(provider).push(tool);
     }

@@ -17,8 +17,8 @@ this point — source and folder; an empty keyword lists every skill, broken one
 their error), `run_command {command}` (an executable skill by name as argv[0], never a
 shell, run in the calling app's workdir like `shell_exec`; answers `{returncode,
 stdout, stderr, truncated, ok, meaning}` by the format's exit codes: 0 success, 1 bad
-arguments or a general failure, others the skill's own), `skill {name, arguments}` (a
-skill's steps to follow now, `$ARGUMENTS` / `$1`… replaced, and the tools it allows:
+arguments or a general failure, others the skill's own), `skill {name, arguments, language}` (a
+skill's steps to follow now, in that language when it has them, `$ARGUMENTS` / `$1`… replaced, and the tools it allows:
 the executor holds the loop's turn to them, `executor.skills.scope`), `install_skill
 {path}` (a
 file or folder of the app's workspace into the shared folder; it changes what every
@@ -120,11 +120,13 @@ def _entries(settings: Settings) -> list[ToolEntry]:
             "Use an installed skill by name: answers its steps (a SKILL.md's body, with "
             "`$ARGUMENTS` and `$1`, `$2`, … replaced by `arguments`) to follow now, and "
             "the tools it allows; for the rest of this request only those tools work (a "
-            "skill marked `context: fork` runs as a sub-agent, and only it is held)",
+            "skill marked `context: fork` runs as a sub-agent, and only it is held); the "
+            "steps in `language` when the skill has them in it",
             {
                 "properties": {
                     "name": {"type": "string", "minLength": 1, "maxLength": 200},
                     "arguments": {"type": "string", "maxLength": 8000},
+                    "language": {"enum": list(LOCALES)},
                 },
                 "required": ["name"],
             },
@@ -545,15 +547,23 @@ class SkillsProvider(ToolProvider):
         if call.tool == "run_command":
             return self._run_command(call)
         if call.tool == "skill":
-            return self._use(call.app, call.args["name"], call.args.get("arguments") or "")
+            return self._use(
+                call.app,
+                call.args["name"],
+                call.args.get("arguments") or "",
+                call.args.get("language"),
+            )
         if call.tool == "install_skill":
             return self._install(call.app, call.args["path"])
         if call.tool == "reload_skills":
             return self._reload(call.app)
         raise ToolFailed(f"the skills provider has no tool {call.tool!r}")
 
-    def _use(self, app: AppRecord, name: str, arguments: str) -> dict[str, Any]:
-        """A skill's steps with the arguments in place, and the tools it allows."""
+    def _use(
+        self, app: AppRecord, name: str, arguments: str, language: str | None = None
+    ) -> dict[str, Any]:
+        """A skill's steps (in `language` when it has them in it) with the arguments
+        in place, and the tools it allows."""
         skill = next((s for s in self.skills_for(app) if s.name == name), None)
         if skill is None:
             raise ToolFailed(f"no skill named {name!r} (search_skills lists them)")
@@ -561,10 +571,12 @@ class SkillsProvider(ToolProvider):
             raise ToolFailed(f"the skill {name!r} cannot be used: {skill.error}")
         if skill.kind == "executable":
             command = f"{skill.name} {arguments}".strip()
-            steps = f"{skill.content}\n\nRun it with run_command: {command}"
+            steps = (
+                f"{skill.content_in(language or '')}\n\nRun it with run_command: {command}"
+            )
             allowed: list[str] | None = ["run_command"]
         else:
-            steps = substitute_arguments(skill_body(skill), arguments)
+            steps = substitute_arguments(skill_body(skill, language), arguments)
             allowed = None if skill.allowed_tools is None else list(skill.allowed_tools)
         used: dict[str, Any] = {
             "name": skill.name,

@@ -10,7 +10,9 @@ one summary and one help text per language (`summaries`, `contents`; `summary` a
 `content` are the first language's); a skill that answers in one language only has
 that answer for both. A *Markdown* skill is a `.md` file: summary
 its first non-empty line without leading `#`, content the rest; a front matter may
-give its summary in each language (`summaries`). A *folder* holding
+give its summary in each language (`summaries`), and a line `<!-- en-US -->` starts
+its part in that language (that part's first line its summary in that language, the
+rest its content: `summaries`, `contents`). A *folder* holding
 `SKILL.md` (the Agent Skills format) is a skill too: its YAML frontmatter gives
 `name` (the folder's own name), `description` (the summary), optional
 `allowed-tools` and `metadata`; its body is read only when the skill is used
@@ -67,6 +69,7 @@ MAX_MARKDOWN_BYTES = 256_000  # a Markdown skill or SKILL.md read at most this f
 SKILL_FILE = "SKILL.md"
 READERS = 4  # entries of one folder read (their `--help` run) at a time
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_LANGUAGE_MARK = re.compile(r"^<!--\s*(?P<lang>[A-Za-z]{2}-[A-Za-z]{2})\s*-->[ \t]*$", re.M)
 _SECTION_HEADS = ("options:", "optional arguments:", "positional arguments:")
 # the languages a person reads → the `LANG` a skill's `--help` runs with for them;
 # the first is the language of `summary` and `content`
@@ -91,8 +94,8 @@ class Skill:
     metadata: dict[str, Any] = field(default_factory=dict)
     # a SKILL.md's `context: fork`: the skill runs as a sub-agent of its own
     forks: bool = False
-    # an executable's summary and help text per language (`LOCALES`); empty for the
-    # other kinds, which have one text
+    # an executable's summary and help text per language (`LOCALES`), a Markdown
+    # skill's from its front matter and its language parts; a SKILL.md has one text
     summaries: dict[str, str] = field(default_factory=dict)
     contents: dict[str, str] = field(default_factory=dict)
 
@@ -209,6 +212,48 @@ def _markdown_summaries(text: str) -> tuple[dict[str, str], str]:
     return {str(k): " ".join(str(v).split()) for k, v in said.items() if k in LOCALES}, body
 
 
+def _language_parts(body: str) -> tuple[str, dict[str, str]]:
+    """(the text before any language mark, each language's part) of a Markdown
+    skill: a line `<!-- en-US -->` starts the part in that language (a language
+    outside `LOCALES` is read by no one)."""
+    marks = list(_LANGUAGE_MARK.finditer(body))
+    if not marks:
+        return body, {}
+    parts = {}
+    for index, mark in enumerate(marks):
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(body)
+        if mark.group("lang") in LOCALES:
+            parts[mark.group("lang")] = body[mark.end() : end]
+    return body[: marks[0].start()], parts
+
+
+def _markdown_skill(name: str, path: Path, source: str, folder: Path, text: str) -> Skill:
+    """A Markdown skill from its text: the front matter's summaries, then the part
+    before any language mark (else the first language's part) as its summary and
+    content, and each language's part as that language's summary and content."""
+    summaries, body = _markdown_summaries(text)
+    first, parts = _language_parts(body)
+    if not first.strip() and parts:
+        first = next(iter(parts.values()))
+    summary, content = markdown_parts(first)
+    contents = {}
+    for language, part in parts.items():
+        said, steps = markdown_parts(part)
+        summaries.setdefault(language, said)
+        contents[language] = steps
+    return Skill(
+        name,
+        "markdown",
+        path,
+        source,
+        folder,
+        summary=summaries.get(next(iter(LOCALES)), summary) if summary else "",
+        content=content,
+        summaries=summaries,
+        contents=contents,
+    )
+
+
 def _read_text(path: Path) -> str:
     with open(path, "rb") as handle:
         data = handle.read(MAX_MARKDOWN_BYTES + 1)
@@ -217,11 +262,12 @@ def _read_text(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def skill_body(skill: Skill) -> str:
+def skill_body(skill: Skill, language: str | None = None) -> str:
     """What a model follows when it uses the skill: a Markdown skill's content, a
-    SKILL.md skill's body (read now), an executable's help text."""
+    SKILL.md skill's body (read now), an executable's help text; in `language` when
+    the skill says it in that language."""
     if skill.kind != "folder":
-        return skill.content
+        return skill.content_in(language) if language else skill.content
     try:
         return read_frontmatter(_read_text(skill.path / SKILL_FILE))[1]
     except (OSError, ValueError) as exc:
@@ -369,24 +415,14 @@ def read_entry(path: Path, source: str, folder: Path, run_help: HelpRunner) -> S
         if problem:
             return Skill(name, "markdown", path, source, folder, error=problem)
         try:
-            summaries, text = _markdown_summaries(_read_text(real))
-            summary, content = markdown_parts(text)
+            skill = _markdown_skill(name, path, source, folder, _read_text(real))
         except (OSError, ValueError) as exc:
             return Skill(
                 name, "markdown", path, source, folder, error=f"cannot be read: {exc}"
             )
-        if not summary:
+        if not skill.summary:
             return Skill(name, "markdown", path, source, folder, error="the file is empty")
-        return Skill(
-            name,
-            "markdown",
-            path,
-            source,
-            folder,
-            summary=summaries.get(next(iter(LOCALES)), summary),
-            content=content,
-            summaries=summaries,
-        )
+        return skill
     if not stat.S_ISREG(info.st_mode):
         return None
     if not info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):

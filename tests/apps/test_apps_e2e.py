@@ -250,7 +250,7 @@ def test_code_app_runs_a_snippet(world: World) -> None:
     reply = run_code(world, "print(2**10)")
     assert reply["view_type"] == "code"
     assert reply["data"]["output"].strip() == "1024"
-    assert reply["message"] == "运行结果：1024"
+    assert reply["message"] == "运行结果：1024（代码已存为工作区里的 snippet.py）"
     assert (world.workspace("code_app") / "snippet.py").read_text() == "print(2**10)\n"
 
 

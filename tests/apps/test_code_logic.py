@@ -121,7 +121,9 @@ def test_run_snippet_plans_write_then_python3() -> None:
     assert reply["view_type"] == "code"
     assert reply["data"]["language"] == "python" and reply["data"]["code"] == "print(2**10)"
     assert reply["data"]["output"] == "1024\n" and reply["data"]["returncode"] == 0
-    assert reply["message"] == "运行结果：1024"
+    assert (
+        reply["message"] == "运行结果：1024（代码已存为工作区里的 snippet.py）"
+    )  # said where it went
     assert reply["state"] == {"last_file": SNIPPET_FILE}
     parse(AppReply, reply)
 
@@ -515,7 +517,7 @@ def test_in_english_errors_are_english_with_the_detail_folded() -> None:
         "step_2": ok("shell_exec", {"returncode": 0, "stdout": "1024\n", "stderr": ""}),
     }
     assert flows.handle("run print(2**10)", {**EN, "tool_results": ran})["message"] == (
-        "Output: 1024"
+        "Output: 1024 (the code is saved as snippet.py in the workspace)"
     )
     crashed = {
         "step_1": ok("file_read", "1/0\n"),
@@ -568,7 +570,7 @@ def test_a_run_shows_its_whole_output_and_marks_a_cut() -> None:
     reply = flows.handle("执行代码 print('ab' * 300)", {"tool_results": ran})
     assert reply["data"]["output"] == long  # whole, not cut at 200 characters
     assert "output_truncated" not in reply["data"]
-    assert reply["message"] == "运行完成，输出 2 行"
+    assert reply["message"] == "运行完成，输出 2 行（代码已存为工作区里的 snippet.py）"
     cut = {
         "step_1": ok("file_write", {"path": "workspace/snippet.py"}),
         "step_2": ok(
@@ -587,11 +589,14 @@ def test_a_run_shows_its_whole_output_and_marks_a_cut() -> None:
     assert reply["data"]["output"] == "x" * 4096
     assert reply["data"]["output_truncated"] is True
     assert reply["data"]["output_size"] == 20001
-    assert reply["message"] == "运行完成；输出太长，已截断：只显示前 4.0 KB，共 19.5 KB"
+    assert reply["message"] == (
+        "运行完成；输出太长，已截断：只显示前 4.0 KB，共 19.5 KB（代码已存为工作区里的 snippet.py）"
+    )
     parse(AppReply, reply)
     english = flows.handle("run print('x' * 20000)", {**EN, "tool_results": cut})
     assert english["message"] == (
         "Finished; the output was too long and is cut: showing the first 4.0 KB of 19.5 KB"
+        " (the code is saved as snippet.py in the workspace)"
     )
 
 
@@ -758,3 +763,49 @@ def test_no_program_at_all_is_said_and_nothing_was_run() -> None:
     assert reply["message"].startswith(
         'There is no program called "temp_convert". The workspace has no Python files yet.'
     )
+
+
+@pytest.mark.parametrize(
+    ("context", "said", "saved"),
+    [
+        (
+            {},
+            "运行结果：1（代码已存为工作区里的 snippet.py）",
+            "（代码已存为工作区里的 snippet.py）",
+        ),
+        (
+            EN,
+            "Output: 1 (the code is saved as snippet.py in the workspace)",
+            "snippet.py in the workspace)",
+        ),
+    ],
+)
+def test_code_said_to_run_says_it_was_saved_as_snippet_py(context, said, saved) -> None:
+    """ "执行代码 print(1)" writes snippet.py: the answer says so, typed or clicked,
+    run or failed; running a file the user named says nothing of saving."""
+    flows = CodeFlows(PlanningAgent())
+    wrote = ok("file_write", {"path": "workspace/snippet.py"})
+    printed = ok("shell_exec", {"returncode": 0, "stdout": "1\n", "stderr": ""})
+    ran = {"step_1": wrote, "step_2": printed}
+    asked = flows.handle("执行代码 print(1)", {**context, "tool_results": ran})
+    assert asked["message"] == said
+    clicked = flows.handle(
+        None,
+        {**context, "tool_results": ran},
+        {"action_id": "run_snippet", "value": "print(1)"},
+    )
+    assert clicked["message"] == said
+    crashed = ok("shell_exec", {"returncode": 1, "stdout": "", "stderr": "NameError: x\n"})
+    failed_run = flows.handle(
+        "执行代码 print(x)",
+        {**context, "tool_results": {"step_1": wrote, "step_2": crashed}},
+    )
+    assert failed_run["message"].endswith(saved) and "NameError" in failed_run["message"]
+    named = flows.handle(
+        "运行 hello.py",
+        {
+            **context,
+            "tool_results": {"step_1": ok("file_read", "print(1)\n"), "step_2": printed},
+        },
+    )
+    assert "snippet.py" not in named["message"]

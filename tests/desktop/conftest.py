@@ -59,6 +59,18 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
         yield running
 
 
+# counts the text views the page renders from now on (`window.__textViews`): a view
+# that says what the one before said is still seen to come
+COUNT_TEXT_VIEWS = """() => {
+    window.__textViews = 0;
+    new MutationObserver((records) => {
+        for (const r of records) for (const n of r.addedNodes)
+            if (n.nodeType === 1 && (n.matches(".v-text") || n.querySelector(".v-text")))
+                window.__textViews += 1;
+    }).observe(document.body, { childList: true, subtree: true });
+}"""
+
+
 def desktop_url(system: RunningSystem) -> str:
     return f"{system.url}/?token={system.token}"
 

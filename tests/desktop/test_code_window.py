@@ -110,7 +110,9 @@ def test_10_one_line_output_is_in_the_view(page) -> None:
     say(page, "执行代码 print(2**10)")
     window = page.locator(CODE)
     expect(window.locator(".v-code-output pre")).to_have_text("1024\n")
-    expect(window.locator(".win-status")).to_have_text("运行结果：1024")
+    expect(window.locator(".win-status")).to_have_text(
+        "运行结果：1024（代码已存为工作区里的 snippet.py）"
+    )
 
 
 def test_10_long_output_is_whole_and_scrollable(page) -> None:

@@ -114,7 +114,9 @@ def test_a_window_whose_app_was_restarting_opens_it_again_by_itself(
 ) -> None:
     window = page.locator("#win_hello_app")
     page.click("#task_hello_app")
-    expect(window.locator(".v-text")).to_have_text(tr(lang, "你好！", "Hello!"))
+    expect(window.locator(".v-text")).to_have_text(
+        tr(lang, "你好！很高兴见到你。", "Hello! Nice to meet you.")
+    )
     old_pid = system.apps()["hello_app"]["pid"]
     psutil.Process(old_pid).kill()
     system.wait_app("hello_app", "restarting", timeout=10)
@@ -126,7 +128,7 @@ def test_a_window_whose_app_was_restarting_opens_it_again_by_itself(
     shot(settled(page), "restarting")
     # no click: once the app runs again the window shows its view again
     expect(window.locator(".v-text")).to_have_text(
-        tr(lang, "你好！", "Hello!"), timeout=20000
+        tr(lang, "你好！很高兴见到你。", "Hello! Nice to meet you."), timeout=20000
     )
     expect(window.locator(".v-error")).to_have_count(0)
     assert system.apps()["hello_app"]["pid"] != old_pid
@@ -274,7 +276,8 @@ def test_the_desktop_says_the_controller_is_gone_and_comes_back_by_itself(
             said = tr(lang, "跟我打个招呼", "say hello")
             answer = system.post("/api/instruction", {"text": said, "language": lang})
             assert answer.status_code == 200, answer.text
-            expect(page.locator("#win_hello_app .v-text")).to_contain_text(said)
+            greeting = tr(lang, "你好！很高兴见到你。", "Hello! Nice to meet you.")
+            expect(page.locator("#win_hello_app .v-text")).to_have_text(greeting)
             shot(settled(page), "back")
         finally:
             context.close()

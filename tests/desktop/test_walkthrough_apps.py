@@ -28,6 +28,7 @@ from tests.controller.system import (
     copy_shipped_apps,
     serving,
 )
+from tests.desktop.conftest import COUNT_TEXT_VIEWS
 from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -110,10 +111,12 @@ def test_1_a_failed_save_says_so(page, system) -> None:
 
 def test_2_code_is_not_cut_at_semicolons(page) -> None:
     say(page, "执行代码 x=5; print(x*2)")
-    expect(page.locator(CODE).locator(".win-status")).to_have_text("运行结果：10")
+    expect(page.locator(CODE).locator(".win-status")).to_have_text(
+        "运行结果：10（代码已存为工作区里的 snippet.py）"
+    )
     say(page, "执行代码 import time; time.sleep(2); print('slept')")
     expect(page.locator(CODE).locator(".win-status")).to_have_text(
-        "运行结果：slept", timeout=30000
+        "运行结果：slept（代码已存为工作区里的 snippet.py）", timeout=30000
     )
 
 
@@ -171,15 +174,18 @@ def test_8_a_question_about_memory_is_answered_in_the_view(page) -> None:
     expect(window.locator(".v-dashboard")).to_have_count(1)
 
 
-def test_12_the_greeting_has_no_none_and_no_dangling_comma(page) -> None:
+def test_12_the_greeting_greets_and_never_says_the_instruction_back(page) -> None:
     page.click("#task_hello_app")
     text = page.locator("#win_hello_app .v-text")
-    expect(text).to_have_text("你好！")
+    expect(text).to_have_text("你好！很高兴见到你。")
+    page.evaluate(COUNT_TEXT_VIEWS)
     say(page, "跟我打个招呼")
-    expect(text).to_have_text("你好，跟我打个招呼")
+    page.wait_for_function("() => window.__textViews >= 1")  # the answer came
+    expect(text).to_have_text("你好！很高兴见到你。")
     page.locator("#win_hello_app").get_by_role("button", name="再说一次").click()
-    expect(text).to_have_text("你好，跟我打个招呼")
-    expect(text).not_to_contain_text("None")
+    page.wait_for_function("() => window.__textViews >= 2")
+    expect(text).to_have_text("你好！很高兴见到你。")
+    expect(text).not_to_contain_text("跟我打个招呼")
 
 
 def test_12_the_dashboard_scales_percentages_to_100_and_titles_once(page) -> None:

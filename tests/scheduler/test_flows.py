@@ -92,14 +92,14 @@ def test_buttons_call_the_schedule_tool_for_their_job() -> None:
 
 def test_words_create_a_job_and_a_refusal_is_an_error_view() -> None:
     agent = Agent()
-    answer = SchedulerFlows(agent).handle("每隔半小时提醒我休息", {})
+    answer = SchedulerFlows(agent).handle("每隔一小时提醒我休息", {})
     created = agent.calls[1][1]["job"]  # after the list: is the name taken?
-    assert created["schedule_type"] == "interval" and created["interval_s"] == 1800
+    assert created["schedule_type"] == "interval" and created["interval_s"] == 3600
     assert created["execution_type"] == "agent" and created["instruction"] == "提醒我休息"
-    # a 休息提醒 exists already: the new one has its time in its name
-    assert created["name"] == "休息提醒（每 30 分钟）"
+    # a 休息提醒 exists already (every 30 minutes): the new one has its time in its name
+    assert created["name"] == "休息提醒（每 60 分钟）"
     assert answer["view_type"] == "list"
-    assert "已设定「休息提醒（每 30 分钟）」" in answer["message"]
+    assert "已设定「休息提醒（每 60 分钟）」" in answer["message"]
     agent.fail = ToolFailed(
         "job job_x waits for the user's yes", code="needs_user_confirmation"
     )
@@ -498,3 +498,71 @@ def test_delete_asks_first_and_cancel_deletes_nothing(
     gone = click_in(SchedulerFlows(agent), context, "delete_confirmed", **sure["params"])
     assert gone["message"] == done
     assert [j["id"] for j in agent.jobs] == ["job_soon"]
+
+
+class Keeping(Jobs):
+    """The fake controller that keeps what is created."""
+
+    def call_tool(self, tool: str, **args: Any) -> Any:
+        if args.get("action") == "create":
+            self.calls.append(("create", args))
+            made = {
+                **args["job"],
+                "id": f"job_{len(self.jobs)}",
+                "enabled": True,
+                "run_count": 0,
+            }
+            self.jobs.append(made)
+            return made
+        return super().call_tool(tool, **args)
+
+
+@pytest.mark.parametrize(
+    ("context", "said", "name", "exists", "again", "second"),
+    [
+        (
+            ZH,
+            "每天早上8点提醒我喝水",
+            "喝水提醒",
+            "已经有一样的定时任务「喝水提醒」（每天 8:00），没有重复添加。"
+            "如果确实要再加一个，请点“再加一个”。",
+            "再加一个",
+            "喝水提醒（每天 8:00）",
+        ),
+        (
+            EN,
+            "remind me every day at 8am to drink water",
+            "drink water reminder",
+            'The same scheduled task "drink water reminder" already exists (every day '
+            'at 8:00); nothing was added. To add another one all the same, press "Add '
+            'another".',
+            "Add another",
+            "drink water reminder (every day at 8:00)",
+        ),
+    ],
+)
+def test_the_same_reminder_said_twice_is_one_job_unless_asked_again(
+    context: dict, said: str, name: str, exists: str, again: str, second: str
+) -> None:
+    """Said twice, a reminder is not made twice in silence: the answer names the job
+    there is and its time, adds nothing, and offers to add another all the same."""
+    agent = Keeping()
+    first = SchedulerFlows(agent).handle(said, context)
+    assert [j["name"] for j in agent.jobs] == [name] and "notice" not in first
+    repeated = SchedulerFlows(agent).handle(said, context)
+    assert [j["name"] for j in agent.jobs] == [name]  # nothing added
+    assert repeated["message"] == exists and repeated["notice"] == "info"
+    (more,) = [a for a in repeated["actions"] if a["action_id"] == "add_again"]
+    assert more["label"] == again
+    added = click_in(SchedulerFlows(agent), context, "add_again", **more["params"])
+    assert [j["name"] for j in agent.jobs] == [name, second]
+    assert added["view_type"] == "list" and second in added["message"]
+    # a one-off said twice within the minute is the same; another time is not
+    soon = Keeping()
+    SchedulerFlows(soon).handle("10分钟后提醒我喝水", ZH)
+    assert (
+        "已经有一样的定时任务"
+        in SchedulerFlows(soon).handle("10分钟后提醒我喝水", ZH)["message"]
+    )
+    SchedulerFlows(soon).handle("20分钟后提醒我喝水", ZH)
+    assert len(soon.jobs) == 2

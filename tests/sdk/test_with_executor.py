@@ -176,11 +176,12 @@ def tool_app(executor: Executor, tmp_path_factory: pytest.TempPathFactory) -> It
 def test_hello_agent_greets_with_the_workspace_greeting(
     hello: App, executor: Executor
 ) -> None:
-    reply = hello.handle(instruction="世界", context={"session_id": "sess_hello"})
+    """It greets, whatever was said: it never says the instruction back."""
+    reply = hello.handle(instruction="跟我打个招呼", context={"session_id": "sess_hello"})
     parsed = AppReply.model_validate(reply)
     assert parsed.status == "ok", reply
     assert parsed.view_type == "text"
-    assert reply["data"]["content"] == "你好，世界"
+    assert reply["data"]["content"] == "你好！很高兴见到你。"
     assert [(a.type, a.label, a.action_id) for a in parsed.actions] == [
         ("button", "再说一次", "again")
     ]
@@ -194,16 +195,19 @@ def test_hello_agent_greets_with_the_workspace_greeting(
 
 def test_hello_agent_speaks_english_when_the_user_reads_english(hello: App) -> None:
     english = {"language": "en-US"}
-    reply = hello.handle(instruction="world", context=english)
-    assert reply["data"]["content"] == "Hello, world"
+    reply = hello.handle(instruction="say hello to the world", context=english)
+    assert reply["data"]["content"] == "Hello! Nice to meet you."
     assert reply["message"] == "Replied"
     assert [a["label"] for a in reply["actions"]] == ["Say it again"]
-    assert hello.handle(instruction="", context=english)["data"]["content"] == "Hello!"
+    again = hello.handle(
+        instruction=None, context=english, action_request={"action_id": "again"}
+    )
+    assert again["data"]["content"] == "Hello! Nice to meet you."
 
 
 def test_hello_agent_initial_view_and_manifest(hello: App) -> None:
     reply = hello.handle(instruction="", context={})
-    assert reply["data"]["content"] == "你好！"  # the greeting alone on first open
+    assert reply["data"]["content"] == "你好！很高兴见到你。"  # on first open too
     listing = requests.get(
         f"{hello.url}/manifest", headers={"X-AIOS-Token": hello.token}, timeout=5
     ).json()

@@ -161,14 +161,14 @@ def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
             {},
             "没能完成：技能「text_stats」运行出错（参数错误或执行失败）。",
             "输出",
-            "错误: 需要 -f FILE",
+            "错误: 需要 -t TEXT 或 -f FILE",
         ),
         (
             "count the words",
             EN,
             "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
             "Output",
-            "error: -f FILE is needed",  # the skill ran with the user's LANG
+            "error: -t TEXT or -f FILE is needed",  # the skill ran with the user's LANG
         ),
     ):
         reply = app.handle(said, context)
@@ -179,6 +179,55 @@ def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
         assert reply["detail"] == f"exit code 1\nstderr:\n{stderr}"
         assert stderr in widget(reply, output)["data"]["code"]
         assert any(a["action_id"] == "run" for a in reply["actions"])
+
+
+@pytest.mark.parametrize(
+    ("said", "context", "text", "answer", "output"),
+    [
+        (
+            "统计一下文字：今天天气很好，我们去公园",
+            {},
+            "今天天气很好，我们去公园",
+            "行数: 1，词数: 11，字符数: 12",
+            "输出",
+        ),
+        (
+            "count the words: the quick brown fox",
+            {"language": "en-US"},
+            "the quick brown fox",
+            "lines: 1; words: 4; characters: 19",
+            "Output",
+        ),
+    ],
+)
+def test_a_text_given_in_the_request_is_the_text_counted(
+    skills_harness: Harness,
+    said: str,
+    context: dict[str, Any],
+    text: str,
+    answer: str,
+    output: str,
+) -> None:
+    """The words after the colon are what text_stats counts (its --text option), in
+    the reader's language; a number inside them is the text's, not an option's."""
+    app, agent = flows(skills_harness)
+    reply = app.handle(said, context)
+    assert agent.calls[-1] == (
+        "run_command",
+        {
+            "command": ["text_stats", "--text", text],
+            "language": context.get("language", "zh-CN"),
+        },
+    )
+    assert reply["message"] == answer and "notice" not in reply
+    assert widget(reply, output)["data"]["code"] == answer.replace("，", "\n").replace(
+        "; ", "\n"
+    )
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert {f["name"]: f.get("value") for f in run["fields"]}["text"] == text
+    numbered = app.handle("统计文字「我有3个苹果」", {})
+    assert agent.calls[-1][1]["command"] == ["text_stats", "--text", "我有3个苹果"]
+    assert numbered["message"] == "行数: 1，词数: 6，字符数: 6"  # 3 is a word
 
 
 def test_an_instruction_that_leaves_doubt_shows_the_form_and_runs_nothing(
@@ -240,6 +289,37 @@ def test_with_a_model_a_markdown_skill_is_followed_with_the_atomic_tools(
         shown["view_type"] == "dashboard"
         and "file_read" in widget(shown, "步骤")["data"]["code"]
     )
+
+
+def test_the_code_review_skill_speaks_the_readers_language(
+    skills_harness: Harness,
+) -> None:
+    """The shipped Markdown skill has its steps in each language: an English reader
+    gets the English summary and steps (shown, and given to the model with the
+    answer asked in English), a Chinese reader the Chinese ones."""
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    plain, _ = flows(skills_harness)
+    english = plain.handle("follow the code review checklist", EN)
+    assert english["message"] == 'The steps of the skill "code_review"'
+    assert widget(english, "code_review · Markdown · shared")["data"]["content"] == (
+        "Code review checklist"
+    )
+    steps = widget(english, "Steps")["data"]["code"]
+    assert "Read the files to review with `file_read`" in steps
+    assert not cjk.search(str(english["data"])), english["data"]
+    chinese = plain.handle("按代码审查指南的步骤审查", {})
+    assert chinese["message"] == "技能「code_review」的步骤如下"
+    assert widget(chinese, "code_review · Markdown · 共享")["data"]["content"] == (
+        "代码审查指南"
+    )
+    zh_steps = widget(chinese, "步骤")["data"]["code"]
+    assert "用 `file_read` 读出要审查的文件" in zh_steps and "review" not in zh_steps
+    model = ModelDouble(steps=[{"tool": "file_list", "args": {"path": "."}}])
+    app, _ = flows(skills_harness, model)
+    app.handle("follow the code review checklist", {**EN, "available_tools": ["file_read"]})
+    instruction, _context = model.asked[0]
+    assert "answering in English" in instruction and steps in instruction
+    assert not cjk.search(instruction), instruction
 
 
 def test_install_is_planned_for_the_users_yes_and_its_outcome_shown(
@@ -352,6 +432,65 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
     assert failed_run["message"] == (
         "Not done: the skill “temp_convert” failed (bad arguments or a general failure)."
     )
+
+
+BY_LANG = """#!/bin/sh
+case "$LANG" in
+  zh*) zh=1 ;;
+esac
+if [ "$1" = "--help" ]; then
+  if [ -n "$zh" ]; then
+    echo "掷骰子 - 掷几个骰子并报出点数"
+    echo ""
+    echo "选项:"
+    echo "  -n, --dice N    骰子的个数 (默认 1)"
+  else
+    echo "Dice - roll a few dice and say the points"
+    echo ""
+    echo "Options:"
+    echo "  -n, --dice N    how many dice to roll (default 1)"
+  fi
+  exit 0
+fi
+if [ -n "$zh" ]; then echo "点数: 6"; else echo "points: 6"; fi
+"""
+
+
+@pytest.mark.parametrize(
+    ("context", "summary", "label", "said"),
+    [
+        ({}, "掷骰子 - 掷几个骰子并报出点数", "骰子的个数 (默认 1)", "点数: 6"),
+        (
+            EN,
+            "Dice - roll a few dice and say the points",
+            "How many dice to roll (default 1)",
+            "points: 6",
+        ),
+    ],
+)
+def test_a_skill_installed_by_hand_speaks_the_readers_language(
+    skills_harness: Harness, shared: Path, context, summary, label, said
+) -> None:
+    """Any script skill, not only the shipped ones: its --help is read once per
+    language with LANG set, and the reader sees the summary and the labels of theirs
+    only (the list, the skill's form, what its run says)."""
+    write_skill(shared, "dice", BY_LANG)
+    app, _ = flows(skills_harness)
+    wait_for(lambda: "dice" in {r[0] for r in app.handle("", context)["data"]["rows"]})
+    rows = {r[0]: r for r in app.handle("", context)["data"]["rows"]}
+    assert rows["dice"][3] == summary
+    shown = app.handle(None, context, {"action_id": "show", "params": {"name": "dice"}})
+    assert shown["message"] == summary
+    (run,) = [a for a in shown["actions"] if a["action_id"] == "run"]
+    assert [f["label"] for f in run["fields"]] == [label]
+    folded = widget(shown, "使用说明" if not context else "How to use it")
+    assert folded["data"]["code"].startswith(summary)
+    ran = app.handle(
+        None,
+        {"cwd_state": shown["state"], **context},
+        {"action_id": "run", "form_values": {"dice": 2}},
+    )
+    assert ran["message"] == said
 
 
 def test_failures_in_english_are_plain_and_keep_their_detail(

@@ -12,7 +12,12 @@ import sys
 
 import pytest
 
-from apps.skills_app.autofill import choice_names, fill_from_words, numbers_said
+from apps.skills_app.autofill import (
+    choice_names,
+    fill_from_words,
+    numbers_said,
+    text_said,
+)
 from tests.procs import ROOT
 
 # the rule runs the example skill's `--help` (a process of its own)
@@ -145,3 +150,41 @@ def test_a_skill_that_cannot_take_what_was_said_does_not_run() -> None:
     assert fill_from_words(flag, "say 5").complete
     twice = fill_from_words(flag, "say 5 twice")  # on or off is the user's to say
     assert [i.name for i in twice.left] == ["twice"] and not twice.complete
+
+
+@pytest.mark.parametrize(
+    ("said", "text", "rest"),
+    [
+        (
+            "统计一下文字：今天天气很好，我们去公园",
+            "今天天气很好，我们去公园",
+            "统计一下文字",
+        ),
+        ("count the words: the quick brown fox", "the quick brown fox", "count the words"),
+        ("统计「我有3个苹果」的字数", "我有3个苹果", "统计的字数"),
+        ('count the words of "a b c" please', "a b c", "count the words of  please"),
+        ("统计一下文字", None, None),
+        ('count "a" and "b"', None, None),  # two texts: which one is not clear
+    ],
+)
+def test_a_text_is_what_follows_a_colon_or_stands_in_quotes(said, text, rest) -> None:
+    assert text_said(said) == (None if text is None else (text, rest))
+
+
+def test_a_text_option_takes_the_text_said_and_its_numbers_stay_in_it() -> None:
+    """--text takes the words after the colon; the 3 in them fills no number option,
+    and a file option ("the file to count") is neither a text nor a number."""
+    text = _help(
+        (("-t", "--text"), {"help": "the text to count"}),
+        (("-f",), {"metavar": "FILE", "help": "the file to count"}),
+        (("-n", "--top"), {"type": int, "default": 5, "help": "how many (default: 5)"}),
+    )
+    filling = fill_from_words(text, "count the words: I have 3 apples")
+    assert filling.values == {"text": "I have 3 apples", "top": 5} and filling.complete
+    top = fill_from_words(text, "the 2 longest words of: I have 3 apples")
+    assert top.values == {"text": "I have 3 apples", "top": 2}
+    assert fill_from_words(text, "count the words").values == {"top": 5}  # no text said
+    said_in_help = _help((("--say",), {"metavar": "WORDS", "help": "the sentence to say"}))
+    assert fill_from_words(said_in_help, "say: hello").values == {"say": "hello"}
+    two = _help((("--text",), {}), (("--other",), {"metavar": "TEXT"}))
+    assert fill_from_words(two, "count: hello").values == {}  # which one is not clear

@@ -20,6 +20,7 @@ from executor.skills.catalog import (
     help_summary,
     markdown_parts,
     read_frontmatter,
+    skill_body,
 )
 from tests.skills.conftest import PY_SKILL, write_skill
 
@@ -265,3 +266,36 @@ def test_the_shipped_examples_answer_help_in_the_language_of_lang(tmp_path: Path
         assert re.search(r"[\u4e00-\u9fff]", zh), name
         assert not re.search(r"[\u4e00-\u9fff]", en), (name, en)
         assert "(" not in help_summary(zh), name  # no English gloss beside it
+
+
+def test_a_markdown_skill_keeps_its_steps_in_each_language(tmp_path: Path) -> None:
+    """A line `<!-- en-US -->` starts a Markdown skill's part in that language: its
+    first line is the summary in that language, the rest the steps; the text before
+    any mark is everyone else's. The shipped code_review has both languages, each
+    in its own words only."""
+    folder = tmp_path / "skills"
+    write_skill(
+        folder,
+        "walk.md",
+        "# 散步\n走一走\n<!-- en-US -->\n# A walk\nwalk a bit\n<!-- fr-FR -->\n# Promenade\n",
+        executable=False,
+    )
+    write_skill(folder, "plain.md", "# only one\nstep\n", executable=False)
+    skills = {s.name: s for s in FolderScan(folder, "shared", run_help).scan()}
+    walk = skills["walk"]
+    assert (walk.summary, walk.content) == ("散步", "走一走")
+    assert walk.summaries == {"en-US": "A walk"}
+    assert (walk.summary_in("en-US"), walk.content_in("en-US")) == ("A walk", "walk a bit")
+    assert (walk.summary_in("zh-CN"), walk.content_in("zh-CN")) == ("散步", "走一走")
+    assert skill_body(walk, "en-US") == "walk a bit" and skill_body(walk) == "走一走"
+    plain = skills["plain"]
+    assert plain.summary_in("en-US") == "only one" and plain.contents == {}
+    root = Path(__file__).resolve().parents[2] / "skills"
+    review = FolderScan(root, "shared", run_help).scan()
+    (code_review,) = [s for s in review if s.name == "code_review"]
+    english = code_review.summary_in("en-US") + code_review.content_in("en-US")
+    chinese = code_review.summary_in("zh-CN") + code_review.content_in("zh-CN")
+    assert code_review.summary_in("en-US") == "Code review checklist"
+    assert not re.search(r"[\u4e00-\u9fff]", english), english
+    assert code_review.summary_in("zh-CN") == "代码审查指南"
+    assert "file_read" in chinese and not re.search(r"\b(the|review)\b", chinese)

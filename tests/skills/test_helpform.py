@@ -113,12 +113,19 @@ def test_the_shipped_examples_help_is_read() -> None:
         text=True,
         check=True,
     ).stdout
-    (only,) = parse_help(text)
-    assert (only.flag, only.takes_value) == ("-f", True)
-    assert build_argv("text_stats", [only], {"f": "notes.txt"}) == [
+    text_option, file_option = parse_help(text)
+    assert (text_option.flag, text_option.metavar) == ("--text", "TEXT")
+    assert (file_option.flag, file_option.takes_value) == ("-f", True)
+    fields = [text_option, file_option]
+    assert build_argv("text_stats", fields, {"f": "notes.txt"}) == [
         "text_stats",
         "-f",
         "notes.txt",
+    ]
+    assert build_argv("text_stats", fields, {"text": "a b"}) == [
+        "text_stats",
+        "--text",
+        "a b",
     ]
 
 

@@ -147,7 +147,8 @@ def test_the_examples_are_shipped_in_the_formats_templates() -> None:
     shell = (folder / "text_stats.sh").read_text()
     assert shell.startswith("#!/bin/bash") and 'if [ "$1" = "--help" ]; then' in shell
     review = (folder / "code_review.md").read_text()
-    assert review.startswith("---\nsummaries:\n") and "\n---\n# " in review
+    assert review.startswith("---\nsummaries:\n")
+    assert "\n---\n<!-- zh-CN -->\n# " in review and "\n<!-- en-US -->\n# " in review
     assert shutil.which("bash")
 
 
@@ -197,7 +198,14 @@ def test_a_skill_name_inside_a_longer_word_or_an_apps_keyword_names_nothing(apps
 
 
 @pytest.mark.parametrize(
-    "text", ["统计一下文字", "统计这段文字", "count the words of a text"]
+    "text",
+    [
+        "统计一下文字",
+        "统计这段文字",
+        "count the words of a text",
+        "统计一下文字：今天天气很好，我们去公园",
+        "count the words: the quick brown fox",
+    ],
 )
 def test_counting_words_reaches_the_shipped_text_stats_skill(
     example_skills, apps, text

@@ -7,6 +7,7 @@ skills folder is `<state_dir>/skills/` with the example skills copied in at star
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -15,11 +16,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from aios_protocol.messages import ATOMIC_TOOLS
 from controller.api.tools import LISTING_TTL
 from tests.browser import desktop_page
 from tests.controller.system import RunningSystem, copy_shipped_apps, launch
 from tests.procs import ROOT
-from tests.security.conftest import open_desktop, say_in_desktop
+from tests.security.conftest import open_desktop
 from tests.skills.conftest import PY_SKILL, wait_for, write_skill
 
 pytestmark = pytest.mark.slow
@@ -288,7 +290,10 @@ def test_a_skill_that_exits_non_zero_shows_as_not_done(browser, system, locale) 
     was not done, as an error (banner and toast, never a success), with the exit code
     and stderr folded under the technical details."""
     said, plain = FAILED_RUN[locale]
-    with desktop_page(browser, system, ["skills_app"], locale=locale) as page:
+    with (
+        answering_what_is_left(system),
+        desktop_page(browser, system, ["skills_app"], locale=locale) as page,
+    ):
         page.fill("#command_input", said)
         page.press("#command_input", "Enter")
         notice = page.locator("#win_skills_app .win-notice")
@@ -329,32 +334,113 @@ def test_the_tools_window_shows_the_skills_tools_with_provider_and_risk(
         page.context.close()
 
 
+CONFIRM_WORDS = {
+    "zh-CN": (
+        "安装技能 desk_skill.md",
+        "安装技能“desk_skill.md”：装好后每个应用都能使用它",
+        "技术细节：完整计划",
+        "已安装技能「desk_skill」",
+    ),
+    "en-US": (
+        "install the skill desk_skill_en.md",
+        'install the skill "desk_skill_en.md": every app can use it once it is installed',
+        "Technical details: the exact plan",
+        'Installed the skill "desk_skill_en"',
+    ),
+}
+
+
 @pytest.mark.browser
-def test_the_desktop_confirms_an_install(browser, system) -> None:
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_the_desktop_confirms_an_install_in_the_readers_words(
+    browser, system, locale: str
+) -> None:
+    """The 🛡️ confirmation says what installing a skill does in the reader's
+    language; the tool's id and its developer's description stay folded away, under
+    a label in the reader's language."""
+    said, step, folded, done = CONFIRM_WORDS[locale]
+    name = said.rsplit(" ", 1)[1]
     write_skill(
-        system.workspace("skills_app"),
-        "desk_skill.md",
-        "# 桌面安装的技能\n",
-        executable=False,
+        system.workspace("skills_app"), name, "# 桌面安装的技能\n", executable=False
     )
-    desktop = open_desktop(browser, system, wait_for="#task_skills_app")
-    page = desktop.page
-    try:
-        say_in_desktop(desktop, "安装技能 desk_skill.md")
+    with (
+        answering_what_is_left(system),
+        desktop_page(browser, system, ["skills_app"], locale=locale) as page,
+    ):
+        page.fill("#command_input", said)
+        page.press("#command_input", "Enter")
         dialog = page.locator("#confirm_dialog")
-        dialog.wait_for()
-        assert "install_skill" in dialog.inner_text()
+        expect(dialog.locator(".confirm-step")).to_have_text(step, timeout=20000)
+        shown = dialog.inner_text()  # what is read: the folded details are not
+        for developer in ("install_skill", "Install a skill file", "system", "skills)"):
+            assert developer not in shown, (developer, shown)
+        if locale == "en-US":
+            assert not re.search(r"[\u4e00-\u9fff]", shown), shown
+        details = dialog.locator("details.confirm-plan")
+        expect(details.locator("summary")).to_have_text(folded)
+        details.locator("summary").click()
+        expect(details.locator(".confirm-tool-words")).to_contain_text("install_skill")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"confirm-install-{locale}.png"))
         with page.expect_response(lambda r: "/api/confirmations/" in r.url):
             page.locator("#confirm_allow_once").click()
-        page.locator("#win_skills_app").get_by_text(
-            "已安装技能「desk_skill」"
-        ).first.wait_for()
-        assert (
-            system.state_dir / "users" / "default" / "skills" / "desk_skill.md"
-        ).is_file()
-        assert desktop.errors == []
+        page.locator("#win_skills_app").get_by_text(done).first.wait_for()
+    assert (system.state_dir / "users" / "default" / "skills" / name).is_file()
+
+
+@contextlib.contextmanager
+def answering_what_is_left(system: RunningSystem) -> Iterator[None]:
+    """A question this test left unanswered (it failed before its answer) is denied,
+    so it does not stand over the next test's desktop."""
+    try:
+        yield
     finally:
-        page.context.close()
+        for pending in system.get("/api/confirmations").json()["confirmations"]:
+            system.post(
+                f"/api/confirmations/{pending['confirmation_id']}", {"decision": "deny"}
+            )
+
+
+TOOLS_WORDS = {
+    "zh-CN": ("内置工具", "定时任务"),
+    "en-US": ("Built-in tools", "Scheduled tasks"),
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_the_tools_window_counts_the_atomic_tools_as_the_readme_does(
+    browser, system, locale: str
+) -> None:
+    """The built-in group holds the atomic tools alone, as many as README.md says;
+    the scheduler's `schedule` is a group of its own. Every built-in tool says what
+    it does in the reader's language."""
+    built_in, scheduled = TOOLS_WORDS[locale]
+    count = len(ATOMIC_TOOLS)
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert f"runs with {NUMBER_WORDS[count]} atomic tools" in readme
+    with desktop_page(browser, system, ["hello_app"], locale=locale) as page:
+        page.click("#start_button")
+        page.click("#start_menu [data-system-action=tools]")
+        page.select_option("#tools_app", "hello_app")
+        atomic = page.locator("#tools_groups .tool-group[data-provider=atomic]")
+        expect(atomic.locator(".tool-group-title")).to_have_text(f"{built_in} · {count}")
+        expect(atomic.locator(".tool-card")).to_have_count(count)
+        names = atomic.locator(".tool-card").evaluate_all(
+            "cards => cards.map(c => c.dataset.tool)"
+        )
+        assert set(names) == set(ATOMIC_TOOLS)
+        timer = page.locator("#tools_groups .tool-group[data-provider=scheduler]")
+        expect(timer.locator(".tool-group-title")).to_have_text(f"{scheduled} · 1")
+        expect(timer.locator(".tool-card[data-tool=schedule]")).to_have_count(1)
+        does = atomic.locator(".tool-does").all_inner_texts()
+        cjk = [bool(re.search(r"[\u4e00-\u9fff]", text)) for text in does]
+        assert all(cjk) if locale == "zh-CN" else not any(cjk), does
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"tools-count-{locale}.png"))
+
+
+NUMBER_WORDS = {11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen"}
 
 
 def test_a_skill_instruction_sent_as_soon_as_ready_reaches_the_skill(
