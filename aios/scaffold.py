@@ -4,8 +4,8 @@ The folder is an app package in the shape of the shipped apps: `manifest.json`
 (with `keywords` / `examples` placeholders for the router), `__init__.py` exporting
 the agent, `agent.py` (the `AIOSAgent` and its four attributes), `flows.py` (a first
 view, an action and a step plan), `main.py` (the entry, `serve_package(__file__)`),
-`role.md`, `requirements.txt` and an empty `workspace/`. An existing folder is never
-touched.
+`role.md`, `requirements.txt`, `tests/test_app.py` (the app tested in-process with
+`aios_sdk.testing`) and an empty `workspace/`. An existing folder is never touched.
 """
 
 from __future__ import annotations
@@ -84,7 +84,11 @@ def scaffold_app(apps_dir: str | Path, app_id: str, name: str | None = None) -> 
     (folder / "manifest.json").write_text(
         json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
     )
-    for template in sorted(TEMPLATE_DIR.glob("*.tmpl")):
+    for template in sorted(TEMPLATE_DIR.rglob("*.tmpl")):
         text = Template(template.read_text("utf-8")).substitute(values)
-        (folder / template.name.removesuffix(".tmpl")).write_text(text, encoding="utf-8")
+        made = folder / template.relative_to(TEMPLATE_DIR).with_name(
+            template.name.removesuffix(".tmpl")
+        )
+        made.parent.mkdir(parents=True, exist_ok=True)
+        made.write_text(text, encoding="utf-8")
     return folder

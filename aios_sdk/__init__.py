@@ -8,8 +8,10 @@ tool; `serve(agent)` runs the agent's HTTP service on `APP_PORT`, and
 `Turn` and `action` split an app's answers into one method per case; `views` builds
 replies, views and actions; `AgentLLM` is the app's way to the model (`self.llm`);
 `AiosError`, `ToolFailed` and `LLMError` are the errors an app meets; `audio_kind`
-tells an audio file by its first bytes. Names are
-imported lazily, so a process using only the protocol stays light.
+tells an audio file by its first bytes; `testing` (`aios_sdk.testing`) tests an app
+in-process with a scripted model. Names are imported lazily, so a process using only
+the protocol stays light and an app's process, which never names `testing`, never
+imports it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the lazy names below, as a type checker sees them
     from aios_runtime.audio import audio_kind
-    from aios_sdk import views
+    from aios_sdk import testing, views
     from aios_sdk.agent import AIOSAgent, read_role, step_outcome, tool
     from aios_sdk.entry import serve_package
     from aios_sdk.errors import AiosError, ToolFailed
@@ -42,6 +44,7 @@ __all__ = [
     "serve",
     "serve_package",
     "step_outcome",
+    "testing",
     "tool",
     "views",
 ]
@@ -63,7 +66,7 @@ _HOMES = {
     "ToolFailed": "aios_sdk.errors",
     "audio_kind": "aios_runtime.audio",
 }
-_MODULES = {"views"}
+_MODULES = {"testing", "views"}
 
 
 def __getattr__(name: str) -> Any:

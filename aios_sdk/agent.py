@@ -45,7 +45,7 @@ from aios_runtime.users import OWNER
 
 if TYPE_CHECKING:
     from aios_sdk.flows import Flows
-    from aios_sdk.llm import AgentLLM
+    from aios_sdk.ports import ModelPort
     from aios_sdk.runtime.flows import AgentFlows
 
 __all__ = ["AIOSAgent", "ToolDef", "read_role", "step_outcome", "tool"]
@@ -455,9 +455,10 @@ class AIOSAgent(abc.ABC):
         return value if isinstance(value, dict) else {}
 
     @functools.cached_property
-    def llm(self) -> AgentLLM:
+    def llm(self) -> ModelPort:
         """The app's way to the LLM (`aios_sdk.llm.AgentLLM`): `chat` and `plan_steps`
-        through the controller, which alone holds the API key."""
+        through the controller, which alone holds the API key. Typed as the
+        `ModelPort` it fills, which a test's `aios_sdk.testing.ScriptedModel` fills too."""
         from aios_sdk.llm import AgentLLM
 
         return AgentLLM()

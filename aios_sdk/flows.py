@@ -9,8 +9,8 @@ claims to `on_unknown_action`), anything said (or the window opening, `""`) to
 `on_instruction`; what the rules do not understand may go to the agent loop, with a
 model, by `hand_to_loop(turn)`. An agent hands its calls to a `Flows` class with
 `class MusicAgent(AIOSAgent, flows=MusicFlows)`; the flows reach the agent's
-`call_tool`, `plan_steps`, `settings` and `llm` as `self.agent`, so they can be
-tested over any object offering those.
+`call_tool`, `plan_steps`, `settings` and `llm` as `self.agent` (an
+`aios_sdk.ports.AgentPort`), so they can be tested over any object offering those.
 
     class NotesFlows(Flows):
         def on_instruction(self, turn):
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aios_sdk.agent import step_outcome
 
 if TYPE_CHECKING:
-    from aios_sdk.llm import AgentLLM
+    from aios_sdk.ports import AgentPort, ModelPort
 
 __all__ = ["Flows", "Turn", "action"]
 
@@ -165,7 +165,7 @@ class Flows:
             found.update(here)
         cls.actions = found
 
-    def __init__(self, agent: Any):
+    def __init__(self, agent: AgentPort):
         self.agent = agent
 
     def handle(
@@ -207,8 +207,8 @@ class Flows:
         return loop(self.agent).start(turn, turn.instruction.strip())
 
     @property
-    def llm(self) -> AgentLLM | None:
-        """The agent's LLM client (`AgentLLM`), or None when the agent has none."""
+    def llm(self) -> ModelPort | None:
+        """The agent's model (`AgentLLM`, a `ModelPort`), or None when the agent has none."""
         return getattr(self.agent, "llm", None)
 
     def llm_available(self) -> bool:

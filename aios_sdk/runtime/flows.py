@@ -27,6 +27,7 @@ from typing import Any
 
 from aios_sdk.errors import AiosError
 from aios_sdk.flows import Flows, Turn, action
+from aios_sdk.ports import AgentPort
 from aios_sdk.runtime.hooks import StopHook, files_named_exist
 from aios_sdk.runtime.loop import AgentLoop, LoopSettings, Outcome
 from aios_sdk.runtime.messages import Conversation, StreamEvent, UserMessage
@@ -58,7 +59,7 @@ class AgentFlows(Flows):
     @classmethod
     def owns(
         cls,
-        agent: Any,
+        agent: AgentPort,
         instruction: str | None,
         context: Mapping[str, Any] | None,
         action_request: Mapping[str, Any] | None = None,

@@ -28,6 +28,7 @@ from typing import Any
 
 from aios_sdk.agent import within_turn
 from aios_sdk.errors import AiosError, ToolFailed, user_message_of
+from aios_sdk.ports import ModelPort
 from aios_sdk.runtime import background
 from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
 from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
@@ -148,7 +149,7 @@ def _refused_by_user(messages: list[dict[str, Any]]) -> list[str]:
 
 @dataclass
 class AgentLoop:
-    llm: Any  # aios_sdk.llm.AgentLLM (turn, chat, progress)
+    llm: ModelPort  # aios_sdk.llm.AgentLLM, or a test's ScriptedModel
     tools: ToolBox
     conversation: Conversation
     system_prompt: str

@@ -90,7 +90,12 @@ def test_scaffolded_app_has_the_s32_layout_and_answers(tmp_path: Path) -> None:
         "manifest.json",
         "requirements.txt",
         "role.md",
+        "tests",
         "workspace",
+    ]
+    assert sorted(p.name for p in (folder / "tests").iterdir()) == [
+        "__init__.py",
+        "test_app.py",
     ]
     assert (folder / "workspace").is_dir()
     manifest = Manifest.model_validate(json.loads((folder / "manifest.json").read_text()))
