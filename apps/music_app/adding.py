@@ -5,8 +5,9 @@ first piece is checked before anything is written: the declared size against
 `max_song_mb` (`app_settings.music_app`, 100 by default), and the content's first
 bytes against the audio formats the library plays (what a file is named says
 nothing). The file then goes to `music/` in the user's own workspace through the
-executor's `file_write` (the first piece written, the others appended); the name is
-made safe and never replaces a song already there. `state["adding"]` follows the
+executor's `file_write` (the first piece written, the others appended) under the
+name the user gave it ("周杰伦 - 晴天.mp3", from which the library reads artist and
+title), made safe, and never replaces a song already there ("晴天 (2).mp3"). `state["adding"]` follows the
 file until its last piece is in.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
+import unicodedata
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -21,10 +24,9 @@ from typing import Any
 from aios_sdk import ToolFailed, Turn, audio_kind
 from aios_sdk.views import button, text_reply
 
-from .catalogue import download_filename
 from .views import add_songs_button, library_button
 
-__all__ = ["DEFAULT_MAX_SONG_MB", "MUSIC_FOLDER", "AddingFlow"]
+__all__ = ["DEFAULT_MAX_SONG_MB", "MUSIC_FOLDER", "AddingFlow", "kept_name"]
 
 DEFAULT_MAX_SONG_MB = 100
 MUSIC_FOLDER = "music"
@@ -32,6 +34,20 @@ STATE_KEY = "adding"
 
 # the first bytes of each format the library plays → the file name's ending
 _SAME_FORMAT = {"ogg": {".ogg", ".opus", ".oga"}, "aiff": {".aiff", ".aif"}}
+
+
+# what may not be in a file's name: path separators, characters some systems refuse,
+# control characters
+_UNSAFE = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]+')
+MAX_STEM = 80
+
+
+def kept_name(stem: str, ext: str) -> str:
+    """The user's own file name, safe in the workspace: never a path, never hidden,
+    never empty ("周杰伦 - 晴天", "mp3" → "周杰伦 - 晴天.mp3")."""
+    text = _UNSAFE.sub("_", unicodedata.normalize("NFKC", stem))
+    text = re.sub(r"\s+", " ", text).strip(" .")
+    return f"{text[:MAX_STEM].strip(' .') or 'song'}.{ext}"
 
 
 def _megabytes(size: int) -> str:
@@ -152,7 +168,7 @@ class AddingFlow:
         stem = PurePosixPath(name)
         keep = _SAME_FORMAT.get(kind, {f".{kind}"})
         ext = stem.suffix.lower()[1:] if stem.suffix.lower() in keep else kind
-        first = download_filename(stem.stem, ext)
+        first = kept_name(stem.stem, ext)
         try:
             listing = self.agent.call_tool("file_list", path=MUSIC_FOLDER)
         except ToolFailed:  # no folder yet: nothing to collide with
@@ -162,7 +178,7 @@ class AddingFlow:
         candidate, number = first, 2
         while candidate in taken:
             base = PurePosixPath(first)
-            candidate = f"{base.stem}_{number}{base.suffix}"
+            candidate = f"{base.stem} ({number}){base.suffix}"
             number += 1
         return f"{MUSIC_FOLDER}/{candidate}"
 

@@ -10,8 +10,10 @@ written with `file_write` through `call_tool` once the song is known.
 Search → `http_request` + `cache_set` → `list` with 播放 buttons; 播放 →
 `cache_get` → `media` with 暂停 / 下一首 / 上一首. A request to hear something
 ("播放晴天", "play songs by Jay Chou") searches the same way and starts the song it
-names, or the first match, above the rest of the list; 下一首 and 上一首 step through
-the list shown (kept in `state["queue"]`) and stop at its ends. Download: search → `http_request`
+names, or the first match. The play queue (kept in `state["queue"]`, shown under the
+player) that 下一首 and 上一首 step through, stopping at its ends, is the list the song
+was picked from; for one song asked for by itself (by name, or as a file) it is the
+library, from that song on. Download: search → `http_request`
 with `save_to` from `{{step_1.result.results.0.previewUrl}}` → `file_list` → text
 "已下载《七里香》到 workspace/…" with a `play_local` button. A free-form wish
 ("来点适合跑步的歌") is first turned into a search term by the LLM when one is
@@ -51,6 +53,7 @@ from .views import (
     MAX_LISTED,
     QUALITIES,
     add_songs_button,
+    artist_name,
     import_folder_box,
     library_button,
     not_playing,
@@ -93,10 +96,21 @@ def _cached_catalogue(raw: Any) -> list[Song]:
         return []
 
 
-def _pick(songs: list[Song], wanted: str) -> Song:
-    """The song titled `wanted` (the first such), else the first song."""
+def _titled(songs: list[Song], wanted: str) -> Song | None:
+    """The first song titled `wanted`, or None."""
     name = wanted.strip().lower()
-    return next((s for s in songs if s.title.strip().lower() == name), songs[0])
+    if not name:
+        return None
+    return next((s for s in songs if s.title.strip().lower() == name), None)
+
+
+def _library_from(song: Song, library: list[Song]) -> list[Song]:
+    """What plays after one song asked for by itself: the library, from that song on
+    (then its songs before it); a song not in the library comes first, then all of it."""
+    at = next((i for i, s in enumerate(library) if s.id == song.id), None)
+    if at is None:
+        return [song, *library]
+    return library[at:] + library[:at]
 
 
 def _how_to_add(turn: Turn) -> str:
@@ -395,7 +409,16 @@ class MusicFlows(Flows):
         playable = local + catalogue
         if play is not None and playable:
             _, recent_text, _ = turn.outcome(6)
-            reply = self._start(turn, _pick(playable, play or shown), recent_text, playable)
+            # one song asked for by name (or the one match): the library goes on after
+            # it; an artist or a mood: its matches, to the last of them
+            named = _titled(playable, play or shown)
+            if named is None and len(playable) == 1:
+                named = playable[0]
+            if named is not None:
+                song, queue = named, _library_from(named, library)
+            else:
+                song, queue = playable[0], playable
+            reply = self._start(turn, song, recent_text, queue)
             if not ok:  # played from the library: say why the catalogue's are missing
                 reply["message"] = turn.tr(
                     "音乐目录暂时无法访问（请检查网络），先播放本地曲库里的歌。",
@@ -623,7 +646,7 @@ class MusicFlows(Flows):
                 status="error",
             )
         _, recent_text, _ = turn.outcome(2)
-        return self._start(turn, song, recent_text)
+        return self._start(turn, song, recent_text, _library_from(song, _songs(raw)))
 
     def play_recent(self, index: int, turn: Turn) -> dict[str, Any]:
         if not turn.results:
@@ -761,7 +784,9 @@ class MusicFlows(Flows):
             {
                 "id": s.id,
                 "title": s.title,
-                "sub": " · ".join(p for p in (s.artist, e.get("played_at", "")) if p),
+                "sub": " · ".join(
+                    p for p in (artist_name(turn, s), e.get("played_at", "")) if p
+                ),
             }
             for s, e in zip(songs, entries, strict=False)
         ]

@@ -287,8 +287,14 @@ def read_intent(instruction: str | None) -> MusicIntent:
     plays = english_verb or _PLAY_ZH.match(text.replace(" ", ""))
     if english:
         term = _search_term_en(text)
+    elif english_verb:  # "play songs by 周杰伦": the English words around the name go
+        rest = text[english_verb.end() :].strip()
+        said = _EN_PREFIX.match(rest.lower())
+        rest = rest[said.end() :] if said else rest
+        after = _EN_SUFFIX.search(rest.lower())
+        term = _search_term_zh(rest[: after.start()] if after else rest)
     else:
-        term = _search_term_zh(text[english_verb.end() :] if english_verb else text)
+        term = _search_term_zh(text)
     wanted: IntentKind = "play" if plays else "search"
     if term.lower() in _GENERIC:
         return MusicIntent("play" if plays else "library", english=english)

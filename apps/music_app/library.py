@@ -3,7 +3,9 @@
 This is the body of the music app's `music_library` custom tool: the executor
 calls the tool, the tool walks the workspace — never leaving it, never following a
 symlink out of it — and reads each file's title, artist, album and duration with
-tinytag. Files without tags are named after the file. Results are bounded. A user
+tinytag. What the tags leave out is read from the file's name: "周杰伦 - 晴天.mp3"
+is 晴天 by 周杰伦 (`name_parts`); a name without an artist is the title alone.
+Results are bounded. A user
 other than the owner is served by a process of the app whose workspace is theirs,
 so the same walk lists their songs.
 """
@@ -11,6 +13,7 @@ so the same walk lists their songs.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,6 +22,7 @@ from .catalogue import Song, local_file_url, local_id
 __all__ = [
     "AUDIO_EXTENSIONS",
     "MAX_FILES",
+    "name_parts",
     "scan_library",
     "song_matches",
 ]
@@ -85,12 +89,31 @@ def scan_library(workdir: str | os.PathLike[str], app_id: str) -> list[dict[str,
     ]
 
 
+# "artist - title": a hyphen with a space on either side, or a dash (– —)
+_SEPARATOR = re.compile(r"\s+-\s*|\s*-\s+|\s*[\u2013\u2014]\s*")
+
+
+def name_parts(stem: str) -> tuple[str, str]:
+    """(artist, title) of a file name without its extension: "Adele - Hello" →
+    ("Adele", "Hello"); "Hello" → ("", "Hello"). Underscores are read as spaces (the
+    names songs were once added under), a leading track number is left out."""
+    text = stem.replace("_", " ").strip() if " " not in stem else stem.strip()
+    parts = [p.strip() for p in _SEPARATOR.split(text, maxsplit=1)]
+    if len(parts) == 2 and parts[0].isdigit():  # "01 - Hello", "01 - Adele - Hello"
+        return name_parts(parts[1])
+    if len(parts) == 2 and parts[0] and parts[1]:
+        return parts[0], parts[1]
+    return "", text or stem
+
+
 def _song(relative: str, tags: dict[str, Any], app_id: str) -> dict[str, Any]:
-    """The song dict of the workspace file `relative` with its `tags`."""
+    """The song dict of the workspace file `relative` with its `tags` (what they lack
+    read from its name)."""
+    artist, title = name_parts(PurePosixPath(relative).stem)
     song = Song(
         id=local_id(relative),
-        title=tags.get("title") or PurePosixPath(relative).stem,
-        artist=tags.get("artist", ""),
+        title=tags.get("title") or title,
+        artist=tags.get("artist") or artist,
         album=tags.get("album", ""),
         duration_ms=int(tags.get("duration", 0.0) * 1000),
         url=local_file_url(app_id, relative),

@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_IMPORT_FOLDER",
     "MAX_LISTED",
     "add_songs_button",
+    "artist_name",
     "QUALITIES",
     "download_done_view",
     "import_folder_box",
@@ -63,8 +64,13 @@ def quality_name(turn: Turn, quality: str) -> str:
     return turn.tr(quality, QUALITY_NAMES_EN.get(quality, quality))
 
 
+def artist_name(turn: Turn, song: Song) -> str:
+    """The song's artist as the user reads it: "未知歌手" when not known."""
+    return song.artist or turn.tr("未知歌手", "Unknown artist")
+
+
 def _item(turn: Turn, song: Song) -> dict[str, Any]:
-    parts = [song.artist, song.album, song.duration]
+    parts = [artist_name(turn, song), song.album, song.duration]
     if song.source == "local":
         parts.append(turn.tr("本地", "local"))
     return {
@@ -182,7 +188,7 @@ def media_view(
         song.url,
         song.display,
         kind="audio",
-        artist=song.artist,
+        artist=artist_name(turn, song),
         autoplay=playing,
         on_end={"action_id": "ended", "params": song.to_dict()} if playing else None,
         on_pause={"action_id": "pause", "params": song.to_dict()},

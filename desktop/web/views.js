@@ -223,7 +223,7 @@ function renderMedia(data, ctx) {
     if (src) player.src = src;
     if (data.autoplay) player.autoplay = true;
   }
-  linkPlayer(player, data, ctx.send, { kept: Boolean(kept) });
+  linkPlayer(player, data, ctx.send, { kept: Boolean(kept), appId: ctx.appId });
   return el(
     "div",
     { className: "v-media" },

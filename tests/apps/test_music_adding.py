@@ -53,22 +53,42 @@ def test_audio_is_known_by_its_first_bytes(head: bytes, kind: str | None) -> Non
 
 def test_a_song_in_pieces_goes_to_music_through_file_write() -> None:
     agent = PlanningAgent({"max_song_mb": 1})
-    agent.answers["file_list"] = {"files": [{"name": "sunny_day.mp3", "size": 9}]}
+    agent.answers["file_list"] = {"files": [{"name": "Sunny Day.mp3", "size": 9}]}
     flows = MusicFlows(agent)
     song = MP3_HEAD + bytes(300)
     first = flows.handle(None, {}, piece("Sunny Day.mp3", song[:100], size=len(song)))
     assert first["status"] == "ok" and first["message"] == ""  # progress is not spoken
-    assert first["state"]["adding"]["path"] == "music/sunny_day_2.mp3"  # never replaces
+    assert first["state"]["adding"]["path"] == "music/Sunny Day (2).mp3"  # never replaces
     rest = piece("Sunny Day.mp3", song[100:], size=len(song), offset=100)
     done = flows.handle(None, {"cwd_state": first["state"]}, rest)
     writes = [args for tool, args in agent.calls if tool == "file_write"]
-    assert [w["path"] for w in writes] == ["music/sunny_day_2.mp3"] * 2
+    assert [w["path"] for w in writes] == ["music/Sunny Day (2).mp3"] * 2
     assert [w.get("mode") for w in writes] == [None, "append"]
     assert b"".join(base64.b64decode(w["content"]) for w in writes) == song
     assert done["data"]["content"] == "已把《Sunny Day.mp3》加入曲库。"
     assert done["state"] == {"adding": None}
     play = next(a for a in done["actions"] if a["action_id"] == "play_local")
-    assert play["params"] == {"path": "workspace/music/sunny_day_2.mp3"}
+    assert play["params"] == {"path": "workspace/music/Sunny Day (2).mp3"}
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("周杰伦 - 晴天.mp3", "music/周杰伦 - 晴天.mp3"),
+        ("Adele - Hello.ogg", "music/Adele - Hello.ogg"),
+        ("../../Adele: Hello?.mp3", "music/Adele_ Hello_.mp3"),
+        (".hidden.mp3", "music/hidden.mp3"),
+    ],
+)
+def test_an_added_song_keeps_the_name_it_was_given(name: str, kept: str) -> None:
+    """The library reads artist and title from that name: it is kept, made safe."""
+    agent = PlanningAgent()
+    flows = MusicFlows(agent)
+    head = b"OggS\x00\x02" + bytes(40) if name.endswith(".ogg") else MP3_HEAD
+    reply = flows.handle(None, {}, piece(name, head))
+    assert reply["state"] == {"adding": None}, reply
+    (write,) = [args for tool, args in agent.calls if tool == "file_write"]
+    assert write["path"] == kept
 
 
 def test_the_ending_follows_the_content_not_the_name() -> None:

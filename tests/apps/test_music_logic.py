@@ -46,6 +46,7 @@ from tests.fakes.music_api import make_wav
         ("play songs by Jay Chou", "play", "Jay Chou"),
         ("listen to Adele", "play", "Adele"),
         ("play 晴天", "play", "晴天"),
+        ("play songs by 周杰伦", "play", "周杰伦"),
         ("播放", "play", ""),
         ("播放音乐", "play", ""),
         # a request to look for something lists
@@ -161,6 +162,87 @@ def test_library_reads_tags_and_never_leaves_the_workspace(tmp_path) -> None:
     assert 400 <= tagged["duration_ms"] <= 600
     assert songs["untagged.wav"]["title"] == "untagged"
     assert scan_library(tmp_path / "missing", "music_app") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "artist", "title"),
+    [
+        ("周杰伦 - 晴天.mp3", "周杰伦", "晴天"),
+        ("Adele - Hello.ogg", "Adele", "Hello"),
+        ("Adele -Hello.ogg", "Adele", "Hello"),
+        ("Adele – Hello.flac", "Adele", "Hello"),
+        ("周杰伦–稻香.m4a", "周杰伦", "稻香"),
+        ("Jay-Z - 99 Problems.mp3", "Jay-Z", "99 Problems"),
+        ("01 - Adele - Hello.mp3", "Adele", "Hello"),
+        ("周杰伦_-_七里香.wav", "周杰伦", "七里香"),  # as songs were once added
+        ("Hello.mp3", "", "Hello"),
+        ("a-ha.mp3", "", "a-ha"),
+    ],
+)
+def test_a_file_without_tags_is_named_by_artist_and_title(
+    tmp_path, name: str, artist: str, title: str
+) -> None:
+    (tmp_path / "music").mkdir()
+    (tmp_path / "music" / name).write_bytes(b"no tags in here" * 8)
+    (song,) = scan_library(tmp_path, "music_app")
+    assert (song["artist"], song["title"]) == (artist, title)
+
+
+def test_tags_come_before_the_file_name(tmp_path) -> None:
+    (tmp_path / "Someone - Something.wav").write_bytes(make_wav(0.1, title="晴天"))
+    (song,) = scan_library(tmp_path, "music_app")
+    # the title the tags give; the artist they leave out, from the name
+    assert (song["artist"], song["title"]) == ("Someone", "晴天")
+
+
+@pytest.mark.parametrize(
+    ("said", "language", "unknown", "playing"),
+    [
+        ("播放周杰伦的歌", {}, "未知歌手", "正在播放：周杰伦 - 晴天"),
+        ("play songs by 周杰伦", EN, "Unknown artist", "Now playing: 周杰伦 - 晴天"),
+    ],
+)
+def test_songs_named_by_their_files_are_listed_found_and_played_by_artist(
+    catalogue, tmp_path, said: str, language: dict, unknown: str, playing: str
+) -> None:
+    (tmp_path / "music").mkdir()
+    for name in ("周杰伦 - 晴天.mp3", "Adele - Hello.ogg", "Morning.wav"):
+        (tmp_path / "music" / name).write_bytes(b"no tags in here" * 8)
+    library = scan_library(tmp_path, "music_app")
+    flows, _ = _flows(catalogue)
+    home = flows.handle(
+        "", {**language, "tool_results": {"step_1": ok(LIBRARY_TOOL, library)}}
+    )
+    rows = {i["title"]: i["sub"] for i in home["data"]["items"]}
+    assert rows["晴天"].startswith("周杰伦 · ")
+    assert rows["Hello"].startswith("Adele · ")
+    assert rows["Morning"].startswith(f"{unknown} · ")
+    # the catalogue is out of reach: what plays is the library's song of that artist
+    results = {
+        "step_1": failed("http_request", "connection refused", "connection_failed"),
+        "step_2": failed("cache_set", "depends on a failed step"),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, library),
+        "step_6": ok("file_read", "[]"),
+    }
+    reply = flows.handle(said, {**language, "tool_results": results})
+    assert reply["message"].endswith(playing), reply["message"]
+    assert (_player(reply)["title"], _player(reply)["artist"]) == (
+        "周杰伦 - 晴天",
+        "周杰伦",
+    )
+    morning = flows.handle(
+        None,
+        {
+            **language,
+            "tool_results": {
+                "step_1": ok(LIBRARY_TOOL, library),
+                "step_2": ok("file_read", "[]"),
+            },
+        },
+        {"action_id": "play", "params": {"song_id": "local:music/Morning.wav"}},
+    )
+    assert (_player(morning)["title"], _player(morning)["artist"]) == ("Morning", unknown)
 
 
 # ------------------------------------------------------------------ F-1
@@ -330,7 +412,6 @@ def test_next_after_the_last_song_of_the_list_shown_says_so(catalogue) -> None:
 @pytest.mark.parametrize(
     ("said", "language", "playing", "listed"),
     [
-        ("播放晴天", {}, "周杰伦 - 晴天", ["七里香", "稻香", "晴天", "青花瓷"]),
         ("帮我播放周杰伦的歌", {}, "周杰伦 - 七里香", ["七里香", "稻香", "晴天", "青花瓷"]),
         (
             "play songs by 周杰伦",
@@ -341,19 +422,15 @@ def test_next_after_the_last_song_of_the_list_shown_says_so(catalogue) -> None:
     ],
 )
 def test_asking_to_play_starts_a_song(catalogue, said, language, playing, listed) -> None:
-    """The song named (F-1), else the first match, starts; the rest is
-    the list under the player."""
+    """An artist's first match starts (F-1); the rest is the list under the player."""
     flows, agent = _flows(catalogue)
     plan = flows.handle(said, dict(language))
     tools = [s["tool"] for s in plan["steps"]]
     assert tools == ["http_request", "cache_set", "cache_set", LIBRARY_TOOL, "file_read"]
-    term = "晴天" if "晴天" in said else "周杰伦"
     results = {
-        **_search_results(catalogue, term),
+        **_search_results(catalogue, "周杰伦"),
         "step_6": ok("file_read", "[]"),
     }
-    if term == "晴天":  # the catalogue finds the one song; the list is the artist's
-        results["step_1"] = ok("http_request", catalogue.search("周杰伦"))
     reply = flows.handle(said, {**language, "tool_results": results})
     assert _player(reply)["title"] == playing and _player(reply)["autoplay"] is True
     assert _listed(reply) == listed
@@ -361,6 +438,89 @@ def test_asking_to_play_starts_a_song(catalogue, said, language, playing, listed
     assert [q["title"] for q in reply["state"]["queue"]] == listed
     written = [c[1]["path"] for c in agent.calls if c[0] == "file_write"]
     assert written == ["recent.json", "playlist.m3u"]
+
+
+def _local(name: str, artist: str = "") -> dict:
+    """A song of the local library, as `music_library` lists it."""
+    path = f"music/{name}.wav"
+    return {
+        "id": f"local:{path}",
+        "title": name,
+        "artist": artist,
+        "source": "local",
+        "path": path,
+        "url": f"/api/apps/music_app/files/{path}",
+    }
+
+
+def _next(flows: MusicFlows, said: str, language: dict, before: dict) -> dict:
+    """What `said` (下一首, next) answers after the reply `before`."""
+    results = {"step_1": ok(LIBRARY_TOOL, []), "step_2": ok("file_read", "[]")}
+    ctx = {**language, "tool_results": results, "cwd_state": before["state"]}
+    return flows.handle(said, ctx)
+
+
+@pytest.mark.parametrize(
+    ("said", "next_", "language", "playing", "went_on", "last"),
+    [
+        (
+            "播放晴天",
+            "下一首",
+            {},
+            "正在播放：周杰伦 - 晴天",
+            "正在播放：Morning Light - Sunrise",
+            "已经是列表里的最后一首了：Rain",
+        ),
+        (
+            "play 晴天",
+            "next",
+            EN,
+            "Now playing: 周杰伦 - 晴天",
+            "Now playing: Morning Light - Sunrise",
+            "This is the last song in the list: Rain",
+        ),
+    ],
+)
+def test_next_after_one_song_by_name_goes_on_with_the_library(
+    catalogue, said, next_, language, playing, went_on, last
+) -> None:
+    """The search for one song finds only it: 下一首 is not the end, the library
+    goes on after it (the song was not in the library: it comes first)."""
+    flows, _ = _flows(catalogue)
+    library = [_local("Sunrise", "Morning Light"), _local("Rain")]
+    results = {
+        **_search_results(catalogue, "晴天", library),
+        "step_6": ok("file_read", "[]"),
+    }
+    assert len(catalogue.search("晴天")["results"]) == 1
+    reply = flows.handle(said, {**language, "tool_results": results})
+    assert reply["message"] == playing
+    assert _listed(reply) == ["晴天", "Sunrise", "Rain"]
+    went = _next(flows, next_, language, reply)
+    assert went["message"] == went_on
+    assert _player(went)["title"] == "Morning Light - Sunrise"
+    assert _player(went)["autoplay"] is True
+    rain = _next(flows, next_, language, went)
+    assert _player(rain)["title"] == "Rain"
+    assert _next(flows, next_, language, rain)["message"] == last
+
+
+@pytest.mark.parametrize(("said", "next_"), [("播放晴天", "下一首"), ("play 晴天", "next")])
+def test_a_song_of_the_library_by_name_goes_on_with_the_songs_after_it(
+    catalogue, said, next_
+) -> None:
+    flows, _ = _flows(catalogue)
+    library = [_local("Sunrise"), _local("晴天", "周杰伦"), _local("Rain")]
+    results = {
+        **_search_results(catalogue, "晴天", library),
+        "step_6": ok("file_read", "[]"),
+    }
+    reply = flows.handle(said, {"tool_results": results})
+    assert reply["state"]["now_playing"]["id"] == "local:music/晴天.wav"
+    # from that song on, then the songs before it
+    assert _listed(reply) == ["晴天", "Rain", "Sunrise"]
+    went = _next(flows, next_, {}, reply)
+    assert went["message"] == "正在播放：Rain"
 
 
 def test_play_alone_goes_on_or_starts_the_library(catalogue) -> None:

@@ -5,7 +5,9 @@ folder in the state folder); a song chosen with 添加歌曲 / Add songs, and on
 dropped on the music window, arrive in music/ of the user's own workspace, whole,
 through the app's `file_write` (one of them in two pieces) and are then in the
 library; a text file named .mp3 and a file over the size are refused, saying why,
-and nothing of them is written.
+and nothing of them is written. Songs without tags, added or imported, are named by
+their files ("周杰伦 - 晴天": 晴天 by 周杰伦), in the list, in a search by artist and
+in the player.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def test_songs_chosen_or_dropped_join_the_library(
         assert chooser.value.is_multiple()
         chooser.value.set_files(str(chosen))
         expect(window.locator(".v-text")).to_have_text(words["added"].format(chosen.name))
-        assert (music / "sunny_day.wav").read_bytes() == chosen.read_bytes()
+        assert (music / "Sunny Day.wav").read_bytes() == chosen.read_bytes()  # its own name
 
         window.get_by_role("button", name=words["library"], exact=True).click()
         expect(window.locator(".v-list-item", has_text="Sunny Day")).to_have_count(1)
@@ -125,7 +127,7 @@ def test_songs_chosen_or_dropped_join_the_library(
         expect(window.locator(".v-text")).to_have_text(
             words["added"].format("rice field.wav")
         )
-        assert (music / "rice_field.wav").read_bytes() == dropped
+        assert (music / "rice field.wav").read_bytes() == dropped
         window.get_by_role("button", name=words["library"], exact=True).click()
         expect(window.locator(".v-list-item")).to_have_count(2)
         shot(page, f"library-after-adding-{locale}")
@@ -203,3 +205,63 @@ def test_a_folder_is_imported_after_a_yes_that_says_what_is_copied(
         assert (music / "live" / "Rice Field.wav").exists()
         assert not (music / "cover.jpg").exists()
         shot(page, f"imported-{locale}")
+
+
+NAMED = {
+    "zh-CN": {
+        "unknown": "未知歌手",
+        "local": "本地",
+        "by_artist": "播放周杰伦的歌",
+        "playing": "正在播放：周杰伦 - 晴天",
+    },
+    "en-US": {
+        "unknown": "Unknown artist",
+        "local": "local",
+        "by_artist": "play songs by 周杰伦",
+        "playing": "Now playing: 周杰伦 - 晴天",
+    },
+}
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_songs_are_named_by_artist_and_title_from_their_files(
+    browser, system: RunningSystem, music: Path, tmp_path: Path, locale: str
+) -> None:
+    words = {**WORDS[locale], **IMPORT[locale], **NAMED[locale]}
+    chosen = tmp_path / "周杰伦 - 晴天.wav"
+    chosen.write_bytes(make_wav(20.0))  # no tags: the name says who and what
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    (folder / "Adele – Hello.wav").write_bytes(make_wav(1.0))
+    (folder / "Morning.wav").write_bytes(make_wav(1.0))
+    with desktop_page(browser, system, APPS, locale=locale) as page:
+        window = open_music(page)
+        with page.expect_file_chooser() as chooser:
+            window.get_by_role("button", name=words["add"], exact=True).click()
+        chooser.value.set_files(str(chosen))
+        expect(window.locator(".v-text")).to_have_text(words["added"].format(chosen.name))
+        window.get_by_role("button", name=words["library"], exact=True).click()
+        box = window.locator(".act-input-form", has_text=words["box"])
+        box.locator("input").fill(str(folder))
+        box.get_by_role("button", name=words["ok"], exact=True).click()
+        page.locator("#confirm_dialog").get_by_role(
+            "button", name=words["yes"], exact=True
+        ).click()
+        rows = window.locator(".v-list-item")
+        expect(rows).to_have_count(3)
+
+        def sub(title: str) -> object:
+            row = rows.filter(has=page.locator(".v-list-title", has_text=title))
+            return row.locator(".v-list-sub")
+
+        expect(sub("晴天")).to_have_text(f"周杰伦 · 0:20 · {words['local']}")
+        expect(sub("Hello")).to_have_text(f"Adele · 0:01 · {words['local']}")
+        expect(sub("Morning")).to_have_text(f"{words['unknown']} · 0:01 · {words['local']}")
+        shot(page, f"named-by-their-files-{locale}")
+
+        page.fill("#command_input", words["by_artist"])
+        page.press("#command_input", "Enter")
+        expect(window.locator(".win-status")).to_contain_text(words["playing"])
+        expect(window.locator(".v-media-title")).to_have_text("🎵 周杰伦 - 晴天")
+        expect(window.locator(".v-media-sub")).to_have_text("周杰伦")
+        shot(page, f"by-artist-from-a-file-name-{locale}")
