@@ -6,7 +6,8 @@ past `SUMMARY_AT` of the window the older part is replaced by an LLM summary
 (`summarize`); if that fails or is not enough, `targeted_trim` drops the oldest whole
 exchanges — a user message, or an assistant message together with every tool result
 answering it, so a tool call is never separated from its result — and
-`hard_truncate` cuts the longest contents as the last resort. `estimate_tokens`
+`hard_truncate` cuts the longest contents as the last resort. What is kept keeps its
+ids (a message's `id`, a result's `asked_by`). `estimate_tokens`
 counts characters (CJK about one token each, other text about four characters per
 token) times a calibration factor learnt from the API's `usage.prompt_tokens`.
 """
@@ -17,6 +18,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from aios_sdk.runtime.messages import new_message_id
 
 __all__ = [
     "SUMMARY_AT",
@@ -252,7 +255,11 @@ class Compactor:
         if not summary:
             return None
         note = {"role": "user", "content": f"{SUMMARY_MARK}\n{summary}"}
-        ack = {"role": "assistant", "content": "Understood; I will continue from there."}
+        ack = {
+            "role": "assistant",
+            "id": new_message_id(),
+            "content": "Understood; I will continue from there.",
+        }
         return [*messages[:start], note, ack, *messages[last_user:]]
 
 

@@ -7,8 +7,9 @@ call is checked (`tools.ToolBox.check`) and run — direct calls now, `task` cal
 sub-agents, reviewed calls as a step plan for the controller — and the results go
 back into the model context. A turn without tool calls passes the stop hooks and is
 the answer. The loop ends with an `Outcome`: `answer`; `plan` (reviewed calls wait
-behind placeholders, the request is in `conversation.pending`; `resume(results)`
-replaces the placeholders with the real results and goes on); `stopped` (`max_turns`
+behind placeholders, the request is in `conversation.pending` with the id of the
+message that asked; `resume(results)` replaces that message's placeholders with the
+real results and goes on); `stopped` (`max_turns`
 reached); `error` (the model failed beyond recovery; its reason is the `detail`).
 What the loop itself says to the user is in their language (`tr`, a `Turn.tr`).
 Progress goes to `progress`; a `retry` event says whether what that turn's attempt
@@ -32,7 +33,7 @@ from aios_sdk.ports import ModelPort
 from aios_sdk.runtime import background
 from aios_sdk.runtime.compaction import Compactor, calibrated, summary_prompt
 from aios_sdk.runtime.hooks import RECOVERY_MESSAGE, STOP_HOOK_ROUNDS, Recovery, StopHook
-from aios_sdk.runtime.messages import PLACEHOLDER, Conversation, StreamEvent
+from aios_sdk.runtime.messages import Conversation, StreamEvent, for_model
 from aios_sdk.runtime.tools import (
     ASK_TOOL,
     OUTPUT_TOOL,
@@ -195,6 +196,7 @@ class AgentLoop:
         pending = self.conversation.pending or {}
         self.conversation.pending = None
         self.turns = int(pending.get("turns") or 0)
+        asker = str(pending.get("asked_by") or "")
         if pending.get("kind") == "fork":  # a sub-agent's call waited: it goes on
             with within_turn(self.conversation.turn_id or None):
                 return self._resume_fork(pending, results)
@@ -218,9 +220,9 @@ class AgentLoop:
         for outcome in outcomes:
             text = outcome.for_model()
             self.conversation.replace_placeholder(
-                outcome.call_id, outcome.name, text, ok=outcome.ok
+                outcome.call_id, outcome.name, text, ok=outcome.ok, asked_by=asker
             )
-            self._report_result(outcome)
+            self._report_result(outcome, asker)
         return self.run()
 
     def cancel_pending(self, reason: str) -> None:
@@ -229,20 +231,21 @@ class AgentLoop:
         if not pending:
             return
         self.conversation.pending = None
+        asker = str(pending.get("asked_by") or "")
         if pending.get("kind") == "fork":  # the forked call waited with its sub-agent
             name = str(pending.get("tool") or TASK_TOOL)
             outcome = ToolOutcome(
                 str(pending.get("call_id")), name, False, error=reason, code="not_confirmed"
             )
             self.conversation.replace_placeholder(
-                outcome.call_id, name, outcome.for_model(), ok=False
+                outcome.call_id, name, outcome.for_model(), ok=False, asked_by=asker
             )
         for call in pending.get("calls", []):
             outcome = ToolOutcome(
                 call["id"], call["name"], False, error=reason, code="not_confirmed"
             )
             self.conversation.replace_placeholder(
-                call["id"], call["name"], outcome.for_model(), ok=False
+                call["id"], call["name"], outcome.for_model(), ok=False, asked_by=asker
             )
 
     # ------------------------------------------------------------------- turns
@@ -269,7 +272,7 @@ class AgentLoop:
                 self.tools.check(c.id or f"call_{self.turns}_{i}", c.name, c.arguments)
                 for i, c in enumerate(reply.tool_calls, start=1)
             ]
-            self.conversation.add_assistant(
+            message = self.conversation.add_assistant(
                 reply.content,
                 [
                     {"id": c.call_id, "name": c.name, "arguments": c.arguments}
@@ -288,7 +291,9 @@ class AgentLoop:
                 self._emit("done", {"status": "ok", "text": answer[:4000]})
                 return Outcome("answer", answer)
             early = getattr(reply, "early_results", None)
-            plan = self._run_calls(calls, early if isinstance(early, Mapping) else {})
+            plan = self._run_calls(
+                message.id, calls, early if isinstance(early, Mapping) else {}
+            )
             if plan is not None:
                 return plan
         turns = self.settings.max_turns
@@ -317,7 +322,7 @@ class AgentLoop:
                 self._emit("compact", {"steps": done})
             try:
                 reply = self.llm.turn(
-                    fitted,
+                    for_model(fitted),
                     tools=offered,
                     max_tokens=max_tokens,
                     live_session=None if self.sub_agent else self.session_id or None,
@@ -398,11 +403,15 @@ class AgentLoop:
         return {"early": early}
 
     def _run_calls(
-        self, calls: list[ProposedCall], early: Mapping[str, Any] | None = None
+        self,
+        asker: str,
+        calls: list[ProposedCall],
+        early: Mapping[str, Any] | None = None,
     ) -> Outcome | None:
-        """Run one message's calls in the order proposed: a call the same as an
-        earlier one (tool and arguments) runs once, both get its result; once a call
-        waits for the user, every later tool call waits with it, in the same plan."""
+        """Run the calls of the message `asker` in the order proposed: a call the same
+        as an earlier one (tool and arguments) runs once, both get its result; once a
+        call waits for the user, every later tool call waits with it, in the same
+        plan. Each result (or placeholder) names `asker`, and so does the pause."""
         done: dict[str, ToolOutcome] = {}
         direct: list[ProposedCall] = []
         reviewed: list[ProposedCall] = []
@@ -413,7 +422,12 @@ class AgentLoop:
         for call in calls:
             self._emit(
                 "tool_call",
-                {"id": call.call_id, "name": call.name, "arguments": call.arguments[:4000]},
+                {
+                    "id": call.call_id,
+                    "message_id": asker,
+                    "name": call.name,
+                    "arguments": call.arguments[:4000],
+                },
             )
             if call.valid and call.name not in RUNTIME_TOOLS:
                 key = (call.name, json.dumps(call.args or {}, sort_keys=True))
@@ -426,7 +440,7 @@ class AgentLoop:
                     call.call_id, call.name, False, error=call.error, code=call.code
                 )
             elif call.name == TASK_TOOL:
-                forked = self._fork(call, may_pause=len(calls) == 1)
+                forked = self._fork(call, asker, may_pause=len(calls) == 1)
                 if isinstance(forked, ToolOutcome):
                     done[call.call_id] = forked
                 else:
@@ -500,17 +514,16 @@ class AgentLoop:
                     call.name,
                     outcome.for_model(),
                     ok=outcome.ok,
+                    asked_by=asker,
                     shown=not self.sub_agent,
                 )
-                self._report_result(outcome)
+                self._report_result(outcome, asker)
             else:
-                self.conversation.model_messages.append(
-                    {"role": "tool", "tool_call_id": call.call_id, "content": PLACEHOLDER}
-                )
+                self.conversation.add_placeholder(call.call_id, asked_by=asker)
         if question is not None:
-            return self._ask(question)
+            return self._ask(question, asker)
         if paused is not None:
-            return self._pause_for_fork(paused)
+            return self._pause_for_fork(paused, asker)
         if not reviewed:
             return None
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
@@ -519,6 +532,7 @@ class AgentLoop:
                 step["turn_id"] = self.conversation.turn_id
         self.conversation.pending = {
             "turns": self.turns,
+            "asked_by": asker,
             "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
             "steps": [s["step_id"] for s in steps],
             "duplicates": {c: o for c, o in duplicates.items() if o not in done},
@@ -528,10 +542,11 @@ class AgentLoop:
         self._emit(
             "pause",
             {
+                "message_id": asker,
                 "calls": [
                     {"id": c.call_id, "name": c.name, "arguments": c.arguments[:2000]}
                     for c in reviewed
-                ]
+                ],
             },
         )
         return Outcome("plan", steps=steps)
@@ -577,8 +592,9 @@ class AgentLoop:
             )
         return None
 
-    def _ask(self, call: ProposedCall) -> Outcome:
-        """Stop, waiting for the user's answer to `call` (`ask_user`)."""
+    def _ask(self, call: ProposedCall, asker: str) -> Outcome:
+        """Stop, waiting for the user's answer to `call` (`ask_user`) of the message
+        `asker`."""
         args = call.args or {}
         question = str(args.get("question") or "").strip()
         raw = args.get("choices")
@@ -588,6 +604,7 @@ class AgentLoop:
         self.conversation.pending = {
             "kind": "question",
             "turns": self.turns,
+            "asked_by": asker,
             "call_id": call.call_id,
             "question": question,
             "choices": choices,
@@ -605,16 +622,19 @@ class AgentLoop:
         self.turns = int(pending.get("turns") or 0)
         call_id = str(pending.get("call_id") or "")
         result = json.dumps({"answer": text}, ensure_ascii=False)
-        self.conversation.replace_placeholder(call_id, ASK_TOOL, result, ok=True)
+        self.conversation.replace_placeholder(
+            call_id, ASK_TOOL, result, ok=True, asked_by=str(pending.get("asked_by") or "")
+        )
         self.conversation.add_user(text, model=False)
         self._emit("answer", {"text": text[:500]})
         return self.run()
 
-    def _report_result(self, outcome: ToolOutcome) -> None:
+    def _report_result(self, outcome: ToolOutcome, asker: str) -> None:
         self._emit(
             "tool_result",
             {
                 "id": outcome.call_id,
+                "asked_by": asker,
                 "name": outcome.name,
                 "ok": outcome.ok,
                 "result": outcome.for_model()[:2000],
@@ -624,7 +644,7 @@ class AgentLoop:
     # --------------------------------------------------------------- sub-agents
 
     def _fork(
-        self, call: ProposedCall, may_pause: bool = False
+        self, call: ProposedCall, asker: str, may_pause: bool = False
     ) -> ToolOutcome | dict[str, Any]:
         """A sub-agent on the parent's context prefix, the same tools (without `task`)
         and workspace; its whole output in task-outputs/, its summary as the result.
@@ -652,6 +672,7 @@ class AgentLoop:
                 {
                     "role": "tool",
                     "tool_call_id": tool_call["id"],
+                    "asked_by": asker,
                     "content": "[forked: handled by a sub-agent]",
                 }
             )
@@ -833,14 +854,16 @@ class AgentLoop:
         error = "" if ok else json.dumps(summary, ensure_ascii=False)
         return ToolOutcome(call.call_id, call.name, ok, result=summary, error=error)
 
-    def _pause_for_fork(self, paused: Mapping[str, Any]) -> Outcome:
+    def _pause_for_fork(self, paused: Mapping[str, Any], asker: str) -> Outcome:
         """The sub-agent's calls wait for the user: the parent pauses with them (the
-        sub-agent kept in the parent's pending request, to go on after)."""
+        sub-agent kept in the parent's pending request, to go on after); `asker` is
+        the parent's message whose call forked it."""
         call: ProposedCall = paused["call"]
         child: AgentLoop = paused["child"]
         self.conversation.pending = {
             "kind": "fork",
             "turns": self.turns,
+            "asked_by": asker,
             "call_id": call.call_id,
             "tool": call.name,  # `task`, or `skill` for a skill marked fork
             "args": call.args or {},
@@ -871,6 +894,7 @@ class AgentLoop:
             dict(pending.get("args") or {}),
         )
         described = dict(pending.get("described") or call.args or {})
+        asker = str(pending.get("asked_by") or "")
         outcome = child.resume(results)
         if outcome.kind == "plan":
             return self._pause_for_fork(
@@ -880,13 +904,18 @@ class AgentLoop:
                     "task_id": task_id,
                     "steps": outcome.steps,
                     "described": described,
-                }
+                },
+                asker,
             )
         finished = self._finished(call, self._summary(child, outcome, described, task_id))
         self.conversation.replace_placeholder(
-            finished.call_id, finished.name, finished.for_model(), ok=finished.ok
+            finished.call_id,
+            finished.name,
+            finished.for_model(),
+            ok=finished.ok,
+            asked_by=asker,
         )
-        self._report_result(finished)
+        self._report_result(finished, asker)
         return self.run()
 
     def _task_output(self, call: ProposedCall) -> ToolOutcome:

@@ -19,18 +19,24 @@ from aios_sdk.runtime.messages import Conversation, ToolMessage
 from apps.assistant_app.flows import AssistantFlows
 
 
-def long_conversation(rounds: int, size: int = 3000) -> Conversation:
+def long_conversation(
+    rounds: int, size: int = 3000, *, same_ids: bool = False
+) -> Conversation:
+    """`rounds` exchanges of a call and its result; with `same_ids` every call is
+    `c0` (a model that numbers its calls afresh each turn)."""
     conversation = Conversation()
     conversation.ensure_system("system prompt")
     for n in range(rounds):
         conversation.add_user(f"question {n}")
         call = {
-            "id": f"c{n}",
+            "id": "c0" if same_ids else f"c{n}",
             "name": "file_write",
             "arguments": json.dumps({"path": f"f{n}.txt", "content": "x" * size}),
         }
-        conversation.add_assistant("", [call])
-        conversation.add_tool_result(f"c{n}", "file_write", "r" * size, ok=True)
+        asker = conversation.add_assistant("", [call]).id
+        conversation.add_tool_result(
+            call["id"], "file_write", "r" * size, ok=True, asked_by=asker
+        )
         conversation.add_assistant(f"answer {n}", [])
     return conversation
 
@@ -100,6 +106,40 @@ def test_failing_summary_falls_back_to_trim() -> None:
         conversation.model_messages, [], 1.0
     )
     assert "summary" not in done and "trim" in done and calls_answered(fitted)
+
+
+def asked_by_the_message_before(messages: list[dict]) -> bool:
+    """Every tool message names the assistant message right before its results."""
+    asker = ""
+    for message in messages:
+        if message["role"] == "assistant":
+            asker = message["id"]
+        elif message["role"] == "tool" and message["asked_by"] != asker:
+            return False
+    return True
+
+
+def test_compaction_keeps_the_ids_and_its_summary_reply_has_one() -> None:
+    conversation = long_conversation(10, same_ids=True)
+    before = {m["id"] for m in conversation.model_messages if m["role"] == "assistant"}
+    assert len(before) == 20  # one call id, twenty messages
+    summarized = Compactor(window=3000, summarize=lambda older: "files f0..f9")
+    trimmed = Compactor(window=2500, summarize=None)
+    for compactor, step in ((summarized, "summary"), (trimmed, "trim")):
+        fitted, done = compactor.fit(list(conversation.model_messages), [], 1.0)
+        assert step in done and asked_by_the_message_before(fitted)
+        kept = [m["id"] for m in fitted if m["role"] == "assistant"]
+        assert all(i.startswith("msg_") for i in kept) and len(set(kept)) == len(kept)
+        new = [m for m in fitted if m["role"] == "assistant" and m["id"] not in before]
+        if step == "summary":  # its reply to the summary is a message of its own
+            assert [m["content"] for m in new] == [
+                "Understood; I will continue from there."
+            ]
+        else:
+            assert new == []
+    cut = hard_truncate(conversation.model_messages, 2000)
+    assert [m.get("id") for m in cut] == [m.get("id") for m in conversation.model_messages]
+    assert asked_by_the_message_before(cut)
 
 
 def test_exchanges_group_a_call_with_its_results() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.sessions import load_session_file
 from tests.assistant.conftest import (
     ASSISTANT,
     agent_requests,
@@ -17,12 +18,18 @@ from tests.assistant.conftest import (
     assistant_config,
     build_assistant_apps,
 )
-from tests.controller.system import launch
+from tests.controller.system import RunningSystem, launch
 from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_calls_reply
 
 pytestmark = pytest.mark.slow
 
 PLACEHOLDER = "waiting for the user's confirmation"
+
+
+def kept_context(system: RunningSystem, session: str) -> list[dict]:
+    """The assistant's model context as the session's journal keeps it."""
+    saved = load_session_file(system.state_dir / "sessions" / f"{session}.json")
+    return saved["agent_states"][ASSISTANT]["model_messages"]
 
 
 def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI) -> None:
@@ -43,6 +50,8 @@ def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI
         readme = system.workspace(ASSISTANT) / "README.txt"
         assert "新的说明" not in readme.read_text()
         session = paused["session_id"]
+        (asking,) = [m for m in kept_context(system, session) if m["role"] == "assistant"]
+        assert asking["id"].startswith("msg_")
     finally:
         system.stop()
 
@@ -65,6 +74,14 @@ def test_confirmed_call_replays_after_a_restart(tmp_path: Path, fake: FakeOpenAI
         assert listed["tool_call_id"] == "call_1" and "README.txt" in listed["content"]
         assert written["tool_call_id"] == "call_2"
         assert PLACEHOLDER not in written["content"] and '"size"' in written["content"]
+        assert "id" not in request.messages[2] and "asked_by" not in written  # ours
+        # the journal kept the asking message's id through the restart, and both
+        # results name it
+        context = kept_context(system, session)
+        assert [m["id"] for m in context if m["role"] == "assistant"][0] == asking["id"]
+        results = [m for m in context if m["role"] == "tool"]
+        assert [m["asked_by"] for m in results] == [asking["id"], asking["id"]]
+        assert '"size"' in results[1]["content"]
         # the session kept both histories: display has the real result too
         fake.reset()
         fake.script(text_reply("好的。"))

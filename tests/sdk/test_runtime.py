@@ -169,10 +169,10 @@ def test_typed_messages_join_calls_and_results_by_id_and_survive_state() -> None
     conversation = Conversation()
     conversation.ensure_system("s")
     conversation.add_user("hi")
-    conversation.add_assistant(
+    asker = conversation.add_assistant(
         "", [{"id": "x1", "name": "file_list", "arguments": "{}"}], reasoning="r"
-    )
-    conversation.add_tool_result("x1", "file_list", "[]", ok=True)
+    ).id
+    conversation.add_tool_result("x1", "file_list", "[]", ok=True, asked_by=asker)
     again = Conversation.from_state(json.loads(json.dumps(conversation.to_state())))
     user, assistant, tool = again.messages
     assert isinstance(user, UserMessage) and isinstance(assistant, AssistantMessage)
