@@ -1,9 +1,21 @@
 // Desktop-wide state shared by the modules: the controller session, the known
 // apps (from GET /api/apps and app_status events) and listeners on app changes.
 
+// The session is kept in the tab's sessionStorage, so a reload talks on in the same
+// session (an app's queue, a question it asked); a new tab starts a new one.
+const SESSION_KEY = "aios.session.v1";
+
+function keptSession() {
+  try {
+    return sessionStorage.getItem(SESSION_KEY) || null;
+  } catch {
+    return null; // storage refused (a private window's rules): a reload starts anew
+  }
+}
+
 export const state = {
-  /** The controller session this desktop talks in (set by the first reply). */
-  sessionId: null,
+  /** The controller session this desktop talks in (set by the first reply, kept over a reload). */
+  sessionId: keptSession(),
   /** app id → {id, name, icon, description, status, port, error} */
   apps: new Map(),
   listeners: new Set(),
@@ -15,6 +27,11 @@ export const state = {
 export function adoptSession(reply) {
   if (reply && typeof reply.session_id === "string" && reply.session_id) {
     state.sessionId = reply.session_id;
+    try {
+      sessionStorage.setItem(SESSION_KEY, reply.session_id);
+    } catch {
+      // not kept: a reload starts a new session
+    }
   }
 }
 

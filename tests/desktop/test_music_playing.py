@@ -352,8 +352,9 @@ def test_a_reload_keeps_the_song_that_played_at_its_place(
     request, world: World, library: list[str], locale: str, autoplay: str
 ) -> None:
     """After a reload the window shows the same song, from about the place it had
-    reached (not from 0:00): playing on where the browser lets a page play by itself,
-    else paused there, the app saying so, its 继续 going on from there."""
+    reached (not from 0:00): playing on where the browser lets a page play by itself
+    (and a typed pause then pauses it: the same session goes on), else paused there,
+    the app saying so, its 继续 going on from there."""
     words = RELOAD[locale]
     browser = request.getfixturevalue(
         "free_browser" if autoplay == "allowed" else "browser"
@@ -386,6 +387,10 @@ def test_a_reload_keeps_the_song_that_played_at_its_place(
                 window.get_by_role("button", name=words["pause"], exact=True)
             ).to_be_visible()
             shot(page, f"after-a-reload-{autoplay}-{locale}")
+            # the reload talks on in the same session: the app still knows the song
+            say(page, words["pause"])
+            expect(window.locator(".win-status")).to_contain_text(words["paused"])
+            assert window.locator("audio").evaluate("a => a.paused") is True
             return
         expect(window.locator(".win-status")).to_contain_text(words["paused"])
         resume = window.get_by_role("button", name=words["resume"], exact=True)
