@@ -52,6 +52,11 @@ LONGEST_FIRST = (
     "tests/security/test_processes.py",
     "tests/bench/test_bench.py",
     "tests/desktop/test_walkthrough_one_language.py",
+    # each a system and some forty browser pages: half a minute or more
+    "tests/journeys/test_apps.py",
+    "tests/journeys/test_desktop.py",
+    "tests/journeys/test_music.py",
+    "tests/journeys/test_assistant.py",
 )
 
 
