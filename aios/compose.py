@@ -29,6 +29,7 @@ from aios_runtime.users import OWNER
 from controller.api.about import about_blueprint
 from controller.api.desktop import ApiServices, create_app
 from controller.api.installs import AppInstalls, installs_blueprint
+from controller.api.layout import layout_blueprint
 from controller.api.llm import allow_app_tokens_for_llm, llm_blueprint
 from controller.api.tasks import tasks_blueprint
 from controller.api.tools import ToolListings, tools_blueprint
@@ -36,6 +37,7 @@ from controller.apps.supervisor import Supervisor
 from controller.apps.watcher import AppsFolderWatcher
 from controller.events import EventBus
 from controller.instructions import Instructions
+from controller.layout_store import LayoutStore
 from controller.llm.client import LLMClient
 from controller.llm.summary import BackgroundSummarizer
 from controller.llm.usage import UsageMeter
@@ -325,6 +327,7 @@ def build_api(
         tasks_blueprint(pipeline.cancels),
         about_blueprint(),
         installs_blueprint(installs),
+        layout_blueprint(LayoutStore(core.state_root)),
     ]
     return create_app(
         ApiServices(

@@ -54,6 +54,7 @@ __all__ = [
     "ScheduleRun",
     "ScheduleToolCall",
     "DatetimeAction",
+    "DesktopLayout",
     "FileAction",
     "Event",
     "EventsPage",
@@ -65,6 +66,7 @@ __all__ = [
     "InstructionResponse",
     "InstructionSource",
     "Language",
+    "LayoutChange",
     "LinkAction",
     "Manifest",
     "MoveCommand",
@@ -586,7 +588,8 @@ class UIElement(_Model):
     `row` is the title of the list item, table row or card a control belongs to (the
     song a 播放 button plays), `window` the id of the window it is in (`win_<app>`),
     and `changed` the UI commands the desktop has applied to it and not taken back
-    (op names as `RestoreCommand.changes` spells them)."""
+    (op names as `RestoreCommand.changes` spells them). A window also says the type
+    of the view it shows (`view`) and how many rows that view lists (`items`)."""
 
     id: str
     type: str = "element"
@@ -599,6 +602,8 @@ class UIElement(_Model):
     row: str = ""
     window: str = ""
     changed: list[str] = Field(default_factory=list)
+    view: str = ""
+    items: int | None = None
 
 
 class UISnapshot(_Model):
@@ -609,6 +614,35 @@ class UISnapshot(_Model):
     viewport: Viewport | None = None
     elements: list[UIElement] = Field(default_factory=list)
     undo: list[list[dict[str, str]]] = Field(default_factory=list)
+
+
+_LAYOUT_HISTORY_MAX = 100  # the changes to the layout that can be taken back
+_LAYOUT_ELEMENTS_MAX = 2000
+
+
+class LayoutChange(_Model):
+    """One step of the desktop's layout history: what the commands of one answer
+    changed. `steps` are their `{op, id, label}` (and a moved window's `frame`
+    before it moved); `before` is what every element had changed before this step,
+    as `[id, [[op, value], …]]` pairs."""
+
+    before: list[Any] = Field(default_factory=list)
+    steps: list[dict[str, Any]] = Field(default_factory=list, min_length=1)
+
+
+class DesktopLayout(_Model):
+    """What UI commands changed on the desktop, kept by the controller for its user
+    (`GET` / `PUT /api/layout`), so that every browser shows it: `changed` pairs an
+    element id with its changes (`{"move": {"x": 20, "y": 20}, "change_color":
+    "blue"}`), `history` is the way back through them, oldest first. A reset of the
+    layout is an empty one."""
+
+    changed: list[tuple[str, dict[str, Any]]] = Field(
+        default_factory=list, max_length=_LAYOUT_ELEMENTS_MAX
+    )
+    history: list[LayoutChange] = Field(
+        default_factory=list, max_length=_LAYOUT_HISTORY_MAX
+    )
 
 
 # -------------------------------------------------------------------- app replies

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
+import requests
 
 from bench.browser import CHROMIUM_ARGS
 from tests.procs import CHROMIUM
@@ -34,9 +35,20 @@ def desktop_page(
     *,
     timeout_ms: int = 15000,
     locale: str = "zh-CN",
+    keep_layout: bool = False,
 ) -> Iterator[Any]:
     """A fresh 1280×800 desktop page (a zh-CN browser unless `locale` says otherwise)
-    showing every app's taskbar icon; fails the test on any uncaught script error."""
+    showing every app's taskbar icon; fails the test on any uncaught script error.
+    The layout the controller keeps for the user is reset first (what an earlier
+    test changed is not this one's), unless `keep_layout`."""
+    if not keep_layout:
+        reset = requests.put(
+            f"{system.url}/api/layout",
+            json={},
+            headers={"X-AIOS-Token": system.token},
+            timeout=30,
+        )
+        assert reset.status_code == 200, reset.text
     context = browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)

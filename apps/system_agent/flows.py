@@ -12,9 +12,12 @@ dashboard, chart or table when the overview is asked for. A name that fits sever
 elements (the 播放 buttons of two songs) is answered with a question and one button
 per element, which does it for that one (`choose`). A change can be taken back: the
 desktop keeps the history of its layout (the snapshot's `undo`), and 撤销 / undo,
-typed or clicked, sends it the `undo` command and says which change that took back;
-said again, the one before. The system window offers 撤销 in every answer while
-there is a change to take back. A phrasing the rules cannot
+typed, sends it the `undo` command and says which change that took back; said
+again, the one before. The 撤销 button of an answer that changed the layout takes
+back that change, and only while it is still the latest. Every other answer of the
+system window, while there is a change to take back, offers "撤销上一步界面改动（…）"
+naming that change, never a bare 撤销 that would read as undoing the answer itself.
+A phrasing the rules cannot
 resolve, or a name that fits no element, goes, when an LLM is configured, to the
 model with the snapshot (`llm`); its commands are validated there, and when it
 fails the rules' own answer stands, with a short note. A request the model says is
@@ -132,8 +135,39 @@ def describe_change(
     return what + (turn.tr(f"等 {more + 1} 处", f" and {more} more") if more else "")
 
 
-def _undo_button(turn: Turn) -> dict[str, Any]:
-    return button(turn.tr("撤销", "Undo"), "undo")
+def _undo_this(commands: list[Any], turn: Turn) -> dict[str, Any]:
+    """撤销 on the answer that made `commands`: it takes back the change they made."""
+    made = [
+        {"op": str(c.get("op")), "id": str(c.get("id"))}
+        for c in commands
+        if c.get("op") not in WINDOW_OPS
+    ]
+    return button(turn.tr("撤销", "Undo"), "undo", change=made)
+
+
+def _undo_last(snapshot: Mapping[str, Any] | None, turn: Turn) -> list[dict[str, Any]]:
+    """On an answer that changed nothing: the way back from the latest change to the
+    layout, saying which it is; none when there is nothing to take back."""
+    changes = undoable(snapshot)
+    if not changes:
+        return []
+    what = describe_change(changes[-1], snapshot, turn)
+    label = turn.tr(
+        f"撤销上一步界面改动（{what}）", f"Undo the last layout change ({what})"
+    )
+    return [button(label, "undo")]
+
+
+def _bare(ident: str) -> str:
+    return ident.removeprefix("win_")
+
+
+def _is_change(change: list[dict[str, Any]], made: list[Mapping[str, Any]]) -> bool:
+    """Whether `change` (a step of the desktop's history) is what the commands `made`
+    changed: each of its steps is one of them (a command that changed nothing is no
+    step)."""
+    said = {(str(c.get("op")), _bare(str(c.get("id")))) for c in made}
+    return all((str(s.get("op")), _bare(str(s.get("id")))) in said for s in change)
 
 
 def status_question(view: str, topic: str) -> dict[str, Any]:
@@ -179,12 +213,24 @@ class SystemFlows(Flows):
         return self._done(str(turn.params.get("message") or ""), commands, turn)
 
     def undo(self, turn: Turn) -> dict[str, Any]:
-        """Take back the latest change to the layout, as the desktop's history has it."""
+        """Take back the latest change to the layout, as the desktop's history has it;
+        the 撤销 of an answer that changed it (its `change`), only that change."""
         if not turn.results:
             return self._read_snapshot(turn)
         _, value, _ = turn.outcome(1)
         snapshot = _snapshot_of(value)
         changes = undoable(snapshot)
+        made = [c for c in turn.params.get("change") or [] if isinstance(c, Mapping)]
+        if made and not (changes and _is_change(changes[-1], made)):
+            return text_reply(
+                turn.tr(
+                    "这一步界面改动已经撤销过了，或者之后界面又改过：没有撤销任何改动。",
+                    "That change to the layout was undone already, or the layout has "
+                    "changed since: nothing was undone.",
+                ),
+                notice="info",
+                actions=_undo_last(snapshot, turn),
+            )
         if not changes:
             return text_reply(
                 turn.tr(
@@ -198,9 +244,8 @@ class SystemFlows(Flows):
         if left:
             message += turn.tr(f"（还可以再撤销 {left} 步）", f" ({left} more to undo)")
         command = ui_command("undo", "layout", ref=uuid.uuid4().hex)
-        return text_reply(
-            message, actions=[_undo_button(turn)] if left else [], ui_commands=[command]
-        )
+        before = {**(snapshot or {}), "undo": changes[:-1]}  # the next one back, named
+        return text_reply(message, actions=_undo_last(before, turn), ui_commands=[command])
 
     @action("help")
     def on_help(self, turn: Turn) -> dict[str, Any]:
@@ -236,8 +281,7 @@ class SystemFlows(Flows):
         reply = status_view(status, turn, view, topic)
         reply["actions"].append(button(turn.tr("帮助", "Help"), "help"))
         _, layout, _ = turn.outcome(2)
-        if undoable(_snapshot_of(layout)):
-            reply["actions"].append(_undo_button(turn))
+        reply["actions"] += _undo_last(_snapshot_of(layout), turn)
         return reply
 
     def _read_snapshot(self, turn: Turn) -> dict[str, Any]:
@@ -279,8 +323,8 @@ class SystemFlows(Flows):
         if not outcome.ok and not (snapshot or {}).get("elements"):  # no desktop to read
             return text_reply(f"{note}{outcome.message}", status="error")
         if not outcome.ok:  # nothing done, and why: an answer, not a failure
-            earlier = [_undo_button(turn)] if undoable(snapshot) else []
-            reply = text_reply(f"{note}{outcome.message}", notice="info", actions=earlier)
+            offered = [*outcome.offer, *_undo_last(snapshot, turn)]
+            reply = text_reply(f"{note}{outcome.message}", notice="info", actions=offered)
             reply["data"]["candidates"] = outcome.candidates
             return reply
         return self._done(outcome.message, outcome.commands, turn)
@@ -304,10 +348,10 @@ class SystemFlows(Flows):
 
     @staticmethod
     def _done(message: str, commands: list[Any], turn: Turn) -> dict[str, Any]:
-        """The answer to a change made: its sentence, its commands, and 撤销 when it
-        changed the layout (opening a window is not a change to it)."""
+        """The answer to a change made: its sentence, its commands, and 撤销 of that
+        change when it changed the layout (opening a window is not a change to it)."""
         layout = any(c.get("op") not in WINDOW_OPS for c in commands)
-        actions = [_undo_button(turn)] if layout else []
+        actions = [_undo_this(commands, turn)] if layout else []
         reply = text_reply(message, actions=actions, ui_commands=commands)
         reply["data"]["commands"] = commands
         return reply

@@ -10,7 +10,9 @@ for "play") is another element: it is offered as a similar name, never acted on.
 Several elements with the name (the 播放 buttons of two songs) are all returned, so
 the answer can ask which; naming a row ("晴天的播放按钮", "the play button of
 Evening Rain"), a window ("音乐应用的播放按钮") or an ordinal ("第二个播放按钮", "the
-second play button") picks among them. Pure functions.
+second play button") picks among them. A play/pause toggle is one control under
+either of its names: while a song plays the player's button reads 暂停 and is still
+the 播放按钮, a little behind a control that is called 播放 itself. Pure functions.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from rapidfuzz import fuzz
 
 from .phrases import plain
 
-__all__ = ["Found", "WORDS", "describe", "find_element"]
+__all__ = ["Found", "WORDS", "describe", "find_element", "means_play"]
 
 # Chinese ↔ English words for element names, both directions.
 WORDS: dict[str, tuple[str, ...]] = {
@@ -66,6 +68,10 @@ WORDS: dict[str, tuple[str, ...]] = {
     "桌面背景": ("desktop background", "background", "wallpaper", "desktop"),
     "标题栏": ("title bar", "titlebar", "title"),
 }
+# the names of a play/pause toggle in each of its states: any one finds it
+_PLAY_PAUSE = ("播放", "暂停", "继续", "play", "pause", "resume")
+_PLAY_PAUSE_STEM = re.compile(r"^(play|pause|resume)(_\d+)?$")
+TOGGLED = 0.95  # a toggle found by its other name counts a little less
 _EN_TO_ZH: dict[str, list[str]] = {}
 for _zh, _ens in WORDS.items():
     for _en in _ens:
@@ -175,7 +181,14 @@ def _element_names(element: Mapping[str, Any]) -> dict[str, float]:
     _add(names, [ident, stem, label], 1.0)
     for text in (label, stem, stem.replace("_", " ")):
         _add(names, _translations(text), TRANSLATED)
+    if label in _PLAY_PAUSE or _PLAY_PAUSE_STEM.match(stem):
+        _add(names, _PLAY_PAUSE, TOGGLED)
     return names
+
+
+def means_play(phrase: str) -> bool:
+    """Whether `phrase` names a play/pause control ("播放按钮", "the pause button")."""
+    return any(name in _PLAY_PAUSE for name in _phrase_names(phrase))
 
 
 def _exact(phrase: Mapping[str, float], element: Mapping[str, float]) -> float:

@@ -7,7 +7,8 @@ the sentence to speak, in the user's language (`turn.tr`): "已将播放按钮�
 "Moved the play button to the top-left". When the name fits several elements the
 outcome asks which, with one choice per element (its row, window or label) that
 carries that element's commands; when it fits none it says there is none, with the
-similar names. `resolve_app("音乐窗口", elements)` finds an app id for window
+similar names — or, for a play button while the music window lists no songs, that
+there are no songs yet, offering that window's add-songs control. `resolve_app("音乐窗口", elements)` finds an app id for window
 operations. Pure functions.
 """
 
@@ -21,8 +22,9 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from aios_sdk import Turn
+from aios_sdk.views import link
 
-from .names import Found, describe, find_element
+from .names import Found, describe, find_element, means_play
 from .phrases import COLOR_NAMES, UiRequest, has_cjk
 
 __all__ = [
@@ -105,13 +107,15 @@ for _word, _css in COLOR_NAMES.items():
 @dataclass
 class Outcome:
     """What to answer: commands for the desktop and a sentence; or, not `ok`, the
-    reason nothing was done; or a question with the `choices` to answer it."""
+    reason nothing was done (and what to `offer` instead: actions of the answer); or a
+    question with the `choices` to answer it."""
 
     ok: bool
     message: str
     commands: list[dict[str, Any]] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     choices: list[Choice] = field(default_factory=list)
+    offer: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -315,6 +319,9 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
         return _plan_every(request, found, snapshot or {}, turn)
     if found.elements:
         return _ask_which(request, found, snapshot or {}, turn)
+    no_songs = _no_songs(request, elements, turn)
+    if no_songs is not None:
+        return no_songs
     names = [str(e.get("label") or e.get("id")) for e in found.similar]
     if names:
         hint = turn.tr(
@@ -330,6 +337,40 @@ def plan_ui(request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn) 
         f'There is no "{request.target}" on the desktop.{hint}',
     )
     return Outcome(False, message, candidates=names)
+
+
+MUSIC_WINDOW = "win_music_app"
+
+
+def _no_songs(
+    request: UiRequest, elements: Sequence[Mapping[str, Any]], turn: Turn
+) -> Outcome | None:
+    """No play button because the music window lists no songs: said so, with its
+    control that adds songs offered (a link to the desktop's place that opens that
+    control's file chooser). None when that is not why."""
+    if not means_play(request.target):
+        return None
+    window = next((e for e in elements if e.get("id") == MUSIC_WINDOW), None)
+    if window is None or window.get("view") != "list" or window.get("items") != 0:
+        return None
+    add = next(
+        (
+            e
+            for e in elements
+            if e.get("window") == MUSIC_WINDOW and e.get("type") == "file"
+        ),
+        None,
+    )
+    offer = (
+        [link(turn.tr("添加歌曲", "Add songs"), "add_songs", f"aios:files#{add['id']}")]
+        if add is not None
+        else []
+    )
+    message = turn.tr(
+        "音乐应用里还没有歌曲，所以没有播放按钮。先添加歌曲吧。",
+        "There is no play button because Music has no songs yet. Add some songs first.",
+    )
+    return Outcome(False, message, offer=offer)
 
 
 def _plan_every(

@@ -1,6 +1,7 @@
 // Actions become controls: ONE table from action `type` to a control
-// builder. A link to one of the desktop's own places (`PLACES`: "aios:settings")
-// is a button that opens it (an `aios:place` event app.js answers). Triggering a control sends exactly the spec's payload for its type —
+// builder. A link to one of the desktop's own places (`isPlace`: "aios:settings", or
+// "aios:files#<element id>", the file chooser of a window's `file` control) is a button
+// that opens it (an `aios:place` event app.js answers). Triggering a control sends exactly the spec's payload for its type —
 // {action_id, type} plus one key: params | form_values | selected | checked |
 // value | href | on — through `ctx.send`. Labels are set as text (SECURITY.md Q2).
 
@@ -168,11 +169,16 @@ function buildInput(action, ctx) {
 
 /** The app decides what a link does; the desktop never navigates away. */
 // the desktop's own places a link may name: opened here, never sent to the app
-export const PLACES = new Set(["aios:settings"]);
+const PLACES = /^aios:(settings|files#[\w-]{1,200})$/;
+
+/** Whether `href` names one of the desktop's own places. */
+export function isPlace(href) {
+  return PLACES.test(href);
+}
 
 function buildLink(action, ctx) {
   const href = asText(action.href ?? "");
-  if (PLACES.has(href)) {
+  if (isPlace(href)) {
     return el("button", {
       type: "button",
       className: "act-button",

@@ -56,10 +56,10 @@ async function probe(timeoutMs = 4000) {
   }
 }
 
-async function request(method, path, body) {
+async function request(method, path, body, { keepalive = false } = {}) {
   // the page's language, so the controller's error sentences are in it
   const headers = { "X-AIOS-Token": TOKEN, "Accept-Language": userLanguage() };
-  const init = { method, headers, cache: "no-store" };
+  const init = { method, headers, cache: "no-store", keepalive };
   if (body instanceof Blob) {
     headers["Content-Type"] = body.type || "application/octet-stream";
     init.body = body;
@@ -116,6 +116,10 @@ export const api = {
   action: (appId, body) =>
     request("POST", `/api/apps/${encodeURIComponent(appId)}/action`, { ...body, language: userLanguage() }),
   snapshot: (snapshot) => request("POST", "/api/ui/snapshot", snapshot),
+  /** The desktop's layout as the controller keeps it for its user ({changed, history}). */
+  layout: () => request("GET", "/api/layout"),
+  /** Keep `layout` in place of the saved one; `keepalive`: it still goes when the page is left. */
+  putLayout: (layout, keepalive = false) => request("PUT", "/api/layout", layout, { keepalive }),
   getSettings: () => request("GET", "/api/settings"),
   putSettings: (settings) => request("PUT", "/api/settings", settings),
   speechStatus: () => request("GET", "/api/speech/status"),

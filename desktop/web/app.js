@@ -6,7 +6,8 @@
 // An uninstalled app's window closes with a notice. While the controller cannot be
 // reached the desktop says so (the status line, a notice, grey status dots) and
 // retries by itself; once it answers, the desktop is ready again without a reload.
-// A reload of the page keeps the open windows and the UI commands' changes (persist.js).
+// A reload of the page keeps the open windows; the UI commands' changes are the user's,
+// kept by the controller, and every page starts with them (persist.js).
 
 import { api } from "./api.js";
 import { AgentLive } from "./agentlive.js";
@@ -18,7 +19,7 @@ import { confirmUninstall, openAbout, openInstall } from "./dialogs.js";
 import { asObject, asText } from "./dom.js";
 import { connectEvents } from "./events.js";
 import { appName, onLanguageChange, setLanguage, tr, translatePage } from "./i18n.js";
-import { restoreLayout as restoreSavedLayout, restoreWindows, saveSoon } from "./persist.js";
+import { layoutBack, loadLayout, restoreWindows, saveLayout, saveSoon } from "./persist.js";
 import { openSettings } from "./settings.js";
 import { openTools } from "./tools.js";
 import { warnDamagedState } from "./problems.js";
@@ -195,6 +196,7 @@ async function connectionBack() {
   lostNotice?.remove();
   lostNotice = null;
   tray.pollHealth();
+  layoutBack().then((read) => read && snapshotSoon());
   if (await loadApps()) {
     showReady();
     toast({ title: tr("已重新连接主控", "Controller reconnected"), level: "success", timeout: 3000 });
@@ -241,10 +243,33 @@ taskbar = createTaskbar({
     install: () => openInstall(toast, loadApps),
   },
 });
-// a reply's link to one of the desktop's places (actions.js PLACES)
+// a reply's link to one of the desktop's places (actions.js isPlace)
 window.addEventListener("aios:place", (event) => {
-  if (event.detail === "aios:settings") openSettings(toast);
+  const place = asText(event.detail);
+  if (place === "aios:settings") openSettings(toast);
+  else if (place.startsWith(FILES_PLACE)) chooseFiles(place.slice(FILES_PLACE.length));
 });
+
+const FILES_PLACE = "aios:files#";
+
+/** Open the file chooser of the `file` control `id` of a window (its window in front),
+ * as a click on it would: the files chosen go to that control's app. Called within
+ * the click on the link, so the browser lets the chooser open. */
+function chooseFiles(id) {
+  const control = document.getElementById(id);
+  const owner = control?.closest(".window");
+  const button = control?.dataset.uiType === "file" ? control.querySelector("button") : null;
+  if (!owner || !button) {
+    toast({
+      title: tr("找不到添加文件的按钮", "No button to add files"),
+      body: tr("它所在的窗口可能已经关闭或换了内容", "Its window may have closed or shows something else now"),
+      level: "warning",
+    });
+    return;
+  }
+  windows.get(owner.dataset.appId)?.restore();
+  button.click();
+}
 const tray = createTray();
 const commandBar = createCommandBar({ views, toast });
 
@@ -255,6 +280,7 @@ installUiCommands({
   reveal,
   changed: () => {
     saveSoon(windows);
+    saveLayout();
     postSnapshot(); // what the system app reads to undo it, at once
   },
   hint: () =>
@@ -265,7 +291,6 @@ installUiCommands({
       timeout: 8000,
     }),
 });
-restoreSavedLayout(); // what UI commands changed before a reload
 
 window.addEventListener("keydown", (event) => {
   if (event.ctrlKey && event.altKey && event.key.toLowerCase() === "r") {
@@ -331,7 +356,10 @@ const events = connectEvents(
 );
 const connection = watchConnection({ events, lost: connectionLost, back: connectionBack });
 
-watchLayout();
+const snapshotSoon = watchLayout();
+// what UI commands changed, here or in another browser; the system app sees it in the
+// snapshot posted once the page has settled
+loadLayout().then((read) => read && snapshotSoon());
 const speechReady = loadVoiceSettings().then(() => speech.init());
 loadApps().then((ok) => {
   if (!ok && document.body.dataset.connection !== "lost") {

@@ -1,17 +1,24 @@
-// What survives a reload of the page: which windows are open, where, how big, whether
-// maximised or minimised, in which order they stack and what each showed (its last
-// reply, see appview.js `reopen`), what the UI commands
-// changed and the history of those changes (for undo). It is kept in the tab's sessionStorage (this tab only, gone with it) on
-// every change, and put back once the apps are known after a reload.
+// What survives a reload of the page, and where it is kept.
+// The open windows (where, how big, whether maximised or minimised, in which order
+// they stack and what each showed: its last reply, see appview.js `reopen`) belong to
+// this tab: its sessionStorage, written on every change and put back once the apps
+// are known after a reload.
+// The layout (what the UI commands changed, and the history of those changes that
+// undo walks back through) belongs to the user: the controller keeps it in the state
+// folder (GET / PUT /api/layout), so a new browser shows it too. It is read once at the
+// start and written after every change, one write at a time, the latest last; no
+// write goes before it was read, so a page that could not read it yet never replaces
+// it with its own empty one.
 
+import { api } from "./api.js";
 import { shownReply } from "./appview.js";
-import { layoutEntries, layoutHistory, restoreLayoutEntries } from "./uicommands.js";
+import { layoutChanged, restoreSavedLayout, savedLayout } from "./uicommands.js";
 
 const KEY = "aios.desktop.v1";
 let restoring = false;
 let pending = 0;
 
-/** Remember the desktop now (soon: many changes in a row are one write). */
+/** Remember the open windows now (soon: many changes in a row are one write). */
 export function saveSoon(windows) {
   if (restoring) return;
   clearTimeout(pending);
@@ -37,7 +44,7 @@ function save(windows) {
       reply: shownReply(win),
     }));
   try {
-    sessionStorage.setItem(KEY, JSON.stringify({ windows: open, layout: layoutEntries(), history: layoutHistory() }));
+    sessionStorage.setItem(KEY, JSON.stringify({ windows: open }));
   } catch {
     // storage full or refused: a reload then starts afresh
   }
@@ -50,11 +57,6 @@ function saved() {
   } catch {
     return null;
   }
-}
-
-/** The UI commands' changes saved before the reload: applied again (call once, early). */
-export function restoreLayout() {
-  restoreLayoutEntries(saved()?.layout, saved()?.history);
 }
 
 /**
@@ -82,4 +84,75 @@ export function restoreWindows(windows, open, known) {
     restoring = false;
   }
   saveSoon(windows);
+}
+
+// ------------------------------------------------------------ the user's layout
+
+const KEEPALIVE_BYTES = 60000; // a write this small still goes when the page is left
+let layoutRead = false;
+let reading = null;
+let writing = false;
+let writeAgain = false;
+let unsaved = false;
+
+/**
+ * Read the layout the controller keeps and take it up (once; again after a failure,
+ * when the controller answers). A page that changed its layout before it could read
+ * it keeps its own, and writes it. True once read.
+ */
+export function loadLayout() {
+  if (layoutRead) return Promise.resolve(true);
+  reading ??= api
+    .layout()
+    .then((layout) => {
+      if (layoutChanged()) unsaved = true;
+      else restoreSavedLayout(layout);
+      layoutRead = true;
+      if (unsaved) saveLayout();
+      return true;
+    })
+    .catch(() => false)
+    .finally(() => {
+      reading = null;
+    });
+  return reading;
+}
+
+/** Keep the layout as it is now (after each change), or soon, once it was read. */
+export function saveLayout() {
+  unsaved = true;
+  if (!layoutRead) return;
+  if (writing) {
+    writeAgain = true; // the write in flight is older: write again once it is done
+    return;
+  }
+  writeLayout();
+}
+
+async function writeLayout() {
+  writing = true;
+  try {
+    do {
+      writeAgain = false;
+      unsaved = false;
+      const layout = savedLayout();
+      const small = new Blob([JSON.stringify(layout)]).size <= KEEPALIVE_BYTES;
+      try {
+        await api.putLayout(layout, small);
+      } catch {
+        unsaved = true; // written again at the next change, or when the controller is back
+        return;
+      }
+    } while (writeAgain);
+  } finally {
+    writing = false;
+  }
+}
+
+/** The controller answers again: read the layout if it was not, write it if a change
+ * could not be written. */
+export function layoutBack() {
+  if (!layoutRead) return loadLayout();
+  if (unsaved && !writing) writeLayout();
+  return Promise.resolve(true);
 }

@@ -1,6 +1,7 @@
 // The UI snapshot: every element marked with data-ui-type (windows,
 // taskbar, command bar, start menu, action controls …) with its geometry, the row
-// and the window it belongs to and the UI commands applied to it, posted with the
+// and the window it belongs to and the UI commands applied to it (a window also the
+// type of the view it shows and how many rows that lists), posted with the
 // viewport and the layout changes that can be taken back to POST /api/ui/snapshot whenever the layout changes (debounced, and
 // only when it differs from the last one sent).
 
@@ -16,7 +17,7 @@ export function takeSnapshot() {
   for (const node of document.querySelectorAll("[data-ui-type]")) {
     if (!node.id) continue;
     const rect = node.getBoundingClientRect();
-    elements.push({
+    const element = {
       id: node.id,
       type: node.dataset.uiType,
       label: node.dataset.uiLabel || "",
@@ -28,7 +29,12 @@ export function takeSnapshot() {
       row: rowTitle(node),
       window: node.parentElement?.closest(".window")?.id || "",
       changed: changesOf(node.id),
-    });
+    };
+    if (node.dataset.uiType === "window") {
+      element.view = node.dataset.viewType || "";
+      element.items = node.querySelectorAll(".v-list-item, .v-card, .v-table tbody tr").length;
+    }
+    elements.push(element);
   }
   return { viewport: { width: window.innerWidth, height: window.innerHeight }, elements, undo: undoable() };
 }

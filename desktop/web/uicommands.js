@@ -16,7 +16,7 @@
 // The layout keeps its history: what each answer's commands changed (one batch) can be
 // taken back with the `undo` command, the latest first, again and again, until the
 // user resets the layout; the history is listed in the UI snapshot (`undoable`) and
-// kept over a reload with the layout.
+// kept with the layout by the controller (`savedLayout`, persist.js).
 
 import { asArray, asText, el } from "./dom.js";
 import { tr } from "./i18n.js";
@@ -193,28 +193,37 @@ function remember(node, id, key, value) {
   hooks.changed();
 }
 
-/** What the UI commands changed, as [id, {op: value}] pairs, and the history of those
- * changes (kept over a reload). */
-export function layoutEntries() {
-  return [...overrides].map(([id, entry]) => [id, { ...entry }]);
+/** The layout as the controller keeps it: what the UI commands changed, as
+ * `changed` [id, {op: value}] pairs, and the `history` of those changes. */
+export function savedLayout() {
+  return {
+    changed: [...overrides].map(([id, entry]) => [id, { ...entry }]),
+    history: history.map(({ before, steps }) => ({ before, steps })),
+  };
 }
 
-export function layoutHistory() {
-  return history.map((entry) => ({ ...entry }));
+/** Whether the UI commands changed anything, or can take anything back. */
+export function layoutChanged() {
+  return overrides.size > 0 || history.length > 0;
 }
 
-/** Take back `layoutEntries()` and `layoutHistory()` saved before a reload: each element
- * as it was changed, and the way back through the changes. */
-export function restoreLayoutEntries(entries, saved = []) {
-  for (const pair of Array.isArray(entries) ? entries : []) {
+/** Take up a `savedLayout()` (read at the start): each element as it was changed, and
+ * the way back through the changes. Answers from before it never merge with a later
+ * answer's change. */
+export function restoreSavedLayout(saved) {
+  const { changed, history: steps } = saved && typeof saved === "object" ? saved : {};
+  for (const pair of Array.isArray(changed) ? changed : []) {
     if (!Array.isArray(pair) || typeof pair[0] !== "string" || !pair[1] || typeof pair[1] !== "object") continue;
     overrides.set(pair[0], { ...pair[1] });
     const node = document.getElementById(pair[0]);
     if (node) apply(node, overrides.get(pair[0]));
   }
-  for (const entry of Array.isArray(saved) ? saved : []) {
-    if (entry && Array.isArray(entry.before) && Array.isArray(entry.steps)) history.push(entry);
+  for (const entry of Array.isArray(steps) ? steps : []) {
+    if (entry && Array.isArray(entry.before) && Array.isArray(entry.steps)) {
+      history.push({ batch: "", before: entry.before, steps: entry.steps });
+    }
   }
+  history.splice(0, Math.max(0, history.length - HISTORY_MAX));
 }
 
 /** Forget the `changes` (all when empty) of element `id` and draw it without them. */

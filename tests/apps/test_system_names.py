@@ -5,8 +5,12 @@ several candidates → the answer asks which and lists them (a button each that 
 it to that one); none → it says there is none. Never a success for a different
 element. Snapshots shaped like the desktop's with the music window open: on an empty
 library (最近播放, 筛选, 音质, 搜索, no 播放) and on a library of two songs (a 播放 in
-each song's row), in Chinese and in English. Undo takes back the desktop's latest
-change, as the snapshot's history lists it; a second control moved into a corner
+each song's row), in Chinese and in English; an empty library's answer is that
+there are no songs yet, with the music window's add-songs control offered, and a
+play/pause toggle is the play button under either of its names. Undo takes back the
+desktop's latest change, as the snapshot's history lists it; the 撤销 of an answer
+takes back only that answer's change, and an answer that changed nothing offers
+the latest change by name; a second control moved into a corner
 another holds goes beside it; the desktop's own parts (background, taskbar, a
 window's title bar) are named like controls.
 """
@@ -37,6 +41,8 @@ LABELS = {
         "search": "搜索",
         "music": "音乐应用",
         "songs": ("七里香", "晴天"),
+        "add": "添加歌曲",
+        "pause": "暂停",
     },
     "en-US": {
         "play": "Play",
@@ -46,6 +52,8 @@ LABELS = {
         "search": "Search",
         "music": "Music",
         "songs": ("Morning Light", "Evening Rain"),
+        "add": "Add songs",
+        "pause": "Pause",
     },
 }
 
@@ -65,14 +73,15 @@ def element(ident: str, kind: str, label: str, y: int, **extra: Any) -> dict[str
 
 
 def music_snapshot(language: str, songs: int) -> dict[str, Any]:
-    """The desktop's snapshot with the music window open on `songs` songs."""
+    """The desktop's snapshot with the music window open on its list of `songs` songs."""
     words = LABELS[language]
     inside = {"window": "win_music_app"}
+    window = element("win_music_app", "window", words["music"], 30, width=620, height=480)
     elements = [
         element("taskbar", "taskbar", "任务栏", 748, width=1280, height=52),
         element("command_bar", "command_bar", "指令栏", 756),
         element("task_music_app", "taskbar_icon", words["music"], 756),
-        element("win_music_app", "window", words["music"], 30, width=620, height=480),
+        {**window, "view": "list", "items": songs},
     ]
     for number, title in enumerate(words["songs"][:songs], 1):
         ident = "btn_play" if number == 1 else f"btn_play_{number}"
@@ -83,9 +92,23 @@ def music_snapshot(language: str, songs: int) -> dict[str, Any]:
         element("btn_filter", "input", words["filter"], 420, **inside),
         element("btn_set_quality", "select", words["quality"], 420, **inside),
         element("btn_search", "input", words["search"], 420, **inside),
+        element("btn_add_songs", "file", words["add"], 460, **inside),
         element("btn_recent", "button", words["recent"], 460, **inside),
     ]
     return {"viewport": {"width": 1280, "height": 800}, "elements": elements}
+
+
+def playing(language: str) -> dict[str, Any]:
+    """The snapshot with the music window's player on one song: its toggle reads 暂停."""
+    snapshot = music_snapshot(language, songs=0)
+    inside = {"window": "win_music_app"}
+    for each in snapshot["elements"]:
+        if each["id"] == "win_music_app":
+            each.update(view="media", items=0)
+    snapshot["elements"] = [
+        e for e in snapshot["elements"] if e["id"] not in ("btn_add_songs", "btn_recent")
+    ] + [element("btn_pause", "button", LABELS[language]["pause"], 400, **inside)]
+    return snapshot
 
 
 F3 = {"zh-CN": "把播放按钮移到左上角", "en-US": "move the play button to the top-left"}
@@ -98,6 +121,9 @@ def test_an_empty_library_has_no_play_button_and_recently_played_is_not_it(langu
     found = find_element(parse_request(F3[language]).target, snapshot["elements"])
     assert found.elements == []
     assert [e["id"] for e in found.similar][:1] == ["btn_recent"]  # offered, not taken
+    # a window whose rows the snapshot does not tell: the similar names
+    for each in snapshot["elements"]:
+        each.pop("items", None)
     outcome = plan_ui(parse_request(F3[language]), snapshot, TURN[language])
     assert not outcome.ok and outcome.commands == [] and outcome.choices == []
     said = {
@@ -105,6 +131,60 @@ def test_an_empty_library_has_no_play_button_and_recently_played_is_not_it(langu
         "en-US": 'There is no "play button" on the desktop. Similar names: Recently played.',
     }
     assert outcome.message == said[language]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "said", "add"),
+    [
+        (
+            "zh-CN",
+            "移动播放按钮",
+            "音乐应用里还没有歌曲，所以没有播放按钮。先添加歌曲吧。",
+            "添加歌曲",
+        ),
+        (
+            "en-US",
+            "move the play button",
+            "There is no play button because Music has no songs yet. Add some songs first.",
+            "Add songs",
+        ),
+    ],
+)
+def test_an_empty_library_says_there_are_no_songs_and_offers_to_add_some(
+    language: str, text: str, said: str, add: str
+) -> None:
+    flows = SystemFlows(PlanningAgent())
+    snapshot = music_snapshot(language, songs=0)
+    turn = {"language": language, "tool_results": {"step_1": ok("cache_get", snapshot)}}
+    reply = flows.handle(text, turn)
+    assert (reply["status"], reply["notice"], reply["message"]) == ("ok", "info", said)
+    assert "ui_commands" not in reply
+    # the music window's add-songs control, opened from the answer
+    assert reply["actions"] == [
+        {
+            "type": "link",
+            "label": add,
+            "action_id": "add_songs",
+            "href": "aios:files#btn_add_songs",
+        }
+    ]
+    parse(AppReply, reply)
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_a_playing_songs_pause_button_is_the_play_button(language: str) -> None:
+    snapshot = playing(language)
+    for phrase in ("播放按钮", "暂停按钮", "play button", "the pause button", "播放"):
+        assert find_element(phrase, snapshot["elements"]).element["id"] == "btn_pause"
+    outcome = plan_ui(parse_request(F3[language]), snapshot, TURN[language])
+    assert outcome.ok, outcome.message
+    assert outcome.commands == [{"op": "move", "id": "btn_pause", "x": 20, "y": 20}]
+    # a control called 播放 itself comes first: the songs' own buttons
+    both = music_snapshot(language, songs=2)
+    both["elements"] += [e for e in snapshot["elements"] if e["id"] == "btn_pause"]
+    found = find_element("播放按钮", both["elements"])
+    assert [e["id"] for e in found.elements] == ["btn_play", "btn_play_2"]
+    assert find_element("暂停按钮", both["elements"]).element["id"] == "btn_pause"
 
 
 def test_the_rules_resolve_exact_before_fuzzy_and_never_a_longer_label() -> None:
@@ -200,7 +280,9 @@ def test_the_flows_ask_with_a_button_per_song_and_a_choice_does_it() -> None:
     assert done["message"] == "已将晴天的播放按钮移到左上角"
     assert done["ui_commands"] == [{"op": "move", "id": "btn_play_2", "x": 20, "y": 20}]
     undo = done["actions"][0]
-    assert (undo["label"], undo["action_id"], undo.get("params")) == ("撤销", "undo", None)
+    # 撤销 of this answer: the change it made
+    assert (undo["label"], undo["action_id"]) == ("撤销", "undo")
+    assert undo["params"] == {"change": [{"op": "move", "id": "btn_play_2"}]}
     parse(AppReply, done)
     nothing = flows.handle(None, {}, {"action_id": "choose", "params": {}})
     assert "ui_commands" not in nothing
@@ -209,10 +291,10 @@ def test_the_flows_ask_with_a_button_per_song_and_a_choice_does_it() -> None:
 def test_none_found_is_an_answer_not_a_success() -> None:
     flows = SystemFlows(PlanningAgent())
     results = {"tool_results": {"step_1": ok("cache_get", music_snapshot("zh-CN", 0))}}
-    reply = flows.handle("把播放按钮移到左上角", results)
+    reply = flows.handle("把下载按钮移到左上角", results)
     assert (reply["status"], reply["notice"]) == ("ok", "info")  # no ✅, no error
     assert "ui_commands" not in reply
-    assert reply["message"].startswith("桌面上没有“播放按钮”")
+    assert reply["message"].startswith("桌面上没有“下载按钮”")
 
 
 def with_history(
@@ -255,7 +337,17 @@ def test_undo_takes_back_the_latest_change_of_the_history(
     assert reply["message"] == said
     [command] = reply["ui_commands"]
     assert (command["op"], command["id"]) == ("undo", "layout") and command["ref"]
-    assert [a["action_id"] for a in reply["actions"]] == ["undo"]  # one more to take back
+    # one more to take back, named: not a bare 撤销 that reads as undoing this answer
+    assert [(a["action_id"], a["label"]) for a in reply["actions"]] == [
+        (
+            "undo",
+            {
+                "zh-CN": "撤销上一步界面改动（移动七里香的播放按钮）",
+                "en-US": "Undo the last layout change (moving the Play button of "
+                "Morning Light)",
+            }[language],
+        )
+    ]
     parse(AppReply, reply)
     last = with_history(snapshot, [{"op": "move", "id": "btn_play"}])
     clicked = flows.handle(
@@ -268,6 +360,76 @@ def test_undo_takes_back_the_latest_change_of_the_history(
         typed, {**turn, "tool_results": {"step_1": ok("cache_get", with_history(last))}}
     )
     assert (none["notice"], none.get("ui_commands")) == ("info", None)
+
+
+BLUE = [{"op": "change_color", "id": "desktop", "label": "桌面背景"}]
+LAST_CHANGE = {
+    "zh-CN": "撤销上一步界面改动（改颜色：桌面背景）",
+    "en-US": "Undo the last layout change (recolouring the background)",
+}
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_an_answer_that_changed_nothing_names_the_change_its_undo_takes_back(
+    language: str,
+) -> None:
+    snapshot = with_history(music_snapshot(language, 2), BLUE)
+    flows = SystemFlows(PlanningAgent())
+    turn = {"language": language, "tool_results": {"step_1": ok("cache_get", snapshot)}}
+    # an app that is not installed: nothing changed, and no bare 撤销
+    missing = flows.handle(
+        "打开天气应用" if language == "zh-CN" else "open the weather app", turn
+    )
+    assert "ui_commands" not in missing
+    assert [(a["action_id"], a["label"]) for a in missing["actions"]] == [
+        ("undo", LAST_CHANGE[language])
+    ]
+    assert "params" not in missing["actions"][0]  # the latest change, whichever it is
+    # the status answer, too (the system window's standing way back)
+    status = flows.handle(
+        "CPU占用多少",
+        {
+            "language": language,
+            "tool_results": {
+                "step_1": ok("system_info", {"cpu_percent": 5.0}),
+                "step_2": ok("cache_get", snapshot),
+            },
+        },
+    )
+    undo = [a for a in status["actions"] if a["action_id"] == "undo"]
+    assert [a["label"] for a in undo] == [LAST_CHANGE[language]]
+    # nothing to take back: nothing offered
+    empty = {"language": language, "tool_results": {"step_1": ok("cache_get", {})}}
+    assert not flows.handle("打开天气应用", empty).get("actions")
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_the_undo_of_an_answer_takes_back_its_own_change_or_nothing(
+    language: str,
+) -> None:
+    flows = SystemFlows(PlanningAgent())
+    moved = [{"op": "move", "id": "btn_play_2", "label": "播放"}]
+    clicked = {"action_id": "undo", "params": {"change": [dict(moved[0])]}}
+    # its change is the latest: taken back
+    latest = with_history(music_snapshot(language, 2), BLUE, moved)
+    turn = {"language": language, "tool_results": {"step_1": ok("cache_get", latest)}}
+    done = flows.handle(None, turn, clicked)
+    assert [c["op"] for c in done["ui_commands"]] == ["undo"]
+    # a later change (the blue background) came after it: nothing is taken back
+    later = with_history(music_snapshot(language, 2), moved, BLUE)
+    turn = {"language": language, "tool_results": {"step_1": ok("cache_get", later)}}
+    refused = flows.handle(None, turn, clicked)
+    assert "ui_commands" not in refused and refused["notice"] == "info"
+    assert (
+        refused["message"]
+        == {
+            "zh-CN": "这一步界面改动已经撤销过了，或者之后界面又改过：没有撤销任何改动。",
+            "en-US": "That change to the layout was undone already, or the layout has "
+            "changed since: nothing was undone.",
+        }[language]
+    )
+    assert [a["label"] for a in refused["actions"]] == [LAST_CHANGE[language]]
+    parse(AppReply, refused)
 
 
 def test_a_control_moved_to_an_occupied_corner_goes_below_what_is_there() -> None:

@@ -369,9 +369,9 @@ def test_f3_plans_cache_get_of_the_system_snapshot() -> None:
     assert reply["ui_commands"] == [{"op": "move", "id": "btn_play", "x": 20, "y": 20}]
     undo = reply["actions"][0]
     assert (undo["action_id"], undo["label"]) == ("undo", "撤销")
-    # undo takes back what the desktop's history holds last (it reads the snapshot)
-    assert "params" not in undo
-    undone = flows.handle(None, {}, {"action_id": "undo"})
+    # undo takes back the change this answer made (it reads the snapshot's history)
+    assert undo["params"] == {"change": [{"op": "move", "id": "btn_play"}]}
+    undone = flows.handle(None, {}, {"action_id": "undo", "params": undo["params"]})
     assert undone["steps"][0]["tool"] == "cache_get"
 
 

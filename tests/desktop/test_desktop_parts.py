@@ -11,7 +11,8 @@ system with the music window open on two songs:
 - a typed 撤销 / undo reaches the system app and takes back the latest
   change to the layout, and the one before when said again, across other
   instructions and a reload, until the layout is reset; the system window keeps
-  offering 撤销 while there is a change to take back;
+  offering a way back while there is a change to take back, named for what it takes
+  back ("撤销上一步界面改动（…）"), not a bare 撤销 on an answer that changed nothing;
 - the start menu and the taskbar's menu are opaque;
 - the question "which one?" is said once, not in a banner, the body, the
   status line and a toast.
@@ -19,7 +20,6 @@ system with the music window open on two songs:
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,8 +29,14 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import desktop_page
-from tests.controller.system import TEST_CONFIG, RunningSystem, copy_shipped_apps, serving
-from tests.desktop.test_moving_a_control import open_music, say, seed_library, wait_at
+from tests.controller.system import RunningSystem
+from tests.desktop.test_moving_a_control import (
+    open_music,
+    say,
+    seed_library,
+    serving_music,
+    wait_at,
+)
 from tests.procs import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,6 +70,7 @@ WORDS = {
             "已将七里香的播放按钮移到左上角，放在晴天 - 周杰伦 2003 年台北现场版的播放按钮旁边"
         ),
         "undo": "撤销",
+        "undo_last": "撤销上一步界面改动（移动七里香的播放按钮）",
         "undo_again": "撤回",
         "undone_first": "已撤销：移动七里香的播放按钮",
         "undone_second": "已撤销：移动晴天 - 周杰伦 2003 年台北现场版的播放按钮",
@@ -93,6 +100,7 @@ WORDS = {
             "beside the Play button of Evening Rain - Live at the Old Town Hall, 2003"
         ),
         "undo": "Undo",
+        "undo_last": "Undo the last layout change (moving the Play button of Morning Light)",
         "undo_again": "undo",
         "undone_first": "Undone: moving the Play button of Morning Light",
         "undone_second": (
@@ -107,13 +115,7 @@ LOCALES = list(WORDS)
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
-    root = tmp_path_factory.mktemp("desktop_parts")
-    apps = copy_shipped_apps(root / "apps", SHIPPED)
-    config = copy.deepcopy(TEST_CONFIG)
-    # the catalogue cannot be reached: nothing listens on port 9
-    config["app_settings"] = {"music_app": {"api_base": "http://127.0.0.1:9"}}
-    config["tool_sandbox"] = {"http_domain_whitelist": ["127.0.0.1"]}
-    with serving(root, apps, SHIPPED, config=config) as running:
+    with serving_music(tmp_path_factory.mktemp("desktop_parts"), SHIPPED) as running:
         yield running
 
 
@@ -342,22 +344,26 @@ def test_a_typed_undo_takes_back_one_change_after_another(browser, system, local
         snapshot_holds(page, posted, 1)
         ask(page, words["first"], words["beside"])
         snapshot_holds(page, posted, 2)
-        # another instruction between: the system window still offers 撤销
+        # another instruction between: the system window still offers a way back,
+        # saying which change it takes back
         say(page, words["status"])
         expect(page.locator(SYSTEM)).to_have_attribute(
             "data-view-type", re.compile("card|dashboard")
         )
         undo_button = page.locator(SYSTEM).get_by_role(
-            "button", name=words["undo"], exact=True
+            "button", name=words["undo_last"], exact=True
         )
         expect(undo_button).to_have_count(1)
+        expect(
+            page.locator(SYSTEM).get_by_role("button", name=words["undo"], exact=True)
+        ).to_have_count(0)
         shot(page, locale, "undo-offered-after-status")
 
-        # a reload keeps the history
+        # a reload keeps the history (what the reloaded page posts)
+        posted.clear()
         page.reload()
         page.wait_for_selector("#task_music_app")
         expect(page.locator("#btn_play")).to_have_class(re.compile(r"\bui-moved\b"))
-        posted.clear()
         snapshot_holds(page, posted, 2)
 
         # typed: the latest change first, then the one before

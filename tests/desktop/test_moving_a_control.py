@@ -2,8 +2,11 @@
 open, on an empty library and on a library of two songs, in Chinese and in English.
 
 A name resolves to the element a person means. On an empty library there is
-no play button, and the answer says so, once, in the system window and without an
-error: 最近播放 stays where it is. With two songs
+no play button, and the answer says so and why (no songs yet), once, in the system
+window and without an error, offering the music window's 添加歌曲, which opens its file
+chooser: a song chosen there joins the library. 最近播放 stays where it is. While a
+song plays, the player's button reads 暂停 and is still the play button: the F-3
+instruction moves it. With two songs
 there are two play buttons: the answer asks which, listing the songs, and moves
 nothing until one is chosen (a choice button, or the song named in the instruction).
 A moved button keeps its size and its one-line label, says which row it
@@ -48,7 +51,12 @@ WORDS = {
         "artist": "周杰伦",
         "play": "播放",
         "recent": "最近播放",
-        "none": "桌面上没有“播放按钮”",
+        "none": "音乐应用里还没有歌曲，所以没有播放按钮。先添加歌曲吧。",
+        "move_it": "移动播放按钮",
+        "add": "添加歌曲",
+        "added": "已把《{}》加入曲库。",
+        "pause": "暂停",
+        "moved_playing": "已将播放按钮移到左上角",
         "asks": "有 2 个“播放按钮”",
         "moved": "已将晴天的播放按钮移到左上角",
         "named": "把晴天的播放按钮移到左上角",
@@ -61,7 +69,13 @@ WORDS = {
         "artist": "The Example Band",
         "play": "Play",
         "recent": "Recently played",
-        "none": 'There is no "play button" on the desktop',
+        "none": "There is no play button because Music has no songs yet. "
+        "Add some songs first.",
+        "move_it": "move the play button",
+        "add": "Add songs",
+        "added": 'Added "{}" to your library.',
+        "pause": "Pause",
+        "moved_playing": "Moved the play button to the top-left",
         "asks": '2 elements match "play button"',
         "moved": "Moved the play button of Evening Rain to the top-left",
         "named": "move the play button of Evening Rain to the top-left",
@@ -72,25 +86,35 @@ WORDS = {
 LOCALES = list(WORDS)
 
 
-@pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
-    root = tmp_path_factory.mktemp("moving_a_control")
-    apps = copy_shipped_apps(root / "apps", SHIPPED)
+@contextmanager
+def serving_music(root: Path, shipped: tuple[str, ...]) -> Iterator[RunningSystem]:
+    """The real system with copies of the `shipped` apps, the music app's catalogue
+    out of reach (its own library only)."""
+    apps = copy_shipped_apps(root / "apps", shipped)
     config = copy.deepcopy(TEST_CONFIG)
     # the catalogue cannot be reached: nothing listens on port 9
     config["app_settings"] = {"music_app": {"api_base": "http://127.0.0.1:9"}}
     config["tool_sandbox"] = {"http_domain_whitelist": ["127.0.0.1"]}
-    with serving(root, apps, SHIPPED, config=config) as running:
+    with serving(root, apps, shipped, config=config) as running:
         yield running
 
 
-def seed_library(system: RunningSystem, titles: tuple[str, ...], artist: str) -> None:
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSystem]:
+    with serving_music(tmp_path_factory.mktemp("moving_a_control"), SHIPPED) as running:
+        yield running
+
+
+def seed_library(
+    system: RunningSystem, titles: tuple[str, ...], artist: str, seconds: float = 0.3
+) -> None:
     """The music app's library holds exactly these songs, in this order."""
     music = system.workspace("music_app") / "music"
     shutil.rmtree(music, ignore_errors=True)
     music.mkdir(parents=True)
     for number, title in enumerate(titles, 1):
-        (music / f"{number}.wav").write_bytes(make_wav(0.3, title=title, artist=artist))
+        song = make_wav(seconds, title=title, artist=artist)
+        (music / f"{number}.wav").write_bytes(song)
 
 
 @contextmanager
@@ -168,7 +192,9 @@ def in_its_row(page, element_id: str, song: str) -> bool:
 
 
 @pytest.mark.parametrize("locale", LOCALES)
-def test_f3_on_an_empty_library_says_there_is_no_play_button(browser, system, locale):
+def test_f3_on_an_empty_library_says_there_is_no_play_button(
+    browser, system, locale, tmp_path
+):
     words = WORDS[locale]
     seed_library(system, (), words["artist"])
     with desktop(browser, system, locale) as page:
@@ -176,18 +202,69 @@ def test_f3_on_an_empty_library_says_there_is_no_play_button(browser, system, lo
         recent = page.locator("#btn_recent")
         expect(recent).to_have_text(words["recent"])
         before = box(page, "#btn_recent")
-        say(page, words["f3"])
-        answer = page.locator(f"{SYSTEM} .v-text")
-        expect(answer).to_contain_text(words["none"])
+        for said in (words["f3"], words["move_it"]):
+            say(page, said)
+            answer = page.locator(f"{SYSTEM} .v-text")
+            expect(answer).to_have_text(words["none"])
         # said once, in the window: no toast, and no error
         expect(page.locator("#toasts .toast", has_text=words["none"])).to_have_count(0)
         expect(page.locator("#toasts .toast-error")).to_have_count(0)
         # 最近播放 is where it was, in the music window's action bar
         expect(page.locator(f"{MUSIC} .win-actions #btn_recent")).to_have_count(1)
         expect(recent).not_to_have_class(re.compile(r"\bui-moved\b"))
+        add = page.locator(SYSTEM).get_by_role("button", name=words["add"], exact=True)
+        expect(add).to_be_visible()
+        shot(page, locale, "empty-library")
         page.click("#task_music_app")  # in front again, to see it
         assert box(page, "#btn_recent") == before
-        shot(page, locale, "empty-library")
+
+        # 添加歌曲 in the answer opens the music window's file chooser
+        page.click("#task_system_agent")
+        song = tmp_path / "tone.wav"
+        song.write_bytes(make_wav(0.3, title=words["songs"][0], artist=words["artist"]))
+        with page.expect_file_chooser() as chooser:
+            add.click()
+        chooser.value.set_files(str(song))
+        expect(page.locator(f"{MUSIC} .v-text")).to_have_text(
+            words["added"].format(song.name)
+        )
+        expect(page.locator("#toasts .toast-warning")).to_have_count(0)
+        shot(page, locale, "song-added-from-the-answer")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_f3_while_a_song_plays_moves_its_pause_button(browser, system, locale):
+    words = WORDS[locale]
+    # long enough to be still playing when it is moved
+    seed_library(system, words["songs"][:1], words["artist"], seconds=60.0)
+    with desktop(browser, system, locale) as page:
+        open_music(page, "btn_play")
+        # played: the system app reads a snapshot showing the player's button
+        with page.expect_response(
+            lambda r: (
+                r.url.endswith("/api/ui/snapshot")
+                and "btn_pause" in (r.request.post_data or "")
+            )
+        ):
+            page.click("#btn_play")
+        page.wait_for_function(
+            "() => { const a = document.querySelector('#win_music_app audio');"
+            " return !!a && !a.paused && a.currentTime > 0; }"
+        )
+        pause = page.locator("#btn_pause")
+        expect(pause).to_have_text(words["pause"])
+        say(page, words["f3"])
+        expect(page.locator(f"{SYSTEM} .v-text")).to_have_text(words["moved_playing"])
+        wait_at(page, "btn_pause", 20, 20)
+        expect(pause).to_have_class(re.compile(r"\bui-moved\b"))
+        expect(pause).to_have_text(words["pause"])
+        page.click(f"{MUSIC} .win-title")
+        shot(page, locale, "pause-button-moved")
+        # it still pauses the song
+        pause.click()
+        page.wait_for_function(
+            "() => document.querySelector('#win_music_app audio').paused"
+        )
 
 
 @pytest.mark.parametrize("locale", LOCALES)
