@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from aios_runtime import shipped
 from controller.state_dir import StateDir, default_state_dir
 
 __all__ = ["main", "render_result"]
@@ -443,9 +444,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode = start.add_mutually_exclusive_group()
     mode.add_argument("--headless", action="store_true", help="no window")
     mode.add_argument("--browser", action="store_true", help="serve; open a browser tab")
-    start.add_argument("--config", default="config.json", help="config.json to use")
-    start.add_argument("--apps-dir", default="apps", help="folder of apps")
-    start.add_argument("--ports", default="ports.json", help="port map file, or 'auto'")
+    start.add_argument("--config", default=str(shipped.CONFIG), help="config.json to use")
+    start.add_argument("--apps-dir", default=str(shipped.APPS), help="folder of apps")
+    start.add_argument(
+        "--ports", default=str(shipped.PORTS), help="port map file, or 'auto'"
+    )
     start.add_argument("-v", "--verbose", action="store_true")
     state_option(start)
     start.set_defaults(func=cmd_start)
@@ -476,20 +479,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     new_app = sub.add_parser("new-app", help="create an app folder from the template")
     new_app.add_argument("app_id", metavar="NAME")
-    new_app.add_argument("--apps-dir", default="apps")
+    new_app.add_argument("--apps-dir", default=str(shipped.APPS))
     new_app.add_argument("--name", help="display name (default: NAME)")
     new_app.set_defaults(func=cmd_new_app)
 
     install = sub.add_parser("install", help="install an app from a folder or a .zip")
     install.add_argument("path", metavar="PATH")
-    install.add_argument("--apps-dir", default="apps", help="when no system runs")
+    install.add_argument(
+        "--apps-dir", default=str(shipped.APPS), help="when no system runs"
+    )
     state_option(install)
     install.set_defaults(func=cmd_install)
 
     uninstall = sub.add_parser("uninstall", help="remove an app (its workspace kept)")
     uninstall.add_argument("app_id", metavar="APP_ID")
     uninstall.add_argument("--delete-workspace", action="store_true")
-    uninstall.add_argument("--apps-dir", default="apps", help="when no system runs")
+    uninstall.add_argument(
+        "--apps-dir", default=str(shipped.APPS), help="when no system runs"
+    )
     state_option(uninstall)
     uninstall.set_defaults(func=cmd_uninstall)
 
@@ -501,8 +508,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="USER_ID",
         help="the user whose sandbox every call works in (default: the owner)",
     )
-    mcp.add_argument("--apps-dir", default="apps")
-    mcp.add_argument("--config", default="config.json", help="config.json to use")
+    mcp.add_argument("--apps-dir", default=str(shipped.APPS))
+    mcp.add_argument("--config", default=str(shipped.CONFIG), help="config.json to use")
     state_option(mcp)
     mcp.set_defaults(func=cmd_mcp)
 

@@ -17,12 +17,13 @@ from pathlib import Path
 from string import Template
 
 from aios_protocol.errors import InvalidRequest
+from aios_runtime import shipped
 from controller.apps.installer import AppExists
 
 __all__ = ["APP_ID", "AppExists", "scaffold_app"]
 
 APP_ID = re.compile(r"[a-z][a-z0-9_]{1,40}")
-TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "aios_sdk" / "template"
+TEMPLATE_DIR = shipped.APP_TEMPLATE
 
 
 def _class_name(app_id: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import AiosError
+from aios_runtime import shipped
 from aios_runtime.settings import load_settings_or_set_aside, user_settings_path
 from aios_runtime.users import Sandboxes
 from aios_runtime.warmup import warm_up_later
@@ -46,7 +47,7 @@ class LaunchOptions:
     config_path: Path
     apps_dir: Path
     state_dir: Path
-    ports: str = "ports.json"  # a port map file, or "auto"
+    ports: str = str(shipped.PORTS)  # a port map file, or "auto"
     ready_timeout: float = 60.0
     executor_command: list[str] | None = None
     speak: bool = True  # say replies aloud; off for --headless

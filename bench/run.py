@@ -40,10 +40,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GOALS", "KEYS", "add_parser", "render_table", "run_bench"]
+from aios_runtime import shipped
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ROUTING_SET = REPO_ROOT / "tests" / "controller" / "routing_set.json"
+__all__ = ["GOALS", "KEYS", "add_parser", "render_table", "run_bench"]
 
 
 @dataclass(frozen=True)
@@ -496,9 +495,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="measure speed and memory against their goals")
     bench.add_argument("--quick", action="store_true", help="a short smoke run")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.add_argument("--apps-dir", default=str(REPO_ROOT / "apps"), help="shipped apps")
-    bench.add_argument("--config", default=str(REPO_ROOT / "config.json"))
-    bench.add_argument("--routing-set", default=str(ROUTING_SET))
+    bench.add_argument("--apps-dir", default=str(shipped.APPS), help="shipped apps")
+    bench.add_argument("--config", default=str(shipped.CONFIG))
+    bench.add_argument("--routing-set", default=str(shipped.ROUTING_SET))
     bench.add_argument("--cold-starts", type=int, default=0, help="cold starts to time")
     bench.add_argument("--seconds", type=float, default=0, help="length of the load test")
     bench.add_argument(

@@ -38,6 +38,7 @@ from aios_protocol.messages import (
     UISnapshot,
 )
 from aios_protocol.strings import LANGUAGES
+from aios_runtime import shipped
 from aios_runtime.edge import (
     Authenticator,
     create_service,
@@ -57,7 +58,7 @@ from controller.settings_store import SettingsStore
 
 __all__ = ["ApiServices", "create_app"]
 
-DESKTOP_DIR = Path(__file__).resolve().parents[2] / "desktop" / "web"
+DESKTOP_DIR = shipped.DESKTOP_WEB
 
 
 class _JsonObject(BaseModel):

@@ -3,8 +3,9 @@
 When bubblewrap works here, every app runs inside `aios_runtime.bubblewrap.bwrap_argv`:
 the file system read-only, the app's own folder read-only and its workspace the only
 writable place (besides a private `/tmp`), the state folder, the config file's
-folder, the apps folders (other apps' code and workspaces), the repository, `/root`
-and `/home` hidden under read-only empty mounts, with the Python installation and
+folder, the apps folders (other apps' code and workspaces), the repository (in an
+installed copy its shipped files, `aios_runtime.shipped`), `/root` and `/home`
+hidden under read-only empty mounts, with the Python installation and
 the packages an app imports (`aios_sdk`, `aios_runtime`, the `app_site` folder) bound
 back read-only. Its own PID namespace hides the other processes (their environment
 holds the executor's master token and the other apps' tokens) and takes every
@@ -29,18 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from aios_runtime import shipped
 from aios_runtime.bubblewrap import bwrap_argv, bwrap_works, find_bwrap, sandbox_layout
 from aios_runtime.settings import AppSandboxSettings
 from controller.apps.discovery import AppSpec
 
 __all__ = ["AppConfinement", "AppSandboxSettings", "Confiner", "confined_pid"]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-# what an app imports from the repository; the rest of it stays hidden
+# what an app imports of ours; the rest of the repository stays hidden
 _APP_PACKAGES = (
-    REPO_ROOT / "aios_protocol",
-    REPO_ROOT / "aios_sdk",
-    REPO_ROOT / "aios_runtime",
+    shipped.PACKAGES_ROOT / "aios_protocol",
+    shipped.PACKAGES_ROOT / "aios_sdk",
+    shipped.PACKAGES_ROOT / "aios_runtime",
     Path(__file__).resolve().parent / "app_site",
 )
 
@@ -85,13 +86,15 @@ class Confiner:
         self._bwrap = find_bwrap() if settings.use_bubblewrap else None
         self._works: bool | None = None
         self._lock = threading.Lock()
-        # the repository and the apps folders are hidden whole; what apps must read
-        # is bound back (_APP_PACKAGES, the Python installation), never app code
+        # the repository (in an installed copy: its shipped files, not the
+        # site-packages beside them) and the apps folders are hidden whole; what apps
+        # must read is bound back (_APP_PACKAGES, the Python installation), never app code
+        repository = shipped.ROOT
         never = [Path(state_dir), *apps_dirs]
         self._hidden = [
             "/root",
             "/home",
-            str(REPO_ROOT),
+            str(repository),
             str(Path(config_file).parent),
             *(str(p) for p in never),
         ]
@@ -100,7 +103,7 @@ class Confiner:
             *(
                 d
                 for d in _python_dirs()
-                if not _under_any(d, never) and os.path.realpath(d) != str(REPO_ROOT)
+                if not _under_any(d, never) and os.path.realpath(d) != str(repository)
             ),
         ]
 

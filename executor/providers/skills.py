@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from aios_protocol.errors import CommandNotAllowed, ToolFailed, ToolTimeout
 from aios_protocol.tools import summarize_input, summarize_result
+from aios_runtime import shipped
 from aios_runtime.settings import Settings
 from aios_runtime.users import OWNER, user_skills_dir
 from aios_runtime.workdir import resolve_in_workdir
@@ -66,8 +67,8 @@ __all__ = ["EXAMPLES", "SkillsProvider", "rank_skills", "substitute_arguments"]
 
 log = logging.getLogger("aios.executor.skills")
 
-# the repository's example skills (copied into the shared folder at the first start)
-EXAMPLES = Path(__file__).resolve().parents[2] / "skills"
+# the shipped example skills (copied into the shared folder at the first start)
+EXAMPLES = shipped.EXAMPLE_SKILLS
 SEARCH_LIMIT = 20
 CONTENT_CHARS = 8_000  # of one skill's content in a search answer
 STATUS_LIMIT = 500  # skills in `status()`
