@@ -167,14 +167,15 @@ _CLICK_JS = """
 """
 
 # In the page: type `text` in the command bar and press Enter (the form's submit),
-# resolve with the milliseconds until the hello window's text holds `text`.
+# resolve with the milliseconds until the hello window shows its reply; fail after
+# 30 s without one (a bench that waits forever measures nothing).
 _ENTER_JS = """
-(text) => new Promise((resolve) => {
-  const done = () => {
-    const win = document.getElementById("win_hello_app");
-    const shown = win && win.querySelector(".v-text");
-    return Boolean(shown) && shown.textContent.includes(text);
-  };
+(text) => new Promise((resolve, reject) => {
+  // the reply is the window's next text view (each reply is drawn anew): the one on
+  // screen now is marked, whatever it says (the app greets, whatever was typed)
+  const win = () => document.getElementById("win_hello_app");
+  for (const old of win()?.querySelectorAll(".v-text") || []) old.dataset.benchSeen = "1";
+  const done = () => Boolean(win()?.querySelector(".v-text:not([data-bench-seen])"));
   const input = document.getElementById("command_input");
   input.value = text;
   const started = performance.now();
@@ -182,6 +183,7 @@ _ENTER_JS = """
     if (done()) { watch.disconnect(); resolve(performance.now() - started); }
   });
   watch.observe(document.body, { subtree: true, childList: true, characterData: true });
+  setTimeout(() => { watch.disconnect(); reject(new Error("no reply within 30 s")); }, 30000);
   input.form.requestSubmit();
 })
 """
