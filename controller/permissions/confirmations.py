@@ -187,7 +187,7 @@ class ConfirmationGate:
             summary=tr(
                 language,
                 f"应用「{app_name}」将要{sentences}",
-                f"The app “{app_name}” wants to {sentences}",
+                f'The app "{app_name}" wants to {sentences}',
             ),
             steps=[step.to_json() for step in risky],
             plan=plan,

@@ -250,7 +250,7 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
         upstream=None,
         language="en-US",
     )
-    summary = "The app “Notes” wants to change the database d.db: DROP TABLE t"
+    summary = 'The app "Notes" wants to change the database d.db: DROP TABLE t'
     assert reply.data["summary"] == summary
     assert reply.message == f"Please confirm: {summary}"
     refused = denied_results(plan[:2], risky, "en-US")

@@ -166,7 +166,7 @@ def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
         (
             "count the words",
             EN,
-            "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+            'Not done: the skill "text_stats" failed (bad arguments or a general failure).',
             "Output",
             "error: -t TEXT or -f FILE is needed",  # the skill ran with the user's LANG
         ),
@@ -430,7 +430,7 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
         "exit code 1"
     )
     assert failed_run["message"] == (
-        "Not done: the skill “temp_convert” failed (bad arguments or a general failure)."
+        'Not done: the skill "temp_convert" failed (bad arguments or a general failure).'
     )
 
 

@@ -278,7 +278,7 @@ FAILED_RUN = {
     ),
     "en-US": (
         "count the words",
-        "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+        'Not done: the skill "text_stats" failed (bad arguments or a general failure).',
     ),
 }
 
