@@ -70,6 +70,8 @@ answered as `AppReply.error(code, ...)`:
 * the router's answer when no app takes an instruction (a reply, not raised):
   no_app_matched, no_apps_installed, and apps_can (the line before what each
   installed app can do);
+* the question before a risky step of a tool that asks first (a sentence, not
+  raised): requires_confirmation, said per tool (`.install_skill`) or provider (`.mcp`);
 * skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed,
   skill_run_failed (a skill ran and exited non-zero: the 技能 app's answer, not raised);
 * the agent loop's tool results for its model: not_confirmed (a paused call the user

@@ -132,13 +132,13 @@ class JobRunner:
         """Tell the user how the run went (a toast naming the job); `outcome`."""
         if outcome.status == "ok":
             title = self._said(
-                job, f"定时任务「{job.name}」已运行", f"The scheduled job “{job.name}” ran"
+                job, f"定时任务「{job.name}」已运行", f'The scheduled job "{job.name}" ran'
             )
         else:
             title = self._said(
                 job,
                 f"定时任务「{job.name}」没有完成",
-                f"The scheduled job “{job.name}” did not complete",
+                f'The scheduled job "{job.name}" did not complete',
             )
         level = "info" if outcome.status == "ok" else "error"
         self._notify(title, body, level, job.app_id)
@@ -220,7 +220,7 @@ class JobRunner:
                 tr(
                     self._language_of(job),
                     f"定时任务「{job.name}」超时，已取消",
-                    f"The scheduled job “{job.name}” timed out and was cancelled",
+                    f'The scheduled job "{job.name}" timed out and was cancelled',
                 ),
                 job.instruction,
                 "warning",

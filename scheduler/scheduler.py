@@ -374,7 +374,7 @@ class Scheduler:
         title = tr(
             self._language_of(job),
             f"定时任务「{job.name}」需要你的确认",
-            f"The scheduled job “{job.name}” needs your confirmation",
+            f'The scheduled job "{job.name}" needs your confirmation',
         )
         self._notify(title, question, "warning", job.app_id)
 
@@ -400,21 +400,21 @@ class Scheduler:
                 return tr(
                     language,
                     f"定时任务「{name}」不再等待确认",
-                    f"The scheduled job “{name}” no longer waits for confirmation",
+                    f'The scheduled job "{name}" no longer waits for confirmation',
                 )
             if not allow:
                 self._delete(job_id)
                 return tr(
                     language,
                     f"已拒绝，定时任务「{name}」没有创建",
-                    f"Refused: the scheduled job “{name}” was not created",
+                    f'Refused: the scheduled job "{name}" was not created',
                 )
             self._approve(job_id, job, state)
             self.store.save(self._jobs, self._states)
             return tr(
                 language,
                 f"已允许，定时任务「{name}」已启用",
-                f"Allowed: the scheduled job “{name}” is enabled",
+                f'Allowed: the scheduled job "{name}" is enabled',
             )
 
     def _approve(

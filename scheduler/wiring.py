@@ -87,7 +87,7 @@ class GateConfirmations:
             summary=tr(
                 said,
                 f"定时任务「{job.name}」（应用「{name}」）将要{review.question}",
-                f"The scheduled job “{job.name}” (app “{name}”) wants to {review.question}",
+                f'The scheduled job "{job.name}" (app "{name}") wants to {review.question}',
             ),
             plan=command_plan(job),
             risky=review.risky,

@@ -299,7 +299,7 @@ class AgentLoop:
         turns = self.settings.max_turns
         text = self.tr(
             f"已达到最多 {turns} 轮，先停在这里；说“继续”可以接着做。",
-            f"Stopped after {turns} turns; say “continue” to go on.",
+            f'Stopped after {turns} turns; say "continue" to go on.',
         )
         self.conversation.add_assistant(text, [])
         self._emit("done", {"status": "stopped", "text": text})

@@ -13,28 +13,44 @@ The rule, option by option of the skill's `--help` (`helpform.parse_help`):
   target (`--to`, `--target`, `--into`, or 目标/target in its help) takes the choice
   named after 成/为/到/多少/to/into/in/as, so "把30摄氏度换算成华氏度" is `f`. Named
   nowhere, it keeps its default; named ambiguously, it is the user's to choose;
+- a *file* option (its help says 文件, 路径, file, path, or its name or metavar
+  does) takes the file the instruction names — when the skill has exactly one such
+  option and the instruction one name: a word with an extension ("统计一下
+  notes.txt的行数" → `notes.txt`), a name between quotes that has one, or the whole
+  text after a colon when it is a file of the workspace. A name the workspace does
+  not hold (when the app knows it) is `missing`: the skill does not run, and the
+  user is told which file was not found;
 - a *text* option (its name or help says 文字, 文本, text, words…, and not a file)
   takes the text the instruction gives after a colon or between quotes ("统计一下
   文字：今天天气很好" → `今天天气很好`) — when the skill has exactly one such
-  option; the numbers and names inside that text are the text's, not the form's;
+  option and that text names no file; the numbers and names inside that text are
+  the text's, not the form's;
 - a flag (`--twice`) stays off, unless the instruction says its name: then the user
-  decides; another option that takes a value (a file) stays empty.
+  decides; another option that takes a value stays empty.
 
 The form is run at once (`Filling.complete`) only when every required option has a
-value, nothing was left for the user, and every number said went into an option
-(a number the skill has no option for is `unused`: running without it would not be
-what was asked).
+value, nothing was left for the user, every number said went into an option (a
+number the skill has no option for is `unused`: running without it would not be
+what was asked) and every file named is there.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .helpform import HelpField, as_number, parse_help
 
-__all__ = ["Filling", "choice_names", "fill_from_words", "numbers_said", "text_said"]
+__all__ = [
+    "Filling",
+    "choice_names",
+    "file_said",
+    "fill_from_words",
+    "numbers_said",
+    "text_said",
+]
 
 _NUMBER = re.compile(
     r"(?P<sign>零下|负|(?<![A-Za-z0-9_])[-−])?(?<![A-Za-z0-9_.])(?<![A-Za-z0-9_]-)"
@@ -47,6 +63,16 @@ _NUMERIC_WORDS = re.compile(
 _TEXT_NAME = re.compile(r"^(text|string|sentence|words|content|message|msg)$", re.I)
 _TEXT_WORDS = re.compile(r"文字|文本|句子|\btext\b|\bsentences?\b|\bstring\b", re.I)
 _FILE_WORDS = re.compile(r"文件|路径|\bfiles?\b|\bpath\b", re.I)
+_FILE_NAME = re.compile(r"^(files?|filename|path|input|infile)$", re.I)
+# a file's name said in a request: a word of Latin letters, digits, `_-./` with an
+# extension that starts with a letter (`notes.txt`, `data/2024.csv`; not `3.5`)
+_NAMED_FILE = re.compile(
+    r"(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]*)"
+    r"(?![A-Za-z0-9_/-])"
+)
+# a name between quotes or after a colon that looks like a file's: one with an
+# extension of two letters or more, and no line break
+_LOOKS_LIKE_FILE = re.compile(r"^[^\n\\:*?<>|]*[^\s.]\.[A-Za-z][A-Za-z0-9]{1,9}$")
 # a text given in quotes, or after the first colon
 _QUOTED = re.compile(
     r"「(?P<a>[^」]+)」|“(?P<b>[^”]+)”|\"(?P<c>[^\"]+)\"|『(?P<d>[^』]+)』"
@@ -77,11 +103,12 @@ class Filling:
     values: dict[str, Any] = field(default_factory=dict)
     left: list[HelpField] = field(default_factory=list)
     unused: list[int | float] = field(default_factory=list)  # numbers no option took
+    missing: list[str] = field(default_factory=list)  # files named, not in the workspace
 
     @property
     def complete(self) -> bool:
         """Whether the skill can run with `values` as they are."""
-        return not self.left and not self.unused
+        return not self.left and not self.unused and not self.missing
 
 
 def numbers_said(said: str) -> list[int | float]:
@@ -114,20 +141,51 @@ def _is_text(item: HelpField) -> bool:
     return bool(_TEXT_WORDS.search(item.help)) and not _NUMERIC_WORDS.search(item.help)
 
 
-def text_said(said: str) -> tuple[str, str] | None:
-    """(the text `said` gives, the rest of `said`): the one text between quotes, else
-    what follows the first colon; None when it gives none."""
+def _is_file(item: HelpField) -> bool:
+    """Whether `item` takes a file's name: its help, name or metavar says so."""
+    if not item.takes_value or item.choices:
+        return False
+    named = any(_FILE_NAME.match(word or "") for word in (item.name, item.metavar))
+    return named or bool(_FILE_WORDS.search(item.help))
+
+
+def file_said(
+    said: str, is_file: Callable[[str], bool] | None = None
+) -> tuple[list[str], str]:
+    """(the files `said` names among its words, the rest of `said`): each word with
+    an extension that `is_file` says is a file of the workspace, or, without
+    `is_file`, each with an extension of two letters or more (`e.g` names none)."""
+    names: list[str] = []
+    rest = said
+    for match in reversed(list(_NAMED_FILE.finditer(said))):
+        name = match.group("name")
+        if is_file(name) if is_file is not None else _LOOKS_LIKE_FILE.match(name):
+            names.insert(0, name)
+            rest = rest[: match.start()] + " " + rest[match.end() :]
+    return names, rest
+
+
+def _given(said: str) -> tuple[str, str, bool] | None:
+    """(the text `said` gives, the rest of `said`, whether it was quoted): the one
+    text between quotes, else what follows the first colon; None when it gives none."""
     quoted = list(_QUOTED.finditer(said))
     if len(quoted) == 1:
         found = quoted[0]
         text = next(part for part in found.groups() if part is not None)
-        return text, said[: found.start()] + said[found.end() :]
+        return text, said[: found.start()] + said[found.end() :], True
     if quoted:
         return None  # several texts: which one is not clear
     after = _AFTER_COLON.search(said)
     if after is None:
         return None
-    return after.group("text"), said[: after.start()]
+    return after.group("text"), said[: after.start()], False
+
+
+def text_said(said: str) -> tuple[str, str] | None:
+    """(the text `said` gives, the rest of `said`): the one text between quotes, else
+    what follows the first colon; None when it gives none."""
+    given = _given(said)
+    return None if given is None else given[:2]
 
 
 def _bounded(word: str) -> re.Pattern[str]:
@@ -188,14 +246,27 @@ def _said_by_name(item: HelpField, said: str) -> bool:
     return any(len(name) >= 3 and _bounded(name).search(said) for name in names)
 
 
-def fill_from_words(help_text: str, said: str) -> Filling:
-    """The form of the skill whose `--help` is `help_text`, filled from `said`."""
+def fill_from_words(
+    help_text: str, said: str, is_file: Callable[[str], bool] | None = None
+) -> Filling:
+    """The form of the skill whose `--help` is `help_text`, filled from `said`;
+    `is_file(name)`: whether the workspace holds that file (None: not known)."""
     fields = parse_help(help_text)
     texts = [item for item in fields if _is_text(item)]
-    given = text_said(said) if len(texts) == 1 else None
+    files = [item for item in fields if _is_file(item)]
     filling = Filling()
-    if given is not None:  # the text is the text option's, the rest is the request
-        filling.values[texts[0].name], said = given
+    given = _given(said)
+    if given is not None and len(files) == 1:  # a file's name, quoted or after a colon
+        name, rest, quoted = given[0].strip(), given[1], given[2]
+        there = is_file is not None and is_file(name)
+        if there or (quoted and _LOOKS_LIKE_FILE.match(name)):
+            filling.values[files[0].name], said, given = name, rest, None
+            if not there and is_file is not None:
+                filling.missing.append(name)
+    if given is not None and len(texts) == 1:  # the text option's; the rest is asked
+        filling.values[texts[0].name], said = given[:2]
+    if len(files) == 1 and files[0].name not in filling.values:
+        said = _file_named(filling, files[0], said, is_file)
     numbers = numbers_said(said)
     numeric = [item for item in fields if _is_numeric(item) and not _is_text(item)]
     filling.unused = [] if numeric else numbers
@@ -224,3 +295,24 @@ def fill_from_words(help_text: str, said: str) -> Filling:
         if item.required and item.name not in filling.values:
             filling.left.append(item)
     return filling
+
+
+def _file_named(
+    filling: Filling, item: HelpField, said: str, is_file: Callable[[str], bool] | None
+) -> str:
+    """Give `item` the one file `said` names among its words (one the workspace does
+    not hold goes to `filling.missing`); several leave it to the user. The rest of
+    `said`: the request without the names."""
+    there, rest = file_said(said, is_file)
+    named, without = file_said(said)  # every word that looks like a file's name
+    if len(there) == 1 and len(named) <= 1:
+        filling.values[item.name] = there[0]
+        return rest
+    if not there and len(named) == 1:
+        filling.values[item.name] = named[0]
+        if is_file is not None:  # not in the workspace
+            filling.missing.append(named[0])
+        return without
+    if there or named:
+        filling.left.append(item)  # which file is meant is not clear
+    return without

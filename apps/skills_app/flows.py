@@ -7,10 +7,11 @@ an empty keyword). "重新加载技能" / "reload skills" calls `reload_skills`;
 Anything else is a request for a skill: the best `search_skills` match for the
 instruction. An executable skill is shown with a form built from its `--help`
 (`helpform`). When the instruction's words fill that form without doubt
-(`autofill`: the one number said into the one numeric option, the choice named) it
-runs at once (`run_command`, as 运行 does) and its answer comes first; else, with a
+(`autofill`: the one number said into the one numeric option, the choice named, the
+file of the workspace named into the file option) it runs at once (`run_command`, as 运行 does) and its answer comes first; else, with a
 model configured, the model fills the arguments in one round and it runs; else the
-form is shown filled as far as the words go, saying what is left to fill in.
+form is shown filled as far as the words go, saying what is left to fill in (a
+file named that the workspace does not hold is said by its name, and nothing runs).
 A Markdown or SKILL.md skill is shown with its steps; with a model the steps are
 planned with the atomic tools (or exactly a SKILL.md's `allowed-tools`: an empty
 list, or one naming no tool there is, allows none) and their
@@ -24,7 +25,8 @@ the technical text kept as the `detail`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from aios_sdk import Flows, Turn, action
@@ -128,8 +130,20 @@ class SkillsFlows(Flows):
         name = skill["name"]
         if skill["kind"] == "executable":
             text = help_text(skill, turn)
-            filling = fill_from_words(text, said)
+            filling = fill_from_words(text, said, self.in_workspace(turn))
             fields = _kept(form_fields(text, turn), filling.values)
+            if filling.missing:  # a file named that is not there: said, nothing run
+                return skill_view(
+                    skill,
+                    fields,
+                    turn,
+                    note=user_message(
+                        "file_not_found.in_workspace",
+                        turn.language,
+                        path=filling.missing[0],
+                    ),
+                    notice="error",
+                )
             if filling.complete:
                 argv = build_argv(name, parse_help(text), filling.values)
                 return self.run_and_show(skill, argv, fields, turn)
@@ -156,6 +170,21 @@ class SkillsFlows(Flows):
             steps = turn.tr(f"技能「{name}」的步骤如下", f'The steps of the skill "{name}"')
             return skill_view(skill, [], turn, note=steps)
         return self.follow(skill, said, turn)
+
+    @staticmethod
+    def in_workspace(turn: Turn) -> Callable[[str], bool] | None:
+        """Whether a relative path names a file of the workspace a skill runs in (the
+        one of the user asking, `context["workdir"]`); None when it is not known."""
+        where = turn.context.get("workdir")
+        if not where:
+            return None
+        root = Path(str(where)).resolve()
+
+        def is_file(name: str) -> bool:
+            target = (root / name).resolve()
+            return target.is_relative_to(root) and target.is_file()
+
+        return is_file
 
     def fill(self, skill: Mapping[str, Any], said: str) -> list[str]:
         """The arguments the model reads from `said` for the skill's `--help`."""

@@ -140,7 +140,7 @@ def summarize_history(
             "role": "system",
             "content": "Summarise the conversation below in ONE sentence of "
             f"Simplified Chinese, at most {min(limit, 100)} characters, starting with "
-            "“用户”: what the user asked recently and what was done. Answer with the "
+            '"用户": what the user asked recently and what was done. Answer with the '
             "sentence only.",
         },
         {"role": "user", "content": _transcript(turns)},

@@ -3,7 +3,9 @@
 When `policy.PermissionPolicy` finds a risky step in a plan an app returned,
 the pipeline does not send the plan to the executor. `ConfirmationGate.pause`
 stores a `PendingConfirmation` — who asked (app, session, task), the exact plan,
-the risky steps and one sentence per step saying exactly what would run — as one
+the risky steps and one sentence per step saying exactly what would run, in the
+reader's words (a tool's id and its developer's description are the step's
+technical `detail`) — as one
 JSON file `<state_dir>/confirmations/<id>.json` (written atomically, so the pause
 survives a desktop reload and a controller restart), publishes a `confirm_request`
 event and answers the task with a `confirm` view. `GET /api/confirmations` lists
@@ -96,7 +98,10 @@ class PendingConfirmation:
 
 
 def confirm_reply(pending: PendingConfirmation, language: str = "zh-CN") -> AppReply:
-    """The task's answer while it waits: a `confirm` view saying what would run."""
+    """The task's answer while it waits: a `confirm` view saying what would run. It
+    is a question (`notice` info: never shown as a success); what the tools that ask
+    first state of themselves is its technical `detail`."""
+    technical = [str(step.get("detail") or "") for step in pending.steps]
     return AppReply(
         status="ok",
         view_type="confirm",
@@ -106,6 +111,8 @@ def confirm_reply(pending: PendingConfirmation, language: str = "zh-CN") -> AppR
             f"需要你的确认：{pending.summary}",
             f"Please confirm: {pending.summary}",
         ),
+        notice="info",
+        detail="\n".join(t for t in technical if t) or None,
     )
 
 
@@ -187,7 +194,7 @@ class ConfirmationGate:
             summary=tr(
                 language,
                 f"应用「{app_name}」将要{sentences}",
-                f"The app “{app_name}” wants to {sentences}",
+                f'The app "{app_name}" wants to {sentences}',
             ),
             steps=[step.to_json() for step in risky],
             plan=plan,

@@ -21,6 +21,11 @@ the entries, finer rules judge the arguments of three atomic tools:
   true`); otherwise the executor refuses it as before and nothing is asked (the
   program is named in `not_allowed`, for a caller that refuses it up front).
 
+Any other tool that asks first is said in the reader's words from the sentence table
+(`requires_confirmation.<tool>`, e.g. installing a skill; else one for its provider
+or a general one), never by its id or its developer's English description: those are
+the step's technical `detail`.
+
 "Allow always" is remembered per app + tool (+ program for `shell_exec` and
 `process_start`) in the same file. A plan none of whose risky steps are covered by
 such a rule pauses; `review` answers what to ask and which programs outside the
@@ -40,6 +45,7 @@ from typing import Any
 
 from aios_protocol.errors import AiosError
 from aios_protocol.messages import ToolInfo
+from aios_protocol.strings import user_message
 from aios_protocol.tools import declared_tools, sql_writes
 from aios_runtime.audio import audio_files, folder_of
 from aios_runtime.files import atomic_write_text, read_state
@@ -87,6 +93,8 @@ class RiskyStep:
     kind: str
     sentence: str
     command: str | None = None  # the program, for process_start / shell_exec
+    # the tool as its developer states it, for a sentence that does not name it
+    detail: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -313,14 +321,13 @@ class PermissionPolicy:
             sentence = self._import_sentence(args, language)
             return RiskyStep(step_id, tool, "requires_confirmation", sentence)
         if confirm and entry is not None:
-            what = _short(entry.description or entry.name, 120)
-            level, source = entry.risk_level, entry.provider
-            sentence = tr(
-                language,
-                f"使用工具 {tool}（{level}，来自 {source}）：{what}",
-                f"use the tool {tool} ({level}, from {source}): {what}",
+            return RiskyStep(
+                step_id,
+                tool,
+                "requires_confirmation",
+                _tool_sentence(entry, args, language),
+                detail=_technical(entry),
             )
-            return RiskyStep(step_id, tool, "requires_confirmation", sentence)
         return None
 
     def _import_sentence(self, args: dict[str, Any], language: str) -> str:
@@ -397,6 +404,27 @@ class PermissionPolicy:
             f"{length} characters new)",
         )
         return RiskyStep(step_id, "file_write", "file_overwrite", sentence)
+
+
+def _tool_sentence(entry: ToolInfo, args: dict[str, Any], language: str) -> str:
+    """What a step of a tool that asks first does, in the reader's words: the
+    sentence table's own for that tool (`requires_confirmation.<tool>`), else for its
+    kind of provider, else the general one; never the tool's id or description."""
+    said: dict[str, str] = {}
+    path = args.get("path")
+    if isinstance(path, str) and path and not _templated(path):
+        said["path"] = _short(path, 120)
+    if entry.provider.startswith("mcp:"):
+        said["server"] = entry.provider.removeprefix("mcp:")
+        return user_message("requires_confirmation.mcp", language, **said)
+    return user_message(f"requires_confirmation.{entry.name}", language, **said)
+
+
+def _technical(entry: ToolInfo) -> str:
+    """The tool as its developer states it (its id, risk, provider and description):
+    the technical detail behind the sentence."""
+    what = _short(entry.description or entry.name, 300)
+    return f"{entry.name} ({entry.risk_level}, {entry.provider}): {what}"
 
 
 def _in_workdir(workdir: Path | None, path: Any) -> tuple[Path, str] | None:

@@ -53,36 +53,15 @@ function shownName(pending) {
   return asText(app ? appName(app) : pending.app_name || pending.app_id);
 }
 
-// The tools whose steps the controller says in the reader's words (a command, a
-// program, a file, a database, an import); any other tool that asks first, it says
-// with the tool's own description, in its developer's words: the desktop says those.
-const SAID_BY_THE_CONTROLLER = new Set(["shell_exec", "process_start", "file_import", "file_write", "db_query"]);
-const ASKS = {
-  install_skill: (args) =>
-    tr(
-      `安装技能“${asText(args.path)}”：装好后每个应用都能使用它`,
-      `install the skill "${asText(args.path)}": every app can use it once it is installed`,
-    ),
-};
-
-/** Whether the desktop says `step` itself (the controller's sentence then goes to the details). */
-function saidHere(step) {
-  return step.kind === "requires_confirmation" && !SAID_BY_THE_CONTROLLER.has(asText(step.tool));
-}
-
-/** What `step` will do, in the reader's language; `args`: its arguments in the plan. */
-function sentence(step, args) {
-  if (!saidHere(step)) return asText(step.sentence);
-  const tool = asText(step.tool);
-  if (ASKS[tool]) return ASKS[tool](args);
-  return tr(`使用工具“${tool}”（它自己的说明在技术细节里）`, `use the tool "${tool}" (what it says it does is in the technical details)`);
-}
-
-/** The question as nodes: who asks, and one line per risky step saying what runs. */
+/**
+ * The question as nodes: who asks, and one line per risky step saying what runs — the
+ * controller's sentence, in the reader's words (controller/permissions/policy.py); what
+ * a tool states of itself (its id, its developer's description) is the step's
+ * technical `detail`, folded away.
+ */
 function question(pending) {
   const steps = asArray(pending.steps).map(asObject);
-  const args = new Map(asArray(pending.plan).map((s) => [Number(asObject(s).step_id), asObject(asObject(s).args)]));
-  const own = steps.filter(saidHere).map((step) => el("p", { className: "confirm-tool-words", text: asText(step.sentence) }));
+  const own = steps.filter((step) => step.detail).map((step) => el("p", { className: "confirm-tool-words", text: asText(step.detail) }));
   return [
     el("p", {
       className: "confirm-who",
@@ -101,7 +80,7 @@ function question(pending) {
         el(
           "li",
           { className: "confirm-step", dataset: { kind: asText(step.kind), tool: asText(step.tool) } },
-          el("span", { text: sentence(step, args.get(Number(step.step_id)) || {}) }),
+          el("span", { text: asText(step.sentence) }),
         ),
       ),
     ),

@@ -1,8 +1,9 @@
 """The skills provider: the skills as five tools, read from watched folders.
 
 Skills live in the shared folder (the owner's, `<state_dir>/users/default/skills/`,
-where the repository's example skills are copied at the first start:
-`executor.skills.install.seed_examples`) and in each app's `<workdir>/skills/`; an
+where the repository's example skills are copied at the first start and brought up
+to date at later ones where the user left them unchanged:
+`executor.skills.examples.seed_examples`) and in each app's `<workdir>/skills/`; an
 app sees both, its own overriding a shared one of the same name. A call for another
 user sees the shared ones and that user's own installed skills, theirs in place of a
 shared one of the same name (`<state_dir>/users/<user_id>/skills/`, seeded with the
@@ -57,7 +58,8 @@ from executor.skills.catalog import (
     bad_name,
     skill_body,
 )
-from executor.skills.install import install_skill_from, seed_examples
+from executor.skills.examples import seed_examples
+from executor.skills.install import install_skill_from
 
 if TYPE_CHECKING:
     from executor.registry import AppRecord
@@ -67,7 +69,7 @@ __all__ = ["EXAMPLES", "SkillsProvider", "rank_skills", "substitute_arguments"]
 
 log = logging.getLogger("aios.executor.skills")
 
-# the shipped example skills (copied into the shared folder at the first start)
+# the shipped example skills (copied into each skills folder: `seed_examples`)
 EXAMPLES = shipped.EXAMPLE_SKILLS
 SEARCH_LIMIT = 20
 CONTENT_CHARS = 8_000  # of one skill's content in a search answer
@@ -313,6 +315,8 @@ class SkillsProvider(ToolProvider):
         self.generation = 0  # counts the shared folder's readings
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._examples_lock = threading.Lock()
+        self._synced: set[Path] = set()  # the folders whose examples are up to date
 
     @classmethod
     def declared_tools(cls, config: Any) -> list[ToolEntry]:
@@ -321,20 +325,41 @@ class SkillsProvider(ToolProvider):
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Copy the examples at the first start; read and watch in the background."""
+        """Copy the examples in (or bring them up to date); read and watch in the
+        background."""
         self._stopping.clear()
         try:
-            seeded = seed_examples(self.shared, self.examples)
-            if seeded:
-                log.info(
-                    "example skills copied into %s: %s", self.shared, ", ".join(seeded)
-                )
+            self._sync_examples(self.shared)
         except OSError as exc:
             self._state, self._error = "failed", f"the skills folder cannot be made: {exc}"
             return
         self._state, self._error = "starting", None
         self._thread = threading.Thread(target=self._run, name="aios-skills", daemon=True)
         self._thread.start()
+
+    def _sync_examples(self, folder: Path) -> None:
+        """The examples in `folder`, once a run (`seed_examples`); what changed is
+        said in the log, and so is each copy kept because the user changed it."""
+        with self._examples_lock:
+            if folder in self._synced:
+                return
+            done = seed_examples(folder, self.examples)
+            self._synced.add(folder)
+        if done.copied:
+            log.info("example skills copied into %s: %s", folder, ", ".join(done.copied))
+        if done.updated:
+            log.info(
+                "example skills brought up to date in %s: %s",
+                folder,
+                ", ".join(done.updated),
+            )
+        if done.kept:
+            log.info(
+                "example skills kept as the user changed them in %s (a newer version "
+                "ships, not copied over them): %s",
+                folder,
+                ", ".join(done.kept),
+            )
 
     def stop(self) -> None:
         self._stopping.set()
@@ -463,7 +488,7 @@ class SkillsProvider(ToolProvider):
     def _user_folder(self, user_id: str) -> Path:
         """`user_id`'s own skills folder, seeded with the examples on first use."""
         folder = user_skills_dir(self.toolbox.state_dir, user_id)
-        seed_examples(folder, self.examples)
+        self._sync_examples(folder)
         return folder
 
     def _own(self, user_id: str) -> list[Skill]:

@@ -1,4 +1,4 @@
-"""Putting skills into the shared skills folder: `install_skill` and the shipped examples.
+"""Putting skills into the shared skills folder: `install_skill`.
 
 The format's deployment rule: an executable skill loses its extension (`my_skill.py`
 → `my_skill`) and gains the execute bit, and its `--help` must answer before it is
@@ -7,8 +7,7 @@ whole. Every install is staged under the shared folder's `.installing/` (ignored
 scans: its name starts with `.`), checked there with the same reading a scan does
 (`catalog.read_entry`), and only then renamed into place, replacing a skill of the
 same name; a source holding a symbolic link is refused (it could point anywhere).
-`seed_examples` copies the repository's example skills the same way into a shared
-folder that does not exist yet (the first start) and never over a file the user has.
+The repository's example skills are copied the same way (`executor.skills.examples`).
 """
 
 from __future__ import annotations
@@ -29,10 +28,10 @@ from executor.skills.catalog import (
     read_entry,
 )
 
-__all__ = ["STAGING", "install_skill_from", "installed_name", "seed_examples"]
+__all__ = ["EXECUTABLE", "STAGING", "install_skill_from", "installed_name"]
 
 STAGING = ".installing"
-_EXECUTABLE = stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+EXECUTABLE = stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
 
 
 def _refuse(message: str) -> ToolFailed:
@@ -65,7 +64,7 @@ def _stage(source: Path, shared: Path, name: str) -> Path:
     else:
         shutil.copyfile(source, target)
         if not name.endswith(".md"):
-            os.chmod(target, _EXECUTABLE)
+            os.chmod(target, EXECUTABLE)
     return target
 
 
@@ -131,33 +130,3 @@ def install_skill_from(source: Path, shared: Path, run_help: HelpRunner) -> dict
         "path": str(shared / name),
         "replaced": replaced,
     }
-
-
-def seed_examples(shared: Path, examples: Path | None) -> list[str]:
-    """At the first start (no shared folder yet): create it and copy the examples
-    in, installed as `install_skill` would (without the `--help` check: they are
-    ours and a scan reads them anyway); never over an existing file. The names
-    copied."""
-    if shared.exists():
-        return []
-    shared.mkdir(parents=True, exist_ok=True)
-    if examples is None or not examples.is_dir():
-        return []
-    copied = []
-    for source in sorted(examples.iterdir()):
-        if ignored_name(source.name) or source.is_symlink():
-            continue
-        if source.is_dir() and not (source / SKILL_FILE).is_file():
-            continue
-        name = installed_name(source)
-        target = shared / name
-        if target.exists():
-            continue
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            shutil.copyfile(source, target)
-            if not name.endswith(".md"):
-                os.chmod(target, _EXECUTABLE)
-        copied.append(name)
-    return copied

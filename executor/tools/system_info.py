@@ -10,8 +10,11 @@ secrets. Nothing is changed.
 
 Every CPU share is measured anew by each reading, over a window of the last
 `SAMPLE` to `RECENT` seconds: the reading takes a snapshot of the CPU times and
-compares it with the newest earlier snapshot at least `SAMPLE` seconds old. When
-there is none it takes one and waits `SAMPLE`. `keep_window_open` (the executor
+compares it with the newest earlier snapshot finished at least `SAMPLE` seconds
+ago. When there is none it takes one and waits `SAMPLE` after it. A snapshot of the
+processes walks them one by one, which takes a while (longer on a busy computer),
+so a process's share is its CPU time over the time between the two moments its own
+times were read, never over the time between the snapshots' starts. `keep_window_open` (the executor
 runs it from its start) takes a snapshot of the whole computer's times every
 `TICK` seconds, so a CPU reading need not wait; the processes' times are read only
 by readings that list processes. A process that started within the window is
@@ -71,21 +74,28 @@ def _gib(value: float) -> float:
 @dataclass
 class _Seen:
     """One process in a snapshot: when it started (`time.time()` clock), the CPU
-    seconds it had used, and what may be shown of it (`_process_row`)."""
+    seconds it had used, what may be shown of it (`_process_row`), and when those
+    times were read (`time.monotonic()`)."""
 
     started: float
     used: float
     row: dict[str, Any]
+    at: float
 
 
 @dataclass
 class _Snapshot:
     """The CPU times at one moment: each CPU's and, when read, each process's."""
 
-    at: float  # time.monotonic()
-    wall: float  # time.time()
+    at: float  # time.monotonic(), when the CPUs' times were read
+    wall: float  # time.time() at the same moment
     cpus: list[Any]
     processes: dict[int, _Seen] | None = None
+    done: float = 0.0  # time.monotonic() once every process was read
+
+    def age(self, now: float) -> float:
+        """Seconds since the snapshot was complete."""
+        return now - max(self.at, self.done)
 
 
 def _busy_share(before: Any, after: Any) -> float:
@@ -104,17 +114,18 @@ def _busy_share(before: Any, after: Any) -> float:
 
 def _process_rows(base: _Snapshot, now: _Snapshot) -> list[dict[str, Any]]:
     """A row per process in `now`, with its CPU share (100: one core) between the
-    two snapshots, or over its life when it was not in `base` (over `SAMPLE` at
-    least: a life of a few clock ticks says little)."""
+    moments its times were read in the two snapshots, or over its life when it was
+    not in `base` (over `SAMPLE` at least: a life of a few clock ticks says little)."""
     rows: list[dict[str, Any]] = []
     before = base.processes or {}
     for pid, seen in (now.processes or {}).items():
         row = dict(seen.row)
         was = before.get(pid)
         if was is not None and was.started == seen.started:
-            used, span = seen.used - was.used, now.at - base.at
+            used, span = seen.used - was.used, seen.at - was.at
         else:  # started within the window (or a pid used again)
-            used, span = seen.used, max(SAMPLE, now.wall - seen.started)
+            read = now.wall + (seen.at - now.at)  # when its times were read
+            used, span = seen.used, max(SAMPLE, read - seen.started)
         row["cpu"] = round(max(0.0, 100.0 * used / span), 1) if span > 0 else 0.0
         rows.append(row)
     return rows
@@ -136,7 +147,7 @@ class _Windows:
             base = self._base(with_processes)
             if base is None:  # nothing recent enough: a window begins now
                 base = self._young(with_processes) or self._take(with_processes)
-                time.sleep(max(0.0, SAMPLE - (time.monotonic() - base.at)))
+                time.sleep(max(0.0, SAMPLE - base.age(time.monotonic())))
             now = self._take(with_processes)
         per_cpu = [_busy_share(a, b) for a, b in zip(base.cpus, now.cpus, strict=False)]
         return (_process_rows(base, now) if with_processes else []), per_cpu
@@ -151,13 +162,13 @@ class _Windows:
         times when they are asked for; oldest first."""
         now = time.monotonic()
         return [
-            (now - s.at, s)
+            (s.age(now), s)
             for s in self.snapshots
-            if now - s.at <= RECENT and (s.processes is not None or not with_processes)
+            if s.age(now) <= RECENT and (s.processes is not None or not with_processes)
         ]
 
     def _base(self, with_processes: bool) -> _Snapshot | None:
-        """The newest usable snapshot at least `SAMPLE` old."""
+        """The newest usable snapshot complete at least `SAMPLE` ago."""
         old = [s for age, s in self._usable(with_processes) if age >= SAMPLE]
         return old[-1] if old else None
 
@@ -176,6 +187,7 @@ class _Windows:
                 seen = _process_row(proc)
                 if seen is not None:
                     snapshot.processes[proc.pid] = seen
+        snapshot.done = time.monotonic()
         self.snapshots.append(snapshot)
         self._forget()
         return snapshot
@@ -184,9 +196,9 @@ class _Windows:
         """Keep the snapshots younger than `SAMPLE`, and of the older ones not older
         than `RECENT` the newest, and the newest with the processes' times."""
         now = time.monotonic()
-        older = [s for s in self.snapshots if SAMPLE <= now - s.at <= RECENT]
+        older = [s for s in self.snapshots if SAMPLE <= s.age(now) <= RECENT]
         with_times = [s for s in older if s.processes is not None]
-        kept = {id(s) for s in self.snapshots if now - s.at < SAMPLE}
+        kept = {id(s) for s in self.snapshots if s.age(now) < SAMPLE}
         kept |= {id(s[-1]) for s in (older, with_times) if s}
         self.snapshots = [s for s in self.snapshots if id(s) in kept]
 
@@ -228,11 +240,12 @@ def _process_row(proc: psutil.Process) -> _Seen | None:
         "cpu": 0.0,
         "memory": 0.0,
     }
-    started, used = 0.0, 0.0
+    started, used, at = 0.0, 0.0, time.monotonic()
     with proc.oneshot():
         try:
             started = proc.create_time()
             times = proc.cpu_times()
+            at = time.monotonic()
             used = times.user + times.system
         except psutil.ZombieProcess:  # no CPU share (it started "now": none)
             started, used = time.time(), 0.0
@@ -253,7 +266,7 @@ def _process_row(proc: psutil.Process) -> _Seen | None:
                 return None
             except (psutil.Error, KeyError):  # not ours to read, or an unknown uid
                 continue
-    return _Seen(started, used, row)
+    return _Seen(started, used, row, at)
 
 
 def _cpu(per_cpu: list[float]) -> dict[str, Any]:

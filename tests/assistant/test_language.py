@@ -123,7 +123,7 @@ def test_the_turn_limit_and_no_model_in_english() -> None:
     looping = Agent(Model(said("", "file_list")), max_turns=2)
     stopped = AssistantFlows(looping).handle("list forever", {**EN, "cwd_state": {}})
     assert stopped["status"] == "ok" and stopped["notice"] == "warning"
-    assert stopped["message"] == "Stopped after 2 turns; say “continue” to go on."
+    assert stopped["message"] == 'Stopped after 2 turns; say "continue" to go on.'
     kept = Conversation.from_state(stopped["state"]).last_answer()
     assert kept == stopped["message"]  # what the history shows later
     chinese = AssistantFlows(looping).handle("一直列文件", {**ZH, "cwd_state": {}})

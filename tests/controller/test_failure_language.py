@@ -40,7 +40,7 @@ def test_the_sentence_depends_on_the_code_not_on_the_exceptions_words(
     error = AppUnavailable(own_words or "x")
     english = failure_view(error, "A", EN)
     assert english.message == (
-        "“A” is not available right now. Please try again in a moment."
+        '"A" is not available right now. Please try again in a moment.'
     )
     assert not CJK.search(english.message)  # no Chinese gloss beside the English
     chinese = failure_view(error, "A", ZH)
@@ -54,12 +54,12 @@ def test_a_restarting_app_is_said_so_in_each_language() -> None:
     assert error.message == "app music_app is restarting" and not CJK.search(error.message)
     assert failure_view(error, "音乐", ZH).message == "「音乐」正在重启，请稍后再试。"
     assert failure_view(error, "Music", EN).message == (
-        "“Music” is restarting. Please try again in a moment."
+        '"Music" is restarting. Please try again in a moment.'
     )
     starting = _unavailable("Music", "music_app", "starting", None)
-    assert failure_view(starting, "Music", EN).message.startswith("“Music” is starting")
+    assert failure_view(starting, "Music", EN).message.startswith('"Music" is starting')
     failed = _unavailable("Music", "music_app", "failed", "exit code 1")
-    assert failure_view(failed, "Music", EN).message.startswith("“Music” is not available")
+    assert failure_view(failed, "Music", EN).message.startswith('"Music" is not available')
     assert failure_view(failed, "Music", EN).detail == (
         "app music_app is failed: exit code 1"
     )
@@ -79,7 +79,7 @@ def test_a_peers_chinese_message_reads_english_in_an_english_session(
     english = pipeline.instruction(InstructionRequest(text="x", language=EN))
     failed = english.tasks[1].result
     assert failed.data["code"] == "app_error"
-    assert failed.message == "“B” ran into a problem and could not finish this request."
+    assert failed.message == '"B" ran into a problem and could not finish this request.'
     assert not CJK.search(english.tasks[1].result.message)
     chinese = pipeline.instruction(InstructionRequest(text="x", language=ZH)).tasks[1]
     assert chinese.result.message == "「B」出错了，没能完成这次请求。"

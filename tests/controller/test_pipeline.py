@@ -417,12 +417,12 @@ def test_unavailable_app_in_english_keeps_the_technical_text_in_detail(
     task = pipeline.instruction(InstructionRequest(text="go", language=EN)).tasks[0]
     assert task.result.data["code"] == "app_unavailable"
     assert task.result.message == (
-        "“A” is not available right now. Please try again in a moment."
+        '"A" is not available right now. Please try again in a moment.'
     )
     assert task.result.data["message"] == task.result.message
     assert task.result.detail == "app a is restarting"
     reply, _ = pipeline.open_app("a", None, EN)
-    assert reply.message.startswith("“A” is not available") and reply.detail
+    assert reply.message.startswith('"A" is not available') and reply.detail
 
 
 def test_failing_apps_in_english_say_so_plainly(tmp_path: Path) -> None:
@@ -446,12 +446,12 @@ def test_failing_apps_in_english_say_so_plainly(tmp_path: Path) -> None:
     tasks = pipeline.instruction(InstructionRequest(text="x", language=EN)).tasks
     said = {t.app_id: (t.result.data["code"], t.result.message) for t in tasks}
     assert said == {
-        "b": ("app_unreachable", "“B” could not be reached."),
-        "c": ("bad_app_reply", "“C” answered in a way the system cannot read."),
-        "d": ("app_unreachable", "“D” did not answer in time."),
+        "b": ("app_unreachable", '"B" could not be reached.'),
+        "c": ("bad_app_reply", '"C" answered in a way the system cannot read.'),
+        "d": ("app_unreachable", '"D" did not answer in time.'),
         "e": (
             "internal_error",
-            "Something went wrong inside the system while running “E”.",
+            'Something went wrong inside the system while running "E".',
         ),
     }
     detail = {t.app_id: t.result.detail for t in tasks}
@@ -488,7 +488,7 @@ def test_rounds_cap_and_failed_dependency_in_english(tmp_path: Path) -> None:
         max_rounds=2,
     )
     first, second = pipeline.instruction(InstructionRequest(text="go", language=EN)).tasks
-    assert first.result.message == "“A” gave no result after 2 rounds of tool calls."
+    assert first.result.message == '"A" gave no result after 2 rounds of tool calls.'
     assert (second.status, second.result) == ("skipped", None)
     response = pipeline.instruction(InstructionRequest(text="go", language="zh-CN"))
     assert response.tasks[0].result.message == "应用 A 在 2 轮工具调用后仍未给出结果"
@@ -561,7 +561,7 @@ def test_a_risky_step_is_asked_in_the_sessions_language(tmp_path: Path) -> None:
     task = pipeline.instruction(InstructionRequest(text="drop t", language=EN)).tasks[0]
     assert task.result.view_type == "confirm" and executor.runs == []
     assert task.result.message == (
-        "Please confirm: The app “DB” wants to change the database d.db: DROP TABLE t"
+        'Please confirm: The app "DB" wants to change the database d.db: DROP TABLE t'
     )
     reply, _, _ = pipeline.resume(task.result.data["confirmation_id"], "deny")
     assert reply.message == "Not dropped"
@@ -589,7 +589,7 @@ def test_a_lost_executor_is_named_not_the_app(tmp_path: Path) -> None:
     assert english.message.startswith("The service that runs tools (the executor)")
     # the app's own silence names the app, whatever its message says
     app_lost = failure_view(AppUnreachable("the executor is not reachable"), "A", EN)
-    assert "“A”" in app_lost.message and "executor" not in app_lost.message
+    assert '"A"' in app_lost.message and "executor" not in app_lost.message
 
 
 def test_the_executor_client_names_the_executor_when_nothing_answers() -> None:

@@ -106,7 +106,7 @@ def test_one_language_at_a_time() -> None:
 
 def test_a_sentence_is_filled_in_or_falls_back_to_a_general_one() -> None:
     assert user_message("app_unreachable", "en-US", app="Music") == (
-        "“Music” could not be reached."
+        '"Music" could not be reached.'
     )
     assert user_message("app_unreachable", "en-US") == "The app could not be reached."
     assert user_message("app_unreachable.timeout", "zh-CN", app="音乐") == (
@@ -116,7 +116,7 @@ def test_a_sentence_is_filled_in_or_falls_back_to_a_general_one() -> None:
     assert user_message("cancelled.by_scheduler", "en-US") == "Cancelled."
     assert user_message("no_such_code", "en-US") == "Something went wrong."
     assert user_message("no_such_code", "en-US", app="Music") == (
-        "“Music” ran into a problem."
+        '"Music" ran into a problem.'
     )
     # a language without a table reads the product's default, Chinese
     assert user_message("cancelled", "fr-FR") == "已取消。"
@@ -129,11 +129,11 @@ def test_an_errors_variant_and_placeholders_choose_its_sentence() -> None:
     assert restarting.sentence_key == "app_unavailable.restarting"
     assert user_message_of(restarting, "zh-CN") == "「音乐」正在重启，请稍后再试。"
     assert user_message_of(restarting, "en-US", app="Music") == (
-        "“Music” is restarting. Please try again in a moment."
+        '"Music" is restarting. Please try again in a moment.'
     )
     plain = AiosError("boom", code="tool_timeout", placeholders={"tool": "shell_exec"})
     assert user_message_of(plain, "en-US") == (
-        "The tool “shell_exec” took too long and was stopped."
+        'The tool "shell_exec" took too long and was stopped.'
     )
 
 

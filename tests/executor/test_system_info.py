@@ -7,13 +7,15 @@ token, and what it never shows: a process's arguments and environment.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
@@ -24,8 +26,9 @@ from aios_protocol.tools import declared_tools
 from executor.tools import system_info
 from executor.tools.catalog import ATOMIC_SCHEMAS, InvalidArgs
 from executor.tools.system_info import read_system
-from tests.apps.test_system_status_host import BUSY_SHARE, busy_process
+from tests.apps.test_system_status_host import busy_process
 from tests.executor.conftest import APP_TOKEN, Harness
+from tests.procs import wait_for
 
 ROW_KEYS = {"pid", "name", "user", "cpu", "memory"}
 SECRET_ARG = "arg-s3cr3t-7f3a"
@@ -147,35 +150,163 @@ def windows(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     yield waits
 
 
+@dataclass
+class Read:
+    """One reading of the watched process's times by the tool, seen from outside:
+    the clocks and its CPU seconds (user + system) just before and just after."""
+
+    before: float  # time.monotonic()
+    before_wall: float  # time.time()
+    cpu_before: float
+    after: float = 0.0
+    after_wall: float = 0.0
+    cpu_after: float = 0.0
+
+
+@dataclass
+class Watched:
+    """The tool's readings of one process: each `Read`, and the windows
+    (base snapshot, new snapshot) its CPU shares were measured over. From them, the
+    bounds the process's share must lie in, whatever else the computer runs: at
+    least the CPU time it surely used between the two readings over the longest the
+    window can be, at most the most it can have used over the shortest."""
+
+    proc: psutil.Process
+    reads: list[Read] = field(default_factory=list)
+    windows: list[tuple[Any, Any]] = field(default_factory=list)
+    taken: dict[int, int] = field(default_factory=dict)  # snapshot → its read
+    kept: list[Any] = field(default_factory=list)  # those snapshots (ids stay theirs)
+
+    def cpu(self) -> float:
+        return sum(self.proc.cpu_times()[:2])
+
+    def share_bounds(self, window: int = -1) -> tuple[float, float]:
+        """The lowest and the highest share (%) the process can have had over
+        `window` (the last by default)."""
+        base, now = self.windows[window]
+        j = self.reads[self.taken[id(now)]]
+        if id(base) in self.taken and self.proc.pid in (base.processes or {}):
+            i = self.reads[self.taken[id(base)]]
+            lower = (j.cpu_before - i.cpu_after) / (j.after - i.before)
+            upper = (j.cpu_after - i.cpu_before) / (j.before - i.after)
+        else:  # started within the window: measured over its life
+            started = self.proc.create_time()
+            lower = j.cpu_before / max(system_info.SAMPLE, j.after_wall - started)
+            upper = j.cpu_after / max(system_info.SAMPLE, j.before_wall - started)
+        return 100 * lower, 100 * upper
+
+    def assert_measured(self, share: float, window: int = -1) -> None:
+        lower, upper = self.share_bounds(window)
+        assert lower - 0.05 <= share <= upper + 0.05, (lower, share, upper)  # rounded
+
+
+@contextlib.contextmanager
+def watching(
+    monkeypatch: pytest.MonkeyPatch,
+    proc: psutil.Process,
+    slow_walk: Callable[[int], None] = lambda n: None,
+) -> Iterator[Watched]:
+    """Watch the tool read `proc`; `slow_walk(n)` runs before its `n`th reading (a
+    walk over the processes that reaches it late, as on a busy computer)."""
+    watched = Watched(proc)
+    real_row, real_rows = system_info._process_row, system_info._process_rows
+    real_take = system_info._Windows._take
+
+    def row(seen: psutil.Process) -> Any:
+        if seen.pid != proc.pid:
+            return real_row(seen)
+        slow_walk(len(watched.reads))
+        read = Read(time.monotonic(), time.time(), watched.cpu())
+        found = real_row(seen)
+        read.cpu_after, read.after, read.after_wall = (
+            watched.cpu(),
+            time.monotonic(),
+            time.time(),
+        )
+        watched.reads.append(read)
+        return found
+
+    def rows(base: Any, now: Any) -> list[dict[str, Any]]:
+        watched.windows.append((base, now))
+        return real_rows(base, now)
+
+    def take(windows: Any, with_processes: bool) -> Any:
+        index = len(watched.reads)
+        snapshot = real_take(windows, with_processes)
+        if with_processes and len(watched.reads) > index:
+            watched.taken[id(snapshot)] = index
+            watched.kept.append(snapshot)
+        return snapshot
+
+    monkeypatch.setattr(system_info, "_process_row", row)
+    monkeypatch.setattr(system_info, "_process_rows", rows)
+    monkeypatch.setattr(system_info._Windows, "_take", take)
+    yield watched
+
+
 def test_a_busy_core_is_measured_on_whichever_thread_reads_it(
-    windows: list[float],
+    windows: list[float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 38 item 1: the executor keeps its CPU window open on a thread of its
-    own and answers on worker threads; the figures read there are the busy core's
-    (psutil's `cpu_percent(None)` answered 0.0 on a thread that had not called it),
-    and a process that started since the window opened is measured too."""
+    """The executor keeps its CPU window open on a thread of its own and answers on
+    worker threads; the figures read there are the busy core's (psutil's
+    `cpu_percent(None)` answered 0.0 on a thread that had not called it), and a
+    process that started since the window opened is measured too: its share is the
+    CPU time it used over the window, however little the computer's other work
+    left it (a fixed bar such as 5 % failed on a loaded machine)."""
     stopped = threading.Event()
     stopped.set()  # one pass, then it returns
     system_info.keep_window_open(stopped)
-    with busy_process() as busy:
+    with busy_process() as busy, watching(monkeypatch, busy) as watched:
         cpu = on_another_thread("cpu")["cpu"]
+        # a core is busy all along: the busy loop runs, or something else does
         assert sum(cpu["per_cpu"]) >= 50, cpu  # half a core at least
         assert cpu["percent"] * cpu["count"] >= 50, cpu
         overview = on_another_thread("overview")
         assert sum(overview["cpu"]["per_cpu"]) >= 50, overview["cpu"]
         rows = {row["pid"]: row for row in on_another_thread("processes")["processes"]}
-        assert rows[busy.pid]["cpu"] >= BUSY_SHARE, rows[busy.pid]
+        watched.assert_measured(rows[busy.pid]["cpu"])
 
 
-def test_a_reading_soon_after_another_measures_again(windows: list[float]) -> None:
-    """Issue 38 item 1: a refresh a moment later measures anew (it repeated the
-    previous figures, and a process that started since was listed at 0 %)."""
+def test_a_reading_soon_after_another_measures_again(
+    windows: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh a moment later measures anew (it repeated the previous figures,
+    and a process that started since was listed at 0 %): the new process over its
+    life, which used a quarter of a second of CPU at least."""
     first = read_system("processes", 500)
-    with busy_process() as busy:
+    with busy_process() as busy, watching(monkeypatch, busy) as watched:
         again = read_system("processes", 500)
     assert busy.pid not in {row["pid"] for row in first["processes"]}
     rows = {row["pid"]: row for row in again["processes"]}
-    assert rows[busy.pid]["cpu"] >= BUSY_SHARE, rows[busy.pid]
+    watched.assert_measured(rows[busy.pid]["cpu"])
+    assert watched.share_bounds()[0] > 0
+
+
+def test_a_process_read_late_in_a_slow_walk_is_measured_between_its_readings(
+    windows: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot walks the processes one by one, and on a busy computer it reaches
+    one late: its share is its CPU time over the time between its own two readings,
+    at least `SAMPLE` apart. It was divided by the time between the snapshots'
+    starts, which held the slow walk, and read far below what it used (4.2 % for a
+    process that kept a core busy)."""
+    with busy_process() as busy:
+        spent = sum(busy.cpu_times()[:2])
+
+        def slow_walk(reads: int) -> None:
+            if reads == 0:  # the first snapshot reaches it after a while
+                wait_for(
+                    lambda: sum(busy.cpu_times()[:2]) >= spent + 0.3,
+                    60,
+                    "the busy process to run on",
+                )
+
+        with watching(monkeypatch, busy, slow_walk) as watched:
+            rows = {row["pid"]: row for row in read_system("processes", 500)["processes"]}
+    assert len(watched.windows) == 1
+    first, second = watched.reads
+    assert second.before - first.after >= system_info.SAMPLE
+    watched.assert_measured(rows[busy.pid]["cpu"])
 
 
 def test_only_a_reading_with_no_recent_window_waits(windows: list[float]) -> None:

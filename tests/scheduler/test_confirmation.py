@@ -171,12 +171,12 @@ def test_the_question_and_its_answers_in_english(tmp_path, clock, executor, pipe
     assert job["awaiting_confirmation"] == "run a command outside the whitelist: date -u"
     [pending] = gate.pending()
     assert pending.summary == (
-        "The scheduled job “clean” (app “Hello”) wants to run a command outside the"
+        'The scheduled job "clean" (app "Hello") wants to run a command outside the'
         " whitelist: date -u"
     )
     claimed = gate.claim(pending.confirmation_id, "deny")
     reply = gate.handler_for(claimed.kind)(claimed, "deny")
-    assert reply.message == "Refused: the scheduled job “clean” was not created"
+    assert reply.message == 'Refused: the scheduled job "clean" was not created'
 
 
 def test_a_command_outside_the_whitelist_without_asking_is_refused_at_creation(

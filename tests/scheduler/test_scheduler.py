@@ -298,14 +298,14 @@ def test_toasts_are_in_the_settings_language(tmp_path, clock, executor, pipeline
     clock.advance(seconds=60)
     scheduler.tick()
     assert scheduler.wait_idle()
-    assert toasts[-1][0] == "The scheduled job “Drink water” ran"
+    assert toasts[-1][0] == 'The scheduled job "Drink water" ran'
     risky = scheduler.create(command_job(name="clean", command="rm -rf workspace"))
     assert toasts[-1][:2] == (
-        "The scheduled job “clean” needs your confirmation",
+        'The scheduled job "clean" needs your confirmation',
         "run rm -rf workspace",
     )
     assert scheduler.settle(risky["id"], True) == (
-        "Allowed: the scheduled job “clean” is enabled"
+        'Allowed: the scheduled job "clean" is enabled'
     )
     assert scheduler.settle("job_gone", False) == "This scheduled job no longer exists"
 
@@ -449,7 +449,7 @@ def test_a_job_speaks_the_language_of_the_user_who_made_it(
     scheduler.wait_idle()
     (run,) = scheduler.runs(english["id"])
     assert run["summary"] == "exit code 0"
-    assert toasts[-1][0] == "The scheduled job “clock” ran"
+    assert toasts[-1][0] == 'The scheduled job "clock" ran'
     lost = scheduler.create(agent_job(name="nobody", language="en-US"))
     scheduler.run_now(lost["id"])
     scheduler.wait_idle()

@@ -163,13 +163,13 @@ def test_the_sdks_own_error_views_speak_the_users_language(
     failed = post(client, "/handle", english).json
     assert failed["data"]["code"] == "app_error"
     assert failed["message"] == (
-        "“Scripted” ran into a problem and could not finish this request."
+        '"Scripted" ran into a problem and could not finish this request.'
     )
     assert "song_id" in failed["detail"] and "song_id" not in failed["message"]
     agent.next_reply = {"status": "ok", "data": {}}
     bad = post(client, "/handle", english).json
     assert bad["data"]["code"] == "bad_app_reply"
-    assert bad["message"] == "“Scripted” answered in a way the system cannot read."
+    assert bad["message"] == '"Scripted" answered in a way the system cannot read.'
     assert "view_type" in bad["detail"] and "view_type" not in bad["message"]
     # the context's language reaches the app as it is
     assert agent.calls[-1][1]["language"] == "en-US"

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from aios_protocol.errors import InvalidRequest, NotFound
+from aios_protocol.messages import ToolInfo
 from aios_runtime.settings import Settings
 from controller.events import EventBus
 from controller.permissions.confirmations import ConfirmationGate, denied_results
-from controller.permissions.policy import PermissionPolicy, sql_writes
+from controller.permissions.policy import PermissionPolicy, RiskyStep, sql_writes
 
 
 def policy(
@@ -250,7 +251,7 @@ def test_questions_in_english_for_an_english_reader(tmp_path: Path) -> None:
         upstream=None,
         language="en-US",
     )
-    summary = "The app “Notes” wants to change the database d.db: DROP TABLE t"
+    summary = 'The app "Notes" wants to change the database d.db: DROP TABLE t'
     assert reply.data["summary"] == summary
     assert reply.message == f"Please confirm: {summary}"
     refused = denied_results(plan[:2], risky, "en-US")
@@ -291,3 +292,88 @@ def test_a_folder_import_asks_saying_how_many_files_from_where(tmp_path: Path) -
     plan[0]["args"]["source"] = str(tmp_path / "nowhere")
     missing = rules.review("music_app", tmp_path, plan, language="en-US")
     assert "no such folder" in missing.risky[0].sentence
+
+
+def asking_tool(name: str, provider: str, description: str) -> ToolInfo:
+    """A tool of `provider` whose entry says it asks the user first."""
+    return ToolInfo(
+        name=name,
+        description=description,
+        provider=provider,
+        input_schema={"type": "object"},
+        risk_level="system",
+        requires_confirmation=True,
+        concurrency_safe=False,
+        max_result_size_chars=1000,
+    )
+
+
+INSTALL_DESCRIPTION = "Install a skill file or folder of the app's workspace"
+INSTALL_WORDS = {
+    "zh-CN": (
+        "安装技能“desk.md”：装好后每个应用都能使用它",
+        "需要你的确认：应用「技能」将要安装技能“desk.md”：装好后每个应用都能使用它",
+        "使用外部服务「notes」的一个工具（它做什么，见技术细节）",
+        "使用一个运行前要先问你的工具（它做什么，见技术细节）",
+    ),
+    "en-US": (
+        'install the skill "desk.md": every app can use it once it is installed',
+        'Please confirm: The app "Skills" wants to install the skill "desk.md": '
+        "every app can use it once it is installed",
+        'use a tool of the outside service "notes" (what it does is in the technical '
+        "details)",
+        "use a tool that asks before it runs (what it does is in the technical details)",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", list(INSTALL_WORDS))
+def test_a_tool_that_asks_first_is_said_in_the_readers_words(
+    tmp_path: Path, language: str
+) -> None:
+    """Installing a skill reads as a plain sentence in the reader's language, not as
+    "使用工具 install_skill（system，来自 skills）：Install a skill file…": the tool's
+    id, risk, provider and English description are the technical detail. The task's
+    answer while it waits is a question (notice info), never a success."""
+    step, message, outside, general = INSTALL_WORDS[language]
+    tools = [
+        asking_tool("install_skill", "skills", INSTALL_DESCRIPTION),
+        asking_tool("notes__delete", "mcp:notes", "Delete a note by id"),
+        asking_tool("frobnicate", "app:lab", "Frobnicate the widgets"),
+    ]
+    rules = PermissionPolicy(
+        tmp_path / "permissions.json", Settings, tool_entries=lambda app_id: tools
+    )
+    plan = [
+        {"step_id": 1, "tool": "install_skill", "args": {"path": "desk.md"}},
+        {"step_id": 2, "tool": "notes__delete", "args": {"id": 3}},
+        {"step_id": 3, "tool": "frobnicate", "args": {}},
+    ]
+    risky = rules.review("skills_app", tmp_path, plan, language=language).risky
+    assert [s.sentence for s in risky] == [step, outside, general]
+    for said, tool in zip(risky, tools, strict=True):
+        for technical in (tool.name, tool.description, tool.provider, "system"):
+            assert technical not in said.sentence, (technical, said.sentence)
+            assert said.detail is not None and technical in said.detail
+    gate = ConfirmationGate(tmp_path / "confirmations", EventBus())
+    reply = gate.pause(
+        app_id="skills_app",
+        app_name="技能" if language == "zh-CN" else "Skills",
+        session_id="sess_abcd",
+        plan=plan[:1],
+        risky=risky[:1],
+        round_no=1,
+        task_id="t1",
+        instruction="install desk.md",
+        action_request=None,
+        upstream=None,
+        language=language,
+    )
+    assert reply.message == message
+    assert reply.status == "ok" and reply.notice == "info"  # a question: no ✅
+    assert reply.detail == f"install_skill (system, skills): {INSTALL_DESCRIPTION}"
+    (shown,) = reply.data["steps"]
+    assert shown["sentence"] == step and "install_skill" in shown["detail"]
+    # a question stored before steps had details still reads back
+    stored = {k: v for k, v in shown.items() if k != "detail"}
+    assert RiskyStep(**stored).detail is None

@@ -166,7 +166,7 @@ def test_a_skill_that_exits_non_zero_is_not_done_and_says_so(
         (
             "count the words",
             EN,
-            "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+            'Not done: the skill "text_stats" failed (bad arguments or a general failure).',
             "Output",
             "error: -t TEXT or -f FILE is needed",  # the skill ran with the user's LANG
         ),
@@ -228,6 +228,67 @@ def test_a_text_given_in_the_request_is_the_text_counted(
     numbered = app.handle("统计文字「我有3个苹果」", {})
     assert agent.calls[-1][1]["command"] == ["text_stats", "--text", "我有3个苹果"]
     assert numbered["message"] == "行数: 1，词数: 6，字符数: 6"  # 3 is a word
+
+
+NOTES = "今天天气很好\nhello world\n"
+
+
+@pytest.mark.parametrize(
+    ("said", "language", "answer"),
+    [
+        ("统计一下notes.txt的行数和字数", "zh-CN", "行数: 2，词数: 8，字符数: 19"),
+        (
+            "count the lines and words of notes.txt",
+            "en-US",
+            "lines: 2; words: 8; characters: 19",
+        ),
+    ],
+)
+def test_a_file_named_in_the_request_is_the_file_counted(
+    skills_harness: Harness, said: str, language: str, answer: str
+) -> None:
+    """A word with an extension that is a file of the workspace fills text_stats's
+    -f: it counts that file (it ran without -f and said it needs a text or a file)."""
+    (skills_harness.workdir / "notes.txt").write_text(NOTES, encoding="utf-8")
+    app, agent = flows(skills_harness)
+    context = {"language": language, "workdir": str(skills_harness.workdir)}
+    reply = app.handle(said, context)
+    assert agent.calls[-1] == (
+        "run_command",
+        {"command": ["text_stats", "-f", "notes.txt"], "language": language},
+    )
+    assert reply["message"] == answer and "notice" not in reply
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert {f["name"]: f.get("value") for f in run["fields"]}["f"] == "notes.txt"
+
+
+@pytest.mark.parametrize(
+    ("said", "language", "plain"),
+    [
+        (
+            "统计一下todo.txt的行数和字数",
+            "zh-CN",
+            "工作区里没有文件「todo.txt」，请检查文件名后点运行。",
+        ),
+        (
+            "count the lines and words of todo.txt",
+            "en-US",
+            'There is no file "todo.txt" in the workspace; check its name and press Run.',
+        ),
+    ],
+)
+def test_a_file_named_that_is_not_there_is_said_by_its_name(
+    skills_harness: Harness, said: str, language: str, plain: str
+) -> None:
+    """Nothing runs; the answer names the file looked for, as a failure, and the
+    form holds the name to correct."""
+    app, agent = flows(skills_harness)
+    context = {"language": language, "workdir": str(skills_harness.workdir)}
+    reply = app.handle(said, context)
+    assert [call for call, _ in agent.calls] == ["search_skills"]
+    assert reply["message"] == plain and reply["notice"] == "error"
+    (run,) = [a for a in reply["actions"] if a["action_id"] == "run"]
+    assert {f["name"]: f.get("value") for f in run["fields"]}["f"] == "todo.txt"
 
 
 def test_an_instruction_that_leaves_doubt_shows_the_form_and_runs_nothing(
@@ -430,7 +491,7 @@ def test_the_window_and_a_skills_form_in_english(skills_harness: Harness) -> Non
         "exit code 1"
     )
     assert failed_run["message"] == (
-        "Not done: the skill “temp_convert” failed (bad arguments or a general failure)."
+        'Not done: the skill "temp_convert" failed (bad arguments or a general failure).'
     )
 
 

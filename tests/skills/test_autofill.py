@@ -14,6 +14,7 @@ import pytest
 
 from apps.skills_app.autofill import (
     choice_names,
+    file_said,
     fill_from_words,
     numbers_said,
     text_said,
@@ -141,7 +142,7 @@ def test_a_skill_that_cannot_take_what_was_said_does_not_run() -> None:
     moon = fill_from_words(no_options, "the moon on the 3rd")
     assert moon.unused == [3] and not moon.complete  # a number nothing takes
     a_file = _help((("-f", "--file"), {"required": True, "help": "the file"}))
-    assert [i.name for i in fill_from_words(a_file, "count notes.txt").left] == ["file"]
+    assert [i.name for i in fill_from_words(a_file, "count my notes").left] == ["file"]
     flag = _help(
         (("-n", "--number"), {"type": int, "required": True, "help": "a number"}),
         (("--twice",), {"action": "store_true", "help": "say it twice"}),
@@ -188,3 +189,63 @@ def test_a_text_option_takes_the_text_said_and_its_numbers_stay_in_it() -> None:
     assert fill_from_words(said_in_help, "say: hello").values == {"say": "hello"}
     two = _help((("--text",), {}), (("--other",), {"metavar": "TEXT"}))
     assert fill_from_words(two, "count: hello").values == {}  # which one is not clear
+
+
+def text_stats_help(lang: str) -> str:
+    return subprocess.run(
+        ["bash", str(ROOT / "skills" / "text_stats.sh"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "LANG": lang},
+    ).stdout
+
+
+WORKSPACE = {"notes.txt", "docs/plan.md", "my notes.md", "2024.csv"}
+
+
+@pytest.mark.parametrize(
+    ("lang", "said", "values", "missing"),
+    [
+        ("zh_CN.UTF-8", "统计一下notes.txt的行数和字数", {"f": "notes.txt"}, []),
+        ("en_US.UTF-8", "count the lines and words of notes.txt", {"f": "notes.txt"}, []),
+        ("en_US.UTF-8", "count the words of docs/plan.md", {"f": "docs/plan.md"}, []),
+        ("zh_CN.UTF-8", "统计2024.csv有几行", {"f": "2024.csv"}, []),  # no number
+        ("zh_CN.UTF-8", "统计「my notes.md」的字数", {"f": "my notes.md"}, []),
+        ("zh_CN.UTF-8", "统计一下文字：notes.txt", {"f": "notes.txt"}, []),
+        # named, not there: the skill does not run, the name is said
+        ("zh_CN.UTF-8", "统计一下todo.txt的行数", {"f": "todo.txt"}, ["todo.txt"]),
+        ("en_US.UTF-8", 'count the words of "todo.md"', {"f": "todo.md"}, ["todo.md"]),
+        # a text given is the text's, with the names inside it
+        ("zh_CN.UTF-8", "统计文字「我有3个苹果」", {"text": "我有3个苹果"}, []),
+        (
+            "en_US.UTF-8",
+            "count the words: see notes.txt",
+            {"text": "see notes.txt"},
+            [],
+        ),
+    ],
+)
+def test_a_file_named_in_the_request_fills_the_file_option(
+    lang: str, said: str, values: dict, missing: list[str]
+) -> None:
+    """text_stats's -f takes the file the request names: a word with an extension
+    the workspace holds, or a name in quotes; one it does not hold is `missing`,
+    and nothing runs."""
+    filling = fill_from_words(text_stats_help(lang), said, WORKSPACE.__contains__)
+    assert filling.values == values and filling.missing == missing
+    assert filling.complete is (not missing) and filling.unused == []
+
+
+def test_which_words_name_files() -> None:
+    there = {"notes.txt"}.__contains__
+    assert file_said("统计一下notes.txt的行数", there) == (["notes.txt"], "统计一下 的行数")
+    # not in the workspace: no file of it; not known: any name with an extension
+    assert file_said("统计一下todo.txt的行数", there)[0] == []
+    assert file_said("统计一下todo.txt的行数")[0] == ["todo.txt"]
+    for no_file in ("version 3.5", "e.g. this", "v1.2", "30 °C"):
+        assert file_said(no_file) == ([], no_file), no_file
+    two = fill_from_words(
+        text_stats_help("en_US.UTF-8"), "count notes.txt and todo.txt", there
+    )
+    assert [i.name for i in two.left] == ["f"] and not two.complete  # which one?

@@ -68,7 +68,7 @@ def test_the_listing_has_the_five_tools_with_their_metadata(
     assert {s["name"] for s in status["skills"]} >= EXAMPLES
 
 
-def test_examples_are_copied_at_the_first_start_only_never_over_a_users_file(
+def test_examples_are_never_copied_over_a_users_file_nor_back_after_a_delete(
     skills_harness: Harness, shared: Path
 ) -> None:
     assert os.access(shared / "temp_convert", os.X_OK) and os.access(

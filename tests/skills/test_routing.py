@@ -19,7 +19,7 @@ import pytest
 from controller.routing.router import AppProfile, DeterministicRouter, RoutePlan
 from controller.routing.skills import SkillRouter, match_skill, words
 from executor.skills.catalog import FolderScan, HelpRun
-from executor.skills.install import seed_examples
+from executor.skills.examples import seed_examples
 from tests.controller.test_router import ROUTING_SET, app_ids, shipped_apps
 from tests.controller.test_routing_heldout import HELDOUT
 
@@ -43,7 +43,7 @@ def _help(path: Path, folder: Path, lang: str) -> HelpRun:
 @pytest.fixture(scope="module")
 def example_skills(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     shared = tmp_path_factory.mktemp("routing") / "skills"
-    assert set(seed_examples(shared, ROOT / "skills")) == {
+    assert set(seed_examples(shared, ROOT / "skills").copied) == {
         "temp_convert",
         "text_stats",
         "code_review.md",

@@ -278,7 +278,7 @@ FAILED_RUN = {
     ),
     "en-US": (
         "count the words",
-        "Not done: the skill “text_stats” failed (bad arguments or a general failure).",
+        'Not done: the skill "text_stats" failed (bad arguments or a general failure).',
     ),
 }
 
@@ -356,9 +356,11 @@ def test_the_desktop_confirms_an_install_in_the_readers_words(
     browser, system, locale: str
 ) -> None:
     """The 🛡️ confirmation says what installing a skill does in the reader's
-    language; the tool's id and its developer's description stay folded away, under
-    a label in the reader's language."""
+    language (the controller's sentence); the tool's id and its developer's
+    description stay folded away, under a label in the reader's language. The
+    window's answer while it waits is a question, not a success."""
     said, step, folded, done = CONFIRM_WORDS[locale]
+    asked = "需要你的确认" if locale == "zh-CN" else "Please confirm"
     name = said.rsplit(" ", 1)[1]
     write_skill(
         system.workspace("skills_app"), name, "# 桌面安装的技能\n", executable=False
@@ -374,6 +376,15 @@ def test_the_desktop_confirms_an_install_in_the_readers_words(
         shown = dialog.inner_text()  # what is read: the folded details are not
         for developer in ("install_skill", "Install a skill file", "system", "skills)"):
             assert developer not in shown, (developer, shown)
+        # the window's answer is a question, and so is any toast of it: never a ✅
+        window = page.locator("#win_skills_app")
+        expect(window.locator(".win-status")).to_have_attribute("data-level", "info")
+        words = window.inner_text()
+        for developer in ("install_skill", "Install a skill file", "system"):
+            assert developer not in words, (developer, words)
+        asking = page.locator("#toasts .toast", has_text=asked)
+        for icon in asking.locator(".toast-icon").all_inner_texts():
+            assert "✅" not in icon
         if locale == "en-US":
             assert not re.search(r"[\u4e00-\u9fff]", shown), shown
         details = dialog.locator("details.confirm-plan")
