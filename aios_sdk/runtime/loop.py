@@ -53,6 +53,7 @@ TOO_LONG = "llm_context_too_long"
 REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
 
 FORK_MARK = "<fork-boilerplate>"
+NOT_ANSWERED = "not answered: the user moved on to something else without answering"
 DENIED_BY_USER = "denied_by_user"  # a step the user said no to (the controller's code)
 Progress = Callable[[StreamEvent], None]
 
@@ -226,12 +227,24 @@ class AgentLoop:
         return self.run()
 
     def cancel_pending(self, reason: str) -> None:
-        """The user moved on without answering: the waiting calls did not run."""
+        """The user moved on without answering: the waiting calls did not run (the
+        question the loop asked, if it asked one, was not answered)."""
         pending = self.conversation.pending
         if not pending:
             return
         self.conversation.pending = None
         asker = str(pending.get("asked_by") or "")
+        if pending.get("kind") == "question":
+            outcome = ToolOutcome(
+                str(pending.get("call_id") or ""),
+                ASK_TOOL,
+                False,
+                error=NOT_ANSWERED,
+                code="not_answered",
+            )
+            self.conversation.replace_placeholder(
+                outcome.call_id, ASK_TOOL, outcome.for_model(), ok=False, asked_by=asker
+            )
         if pending.get("kind") == "fork":  # the forked call waited with its sub-agent
             name = str(pending.get("tool") or TASK_TOOL)
             outcome = ToolOutcome(
