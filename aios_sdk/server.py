@@ -98,18 +98,9 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
     if not isinstance(agent, AIOSAgent):
         raise TypeError(f"serve an AIOSAgent instance, not {type(agent).__name__}")
     build_models(HandleRequest, AppReply)  # before the server's threads first use them
-    token = token or os.environ.get("AIOS_TOKEN", "").strip()
-    if not token:
-        token = secrets.token_urlsafe(24)
-        log.warning(
-            "AIOS_TOKEN is not set; this app's token for this run is %s "
-            "(send it in the X-AIOS-Token header)",
-            token,
-        )
+    token = _token(token)
     app = create_service(f"aios-app-{agent.app_id}", token_matches(token))
     app.config["AIOS_TOKEN"] = token
-    manifest = agent.manifest()
-    app_log = agent.log
 
     @public
     def health() -> dict[str, Any]:
@@ -118,6 +109,31 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
     def manifest_route() -> dict[str, Any]:
         tools = [tool_def.spec().dump() for tool_def in agent.custom_tools().values()]
         return {"manifest": agent.manifest(), "tools": tools}
+
+    app.add_url_rule("/health", "health", health, methods=["GET"])
+    app.add_url_rule("/manifest", "manifest", manifest_route, methods=["GET"])
+    _add_handle_routes(app, agent)
+    _add_tool_routes(app, agent)
+    return app
+
+
+def _token(token: str | None) -> str:
+    """`token`, else `$AIOS_TOKEN`, else a random one for this run (logged)."""
+    token = token or os.environ.get("AIOS_TOKEN", "").strip()
+    if not token:
+        token = secrets.token_urlsafe(24)
+        log.warning(
+            "AIOS_TOKEN is not set; this app's token for this run is %s "
+            "(send it in the X-AIOS-Token header)",
+            token,
+        )
+    return token
+
+
+def _add_handle_routes(app: Flask, agent: AIOSAgent) -> None:
+    """`/handle` (and the manifest's `handle_endpoint`): the agent's reply to one
+    request, an error view when it failed or answered outside the protocol."""
+    app_log = agent.log
 
     def handle_route() -> Response:
         request = read_json(HandleRequest)
@@ -144,6 +160,16 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
             app_log.error("%s", body.get("detail"))
         return _json_response(encoded)
 
+    endpoints = {"/handle", agent.manifest().get("handle_endpoint") or "/handle"}
+    for endpoint in sorted(endpoints):
+        if isinstance(endpoint, str) and endpoint.startswith("/"):
+            app.add_url_rule(endpoint, f"handle:{endpoint}", handle_route, methods=["POST"])
+
+
+def _add_tool_routes(app: Flask, agent: AIOSAgent) -> None:
+    """`/tools/<name>`: one of the agent's `@tool` methods, run for the executor."""
+    app_log = agent.log
+
     def tool_route(name: str) -> Response:
         if name not in agent.custom_tools():
             raise NotFound(f"{agent.app_id} has no custom tool {name!r}")
@@ -166,14 +192,7 @@ def create_app(agent: AIOSAgent, token: str | None = None) -> Flask:
                 f"{name}: result is not JSON ({type(result).__name__})"
             ) from exc
 
-    app.add_url_rule("/health", "health", health, methods=["GET"])
-    app.add_url_rule("/manifest", "manifest", manifest_route, methods=["GET"])
-    endpoints = {"/handle", manifest.get("handle_endpoint") or "/handle"}
-    for endpoint in sorted(endpoints):
-        if isinstance(endpoint, str) and endpoint.startswith("/"):
-            app.add_url_rule(endpoint, f"handle:{endpoint}", handle_route, methods=["POST"])
     app.add_url_rule("/tools/<name>", "tool", tool_route, methods=["POST"])
-    return app
 
 
 def serve(agent: AIOSAgent, port: int | None = None) -> None:

@@ -176,43 +176,13 @@ def _all_shipped_running_mb(system: Any, shipped_apps: Path) -> float | str:
 
 def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, Any]:
     """Every figure of `KEYS`, in one run; `meta` receives the details behind them."""
-    from bench.hop import FLOOR_STACK, EchoServer, KeepAliveClient
-    from bench.openai_entry import first_chunk_latency
-    from bench.routing import (
-        load_routing_texts,
-        route_p50_ms,
-        shipped_profiles,
-        synthetic_profiles,
-        zero_llm_share,
-    )
-    from bench.system import (
-        PROBE_APP_ID,
-        PROBE_TEXT,
-        RunningSystem,
-        concurrency,
-        executor_steps_per_s,
-        pipeline_latency,
-        prepare_folder,
-    )
+    from bench.hop import EchoServer
+    from bench.system import executor_steps_per_s, prepare_folder
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="aios-bench-") as tmp, EchoServer() as echo:
         folder = prepare_folder(Path(tmp), Path(args.apps_dir), Path(args.config))
-
-        texts = load_routing_texts(Path(args.routing_set))
-        shipped = shipped_profiles(folder.shipped_apps)
-        crowded = shipped + synthetic_profiles(100)
-        rounds = plan.routing_rounds
-        out["route_p50_ms_4"] = _timed(
-            "routing, shipped apps", lambda: route_p50_ms(shipped, texts, rounds)
-        )
-        out["route_p50_ms_100"] = _timed(
-            "routing, 100 more apps", lambda: route_p50_ms(crowded, texts, rounds)
-        )
-        share, calls = _timed("zero-LLM share", lambda: zero_llm_share(shipped, texts))
-        out["zero_llm_share"] = share
-        meta["routing"] = {"instructions": len(texts), "fake_llm_calls": calls}
-
+        _routing(plan, folder, Path(args.routing_set), out, meta)
         out["executor_steps_per_s"] = _timed(
             "executor steps", lambda: executor_steps_per_s(folder, plan.executor_seconds)
         )
@@ -220,97 +190,150 @@ def measure(plan: Plan, args: argparse.Namespace, meta: dict[str, Any]) -> dict[
 
         ratio, meta["parallel_steps"] = _timed("parallel steps", parallel_steps_ratio)
         out["parallel_steps_ratio"] = ratio
-
-        colds: list[float] = []
-        rss_4: dict[str, float] = {}
-        for i in range(plan.cold_starts):
-            system = RunningSystem(
-                folder.shipped_apps, folder.config, folder.state_dir(f"cold{i}")
-            )
-            try:
-                colds.append(_timed(f"cold start {i + 1}/{plan.cold_starts}", system.start))
-                if i == plan.cold_starts - 1:
-                    time.sleep(1.0)  # idle: let start-up work settle
-                    rss_4 = system.rss_mb()
-                    meta["rss_all_shipped_running_mb"] = (
-                        _all_shipped_running_mb(system, folder.shipped_apps)
-                        if plan.all_apps_running
-                        else "not measured in a quick run"
-                    )
-            finally:
-                system.stop()
-        out["cold_start_s"] = statistics.median(colds)
-        out["rss_total_mb"] = sum(rss_4.values())
-        meta["cold_starts_s"] = [round(c, 3) for c in colds]
-        meta["rss_mb"] = {k: round(v, 1) for k, v in sorted(rss_4.items())}
-
-        system = RunningSystem(folder.probe_apps, folder.config, folder.state_dir("probe"))
-        try:
-            _timed("start with the probe app", system.start)
-            system.warm([PROBE_APP_ID])  # the latency figures are of a warm app
-            time.sleep(1.0)
-            rss_5 = system.rss_mb()
-            out["rss_per_app_mb"] = sum(rss_5.values()) - out["rss_total_mb"]
-            meta["rss_probe_app_mb"] = round(rss_5.get("bench_probe", 0.0), 1)
-
-            floor_client = KeepAliveClient(echo.url, echo.token)
-            client = system.client()
-            try:
-                floors, pipeline = _timed(
-                    "pipeline latency",
-                    lambda: pipeline_latency(
-                        client, floor_client, plan.samples, plan.warmup
-                    ),
-                )
-            finally:
-                client.close()
-                floor_client.close()
-            out["hop_floor_ms"] = statistics.median(floors) * 1000
-            out["pipeline_p50_ms"] = statistics.median(pipeline) * 1000
-            out["pipeline_p99_ms"] = _percentile(pipeline, 0.99) * 1000
-            out["pipeline_ratio"] = out["pipeline_p50_ms"] / out["hop_floor_ms"]
-            meta["pipeline_samples"] = len(pipeline)
-            meta["floor_stack"] = FLOOR_STACK
-
-            firsts, wholes = _timed(
-                "/v1 first chunk",
-                lambda: first_chunk_latency(
-                    system.url,
-                    system.token,
-                    PROBE_APP_ID,
-                    PROBE_TEXT,
-                    plan.samples,
-                    plan.warmup,
-                ),
-            )
-            out["first_chunk_ms"] = statistics.median(firsts) * 1000
-            meta["first_chunk"] = {
-                "samples": len(firsts),
-                "stream_whole_p50_ms": round(statistics.median(wholes) * 1000, 3),
-            }
-
-            load = _timed(
-                f"{plan.clients} clients for {plan.seconds:g} s",
-                lambda: concurrency(system, plan.clients, plan.seconds),
-            )
-            out["concurrency_errors"] = load.errors
-            out["concurrency_p99_ms"] = (
-                _percentile(load.latencies, 0.99) * 1000 if load.latencies else None
-            )
-            meta["concurrency"] = {
-                "clients": plan.clients,
-                "seconds": plan.seconds,
-                "requests": load.requests,
-                "per_s": round(load.requests / plan.seconds, 1),
-                "error_examples": load.examples,
-            }
-            meta["rss_after_load_mb"] = round(sum(system.rss_mb().values()), 1)
-        finally:
-            system.stop()
+        _cold_starts(plan, folder, out, meta)
+        _probed(plan, folder, echo, out, meta)
         _opening(plan, folder, out, meta)
         _at_scale(plan, folder, out, meta)
         _many_users(plan, folder, out, meta)
     return out
+
+
+def _routing(
+    plan: Plan, folder: Any, routing_set: Path, out: dict[str, Any], meta: dict[str, Any]
+) -> None:
+    """The routing figures: its median time with the shipped apps and with 100 more,
+    and the share of instructions routed without the model."""
+    from bench.routing import (
+        load_routing_texts,
+        route_p50_ms,
+        shipped_profiles,
+        synthetic_profiles,
+        zero_llm_share,
+    )
+
+    texts = load_routing_texts(routing_set)
+    shipped = shipped_profiles(folder.shipped_apps)
+    crowded = shipped + synthetic_profiles(100)
+    rounds = plan.routing_rounds
+    out["route_p50_ms_4"] = _timed(
+        "routing, shipped apps", lambda: route_p50_ms(shipped, texts, rounds)
+    )
+    out["route_p50_ms_100"] = _timed(
+        "routing, 100 more apps", lambda: route_p50_ms(crowded, texts, rounds)
+    )
+    share, calls = _timed("zero-LLM share", lambda: zero_llm_share(shipped, texts))
+    out["zero_llm_share"] = share
+    meta["routing"] = {"instructions": len(texts), "fake_llm_calls": calls}
+
+
+def _cold_starts(
+    plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]
+) -> None:
+    """The system's cold starts, and its memory after the last one (idle)."""
+    from bench.system import RunningSystem
+
+    colds: list[float] = []
+    rss_4: dict[str, float] = {}
+    for i in range(plan.cold_starts):
+        system = RunningSystem(
+            folder.shipped_apps, folder.config, folder.state_dir(f"cold{i}")
+        )
+        try:
+            colds.append(_timed(f"cold start {i + 1}/{plan.cold_starts}", system.start))
+            if i == plan.cold_starts - 1:
+                time.sleep(1.0)  # idle: let start-up work settle
+                rss_4 = system.rss_mb()
+                meta["rss_all_shipped_running_mb"] = (
+                    _all_shipped_running_mb(system, folder.shipped_apps)
+                    if plan.all_apps_running
+                    else "not measured in a quick run"
+                )
+        finally:
+            system.stop()
+    out["cold_start_s"] = statistics.median(colds)
+    out["rss_total_mb"] = sum(rss_4.values())
+    meta["cold_starts_s"] = [round(c, 3) for c in colds]
+    meta["rss_mb"] = {k: round(v, 1) for k, v in sorted(rss_4.items())}
+
+
+def _probed(
+    plan: Plan, folder: Any, echo: Any, out: dict[str, Any], meta: dict[str, Any]
+) -> None:
+    """The figures of a system with the probe app, warm: its memory, the pipeline's
+    latency against the hop floor (`echo`), the first chunk of a `/v1` stream, and
+    clients at once."""
+    from bench.hop import FLOOR_STACK, KeepAliveClient
+    from bench.openai_entry import first_chunk_latency
+    from bench.system import PROBE_APP_ID, PROBE_TEXT, RunningSystem, concurrency
+
+    system = RunningSystem(folder.probe_apps, folder.config, folder.state_dir("probe"))
+    try:
+        _timed("start with the probe app", system.start)
+        system.warm([PROBE_APP_ID])  # the latency figures are of a warm app
+        time.sleep(1.0)
+        rss_5 = system.rss_mb()
+        out["rss_per_app_mb"] = sum(rss_5.values()) - out["rss_total_mb"]
+        meta["rss_probe_app_mb"] = round(rss_5.get("bench_probe", 0.0), 1)
+        _pipeline(plan, system, KeepAliveClient(echo.url, echo.token), out, meta)
+        meta["floor_stack"] = FLOOR_STACK
+
+        firsts, wholes = _timed(
+            "/v1 first chunk",
+            lambda: first_chunk_latency(
+                system.url,
+                system.token,
+                PROBE_APP_ID,
+                PROBE_TEXT,
+                plan.samples,
+                plan.warmup,
+            ),
+        )
+        out["first_chunk_ms"] = statistics.median(firsts) * 1000
+        meta["first_chunk"] = {
+            "samples": len(firsts),
+            "stream_whole_p50_ms": round(statistics.median(wholes) * 1000, 3),
+        }
+
+        load = _timed(
+            f"{plan.clients} clients for {plan.seconds:g} s",
+            lambda: concurrency(system, plan.clients, plan.seconds),
+        )
+        out["concurrency_errors"] = load.errors
+        out["concurrency_p99_ms"] = (
+            _percentile(load.latencies, 0.99) * 1000 if load.latencies else None
+        )
+        meta["concurrency"] = {
+            "clients": plan.clients,
+            "seconds": plan.seconds,
+            "requests": load.requests,
+            "per_s": round(load.requests / plan.seconds, 1),
+            "error_examples": load.examples,
+        }
+        meta["rss_after_load_mb"] = round(sum(system.rss_mb().values()), 1)
+    finally:
+        system.stop()
+
+
+def _pipeline(
+    plan: Plan, system: Any, floor_client: Any, out: dict[str, Any], meta: dict[str, Any]
+) -> None:
+    """The pipeline's latency, and the hop floor's (`floor_client`) beside it."""
+    from bench.system import pipeline_latency
+
+    client = system.client()
+    try:
+        floors, pipeline = _timed(
+            "pipeline latency",
+            lambda: pipeline_latency(client, floor_client, plan.samples, plan.warmup),
+        )
+    finally:
+        client.close()
+        floor_client.close()
+    out["hop_floor_ms"] = statistics.median(floors) * 1000
+    out["pipeline_p50_ms"] = statistics.median(pipeline) * 1000
+    out["pipeline_p99_ms"] = _percentile(pipeline, 0.99) * 1000
+    out["pipeline_ratio"] = out["pipeline_p50_ms"] / out["hop_floor_ms"]
+    meta["pipeline_samples"] = len(pipeline)
 
 
 def _opening(plan: Plan, folder: Any, out: dict[str, Any], meta: dict[str, Any]) -> None:

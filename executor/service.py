@@ -137,37 +137,73 @@ def create_app(
     hidden = [str(Path(config_path).resolve().parent)] if config_path else []
     build_models()  # before the server's threads first use them
     toolbox = ExecutorToolbox(settings, registry, state, hidden_dirs=hidden)
-    slots = threading.BoundedSemaphore(max_concurrent)
-    # one app may hold at most a third of the slots: a flood from one app leaves
-    # room for the others
-    per_app = max(1, max_concurrent // 3)
-    app_slots: dict[str, threading.BoundedSemaphore] = {}
-    app_slots_lock = threading.Lock()
     app = create_service(
         "executor", registry.authenticate, max_body=settings.limits.request_body_bytes
     )
     app.extensions["aios_toolbox"] = toolbox
     app.extensions["aios_registry"] = registry
+    app.extensions["aios_probed"] = threading.Event()
+    _add_service_routes(app, registry, toolbox)
+    _add_app_routes(app, registry, toolbox)
+    _add_tool_routes(app, registry, toolbox, _Slots(max_concurrent))
+    _add_process_routes(app, registry, toolbox)
+    return app
+
+
+class _Slots:
+    """At most `max_concurrent` tool calls at once, and one app at most a third of
+    them: a flood from one app leaves room for the others."""
+
+    def __init__(self, max_concurrent: int) -> None:
+        self._slots = threading.BoundedSemaphore(max_concurrent)
+        self._per_app = max(1, max_concurrent // 3)
+        self._apps: dict[str, threading.BoundedSemaphore] = {}
+        self._lock = threading.Lock()
 
     @contextmanager
-    def slot(app_id: str) -> Iterator[None]:
-        with app_slots_lock:
-            mine = app_slots.get(app_id)
+    def taken(self, app_id: str) -> Iterator[None]:
+        """A slot for one call of `app_id`, or `Overloaded` when none comes quickly."""
+        with self._lock:
+            mine = self._apps.get(app_id)
             if mine is None:
-                mine = app_slots[app_id] = threading.BoundedSemaphore(per_app)
+                mine = self._apps[app_id] = threading.BoundedSemaphore(self._per_app)
         if not mine.acquire(timeout=_APP_SLOT_WAIT):
-            raise Overloaded(f"{app_id} already runs {per_app} tool calls; retry shortly")
+            raise Overloaded(
+                f"{app_id} already runs {self._per_app} tool calls; retry shortly"
+            )
         try:
-            if not slots.acquire(timeout=_SLOT_WAIT):
+            if not self._slots.acquire(timeout=_SLOT_WAIT):
                 raise Overloaded("the executor is busy; retry shortly")
             try:
                 yield
             finally:
-                slots.release()
+                self._slots.release()
         finally:
             mine.release()
 
-    probed = app.extensions["aios_probed"] = threading.Event()
+
+def _listing(toolbox: ExecutorToolbox, app_id: str, user_id: str = OWNER) -> dict[str, Any]:
+    """The tools `app_id` sees ("": every app) for `user_id`, as `/tools` answers
+    them."""
+    entries = toolbox.listing(app_id or None, user_id)
+    listing = ToolsListing(
+        app_id=app_id,
+        tools=[entry.info() for entry in entries],
+        providers=toolbox.tools.statuses(app_id or None, user_id),
+    ).dump()
+    # what the providers tell a model about their tools (an agent's system prompt),
+    # whole and per provider (a planner offering some tools tells only theirs)
+    prompts = toolbox.tools.prompt_parts(app_id or None, user_id)
+    listing["prompt"] = "\n\n".join(prompts.values())
+    listing["prompts"] = prompts
+    return listing
+
+
+def _add_service_routes(
+    app: Flask, registry: AppRegistry, toolbox: ExecutorToolbox
+) -> None:
+    """`/health`, the controller's writes of the `system` cache and its event reads."""
+    probed: threading.Event = app.extensions["aios_probed"]
 
     @app.get("/health")
     @public
@@ -180,6 +216,27 @@ def create_app(
             "fork_limit": toolbox.sandbox.fork_limit,
             "apps": len(registry),
         }
+
+    @app.post("/cache/system")
+    def write_system_cache() -> Any:
+        _require_controller()
+        entry = read_json(SystemCacheWrite)
+        toolbox.cache.set(SYSTEM_NAMESPACE, entry.key, entry.value, entry.ttl)
+        return {"status": "ok"}
+
+    @app.get("/events")
+    def events() -> Any:
+        _require_controller()
+        try:
+            since = int(request.args.get("since", "0"))
+            wait = float(request.args.get("wait", "0"))
+        except ValueError as exc:
+            raise InvalidRequest("since must be an integer and wait a number") from exc
+        return toolbox.events.read(since, wait).dump()
+
+
+def _add_app_routes(app: Flask, registry: AppRegistry, toolbox: ExecutorToolbox) -> None:
+    """The apps the controller registers, and the tools each sees (`/tools`)."""
 
     @app.put("/apps/<app_id>")
     def register_app(app_id: str) -> Any:
@@ -197,7 +254,7 @@ def create_app(
         toolbox.sync_app(app_id)
         # the app's listing as `GET /tools?app_id=` gives it: the controller's first
         # call of the app needs it, and need not ask again
-        return {"status": "ok", "tools": _listing(app_id)}
+        return {"status": "ok", "tools": _listing(toolbox, app_id)}
 
     @app.delete("/apps/<app_id>")
     def unregister_app(app_id: str) -> Any:
@@ -227,29 +284,20 @@ def create_app(
             app_id, user = record.app_id, record.user_id
         elif user != OWNER:
             user = check_user_id(user, field="user_id")
-        return _listing(app_id, user)
+        return _listing(toolbox, app_id, user)
 
-    def _listing(app_id: str, user_id: str = OWNER) -> dict[str, Any]:
-        """The tools `app_id` sees ("": every app) for `user_id`, as `/tools`
-        answers them."""
-        entries = toolbox.listing(app_id or None, user_id)
-        listing = ToolsListing(
-            app_id=app_id,
-            tools=[entry.info() for entry in entries],
-            providers=toolbox.tools.statuses(app_id or None, user_id),
-        ).dump()
-        # what the providers tell a model about their tools (an agent's system prompt),
-        # whole and per provider (a planner offering some tools tells only theirs)
-        prompts = toolbox.tools.prompt_parts(app_id or None, user_id)
-        listing["prompt"] = "\n\n".join(prompts.values())
-        listing["prompts"] = prompts
-        return listing
+
+def _add_tool_routes(
+    app: Flask, registry: AppRegistry, toolbox: ExecutorToolbox, slots: _Slots
+) -> None:
+    """Tool work: one call (`/call`), a step plan (`/run`), and an agent loop's turn
+    beginning (`/turns`)."""
 
     @app.post("/call")
     def call_tool() -> Any:
         call = read_json(ToolCall)
         record = _caller_app(registry, toolbox, call.app_id, call.user_id)
-        with slot(record.app_id):
+        with slots.taken(record.app_id):
             turn_id = (call.model_extra or {}).get("turn_id")
             result = toolbox.call(
                 record, call.tool, call.args, call.session_id, turn_id=_turn(turn_id)
@@ -291,27 +339,16 @@ def create_app(
             # the user allowed these programs for this one plan (controller/permissions/policy.py)
             extra = tuple(c for c in plan.approved_commands if c and "/" not in c)
             record = replace(record, shell_whitelist=(*record.shell_whitelist, *extra))
-        with slot(record.app_id):
+        with slots.taken(record.app_id):
             turn_id = _turn((plan.model_extra or {}).get("turn_id"))
             results = toolbox.run(record, plan.steps, plan.session_id, turn_id)
         return {"tool_results": {key: _result_json(r) for key, r in results.items()}}
 
-    @app.post("/cache/system")
-    def write_system_cache() -> Any:
-        _require_controller()
-        entry = read_json(SystemCacheWrite)
-        toolbox.cache.set(SYSTEM_NAMESPACE, entry.key, entry.value, entry.ttl)
-        return {"status": "ok"}
 
-    @app.get("/events")
-    def events() -> Any:
-        _require_controller()
-        try:
-            since = int(request.args.get("since", "0"))
-            wait = float(request.args.get("wait", "0"))
-        except ValueError as exc:
-            raise InvalidRequest("since must be an integer and wait a number") from exc
-        return toolbox.events.read(since, wait).dump()
+def _add_process_routes(
+    app: Flask, registry: AppRegistry, toolbox: ExecutorToolbox
+) -> None:
+    """The background processes the tools started: listed, and stopped one by one."""
 
     @app.get("/processes")
     def list_processes() -> Any:
@@ -341,5 +378,3 @@ def create_app(
             raise NotFound(f"no background process {pid}")
         stopped = toolbox.processes.stop(pid)
         return {"status": "ok", "process": stopped}
-
-    return app

@@ -40,7 +40,7 @@ from controller.user_settings import UserSettings
 from openai_entry.limits import UserLimits
 from openai_entry.sandbox import add_sandbox_routes
 from openai_entry.stream import EVENTS_HEADER, turn_stream
-from openai_entry.turn import USER_HEADER, ChatService, TurnAnswer, read_turn
+from openai_entry.turn import USER_HEADER, ChatService, ChatTurn, TurnAnswer, read_turn
 from openai_entry.wire import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -105,6 +105,68 @@ def acting_user(named: str | None, field: str) -> str:
     return user
 
 
+def _bearer_check(
+    api_keys: Callable[[], Iterable[tuple[str, tuple[str, ...] | None]]],
+) -> Callable[[], Response | None]:
+    """The check of a `/v1` request's `Authorization: Bearer <key>` against
+    `api_keys()`: a 401 in OpenAI's shape, or None with the users the key may act
+    for in `g.key_users`."""
+
+    def check_bearer() -> Response | None:
+        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+        given = presented.strip().encode()
+        accepted = False
+        users: tuple[str, ...] | None = None
+        if scheme.lower() == "bearer" and given:
+            for key, allowed in api_keys():  # every key compared: the time says nothing
+                match = bool(key) and compare_digest(given, key.encode())
+                if match and not accepted:
+                    users = allowed
+                accepted |= match
+        if accepted:
+            g.key_users = users
+            return None
+        detail = ErrorDetail(
+            message="Incorrect or missing API key: send Authorization: Bearer <key> with "
+            "the desktop token (<state_dir>/token) or a key of config.json api_keys",
+            type="invalid_request_error",
+            code="invalid_api_key",
+        )
+        return _openai_error(401, detail)
+
+    return check_bearer
+
+
+def _completion(
+    answered: TurnAnswer,
+    turn: ChatTurn,
+    body: ChatCompletionRequest,
+    completion_id: str,
+    created: int,
+) -> ChatCompletion:
+    """The whole answer of a request without `stream` (its reasoning in
+    `reasoning_content` when the client asked for it, else in <think>)."""
+    return ChatCompletion(
+        id=completion_id,
+        created=created,
+        model=turn.model,
+        choices=[
+            Choice(
+                message=ReplyMessage(
+                    content=answered.content
+                    if body.include_reasoning
+                    else answered.with_thinking(),
+                    reasoning_content=(answered.reasoning or None)
+                    if body.include_reasoning
+                    else None,
+                    triton=answered.triton(turn),
+                )
+            )
+        ],
+        usage=answered.usage(turn),
+    )
+
+
 def openai_blueprint(
     chat: ChatService,
     *,
@@ -136,29 +198,7 @@ def openai_blueprint(
 
     routes = Blueprint("openai", __name__, url_prefix="/v1")
     routes.register_error_handler(Exception, _error_response)
-
-    @routes.before_request
-    def check_bearer() -> Response | None:
-        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
-        given = presented.strip().encode()
-        accepted = False
-        users: tuple[str, ...] | None = None
-        if scheme.lower() == "bearer" and given:
-            for key, allowed in api_keys():  # every key compared: the time says nothing
-                match = bool(key) and compare_digest(given, key.encode())
-                if match and not accepted:
-                    users = allowed
-                accepted |= match
-        if accepted:
-            g.key_users = users
-            return None
-        detail = ErrorDetail(
-            message="Incorrect or missing API key: send Authorization: Bearer <key> with "
-            "the desktop token (<state_dir>/token) or a key of config.json api_keys",
-            type="invalid_request_error",
-            code="invalid_api_key",
-        )
-        return _openai_error(401, detail)
+    routes.before_request(_bearer_check(api_keys))
 
     @routes.get("/models")
     @public
@@ -208,26 +248,7 @@ def openai_blueprint(
             if slot is not None:  # a stream closed before its answer ran
                 response.call_on_close(slot.release)
             return response
-        answered = answer()
-        completion = ChatCompletion(
-            id=completion_id,
-            created=created,
-            model=turn.model,
-            choices=[
-                Choice(
-                    message=ReplyMessage(
-                        content=answered.content
-                        if body.include_reasoning
-                        else answered.with_thinking(),
-                        reasoning_content=(answered.reasoning or None)
-                        if body.include_reasoning
-                        else None,
-                        triton=answered.triton(turn),
-                    )
-                )
-            ],
-            usage=answered.usage(turn),
-        )
+        completion = _completion(answer(), turn, body, completion_id, created)
         response = jsonify(completion.dump())
         response.headers["X-AIOS-Session-Id"] = turn.session_id
         return response

@@ -69,6 +69,18 @@ def add_sandbox_routes(
             return acting_user(header, "X-AIOS-User-Id")
         return acting_user(request.args.get("user") or None, "user")
 
+    _add_confirmation_routes(routes, instructions, user)
+    if state_root is not None:
+        _add_file_routes(routes, state_root, user)
+    if user_settings is not None:
+        _add_settings_routes(routes, user_settings, user)
+    if scheduler is not None:
+        _add_schedule_routes(routes, scheduler, user)
+
+
+def _add_confirmation_routes(
+    routes: Blueprint, instructions: Instructions, user: Callable[[], str]
+) -> None:
     @routes.get("/sandbox/confirmations")
     @public
     def questions() -> dict[str, Any]:
@@ -82,41 +94,42 @@ def add_sandbox_routes(
         resumed = instructions.answer(confirmation_id, body.decision, owner)
         return {**resumed.reply.dump(), "app_id": resumed.app_id}
 
-    if state_root is not None:
-        root = state_root
 
-        @routes.get("/sandbox/files/<app_id>/<path:path>")
-        @public
-        def user_file(app_id: str, path: str) -> Response:
-            owner = user()
-            workdir = user_app_workdir(root, owner, check_user_id(app_id, field="app_id"))
-            if not workdir.is_dir():
-                raise NotFound(f"no file {path!r} in the workspace of {app_id}")
-            target = resolve_in_workdir(workdir.resolve(), path)
-            if not target.is_file():
-                raise NotFound(f"no file {path!r} in the workspace of {app_id}")
-            return send_file(target, conditional=True, max_age=0)
+def _add_file_routes(routes: Blueprint, root: Path, user: Callable[[], str]) -> None:
+    @routes.get("/sandbox/files/<app_id>/<path:path>")
+    @public
+    def user_file(app_id: str, path: str) -> Response:
+        owner = user()
+        workdir = user_app_workdir(root, owner, check_user_id(app_id, field="app_id"))
+        if not workdir.is_dir():
+            raise NotFound(f"no file {path!r} in the workspace of {app_id}")
+        target = resolve_in_workdir(workdir.resolve(), path)
+        if not target.is_file():
+            raise NotFound(f"no file {path!r} in the workspace of {app_id}")
+        return send_file(target, conditional=True, max_age=0)
 
-    if user_settings is not None:
-        own = user_settings
 
-        @routes.get("/sandbox/settings")
-        @public
-        def settings_shown() -> dict[str, Any]:
-            return own.get(user())
+def _add_settings_routes(
+    routes: Blueprint, own: UserSettings, user: Callable[[], str]
+) -> None:
+    @routes.get("/sandbox/settings")
+    @public
+    def settings_shown() -> dict[str, Any]:
+        return own.get(user())
 
-        @routes.put("/sandbox/settings")
-        @public
-        def settings_set() -> dict[str, Any]:
-            owner = user()
-            body = request.get_json(silent=True)
-            if not isinstance(body, dict):
-                raise InvalidRequest("the body must be a JSON object")
-            return own.put(owner, body)
+    @routes.put("/sandbox/settings")
+    @public
+    def settings_set() -> dict[str, Any]:
+        owner = user()
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            raise InvalidRequest("the body must be a JSON object")
+        return own.put(owner, body)
 
-    if scheduler is None:
-        return
 
+def _add_schedule_routes(
+    routes: Blueprint, scheduler: Scheduler, user: Callable[[], str]
+) -> None:
     @routes.get("/sandbox/schedules")
     @public
     def list_jobs() -> dict[str, Any]:

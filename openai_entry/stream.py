@@ -125,26 +125,56 @@ def turn_stream(
     reasoning_field: bool = False,
 ) -> Iterator[str]:
     """The SSE frames of one turn (see the module docstring)."""
+    frames = _Frames(
+        turn,
+        completion_id,
+        created,
+        run_events=run_events,
+        reasoning_field=reasoning_field,
+        seen=events.last_seq,
+    )
+    yield frames.chunk(Delta(role="assistant", content=""))
+    news = _running(run, turn.session_id, events, frames.seen)
+    if run_events:
+        yield _frame({"type": "run_state", "state": "running"}, "run_state")
+    while True:
+        try:
+            kind, item = news.get(timeout=heartbeat)
+        except queue.Empty:
+            yield ": ping\n\n"
+            if run_events:
+                yield _frame({"type": "heartbeat"}, "heartbeat")
+            continue
+        if kind == "event":
+            yield from frames.forward(item)
+            continue
+        # the turn ended: what it published that the follower has not passed on yet
+        for event in events.since(frames.seen):
+            if event.session_id == turn.session_id:
+                yield from frames.forward(event)
+        if kind == "error":
+            yield _frame(error_body(item))
+        else:
+            yield from frames.ending(item, include_usage=include_usage)
+        yield "data: [DONE]\n\n"
+        return
 
-    def chunk(delta: Delta | None = None, **choice: Any) -> str:
-        body = ChatCompletionChunk(
-            id=completion_id,
-            created=created,
-            model=turn.model,
-            choices=[ChunkChoice(delta=delta or Delta(), **choice)],
-        )
-        return _frame(body.dump())
 
+def _running(
+    run: Callable[[], TurnAnswer], session_id: str, events: EventBus, start_seq: int
+) -> queue.SimpleQueue[tuple[str, Any]]:
+    """Run the turn in a thread of its own, and follow the session's events in
+    another, from `start_seq`: the news of both, as `("event", BusEvent)` and at the
+    end `("answer", TurnAnswer)` or `("error", AiosError)`."""
     news: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     finished = threading.Event()
-    start_seq = events.last_seq
 
     def follow() -> None:  # this session's events, while the turn runs
         seq = start_seq
         while not finished.is_set() and not events.closed:
             for event in events.wait_since(seq, 1.0):
                 seq = event.seq
-                if event.session_id == turn.session_id:
+                if event.session_id == session_id:
                     news.put(("event", event))
 
     def work() -> None:
@@ -158,121 +188,130 @@ def turn_stream(
         finally:
             finished.set()
 
-    yield chunk(Delta(role="assistant", content=""))
     threading.Thread(target=follow, name="chat-events", daemon=True).start()
     threading.Thread(target=work, name="chat-turn", daemon=True).start()
-    if run_events:
-        yield _frame({"type": "run_state", "state": "running"}, "run_state")
-    streamed = ""
-    held: list[tuple[str, str]] = []  # (text | reasoning, piece) of the model's attempt
-    seen = start_seq
-    thinking = False  # a <think> block is open
-    thought = False  # some reasoning was sent
+    return news
 
-    def think(piece: str) -> Iterator[str]:
-        nonlocal thinking, thought
-        thought = True
-        if reasoning_field:
-            yield chunk(Delta(reasoning_content=piece))
+
+def _loop_piece(event: BusEvent) -> str | None:
+    """The text or reasoning an app's agent loop streamed (not a sub-agent's)."""
+    data = event.data
+    if not is_loop_step(event) or data.get("kind") not in ("text", "reasoning"):
+        return None
+    piece = data.get("text")
+    return piece if isinstance(piece, str) and piece else None
+
+
+class _Frames:
+    """The frames of one turn's stream, and what they have sent so far: the text
+    (`streamed`), whether reasoning was sent and a <think> block is open, and the
+    pieces of the model's attempt held until the loop's next step shows it stands."""
+
+    def __init__(
+        self,
+        turn: ChatTurn,
+        completion_id: str,
+        created: int,
+        *,
+        run_events: bool,
+        reasoning_field: bool,
+        seen: int,
+    ) -> None:
+        self.turn = turn
+        self.completion_id = completion_id
+        self.created = created
+        self.run_events = run_events
+        self.reasoning_field = reasoning_field
+        self.seen = seen  # the last event passed on
+        self.streamed = ""
+        self.held: list[tuple[str, str]] = []  # (text | reasoning, piece)
+        self.thinking = False  # a <think> block is open
+        self.thought = False  # some reasoning was sent
+
+    def chunk(self, delta: Delta | None = None, **choice: Any) -> str:
+        body = ChatCompletionChunk(
+            id=self.completion_id,
+            created=self.created,
+            model=self.turn.model,
+            choices=[ChunkChoice(delta=delta or Delta(), **choice)],
+        )
+        return _frame(body.dump())
+
+    def think(self, piece: str) -> Iterator[str]:
+        self.thought = True
+        if self.reasoning_field:
+            yield self.chunk(Delta(reasoning_content=piece))
             return
-        if not thinking:
-            thinking = True
-            yield chunk(Delta(content="<think>\n"))
-        yield chunk(Delta(content=piece))
+        if not self.thinking:
+            self.thinking = True
+            yield self.chunk(Delta(content="<think>\n"))
+        yield self.chunk(Delta(content=piece))
 
-    def end_thinking() -> Iterator[str]:
-        nonlocal thinking
-        if thinking:
-            thinking = False
-            yield chunk(Delta(content="\n</think>\n\n"))
+    def end_thinking(self) -> Iterator[str]:
+        if self.thinking:
+            self.thinking = False
+            yield self.chunk(Delta(content="\n</think>\n\n"))
 
-    def loop_piece(event: BusEvent) -> str | None:
-        """The text or reasoning an app's agent loop streamed (not a sub-agent's)."""
-        data = event.data
-        if not is_loop_step(event) or data.get("kind") not in ("text", "reasoning"):
-            return None
-        piece = data.get("text")
-        return piece if isinstance(piece, str) and piece else None
+    def text(self, piece: str) -> Iterator[str]:
+        yield from self.end_thinking()
+        self.streamed += piece
+        yield self.chunk(Delta(content=piece))
 
-    def release() -> Iterator[str]:
+    def release(self) -> Iterator[str]:
         """The held pieces of the model's attempt, which stands."""
-        nonlocal streamed
-        for kind, piece in held:
+        for kind, piece in self.held:
             if kind == "reasoning":
-                yield from think(piece)
+                yield from self.think(piece)
             else:
-                yield from end_thinking()
-                streamed += piece
-                yield chunk(Delta(content=piece))
-        held.clear()
+                yield from self.text(piece)
+        self.held.clear()
 
-    def forward(event: BusEvent) -> Iterator[str]:
-        nonlocal streamed, seen
-        if event.seq <= seen:
+    def forward(self, event: BusEvent) -> Iterator[str]:
+        """What the stream says of one event of the turn's session."""
+        if event.seq <= self.seen:
             return
-        seen = event.seq
-        delta = event.data.get("text_delta")
-        piece = loop_piece(event)
+        self.seen = event.seq
+        piece = _loop_piece(event)
         if piece is not None:  # held until the attempt is known to stand
-            held.append((str(event.data.get("kind")), piece))
+            self.held.append((str(event.data.get("kind")), piece))
             return
         if is_loop_step(event) and event.data.get("kind") not in _AGENT_PIECES:
             if discards(event.data):
-                held.clear()
+                self.held.clear()
             else:
-                yield from release()
+                yield from self.release()
+        delta = event.data.get("text_delta")
         if isinstance(delta, str) and delta:
-            yield from end_thinking()
-            streamed += delta
-            yield chunk(Delta(content=delta))
-        elif run_events:
+            yield from self.text(delta)
+        elif self.run_events:
             frame = _run_event(event)
             if frame:
                 yield frame
 
-    while True:
-        try:
-            kind, item = news.get(timeout=heartbeat)
-        except queue.Empty:
-            yield ": ping\n\n"
-            if run_events:
-                yield _frame({"type": "heartbeat"}, "heartbeat")
-            continue
-        if kind == "event":
-            yield from forward(item)
-            continue
-        # the turn ended: what it published that the follower has not passed on yet
-        for event in events.since(seen):
-            if event.session_id == turn.session_id:
-                yield from forward(event)
-        if kind == "error":
-            yield _frame(error_body(item))
-            yield "data: [DONE]\n\n"
-            return
-        answer: TurnAnswer = item
-        yield from release()  # the turn's last attempt stood
-        if answer.reasoning and not thought and not streamed:
-            yield from think(answer.reasoning)
-        yield from end_thinking()
+    def ending(self, answer: TurnAnswer, *, include_usage: bool) -> Iterator[str]:
+        """The end of a turn that answered: the rest of its reply, the run's state,
+        the `stop` chunk with the views and the usage chunk when asked for."""
+        yield from self.release()  # the turn's last attempt stood
+        if answer.reasoning and not self.thought and not self.streamed:
+            yield from self.think(answer.reasoning)
+        yield from self.end_thinking()
         rest = answer.content
-        if streamed:
-            rest = rest[len(streamed) :] if rest.startswith(streamed) else ""
+        if self.streamed:
+            rest = rest[len(self.streamed) :] if rest.startswith(self.streamed) else ""
         if rest:
-            yield chunk(Delta(content=rest))
-        if run_events:
+            yield self.chunk(Delta(content=rest))
+        if self.run_events:
             state = "awaiting_permission" if answer.awaiting_confirmation else "idle"
             if answer.awaiting_user_input:
                 state = "awaiting_user_input"
             yield _frame({"type": "run_state", "state": state}, "run_state")
-        yield chunk(finish_reason="stop", triton=answer.triton(turn))
+        yield self.chunk(finish_reason="stop", triton=answer.triton(self.turn))
         if include_usage:
             usage = ChatCompletionChunk(
-                id=completion_id,
-                created=created,
-                model=turn.model,
+                id=self.completion_id,
+                created=self.created,
+                model=self.turn.model,
                 choices=[],
-                usage=answer.usage(turn),
+                usage=answer.usage(self.turn),
             )
             yield _frame(usage.dump())
-        yield "data: [DONE]\n\n"
-        return

@@ -23,6 +23,7 @@ import json
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,6 +54,7 @@ TOO_LONG = "llm_context_too_long"
 REACTIVE_COMPACTIONS = 3  # compact-and-retry rounds of one model turn
 
 FORK_MARK = "<fork-boilerplate>"
+NOT_ANSWERED = "not answered: the user moved on to something else without answering"
 DENIED_BY_USER = "denied_by_user"  # a step the user said no to (the controller's code)
 Progress = Callable[[StreamEvent], None]
 
@@ -148,6 +150,76 @@ def _refused_by_user(messages: list[dict[str, Any]]) -> list[str]:
     return refused
 
 
+def _in_place(pending: Mapping[str, Any], outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
+    """The results of the waiting calls of `pending` (`outcomes`, in its order) and of
+    the calls that repeated them, in the order the model proposed them: two calls of
+    one id get their results in turn."""
+    placed = [
+        (int(call.get("place", index)), outcome)
+        for index, (call, outcome) in enumerate(
+            zip(pending.get("calls", []), outcomes, strict=False)
+        )
+    ]
+    placed += _copies(pending.get("duplicates"), placed)
+    return [outcome for _, outcome in sorted(placed, key=lambda found: found[0])]
+
+
+def _copies(
+    duplicates: Any, placed: list[tuple[int, ToolOutcome]]
+) -> list[tuple[int, ToolOutcome]]:
+    """The results of the calls that repeated a waiting call (the same tool and
+    arguments): its result, under their own ids, each with its place in the message.
+    `placed` is the waiting calls' results by place."""
+    copies = []
+    if isinstance(duplicates, Mapping):  # kept before calls had places: id → id
+        by_id = {outcome.call_id: outcome for _, outcome in placed}
+        for extra, (copy, original) in enumerate(duplicates.items(), start=len(placed)):
+            if original in by_id:
+                copies.append((extra, replace(by_id[original], call_id=str(copy))))
+        return copies
+    by_place = dict(placed)
+    for entry in duplicates if isinstance(duplicates, list) else []:
+        first = by_place.get(entry.get("of", -1)) if isinstance(entry, Mapping) else None
+        if first is not None:
+            copies.append((int(entry["place"]), replace(first, call_id=str(entry["id"]))))
+    return copies
+
+
+@dataclass
+class _Batch:
+    """The calls of one assistant message as they are sorted and run, each known by
+    its place in the message (a model may give two calls of one message one id)."""
+
+    calls: list[ProposedCall]
+    done: dict[int, ToolOutcome] = field(default_factory=dict)
+    direct: list[int] = field(default_factory=list)  # run now, nobody's yes needed
+    reviewed: list[int] = field(default_factory=list)  # wait for the user's yes
+    question: int | None = None  # the `ask_user` call to ask
+    paused: dict[str, Any] | None = None  # a sub-agent waiting for the user
+    duplicates: dict[int, int] = field(default_factory=dict)  # → the same earlier call
+    first_of: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def repeats(self, place: int) -> bool:
+        """Whether the call at `place` is the same (tool and arguments) as an earlier
+        call of the message, whose result it gets."""
+        call = self.calls[place]
+        if not call.valid or call.name in RUNTIME_TOOLS:
+            return False
+        key = (call.name, json.dumps(call.args or {}, sort_keys=True))
+        if key in self.first_of:
+            self.duplicates[place] = self.first_of[key]
+            return True
+        self.first_of[key] = place
+        return False
+
+    def share(self) -> None:
+        """Each repeated call gets the result of the call it repeats, when it has one."""
+        for copy, original in self.duplicates.items():
+            if original in self.done:
+                call_id = self.calls[copy].call_id
+                self.done[copy] = replace(self.done[original], call_id=call_id)
+
+
 @dataclass
 class AgentLoop:
     llm: ModelPort  # aios_sdk.llm.AgentLLM, or a test's ScriptedModel
@@ -208,16 +280,7 @@ class AgentLoop:
             _not_followed(outcome) if outcome.name == SKILL_TOOL else outcome
             for outcome in outcomes_from_results(calls, results, pending.get("steps", []))
         ]
-        by_id = {outcome.call_id: outcome for outcome in outcomes}
-        for copy, original in (pending.get("duplicates") or {}).items():
-            if original in by_id:  # the same call proposed twice: one result for both
-                first = by_id[original]
-                outcomes.append(
-                    ToolOutcome(
-                        copy, first.name, first.ok, first.result, first.error, first.code
-                    )
-                )
-        for outcome in outcomes:
+        for outcome in _in_place(pending, outcomes):
             text = outcome.for_model()
             self.conversation.replace_placeholder(
                 outcome.call_id, outcome.name, text, ok=outcome.ok, asked_by=asker
@@ -226,12 +289,24 @@ class AgentLoop:
         return self.run()
 
     def cancel_pending(self, reason: str) -> None:
-        """The user moved on without answering: the waiting calls did not run."""
+        """The user moved on without answering: the waiting calls did not run (the
+        question the loop asked, if it asked one, was not answered)."""
         pending = self.conversation.pending
         if not pending:
             return
         self.conversation.pending = None
         asker = str(pending.get("asked_by") or "")
+        if pending.get("kind") == "question":
+            outcome = ToolOutcome(
+                str(pending.get("call_id") or ""),
+                ASK_TOOL,
+                False,
+                error=NOT_ANSWERED,
+                code="not_answered",
+            )
+            self.conversation.replace_placeholder(
+                outcome.call_id, ASK_TOOL, outcome.for_model(), ok=False, asked_by=asker
+            )
         if pending.get("kind") == "fork":  # the forked call waited with its sub-agent
             name = str(pending.get("tool") or TASK_TOOL)
             outcome = ToolOutcome(
@@ -240,12 +315,13 @@ class AgentLoop:
             self.conversation.replace_placeholder(
                 outcome.call_id, name, outcome.for_model(), ok=False, asked_by=asker
             )
-        for call in pending.get("calls", []):
-            outcome = ToolOutcome(
-                call["id"], call["name"], False, error=reason, code="not_confirmed"
-            )
+        outcomes = [
+            ToolOutcome(call["id"], call["name"], False, error=reason, code="not_confirmed")
+            for call in pending.get("calls", [])
+        ]
+        for outcome in _in_place(pending, outcomes):
             self.conversation.replace_placeholder(
-                call["id"], call["name"], outcome.for_model(), ok=False, asked_by=asker
+                outcome.call_id, outcome.name, outcome.for_model(), ok=False, asked_by=asker
             )
 
     # ------------------------------------------------------------------- turns
@@ -411,15 +487,11 @@ class AgentLoop:
         """Run the calls of the message `asker` in the order proposed: a call the same
         as an earlier one (tool and arguments) runs once, both get its result; once a
         call waits for the user, every later tool call waits with it, in the same
-        plan. Each result (or placeholder) names `asker`, and so does the pause."""
-        done: dict[str, ToolOutcome] = {}
-        direct: list[ProposedCall] = []
-        reviewed: list[ProposedCall] = []
-        question: ProposedCall | None = None
-        paused: dict[str, Any] | None = None  # a sub-agent waiting for the user
-        first_of: dict[tuple[str, str], str] = {}
-        duplicates: dict[str, str] = {}  # call id → the id of the same earlier call
-        for call in calls:
+        plan. Each call has a result of its own, in its place, even when the model
+        gave two calls of the message one id. Each result (or placeholder) names
+        `asker`, and so does the pause."""
+        batch = _Batch(calls)
+        for place, call in enumerate(calls):
             self._emit(
                 "tool_call",
                 {
@@ -429,69 +501,12 @@ class AgentLoop:
                     "arguments": call.arguments[:4000],
                 },
             )
-            if call.valid and call.name not in RUNTIME_TOOLS:
-                key = (call.name, json.dumps(call.args or {}, sort_keys=True))
-                if key in first_of:
-                    duplicates[call.call_id] = first_of[key]
-                    continue
-                first_of[key] = call.call_id
-            if not call.valid:
-                done[call.call_id] = ToolOutcome(
-                    call.call_id, call.name, False, error=call.error, code=call.code
-                )
-            elif call.name == TASK_TOOL:
-                forked = self._fork(call, asker, may_pause=len(calls) == 1)
-                if isinstance(forked, ToolOutcome):
-                    done[call.call_id] = forked
-                else:
-                    paused = forked
-            elif call.name == OUTPUT_TOOL:
-                done[call.call_id] = self._task_output(call)
-            elif call.name == ASK_TOOL:
-                if (
-                    question is None
-                    and str((call.args or {}).get("question") or "").strip()
-                ):
-                    question = call
-                else:
-                    done[call.call_id] = ToolOutcome(
-                        call.call_id,
-                        call.name,
-                        False,
-                        code="invalid_args",
-                        error="ask one question at a time, with a non-empty `question`",
-                    )
-            elif reviewed or self.tools.reviewed(call):
-                refused = self._refused(call)
-                if refused is not None:
-                    done[call.call_id] = refused
-                else:
-                    reviewed.append(call)
-            else:
-                direct.append(call)
-        for call in list(direct):  # started while the model wrote: its result is in
-            entry = (early or {}).get(call.call_id)
-            if isinstance(entry, Mapping):
-                direct.remove(call)
-                [done[call.call_id]] = outcomes_from_results([call], {"step_1": entry}, [1])
-        if direct:
-            for ran in self.tools.run_direct(direct, self.session_id or None):
-                done[ran.call_id] = ran
-                if ran.name == SKILL_TOOL and ran.ok and isinstance(ran.result, Mapping):
-                    if ran.result.get("context") == "fork":
-                        # its sub-agent may pause the request when nothing else waits
-                        alone = not reviewed and question is None and paused is None
-                        alone = alone and ran.call_id not in duplicates.values()
-                        forked = self._skill_fork(ran, ran.result, may_pause=alone)
-                        if isinstance(forked, ToolOutcome):
-                            done[ran.call_id] = forked
-                        else:
-                            del done[ran.call_id]
-                            paused = forked
-                    else:
-                        self._follow_skill(ran.result)
-        if question is not None and reviewed:
-            done[question.call_id] = ToolOutcome(
+            if not batch.repeats(place):
+                self._sort(batch, place, asker)
+        self._run_direct(batch, early or {})
+        if batch.question is not None and batch.reviewed:
+            question = calls[batch.question]
+            batch.done[batch.question] = ToolOutcome(
                 question.call_id,
                 question.name,
                 False,
@@ -499,33 +514,120 @@ class AgentLoop:
                 error="not asked: other calls wait for the user's confirmation; ask "
                 "after they ran",
             )
-            question = None
-        for copy, original in duplicates.items():
-            if original in done:
-                first = done[original]
-                done[copy] = ToolOutcome(
-                    copy, first.name, first.ok, first.result, first.error, first.code
-                )
-        for call in calls:
-            outcome = done.get(call.call_id)
-            if outcome is not None:
-                self.conversation.add_tool_result(
+            batch.question = None
+        batch.share()
+        self._record(batch, asker)
+        if batch.question is not None:
+            return self._ask(calls[batch.question], asker)
+        if batch.paused is not None:
+            return self._pause_for_fork(batch.paused, asker)
+        if not batch.reviewed:
+            return None
+        return self._pause_for_plan(batch, asker)
+
+    def _sort(self, batch: _Batch, place: int, asker: str) -> None:
+        """The call at `place`: answered now when it cannot run or the runtime itself
+        runs it, else put with the calls that run directly, that wait for the
+        user's yes, or the question to ask."""
+        call = batch.calls[place]
+        if not call.valid:
+            batch.done[place] = ToolOutcome(
+                call.call_id, call.name, False, error=call.error, code=call.code
+            )
+        elif call.name == TASK_TOOL:
+            forked = self._fork(call, asker, may_pause=len(batch.calls) == 1)
+            if isinstance(forked, ToolOutcome):
+                batch.done[place] = forked
+            else:
+                batch.paused = forked
+        elif call.name == OUTPUT_TOOL:
+            batch.done[place] = self._task_output(call)
+        elif call.name == ASK_TOOL:
+            if (
+                batch.question is None
+                and str((call.args or {}).get("question") or "").strip()
+            ):
+                batch.question = place
+            else:
+                batch.done[place] = ToolOutcome(
                     call.call_id,
                     call.name,
-                    outcome.for_model(),
-                    ok=outcome.ok,
-                    asked_by=asker,
-                    shown=not self.sub_agent,
+                    False,
+                    code="invalid_args",
+                    error="ask one question at a time, with a non-empty `question`",
                 )
-                self._report_result(outcome, asker)
+        elif batch.reviewed or self.tools.reviewed(call):
+            refused = self._refused(call)
+            if refused is not None:
+                batch.done[place] = refused
             else:
+                batch.reviewed.append(place)
+        else:
+            batch.direct.append(place)
+
+    def _run_direct(self, batch: _Batch, early: Mapping[str, Any]) -> None:
+        """Run the calls that need nobody's yes, but those started while the model
+        wrote (`early`, by call id: a call whose id another call of the message
+        has too runs here); a skill used is followed, or forked."""
+        ids = Counter(call.call_id for call in batch.calls)
+        waiting = []
+        for place in batch.direct:
+            call = batch.calls[place]
+            entry = early.get(call.call_id) if ids[call.call_id] == 1 else None
+            if isinstance(entry, Mapping):
+                [batch.done[place]] = outcomes_from_results([call], {"step_1": entry}, [1])
+            else:
+                waiting.append(place)
+        if not waiting:
+            return
+        ran = self.tools.run_direct(
+            [batch.calls[place] for place in waiting], self.session_id or None
+        )
+        for place, outcome in zip(waiting, ran, strict=True):
+            batch.done[place] = outcome
+            used = outcome.result if outcome.name == SKILL_TOOL and outcome.ok else None
+            if isinstance(used, Mapping):
+                self._used_skill(batch, place, used)
+
+    def _used_skill(self, batch: _Batch, place: int, used: Mapping[str, Any]) -> None:
+        """A skill the model used (the call at `place`): its `allowed-tools` hold from
+        now on or, marked `context: fork`, a sub-agent follows it — one that may
+        pause the request when nothing else of the message waits."""
+        if used.get("context") != "fork":
+            self._follow_skill(used)
+            return
+        alone = not batch.reviewed and batch.question is None and batch.paused is None
+        alone = alone and place not in batch.duplicates.values()
+        forked = self._skill_fork(batch.done[place], used, may_pause=alone)
+        if isinstance(forked, ToolOutcome):
+            batch.done[place] = forked
+        else:
+            del batch.done[place]
+            batch.paused = forked
+
+    def _record(self, batch: _Batch, asker: str) -> None:
+        """Each call's result in the context, in the order proposed (a placeholder for
+        one that waits)."""
+        for place, call in enumerate(batch.calls):
+            outcome = batch.done.get(place)
+            if outcome is None:
                 self.conversation.add_placeholder(call.call_id, asked_by=asker)
-        if question is not None:
-            return self._ask(question, asker)
-        if paused is not None:
-            return self._pause_for_fork(paused, asker)
-        if not reviewed:
-            return None
+                continue
+            self.conversation.add_tool_result(
+                call.call_id,
+                call.name,
+                outcome.for_model(),
+                ok=outcome.ok,
+                asked_by=asker,
+                shown=not self.sub_agent,
+            )
+            self._report_result(outcome, asker)
+
+    def _pause_for_plan(self, batch: _Batch, asker: str) -> Outcome:
+        """The calls waiting for the user's yes as a step plan for the controller; the
+        loop waits with them (the request in `conversation.pending`, each call by
+        its place in the message)."""
+        reviewed = [batch.calls[place] for place in batch.reviewed]
         steps = plan_for(reviewed, first_step=self.turns * 100 + 1)
         if self.sub_agent and self.conversation.turn_id:
             for step in steps:  # run after the yes, still in the sub-agent's turn
@@ -533,9 +635,16 @@ class AgentLoop:
         self.conversation.pending = {
             "turns": self.turns,
             "asked_by": asker,
-            "calls": [{"id": c.call_id, "name": c.name, "args": c.args} for c in reviewed],
+            "calls": [
+                {"id": c.call_id, "name": c.name, "args": c.args, "place": place}
+                for place, c in zip(batch.reviewed, reviewed, strict=True)
+            ],
             "steps": [s["step_id"] for s in steps],
-            "duplicates": {c: o for c, o in duplicates.items() if o not in done},
+            "duplicates": [
+                {"id": batch.calls[copy].call_id, "place": copy, "of": original}
+                for copy, original in batch.duplicates.items()
+                if original not in batch.done
+            ],
             "created": round(time.time(), 3),
         }
         self.conversation.plan_rounds += 1

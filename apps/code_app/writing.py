@@ -28,25 +28,37 @@ __all__ = ["CodeWriting", "written_program"]
 
 
 def written_program(conversation: Conversation) -> tuple[str, str] | None:
-    """`(path, code)` of the last `.py` file the loop wrote successfully."""
-    proposed: dict[str, tuple[str, str]] = {}
+    """`(path, code)` of the last `.py` file the loop wrote successfully. A result is
+    matched to its call by the message that asked and the call's id: a model may use
+    one call id in several turns."""
+    proposed: dict[tuple[str, str], tuple[str, str]] = {}  # (asker, call id) → file
     written: tuple[str, str] | None = None
     for message in conversation.messages:
         if isinstance(message, AssistantMessage):
             for use in message.tool_uses:
-                if use.name != "file_write":
-                    continue
-                try:
-                    args = json.loads(use.arguments or "{}")
-                except ValueError:
-                    continue
-                path = posixpath.normpath(str(args.get("path") or ""))
-                path = path.removeprefix("workspace/")
-                if path.endswith(".py") and isinstance(args.get("content"), str):
-                    proposed[use.id] = (path, args["content"])
+                program = _program_of(use.name, use.arguments)
+                if program is not None:
+                    proposed[(message.id, use.id)] = program
         elif isinstance(message, ToolMessage) and not message.result.is_error:
-            written = proposed.get(message.result.tool_use_id, written)
+            asked = (message.result.asked_by, message.result.tool_use_id)
+            written = proposed.get(asked, written)
     return written
+
+
+def _program_of(tool: str, arguments: str) -> tuple[str, str] | None:
+    """`(path, code)` of a `file_write` call that writes a `.py` file, else None."""
+    if tool != "file_write":
+        return None
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    path = posixpath.normpath(str(args.get("path") or "")).removeprefix("workspace/")
+    if path.endswith(".py") and isinstance(args.get("content"), str):
+        return path, args["content"]
+    return None
 
 
 class CodeWriting(AgentFlows):

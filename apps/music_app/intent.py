@@ -264,8 +264,44 @@ def read_intent(instruction: str | None) -> MusicIntent:
     for kind, pattern in controls:
         if pattern.search(lower if english else text.replace(" ", "")):
             return MusicIntent(kind, english=english)
+    download = _download_intent(text, quoted, english=english)
+    if download is not None:
+        return download
 
-    if english and "download" in lower:
+    # "play 晴天" is a request to hear it in either language
+    english_verb = _PLAY_EN.match(lower)
+    plays = english_verb or _PLAY_ZH.match(text.replace(" ", ""))
+    term = _search_term(text, english_verb, english=english)
+    wanted: IntentKind = "play" if plays else "search"
+    if term.lower() in _GENERIC:
+        return MusicIntent("play" if plays else "library", english=english)
+    free_form = is_free_form(term)
+    request = text if free_form else ""  # a wish is kept as the user said it
+    split = _split_artist_title_en if english else _split_artist_title_zh
+    artist, title = split(term)
+    if artist and title:  # "陈奕迅的十年", "Yesterday by The Beatles": shown as said
+        return MusicIntent(
+            wanted,
+            query=f"{title} {artist}",
+            title=title,
+            artist=artist,
+            label=term,
+            english=english,
+            free_form=free_form,
+            request=request,
+        )
+    return MusicIntent(
+        wanted, query=term, english=english, free_form=free_form, request=request
+    )
+
+
+def _download_intent(
+    text: str, quoted: re.Match[str] | None, *, english: bool
+) -> MusicIntent | None:
+    """A request to download a song ("下载周杰伦的晴天", "download Yesterday by The
+    Beatles"), or None."""
+    if english and "download" in text.lower():
+        lower = text.lower()
         match = _DOWNLOAD_EN.search(lower)
         if match:
             start = lower.find(match["what"])
@@ -281,54 +317,20 @@ def read_intent(instruction: str | None) -> MusicIntent:
         if match:
             artist, title = _split_artist_title_zh(match["what"])
             return _download(title, artist, english=False)
+    return None
 
-    # "play 晴天" is a request to hear it in either language
-    english_verb = _PLAY_EN.match(lower)
-    plays = english_verb or _PLAY_ZH.match(text.replace(" ", ""))
+
+def _search_term(text: str, english_verb: re.Match[str] | None, *, english: bool) -> str:
+    """What to look for in `text`, without the words asking for it."""
     if english:
-        term = _search_term_en(text)
-    elif english_verb:  # "play songs by 周杰伦": the English words around the name go
+        return _search_term_en(text)
+    if english_verb:  # "play songs by 周杰伦": the English words around the name go
         rest = text[english_verb.end() :].strip()
         said = _EN_PREFIX.match(rest.lower())
         rest = rest[said.end() :] if said else rest
         after = _EN_SUFFIX.search(rest.lower())
-        term = _search_term_zh(rest[: after.start()] if after else rest)
-    else:
-        term = _search_term_zh(text)
-    wanted: IntentKind = "play" if plays else "search"
-    if term.lower() in _GENERIC:
-        return MusicIntent("play" if plays else "library", english=english)
-    free_form = is_free_form(term)
-    request = text if free_form else ""  # a wish is kept as the user said it
-    if not english:
-        artist, title = _split_artist_title_zh(term)
-        if artist and title:  # "陈奕迅的十年": search title and artist, show as said
-            query = f"{title} {artist}"
-            return MusicIntent(
-                wanted,
-                query=query,
-                title=title,
-                artist=artist,
-                label=term,
-                free_form=free_form,
-                request=request,
-            )
-    if english:
-        artist, title = _split_artist_title_en(term)
-        if artist and title:  # "Yesterday by The Beatles"
-            return MusicIntent(
-                wanted,
-                query=f"{title} {artist}",
-                title=title,
-                artist=artist,
-                label=term,
-                english=True,
-                free_form=free_form,
-                request=request,
-            )
-    return MusicIntent(
-        wanted, query=term, english=english, free_form=free_form, request=request
-    )
+        return _search_term_zh(rest[: after.start()] if after else rest)
+    return _search_term_zh(text)
 
 
 def _download(

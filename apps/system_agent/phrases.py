@@ -406,31 +406,44 @@ def _parse(raw: str) -> UiRequest:
         return UiRequest("status", english=english)
     if (_UNDO_EN if english else _UNDO_ZH).match(lower if english else raw):
         return UiRequest("undo", english=english)
+    # in this order: change text first, as the new text may itself contain colour or
+    # position words; what names none of these is a move
+    for reader in (_text, _status, _rotate, _window, _colouring, _size, _visibility):
+        request = reader(raw, lower, english)
+        if request is not None:
+            return request
+    return _move(raw, lower, english)
 
-    # change text first: the new text may itself contain colour or position words
+
+def _text(raw: str, lower: str, english: bool) -> UiRequest | None:
     match = (_TEXT_EN if english else _TEXT_ZH).search(raw)
-    if match:
-        groups = match.groupdict()
-        new_text = next(groups[k] for k in ("text", "text2", "text3") if groups.get(k))
-        target_words = next(
-            (groups[k] for k in ("target", "target2", "target3") if groups.get(k)), None
-        )
-        if target_words is not None:
-            target = _remainder(target_words, [], english)
-        else:
-            target = _remainder(raw[: match.start()], [], english)
-        return UiRequest("change_text", target, english, text=_strip_quotes(new_text))
+    if not match:
+        return None
+    groups = match.groupdict()
+    new_text = next(groups[k] for k in ("text", "text2", "text3") if groups.get(k))
+    target_words = next(
+        (groups[k] for k in ("target", "target2", "target3") if groups.get(k)), None
+    )
+    if target_words is not None:
+        target = _remainder(target_words, [], english)
+    else:
+        target = _remainder(raw[: match.start()], [], english)
+    return UiRequest("change_text", target, english, text=_strip_quotes(new_text))
 
-    if (_STATUS_EN if english else _STATUS_ZH).search(raw if not english else lower):
-        topic = _status_topic(lower)
-        view = "table" if topic == "process" else "dashboard"
-        if re.search(r"(图表|柱状图|chart|graph)", lower):
-            view = "chart"
-        if re.search(r"(表格|列表|table)", lower):
-            view = "table"
-        return UiRequest("status", english=english, status_view=view, status_topic=topic)
 
-    # rotate
+def _status(raw: str, lower: str, english: bool) -> UiRequest | None:
+    if not (_STATUS_EN if english else _STATUS_ZH).search(raw if not english else lower):
+        return None
+    topic = _status_topic(lower)
+    view = "table" if topic == "process" else "dashboard"
+    if re.search(r"(图表|柱状图|chart|graph)", lower):
+        view = "chart"
+    if re.search(r"(表格|列表|table)", lower):
+        view = "table"
+    return UiRequest("status", english=english, status_view=view, status_topic=topic)
+
+
+def _rotate(raw: str, lower: str, english: bool) -> UiRequest | None:
     match = (_ROTATE_EN if english else _ROTATE_ZH).search(lower if english else raw)
     if match:
         degrees = float(match["deg"])
@@ -447,6 +460,7 @@ def _parse(raw: str) -> UiRequest:
     for words, degrees in (
         (r"(倒过来|上下颠倒|upside down)", 180.0),
         (r"(转回来|复原|恢复原样|reset (the )?rotation|unrotate)", 0.0),
+        (r"(旋转|\brotate\b)", 90.0),
     ):
         found = re.search(words, lower)
         if found:
@@ -456,47 +470,41 @@ def _parse(raw: str) -> UiRequest:
                 english,
                 degrees=degrees,
             )
-    if re.search(r"(旋转|\brotate\b)", lower):
-        found = re.search(r"(旋转|\brotate\b)", lower)
-        assert found is not None
-        return UiRequest(
-            "rotate", _remainder(raw, [found.group(0)], english), english, degrees=90.0
-        )
+    return None
 
-    # window operations (an app is named) — decided later against the app list too
+
+def _window(raw: str, lower: str, english: bool) -> UiRequest | None:
+    """A window operation (an app is named) — decided later against the app list too."""
     verbs = _WINDOW_VERBS_EN if english else _WINDOW_VERBS_ZH
     for window_op, pattern in verbs:
         found = pattern.search(lower)
         if found:
             target = _remainder(raw, [found.group(0)], english)
             return UiRequest("window", target, english, window_op=window_op)
+    return None
 
-    # colour: a gradient of colours, or one colour
+
+def _colouring(raw: str, lower: str, english: bool) -> UiRequest | None:
+    """A gradient of colours, or one colour."""
     gradient = _gradient(raw, english)
     if gradient is not None:
         return gradient
     color, color_words = _color(raw, english)
-    if color:
-        target = _remainder(raw, [color_words, "的颜色", "颜色"], english)
-        return UiRequest(
-            "change_color", target, english, color=color, color_words=color_words
-        )
+    if not color:
+        return None
+    target = _remainder(raw, [color_words, "的颜色", "颜色"], english)
+    return UiRequest("change_color", target, english, color=color, color_words=color_words)
 
-    # resize
-    size_request = _size(raw, lower, english)
-    if size_request is not None:
-        return size_request
 
-    # hide / show
+def _visibility(raw: str, lower: str, english: bool) -> UiRequest | None:
+    """Hide or show."""
     found = _HIDE.search(lower)
     if found:
         return UiRequest("hide", _remainder(raw, [found.group(0)], english), english)
     found = _SHOW.search(lower)
     if found and not _MOVE_VERB_ZH.search(raw):
         return UiRequest("show", _remainder(raw, [found.group(0)], english), english)
-
-    # move
-    return _move(raw, lower, english)
+    return None
 
 
 def _status_topic(lower: str) -> str:

@@ -429,34 +429,7 @@ def _plan_one(
     if op == "move":
         return _move(request, element, snapshot, name, turn)
     if op == "resize":
-        width = float(element.get("width") or 0)
-        height = float(element.get("height") or 0)
-        if request.size is not None:
-            new_w = request.size[0] if request.size[0] is not None else width
-            new_h = request.size[1] if request.size[1] is not None else height
-        else:
-            scale = request.scale or 1.25
-            new_w, new_h = width * scale, height * scale
-        if new_w <= 0 or new_h <= 0:
-            return Outcome(
-                False,
-                turn.tr(f"{name}没有可调整的尺寸。", "That element has no size to change."),
-            )
-        command = {
-            "op": "resize",
-            "id": ident,
-            "width": plain_number(round(new_w)),
-            "height": plain_number(round(new_h)),
-        }
-        bigger = (new_w * new_h) >= (width * height)
-        if request.size is not None:
-            size = f"{command['width']}×{command['height']}"
-            message = turn.tr(f"已将{name}调整为 {size}", f"Resized {name} to {size}")
-        elif bigger:
-            message = turn.tr(f"已将{name}放大", f"Made {name} bigger")
-        else:
-            message = turn.tr(f"已将{name}缩小", f"Made {name} smaller")
-        return Outcome(True, message, [command])
+        return _resize(request, element, name, turn)
     if op == "change_color" and not request.color:
         return Outcome(
             False,
@@ -467,7 +440,11 @@ def _plan_one(
             ),
         )
     if op == "change_color":
-        command = {"op": "change_color", "id": ident, "color": request.color}
+        command: dict[str, Any] = {
+            "op": "change_color",
+            "id": ident,
+            "color": request.color,
+        }
         color = _color_words(request, turn)
         message = turn.tr(f"已将{name}改成{color}", f"Made {name} {color}")
         return Outcome(True, message, [command])
@@ -495,6 +472,42 @@ def _plan_one(
         )
         return Outcome(True, message, [command])
     return Outcome(False, turn.tr("我还不会这个操作。", "I do not know how to do that."))
+
+
+def _resize(
+    request: UiRequest, element: Mapping[str, Any], name: str, turn: Turn
+) -> Outcome:
+    """`request`'s new size for the element, or the scale it asks for (a quarter
+    bigger when it names none)."""
+    ident = str(element["id"])
+    width = float(element.get("width") or 0)
+    height = float(element.get("height") or 0)
+    if request.size is not None:
+        new_w = request.size[0] if request.size[0] is not None else width
+        new_h = request.size[1] if request.size[1] is not None else height
+    else:
+        scale = request.scale or 1.25
+        new_w, new_h = width * scale, height * scale
+    if new_w <= 0 or new_h <= 0:
+        return Outcome(
+            False,
+            turn.tr(f"{name}没有可调整的尺寸。", "That element has no size to change."),
+        )
+    command = {
+        "op": "resize",
+        "id": ident,
+        "width": plain_number(round(new_w)),
+        "height": plain_number(round(new_h)),
+    }
+    bigger = (new_w * new_h) >= (width * height)
+    if request.size is not None:
+        size = f"{command['width']}×{command['height']}"
+        message = turn.tr(f"已将{name}调整为 {size}", f"Resized {name} to {size}")
+    elif bigger:
+        message = turn.tr(f"已将{name}放大", f"Made {name} bigger")
+    else:
+        message = turn.tr(f"已将{name}缩小", f"Made {name} smaller")
+    return Outcome(True, message, [command])
 
 
 def _move(

@@ -143,30 +143,7 @@ def create_app(services: ApiServices) -> Flask:
         app.register_blueprint(blueprint)
     desktop_dir = Path(services.desktop_dir)
 
-    # ------------------------------------------------------------ desktop
-
-    @app.get("/")
-    @public
-    def index() -> Response:
-        page = desktop_dir / "index.html"
-        if not page.is_file():
-            return _missing_desktop(desktop_dir)
-        response = send_file(page, mimetype="text/html", max_age=0)
-        response.headers["Cache-Control"] = "no-store"
-        return response
-
-    @app.get("/desktop/<path:path>")
-    @public
-    def desktop_file(path: str) -> Response:
-        if not desktop_dir.is_dir():
-            return _missing_desktop(desktop_dir)
-        root = desktop_dir.resolve()
-        target = (root / path).resolve()
-        if not is_inside(target, root) or not target.is_file():
-            raise NotFound(f"no desktop file {path!r}")
-        response = send_file(target, max_age=0)
-        response.headers["Cache-Control"] = "no-cache"
-        return response
+    _add_desktop_routes(app, desktop_dir)
 
     # ---------------------------------------------------------------- api
 
@@ -214,6 +191,64 @@ def create_app(services: ApiServices) -> Flask:
     def apps() -> Response:
         return jsonify([info.dump() for info in services.apps.app_infos()])
 
+    _add_confirmation_routes(app, services)
+
+    @app.get("/api/apps/<app_id>/files/<path:path>")
+    def app_file(app_id: str, path: str) -> Response:
+        target = _workspace_file(services.apps.spec(app_id), path)
+        return send_file(target, conditional=True, max_age=0)
+
+    @app.post("/api/ui/snapshot")
+    def ui_snapshot() -> Response:
+        snapshot = read_json(UISnapshot)
+        services.store_ui_snapshot(snapshot.dump())
+        return jsonify({"status": "ok", "elements": len(snapshot.elements)})
+
+    _add_event_routes(app, services)
+
+    @app.get("/api/settings")
+    def get_settings() -> Response:
+        return jsonify(services.settings.masked())
+
+    @app.put("/api/settings")
+    def put_settings() -> Response:
+        changes = read_json(_JsonObject).model_dump()
+        return jsonify(services.settings.update(changes))
+
+    return app
+
+
+def _add_desktop_routes(app: Flask, desktop_dir: Path) -> None:
+    """The desktop page and its files (public: the page reads the token from its own
+    `?token=`)."""
+
+    @app.get("/")
+    @public
+    def index() -> Response:
+        page = desktop_dir / "index.html"
+        if not page.is_file():
+            return _missing_desktop(desktop_dir)
+        response = send_file(page, mimetype="text/html", max_age=0)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.get("/desktop/<path:path>")
+    @public
+    def desktop_file(path: str) -> Response:
+        if not desktop_dir.is_dir():
+            return _missing_desktop(desktop_dir)
+        root = desktop_dir.resolve()
+        target = (root / path).resolve()
+        if not is_inside(target, root) or not target.is_file():
+            raise NotFound(f"no desktop file {path!r}")
+        response = send_file(target, max_age=0)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
+def _add_confirmation_routes(app: Flask, services: ApiServices) -> None:
+    """What waits for the owner's yes, and their answer."""
+
     @app.get("/api/confirmations")
     def confirmations() -> Response:
         gate = services.confirmations
@@ -236,16 +271,9 @@ def create_app(services: ApiServices) -> Flask:
             )
         return jsonify({**reply.dump(), "app_id": app_id, "session_id": session_id})
 
-    @app.get("/api/apps/<app_id>/files/<path:path>")
-    def app_file(app_id: str, path: str) -> Response:
-        target = _workspace_file(services.apps.spec(app_id), path)
-        return send_file(target, conditional=True, max_age=0)
 
-    @app.post("/api/ui/snapshot")
-    def ui_snapshot() -> Response:
-        snapshot = read_json(UISnapshot)
-        services.store_ui_snapshot(snapshot.dump())
-        return jsonify({"status": "ok", "elements": len(snapshot.elements)})
+def _add_event_routes(app: Flask, services: ApiServices) -> None:
+    """The event stream the desktop follows (SSE, from `Last-Event-ID` or `?since=`)."""
 
     @app.get("/api/events")
     def events() -> Response:
@@ -262,14 +290,3 @@ def create_app(services: ApiServices) -> Flask:
         response.headers["Cache-Control"] = "no-cache"
         response.headers["X-Accel-Buffering"] = "no"
         return response
-
-    @app.get("/api/settings")
-    def get_settings() -> Response:
-        return jsonify(services.settings.masked())
-
-    @app.put("/api/settings")
-    def put_settings() -> Response:
-        changes = read_json(_JsonObject).model_dump()
-        return jsonify(services.settings.update(changes))
-
-    return app

@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, g, request
@@ -115,10 +116,37 @@ def llm_blueprint(
     request open in `meter` (the `/v1` answer's usage). An app's request runs
     within `own_call(its token)`: the supervisor counts it as use of its process."""
     blueprint = Blueprint("llm", __name__)
-    slots = threading.BoundedSemaphore(max_concurrent)
+    models = _Models(
+        client,
+        threading.BoundedSemaphore(max_concurrent),
+        user_for_token=user_for_token,
+        client_for_user=client_for_user,
+        meter=meter,
+        own_call=own_call,
+        tool_listing=tool_listing,
+    )
+    _add_chat_routes(blueprint, models, plan_listing)
+    _add_turn_route(blueprint, models, events, run_steps)
+    _add_progress_route(blueprint, models, events)
+    return blueprint
 
-    def counted(view: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+
+@dataclass
+class _Models:
+    """What the routes share: the model (the owner's, or the served user's), the
+    slots for calls at once, the usage meter and the caller's process use."""
+
+    client: LLMClient
+    slots: threading.BoundedSemaphore
+    user_for_token: Callable[[str], str] | None = None
+    client_for_user: Callable[[str], LLMClient | None] | None = None
+    meter: UsageMeter | None = None
+    own_call: Callable[[str], AbstractContextManager[None]] | None = None
+    tool_listing: Callable[[str, str], Sequence[ToolSpec]] | None = None
+
+    def counted(self, view: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
         """`view`, run as a use of the calling app's process."""
+        own_call = self.own_call
 
         @functools.wraps(view)
         def run() -> dict[str, Any]:
@@ -129,93 +157,45 @@ def llm_blueprint(
 
         return run
 
-    def _served_user() -> str:
+    def served_user(self) -> str:
         """The user the calling app process serves (the desktop's token: the owner),
         looked up once per request."""
-        if user_for_token is None or g.get("identity") == "controller":
+        if self.user_for_token is None or g.get("identity") == "controller":
             return OWNER
         if "served_user" not in g:
-            g.served_user = user_for_token(request.headers.get(TOKEN_HEADER, ""))
+            g.served_user = self.user_for_token(request.headers.get(TOKEN_HEADER, ""))
         return str(g.served_user)
 
-    def _client_for(body: Any) -> LLMClient:
-        return model_for(_served_user(), client, client_for_user)
+    def model(self) -> LLMClient:
+        """The model of the user the caller serves."""
+        return model_for(self.served_user(), self.client, self.client_for_user)
 
-    def _with_slot(
-        work: Callable[[], Any], model: LLMClient = client, session_id: str | None = None
+    def with_slot(
+        self, work: Callable[[], Any], model: LLMClient, session_id: str | None = None
     ) -> Any:
         if not model.configured:
             raise LLMNotConfigured(
                 "no LLM is configured on this computer (config.json llm.api_key "
                 "or llm.base_url)"
             )
-        if not slots.acquire(timeout=model.timeout):
+        if not self.slots.acquire(timeout=model.timeout):
             raise Overloaded("too many LLM requests at once; try again")
         try:
-            if meter is None:
+            if self.meter is None:
                 return work()
-            with meter.counting_for(session_id):
+            with self.meter.counting_for(session_id):
                 return work()
         finally:
-            slots.release()
+            self.slots.release()
 
-    @blueprint.post("/api/llm/chat")
-    @counted
-    def llm_chat() -> dict[str, Any]:
-        body = read_json(LLMChatRequest)
-        messages = [m.dump() for m in body.messages]
-        options = {"max_tokens": body.max_tokens, "temperature": body.temperature}
-        log.info("LLM chat for %s (%d messages)", g.get("identity"), len(messages))
-        model = _client_for(body)
-        if body.json_mode:
-            content: Any = _with_slot(
-                lambda: model.chat_json(messages, **options), model, body.session_id
-            )
-        else:
-            content = _with_slot(
-                lambda: model.chat(messages, **options), model, body.session_id
-            )
-        return LLMChatReply(content=content).dump()
-
-    @blueprint.post("/api/llm/plan")
-    @counted
-    def llm_plan() -> dict[str, Any]:
-        body = read_json(LLMPlanRequest)
-        log.info("LLM plan for %s (%d tools)", g.get("identity"), len(body.tools))
-        caller = str(g.get("identity") or "")
-        listing = None
-        if plan_listing is not None and caller != "controller":
-            try:  # the tools offered come from the executor's listing (one source)
-                listing = plan_listing(caller, _served_user())
-            except Exception as exc:
-                log.warning(
-                    "no tool listing for %s (%s): its own specs are used", caller, exc
-                )
-        model = _client_for(body)
-        reply = _with_slot(
-            lambda: plan_with_tools(
-                model,
-                body,
-                listing=None if listing is None else listing.tools,
-                prompts=None if listing is None else listing.prompts,
-            ),
-            model,
-            body.session_id,
-        )
-        return reply.dump()
-
-    def _caller_app(named: str | None = None) -> str:
-        identity = str(g.get("identity") or "")
-        return (named or identity) if identity == "controller" else identity
-
-    def _early_tools(early: EarlyStart | None, app_id: str) -> frozenset[str]:
+    def early_tools(self, early: EarlyStart | None, app_id: str) -> frozenset[str]:
         """Of the tools a loop names for an early start, those that may start before
         anyone reviewed the call: read-only, concurrency-safe, asking nobody, as the
         executor lists them for the app."""
-        if early is None or not early.tools or tool_listing is None:
+        if early is None or not early.tools or self.tool_listing is None:
             return frozenset()
         try:
-            listed = tool_listing(app_id, _served_user())
+            listed = self.tool_listing(app_id, self.served_user())
         except Exception as exc:
             log.warning("no tool listing for %s (%s): nothing starts early", app_id, exc)
             return frozenset()
@@ -230,23 +210,97 @@ def llm_blueprint(
         }
         return frozenset(early.tools) & safe
 
+
+def _caller_app(named: str | None = None) -> str:
+    """The app calling (the controller itself may name one)."""
+    identity = str(g.get("identity") or "")
+    return (named or identity) if identity == "controller" else identity
+
+
+def _add_chat_routes(
+    blueprint: Blueprint,
+    models: _Models,
+    plan_listing: Callable[[str, str], ToolsListing] | None,
+) -> None:
+    """`/api/llm/chat` and `/api/llm/plan`: one answer of the model, whole."""
+
+    @blueprint.post("/api/llm/chat")
+    @models.counted
+    def llm_chat() -> dict[str, Any]:
+        body = read_json(LLMChatRequest)
+        messages = [m.dump() for m in body.messages]
+        options = {"max_tokens": body.max_tokens, "temperature": body.temperature}
+        log.info("LLM chat for %s (%d messages)", g.get("identity"), len(messages))
+        model = models.model()
+        if body.json_mode:
+            content: Any = models.with_slot(
+                lambda: model.chat_json(messages, **options), model, body.session_id
+            )
+        else:
+            content = models.with_slot(
+                lambda: model.chat(messages, **options), model, body.session_id
+            )
+        return LLMChatReply(content=content).dump()
+
+    @blueprint.post("/api/llm/plan")
+    @models.counted
+    def llm_plan() -> dict[str, Any]:
+        body = read_json(LLMPlanRequest)
+        log.info("LLM plan for %s (%d tools)", g.get("identity"), len(body.tools))
+        caller = str(g.get("identity") or "")
+        listing = None
+        if plan_listing is not None and caller != "controller":
+            try:  # the tools offered come from the executor's listing (one source)
+                listing = plan_listing(caller, models.served_user())
+            except Exception as exc:
+                log.warning(
+                    "no tool listing for %s (%s): its own specs are used", caller, exc
+                )
+        model = models.model()
+        reply = models.with_slot(
+            lambda: plan_with_tools(
+                model,
+                body,
+                listing=None if listing is None else listing.tools,
+                prompts=None if listing is None else listing.prompts,
+            ),
+            model,
+            body.session_id,
+        )
+        return reply.dump()
+
+
+def _add_turn_route(
+    blueprint: Blueprint,
+    models: _Models,
+    events: EventBus | None,
+    run_steps: RunSteps | None,
+) -> None:
+    """`/api/llm/turn`: one turn of an agent loop, streamed from the model (its pieces
+    published live, the calls that may start early started)."""
+
+    def early_calls(body: LLMTurnRequest) -> EarlyCalls | None:
+        if run_steps is None or body.early is None:
+            return None
+        early_tools = models.early_tools(body.early, _caller_app())
+        if not early_tools:
+            return None
+        return EarlyCalls(
+            run_steps,
+            _caller_app(),
+            early_tools,
+            body.early.session_id,
+            body.early.turn_id,
+            user_id=models.served_user(),
+        )
+
     @blueprint.post("/api/llm/turn")
-    @counted
+    @models.counted
     def llm_turn() -> dict[str, Any]:
         body = read_json(LLMTurnRequest)
         messages = [m.dump() for m in body.messages]
         live = _LivePieces(events, _caller_app(), body.live) if body.live else None
-        early = None
-        early_tools = _early_tools(body.early, _caller_app()) if run_steps else frozenset()
-        if body.early is not None and early_tools and run_steps is not None:
-            early = EarlyCalls(
-                run_steps,
-                _caller_app(),
-                early_tools,
-                body.early.session_id,
-                body.early.turn_id,
-                user_id=_served_user(),
-            )
+        early = early_calls(body)
 
         def on_delta(delta: Delta) -> None:
             if live is not None:
@@ -263,8 +317,8 @@ def llm_blueprint(
             len(messages),
             len(body.tools),
         )
-        model = _client_for(body)
-        completion = _with_slot(
+        model = models.model()
+        completion = models.with_slot(
             lambda: model.stream(
                 messages,
                 tools=body.tools or None,
@@ -289,8 +343,14 @@ def llm_blueprint(
             early_results=early.results() if early is not None else {},
         ).dump()
 
+
+def _add_progress_route(
+    blueprint: Blueprint, models: _Models, events: EventBus | None
+) -> None:
+    """`/api/llm/progress`: an app's own loop steps, published live."""
+
     @blueprint.post("/api/llm/progress")
-    @counted
+    @models.counted
     def llm_progress() -> dict[str, Any]:
         body = read_json(AgentProgress)
         if events is not None:
@@ -301,8 +361,6 @@ def llm_blueprint(
                 session_id=body.session_id,
             )
         return {"status": "ok"}
-
-    return blueprint
 
 
 class _LivePieces:

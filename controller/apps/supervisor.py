@@ -316,42 +316,51 @@ class Supervisor(ServedUsers, AppLifecycle):
 
     def _step(self, child: SupervisedChild, now: float) -> bool:
         """Advance one child's state machine; True while it needs fast polling."""
-        cfg = self.config
         if child.status in ("failed", "stopped", "idle"):
             return False
         if child.status == "restarting":
-            if child.job is not None and not child.job.done():
-                return True  # its old group is still being stopped
-            child.job = None
-            if now >= child.next_start:
-                self._spawn(child, first=False)
-                return True
-            return False
+            return self._step_restarting(child, now)
         assert child.proc is not None
         code = child.proc.poll()
         if code is not None:
             self._on_death(child, self._exit_reason(child, code))
             return True
         if child.status == "starting":
-            if child.probe is not None and child.probe.done():
-                healthy = _future_ok(child.probe)
-                child.probe = None
-                if healthy:
-                    self._on_healthy(child, now)
-                    if child.status == "registering":  # its registration goes out now
-                        return self._step_registering(child)
-                    return True
-            if now - child.spawned_at > cfg.start_timeout:
-                self._on_death(
-                    child,
-                    f"did not answer /health within {cfg.start_timeout:g} s",
-                )
-            elif child.probe is None and now - child.last_probe >= cfg.start_poll:
-                self._submit_probe(child, now)
-            return True
+            return self._step_starting(child, now)
         if child.status == "registering":
             return self._step_registering(child)
-        # running
+        return self._step_running(child, now)
+
+    def _step_restarting(self, child: SupervisedChild, now: float) -> bool:
+        if child.job is not None and not child.job.done():
+            return True  # its old group is still being stopped
+        child.job = None
+        if now >= child.next_start:
+            self._spawn(child, first=False)
+            return True
+        return False
+
+    def _step_starting(self, child: SupervisedChild, now: float) -> bool:
+        cfg = self.config
+        if child.probe is not None and child.probe.done():
+            healthy = _future_ok(child.probe)
+            child.probe = None
+            if healthy:
+                self._on_healthy(child, now)
+                if child.status == "registering":  # its registration goes out now
+                    return self._step_registering(child)
+                return True
+        if now - child.spawned_at > cfg.start_timeout:
+            self._on_death(
+                child,
+                f"did not answer /health within {cfg.start_timeout:g} s",
+            )
+        elif child.probe is None and now - child.last_probe >= cfg.start_poll:
+            self._submit_probe(child, now)
+        return True
+
+    def _step_running(self, child: SupervisedChild, now: float) -> bool:
+        cfg = self.config
         if child.hung is not None:
             reason, child.hung = child.hung, None
             self._on_death(child, reason)

@@ -409,6 +409,30 @@ def test_a_model_that_writes_nothing_gets_the_templates() -> None:
     assert {a["action_id"] for a in reply["actions"]} >= {"use_template", "new"}
 
 
+def test_a_denied_write_is_not_the_program_when_a_later_call_reuses_its_id() -> None:
+    """The model numbers its calls afresh each turn (`c0` every time): the user says
+    no to its `file_write`, its next turn's `c0` (a listing) succeeds. That success is
+    not the write's: no program was written, and the templates are offered."""
+    code = "print(sum(range(101)))\n"
+    model = LoopModel(
+        said("", ("file_write", {"path": "adds.py", "content": code})),
+        said("", ("file_list", {})),
+        said("没能写入。"),
+    )
+    agent = LoopAgent(llm=model)
+    plan = CodeFlows(agent).handle("write a program that adds 1 to 100", {})
+    [step] = plan["steps"]
+    refused = failed("file_write", "the user said no", "denied_by_user")
+    context = {
+        "cwd_state": plan["state"],
+        "tool_results": {f"step_{step['step_id']}": refused},
+    }
+    reply = CodeWriting(agent).handle("write a program that adds 1 to 100", context)
+    assert agent.calls == [("file_list", {})]  # the listing ran, the write did not
+    assert reply["view_type"] == "list", reply
+    assert reply["message"].startswith("没有写出程序。")
+
+
 def test_edit_with_a_requested_change() -> None:
     read = {"step_1": ok("file_read", "print(sorted([3, 1, 2]))\n")}
     without = CodeFlows(PlanningAgent()).handle(

@@ -346,72 +346,76 @@ def _wait_for(check: Any, timeout: float) -> bool:
     return bool(check())
 
 
-def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _FakeHandler(BaseHTTPRequestHandler):
+    """One request to the fake server (`fake`, set by `_handler_for`)."""
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet in tests
-            pass
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if self.path.split("?", 1)[0] not in CHAT_PATHS:
-                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
-                return
-            try:
-                body = json.loads(raw.decode("utf-8") or "{}")
-            except ValueError:
-                self._send(400, {"error": {"message": "bad JSON", "type": "invalid"}})
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = fake._answer(self.path, headers, body)
-            if reply.delay and fake._stopping.wait(reply.delay):
-                return
-            if reply.drop:
-                self.close_connection = True
-                self.connection.close()
-                return
-            if body.get("stream") and reply.status == 200:
-                options = body.get("stream_options") or {}
-                events = stream_events(reply.body, bool(options.get("include_usage")))
-                self._stream(events, reply)
-                return
-            self._send(reply.status, reply.body, reply.headers)
+    def log_message(self, format: str, *args: Any) -> None:  # quiet in tests
+        pass
 
-        def _stream(self, events: list[dict[str, Any]], reply: ScriptedReply) -> None:
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for event in events:
-                    if HOLD_MARK in event:
-                        if reply.hold is not None:
-                            reply.held.append(_wait_for(reply.hold, 20.0))
-                        continue
-                    data = json.dumps(event, ensure_ascii=False)
-                    self.wfile.write(f"data: {data}\n\n".encode())
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?", 1)[0] not in CHAT_PATHS:
+            self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8") or "{}")
+        except ValueError:
+            self._send(400, {"error": {"message": "bad JSON", "type": "invalid"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        reply = self.fake._answer(self.path, headers, body)
+        if reply.delay and self.fake._stopping.wait(reply.delay):
+            return
+        if reply.drop:
             self.close_connection = True
+            self.connection.close()
+            return
+        if body.get("stream") and reply.status == 200:
+            options = body.get("stream_options") or {}
+            events = stream_events(reply.body, bool(options.get("include_usage")))
+            self._stream(events, reply)
+            return
+        self._send(reply.status, reply.body, reply.headers)
 
-        def _send(
-            self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-        ) -> None:
-            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test)
+    def _stream(self, events: list[dict[str, Any]], reply: ScriptedReply) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for event in events:
+                if HOLD_MARK in event:
+                    if reply.hold is not None:
+                        reply.held.append(_wait_for(reply.hold, 20.0))
+                    continue
+                data = json.dumps(event, ensure_ascii=False)
+                self.wfile.write(f"data: {data}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
 
-    return Handler
+    def _send(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_FakeHandler,), {"fake": fake})

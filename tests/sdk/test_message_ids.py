@@ -3,7 +3,9 @@ id, every tool result names the message that asked for it, a waiting call's resu
 replaces the placeholder of the message that asked — not the latest with that call id,
 which a model numbering its calls afresh each turn (`c0` every time, as `said` does)
 reuses — and the ids are kept through the session's journal, a restart and state
-saved before there were ids. The model is never sent them."""
+saved before there were ids. The model is never sent them. Two calls of one message
+with one id (a model may do that too) each get their own result, in the order
+proposed (the scripted model of `aios_sdk.testing` proposes them)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aios_sdk import AIOSAgent
 from aios_sdk.runtime.flows import AgentFlows
 from aios_sdk.runtime.messages import (
     PLACEHOLDER,
@@ -18,6 +21,7 @@ from aios_sdk.runtime.messages import (
     Conversation,
     ToolMessage,
 )
+from aios_sdk.testing import AppTestClient, ModelRequest, ScriptedModel, call, reply
 from controller.sessions import SessionStore
 from tests.sdk.test_runtime import Agent, Model, said
 
@@ -227,3 +231,138 @@ def test_state_saved_before_messages_had_ids_gets_them_the_same_on_every_load() 
     assert reply["data"]["content"] == "written"
     results = [m["content"] for m in model.seen[0] if m["role"] == "tool"]
     assert results == ["[]", '{"size": 1}']
+
+
+# ------------------------------------------- one call id twice in one message
+
+
+class FilesAgent(AIOSAgent):
+    name, description, icon = "文件助手", "reads files", "📁"
+    role_prompt = "You answer from the workspace's files."
+    agent = True
+
+
+def file_list(path: str = ".") -> dict[str, Any]:
+    """List a folder."""
+    return {"listed": path}
+
+
+def file_read(path: str) -> str:
+    """Read a file."""
+    return f"the text of {path}"
+
+
+def file_write(path: str, content: str) -> dict[str, Any]:
+    """Write a file."""
+    return {"written": path}
+
+
+FILE_TOOLS = {"file_list": file_list, "file_read": file_read, "file_write": file_write}
+
+
+def results_of(request: ModelRequest) -> list[tuple[str, str]]:
+    return [
+        (m["tool_call_id"], m["content"]) for m in request.messages if m["role"] == "tool"
+    ]
+
+
+def test_two_calls_of_one_id_in_one_message_each_get_their_own_result_in_order() -> None:
+    model = ScriptedModel(
+        [
+            reply(
+                tool_calls=[
+                    call("file_list", {"path": "docs"}, id="call_0"),
+                    call("file_read", {"path": "a.txt"}, id="call_0"),
+                ]
+            ),
+            reply(text="done"),
+        ]
+    )
+    client = AppTestClient(FilesAgent, model=model, tools=FILE_TOOLS)
+    assert client.say("look").data["content"] == "done"
+    assert client.calls == [
+        ("file_list", {"path": "docs"}),
+        ("file_read", {"path": "a.txt"}),
+    ]
+    assert results_of(model.requests[1]) == [
+        ("call_0", json.dumps({"listed": "docs"})),
+        ("call_0", "the text of a.txt"),
+    ]
+    reported = [
+        (d["name"], d["result"]) for kind, d in model.events if kind == "tool_result"
+    ]
+    assert reported == [
+        ("file_list", json.dumps({"listed": "docs"})),
+        ("file_read", "the text of a.txt"),
+    ]
+
+
+def test_a_direct_call_and_a_waiting_call_of_one_id_keep_their_own_results() -> None:
+    """The listing runs at once, the write of the same id waits for the yes (and so
+    does the same write proposed again): the write is not given the listing's result,
+    and after the yes each call has its own, in the order proposed."""
+    write = {"path": "a.txt", "content": "x"}
+    model = ScriptedModel(
+        [
+            reply(
+                tool_calls=[
+                    call("file_list", {}, id="call_0"),
+                    call("file_write", write, id="call_0"),
+                    call("file_write", write, id="call_0"),
+                ]
+            ),
+            reply(text="written"),
+        ]
+    )
+    client = AppTestClient(FilesAgent, model=model, tools=FILE_TOOLS)
+    assert client.say("write").data["content"] == "written"
+    assert client.calls == [("file_list", {}), ("file_write", write)]
+    listed, written = json.dumps({"listed": "."}), json.dumps({"written": "a.txt"})
+    assert results_of(model.requests[1]) == [
+        ("call_0", listed),
+        ("call_0", written),
+        ("call_0", written),  # the same write again: it ran once, both have its result
+    ]
+    shown = Conversation.from_state(client.state).messages
+    results = [
+        (m.result.name, m.result.content) for m in shown if isinstance(m, ToolMessage)
+    ]
+    assert results == [
+        ("file_list", listed),
+        ("file_write", written),
+        ("file_write", written),
+    ]
+
+
+def test_early_results_are_not_taken_for_a_call_id_two_calls_share() -> None:
+    """Early results come by call id: for an id two calls of the message share, no one
+    can tell whose it is, so both calls run here."""
+    twice = reply(
+        tool_calls=[
+            call("file_list", {"path": "docs"}, id="call_0"),
+            call("file_read", {"path": "a.txt"}, id="call_0"),
+        ]
+    )
+    early = {"call_0": {"status": "ok", "result": "the text of a.txt"}}
+    model = ScriptedModel([twice.model_copy(update={"early_results": early}), reply("ok")])
+    client = AppTestClient(FilesAgent, model=model, tools=FILE_TOOLS)
+    assert client.say("look").data["content"] == "ok"
+    assert [content for _, content in results_of(model.requests[1])] == [
+        json.dumps({"listed": "docs"}),
+        "the text of a.txt",
+    ]
+
+
+def test_a_new_message_instead_of_the_yes_ends_a_repeated_waiting_call_too() -> None:
+    """The same write proposed twice waits once; the user moves on: both calls get
+    the result saying they did not run, and no placeholder is left."""
+    model = Model(said("", WRITE, WRITE), said("ok"))
+    agent = Agent(model)
+    plan = AgentFlows(agent).handle("write", {"cwd_state": {}})
+    assert len(plan["steps"]) == 1
+    reply = AgentFlows(agent).handle("never mind", {"cwd_state": plan["state"]})
+    assert reply["data"]["content"] == "ok"
+    results = [m for m in model.seen[1] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ["c0", "c1"]
+    assert [json.loads(m["content"])["code"] for m in results] == ["not_confirmed"] * 2
+    assert PLACEHOLDER not in json.dumps(reply["state"]["model_messages"])

@@ -9,10 +9,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from aios_sdk.agent import CallScope, current_call, within_call
+from aios_sdk.flows import Flows, Turn
 from aios_sdk.runtime import background
 from aios_sdk.runtime.flows import AgentFlows
 from aios_sdk.runtime.loop import LoopSettings
 from aios_sdk.runtime.messages import (
+    PLACEHOLDER,
     AssistantMessage,
     Conversation,
     ToolMessage,
@@ -163,6 +165,32 @@ def test_a_question_waits_and_a_click_answers_it() -> None:
         "UserMessage",  # the answer as the user gave it
         "AssistantMessage",
     ]
+
+
+class OwnFlows(Flows):
+    """An app's own flows that hand what they do not understand to the loop."""
+
+    def on_instruction(self, turn: Turn) -> dict[str, Any]:
+        return self.hand_to_loop(turn) or {}
+
+
+def test_a_question_left_unanswered_when_the_apps_flows_start_the_loop_says_so() -> None:
+    """The loop asks the user; the app's own flows start the loop on the next thing
+    said: the question's placeholder becomes a result saying it was not answered."""
+    model = Model(said("", ("ask_user", {"question": "哪个文件？"})), said("好的。"))
+    agent = Agent(model)
+    asked = AgentFlows(agent).handle("读一个文件", {"cwd_state": {}})
+    assert asked["state"]["pending"]["kind"] == "question"
+    reply = OwnFlows(agent).handle("列出文件", {"cwd_state": asked["state"]})
+    assert reply["data"]["content"] == "好的。"
+    assert reply["state"]["pending"] is None
+    [result] = [m for m in model.seen[1] if m["role"] == "tool"]
+    assert json.loads(result["content"])["code"] == "not_answered"
+    assert "not answered" in json.loads(result["content"])["error"]
+    assert PLACEHOLDER not in json.dumps(reply["state"]["model_messages"])
+    shown = Conversation.from_state(reply["state"]).messages
+    [kept] = [m for m in shown if isinstance(m, ToolMessage)]
+    assert kept.result.name == "ask_user" and kept.result.is_error
 
 
 def test_typed_messages_join_calls_and_results_by_id_and_survive_state() -> None:
