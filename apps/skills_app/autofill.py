@@ -252,49 +252,76 @@ def fill_from_words(
     """The form of the skill whose `--help` is `help_text`, filled from `said`;
     `is_file(name)`: whether the workspace holds that file (None: not known)."""
     fields = parse_help(help_text)
-    texts = [item for item in fields if _is_text(item)]
     files = [item for item in fields if _is_file(item)]
     filling = Filling()
-    given = _given(said)
-    if given is not None and len(files) == 1:  # a file's name, quoted or after a colon
-        name, rest, quoted = given[0].strip(), given[1], given[2]
-        there = is_file is not None and is_file(name)
-        if there or (quoted and _LOOKS_LIKE_FILE.match(name)):
-            filling.values[files[0].name], said, given = name, rest, None
-            if not there and is_file is not None:
-                filling.missing.append(name)
-    if given is not None and len(texts) == 1:  # the text option's; the rest is asked
-        filling.values[texts[0].name], said = given[:2]
+    said = _take_given(filling, fields, said, is_file)
     if len(files) == 1 and files[0].name not in filling.values:
         said = _file_named(filling, files[0], said, is_file)
     numbers = numbers_said(said)
     numeric = [item for item in fields if _is_numeric(item) and not _is_text(item)]
     filling.unused = [] if numeric else numbers
     for item in fields:
-        if item.name in filling.values:
-            continue
-        if item in numeric:
-            if len(numeric) == 1 and len(numbers) == 1:
-                filling.values[item.name] = numbers[0]
-            elif numbers:
-                filling.left.append(item)  # which number goes where is not clear
-                continue
-            elif (default := as_number(item.default or "")) is not None:
-                filling.values[item.name] = default
-        elif item.choices:
-            chosen = _choose(item, help_text, said)
-            if chosen is None:
-                filling.left.append(item)
-                continue
-            if chosen or item.default in item.choices:
-                filling.values[item.name] = chosen or item.default
-        elif not item.takes_value:
-            if _said_by_name(item, said):
-                filling.left.append(item)  # said, but on or off? the user decides
-            continue
-        if item.required and item.name not in filling.values:
-            filling.left.append(item)
+        if item.name not in filling.values:
+            _fill_field(filling, item, numeric, numbers, help_text, said)
     return filling
+
+
+def _take_given(
+    filling: Filling,
+    fields: list[HelpField],
+    said: str,
+    is_file: Callable[[str], bool] | None,
+) -> str:
+    """Give the words quoted or after a colon to the one file option (when they name a
+    file) or else to the one text option; the rest of `said`."""
+    given = _given(said)
+    texts = [item for item in fields if _is_text(item)]
+    files = [item for item in fields if _is_file(item)]
+    if given is not None and len(files) == 1:  # a file's name, quoted or after a colon
+        name, rest, quoted = given[0].strip(), given[1], given[2]
+        there = is_file is not None and is_file(name)
+        if there or (quoted and _LOOKS_LIKE_FILE.match(name)):
+            filling.values[files[0].name] = name
+            if not there and is_file is not None:
+                filling.missing.append(name)
+            return rest
+    if given is not None and len(texts) == 1:  # the text option's; the rest is asked
+        filling.values[texts[0].name] = given[0]
+        return given[1]
+    return said
+
+
+def _fill_field(
+    filling: Filling,
+    item: HelpField,
+    numeric: list[HelpField],
+    numbers: list[int | float],
+    help_text: str,
+    said: str,
+) -> None:
+    """Fill one field the request gave no words of its own: the one number said, a
+    choice named, a default; left to the user where the words do not settle it."""
+    if item in numeric:
+        if len(numeric) == 1 and len(numbers) == 1:
+            filling.values[item.name] = numbers[0]
+        elif numbers:
+            filling.left.append(item)  # which number goes where is not clear
+            return
+        elif (default := as_number(item.default or "")) is not None:
+            filling.values[item.name] = default
+    elif item.choices:
+        chosen = _choose(item, help_text, said)
+        if chosen is None:
+            filling.left.append(item)
+            return
+        if chosen or item.default in item.choices:
+            filling.values[item.name] = chosen or item.default
+    elif not item.takes_value:
+        if _said_by_name(item, said):
+            filling.left.append(item)  # said, but on or off? the user decides
+        return
+    if item.required and item.name not in filling.values:
+        filling.left.append(item)
 
 
 def _file_named(

@@ -524,7 +524,7 @@ def test_the_background_only_changes_colour_and_asks_which() -> None:
     ],
 )
 def test_a_colour_for_several_asks_which_unless_all_are_meant(language, text, said):
-    """Issue 30 item 8: two 播放 buttons and a colour: which one, or every one when
+    """Two 播放 buttons and a colour: which one, or every one when
     the request says all; never only the first."""
     outcome = plan_ui(
         parse_request(text), music_snapshot(language, songs=2), TURN[language]

@@ -487,7 +487,7 @@ def test_status_flow_and_views_from_the_real_machine() -> None:
 
 
 def test_each_status_question_asks_the_computer_for_what_it_shows() -> None:
-    """Issue 27 item 3: the app asks the executor's `system_info` (it runs confined)
+    """The app asks the executor's `system_info` (it runs confined)
     for the process list, the one figure, or the overview; every answer shape makes
     a view whose sentence fits the data it has."""
     flows = SystemFlows(PlanningAgent())
@@ -837,7 +837,7 @@ BUSY = {
     ids=["zh-CN", "en-US"],
 )
 def test_the_cpu_card_says_what_the_load_is(turn: Turn, lines: list[str]) -> None:
-    """Issue 38: the load was an unexplained "负载 1.35 / 1.83 / 2.31"; it is said in
+    """The load was an unexplained "负载 1.35 / 1.83 / 2.31"; it is said in
     words, each fact on a line of its own, in the reader's language only."""
     card = status_view(BUSY, turn, "dashboard", "cpu")["data"]["cards"][0]
     assert card["desc"].split("\n") == lines

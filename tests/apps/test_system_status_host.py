@@ -1,4 +1,4 @@
-"""Issue 27 item 3: system status shows the computer, not the app's sandbox.
+"""System status shows the computer, not the app's sandbox.
 
 The shipped system-control app runs confined (bubblewrap, its own PID namespace),
 so what it can see of processes by itself is its sandbox: `bwrap` and `python3`.
@@ -186,7 +186,7 @@ def refresh_of(reply: dict[str, Any]) -> dict[str, Any]:
 def test_cpu_usage_is_measured_on_a_busy_machine(
     system: RunningSystem, text: str, language: str
 ) -> None:
-    """Issue 38 item 1: with one core busy, the CPU card and its Refresh each say at
+    """With one core busy, the CPU card and its Refresh each say at
     least half a core is busy (they said "CPU 0.0%" four times out of five)."""
     with busy_process():
         response = system.post("/api/instruction", {"text": text, "language": language})
@@ -202,7 +202,7 @@ def test_cpu_usage_is_measured_on_a_busy_machine(
 
 
 def test_a_busy_process_is_listed_with_its_cpu_share(system: RunningSystem) -> None:
-    """Issue 38 item 1: the process list (and its Refresh) measure each process,
+    """The process list (and its Refresh) measure each process,
     one that started a moment ago too."""
     with busy_process() as busy:
         response = system.post(

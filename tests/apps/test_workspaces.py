@@ -1,4 +1,4 @@
-"""Issue 20 item 11: a user's workspaces live in the state folder, not in the apps.
+"""A user's workspaces live in the state folder, not in the apps.
 
 `discover_apps(apps, workspaces)` gives each app `<workspaces>/<app_id>/` as its
 workdir, a copy of the shipped `workspace/` made on first use and never again (the

@@ -1,4 +1,4 @@
-"""Issue 30 item 11, without processes: what the CLI prints reads as words for people.
+"""Without processes: what the CLI prints reads as words for people.
 
 `aios apps` labels its columns and says a port as a port (never a bare number beside
 the status that reads like a process id); `aios say --help` shows no internal id.

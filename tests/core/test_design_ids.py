@@ -18,7 +18,7 @@ DESIGN = ROOT / "docs" / "DESIGN.md"
 CITED_SUFFIXES = {".py", ".md", ".js", ".json", ".html", ".css", ".toml", ".tmpl"}
 ID = re.compile(r"\b[SF]-[0-9]+\b")
 DEFINITION = re.compile(r"^- \*\*([SF]-[0-9]+)\*\* ", re.MULTILINE)
-OUTSIDE = re.compile(r"\bissue \d+\b|\bUFO\b|shared/spec|\bRipple\b|\bMACHINE\.md\b")
+OUTSIDE = re.compile(r"\b[Ii]ssue \d+\b|\bUFO\b|shared/spec|\bRipple\b|\bMACHINE\.md\b")
 
 # Files of other parts that still cite outside material; each is rewritten to state
 # the contract instead. The test fails once a file here stops citing, so the list

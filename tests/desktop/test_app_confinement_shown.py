@@ -1,4 +1,4 @@
-"""Issue 18, the desktop's part, in Chromium: the user sees how each app runs.
+"""The desktop's part, in Chromium: the user sees how each app runs.
 
 One real system runs the shipped hello app (confined), a copy of the echo app whose
 manifest says `"network": true` (confined, reaches the internet) and one whose

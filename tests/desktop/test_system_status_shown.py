@@ -1,4 +1,4 @@
-"""Issue 27 item 3 in Chromium: the system status window shows the computer.
+"""In Chromium: the system status window shows the computer.
 
 The shipped system-control app runs confined; its overview and its process list
 come from the executor's `system_info`, which reads the host. The busiest processes
@@ -144,7 +144,7 @@ _LINE_BOXES = """e => {
 def test_the_cpu_card_shows_a_measured_figure_in_lines_that_do_not_wrap(
     browser: Any, system: RunningSystem, locale: str, question: str, said: str
 ) -> None:
-    """Issue 38: with one core busy the CPU card (and its Refresh) show it busy; the
+    """With one core busy the CPU card (and its Refresh) show it busy; the
     load is said in words, each fact on a line of its own that does not wrap at
     1280×800 (it wrapped "load … ⏎ 2.07")."""
     context, page, errors = open_page(browser, system, locale)

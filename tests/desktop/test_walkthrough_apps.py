@@ -1,4 +1,4 @@
-"""Issue 20, the apps' side, in Chromium against the real system with the shipped apps.
+"""The apps' side, in Chromium against the real system with the shipped apps.
 
 Item 1: the code app's edit view holds one editable copy and 保存 saves what was
 typed. Item 2: code is not cut at `;`. Item 3: each row's controls sit in that row.

@@ -1,4 +1,4 @@
-"""Issue 20 item 4, in Chromium: with the settings' `ui_language` "en-US" the apps
+"""In Chromium: with the settings' `ui_language` "en-US" the apps
 answer in English.
 
 A real system with the shipped music and code apps; the music catalogue cannot be

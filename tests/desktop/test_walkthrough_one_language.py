@@ -1,4 +1,4 @@
-"""Issue 30, in Chromium at 1280×800: one language at a time, dialogs that hold focus,
+"""In Chromium at 1280×800: one language at a time, dialogs that hold focus,
 a Tools window for people, and the walk-through's smaller findings.
 
 One real system with the shipped apps the user meets (code, music, hello, scheduled

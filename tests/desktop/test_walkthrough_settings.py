@@ -1,4 +1,4 @@
-"""Issue 20, items 9 and 10, in Chromium: the settings form is validated by the
+"""In Chromium: the settings form is validated by the
 settings model and says why beside each field; turning the command whitelist off
 needs a confirmation; a failed 🎤 says what happened, shows the server's message and
 points to the speech engine fields the settings now have.

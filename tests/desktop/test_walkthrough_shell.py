@@ -1,4 +1,4 @@
-"""Issue 20, items 7, 8 and 12 (the shell's part), in Chromium: slow work shows a
+"""In Chromium: slow work shows a
 loading state and is cancelled on the controller; multi-line answers go into the
 view; menus open above the taskbar and close with Escape; About shows the version;
 the focused window's icon minimises it; labels in one language; the system app has

@@ -1,4 +1,4 @@
-"""Issue 20, items 5 and 6, in Chromium: every UI command has a visible effect,
+"""In Chromium: every UI command has a visible effect,
 the system app's reply never covers the element it changed, hiding the taskbar keeps
 the command bar, and Ctrl+Alt+R or the menus always restore the desktop layout.
 """

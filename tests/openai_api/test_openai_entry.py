@@ -97,7 +97,7 @@ NO_APP = {
 
 
 def test_the_answer_is_in_the_language_the_caller_asks_for(client: openai.OpenAI) -> None:
-    """Issue 30 item 11: the desktop's language (Chinese here) does not decide a /v1
+    """The desktop's language (Chinese here) does not decide a /v1
     answer: `metadata.language` or Accept-Language does; a conversation keeps it."""
 
     def ask(text: str, conversation: str, **kw: Any) -> str:

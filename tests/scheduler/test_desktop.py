@@ -171,7 +171,7 @@ def remind_soon(system: RunningSystem, what: str) -> str:
 def test_a_reminder_is_one_toast_and_takes_nothing_over(
     page, system: RunningSystem
 ) -> None:
-    """Issue 30 item 3: a reminder firing is one toast (and the spoken line); the open
+    """A reminder firing is one toast (and the spoken line); the open
     scheduler window keeps its list, the window in front stays in front, the keyboard
     stays where the user types, and a closed scheduler window stays closed."""
     clear_jobs(system)
@@ -292,7 +292,7 @@ def row(window: object, job_id: str) -> object:
 def test_two_jobs_of_one_name_have_their_controls_in_their_rows_and_cancel_asks(
     browser, system: RunningSystem
 ) -> None:
-    """Issue 27 item 7, in Chinese and in English: each job's controls sit in its row
+    """In Chinese and in English: each job's controls sit in its row
     (none piled below the list), its time is in the row, and "取消喝水提醒" asks
     which of the two, deleting nothing until one is picked."""
     for locale, cancel, words in (
@@ -354,7 +354,7 @@ def jobs_by_id(system: RunningSystem) -> dict[str, dict]:
 def test_a_daily_command_said_in_words_asks_runs_and_shows_its_output(
     browser, system: RunningSystem
 ) -> None:
-    """Issue 27 item 5, in Chinese and in English: "每天早上9点运行命令 date" is a
+    """In Chinese and in English: "每天早上9点运行命令 date" is a
     command job; `date` is outside this launch's whitelist with asking on, so the
     confirm dialog asks first; once allowed, 立即运行 runs it in the sandbox and its
     history shows the output and that it went well."""

@@ -440,7 +440,7 @@ def test_apps_that_did_not_understand_mark_their_help_as_not_done() -> None:
     ],
 )
 def test_a_schedule_reads_like_speech(job, zh, en) -> None:
-    """Issue 30 item 4: never `cron 0 8 * * *`."""
+    """Never `cron 0 8 * * *`."""
     job = {"schedule_type": "cron", "enabled": True, "run_count": 0, **job}
     assert when(job, Turn(context=ZH)) == zh
     assert when(job, Turn(context=EN)) == en

@@ -74,7 +74,7 @@ def test_interval_job_runs_and_words_become_jobs(tmp_path):
 
 
 def test_a_daily_command_said_in_words_runs_its_command_through_the_executor(tmp_path):
-    """Issue 27 item 5: "每天早上9点运行命令 date" is a command job that runs `date` in
+    """ "每天早上9点运行命令 date" is a command job that runs `date` in
     the scheduler app's sandbox (its output in the run), a program outside the
     whitelist is refused when the job is made, and an agent job whose app did not do
     the work is not ok."""

@@ -98,7 +98,7 @@ def test_the_window_lists_every_skill_with_kind_source_and_summary(
 def test_an_instruction_that_says_it_all_runs_the_skill_and_answers_first(
     skills_harness: Harness,
 ) -> None:
-    """Issue 27 item 6: the one number said fills --value, 华氏 names --to f; the
+    """The one number said fills --value, 华氏 names --to f; the
     skill runs as 运行 runs it, the answer first, the help folded, the form kept."""
     app, agent = flows(skills_harness)
     reply = app.handle("把30摄氏度换算成华氏度", {})

@@ -1,4 +1,4 @@
-"""Issue 27 item 6: a skill's form filled from the instruction's words, offline, only
+"""A skill's form filled from the instruction's words, offline, only
 where it is unambiguous (`apps/skills_app/autofill.py`). Pure logic over real
 `--help` texts: the example skill's own, and argparse's for made-up skills."""
 

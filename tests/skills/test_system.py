@@ -90,7 +90,7 @@ def test_an_instruction_no_app_claims_goes_to_the_matching_skill(system) -> None
 
 
 def test_a_skill_instruction_is_answered_first(system) -> None:
-    """Issue 27 item 6: the number said fills the one numeric option, 华氏 names
+    """The number said fills the one numeric option, 华氏 names
     `--to f`, the skill runs and its answer (30 °C = 86 °F) comes first."""
     (task,) = system.say("把30摄氏度换算成华氏度")["tasks"]
     assert task["app_id"] == "skills_app" and task["status"] == "done", task
@@ -212,7 +212,7 @@ ANSWERS = {
 def test_a_skill_instruction_shows_its_answer_without_scrolling(
     browser, system, locale: str
 ) -> None:
-    """Issue 27 item 6 at 1280×800: the answer is at the top of the skills window,
+    """At 1280×800: the answer is at the top of the skills window,
     inside what the window shows; the help is folded until it is clicked. Two
     numbers: the form, saying what to fill in, and no output."""
     said, help_title, unclear, asking = ANSWERS[locale]
