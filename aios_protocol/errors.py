@@ -75,7 +75,8 @@ answered as `AppReply.error(code, ...)`:
 * skills: skill_not_found, skill_broken, skill_not_executable, skill_install_failed,
   skill_run_failed (a skill ran and exited non-zero: the 技能 app's answer, not raised);
 * the agent loop's tool results for its model: not_confirmed (a paused call the user
-  did not answer), max_turns, round_limit, no_fork (a sub-agent cannot fork),
+  did not answer), not_answered (a question of the loop the user moved on from
+  without answering), max_turns, round_limit, no_fork (a sub-agent cannot fork),
   no_question (a sub-agent cannot ask the user), not_now (a question while calls
   wait for a confirmation), unknown_task (no such background sub-agent),
   executor_error, not_run.
