@@ -551,13 +551,22 @@ class UndoCommand(_UIBase):
     ref: Annotated[str, Field(max_length=64)] = ""
 
 
-WINDOW_OPS: tuple[str, ...] = ("open_window", "close_window", "focus_window")
+WINDOW_OPS: tuple[str, ...] = (
+    "open_window",
+    "close_window",
+    "focus_window",
+    "maximize_window",
+    "minimize_window",
+)
 
 
 class WindowCommand(_UIBase):
-    """Open, close or raise the window of the app whose id is `id`."""
+    """Open, close or raise the window of the app whose id is `id`; maximise it
+    (opened first when it is not open) or minimise it to the taskbar."""
 
-    op: Literal["open_window", "close_window", "focus_window"]
+    op: Literal[
+        "open_window", "close_window", "focus_window", "maximize_window", "minimize_window"
+    ]
 
 
 UICommand = Annotated[
@@ -655,8 +664,10 @@ class AppReply(_Model):
     which `aios_protocol.views.upgrade_view_data` turns into its one shape. `steps` go to the executor untouched.
     `ui_commands` are desktop commands the desktop performs. `notice` marks an
     `ok` reply as degraded (`warning`: it answered, but not all went well — a source
-    unreachable, the user's program failed) or merely informative (`info`); the
-    desktop styles its toast and window by it. `detail` is the technical text behind
+    unreachable, the user's program failed), as not done at all (`error`: nothing of
+    what was asked was done, and its `message` says why — no model to answer with, a
+    skill that did not run) or merely informative (`info`); the desktop styles its
+    toast and window by it. `detail` is the technical text behind
     the plain `message` (an exception, a tool's error), shown folded away.
     """
 

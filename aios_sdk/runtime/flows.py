@@ -32,9 +32,9 @@ from aios_sdk.runtime.hooks import StopHook, files_named_exist
 from aios_sdk.runtime.loop import AgentLoop, LoopSettings, Outcome
 from aios_sdk.runtime.messages import Conversation, StreamEvent, UserMessage
 from aios_sdk.runtime.tools import ToolBox
-from aios_sdk.views import button, input_box, text_reply
+from aios_sdk.views import button, input_box, link, text_reply
 
-__all__ = ["MOVED_ON", "AgentFlows", "system_prompt"]
+__all__ = ["MOVED_ON", "AgentFlows", "settings_link", "system_prompt"]
 
 MOVED_ON = "not run: the user sent a new message instead of confirming this call"
 
@@ -51,6 +51,11 @@ def system_prompt(role: str, caller: str = "", tools: str = "") -> str:
     )
     parts = [prompt, tools.strip(), caller.strip()]
     return "\n\n".join(part for part in parts if part)
+
+
+def settings_link(turn: Turn) -> dict[str, Any]:
+    """打开设置 / Open Settings: the desktop's settings, where a model is set up."""
+    return link(turn.tr("打开设置", "Open Settings"), "settings", "aios:settings")
 
 
 class AgentFlows(Flows):
@@ -140,13 +145,25 @@ class AgentFlows(Flows):
         return self.answered(loop.start(instruction), conversation, turn)
 
     def offline(self, turn: Turn) -> dict[str, Any]:
-        """The answer without a model."""
+        """The answer without a model: nothing was done (`notice` `error`), and why,
+        with the way to the settings where a model is set up."""
         text = turn.tr(
             "这个应用需要一个模型才能回答，但还没有配置模型（在设置里填写 API Key 或 API 地址）。",
             "This app needs a model to answer, and none is configured (set an API key "
             "or an API address in Settings).",
         )
-        return text_reply(text, message=text, notice="warning", status="ok")
+        said = turn.tr(
+            "什么也没做：这个应用需要一个模型才能回答（在设置里填写 API Key 或 API 地址）",
+            "Nothing was done: this app needs a model to answer (set an API key or an "
+            "API address in Settings)",
+        )
+        return text_reply(
+            text,
+            message=said,
+            notice="error",
+            status="ok",
+            actions=[settings_link(turn)],
+        )
 
     def greeting(self, turn: Turn) -> str:
         return turn.tr(
@@ -157,8 +174,8 @@ class AgentFlows(Flows):
     def history(self, conversation: Conversation, turn: Turn) -> dict[str, Any]:
         shown = conversation.shown()
         if not shown:
-            if not self.llm_available():
-                return self.offline(turn) | {"message": ""}
+            if not self.llm_available():  # opened: nothing was asked of it yet
+                return self.offline(turn) | {"message": "", "notice": "warning"}
             return text_reply(self.greeting(turn), message="")
 
         def line(message: Any) -> str:

@@ -2,8 +2,9 @@
 
 Everything the loop does — model turns, tools, pauses, compaction, stop hooks,
 sub-agents — is `aios_sdk.runtime`; this app adds its greeting and what it says
-without a model: that it needs one (and where to set it), and which of the
-installed apps work without one, by their names (`context["installed_apps"]`).
+without a model: that nothing was done because it needs one (with the way to the
+settings, where one is set up), and which of the installed apps work without one,
+by their names (`context["installed_apps"]`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from aios_protocol.strings import user_message
 from aios_sdk import Turn
-from aios_sdk.runtime.flows import AgentFlows
+from aios_sdk.runtime.flows import AgentFlows, settings_link
 from aios_sdk.views import text_reply
 
 __all__ = ["AssistantFlows", "offline_apps"]
@@ -51,7 +52,12 @@ class AssistantFlows(AgentFlows):
         )
         return text_reply(
             text,
-            message=turn.tr("智能助手需要配置模型", "The assistant needs a model"),
-            notice="warning",
+            # nothing was done, and why (`error`: the task did not do what was asked)
+            message=turn.tr(
+                "什么也没做：智能助手需要配置模型",
+                "Nothing was done: the assistant needs a model",
+            ),
+            notice="error",
             status="ok",
+            actions=[settings_link(turn)],
         )

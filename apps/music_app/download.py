@@ -6,19 +6,30 @@
 answer is the text "已下载《七里香》到 workspace/…" with a `play_local` button.
 A catalogue whose JSON arrives as text (labelled `text/plain`, say) leaves the
 placeholder nothing to reach into: then one more round downloads the preview URL of
-the best match read here. What the user reads is in their language (`turn.tr`). No
-I/O of its own.
+the best match read here. The file is named after the title alone, so what the
+catalogue said of the song (its title, artist and album) goes into the
+library's record of downloads (`library.DOWNLOADS_FILE`, through `file_read` and
+`file_write`): played or found later, it is still 七里香 by 周杰伦. What the user reads
+is in their language (`turn.tr`). No I/O of its own.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from aios_sdk import Turn
+from aios_sdk import ToolFailed, Turn
 from aios_sdk.views import text_reply
 
-from .catalogue import Song, download_filename, parse_search_answer, search_request
+from .catalogue import (
+    Song,
+    download_filename,
+    parse_search_answer,
+    search_request,
+    song_from_dict,
+)
 from .intent import MusicIntent
+from .library import DOWNLOADS_FILE, downloaded_entry
 from .views import download_done_view, library_button
 
 __all__ = ["DownloadFlow"]
@@ -90,7 +101,9 @@ class DownloadFlow:
         saved, _, _ = turn.outcome(2)
         if not saved and best.url:
             # The answer came back as text, so the placeholder could not reach into
-            # it: download the URL read here.
+            # it: download the URL read here (what it is, kept now: the next round
+            # no longer has the catalogue's answer).
+            self._remember(best, shown_path)
             return self.agent.plan_steps(
                 [
                     {
@@ -108,10 +121,16 @@ class DownloadFlow:
                 f"（目录中的曲目：{best.display}）",
                 f"(the catalogue's track: {best.display})",
             )
-        return self._downloaded(turn, title, shown_path, 2, note)
+        return self._downloaded(turn, title, shown_path, 2, note, best)
 
     def _downloaded(
-        self, turn: Turn, title: str, shown_path: str, step: int, note: str = ""
+        self,
+        turn: Turn,
+        title: str,
+        shown_path: str,
+        step: int,
+        note: str = "",
+        song: Song | None = None,
     ) -> dict[str, Any]:
         saved, _, error = turn.outcome(step)
         if not saved:
@@ -121,7 +140,32 @@ class DownloadFlow:
                 status="error",
                 detail=error or None,
             )
+        if song is not None:
+            self._remember(song, shown_path)
         return download_done_view(turn, title, shown_path, note)
+
+    def _remember(self, song: Song, shown_path: str) -> None:
+        """Keep what the catalogue said of `song`, saved at `shown_path`, in the
+        library's record of downloads. The song is downloaded all the same when the
+        record cannot be kept (it is then known by its file's name)."""
+        relative = shown_path.removeprefix("workspace/")
+        try:
+            known = json.loads(self.agent.call_tool("file_read", path=DOWNLOADS_FILE))
+        except (ToolFailed, TypeError, ValueError):
+            known = {}  # none yet (or unreadable): a new record
+        if not isinstance(known, dict):
+            known = {}
+        known[relative] = downloaded_entry(song)
+        try:
+            self.agent.call_tool(
+                "file_write",
+                path=DOWNLOADS_FILE,
+                content=json.dumps(known, ensure_ascii=False, indent=1),
+            )
+        except ToolFailed as exc:
+            log = getattr(self.agent, "log", None)
+            if log is not None:
+                log.warning("could not keep the record of downloads: %s", exc)
 
     def by_url(self, turn: Turn) -> dict[str, Any]:
         """下载 on the player: the preview URL is already known, one step saves it."""
@@ -134,6 +178,7 @@ class DownloadFlow:
                 status="error",
             )
         shown_path = f"workspace/{download_filename(title, self.download_ext)}"
+        song = song_from_dict({"id": params.get("song_id") or url, **params})
         if not turn.results:
             return self.agent.plan_steps(
                 [
@@ -146,7 +191,7 @@ class DownloadFlow:
                 ],
                 turn.tr(f"正在下载《{title}》…", f'Downloading "{title}"…'),
             )
-        return self._downloaded(turn, title, shown_path, 1)
+        return self._downloaded(turn, title, shown_path, 1, song=song)
 
 
 def _best_match(songs: list[Song], title: str, artist: str) -> Song:

@@ -47,7 +47,7 @@ from .catalogue import (
 )
 from .download import DownloadFlow
 from .intent import MusicIntent, asks_more, read_intent
-from .library import song_matches
+from .library import song_matches, without_copies
 from .views import (
     DEFAULT_IMPORT_FOLDER,
     MAX_LISTED,
@@ -405,6 +405,7 @@ class MusicFlows(Flows):
                 catalogue = parse_search_answer(answer)
             except ValueError as exc:
                 ok, error = False, str(exc)
+        catalogue = without_copies(catalogue, local)  # a downloaded song is listed once
         quality = self.quality(turn.state)
         playable = local + catalogue
         if play is not None and playable:
@@ -501,7 +502,7 @@ class MusicFlows(Flows):
         shown = str(query.get("shown") or query.get("query") or "")
         if catalogue and shown:
             local = [s for s in library if song_matches(s, shown)]
-            songs = local + catalogue
+            songs = local + without_copies(catalogue, local)
             title = turn.tr(f"{shown}的歌曲", f"Songs: {shown}")
         else:
             songs, title = library, turn.tr("我的音乐", "My music")

@@ -3,17 +3,22 @@
 This is the body of the music app's `music_library` custom tool: the executor
 calls the tool, the tool walks the workspace — never leaving it, never following a
 symlink out of it — and reads each file's title, artist, album and duration with
-tinytag. What the tags leave out is read from the file's name: "周杰伦 - 晴天.mp3"
-is 晴天 by 周杰伦 (`name_parts`); a name without an artist is the title alone.
-Results are bounded. A user
+tinytag. What the tags leave out is what the catalogue said of a song downloaded
+from it (the record `DOWNLOADS_FILE` the download keeps: a downloaded preview may
+have no tags, and its file is named after its title alone), else what the file's name
+says: "周杰伦 - 晴天.mp3" is 晴天 by 周杰伦 (`name_parts`); a name without an artist
+is the title alone. A song the library holds and the catalogue lists is one song
+(`without_copies`). Results are bounded. A user
 other than the owner is served by a process of the app whose workspace is theirs,
 so the same walk lists their songs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -21,10 +26,13 @@ from .catalogue import Song, local_file_url, local_id
 
 __all__ = [
     "AUDIO_EXTENSIONS",
+    "DOWNLOADS_FILE",
     "MAX_FILES",
+    "downloaded_entry",
     "name_parts",
     "scan_library",
     "song_matches",
+    "without_copies",
 ]
 
 AUDIO_EXTENSIONS = frozenset(
@@ -32,6 +40,10 @@ AUDIO_EXTENSIONS = frozenset(
 )
 MAX_FILES = 500
 MAX_DEPTH = 6
+# the workspace file recording what the catalogue said of each song downloaded from
+# it: {path relative to the workspace: {title, artist, album}}
+DOWNLOADS_FILE = "downloads.json"
+_DOWNLOADS_MAX_BYTES = 1 << 20
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -83,10 +95,33 @@ def scan_library(workdir: str | os.PathLike[str], app_id: str) -> list[dict[str,
                 break
         if len(found) >= MAX_FILES:
             break
-    return [
-        _song(path.relative_to(root).as_posix(), _tags(path), app_id)
-        for path in sorted(found)
-    ]
+    known = _downloads(root)
+    songs = []
+    for path in sorted(found):
+        relative = path.relative_to(root).as_posix()
+        songs.append(_song(relative, _tags(path), app_id, known.get(relative, {})))
+    return songs
+
+
+def downloaded_entry(song: Song) -> dict[str, Any]:
+    """What the record keeps of a song downloaded from the catalogue (not its length:
+    what is saved may be a preview of it, whose own length the file tells)."""
+    return {"title": song.title, "artist": song.artist, "album": song.album}
+
+
+def _downloads(root: Path) -> dict[str, Mapping[str, Any]]:
+    """The record of downloaded songs (`DOWNLOADS_FILE`); `{}` when there is none or
+    it cannot be read."""
+    path = root / DOWNLOADS_FILE
+    try:
+        if path.is_symlink() or path.stat().st_size > _DOWNLOADS_MAX_BYTES:
+            return {}
+        known = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {str(k): v for k, v in known.items() if isinstance(v, Mapping)}
 
 
 # "artist - title": a hyphen with a space on either side, or a dash (– —)
@@ -106,21 +141,36 @@ def name_parts(stem: str) -> tuple[str, str]:
     return "", text or stem
 
 
-def _song(relative: str, tags: dict[str, Any], app_id: str) -> dict[str, Any]:
+def _song(
+    relative: str, tags: dict[str, Any], app_id: str, known: Mapping[str, Any]
+) -> dict[str, Any]:
     """The song dict of the workspace file `relative` with its `tags` (what they lack
-    read from its name)."""
+    from what the catalogue said of it, `known`, else from its name)."""
     artist, title = name_parts(PurePosixPath(relative).stem)
+    if known.get("title"):  # a download: its name is its title, made safe
+        title, artist = str(known["title"]), str(known.get("artist") or "")
     song = Song(
         id=local_id(relative),
         title=tags.get("title") or title,
         artist=tags.get("artist") or artist,
-        album=tags.get("album", ""),
+        album=tags.get("album") or str(known.get("album") or ""),
         duration_ms=int(tags.get("duration", 0.0) * 1000),
         url=local_file_url(app_id, relative),
         source="local",
         path=relative,
     )
     return song.to_dict()
+
+
+def _same_song(song: Song) -> tuple[str, str]:
+    return song.title.strip().casefold(), song.artist.strip().casefold()
+
+
+def without_copies(catalogue: Iterable[Song], library: Iterable[Song]) -> list[Song]:
+    """The catalogue's songs but those the library holds a copy of (the same title by
+    the same artist): listed beside the library, each song once."""
+    held = {_same_song(song) for song in library if song.artist.strip()}
+    return [song for song in catalogue if _same_song(song) not in held]
 
 
 def song_matches(song: Song, needle: str) -> bool:

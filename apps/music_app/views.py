@@ -181,6 +181,7 @@ def media_view(
                 url=song.url,
                 title=song.title,
                 artist=song.artist,
+                album=song.album,
             )
         )
     actions.append(button(turn.tr("返回列表", "Back to the list"), "back"))

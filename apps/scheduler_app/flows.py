@@ -11,7 +11,8 @@ at the same time — is not added twice: the answer names the job there is and i
 time, with 再加一个 / Add another to add it all the same. "取消喝水提醒" / "暂停…" / "恢复…" act on the one
 job they name; when several jobs match, the answer lists them (each with its time)
 with a button each, and nothing is done until one is picked. A job's 删除 / Delete
-button asks first (保留 or 删除). A new job is answered
+button asks first (保留 or 删除); "取消所有定时任务" / "cancel all my reminders" asks once,
+naming how many, then deletes them all and says how many went. A new job is answered
 with the window; "我有哪些定时任务" or opening the window lists them. The window's
 buttons (`views`) carry the job in their params. Every answer is in the user's
 language (`turn.tr`); what the scheduler refused is said plainly, its own text kept
@@ -31,7 +32,16 @@ from aios_sdk.errors import ToolFailed
 from aios_sdk.views import button, error_reply, text_reply
 
 from .phrases import Request, understand
-from .views import delete_view, describe, history_view, jobs_view, when, which_view
+from .views import (
+    delete_all_view,
+    delete_view,
+    describe,
+    history_view,
+    jobs_view,
+    plural,
+    when,
+    which_view,
+)
 
 __all__ = ["SchedulerFlows"]
 
@@ -165,6 +175,8 @@ class SchedulerFlows(Flows):
         if request.kind in ("cancel", "pause", "resume"):
             verb = {"cancel": "cancel", "pause": "disable", "resume": "enable"}
             return self.act_on_named(verb[request.kind], request.target, turn)
+        if request.kind == "cancel_all":
+            return self.cancel_all(turn)
         if request.kind == "remind_now":
             return self.remind_now(request.what, turn)
         if request.kind == "list" or "打开" in said or not said:
@@ -238,9 +250,10 @@ class SchedulerFlows(Flows):
         """Cancel, pause (`disable`) or resume (`enable`) the one job `target` names;
         several: ask which."""
         hits = _matching(self.schedule("list").get("jobs", []), target)
-        if not hits:
+        if not hits:  # nothing done: a note, not a success
             return text_reply(
-                turn.tr(f"没有找到「{target}」的定时任务", f'No scheduled task "{target}"')
+                turn.tr(f"没有找到「{target}」的定时任务", f'No scheduled task "{target}"'),
+                notice="info",
             )
         if len(hits) > 1:
             return which_view(hits, verb, target, turn)
@@ -258,6 +271,14 @@ class SchedulerFlows(Flows):
             else turn.tr(f"已暂停：{job['name']}", f"Paused: {job['name']}")
         )
         return self.window(turn, done)
+
+    def cancel_all(self, turn: Turn) -> dict[str, Any]:
+        """ "取消所有定时任务": asks once, naming how many; nothing is deleted before
+        the yes (`delete_all_confirmed`)."""
+        jobs = self.schedule("list").get("jobs", [])
+        if not jobs:
+            return {**self.window(turn), "notice": "info"}  # nothing there to delete
+        return delete_all_view(jobs, turn)
 
     def remind_now(self, thing: str, turn: Turn) -> dict[str, Any]:
         """A reminder's time has come: a notification, and the line that is spoken."""
@@ -314,6 +335,36 @@ class SchedulerFlows(Flows):
         if job is None:
             return self.window(turn, _refused("not_found", turn))
         return delete_view(job, turn)
+
+    @action("delete_all_confirmed")
+    def delete_all_confirmed(self, turn: Turn) -> dict[str, Any]:
+        """The yes to deleting them all: the jobs that were shown in the question (one
+        made since is kept), and how many went."""
+        asked = turn.params.get("job_ids")
+        wanted = {str(i) for i in asked} if isinstance(asked, list) else set()
+        deleted, kept = 0, []
+        for job in self.schedule("list").get("jobs", []):
+            if job["id"] not in wanted:
+                continue
+            try:
+                self.schedule("cancel", job_id=job["id"])
+            except ToolFailed as exc:
+                if exc.code != "not_found":  # gone meanwhile: nothing left to delete
+                    kept.append(f"{job['name']}: {exc.message}")
+                continue
+            deleted += 1
+        done = turn.tr(
+            f"已删除 {deleted} 个定时任务", f"Deleted {plural(deleted, 'scheduled task')}"
+        )
+        if not kept:
+            return self.window(turn, done)
+        left = len(kept)
+        done += turn.tr(
+            f"，还有 {left} 个暂时没能删除（正在运行或在等你确认），请稍后再试",
+            f"; {left} could not be deleted right now (running, or waiting for your "
+            "yes): try again later",
+        )
+        return {**self.window(turn, done), "notice": "warning", "detail": "\n".join(kept)}
 
     @action("delete_confirmed")
     def delete_confirmed(self, turn: Turn) -> dict[str, Any]:

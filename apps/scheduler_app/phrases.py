@@ -94,6 +94,20 @@ def _naming(zh_verbs: str, en_verbs: str) -> re.Pattern[str]:
     )
 
 
+# every job at once: "取消所有定时任务", "把提醒全部删掉", "清空定时任务", "cancel all
+# my reminders", "delete all scheduled tasks", "clear my reminders"
+_ZH_JOBS = r"(定时任务|提醒|任务|闹钟)"
+_ZH_REMOVE = r"(取消|删除|删掉|清空|清除|关掉)掉?"
+_CANCEL_ALL = re.compile(
+    rf"^(请|帮我)?({_ZH_REMOVE}(所有|全部)的?{_ZH_JOBS}"
+    rf"|把?((所有|全部)的?{_ZH_JOBS}(都|全都|全部)?|{_ZH_JOBS}(都|全都|全部)){_ZH_REMOVE}"
+    rf"|清空(所有的?|全部的?)?{_ZH_JOBS})(吧|了)?$"
+    r"|^(please\s+)?(cancel|delete|remove|clear)\s+(all|everything|all\s+of)\s*"
+    r"(the\s+|my\s+)?(scheduled\s+tasks?|reminders?|tasks?|jobs?|timers?|alarms?|schedules?)?"
+    r"(\s+please)?$"
+    r"|^(please\s+)?clear\s+(the\s+|my\s+)?(scheduled\s+tasks|reminders|timers|alarms)$",
+    re.I,
+)
 _CANCEL = _naming("取消|删除|删掉|关掉|停止|不要", "cancel|delete|remove|stop")
 _PAUSE = _naming("暂停|停用", "pause|disable")
 _RESUME = _naming("恢复|启用|重新开启", "resume|enable")
@@ -108,8 +122,8 @@ _QUOTES = ("``", "''", '""', "“”", "「」", "『』")
 
 @dataclass
 class Request:
-    """What the words ask for: `kind` is create | list | cancel | pause | resume |
-    remind_now | none."""
+    """What the words ask for: `kind` is create | list | cancel | cancel_all | pause |
+    resume | remind_now | none."""
 
     kind: str
     name: str = ""
@@ -279,6 +293,8 @@ def _en_what(rest: str, remind: bool) -> tuple[str, str]:
     rest = re.sub(r"\s+", " ", rest).strip(" ,.!")
     if rest.startswith("remind me"):
         remind, rest = True, rest.removeprefix("remind me").strip()
+    elif re.fullmatch(r"(please )?wake me( up)?", rest):
+        remind, rest = True, "wake up"  # 叫我起床: a wake-up reminder
     rest = rest.removeprefix("to ").strip()
     if remind:
         return f"{rest} reminder", f"remind me to {rest}"
@@ -388,6 +404,8 @@ def understand(text: str, now: datetime) -> Request:
     text = text.strip()
     if not text:
         return Request("list")
+    if _CANCEL_ALL.match(text.strip(" 。.!！")):
+        return Request("cancel_all")
     if _LIST.search(text):
         return Request("list")
     for kind, pattern in (("cancel", _CANCEL), ("pause", _PAUSE), ("resume", _RESUME)):

@@ -4,7 +4,8 @@ Built with `aios_sdk.views`, every label in the user's language (`turn.tr`); eve
 control is a button whose `action_id` is the verb (`enable`, `disable`, `run`,
 `history`, `delete`, `refresh`) and whose params name the job (`job_id`). 删除 /
 Delete asks first (`delete_view`: 保留 or 删除; in a dialog 取消 means "dismiss",
-so no button that deletes is called that). A job's
+so no button that deletes is called that), and so does deleting them all
+(`delete_all_view`, which says how many). A job's
 controls sit in its own row (`item_id`), and each row says when the job runs, so
 two jobs of one name are told apart; `which_view` asks which of several jobs an
 instruction meant, one button per candidate.
@@ -18,10 +19,19 @@ from typing import Any
 from aios_sdk import Turn
 from aios_sdk.views import button, list_reply, table_reply
 
-__all__ = ["delete_view", "describe", "history_view", "jobs_view", "when", "which_view"]
+__all__ = [
+    "delete_all_view",
+    "delete_view",
+    "describe",
+    "history_view",
+    "jobs_view",
+    "plural",
+    "when",
+    "which_view",
+]
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     """English counts: "1 run", "3 runs"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
@@ -133,7 +143,7 @@ def describe(job: Mapping[str, Any], turn: Turn) -> str:
     parts = [
         when(job, turn),
         upcoming_words,
-        turn.tr(f"已运行 {runs} 次", f"ran {_plural(runs, 'time')}"),
+        turn.tr(f"已运行 {runs} 次", f"ran {plural(runs, 'time')}"),
         state,
     ]
     return " · ".join(p for p in parts if p)
@@ -168,7 +178,7 @@ def jobs_view(jobs: list[Mapping[str, Any]], turn: Turn, note: str = "") -> dict
     for job in jobs:
         actions += _controls(job, turn)
     none = turn.tr("还没有定时任务", "No scheduled tasks yet")
-    count = turn.tr(f"共有 {len(jobs)} 个定时任务", _plural(len(jobs), "scheduled task"))
+    count = turn.tr(f"共有 {len(jobs)} 个定时任务", plural(len(jobs), "scheduled task"))
     return list_reply(
         items,
         turn.tr("定时任务", "Scheduled Tasks"),
@@ -231,6 +241,31 @@ def delete_view(job: Mapping[str, Any], turn: Turn) -> dict[str, Any]:
     )
 
 
+def delete_all_view(jobs: Sequence[Mapping[str, Any]], turn: Turn) -> dict[str, Any]:
+    """Deleting every job asks once, naming how many: the jobs, 保留 (the safe choice,
+    first) or 全部删除 (`delete_all_confirmed`, the jobs shown in its params)."""
+    count = len(jobs)
+    asked = turn.tr(
+        f"删除全部 {count} 个定时任务？删除后它们不会再运行，也不能恢复。",
+        f"Delete all {plural(count, 'scheduled task')}? They will not run again, "
+        "and this cannot be undone.",
+    )
+    return list_reply(
+        [_item(j, turn) for j in jobs],
+        asked,
+        actions=[
+            button(turn.tr("保留", "Keep"), "refresh"),
+            button(
+                turn.tr(f"全部删除（{count} 个）", f"Delete all {count}"),
+                "delete_all_confirmed",
+                job_ids=[j["id"] for j in jobs],
+            ),
+        ],
+        message=asked,
+        notice="info",  # a question, not a result
+    )
+
+
 def _outcome(status: str, turn: Turn) -> str:
     if status == "ok":
         return turn.tr("✅ 成功", "✅ Succeeded")
@@ -270,7 +305,5 @@ def history_view(name: str, runs: list[Mapping[str, Any]], turn: Turn) -> dict[s
         rows,
         title=turn.tr(f"运行历史「{name}」", f'Runs of "{name}"'),
         actions=[button(turn.tr("返回列表", "Back to the list"), "refresh")],
-        message=turn.tr(
-            f"最近 {len(rows)} 次运行", f"The last {_plural(len(rows), 'run')}"
-        ),
+        message=turn.tr(f"最近 {len(rows)} 次运行", f"The last {plural(len(rows), 'run')}"),
     )

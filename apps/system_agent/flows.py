@@ -5,7 +5,7 @@ Moving a control: "把播放按钮移到左上角" → a `cache_get` step for th
 (`targets`) → a `text` view, the spoken message "已将播放按钮移到左上角" and
 `ui_commands` [{"op": "move", "id": "btn_play", "x": 20, "y": 20}] that the desktop
 performs. Window operations answer with `open_window` / `close_window` /
-`focus_window`; status questions run the executor's read-only `system_info` tool, which reads
+`focus_window` / `maximize_window` / `minimize_window`; status questions run the executor's read-only `system_info` tool, which reads
 the computer (this app runs confined and would see only its own sandbox), and answer
 with the number asked about ("现在内存占用多少" → a card with the memory figure), or a
 dashboard, chart or table when the overview is asked for. A name that fits several
@@ -61,10 +61,16 @@ LISTED = 500
 
 def _not_understood(turn: Turn) -> str:
     return turn.tr(
-        "我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态",
-        "I can move, resize and hide desktop elements, manage windows and show the "
-        "system status",
+        "没听懂这条指令。我可以移动、缩放、隐藏桌面元素，管理窗口，查看系统状态",
+        "I did not understand that. I can move, resize and hide desktop elements, "
+        "manage windows and show the system status",
     )
+
+
+def _not_done(turn: Turn, note: str = "") -> dict[str, Any]:
+    """The answer to words the rules (and the model) could not read: what may be said
+    instead, marked as not done (`warning`, as every app's help is), never a success."""
+    return text_reply(_help(turn), f"{note}{_not_understood(turn)}", notice="warning")
 
 
 def _help(turn: Turn) -> str:
@@ -76,7 +82,7 @@ def _help(turn: Turn) -> str:
         "· 把播放按钮改成红色 / 旋转45度 / 隐藏任务栏 / 把播放按钮的文字改成开始\n"
         "· 把背景换成蓝色 / 把背景换成蓝紫渐变\n"
         "· 撤销 / 撤回\n"
-        "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用\n"
+        "· 打开代码应用 / 关闭音乐窗口 / 切换到音乐应用 / 最大化音乐窗口 / 最小化音乐窗口\n"
         "· 查看系统状态 / CPU占用多少 / 列出进程",
         "I can change the desktop:\n"
         "· move the play button to the top-left\n"
@@ -85,7 +91,8 @@ def _help(turn: Turn) -> str:
         "taskbar / rename the play button to Start\n"
         "· make the background blue / make the background a blue to purple gradient\n"
         "· undo\n"
-        "· open the code app / close the music window / switch to the music app\n"
+        "· open the code app / close the music window / switch to the music app / "
+        "maximise the music window / minimise the music window\n"
         "· show system status / cpu usage / list processes",
     )
 
@@ -192,7 +199,7 @@ class SystemFlows(Flows):
         if request.op == "status":
             return self.status(request.status_view, request.status_topic, turn)
         if request.op == "unknown" and not turn.results and not self.llm_available():
-            return text_reply(_help(turn), _not_understood(turn))
+            return _not_done(turn)
         return self.ui(turn.instruction.strip(), request, turn)
 
     @action("refresh")
@@ -317,7 +324,7 @@ class SystemFlows(Flows):
                     return answered
             note = asked.note
         if outcome is None:
-            return text_reply(_help(turn), f"{note}{_not_understood(turn)}")
+            return _not_done(turn, note)
         if outcome.choices:
             return self._ask(outcome, snapshot, turn)
         if not outcome.ok and not (snapshot or {}).get("elements"):  # no desktop to read

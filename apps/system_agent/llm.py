@@ -47,7 +47,7 @@ SYSTEM_PROMPT = """你是桌面的系统控制小AI。把用户的一句话变�
 {{"op": "change_color", "id": "<元素id>", "color": "<CSS 颜色>"}}
 {{"op": "change_text", "id": "<元素id>", "text": "<新文字>"}}
 {{"op": "rotate", "id": "<元素id>", "degrees": 数}}
-{{"op": "open_window" | "close_window" | "focus_window", "id": "<应用id>"}}
+{{"op": "open_window" | "close_window" | "focus_window" | "maximize_window" | "minimize_window", "id": "<应用id>"}}
 只输出一个 JSON 对象：{{"commands": [ … ]}}；做不到或不确定时输出 {{"commands": []}}。"""
 
 
@@ -192,6 +192,8 @@ def describe(
             "open_window": lambda: f"Opened {name}",
             "close_window": lambda: f"Closed {name}",
             "focus_window": lambda: f"Switched to {name}",
+            "maximize_window": lambda: f"Maximised {name}",
+            "minimize_window": lambda: f"Minimised {name}",
         }[op]()
     return {
         "move": lambda: f"已将{name}移到 ({command['x']}, {command['y']})",
@@ -204,6 +206,8 @@ def describe(
         "open_window": lambda: f"已打开{name}",
         "close_window": lambda: f"已关闭{name}",
         "focus_window": lambda: f"已切换到{name}",
+        "maximize_window": lambda: f"已最大化{name}",
+        "minimize_window": lambda: f"已最小化{name}",
     }[op]()
 
 

@@ -5,7 +5,7 @@ position="top-left")`. The request says *what* to do and names the element the w
 the user did; `targets` then finds that element in the desktop's UI snapshot and
 turns the request into UI commands. Recognised: move (corners, edges, centre,
 coordinates, relative moves), resize (bigger/smaller, ×N, W×H), colour, rotate,
-show/hide, change text, window open/close/focus, undo, and system-status questions.
+show/hide, change text, window open/close/focus/maximise/minimise, undo, and system-status questions.
 Pure functions, no I/O.
 """
 
@@ -46,7 +46,7 @@ class UiRequest:
     color_words: str = ""
     degrees: float | None = None
     text: str | None = None
-    window_op: str | None = None  # open_window close_window focus_window
+    window_op: str | None = None  # open/close/focus/maximize/minimize_window
     status_view: str = "dashboard"  # dashboard table chart
     status_topic: str = ""  # cpu memory disk process ""
     notes: list[str] = field(default_factory=list)
@@ -196,6 +196,8 @@ _STATUS_EN = re.compile(
 )
 
 _WINDOW_VERBS_ZH = [
+    ("maximize_window", re.compile(r"(最大化|全屏|铺满屏幕|铺满桌面)")),
+    ("minimize_window", re.compile(r"(最小化|缩到任务栏|收到任务栏)")),
     ("close_window", re.compile(r"(关闭|关掉|关上|退出|关了)")),
     (
         "focus_window",
@@ -204,6 +206,8 @@ _WINDOW_VERBS_ZH = [
     ("open_window", re.compile(r"(打开|开启|启动|运行)")),
 ]
 _WINDOW_VERBS_EN = [
+    ("maximize_window", re.compile(r"\b(maximi[sz]e|full ?screen)\b")),
+    ("minimize_window", re.compile(r"\b(minimi[sz]e)\b")),
     ("close_window", re.compile(r"\b(close|quit|exit)\b")),
     (
         "focus_window",

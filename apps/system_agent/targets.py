@@ -646,6 +646,8 @@ _WINDOW_WORDS = {
     "open_window": ("已打开", "Opened"),
     "close_window": ("已关闭", "Closed"),
     "focus_window": ("已切换到", "Switched to"),
+    "maximize_window": ("已最大化", "Maximised"),
+    "minimize_window": ("已最小化", "Minimised"),
 }
 
 
@@ -666,7 +668,8 @@ def _installed_names(turn: Turn) -> list[str]:
 def plan_window(
     request: UiRequest, snapshot: Mapping[str, Any] | None, turn: Turn
 ) -> Outcome:
-    """open/close/focus an app's window; "关闭任务栏" (not an app) hides the element."""
+    """open/close/focus/maximise/minimise an app's window; "关闭任务栏" (not an app)
+    hides the element."""
     elements = list((snapshot or {}).get("elements") or [])
     op = request.window_op or "open_window"
     app = resolve_app(request.target, elements)

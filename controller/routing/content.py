@@ -9,7 +9,8 @@ towards another app:
 * what a scheduled job should do: everything after a leading delay, recurrence, or
   day and hour ("10分钟后播放音乐", "明天下午3点播放音乐", "every day at 8am play
   music", "tomorrow at 3pm play music"): the time phrase makes it a request for later,
-  which is the scheduler's (`timed`), whatever the job will do;
+  which is the scheduler's (`timed`), whatever the job will do (English may say the
+  time last: "play music at 7pm");
 * the topic of a piece of writing or a title given in words ("写一首关于音乐的诗",
   "以代码为主题", "write a poem about music", "a song called Run"): the topic goes,
   and what it stood between joins up ("写一首诗");
@@ -86,6 +87,14 @@ _SCHEDULE = re.compile(
     rf"|(?:(?:today|tomorrow)\s+)?at\s+{_EN_CLOCK}(?=\s|,|$))\s*(?:[,，]\s*)?",
     re.IGNORECASE,
 )
+# English also says when after what ("wake me up tomorrow at 8am", "play music in
+# 10 minutes", "stretch every day at 9"): a closing time phrase of the same forms
+_SCHEDULE_AFTER = re.compile(
+    rf"\s(?:in\s+(?:\d+|an?|half\s+an)\s*{_EN_UNIT}|{_EN_EVERY}"
+    rf"|(?:tomorrow\s+)?at\s+{_EN_CLOCK}(?:\s+tomorrow)?)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"\s*(?:what|when|where|who|whose|why|how|which)\b", re.I)
 # the topic of a piece of writing, or a name given in words: "关于X的", "以X为主题",
 # "题为X的", "about X" (not "how about", "what about"), "called X"; a topic without
 # its closing 的 runs to the part's end
@@ -214,13 +223,19 @@ def content_spans(text: str, *, scheduled: bool = True) -> list[tuple[int, int]]
 def timed(text: str) -> bool:
     """Whether `text` (one part of an instruction) asks for something later: it starts
     with a delay, a recurrence or a day and hour, and a request follows (not only
-    particles: "3点了吗" asks the time)."""
+    particles: "3点了吗" asks the time); or, in English, a request comes first and
+    such a time phrase closes it ("wake me up tomorrow at 8am")."""
     visible = blank(text, quoted_spans(text))
     phrase = _SCHEDULE.match(visible)
-    if phrase is None:
-        return False
-    rest = split_units(normalize(visible[phrase.end() :]))
-    return any(not unit.filler for unit in rest) or BLANK in visible[phrase.end() :]
+    if phrase is not None:
+        rest = visible[phrase.end() :]
+    else:
+        after = _SCHEDULE_AFTER.search(visible)
+        if after is None or _QUESTION.match(visible):
+            return False  # "what is on at 7pm" asks, it sets nothing
+        rest = visible[: after.start()]
+    words = split_units(normalize(rest))
+    return any(not unit.filler for unit in words) or BLANK in rest
 
 
 def subject_request(text: str) -> bool:

@@ -360,8 +360,10 @@ const snapshotSoon = watchLayout();
 // what UI commands changed, here or in another browser; the system app sees it in the
 // snapshot posted once the page has settled
 loadLayout().then((read) => read && snapshotSoon());
-const speechReady = loadVoiceSettings().then(() => speech.init());
-loadApps().then((ok) => {
+// the settings' language before the first toasts: a switch puts away what was said before it
+const settingsRead = loadVoiceSettings();
+const speechReady = settingsRead.then(() => speech.init());
+loadApps().then(async (ok) => {
   if (!ok && document.body.dataset.connection !== "lost") {
     document.body.dataset.ready = "error";
     showStatus(tr("未连接主控", "Controller not reachable"));
@@ -369,6 +371,7 @@ loadApps().then((ok) => {
   if (ok) {
     showReady();
     restoreWindows(windows, (appId, reply) => views.reopen(appId, reply), (appId) => state.apps.has(appId));
+    await settingsRead;
     toast({
       title: tr("欢迎使用 Triton AIOS", "Welcome to Triton AIOS"),
       body: tr("在下方输入指令，或从开始菜单打开应用", "Type an instruction below, or open an app from the start menu"),

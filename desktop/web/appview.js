@@ -376,10 +376,11 @@ const EDITOR_WINDOW_HEIGHT = 640; // px: an editor of half of it and a form's bu
 const UNREACHED = new Set(["app_unavailable", "network"]);
 const JUST_BACK_MS = 3000;
 
-/** The status line under a view: a warning's banner says it all, so the line only says
- * that not all of it worked; an answer shown in the view keeps its first line. */
+/** The status line under a view: a warning's banner says it all, so the line only
+ * points to it (a warning may be a part not done, or none of it: the line claims
+ * neither); an answer shown in the view keeps its first line. */
 function statusLine(level, noticed, answer, statusText) {
-  if (noticed && level === "warning") return tr("⚠️ 没能全部完成，详见上方", "⚠️ Not all of it worked; see above");
+  if (noticed && level === "warning") return tr("⚠️ 请看上方的提示", "⚠️ See the note above");
   return (answer ? `${answer.split("\n")[0]} …` : statusText) || tr("就绪", "Ready");
 }
 

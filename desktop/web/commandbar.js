@@ -78,9 +78,18 @@ export function createCommandBar({ views, toast }) {
     const detail = tasks.map((t) => asText(asObject(asObject(t).result).detail ?? "")).filter(Boolean).join("\n");
     // an informative answer its one window shows in full is not said again in a toast
     const inWindow = tasks.length === 1 && level === "info" && shown.length === 1 && saysIt(shown[0], message);
+    // one app that answered but did nothing of what was asked (its notice `error`)
+    const notDone = tasks.length === 1 && asObject(asObject(tasks[0]).result).status === "ok";
     if ((message || tasks.length === 0) && !inWindow) {
       toast({
-        title: level === "error" ? (tasks.length > 1 ? tr("部分任务出错", "Some tasks failed") : tr("出错了", "Something went wrong")) : "Triton AIOS",
+        title:
+          level !== "error"
+            ? "Triton AIOS"
+            : tasks.length > 1
+              ? tr("部分任务出错", "Some tasks failed")
+              : notDone
+                ? tr("没有完成", "Not done")
+                : tr("出错了", "Something went wrong"),
         body: message || tr("没有应用能处理这条指令", "No app can handle this instruction"),
         detail,
         level: tasks.length ? level : "info",

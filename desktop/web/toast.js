@@ -2,9 +2,11 @@
 // error). `notify` events and reply messages end up here; title and body are text,
 // a technical `detail` is folded away under the body (a details disclosure); an
 // `action` {text, run} is one button under the body that runs and closes the toast.
+// A toast speaks the language it was shown in: a switch of the desktop's language
+// puts away the toasts shown before it (what they said is not said again).
 
 import { asText, el } from "./dom.js";
-import { tr } from "./i18n.js";
+import { language, onLanguageChange, tr } from "./i18n.js";
 
 const LEVELS = new Set(["info", "success", "warning", "error"]);
 const ICONS = { info: "ℹ️", success: "✅", warning: "⚠️", error: "⛔" };
@@ -16,7 +18,11 @@ export function toast({ title = "", body = "", detail = "", level = "info", time
   const kind = LEVELS.has(level) ? level : "info";
   const node = el(
     "div",
-    { className: `toast toast-${kind}`, attrs: { role: kind === "error" ? "alert" : "status" } },
+    {
+      className: `toast toast-${kind}`,
+      attrs: { role: kind === "error" ? "alert" : "status" },
+      dataset: { lang: language() },
+    },
     el("span", { className: "toast-icon", text: ICONS[kind] }),
     el(
       "div",
@@ -58,3 +64,9 @@ export function toast({ title = "", body = "", detail = "", level = "info", time
   if (timeout > 0) setTimeout(() => node.remove(), timeout);
   return node;
 }
+
+onLanguageChange((now) => {
+  for (const node of document.querySelectorAll("#toasts .toast")) {
+    if (node.dataset.lang !== now) node.remove();
+  }
+});

@@ -1,7 +1,8 @@
 // UI commands: every command reaches the desktop as
 // window.postMessage({aios: "ui_command", command}) and ONE handler performs it:
 // move, resize, hide, show, change_color, change_text, rotate and restore on an
-// element id, and open_window / close_window / focus_window on an app id. The
+// element id, and open_window / close_window / focus_window (maximize_window,
+// minimize_window) on an app id. The
 // element operations are remembered per id and applied again whenever that element
 // is rendered anew, so "move the play button" survives a re-render of its window.
 // Every operation has a visible effect: a colour replaces gradient backgrounds,
@@ -73,6 +74,16 @@ const WINDOW_OPS = {
     else hooks.openApp(appId);
   },
   close_window: (appId) => hooks.windows?.close(appId),
+  // each twice the same as once (the reply and the event stream bring it)
+  maximize_window: (appId) => {
+    hooks.openApp(appId); // opened, or restored and raised
+    const win = hooks.windows?.get(appId);
+    if (win && !win.maximised) win.toggleMaximise();
+  },
+  minimize_window: (appId) => {
+    const win = hooks.windows?.get(appId);
+    if (win && !win.minimised) win.minimise();
+  },
 };
 
 /** Perform one command (of the answer `batch`); a bad or unknown command is reported,

@@ -653,6 +653,80 @@ def test_f2_download_answers_text_with_play_local(catalogue) -> None:
     assert reply["message"] == "下载完成"
 
 
+@pytest.mark.parametrize(
+    ("said", "context", "name", "track", "playing", "search"),
+    [
+        (
+            "帮我下载周杰伦的七里香到本地",
+            {},
+            "七里香.m4a",
+            "七里香 周杰伦",
+            "周杰伦 - 七里香",
+            "周杰伦",
+        ),
+        (
+            "download the song Yesterday",
+            EN,
+            "yesterday.m4a",
+            "Yesterday",
+            "The Beatles - Yesterday",
+            "Yesterday",
+        ),
+    ],
+)
+def test_f2_a_downloaded_song_keeps_its_title_and_artist_and_is_listed_once(
+    catalogue,
+    tmp_path,
+    said: str,
+    context: dict,
+    name: str,
+    track: str,
+    playing: str,
+    search: str,
+) -> None:
+    """The file is named after the title alone; what the catalogue said of the song
+    goes into the library's record, so it plays as itself and a search lists it once."""
+    flows, agent = _flows(catalogue)
+    results = {
+        "step_1": ok("http_request", catalogue.search(track)),
+        "step_2": ok("http_request", {"path": f"workspace/{name}", "size": 2044}),
+        "step_3": ok("file_list", {"path": "workspace", "files": []}),
+    }
+    flows.handle(said, {**context, "tool_results": results})
+    (written,) = [args for tool, args in agent.calls if tool == "file_write"]
+    assert written["path"] == "downloads.json"
+    (tmp_path / name).write_bytes(make_wav(0.2))  # the preview, without tags
+    (tmp_path / "downloads.json").write_text(written["content"], "utf-8")
+    library = scan_library(tmp_path, "music_app")
+    (song,) = library
+    assert f"{song['artist']} - {song['title']}" == playing
+    assert song["album"]  # the catalogue's, kept
+    played = flows.handle(
+        None,
+        {
+            **context,
+            "tool_results": {
+                "step_1": ok(LIBRARY_TOOL, library),
+                "step_2": ok("file_read", "[]"),
+            },
+        },
+        {"action_id": "play_local", "params": {"path": f"workspace/{name}"}},
+    )
+    assert _player(played)["title"] == playing
+    # found again: the catalogue's row and the downloaded copy are one song
+    searched = {
+        "step_1": ok("http_request", catalogue.search(search)),
+        "step_2": ok("cache_set", {"stored": True}),
+        "step_3": ok("cache_set", {"stored": True}),
+        "step_4": ok(LIBRARY_TOOL, library),
+    }
+    said_search = f"search for {search}" if context else f"搜索{search}"
+    found = flows.handle(said_search, {**context, "tool_results": searched})
+    rows = [(i["title"], i["source"]) for i in found["data"]["items"]]
+    assert rows[0] == (song["title"], "local"), rows
+    assert [title for title, _ in rows].count(song["title"]) == 1, rows
+
+
 def test_f2_text_answer_falls_back_to_a_second_round(catalogue) -> None:
     flows, _ = _flows(catalogue, download_ext="wav")
     as_text = json.dumps(catalogue.search("七里香 周杰伦"), ensure_ascii=False)

@@ -219,4 +219,4 @@ def test_without_a_model_it_says_so_and_names_the_installed_apps() -> None:
     assert text.endswith("不用模型也能用的应用：音乐应用、技能。")
     assert "代码应用" not in text  # not installed here, so not named
     assert "offline" not in text  # one language, the user's (see test_language.py)
-    assert reply["notice"] == "warning"
+    assert reply["notice"] == "error"  # nothing was done

@@ -135,8 +135,12 @@ def test_the_turn_limit_and_no_model_in_english() -> None:
     ]
     context = {**EN, "cwd_state": {}, "installed_apps": installed}
     reply = offline.handle("tidy my files", context)
-    assert reply["status"] == "ok" and reply["notice"] == "warning"
-    assert reply["message"] == "The assistant needs a model"
+    # nothing was done, and why; the way to the settings goes with it
+    assert reply["status"] == "ok" and reply["notice"] == "error"
+    assert reply["message"] == "Nothing was done: the assistant needs a model"
+    assert [(a["label"], a["href"]) for a in reply["actions"]] == [
+        ("Open Settings", "aios:settings")
+    ]
     assert reply["data"]["content"] == (
         "The assistant needs a model, and none is configured (set an API key or an "
         "API address in Settings). These apps work offline: Music, Skills."

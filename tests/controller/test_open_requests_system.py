@@ -56,7 +56,7 @@ def test_the_named_assistant_alone_says_it_needs_a_model(system: RunningSystem) 
     (task,) = reply["tasks"]
     assert task["instruction"] == text
     assert task["result"]["status"] == "ok"
-    assert reply["message"] == "智能助手需要配置模型"
+    assert reply["message"] == "什么也没做：智能助手需要配置模型"
     content = task["result"]["data"]["content"]
     assert "智能助手需要一个模型才能工作" in content and "音乐应用" in content
     assert "assistant" not in content.lower()  # one language
@@ -66,10 +66,10 @@ def test_a_poem_goes_to_the_assistant_not_the_music_app(system: RunningSystem) -
     for text in ("写一首诗", "帮我写一首关于秋天的诗"):
         reply = say(system, text)
         assert apps_of(reply) == ["assistant_app"], (text, reply)
-        assert reply["message"] == "智能助手需要配置模型"
+        assert reply["message"] == "什么也没做：智能助手需要配置模型"
     english = say(system, "write a poem about autumn", "en-US")
     assert apps_of(english) == ["assistant_app"], english
-    assert english["message"] == "The assistant needs a model"
+    assert english["message"] == "Nothing was done: the assistant needs a model"
     content = english["tasks"][0]["result"]["data"]["content"]
     assert content.startswith("The assistant needs a model, and none is configured")
     assert "智能助手需要" not in content

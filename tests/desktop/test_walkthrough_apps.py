@@ -151,7 +151,7 @@ def test_4_an_unreachable_catalogue_is_a_warning_said_plainly(page) -> None:
     visible = window.inner_text()
     assert "Errno" not in visible and "refused" not in visible.lower(), visible
     assert visible.count("音乐目录暂时无法访问") == 1, visible  # said once in the window
-    expect(window.locator(".win-status")).to_have_text("⚠️ 没能全部完成，详见上方")
+    expect(window.locator(".win-status")).to_have_text("⚠️ 请看上方的提示")
     toast = last_toast(page)
     expect(toast).to_have_class(re.compile(r"\btoast-warning\b"))
     expect(toast.locator(".toast-icon")).not_to_have_text("✅")

@@ -69,7 +69,7 @@ def test_an_unreachable_catalogue_is_an_english_warning(page) -> None:
     assert "Errno" not in visible and "refused" not in visible.lower(), visible
     assert "音乐目录" not in visible, visible
     assert window.inner_text().count("The music catalogue cannot be reached") == 1
-    expect(window.locator(".win-status")).to_have_text("⚠️ Not all of it worked; see above")
+    expect(window.locator(".win-status")).to_have_text("⚠️ See the note above")
     for label in ("Filter", "Quality", "Search"):
         expect(window.locator(".act-label", has_text=label)).to_have_count(1)
     toast = page.locator("#toasts .toast").last

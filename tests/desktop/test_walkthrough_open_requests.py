@@ -3,8 +3,8 @@
 A real system with the shipped assistant, music and hello apps and no model. A new
 user typed "智能助手，帮我写一首关于秋天的诗" and got both the assistant's and the
 music app's windows; "写一首诗" opened the music app. Now the assistant's window
-alone opens and says, in the user's language, that it needs a model and which apps
-work without one — a warning, never a success.
+alone opens and says, in the user's language, that nothing was done because it needs
+a model, and which apps work without one — not done, never a success.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def only_the_assistant_answers(page, shown: str) -> None:
     expect(window.locator(".win-notice")).to_have_count(1)
     expect(page.locator("#win_music_app")).to_have_count(0)
     toast = page.locator("#toasts .toast").last
-    expect(toast).to_have_class(re.compile(r"\btoast-warning\b"))
+    expect(toast).to_have_class(re.compile(r"\btoast-error\b"))
     expect(toast.locator(".toast-icon")).not_to_have_text("✅")
 
 

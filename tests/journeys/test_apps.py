@@ -329,6 +329,78 @@ def test_scheduler_asks_before_deleting(journey: Journey, locale: str) -> None:
     journey.shot("3-deleted")
 
 
+def local(moment: str) -> datetime:
+    """A job's time as the user's clock shows it."""
+    return datetime.fromisoformat(moment.replace("Z", "+00:00")).astimezone()
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_scheduler_takes_the_time_said_first_or_last(journey: Journey, locale: str) -> None:
+    world = journey.world
+    world.clear_jobs()
+    said = journey.tr(
+        ["明天早上8点叫我起床", "晚上7点提醒我给妈妈打电话", "每天9点提醒我拉伸"],
+        [
+            "wake me up tomorrow at 8am",
+            "remind me at 7pm to call mom",
+            "every day at 9 remind me to stretch",
+        ],
+    )
+    names = journey.tr(
+        ["起床提醒", "给妈妈打电话提醒", "拉伸提醒"],
+        ["wake up reminder", "call mom reminder", "stretch reminder"],
+    )
+    status = journey.status("scheduler_app")
+    for text, name in zip(said, names, strict=True):
+        journey.say(text)
+        expect(status).to_contain_text(
+            journey.tr(f"好的，已设定「{name}」", f'OK, "{name}" is set')
+        )
+    jobs = world.jobs()
+    assert sorted(jobs) == sorted(names), jobs
+    wake, call, stretch = (jobs[name] for name in names)
+    tomorrow = datetime.now().astimezone().date() + timedelta(days=1)
+    assert local(wake["run_at"]).date() == tomorrow
+    assert local(wake["run_at"]).strftime("%H:%M") == "08:00"
+    assert local(call["run_at"]).strftime("%H:%M") == "19:00"
+    assert (stretch["schedule_type"], stretch["cron"]) == ("cron", "0 9 * * *")
+    expect(journey.window("scheduler_app").locator(".v-list-item")).to_have_count(3)
+    journey.shot("1-set")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_scheduler_cancels_them_all_after_one_yes(journey: Journey, locale: str) -> None:
+    world = journey.world
+    world.clear_jobs()
+    for text in journey.tr(
+        ["10分钟后提醒我喝水", "30分钟后提醒我休息"],
+        ["remind me in 10 minutes to drink water", "remind me in 30 minutes to rest"],
+    ):
+        journey.say(text)
+    expect(journey.status("scheduler_app")).to_contain_text(
+        journey.tr("休息提醒", "rest reminder")
+    )
+    journey.say(journey.tr("取消所有定时任务", "cancel all my reminders"))
+    window = journey.window("scheduler_app")
+    question = journey.tr("删除全部 2 个定时任务？", "Delete all 2 scheduled tasks?")
+    expect(window).to_contain_text(question)
+    assert len(world.jobs()) == 2  # nothing deleted before the yes
+    # the safe choice comes first
+    expect(window.locator(".win-actions button").first).to_have_text(
+        journey.tr("保留", "Keep")
+    )
+    journey.shot("1-asked")
+    journey.button("scheduler_app", journey.tr("全部删除（2 个）", "Delete all 2")).click()
+    expect(journey.status("scheduler_app")).to_have_text(
+        journey.tr("已删除 2 个定时任务", "Deleted 2 scheduled tasks")
+    )
+    assert world.jobs() == {}
+    expect(window.locator(".v-empty")).to_have_text(
+        journey.tr("还没有定时任务", "No scheduled tasks yet")
+    )
+    journey.shot("2-deleted")
+
+
 # ---------------------------------------------------------------- Skills
 
 SKILLS = ["code_review", "temp_convert", "text_stats"]
@@ -383,10 +455,17 @@ def test_assistant_without_a_model_says_what_it_needs(
     journey.say(journey.tr("写一首关于秋天的诗", "compose a poem about the sea"))
     window = journey.window("assistant_app")
     notice = window.locator(".win-notice")
-    expect(notice).to_contain_text(
-        journey.tr("智能助手需要配置模型", "The assistant needs a model")
+    # nothing was done, and why: said so, not "not all of it worked"
+    said = journey.tr(
+        "什么也没做：智能助手需要配置模型", "Nothing was done: the assistant needs a model"
     )
-    expect(notice).to_have_attribute("data-level", "warning")
+    expect(notice).to_contain_text(said)
+    expect(notice).to_have_attribute("data-level", "error")
+    expect(journey.status("assistant_app")).to_have_text(said)
     expect(window).to_contain_text(journey.tr("在设置里填写 API Key", "Settings"))
     assert sorted(workspace.rglob("*")) == before  # nothing was written
     journey.shot("1-answer")
+    journey.button("assistant_app", journey.tr("打开设置", "Open Settings")).click()
+    dialog = journey.page.locator("#settings_dialog")
+    expect(dialog.locator("#settings_api_key")).to_be_visible()  # where a model is set up
+    journey.shot("2-settings")

@@ -1,7 +1,7 @@
 """Journeys with the desktop's own parts: the start menu, the taskbar, windows opened,
-minimised, maximised and closed (by hand and by words), the settings' language, the
-wallpaper, moving the play button (the design's F-3), undo, the taskbar hidden and
-shown, and a reload that keeps the windows.
+minimised, maximised and closed (by hand and by words), the settings' language (and
+the toasts said before it), the wallpaper, moving the play button (the design's F-3),
+undo, the taskbar hidden and shown, and a reload that keeps the windows.
 
 In Chromium at 1280×800, in Chinese and in English, against the real system with
 every shipped app; the music library holds one song of the user's. What happened is
@@ -147,19 +147,29 @@ def test_settings_switch_the_language(journey: Journey, locale: str) -> None:
     expect(journey.window("code_app").locator(".win-title")).to_have_text(
         journey.tr("代码应用", "Code")
     )
-    # the welcome, said before the switch, is put away first: it would stay in the
-    # language it was said in until it goes
-    page.locator("#toasts .toast-close").click()
+    welcome = page.locator("#toasts .toast", has_text=journey.tr("欢迎使用", "Welcome to"))
     try:
         page.click("#start_button")
         page.click("#start_menu [data-system-action=settings]")
         dialog = page.locator("#settings_dialog")
         expect(dialog).to_be_visible()
         page.select_option("#settings_ui_language", other)
+        # the welcome, said before the switch, is still on screen
+        expect(welcome).to_have_count(1)
         journey.shot("1-chosen")
         page.click("#settings_save")
         expect(dialog).to_have_count(0)
         journey.speaks = other
+        # a toast said in the old language does not stay (its ✕ labelled in it too):
+        # gone with the switch, not when its time is up
+        assert welcome.count() == 0
+        expect(page.locator("#toasts .toast")).to_have_count(1)
+        expect(page.locator("#toasts .toast-title")).to_have_text(
+            journey.tr("Settings saved", "设置已保存")
+        )
+        expect(page.locator("#toasts .toast-close")).to_have_attribute(
+            "aria-label", journey.tr("Close", "关闭")
+        )
         assert world.settings()["ui_language"] == other
         expect(page.locator("#start_button .start-text")).to_have_text(
             journey.tr("Start", "开始")
@@ -270,6 +280,47 @@ def test_close_a_window_by_words(journey: Journey, locale: str) -> None:
     expect(journey.window("music_app")).to_have_count(0)
     assert running(journey, "music_app")
     journey.shot("2-closed")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_maximise_and_minimise_a_window_by_words(journey: Journey, locale: str) -> None:
+    page = journey.page
+    music = journey.window("music_app")
+    page.click("#task_music_app")
+    expect(music.locator(".v-list-item")).to_have_count(1)
+    journey.say(journey.tr("最大化音乐窗口", "maximize the music window"))
+    expect(journey.status("system_agent")).to_have_text(
+        journey.tr("已最大化音乐窗口", "Maximised the music window")
+    )
+    expect(music).to_have_class(re.compile(r"\bmaximized\b"))
+    full, taskbar = box(journey, "#win_music_app"), box(journey, "#taskbar")
+    assert (full["x"], full["y"], full["width"]) == (0, 0, 1280)
+    assert full["y"] + full["height"] == pytest.approx(taskbar["y"], abs=1)
+    assert in_front(journey) == "win_music_app"
+    journey.shot("1-maximised")
+    journey.say(journey.tr("把音乐窗口最小化", "minimize the music window"))
+    expect(journey.status("system_agent")).to_have_text(
+        journey.tr("已最小化音乐窗口", "Minimised the music window")
+    )
+    expect(music).to_be_hidden()
+    expect(page.locator("#task_music_app")).to_have_class(re.compile(r"\bminimized\b"))
+    assert running(journey, "music_app")
+    journey.shot("2-minimised")
+    # words it cannot read: its help, said as not done, never toasted as a success
+    journey.say(journey.tr("把音乐窗口摇一摇", "shake the music window"))
+    notice = journey.window("system_agent").locator(".win-notice")
+    expect(notice).to_contain_text(
+        journey.tr("没听懂这条指令", "I did not understand that")
+    )
+    expect(notice).to_have_attribute("data-level", "warning")
+    said = page.locator("#toasts .toast").last
+    expect(said).to_contain_text(journey.tr("没听懂这条指令", "I did not understand that"))
+    expect(said).to_have_class(re.compile(r"\btoast-warning\b"))
+    expect(said.locator(".toast-icon")).not_to_have_text("✅")
+    expect(journey.status("system_agent")).to_have_text(
+        journey.tr("⚠️ 请看上方的提示", "⚠️ See the note above")
+    )
+    journey.shot("3-not-understood")
 
 
 @pytest.mark.parametrize("locale", LOCALES)

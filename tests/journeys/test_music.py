@@ -96,8 +96,22 @@ def test_f2_download_a_song_and_play_it_from_disk(journey: Journey, locale: str)
     expect(audio).to_have_attribute(
         "src", re.compile(rf"/api/apps/music_app/files/{re.escape(quote(name))}\?")
     )
+    # the file is named after the title alone; the song keeps its artist
+    song = journey.tr("周杰伦 - 七里香", "The Beatles - Yesterday")
+    expect(journey.status(MUSIC)).to_have_text(
+        journey.tr(f"正在播放：{song}", f"Now playing: {song}")
+    )
     journey.wait_playing()
     journey.shot("2-playing")
+    # found again, the catalogue's song and the downloaded copy are one row
+    journey.say(journey.tr("搜索周杰伦", "search for Yesterday"))
+    rows = window.locator(".v-list-item")
+    expect(rows.locator(".v-list-title")).to_have_text(
+        journey.tr(["七里香", "稻香", "晴天", "青花瓷"], ["Yesterday"])
+    )
+    local = journey.tr("周杰伦 · 七里香 · 本地", "The Beatles · Help! · local")
+    expect(rows.first.locator(".v-list-sub")).to_have_text(local)
+    journey.shot("3-found-once")
 
 
 @pytest.mark.parametrize("locale", LOCALES)

@@ -500,6 +500,54 @@ def test_delete_asks_first_and_cancel_deletes_nothing(
     assert [j["id"] for j in agent.jobs] == ["job_soon"]
 
 
+@pytest.mark.parametrize(
+    ("context", "said", "asked", "keep", "sure", "done"),
+    [
+        (
+            ZH,
+            "取消所有定时任务",
+            "删除全部 2 个定时任务？删除后它们不会再运行，也不能恢复。",
+            "保留",
+            "全部删除（2 个）",
+            "已删除 2 个定时任务",
+        ),
+        (
+            EN,
+            "cancel all my reminders",
+            "Delete all 2 scheduled tasks? They will not run again, and this cannot "
+            "be undone.",
+            "Keep",
+            "Delete all 2",
+            "Deleted 2 scheduled tasks",
+        ),
+    ],
+)
+def test_cancelling_them_all_asks_once_naming_how_many_then_says_how_many(
+    context: dict, said: str, asked: str, keep: str, sure: str, done: str
+) -> None:
+    """Not a job named "all my reminders": one question naming how many, 保留 / Keep
+    (first, the safe choice) deletes nothing, the yes deletes the jobs asked about
+    (not one made since) and says how many went."""
+    agent = Jobs(DAILY, SOON)
+    question = SchedulerFlows(agent).handle(said, context)
+    assert question["message"] == asked and question["notice"] == "info"
+    assert [i["id"] for i in question["data"]["items"]] == ["job_daily", "job_soon"]
+    assert [(a["label"], a["action_id"]) for a in question["actions"]] == [
+        (keep, "refresh"),
+        (sure, "delete_all_confirmed"),
+    ]
+    assert "cancel" not in verbs(agent)
+    later = {**DAILY, "id": "job_later", "name": "later"}
+    agent.jobs.append(later)
+    yes = question["actions"][1]
+    gone = click_in(SchedulerFlows(agent), context, yes["action_id"], **yes["params"])
+    assert gone["message"] == done
+    assert agent.jobs == [later]
+    none = SchedulerFlows(Jobs()).handle(said, context)  # nothing to delete: no question
+    assert none["view_type"] == "list" and none["notice"] == "info"
+    assert not [a for a in none["actions"] if a["action_id"] == "delete_all_confirmed"]
+
+
 class Keeping(Jobs):
     """The fake controller that keeps what is created."""
 

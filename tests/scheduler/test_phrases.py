@@ -101,6 +101,25 @@ CASES = [
         "check cpu",
         {"schedule_type": "cron", "cron": "0 9 * * mon"},
     ),
+    # English says the time anywhere; "wake me up" is 叫我起床
+    (
+        "wake me up tomorrow at 8am",
+        "wake up reminder",
+        "remind me to wake up",
+        {"schedule_type": "once", "run_at": "2030-05-07T08:00:00+00:00"},
+    ),
+    (
+        "remind me at 7pm to call mom",
+        "call mom reminder",
+        "remind me to call mom",
+        {"schedule_type": "once", "run_at": "2030-05-06T19:00:00+00:00"},
+    ),
+    (
+        "every day at 9 remind me to stretch",
+        "stretch reminder",
+        "remind me to stretch",
+        {"schedule_type": "cron", "cron": "0 9 * * *"},
+    ),
 ]
 
 
@@ -127,6 +146,15 @@ def test_words_become_a_job(text, name, what, schedule):
         ("", "list", ""),
         ("提醒我喝水", "remind_now", ""),
         ("remind me to stretch", "remind_now", ""),
+        # every job at once is not a job named "all my reminders"
+        ("取消所有定时任务", "cancel_all", ""),
+        ("把提醒全部删掉", "cancel_all", ""),
+        ("清空定时任务", "cancel_all", ""),
+        ("cancel all my reminders", "cancel_all", ""),
+        ("delete all scheduled tasks", "cancel_all", ""),
+        ("clear my reminders", "cancel_all", ""),
+        ("所有定时任务", "list", ""),
+        ("列出所有提醒", "list", ""),
     ],
 )
 def test_list_cancel_and_a_reminder_that_is_due(text, kind, target):

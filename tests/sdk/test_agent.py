@@ -534,7 +534,8 @@ def test_identity_comes_from_the_manifest_and_agent_true_answers_without_a_model
         agent = cls()
         agent.llm.controller_url = ""  # no controller: no model
         reply = agent.handle("hi", {"language": "en-US"})
-        assert reply["notice"] == "warning" and "needs a model" in reply["message"]
+        assert reply["notice"] == "error" and "needs a model" in reply["message"]
+        assert reply["message"].startswith("Nothing was done: ")
         assert "API address" in reply["message"]
         assert agent.manifest()["name"] == "循环"
     finally:
