@@ -83,7 +83,7 @@ def test_kill9_of_controller_then_relaunch(tmp_path: Path) -> None:
         assert said.returncode == 0, said.stderr
         assert "hello_app" in said.stdout and "你好" in said.stdout
         assert (
-            "  你好，跟我打个招呼" in said.stdout.splitlines()
+            "  你好！很高兴见到你。" in said.stdout.splitlines()
         )  # the text view, as Markdown
         raw = aios("say", "回声一下 json", "--json", "--state-dir", str(state))
         assert json.loads(raw.stdout)["tasks"][0]["app_id"] == "echo_app"

@@ -50,13 +50,17 @@ def test_hello_greets_with_the_users_own_greeting(journey: Journey, locale: str)
     try:
         journey.page.click("#task_hello_app")
         text = journey.window("hello_app").locator(".v-text")
-        expect(text).to_have_text(journey.tr("早安！", "Good morning!"))
+        expect(text).to_have_text(
+            journey.tr("早安！很高兴见到你。", "Good morning! Nice to meet you.")
+        )
         expect(journey.status("hello_app")).to_have_text(journey.tr("已回复", "Replied"))
         journey.shot("1-greeted")
         text.evaluate("n => { n.dataset.probe = 'first'; }")
         journey.button("hello_app", journey.tr("再说一次", "Say it again")).click()
         expect(journey.window("hello_app").locator(".v-text[data-probe]")).to_have_count(0)
-        expect(text).to_have_text(journey.tr("早安！", "Good morning!"))
+        expect(text).to_have_text(
+            journey.tr("早安！很高兴见到你。", "Good morning! Nice to meet you.")
+        )
         journey.shot("2-again")
     finally:
         greeting.write_text("你好", "utf-8")
@@ -101,7 +105,10 @@ def test_code_runs_a_line_and_a_failing_one(journey: Journey, locale: str) -> No
     journey.say(journey.tr("执行代码 print(2**10)", "run print(2**10)"))
     window = journey.window("code_app")
     expect(journey.status("code_app")).to_have_text(
-        journey.tr("运行结果：1024", "Output: 1024")
+        journey.tr(
+            "运行结果：1024（代码已存为工作区里的 snippet.py）",
+            "Output: 1024 (the code is saved as snippet.py in the workspace)",
+        )
     )
     expect(window.locator(".v-code code")).to_have_text("print(2**10)\n")
     expect(window.locator(".v-code-output-text")).to_have_text("1024\n")

@@ -99,7 +99,9 @@ def test_taskbar_icon_opens_minimises_and_restores(journey: Journey, locale: str
     icon = page.locator("#task_hello_app")
     window = journey.window("hello_app")
     icon.click()
-    expect(window.locator(".v-text")).to_have_text(journey.tr("你好！", "Hello!"))
+    expect(window.locator(".v-text")).to_have_text(
+        journey.tr("你好！很高兴见到你。", "Hello! Nice to meet you.")
+    )
     journey.shot("1-opened")
     icon.click()  # its window is in front: the icon puts it away
     expect(window).to_be_hidden()
@@ -108,7 +110,9 @@ def test_taskbar_icon_opens_minimises_and_restores(journey: Journey, locale: str
     journey.shot("2-minimised")
     icon.click()
     expect(window).to_be_visible()
-    expect(window.locator(".v-text")).to_have_text(journey.tr("你好！", "Hello!"))
+    expect(window.locator(".v-text")).to_have_text(
+        journey.tr("你好！很高兴见到你。", "Hello! Nice to meet you.")
+    )
     journey.shot("3-restored")
 
 
@@ -368,7 +372,7 @@ def test_reload_keeps_the_windows(journey: Journey, locale: str) -> None:
     expect(code.locator(".v-code code")).to_have_text("print('kept')\n")
     page.click("#task_hello_app")
     expect(journey.window("hello_app").locator(".v-text")).to_have_text(
-        journey.tr("你好！", "Hello!")
+        journey.tr("你好！很高兴见到你。", "Hello! Nice to meet you.")
     )
     journey.shot("1-before")
     page.reload()
@@ -376,6 +380,6 @@ def test_reload_keeps_the_windows(journey: Journey, locale: str) -> None:
         page.wait_for_selector(f"#task_{app_id}")
     expect(code.locator(".v-code code")).to_have_text("print('kept')\n")
     expect(journey.window("hello_app").locator(".v-text")).to_have_text(
-        journey.tr("你好！", "Hello!")
+        journey.tr("你好！很高兴见到你。", "Hello! Nice to meet you.")
     )
     journey.shot("2-after")
